@@ -1,0 +1,344 @@
+package transcript
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// Options steer Parse.
+type Options struct {
+	// Format forces a format; "" or "auto" detects it.
+	Format Format
+	// Path is the gjson path of the message array inside a wrapper document.
+	Path string
+	// Sidechains keeps Claude Code subagent lines (isSidechain) in the conversation.
+	Sidechains bool
+	// Name is the input's name (a file path), used to accept an empty session log.
+	Name string
+}
+
+// Error says why a document could not be read and where.
+type Error struct {
+	Line   int   // 1-based line of a JSONL record, 0 when not line-based
+	Offset int64 // byte offset in the document, -1 when unknown
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Line > 0:
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	case e.Offset >= 0:
+		return fmt.Sprintf("byte %d: %s", e.Offset, e.Msg)
+	}
+	return e.Msg
+}
+
+func errorf(offset int64, format string, a ...any) *Error {
+	return &Error{Offset: offset, Msg: fmt.Sprintf(format, a...)}
+}
+
+// ErrEmpty is returned for input that holds nothing but white space.
+var ErrEmpty = errors.New("empty input: expected a JSON document or JSONL records")
+
+// ParseFormat checks a format name ("auto" and "" mean detect).
+func ParseFormat(name string) (Format, error) {
+	if name == "" || name == "auto" {
+		return "", nil
+	}
+	for _, f := range Formats {
+		if string(f) == name {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown format %q (want auto, anthropic, openai, responses, claude-code or codex)", name)
+}
+
+// Parse reads a document. data must not be modified while the Transcript is in use: the
+// transcript refers to it without copying.
+func Parse(data []byte, o Options) (*Transcript, error) {
+	doc := unsafe.String(unsafe.SliceData(data), len(data))
+	if i := strings.IndexByte(doc, 0); i >= 0 {
+		return nil, errorf(int64(i), "binary data (NUL byte), not a JSON document")
+	}
+	first := firstNonSpace(doc)
+	if first < 0 {
+		// Claude Code creates a session file before its first record: an empty log is a
+		// conversation with no messages, not a broken document.
+		if o.Format.JSONL() || (o.Format == "" && strings.HasSuffix(o.Name, ".jsonl")) {
+			f := o.Format
+			if f == "" {
+				f = ClaudeCode
+			}
+			return &Transcript{Format: f, Doc: doc}, nil
+		}
+		return nil, ErrEmpty
+	}
+	if c := doc[first]; c != '{' && c != '[' {
+		if !utf8.ValidString(doc[first:min(len(doc), first+64)]) {
+			return nil, errorf(int64(first), "binary data, not a JSON document")
+		}
+		return nil, errorf(int64(first), "expected a JSON object or array, found %q", preview(doc[first:]))
+	}
+
+	if gjson.Valid(doc) {
+		root := gjson.Parse(doc)
+		f := o.Format
+		if f == "" && root.IsObject() {
+			f = recordFormat(root)
+		}
+		if !f.JSONL() {
+			return parseJSONDocument(doc, root, f, o)
+		}
+		lines := splitRecords(doc)
+		if err := validateLines(doc, lines); err != nil {
+			return nil, err
+		}
+		return parseJSONL(doc, lines, f, o)
+	}
+	lines := splitRecords(doc)
+	// A document that is not one JSON value is JSONL when its first line is a whole value;
+	// otherwise it is a broken JSON document and the error is about the document.
+	if (o.Format == "" || o.Format.JSONL()) && len(lines) > 0 && gjson.Valid(doc[lines[0].Span.Start:lines[0].Span.End]) {
+		if err := validateLines(doc, lines); err != nil {
+			return nil, err
+		}
+		f := o.Format
+		if f == "" {
+			if f = detectJSONL(doc, lines); f == "" {
+				return nil, &Error{Line: lines[0].Line, Offset: -1, Msg: "JSONL records of an unknown kind: expected Claude Code session records or Codex rollout records (use --format)"}
+			}
+		}
+		return parseJSONL(doc, lines, f, o)
+	}
+	if o.Format != "" && !o.Format.JSONL() && len(lines) > 1 && gjson.Valid(doc[lines[0].Span.Start:lines[0].Span.End]) {
+		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("--format %s takes one JSON document, but the input is JSONL (%d records, one a line)", o.Format, len(lines))}
+	}
+	return nil, syntaxError(doc, 0)
+}
+
+func parseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript, error) {
+	if o.Format != "" {
+		if found := detectJSONL(doc, lines); found != o.Format {
+			what := "records of an unknown kind"
+			if found != "" {
+				what = string(found) + " records"
+			}
+			return nil, &Error{Offset: -1, Msg: fmt.Sprintf("--format %s, but the input holds %s", o.Format, what)}
+		}
+	}
+	t := &Transcript{Format: f, Doc: doc, Records: lines}
+	switch f {
+	case ClaudeCode:
+		parseClaudeCode(t, o.Sidechains)
+	case Codex:
+		parseCodex(t)
+	default:
+		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("the input has %d JSON records, one a line; %s documents are a single JSON value", len(lines), f)}
+	}
+	return t, nil
+}
+
+func parseJSONDocument(doc string, root gjson.Result, f Format, o Options) (*Transcript, error) {
+	arr, path, err := locateArray(root, o.Path)
+	if err != nil {
+		return nil, err
+	}
+	if f == "" {
+		f = detectJSON(root, arr)
+	}
+	t := &Transcript{Format: f, Doc: doc, ArrayPath: path, Array: spanOf(arr)}
+	if root.IsObject() {
+		if tools := root.Get("tools"); tools.IsArray() {
+			t.Tools = spanOf(tools)
+		}
+		t.Model = root.Get("model").String()
+	}
+	switch f {
+	case Anthropic:
+		if root.IsObject() {
+			if sys := root.Get("system"); sys.Exists() && sys.Type != gjson.Null {
+				t.Messages = append(t.Messages, headerMessage(sys))
+			}
+		}
+		arr.ForEach(func(_, m gjson.Result) bool {
+			t.Messages = append(t.Messages, anthropicMessage(m))
+			return true
+		})
+	case OpenAI:
+		arr.ForEach(func(_, m gjson.Result) bool {
+			t.Messages = append(t.Messages, openaiMessage(m))
+			return true
+		})
+	case Responses:
+		if root.IsObject() {
+			if ins := root.Get("instructions"); ins.Type == gjson.String {
+				t.Messages = append(t.Messages, headerMessage(ins))
+			}
+		}
+		if arr.Type == gjson.String {
+			// "input" may be a bare string: one user message.
+			t.Messages = append(t.Messages, Message{Role: "user", Span: spanOf(arr), Blocks: []Block{textBlock(arr, "input_text")}})
+			break
+		}
+		arr.ForEach(func(_, it gjson.Result) bool {
+			t.Messages = append(t.Messages, responsesItem(it))
+			return true
+		})
+	default:
+		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("a %s document is JSONL, one record a line, but the input is a single JSON value", f)}
+	}
+	return t, nil
+}
+
+// wrapperPaths are where known wrapper documents keep their messages.
+var wrapperPaths = []string{"messages", "input", "history"}
+
+func locateArray(root gjson.Result, path string) (gjson.Result, string, error) {
+	if path != "" {
+		arr := root.Get(path)
+		if !arr.Exists() {
+			return arr, path, &Error{Offset: -1, Msg: fmt.Sprintf("--path %q matches nothing in the document", path)}
+		}
+		if !arr.IsArray() {
+			return arr, path, &Error{Offset: int64(arr.Index), Msg: fmt.Sprintf("--path %q is a %s, not an array of messages", path, typeName(arr))}
+		}
+		return arr, path, nil
+	}
+	if root.IsArray() {
+		return root, "", nil
+	}
+	for _, p := range wrapperPaths {
+		v := root.Get(p)
+		if v.IsArray() || (p == "input" && v.Type == gjson.String) {
+			return v, p, nil
+		}
+	}
+	return gjson.Result{}, "", &Error{Offset: 0, Msg: "expected a conversation: an array of messages, or an object with \"messages\", \"input\" or \"history\"; use --path to name where the messages are"}
+}
+
+// splitRecords cuts the document into its non-blank lines.
+func splitRecords(doc string) []Record {
+	var lines []Record
+	n := 0
+	for start := 0; start < len(doc); {
+		end := strings.IndexByte(doc[start:], '\n')
+		next := len(doc)
+		if end < 0 {
+			end = len(doc)
+		} else {
+			end += start
+			next = end + 1
+		}
+		n++
+		s, e := start, end
+		if e > s && doc[e-1] == '\r' {
+			e--
+		}
+		if firstNonSpace(doc[s:e]) >= 0 {
+			lines = append(lines, Record{Span: Span{s, e}, Line: n, Message: -1})
+		}
+		start = next
+	}
+	return lines
+}
+
+func validateLines(doc string, lines []Record) error {
+	for i := range lines {
+		l := doc[lines[i].Span.Start:lines[i].Span.End]
+		if !gjson.Valid(l) {
+			e := syntaxError(l, lines[i].Span.Start)
+			e.Line = lines[i].Line
+			if i == len(lines)-1 && strings.HasPrefix(strings.TrimSpace(l), "{") && !strings.HasSuffix(strings.TrimSpace(l), "}") {
+				e.Msg = "truncated record (the last line ends before its JSON value does): " + e.Msg
+			}
+			return e
+		}
+		if c := l[firstNonSpace(l)]; c != '{' {
+			return &Error{Line: lines[i].Line, Offset: int64(lines[i].Span.Start), Msg: fmt.Sprintf("expected a JSON object, found %s", typeName(gjson.Parse(l)))}
+		}
+		lines[i].Type = gjson.Get(l, "type").String()
+	}
+	return nil
+}
+
+// syntaxError explains why text is not valid JSON, with the byte offset (relative to the
+// whole document) where it goes wrong. Only the error path pays for encoding/json.
+func syntaxError(text string, base int) *Error {
+	dec := json.NewDecoder(strings.NewReader(text))
+	var v json.RawMessage
+	err := dec.Decode(&v)
+	if err == nil {
+		// A valid value followed by something else.
+		off := dec.InputOffset()
+		rest := text[off:]
+		skip := firstNonSpace(rest)
+		if skip < 0 {
+			skip = 0
+		}
+		return errorf(int64(base)+off+int64(skip), "invalid JSON: unexpected %q after the end of the value", preview(rest[skip:]))
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		// encoding/json counts the offending byte as read.
+		return errorf(int64(base)+max(se.Offset-1, 0), "invalid JSON: %s", strings.TrimPrefix(se.Error(), "json: "))
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return errorf(int64(base+len(text)), "invalid JSON: the document ends before its value does (truncated?)")
+	}
+	return errorf(int64(base), "invalid JSON: %v", err)
+}
+
+func firstNonSpace(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return i
+		}
+	}
+	return -1
+}
+
+func preview(s string) string {
+	const n = 24
+	if len(s) > n {
+		s = s[:n]
+		for len(s) > 0 && !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+		return s + "..."
+	}
+	return s
+}
+
+func typeName(r gjson.Result) string {
+	switch r.Type {
+	case gjson.String:
+		return "string"
+	case gjson.Number:
+		return "number"
+	case gjson.True, gjson.False:
+		return "boolean"
+	case gjson.Null:
+		return "null"
+	}
+	if r.IsArray() {
+		return "array"
+	}
+	if r.IsObject() {
+		return "object"
+	}
+	return "nothing"
+}
+
+func spanOf(r gjson.Result) Span {
+	return Span{r.Index, r.Index + len(r.Raw)}
+}

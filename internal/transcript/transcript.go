@@ -1,0 +1,200 @@
+// Package transcript owns the conversation model every ctxkit tool works on: it detects and
+// reads the five document formats (Anthropic Messages, OpenAI Chat Completions, OpenAI
+// Responses, Claude Code session JSONL, Codex rollout JSONL) into messages and blocks that
+// remember the exact byte span they came from, and it pairs tool calls with their results.
+//
+// Nothing is unmarshalled into map trees: the document is kept as one string and every
+// message, block and text is a Span into it, so a writer can splice edits into the original
+// bytes and leave everything else untouched.
+package transcript
+
+import (
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// Format names a document format.
+type Format string
+
+// The formats ctxkit reads.
+const (
+	Anthropic  Format = "anthropic"
+	OpenAI     Format = "openai"
+	Responses  Format = "responses"
+	ClaudeCode Format = "claude-code"
+	Codex      Format = "codex"
+)
+
+// Formats lists every format in a stable order.
+var Formats = []Format{Anthropic, OpenAI, Responses, ClaudeCode, Codex}
+
+// JSONL reports whether documents of the format are one JSON record a line.
+func (f Format) JSONL() bool { return f == ClaudeCode || f == Codex }
+
+// Kind classifies a block.
+type Kind uint8
+
+// Block kinds.
+const (
+	Text Kind = iota
+	ToolCall
+	ToolResult
+	Thinking
+	Image
+	Other
+)
+
+var kindNames = [...]string{"text", "tool_call", "tool_result", "thinking", "image", "other"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// Span is a half-open byte range [Start, End) of the document.
+type Span struct{ Start, End int }
+
+// Len is the span's length in bytes.
+func (s Span) Len() int { return s.End - s.Start }
+
+// IsZero reports whether the span is unset.
+func (s Span) IsZero() bool { return s.Start == 0 && s.End == 0 }
+
+// Block is one piece of a message: a text, a tool call, a tool result, reasoning, an image
+// or anything else the format carries.
+type Block struct {
+	Kind Kind
+	// Type is the format's own tag for the block ("tool_use", "function_call", "input_text"...).
+	Type string
+	// Span is the block's JSON value. For a message whose content is a plain string the block
+	// is that string.
+	Span Span
+	// Body holds the block's main payload: a JSON string literal (quotes included) to be
+	// decoded, or, when BodyJSON is set, a JSON value counted as written (a tool_use input).
+	Body     Span
+	BodyJSON bool
+	// ToolID links calls and results; ToolIDs holds every id of a result that answers a list
+	// of calls (SWE-agent's tool_call_ids).
+	ToolID   string
+	ToolIDs  []string
+	ToolName string
+	IsError  bool
+	// Parts are the parts of a result whose content is a list (text and images).
+	Parts []Block
+	// Image is set for image blocks.
+	Image *ImageRef
+	// Encrypted is the size in bytes of an opaque payload the model still reads (redacted
+	// thinking, encrypted reasoning).
+	Encrypted int
+}
+
+// ImageRef locates an image's data.
+type ImageRef struct {
+	MediaType string
+	// Data is the base64 text (a JSON string literal; may be a data: URL). Zero for URL images.
+	Data   Span
+	URL    string
+	Detail string
+}
+
+// Message is one turn of the conversation as the model sees it.
+type Message struct {
+	Role string
+	// Span is the message's JSON value. For JSONL formats it is the first record line the
+	// message came from; Lines lists all of them (a Claude Code assistant turn is split over
+	// several lines sharing message.id).
+	Span  Span
+	Lines []Span
+	// Header marks a message held outside the message array (Anthropic's top-level system,
+	// Responses' instructions, a Codex session's base instructions).
+	Header bool
+	Blocks []Block
+	// ID is the format's message id when there is one (Claude Code message.id or uuid).
+	ID   string
+	Name string
+	Time time.Time
+	// Summary marks a message that stands for compacted history (Claude Code
+	// isCompactSummary, a Codex compacted record).
+	Summary bool
+}
+
+// Record is one line of a JSONL document.
+type Record struct {
+	Span Span // the line without its line break
+	Line int  // 1-based line number
+	Type string
+	// Message is the index in Messages of the message this line belongs to, or -1 when the
+	// line is not part of the live conversation (metadata, dead branches, sidechains).
+	Message int
+}
+
+// Usage is a real token figure recorded by the agent that wrote the transcript.
+type Usage struct {
+	// After is the index of the last message the figure covers.
+	After int
+	// Input counts every prompt token, cached or not; CacheRead and CacheCreation are the
+	// parts of it the provider reported as cache hits and cache writes.
+	Input, CacheRead, CacheCreation, Output int
+	// Window is the context window the agent recorded with the figure, if any.
+	Window int
+}
+
+// Context is the size of the context the figure measures: the prompt plus the reply.
+func (u Usage) Context() int { return u.Input + u.Output }
+
+// Transcript is a parsed document.
+type Transcript struct {
+	Format Format
+	// Doc is the whole input. Every Span indexes it.
+	Doc      string
+	Messages []Message
+	// Tools is the JSON array of tool schemas the request declares, if any.
+	Tools Span
+	// Array is the JSON array that holds the messages (JSON formats), and ArrayPath the
+	// gjson path that leads to it ("" for a bare array).
+	Array     Span
+	ArrayPath string
+	// Records are all lines of a JSONL document.
+	Records []Record
+	// Usage lists the real usage figures in document order.
+	Usage []Usage
+	// Model is the model the document names, if any.
+	Model string
+}
+
+// Slice returns the document text of a span.
+func (t *Transcript) Slice(s Span) string { return t.Doc[s.Start:s.End] }
+
+// BodyText returns a block's payload as the model reads it: the decoded string, or the raw
+// JSON of a structured payload. Parts are not included.
+func (t *Transcript) BodyText(b *Block) string {
+	if b.Body.IsZero() {
+		return ""
+	}
+	raw := t.Slice(b.Body)
+	if b.BodyJSON {
+		return raw
+	}
+	return decodeString(raw)
+}
+
+// LastUsage returns the newest real usage figure, if the transcript records any.
+func (t *Transcript) LastUsage() (Usage, bool) {
+	if len(t.Usage) == 0 {
+		return Usage{}, false
+	}
+	return t.Usage[len(t.Usage)-1], true
+}
+
+// decodeString decodes a JSON string literal; it avoids allocating when the literal has
+// no escapes.
+func decodeString(raw string) string {
+	if len(raw) >= 2 && raw[0] == '"' && strings.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1]
+	}
+	return gjson.Parse(raw).String()
+}
