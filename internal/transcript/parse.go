@@ -210,6 +210,10 @@ func locateArray(root gjson.Result, path string) (gjson.Result, string, error) {
 		if !arr.IsArray() {
 			return arr, path, &Error{Offset: int64(arr.Index), Msg: fmt.Sprintf("--path %q is a %s, not an array of messages", path, typeName(arr))}
 		}
+		// Modifiers, literals and queries compute new JSON; edits need the document's own bytes.
+		if doc := root.Raw; arr.Index < 0 || arr.Index+len(arr.Raw) > len(doc) || doc[arr.Index:arr.Index+len(arr.Raw)] != arr.Raw {
+			return arr, path, &Error{Offset: -1, Msg: fmt.Sprintf("--path %q computes a value instead of naming one in the document (modifiers, literals and queries are not supported)", path)}
+		}
 		return arr, path, nil
 	}
 	if root.IsArray() {
