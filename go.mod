@@ -3,16 +3,19 @@ module github.com/ctxkit/ctxkit
 go 1.26.8
 
 require (
-	github.com/alecthomas/kong v1.17.0 // indirect
+	github.com/alecthomas/kong v1.17.0
+	github.com/mattn/go-isatty v0.0.24
+	github.com/pkoukk/tiktoken-go v0.1.8
+	github.com/pkoukk/tiktoken-go-loader v0.0.2
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/tidwall/gjson v1.20.1
+)
+
+require (
 	github.com/dlclark/regexp2 v1.10.0 // indirect
 	github.com/google/uuid v1.3.0 // indirect
-	github.com/mattn/go-isatty v0.0.24 // indirect
-	github.com/pkoukk/tiktoken-go v0.1.8 // indirect
-	github.com/pkoukk/tiktoken-go-loader v0.0.2 // indirect
-	github.com/rogpeppe/go-internal v1.16.0 // indirect
-	github.com/tidwall/gjson v1.20.1 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.0 // indirect
-	github.com/tidwall/sjson v1.2.7 // indirect
 	golang.org/x/sys v0.28.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
 )

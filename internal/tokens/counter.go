@@ -1,0 +1,233 @@
+package tokens
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pkoukk/tiktoken-go"
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+)
+
+// Counter counts tokens of text. Implementations are safe for concurrent use.
+type Counter interface {
+	Name() string // "estimate", "o200k" or "cl100k"
+	Count(text string) int
+}
+
+// Names of the counters New accepts, cheapest first.
+func Names() []string { return []string{"estimate", "o200k", "cl100k"} }
+
+// New returns the counter called name: "estimate", "o200k" or "cl100k" (the tiktoken
+// names "o200k_base" and "cl100k_base" are accepted too). Each call returns a counter
+// with its own cache of counts; the exact counters share one copy of each vocabulary,
+// read from the data embedded by github.com/pkoukk/tiktoken-go-loader the first time
+// a counter needs it.
+func New(name string) (Counter, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "estimate":
+		return estimator{}, nil
+	case "o200k", "o200k_base":
+		return newBPECounter("o200k", o200k), nil
+	case "cl100k", "cl100k_base":
+		return newBPECounter("cl100k", cl100k), nil
+	}
+	return nil, fmt.Errorf("unknown tokenizer %q (valid: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Estimate is about 4 bytes per token, rounding up; 0 for "". English prose and code
+// average close to 4 bytes per token in every current vocabulary; text in other scripts
+// runs more tokens per byte, so the estimate is low for it.
+func Estimate(text string) int { return (len(text) + 3) / 4 }
+
+type estimator struct{}
+
+func (estimator) Name() string          { return "estimate" }
+func (estimator) Count(text string) int { return Estimate(text) }
+
+// vocab is one BPE vocabulary, loaded at most once per process. Loading builds maps of
+// 100k-200k entries (tens of MB, a fraction of a second), which a run that only estimates
+// should not pay for. After the first use it is read-only.
+type vocab struct {
+	encoding string // the tiktoken encoding name
+	once     sync.Once
+	tk       *tiktoken.Tiktoken
+	err      error
+}
+
+var (
+	// loaderOnce points tiktoken-go at the embedded vocabulary files before any
+	// vocabulary is loaded. Its default loader downloads from openaipublic and writes a
+	// cache under TIKTOKEN_CACHE_DIR or the temp dir: exactly what must never happen.
+	loaderOnce sync.Once
+
+	o200k  = &vocab{encoding: "o200k_base"}
+	cl100k = &vocab{encoding: "cl100k_base"}
+)
+
+func (v *vocab) get() *tiktoken.Tiktoken {
+	v.once.Do(func() {
+		loaderOnce.Do(func() { tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader()) })
+		v.tk, v.err = tiktoken.GetEncoding(v.encoding)
+	})
+	if v.err != nil {
+		// The vocabulary is compiled into the binary, so this is a build defect, not an
+		// input the caller could handle.
+		panic(fmt.Sprintf("tokens: load embedded %s vocabulary: %v", v.encoding, v.err))
+	}
+	return v.tk
+}
+
+// bpeCounter counts exactly with tiktoken-go's EncodeOrdinary: text that looks like a
+// special token ("<|endoftext|>") is counted as the ordinary text it is, which is how a
+// provider counts it inside a message.
+//
+// Known limitation: tiktoken-go merges each regex piece with a loop that is quadratic in
+// the piece's length. Ordinary text splits into short pieces, but a long run with no
+// break the pre-tokenizer recognises (e.g. 1 MB of CJK text with no spaces or
+// punctuation) is a single piece and can take minutes. Splitting
+// such text would change the count, so it is left exact; a linear counter of our own,
+// checked against tiktoken-go by a differential test, is the planned fix.
+type bpeCounter struct {
+	name  string
+	vocab *vocab
+	cache *countCache
+}
+
+func newBPECounter(name string, v *vocab) *bpeCounter {
+	return &bpeCounter{name: name, vocab: v, cache: newCountCache(maxCacheEntries)}
+}
+
+func (c *bpeCounter) Name() string { return c.name }
+
+func (c *bpeCounter) Count(text string) int {
+	if text == "" {
+		return 0
+	}
+	if len(text) <= cacheMinBytes {
+		return len(c.vocab.get().EncodeOrdinary(text))
+	}
+	key := sha256.Sum256([]byte(text))
+	if n, ok := c.cache.get(key); ok {
+		return n
+	}
+	n := len(c.vocab.get().EncodeOrdinary(text))
+	c.cache.put(key, n)
+	return n
+}
+
+const (
+	// cacheMinBytes: shorter strings are counted again rather than cached. They are
+	// cheap to count and numerous (names, ids, short replies), so caching them would
+	// mostly fill the cache.
+	cacheMinBytes = 64
+
+	// maxCacheEntries bounds a counter's cache to about 30 MB (a 32-byte key and a
+	// count per entry, plus map overhead). Agent transcripts repeat the same file
+	// contents and tool outputs many times; past the bound new strings are simply
+	// counted without being remembered.
+	maxCacheEntries = 1 << 19
+
+	cacheShards = 16
+)
+
+// countCache maps the SHA-256 of a string to its token count. Keying by a digest keeps
+// an entry's size fixed however long the string, and does not pin the caller's
+// (possibly huge) input buffer in memory as a string key would.
+type countCache struct {
+	max    int64
+	n      atomic.Int64
+	shards [cacheShards]struct {
+		mu sync.RWMutex
+		m  map[[32]byte]int
+	}
+}
+
+func newCountCache(max int) *countCache {
+	c := &countCache{max: int64(max)}
+	for i := range c.shards {
+		c.shards[i].m = map[[32]byte]int{}
+	}
+	return c
+}
+
+func (c *countCache) get(key [32]byte) (int, bool) {
+	s := &c.shards[key[0]%cacheShards]
+	s.mu.RLock()
+	n, ok := s.m[key]
+	s.mu.RUnlock()
+	return n, ok
+}
+
+func (c *countCache) put(key [32]byte, n int) {
+	s := &c.shards[key[0]%cacheShards]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[key]; ok {
+		return
+	}
+	if c.n.Add(1) > c.max {
+		c.n.Add(-1)
+		return
+	}
+	s.m[key] = n
+}
+
+func (c *countCache) len() int { return int(c.n.Load()) }
+
+// parallelMinBytes: below this much text, starting goroutines costs more than it saves.
+const parallelMinBytes = 64 << 10
+
+// CountAll counts each of texts with c, in order. With enough text to be worth it, the
+// work is split into contiguous chunks of about equal size, a few per core, which
+// runtime.GOMAXPROCS workers take in turn, so one slow chunk does not leave the other
+// cores idle.
+func CountAll(c Counter, texts []string) []int {
+	out := make([]int, len(texts))
+	total := 0
+	for _, s := range texts {
+		total += len(s)
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if _, cheap := c.(estimator); cheap || workers < 2 || len(texts) < 2 || total < parallelMinBytes {
+		for i, s := range texts {
+			out[i] = c.Count(s)
+		}
+		return out
+	}
+
+	// bounds[k]:bounds[k+1] is chunk k.
+	target := total/(4*workers) + 1
+	bounds := []int{0}
+	acc := 0
+	for i, s := range texts {
+		acc += len(s)
+		if acc >= target && i+1 < len(texts) {
+			bounds = append(bounds, i+1)
+			acc = 0
+		}
+	}
+	bounds = append(bounds, len(texts))
+	chunks := len(bounds) - 1
+
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, chunks) {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= chunks {
+					return
+				}
+				for i := bounds[k]; i < bounds[k+1]; i++ {
+					out[i] = c.Count(texts[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}

@@ -1,0 +1,9 @@
+// Package tokens owns everything ctxkit knows about the size of a conversation in tokens:
+// the token counters (a byte-based estimate and the exact o200k_base and cl100k_base BPE
+// vocabularies, embedded so counting never touches the network or a cache directory),
+// the cost of content that is not counted as text (images priced from their pixel size,
+// encrypted reasoning, per-message framing), and the table of models with their context
+// windows and output limits from which a Budget is worked out.
+//
+// It is pure library code: no I/O beyond reading data compiled into the binary.
+package tokens
