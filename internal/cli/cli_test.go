@@ -1,0 +1,488 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/cli"
+)
+
+// fakeGrammar is the flag struct of a tiny filter used to drive the runner.
+type fakeGrammar struct {
+	cli.Common `embed:""`
+	Action     string      `help:"What to do." enum:"upper,same,env" default:"upper"`
+	Fail       string      `help:"Fail after writing." enum:"none,check,checkquiet,input,runtime,plain,usage" default:"none"`
+	Level      cli.Percent `help:"A percentage." default:"85%"`
+	Cap        cli.Size    `help:"A size." default:"30KB"`
+	Pad        int         `help:"Bytes of padding in the stats line."`
+}
+
+func newTool() *cli.Tool {
+	g := &fakeGrammar{}
+	return &cli.Tool{
+		Name:    "ctx-fake",
+		Summary: "Upper-case a document.",
+		Help:    "A fake filter used by the runner's tests.",
+		Grammar: g,
+		Common:  func() *cli.Common { return &g.Common },
+		Run:     func(c *cli.Context) error { return fakeRun(c, g) },
+	}
+}
+
+func fakeRun(c *cli.Context, g *fakeGrammar) error {
+	var ins []cli.Input
+	if c.Common.InPlace {
+		var err error
+		if ins, err = c.Inputs(); err != nil {
+			return err
+		}
+	} else {
+		in, err := c.One()
+		if err != nil {
+			return err
+		}
+		ins = []cli.Input{in}
+	}
+	for _, in := range ins {
+		if g.Action == "env" {
+			fmt.Fprintf(c.Stdout, "format=%s window=%d tokenizer=%s store=%s level=%s cap=%s color=%v stdout_tty=%v\n",
+				c.Common.Format, c.Common.Window, c.Common.Tokenizer, c.Common.Store, g.Level, g.Cap, c.Color, c.StdoutTTY)
+			continue
+		}
+		out := in.Data
+		if g.Action == "upper" {
+			out = bytes.ToUpper(in.Data)
+		}
+		if err := c.WriteDocument(in, out); err != nil {
+			return err
+		}
+		extra := map[string]any{"z": "last", "a": 1}
+		if g.Pad > 0 {
+			extra["pad"] = strings.Repeat("x", g.Pad)
+		}
+		if err := c.WriteStats(cli.Stats{File: in.Name, Format: c.Common.Format, TokensBefore: 5, TokensAfter: 3,
+			Items: 1, Trigger: "test", Extra: extra}); err != nil {
+			return err
+		}
+	}
+	switch g.Fail {
+	case "check":
+		return cli.WithHint(cli.CheckFailed(errors.New("2 problems found")), "run without --check to fix them")
+	case "checkquiet":
+		return cli.CheckFailed(nil)
+	case "input":
+		return fmt.Errorf("parse %q: %w", "x", cli.InputError(errors.New("message 1: tool_result has no tool_use_id")))
+	case "runtime":
+		return cli.RuntimeError(errors.New("store: disk full"))
+	case "plain":
+		return errors.New("something broke")
+	case "usage":
+		return cli.Usagef("bad combination %q", "x")
+	}
+	return nil
+}
+
+// ttyReader and ttyWriter force the runner's terminal decision.
+type ttyReader struct{ t *testing.T }
+
+func (r ttyReader) Read([]byte) (int, error) {
+	r.t.Error("runner read from a terminal stdin")
+	return 0, io.EOF
+}
+func (ttyReader) IsTerminal() bool { return true }
+
+type ttyWriter struct{ bytes.Buffer }
+
+func (*ttyWriter) IsTerminal() bool { return true }
+
+type runOpts struct {
+	stdin     io.Reader
+	stdoutTTY bool
+	env       map[string]string
+}
+
+func run(t *testing.T, args []string, o runOpts) (code int, stdout, stderr string) {
+	t.Helper()
+	if o.stdin == nil {
+		o.stdin = strings.NewReader("hello\n")
+	}
+	var out interface {
+		io.Writer
+		String() string
+	} = &bytes.Buffer{}
+	if o.stdoutTTY {
+		out = &ttyWriter{}
+	}
+	var errb bytes.Buffer
+	getenv := func(k string) string { return o.env[k] }
+	code = cli.Main(newTool(), args, o.stdin, out, &errb, getenv)
+	return code, out.String(), errb.String()
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.json")
+	if err := os.WriteFile(a, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		env    map[string]string
+		stderr string
+	}{
+		{"unknown flag", []string{"--nope"}, nil,
+			"ctx-fake: error: unknown flag --nope\nhint: see 'ctx-fake --help'\n"},
+		{"bad enum", []string{"--format=xml"}, nil,
+			"ctx-fake: error: --format must be one of \"auto\",\"anthropic\",\"openai\",\"responses\",\"claude-code\",\"codex\" but got \"xml\"\nhint: see 'ctx-fake --help'\n"},
+		{"bad count", []string{"--window=abc"}, nil,
+			"ctx-fake: error: --window: invalid token count \"abc\": not a number (want e.g. 200000, 200k or 1.5M)\nhint: see 'ctx-fake --help'\n"},
+		{"bad size", []string{"--cap=1XB"}, nil,
+			"ctx-fake: error: --cap: invalid size \"1XB\": unknown unit \"XB\" (want e.g. 30000, 30KB or 1MiB)\nhint: see 'ctx-fake --help'\n"},
+		{"bad percent", []string{"--level=150%"}, nil,
+			"ctx-fake: error: --level: invalid percentage \"150%\": above 100%\nhint: see 'ctx-fake --help'\n"},
+		{"bad env count", nil, map[string]string{"CTX_WINDOW": "lots"},
+			"ctx-fake: error: --window: invalid token count \"lots\": not a number (want e.g. 200000, 200k or 1.5M) (from $CTX_WINDOW)\nhint: see 'ctx-fake --help'\n"},
+		{"bad env enum", nil, map[string]string{"CTX_TOKENIZER": "gpt2"},
+			"ctx-fake: error: --tokenizer: must be one of [\"auto\" \"estimate\" \"o200k\" \"cl100k\"] but got \"gpt2\" (from $CTX_TOKENIZER)\nhint: see 'ctx-fake --help'\n"},
+		{"output and in-place", []string{"-o", "x", "-i", a}, nil,
+			"ctx-fake: error: -o/--output and -i/--in-place cannot be used together\nhint: see 'ctx-fake --help'\n"},
+		{"in-place without files", []string{"--in-place"}, nil,
+			"ctx-fake: error: --in-place needs file arguments\nhint: name the files to edit: ctx-fake -i FILE...\n"},
+		{"in-place stdin", []string{"-i", "-"}, nil,
+			"ctx-fake: error: --in-place cannot edit stdin (\"-\")\n"},
+		{"several files", []string{a, a}, nil,
+			"ctx-fake: error: one document at a time; use --in-place to edit several files\nhint: see 'ctx-fake --help'\n"},
+		{"usage from run", []string{"--fail=usage"}, nil,
+			"ctx-fake: error: bad combination \"x\"\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, tc.args, runOpts{env: tc.env})
+			if code != cli.ExitUsage {
+				t.Errorf("exit %d, want %d", code, cli.ExitUsage)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+			if stderr != tc.stderr {
+				t.Errorf("stderr\n got %q\nwant %q", stderr, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	code, stdout, stderr := run(t, []string{"--help"}, runOpts{})
+	if code != cli.ExitOK || stderr != "" {
+		t.Fatalf("--help: exit %d stderr %q", code, stderr)
+	}
+	for _, want := range []string{"Usage: ctx-fake", "Upper-case a document.", "A fake filter used by the runner's tests.",
+		"Common flags:", "--format=", "($CTX_FORMAT)", "(default .ctx-store)", "($CTX_WINDOW)", "($CTX_STATS_FILE)", "-o, --output=FILE", "-i, --in-place", "--version", "--sidechains"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("--help output lacks %q:\n%s", want, stdout)
+		}
+	}
+	// --version wins over everything else that parses, and Run never starts.
+	code, stdout, stderr = run(t, []string{"--fail=plain", "--version"}, runOpts{stdin: ttyReader{t}})
+	if code != cli.ExitOK || stderr != "" || stdout != "ctx-fake "+cli.Version()+"\n" {
+		t.Fatalf("--version: exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	for _, tc := range []struct {
+		fail   string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"none", cli.ExitOK, "HELLO\n", ""},
+		{"check", cli.ExitCheck, "HELLO\n", "ctx-fake: error: 2 problems found\nhint: run without --check to fix them\n"},
+		{"checkquiet", cli.ExitCheck, "HELLO\n", ""},
+		{"input", cli.ExitInput, "", "ctx-fake: error: parse \"x\": message 1: tool_result has no tool_use_id\n"},
+		{"runtime", cli.ExitRuntime, "", "ctx-fake: error: store: disk full\n"},
+		{"plain", cli.ExitRuntime, "", "ctx-fake: error: something broke\n"},
+	} {
+		t.Run(tc.fail, func(t *testing.T) {
+			code, stdout, stderr := run(t, []string{"--fail=" + tc.fail}, runOpts{})
+			if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
+				t.Errorf("exit %d stdout %q stderr %q\nwant exit %d stdout %q stderr %q",
+					code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestStdinTerminal(t *testing.T) {
+	code, stdout, stderr := run(t, nil, runOpts{stdin: ttyReader{t}})
+	want := "ctx-fake: error: no input: reading a document from a terminal\nhint: pipe a document in or name a file: ctx-fake FILE\n"
+	if code != cli.ExitUsage || stdout != "" || stderr != want {
+		t.Errorf("exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+	// A file argument is read even when stdin is a terminal.
+	f := filepath.Join(t.TempDir(), "doc.json")
+	os.WriteFile(f, []byte("abc"), 0o644)
+	code, stdout, stderr = run(t, []string{f}, runOpts{stdin: ttyReader{t}})
+	if code != cli.ExitOK || stdout != "ABC" || stderr != "" {
+		t.Errorf("file arg: exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "nope.json")
+	code, stdout, stderr := run(t, []string{name}, runOpts{})
+	want := fmt.Sprintf("ctx-fake: error: read %q: no such file or directory\n", name)
+	if code != cli.ExitRuntime || stdout != "" || stderr != want {
+		t.Errorf("exit %d stdout %q stderr %q, want %q", code, stdout, stderr, want)
+	}
+}
+
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestOutputAtomic(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.json")
+	out := filepath.Join(dir, "out.json")
+	os.WriteFile(in, []byte(`{"a":"b"}`), 0o644)
+
+	// A new file gets 0644 and the content; stdout stays empty.
+	code, stdout, stderr := run(t, []string{"-o", out, in}, runOpts{})
+	if code != 0 || stdout != "" || stderr != "" {
+		t.Fatalf("exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+	if b, _ := os.ReadFile(out); string(b) != `{"A":"B"}` {
+		t.Errorf("out = %q", b)
+	}
+	if st, _ := os.Stat(out); st.Mode().Perm() != 0o644 {
+		t.Errorf("new file mode %v, want 0644", st.Mode().Perm())
+	}
+
+	// An existing file keeps its mode.
+	os.Chmod(out, 0o600)
+	os.WriteFile(in, []byte("second"), 0o644)
+	if code, _, stderr := run(t, []string{"--output=" + out, in}, runOpts{}); code != 0 {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "SECOND" {
+		t.Errorf("out = %q", b)
+	}
+	if st, _ := os.Stat(out); st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600 kept", st.Mode().Perm())
+	}
+
+	// On an error the target is untouched and no temp file is left.
+	if code, _, _ := run(t, []string{"-o", out, "--fail=runtime", in}, runOpts{}); code != cli.ExitRuntime {
+		t.Fatalf("exit %d", code)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "SECOND" {
+		t.Errorf("failed run changed -o file: %q", b)
+	}
+	fresh := filepath.Join(dir, "fresh.json")
+	if code, _, _ := run(t, []string{"-o", fresh, "--fail=input", in}, runOpts{}); code != cli.ExitInput {
+		t.Fatalf("exit %d", code)
+	}
+	if got := strings.Join(listDir(t, dir), " "); got != "in.json out.json" {
+		t.Errorf("directory holds %q, want only in.json out.json", got)
+	}
+
+	// A symlink target is written through; the link stays a link.
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink("out.json", link); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	os.WriteFile(in, []byte("third"), 0o644)
+	if code, _, stderr := run(t, []string{"-o", link, in}, runOpts{}); code != 0 {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+	if st, _ := os.Lstat(link); st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("symlink replaced by a file")
+	}
+	if b, _ := os.ReadFile(out); string(b) != "THIRD" {
+		t.Errorf("out = %q", b)
+	}
+}
+
+func TestInPlace(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	os.WriteFile(a, []byte("one\n"), 0o640)
+	os.WriteFile(b, []byte("two\n"), 0o644)
+	code, stdout, stderr := run(t, []string{"--in-place", a, b}, runOpts{})
+	if code != 0 || stdout != "" || stderr != "" {
+		t.Fatalf("exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+	for name, want := range map[string]string{a: "ONE\n", b: "TWO\n"} {
+		if got, _ := os.ReadFile(name); string(got) != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	if st, _ := os.Stat(a); st.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, want 0640 kept", st.Mode().Perm())
+	}
+	if got := strings.Join(listDir(t, dir), " "); got != "a.jsonl b.jsonl" {
+		t.Errorf("directory holds %q", got)
+	}
+
+	// An error in the run leaves every file as it was.
+	if code, _, _ := run(t, []string{"-i", "--fail=plain", a, b}, runOpts{}); code != cli.ExitRuntime {
+		t.Fatalf("exit %d", code)
+	}
+	os.WriteFile(a, []byte("one\n"), 0o640)
+	if code, _, _ := run(t, []string{"-i", "--fail=plain", a, b}, runOpts{}); code != cli.ExitRuntime {
+		t.Fatalf("exit %d", code)
+	}
+	if got, _ := os.ReadFile(a); string(got) != "one\n" {
+		t.Errorf("failed run rewrote %s: %q", a, got)
+	}
+	if got := strings.Join(listDir(t, dir), " "); got != "a.jsonl b.jsonl" {
+		t.Errorf("directory holds %q", got)
+	}
+}
+
+func TestInPlaceIdenticalKeepsMtime(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.json")
+	os.WriteFile(a, []byte("same"), 0o644)
+	old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	os.Chtimes(a, old, old)
+	if code, _, stderr := run(t, []string{"-i", "--action=same", a}, runOpts{}); code != 0 {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+	if st, _ := os.Stat(a); !st.ModTime().Equal(old) {
+		t.Errorf("identical output changed mtime to %v", st.ModTime())
+	}
+	// The same run with a real change does rewrite it.
+	if code, _, _ := run(t, []string{"-i", a}, runOpts{}); code != 0 {
+		t.Fatal("exit", code)
+	}
+	if st, _ := os.Stat(a); st.ModTime().Equal(old) {
+		t.Errorf("changed output kept the old mtime")
+	}
+}
+
+func TestStatsStderr(t *testing.T) {
+	code, stdout, stderr := run(t, []string{"--stats", "--format=openai"}, runOpts{})
+	want := `{"tool":"ctx-fake","file":"-","format":"openai","tokens_before":5,"tokens_after":3,"saved":2,"items":1,"trigger":"test","a":1,"z":"last"}` + "\n"
+	if code != 0 || stdout != "HELLO\n" || stderr != want {
+		t.Errorf("exit %d stdout %q\nstderr %q\nwant   %q", code, stdout, stderr, want)
+	}
+	// Without --stats nothing is written.
+	if _, _, stderr := run(t, nil, runOpts{}); stderr != "" {
+		t.Errorf("stats without --stats: %q", stderr)
+	}
+}
+
+func TestStatsFileConcurrent(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "stats.jsonl")
+	const n = 20
+	const pad = 64 << 10 // large lines make torn writes visible
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var out, errb bytes.Buffer
+			code := cli.Main(newTool(), []string{"--pad", fmt.Sprint(pad)}, strings.NewReader(fmt.Sprint(i)), &out, &errb,
+				func(k string) string {
+					if k == "CTX_STATS_FILE" {
+						return file
+					}
+					return ""
+				})
+			if code != 0 || errb.Len() != 0 {
+				t.Errorf("run %d: exit %d stderr %q", i, code, errb.String())
+			}
+		}()
+	}
+	wg.Wait()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d lines, want %d", len(lines), n)
+	}
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil || len(m["pad"].(string)) != pad {
+			t.Errorf("line %d is not a whole stats record: %v", i, err)
+		}
+	}
+}
+
+func TestEnv(t *testing.T) {
+	env := map[string]string{"CTX_FORMAT": "openai", "CTX_WINDOW": "200k", "CTX_TOKENIZER": "o200k", "CTX_STORE": ""}
+	_, stdout, stderr := run(t, []string{"--action=env"}, runOpts{env: env})
+	want := "format=openai window=200000 tokenizer=o200k store=.ctx-store level=85% cap=30KB color=false stdout_tty=false\n"
+	if stdout != want || stderr != "" {
+		t.Errorf("stdout %q stderr %q\nwant %q", stdout, stderr, want)
+	}
+	// The command line beats the environment.
+	_, stdout, _ = run(t, []string{"--action=env", "--format=codex", "--window=1M"}, runOpts{env: env})
+	if !strings.HasPrefix(stdout, "format=codex window=1000000 ") {
+		t.Errorf("flags did not override env: %q", stdout)
+	}
+}
+
+func TestColorAndPretty(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{nil, true},
+		{map[string]string{"NO_COLOR": "1"}, false},
+		{map[string]string{"TERM": "dumb"}, false},
+	} {
+		_, stdout, _ := run(t, []string{"--action=env"}, runOpts{stdoutTTY: true, env: tc.env})
+		if !strings.HasSuffix(stdout, fmt.Sprintf("color=%v stdout_tty=true\n", tc.want)) {
+			t.Errorf("env %v: %q", tc.env, stdout)
+		}
+	}
+	// A terminal gets indented JSON; a pipe gets the bytes as they are.
+	doc := `{"a":[1,{"b":"c"}]}`
+	_, stdout, _ := run(t, []string{"--action=same"}, runOpts{stdin: strings.NewReader(doc), stdoutTTY: true})
+	if want := "{\n  \"a\": [\n    1,\n    {\n      \"b\": \"c\"\n    }\n  ]\n}\n"; stdout != want {
+		t.Errorf("tty output %q, want %q", stdout, want)
+	}
+	_, stdout, _ = run(t, []string{"--action=same"}, runOpts{stdin: strings.NewReader(doc)})
+	if stdout != doc {
+		t.Errorf("piped output %q, want %q", stdout, doc)
+	}
+}
+
+func TestPrettyJSON(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"a":1}`, "{\n  \"a\": 1\n}\n"},
+		{"[1,2]\n", "[\n  1,\n  2\n]\n"},
+		{"{\"a\":1}\n{\"b\":\"\\u003c\"}\n", "{\n  \"a\": 1\n}\n{\n  \"b\": \"\\u003c\"\n}\n"},
+		{"{\"a\":1}\nnot json\n{\"b\":2}", "{\n  \"a\": 1\n}\nnot json\n{\n  \"b\": 2\n}\n"},
+		{"{\"a\":1}\r\n\r\n", "{\n  \"a\": 1\n}\r\n\r\n"},
+		{"not json at all", "not json at all"},
+		{"", ""},
+	} {
+		if got := string(cli.PrettyJSON([]byte(tc.in))); got != tc.want {
+			t.Errorf("PrettyJSON(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,35 @@
+package cli
+
+import "github.com/alecthomas/kong"
+
+// Common holds the flags every binary shares. Each tool's grammar struct
+// embeds it:
+//
+//	type grammar struct {
+//		cli.Common `embed:""`
+//		Keep int `help:"..."`
+//	}
+//
+// In --help the shared flags are listed under "Common flags:", after the
+// tool's own. Environment variables are read through the getenv passed to [Main] (see
+// there), not by kong from the process.
+type Common struct {
+	Format     string           `help:"Input format; auto detects it." enum:"auto,anthropic,openai,responses,claude-code,codex" default:"auto" env:"CTX_FORMAT" placeholder:"auto|anthropic|openai|responses|claude-code|codex" group:"common"`
+	Path       string           `help:"gjson path of the message array inside a wrapper document." env:"CTX_PATH" placeholder:"PATH" group:"common"`
+	Sidechains bool             `help:"Include Claude Code subagent (isSidechain) lines." group:"common"`
+	Tokenizer  string           `help:"Token counter; auto picks one per format." enum:"auto,estimate,o200k,cl100k" default:"auto" env:"CTX_TOKENIZER" placeholder:"auto|estimate|o200k|cl100k" group:"common"`
+	Model      string           `help:"Model name; sets the context window and reply reserve." env:"CTX_MODEL" placeholder:"NAME" group:"common"`
+	Window     Count            `help:"Context window in tokens (200000, 200k, 1M); overrides --model." env:"CTX_WINDOW" placeholder:"TOKENS" group:"common"`
+	Reserve    *Count           `help:"Tokens kept free for the reply (0 is allowed); default from the model." env:"CTX_RESERVE" placeholder:"TOKENS" group:"common"`
+	Store      string           `help:"Directory of the offload store (default ${default})." default:".ctx-store" env:"CTX_STORE" placeholder:"DIR" group:"common"`
+	Stats      bool             `help:"Write one JSON line of run statistics to stderr." group:"common"`
+	StatsFile  string           `help:"Append the statistics line to FILE instead; implies --stats." env:"CTX_STATS_FILE" placeholder:"FILE" group:"common"`
+	Output     string           `help:"Write the result to FILE atomically instead of stdout." short:"o" placeholder:"FILE" group:"common"`
+	InPlace    bool             `help:"Rewrite each file argument in place, atomically." short:"i" group:"common"`
+	Version    kong.VersionFlag `help:"Print the version and exit." group:"common"`
+	Files      []string         `arg:"" optional:"" name:"file" help:"Input documents; \"-\" or none reads stdin."`
+}
+
+// CommonFlags returns c. Because it is promoted through embedding, the
+// runner can reach the Common inside any grammar without [Tool.Common].
+func (c *Common) CommonFlags() *Common { return c }

@@ -1,0 +1,281 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+)
+
+// Context is what a tool's Run sees of the outside world.
+type Context struct {
+	Tool   *Tool
+	Common *Common
+	Stdin  io.Reader
+	// Stdout is an in-memory buffer. The runner copies it to the real
+	// stdout only when Run returns nil or a CheckFailed error, so on any
+	// other error nothing reaches stdout.
+	Stdout    io.Writer
+	Stderr    io.Writer
+	StdinTTY  bool
+	StdoutTTY bool
+	StderrTTY bool
+	Color     bool // StdoutTTY, NO_COLOR unset or empty, TERM not "dumb"
+	Getenv    func(string) string
+	Now       func() time.Time
+	Version   string
+
+	out     *bytes.Buffer
+	inputs  []Input
+	read    bool
+	pending []pendingFile
+}
+
+// Input is one document read by [Context.Inputs].
+type Input struct {
+	Name string // the file path as given, or "-" for stdin
+	Data []byte
+}
+
+// IsStdin reports whether the input came from stdin.
+func (in Input) IsStdin() bool { return in.Name == "-" }
+
+// Warnf prints "ctx-x: warning: ..." to stderr at once.
+func (c *Context) Warnf(format string, a ...any) {
+	fmt.Fprintf(c.Stderr, "%s: warning: %s\n", c.Tool.Name, fmt.Sprintf(format, a...))
+}
+
+// Inputs reads every file argument, or stdin when there is none ("-" also
+// names stdin). It reads once; later calls return the same inputs.
+//
+// A terminal on stdin with no file argument is a usage error (exit 2), so a
+// tool never hangs waiting for a document; an explicit "-" reads the
+// terminal anyway, as cat does. A file that cannot be read is a runtime
+// error (exit 4): read "path": reason.
+func (c *Context) Inputs() ([]Input, error) {
+	if c.read {
+		return c.inputs, nil
+	}
+	names := c.Common.Files
+	if len(names) == 0 {
+		if c.StdinTTY {
+			return nil, WithHint(Usagef("no input: reading a document from a terminal"),
+				fmt.Sprintf("pipe a document in or name a file: %s FILE", c.Tool.Name))
+		}
+		names = []string{"-"}
+	}
+	stdinUsed := false
+	ins := make([]Input, 0, len(names))
+	for _, name := range names {
+		var data []byte
+		var err error
+		if name == "-" {
+			if stdinUsed {
+				return nil, Usagef("stdin (%q) named more than once", name)
+			}
+			stdinUsed = true
+			data, err = io.ReadAll(c.Stdin)
+			if err != nil {
+				return nil, RuntimeError(fmt.Errorf("read stdin: %w", err))
+			}
+		} else if data, err = os.ReadFile(name); err != nil {
+			return nil, RuntimeError(fmt.Errorf("read %q: %w", name, pathReason(err)))
+		}
+		ins = append(ins, Input{Name: name, Data: data})
+	}
+	c.inputs, c.read = ins, true
+	tuneGC(ins)
+	return ins, nil
+}
+
+// bigInput is the input size above which the collector is made to run more often.
+const bigInput = 16 << 20
+
+// tuneGC keeps peak memory near twice a large input instead of three times: the document
+// stays live for the whole run, so Go's default (collect when the heap doubles) would let
+// garbage grow as large as the input. Collecting at +50% costs little, because the input
+// is one pointer-free block the collector does not scan.
+func tuneGC(ins []Input) {
+	total := 0
+	for _, in := range ins {
+		total += len(in.Data)
+	}
+	if total > bigInput {
+		debug.SetGCPercent(50)
+	}
+}
+
+// pathReason drops the op and path that *fs.PathError repeats, because the
+// caller already quotes the path.
+func pathReason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// One returns the single input document. Several files are a usage error
+// unless --in-place is set, in which case the tool should loop over Inputs.
+func (c *Context) One() (Input, error) {
+	ins, err := c.Inputs()
+	if err != nil {
+		return Input{}, err
+	}
+	if len(ins) != 1 {
+		return Input{}, WithHint(Usagef("one document at a time; use --in-place to edit several files"),
+			fmt.Sprintf("see '%s --help'", c.Tool.Name))
+	}
+	return ins[0], nil
+}
+
+// WriteDocument emits the transformed bytes out for the input in:
+//
+//   - with --in-place it replaces the file in.Name (a usage error for
+//     stdin); when out is byte-identical to in.Data the file is not touched,
+//     so its mtime stays;
+//   - with -o FILE it writes FILE;
+//   - else it writes to Stdout, indented by [PrettyJSON] when stdout is a
+//     terminal (piped output stays byte-exact).
+//
+// File writes are atomic: the bytes go to a synced temp file beside the
+// target now, and the runner renames it over the target only after Run
+// succeeds (or fails a check); otherwise the temp file is removed. A new
+// file gets mode 0644, an existing one keeps its mode, and a symlink
+// target is written through (the link stays).
+func (c *Context) WriteDocument(in Input, out []byte) error {
+	switch {
+	case c.Common.InPlace:
+		if in.IsStdin() {
+			return Usagef("--in-place cannot edit stdin")
+		}
+		if bytes.Equal(out, in.Data) {
+			return nil
+		}
+		return c.stage(in.Name, out)
+	case c.Common.Output != "":
+		return c.stage(c.Common.Output, out)
+	}
+	if c.StdoutTTY {
+		out = PrettyJSON(out)
+	}
+	if _, err := c.Stdout.Write(out); err != nil {
+		return RuntimeError(fmt.Errorf("write stdout: %w", err))
+	}
+	return nil
+}
+
+type pendingFile struct{ tmp, target string }
+
+// stage writes data to a temp file in target's directory and queues the
+// rename for commit.
+func (c *Context) stage(target string, data []byte) error {
+	if real, err := filepath.EvalSymlinks(target); err == nil {
+		target = real
+	}
+	mode := fs.FileMode(0o644)
+	if st, err := os.Stat(target); err == nil {
+		if !st.Mode().IsRegular() {
+			return RuntimeError(fmt.Errorf("write %q: not a regular file", target))
+		}
+		mode = st.Mode().Perm()
+	}
+	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
+	if err != nil {
+		return RuntimeError(fmt.Errorf("write %q: %w", target, pathReason(err)))
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return RuntimeError(fmt.Errorf("write %q: %w", target, pathReason(err)))
+	}
+	c.pending = append(c.pending, pendingFile{tmp: tmp, target: target})
+	return nil
+}
+
+// commit renames every staged file over its target, in order.
+func (c *Context) commit() error {
+	for len(c.pending) > 0 {
+		p := c.pending[0]
+		if err := os.Rename(p.tmp, p.target); err != nil {
+			return RuntimeError(fmt.Errorf("write %q: %w", p.target, errors.Unwrap(err)))
+		}
+		c.pending = c.pending[1:]
+		syncDir(filepath.Dir(p.target))
+	}
+	return nil
+}
+
+// discard removes staged temp files that were not committed.
+func (c *Context) discard() {
+	for _, p := range c.pending {
+		os.Remove(p.tmp)
+	}
+	c.pending = nil
+}
+
+// syncDir makes a rename durable; best effort, since not every file
+// system can sync a directory.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// PrettyJSON indents a JSON document for a human reader. A JSONL document
+// (one value a line) has each line indented on its own. Lines that are not
+// valid JSON, and an input that is neither, are left as they are. String
+// contents are not re-escaped.
+func PrettyJSON(b []byte) []byte {
+	if json.Valid(b) {
+		var buf bytes.Buffer
+		json.Indent(&buf, b, "", "  ") // cannot fail: b is valid
+		return ensureNewline(buf.Bytes())
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(b) * 2)
+	rest := b
+	for len(rest) > 0 {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i+1], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		body := bytes.TrimRight(line, "\r\n")
+		if len(bytes.TrimSpace(body)) > 0 && json.Valid(body) {
+			json.Indent(&buf, body, "", "  ") // cannot fail: body is valid
+			buf.Write(line[len(body):])
+			if len(line) == len(body) {
+				buf.WriteByte('\n')
+			}
+			continue
+		}
+		buf.Write(line)
+	}
+	return buf.Bytes()
+}
+
+func ensureNewline(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n')
+	}
+	return b
+}

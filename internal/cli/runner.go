@@ -1,0 +1,302 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/mattn/go-isatty"
+)
+
+// Tool describes one binary. Build a fresh Tool for every [Main] call:
+// parsing writes into Grammar, so a Tool must not be shared between
+// concurrent runs.
+type Tool struct {
+	Name    string // "ctx-count"
+	Summary string // one line, shown first in --help
+	Help    string // longer description for --help (may be empty)
+	Grammar any    // pointer to the tool's flag struct, which embeds Common
+	// Common returns the Common embedded in Grammar. When nil the runner
+	// uses the CommonFlags method that the embedding promotes.
+	Common func() *Common
+	Vars   kong.Vars // extra interpolation variables for the grammar's tags
+	Run    func(ctx *Context) error
+}
+
+// Terminal is checked first when the runner decides whether stdin or stdout
+// is a terminal: a reader or writer that implements it answers for itself
+// (tests use it to force TTY behaviour). Otherwise an *os.File is tested
+// with isatty (including Cygwin/MSYS ptys), and anything else is not a
+// terminal.
+type Terminal interface {
+	IsTerminal() bool
+}
+
+func isTerminal(x any) bool {
+	switch v := x.(type) {
+	case Terminal:
+		return v.IsTerminal()
+	case *os.File:
+		if v == nil {
+			return false
+		}
+		fd := v.Fd()
+		return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
+	}
+	return false
+}
+
+// exitSignal is how kong's Exit hook (called after --help and --version
+// have printed) unwinds out of Parse without ending the process.
+type exitSignal struct{ code int }
+
+// Main runs tool with the command-line arguments args (without the program
+// name) and returns the exit status. getenv supplies the environment: the
+// CTX_* flag variables, NO_COLOR and TERM are read only through it, never
+// from the process, so tests are hermetic; main passes os.Getenv. A nil
+// getenv means an empty environment. An empty variable counts as unset.
+func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	fail := func(err error) int {
+		code, hint := classify(err)
+		report(stderr, tool.Name, err, hint)
+		return code
+	}
+
+	parser, err := newParser(tool, stdout, stderr, getenv)
+	if err != nil {
+		// A grammar that does not build is a bug in the tool, not the user's.
+		return fail(fmt.Errorf("internal: build command line: %w", err))
+	}
+	exited, code, err := parse(parser, args)
+	if exited {
+		if code != ExitOK {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	if err != nil {
+		return fail(WithHint(Usagef("%w", err), fmt.Sprintf("see '%s --help'", tool.Name)))
+	}
+
+	common := commonOf(tool)
+	if common == nil {
+		return fail(errors.New("internal: grammar does not embed cli.Common"))
+	}
+	if err := validateCommon(tool.Name, common); err != nil {
+		return fail(err)
+	}
+
+	var out bytes.Buffer
+	c := &Context{
+		Tool:      tool,
+		Common:    common,
+		Stdin:     stdin,
+		Stdout:    &out,
+		Stderr:    stderr,
+		StdinTTY:  isTerminal(stdin),
+		StdoutTTY: isTerminal(stdout),
+		StderrTTY: isTerminal(stderr),
+		Getenv:    getenv,
+		Now:       time.Now,
+		Version:   Version(),
+		out:       &out,
+	}
+	c.Color = c.StdoutTTY && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+	// Removes temp files of -o/--in-place writes that were never committed,
+	// also when Run panics.
+	defer c.discard()
+
+	runErr := tool.Run(c)
+	code, hint := classify(runErr)
+	if code == ExitOK || code == ExitCheck {
+		if err := c.commit(); err != nil {
+			return fail(err)
+		}
+		if out.Len() > 0 {
+			if _, err := stdout.Write(out.Bytes()); err != nil {
+				return fail(RuntimeError(fmt.Errorf("write stdout: %w", err)))
+			}
+		}
+	}
+	if runErr != nil {
+		report(stderr, tool.Name, runErr, hint)
+	}
+	return code
+}
+
+// report prints err as "name: error: msg" plus an optional hint line. The
+// message is printed as given: style (lowercase, no final period) is the
+// caller's job.
+func report(w io.Writer, name string, err error, hint string) {
+	var b strings.Builder
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintf(&b, "%s: error: %s\n", name, msg)
+	}
+	if hint != "" {
+		fmt.Fprintf(&b, "hint: %s\n", hint)
+	}
+	io.WriteString(w, b.String())
+}
+
+func commonOf(tool *Tool) *Common {
+	if tool.Common != nil {
+		return tool.Common()
+	}
+	if g, ok := tool.Grammar.(interface{ CommonFlags() *Common }); ok {
+		return g.CommonFlags()
+	}
+	return nil
+}
+
+func validateCommon(name string, c *Common) error {
+	if c.StatsFile != "" {
+		c.Stats = true
+	}
+	switch {
+	case c.Output != "" && c.InPlace:
+		return WithHint(Usagef("-o/--output and -i/--in-place cannot be used together"),
+			fmt.Sprintf("see '%s --help'", name))
+	case c.InPlace && len(c.Files) == 0:
+		return WithHint(Usagef("--in-place needs file arguments"),
+			fmt.Sprintf("name the files to edit: %s -i FILE...", name))
+	case c.InPlace:
+		for _, f := range c.Files {
+			if f == "-" {
+				return Usagef("--in-place cannot edit stdin (%q)", f)
+			}
+		}
+	}
+	return nil
+}
+
+func parse(p *kong.Kong, args []string) (exited bool, code int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, ok := r.(exitSignal)
+			if !ok {
+				panic(r)
+			}
+			exited, code = true, s.code
+		}
+	}()
+	_, err = p.Parse(args)
+	return false, 0, err
+}
+
+func newParser(tool *Tool, stdout, stderr io.Writer, getenv func(string) string) (*kong.Kong, error) {
+	vars := kong.Vars{}
+	for k, v := range tool.Vars {
+		vars[k] = v
+	}
+	vars["version"] = tool.Name + " " + Version()
+
+	desc := tool.Summary
+	if tool.Help != "" {
+		desc += "\n\n" + tool.Help
+	}
+	env := &envResolver{getenv: getenv, names: map[*kong.Value][]string{}}
+	p, err := kong.New(tool.Grammar,
+		kong.Name(tool.Name),
+		kong.Description(desc),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitSignal{code}) }),
+		vars,
+		kong.ExplicitGroups([]kong.Group{{Key: "common", Title: "Common flags:"}}),
+		kong.ConfigureHelp(kong.HelpOptions{NoExpandSubcommands: true}),
+		kong.HelpFormatter(env.helpValue),
+		kong.Resolvers(env),
+	)
+	if err != nil {
+		return nil, err
+	}
+	env.takeOver(p.Model.Node)
+	return p, nil
+}
+
+// envResolver feeds CTX_* variables to kong through getenv. kong reads env
+// tags with os.LookupEnv, which a test cannot replace without racing other
+// tests, so after the model is built the runner moves every flag's env
+// names out of kong's reach into names, resolves them here (a flag given on
+// the command line still wins) and shows them in --help itself.
+type envResolver struct {
+	getenv func(string) string
+	names  map[*kong.Value][]string
+}
+
+func (r *envResolver) takeOver(n *kong.Node) {
+	for _, f := range n.Flags {
+		if len(f.Tag.Envs) > 0 {
+			r.names[f.Value] = append([]string(nil), f.Tag.Envs...)
+			f.Tag.Envs, f.Envs = nil, nil
+		}
+	}
+	for _, p := range n.Positional {
+		if len(p.Tag.Envs) > 0 {
+			r.names[p] = append([]string(nil), p.Tag.Envs...)
+			p.Tag.Envs = nil
+		}
+	}
+	for _, child := range n.Children {
+		r.takeOver(child)
+	}
+}
+
+func (r *envResolver) Validate(*kong.Application) error { return nil }
+
+func (r *envResolver) Resolve(_ *kong.Context, _ *kong.Path, flag *kong.Flag) (any, error) {
+	for _, name := range r.names[flag.Value] {
+		v := r.getenv(name)
+		if v == "" {
+			continue
+		}
+		// Check the value here so the message names the variable; kong
+		// would blame the flag the user never typed.
+		if flag.Enum != "" {
+			ok := false
+			for _, e := range flag.EnumSlice() {
+				ok = ok || e == v
+			}
+			if !ok {
+				return nil, fmt.Errorf("must be one of %q but got %q (from $%s)", flag.EnumSlice(), v, name)
+			}
+		}
+		scratch := reflect.New(flag.Target.Type()).Elem()
+		dc := &kong.DecodeContext{Value: flag.Value, Scan: kong.ScanFromTokens(kong.Token{Type: kong.FlagValueToken, Value: v})}
+		if err := flag.Mapper.Decode(dc, scratch); err != nil {
+			return nil, fmt.Errorf("%w (from $%s)", err, name)
+		}
+		return v, nil
+	}
+	return nil, nil
+}
+
+// helpValue is kong.DefaultHelpValueFormatter with the env names this
+// resolver took over.
+func (r *envResolver) helpValue(v *kong.Value) string {
+	envs := r.names[v]
+	if len(envs) == 0 {
+		return v.Help
+	}
+	vars := make([]string, len(envs))
+	for i, e := range envs {
+		vars[i] = "$" + e
+	}
+	suffix := "(" + strings.Join(vars, ", ") + ")"
+	switch {
+	case strings.HasSuffix(v.Help, "."):
+		return v.Help[:len(v.Help)-1] + " " + suffix + "."
+	case v.Help == "":
+		return suffix
+	default:
+		return v.Help + " " + suffix
+	}
+}

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// Stats is one run's summary for --stats. Tool defaults to the running
+// tool's name and Saved to TokensBefore-TokensAfter when left zero.
+type Stats struct {
+	Tool, Format, File        string
+	TokensBefore, TokensAfter int
+	Saved, Items              int
+	Trigger                   string         // why the tier acted, or did not ("below 85% of window")
+	Extra                     map[string]any // tool-specific keys, written after the fixed ones
+}
+
+func isStatsKey(k string) bool {
+	switch k {
+	case "tool", "file", "format", "tokens_before", "tokens_after", "saved", "items", "trigger":
+		return true
+	}
+	return false
+}
+
+// WriteStats writes s as one JSON line when --stats or --stats-file is set,
+// and does nothing otherwise. Keys come in a fixed order — tool, file,
+// format, tokens_before, tokens_after, saved, items, trigger — then the
+// Extra keys sorted; an Extra key may not reuse a fixed name. The line goes
+// to stderr, or is appended to --stats-file with O_APPEND in a single
+// write, so concurrent runs sharing a file never interleave lines.
+//
+// Call it once per document after WriteDocument.
+func (c *Context) WriteStats(s Stats) error {
+	if !c.Common.Stats && c.Common.StatsFile == "" {
+		return nil
+	}
+	line, err := s.marshal(c.Tool.Name)
+	if err != nil {
+		return err
+	}
+	if c.Common.StatsFile == "" {
+		if _, err := c.Stderr.Write(line); err != nil {
+			return RuntimeError(fmt.Errorf("write stats: %w", err))
+		}
+		return nil
+	}
+	f, err := os.OpenFile(c.Common.StatsFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return RuntimeError(fmt.Errorf("write stats %q: %w", c.Common.StatsFile, pathReason(err)))
+	}
+	_, err = f.Write(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return RuntimeError(fmt.Errorf("write stats %q: %w", c.Common.StatsFile, pathReason(err)))
+	}
+	return nil
+}
+
+func (s Stats) marshal(tool string) ([]byte, error) {
+	if s.Tool == "" {
+		s.Tool = tool
+	}
+	if s.Saved == 0 {
+		s.Saved = s.TokensBefore - s.TokensAfter
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	field := func(key string, v any) error {
+		if b.Len() == 0 {
+			b.WriteByte('{')
+		} else {
+			b.WriteByte(',')
+		}
+		enc.Encode(key)
+		b.Truncate(b.Len() - 1) // Encode's newline
+		b.WriteByte(':')
+		if err := enc.Encode(v); err != nil {
+			return fmt.Errorf("stats key %q: %w", key, err)
+		}
+		b.Truncate(b.Len() - 1)
+		return nil
+	}
+	fixed := []struct {
+		k string
+		v any
+	}{{"tool", s.Tool}, {"file", s.File}, {"format", s.Format}, {"tokens_before", s.TokensBefore},
+		{"tokens_after", s.TokensAfter}, {"saved", s.Saved}, {"items", s.Items}, {"trigger", s.Trigger}}
+	for _, f := range fixed {
+		field(f.k, f.v)
+	}
+	keys := make([]string, 0, len(s.Extra))
+	for k := range s.Extra {
+		if isStatsKey(k) {
+			return nil, fmt.Errorf("stats: extra key %q clashes with a fixed key", k)
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := field(k, s.Extra[k]); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteString("}\n")
+	return b.Bytes(), nil
+}

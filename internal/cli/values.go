@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// numberUnit splits "1.5 MiB" into its decimal number and unit. Underscores
+// group digits ("200_000"); exponents, signs and hex are not accepted, so a
+// value means what it looks like.
+// Compiled once and only read; not state.
+var numberUnit = regexp.MustCompile(`^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z%]*)$`)
+
+// scaled parses s as a non-negative decimal times the factor unit gives for
+// its lower-cased suffix and returns the exact whole result.
+func scaled(s string, unit func(string) (int64, bool)) (int64, string) {
+	t := strings.ReplaceAll(strings.TrimSpace(s), "_", "")
+	m := numberUnit.FindStringSubmatch(t)
+	if m == nil {
+		return 0, "not a number"
+	}
+	mult, ok := unit(strings.ToLower(m[2]))
+	if !ok {
+		return 0, fmt.Sprintf("unknown unit %q", m[2])
+	}
+	r, ok := new(big.Rat).SetString(m[1])
+	if !ok {
+		return 0, "not a number"
+	}
+	r.Mul(r, new(big.Rat).SetInt64(mult))
+	if !r.IsInt() {
+		return 0, "not a whole number"
+	}
+	n := r.Num()
+	if !n.IsInt64() || n.Int64() > math.MaxInt {
+		return 0, "too large"
+	}
+	return n.Int64(), ""
+}
+
+// Count is a number of tokens: "200000", "200k", "1.5M", "8K". The suffixes
+// k and M (either case) are decimal: 1k = 1,000 and 1M = 1,000,000, which is
+// how context windows are quoted ("200k", "1M"). The result must be whole.
+type Count int
+
+func countUnit(u string) (int64, bool) {
+	switch u {
+	case "":
+		return 1, true
+	case "k":
+		return 1e3, true
+	case "m":
+		return 1e6, true
+	}
+	return 0, false
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (c *Count) UnmarshalText(b []byte) error {
+	n, why := scaled(string(b), countUnit)
+	if why != "" {
+		return fmt.Errorf("invalid token count %q: %s (want e.g. 200000, 200k or 1.5M)", b, why)
+	}
+	*c = Count(n)
+	return nil
+}
+
+// String returns the count as a plain integer.
+func (c Count) String() string { return strconv.Itoa(int(c)) }
+
+// Int returns c as an int.
+func (c Count) Int() int { return int(c) }
+
+// Size is a number of bytes: "30000", "30KB", "30K", "1MB", "1MiB". Units
+// are case-insensitive. KB, MB, GB (and the bare K, M, G) are decimal SI
+// units — 30KB = 30,000 bytes — matching DESIGN's "default 30 KB" and the
+// decimal token counts; KiB, MiB, GiB are binary (1KiB = 1,024 bytes). B
+// alone, or no unit, means bytes. The result must be whole.
+type Size int64
+
+func sizeUnit(u string) (int64, bool) {
+	switch u {
+	case "", "b":
+		return 1, true
+	case "k", "kb":
+		return 1e3, true
+	case "m", "mb":
+		return 1e6, true
+	case "g", "gb":
+		return 1e9, true
+	case "ki", "kib":
+		return 1 << 10, true
+	case "mi", "mib":
+		return 1 << 20, true
+	case "gi", "gib":
+		return 1 << 30, true
+	}
+	return 0, false
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *Size) UnmarshalText(b []byte) error {
+	n, why := scaled(string(b), sizeUnit)
+	if why != "" {
+		return fmt.Errorf("invalid size %q: %s (want e.g. 30000, 30KB or 1MiB)", b, why)
+	}
+	*s = Size(n)
+	return nil
+}
+
+// String returns the size in the largest unit that divides it exactly
+// (decimal units first), so it reads well and parses back to the same value.
+func (s Size) String() string {
+	if s != 0 {
+		for _, u := range []struct {
+			name string
+			n    Size
+		}{{"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+			if s%u.n == 0 {
+				return strconv.FormatInt(int64(s/u.n), 10) + u.name
+			}
+		}
+	}
+	return strconv.FormatInt(int64(s), 10)
+}
+
+// Int returns s as an int.
+func (s Size) Int() int { return int(s) }
+
+// Percent is a fraction between 0 and 1 written as a percentage or a
+// fraction: "85%" and "0.85" are both 0.85. A bare number above 1 is read as
+// a percentage ("85" = 85%); at or below 1 it is a fraction ("1" = 100%,
+// "0.5" = 50%), so write "0.5%" for half a percent. Values above 100% are
+// rejected, which keeps the bare-number rule unambiguous.
+type Percent float64
+
+var percentSyntax = regexp.MustCompile(`^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(%?)$`)
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (p *Percent) UnmarshalText(b []byte) error {
+	m := percentSyntax.FindStringSubmatch(strings.TrimSpace(string(b)))
+	if m == nil {
+		return fmt.Errorf("invalid percentage %q: not a number (want e.g. 85%%, 0.85 or 85)", b)
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return fmt.Errorf("invalid percentage %q: %w", b, err)
+	}
+	if m[2] == "%" || v > 1 {
+		v /= 100
+	}
+	if v > 1 {
+		return fmt.Errorf("invalid percentage %q: above 100%%", b)
+	}
+	*p = Percent(v)
+	return nil
+}
+
+// String returns the value as a percentage, e.g. "85%".
+func (p Percent) String() string {
+	v := math.Round(float64(p)*100*1e9) / 1e9
+	return strconv.FormatFloat(v, 'f', -1, 64) + "%"
+}
+
+// Fraction returns p as a float64 between 0 and 1.
+func (p Percent) Fraction() float64 { return float64(p) }
