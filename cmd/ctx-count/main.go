@@ -1,0 +1,11 @@
+// Command ctx-count counts the tokens of an LLM conversation document and shows where they
+// go: by message, role, block kind and tool, against the model's context window.
+package main
+
+import (
+	"os"
+
+	"github.com/ctxkit/ctxkit/internal/count"
+)
+
+func main() { os.Exit(count.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) }

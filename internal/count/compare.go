@@ -1,0 +1,100 @@
+package count
+
+import (
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Comparison relates two versions of one conversation: what a tool saved, and how much of
+// the provider's prompt cache the new version can still use.
+type Comparison struct {
+	Before     Side    `json:"before"`
+	After      Side    `json:"after"`
+	Saved      int     `json:"saved"`
+	SavedRatio float64 `json:"saved_ratio"`
+	Unchanged  int     `json:"messages_unchanged"`
+	Changed    int     `json:"messages_changed"`
+	Removed    int     `json:"messages_removed"`
+	Added      int     `json:"messages_added"`
+	// PrefixBytes is the length of the identical byte prefix of the two documents and
+	// PrefixTokens the tokens of the messages that lie wholly inside it: what a prompt
+	// cache keyed on the prefix would still hit.
+	PrefixBytes  int     `json:"prefix_bytes"`
+	PrefixTokens int     `json:"prefix_tokens"`
+	PrefixRatio  float64 `json:"prefix_ratio"`
+}
+
+// Side is one version in a Comparison.
+type Side struct {
+	File     string `json:"file"`
+	Tokens   int    `json:"tokens"`
+	Messages int    `json:"messages"`
+}
+
+// Compare measures what changed from a to b, given both transcripts and their reports.
+func Compare(a *transcript.Transcript, ra Report, b *transcript.Transcript, rb Report) Comparison {
+	c := Comparison{
+		Before: Side{File: ra.File, Tokens: ra.Tokens, Messages: len(a.Messages)},
+		After:  Side{File: rb.File, Tokens: rb.Tokens, Messages: len(b.Messages)},
+		Saved:  ra.Tokens - rb.Tokens,
+	}
+	c.SavedRatio = ratio(c.Saved, ra.Tokens)
+
+	// Messages are matched by their bytes, so dropping or inserting messages does not
+	// make every later message look changed.
+	inB := make(map[string]int, len(b.Messages))
+	for i := range b.Messages {
+		inB[messageBytes(b, &b.Messages[i])]++
+	}
+	for i := range a.Messages {
+		key := messageBytes(a, &a.Messages[i])
+		if inB[key] > 0 {
+			inB[key]--
+			c.Unchanged++
+		}
+	}
+	// What is left on each side was changed (a pair) or removed/added (the surplus).
+	leftA := len(a.Messages) - c.Unchanged
+	leftB := len(b.Messages) - c.Unchanged
+	c.Changed = min(leftA, leftB)
+	c.Removed = leftA - c.Changed
+	c.Added = leftB - c.Changed
+
+	n := min(len(a.Doc), len(b.Doc))
+	p := 0
+	for p < n && a.Doc[p] == b.Doc[p] {
+		p++
+	}
+	c.PrefixBytes = p
+	if p == len(a.Doc) && p == len(b.Doc) {
+		c.PrefixTokens, c.PrefixRatio = ra.Tokens, 1
+		return c
+	}
+	if !a.Tools.IsZero() && a.Tools.End <= p {
+		c.PrefixTokens += ra.ByKind["tools"]
+	}
+	for i := range a.Messages {
+		m := &a.Messages[i]
+		end := m.Span.End
+		for _, l := range m.Lines {
+			end = max(end, l.End)
+		}
+		if end > p {
+			break
+		}
+		c.PrefixTokens += ra.Messages[i].Tokens
+	}
+	c.PrefixRatio = ratio(c.PrefixTokens, ra.Tokens)
+	return c
+}
+
+// messageBytes is a message's text in its document: its span, or its lines for JSONL.
+func messageBytes(t *transcript.Transcript, m *transcript.Message) string {
+	if len(m.Lines) <= 1 {
+		return t.Slice(m.Span)
+	}
+	s := ""
+	for _, l := range m.Lines {
+		s += t.Slice(l) + "\n"
+	}
+	return s
+}

@@ -1,0 +1,449 @@
+// Package count owns ctx-count: it measures where a conversation's tokens go (by message,
+// role, block kind and tool), how full the model's window is, and which tiers of the
+// pipeline would act; it renders that as a JSON report or a picture for a terminal, and
+// compares two versions of a conversation.
+//
+// Measure and Compare are pure; Main is the command-line adapter.
+package count
+
+import (
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// MessageCount is one message's share of the total.
+type MessageCount struct {
+	Index   int      `json:"index"`
+	Role    string   `json:"role"`
+	Kinds   []string `json:"kinds"`
+	Tools   []string `json:"tools,omitempty"`
+	Tokens  int      `json:"tokens"`
+	Preview string   `json:"preview"`
+	// Line is the first JSONL line of the message (0 for JSON documents).
+	Line int `json:"line,omitempty"`
+}
+
+// ToolCount is what one tool costs: its calls and its results.
+type ToolCount struct {
+	Name          string `json:"name"`
+	Calls         int    `json:"calls"`
+	CallTokens    int    `json:"call_tokens"`
+	ResultTokens  int    `json:"result_tokens"`
+	Tokens        int    `json:"tokens"`
+	LargestResult int    `json:"largest_result_tokens"`
+}
+
+// Anchor reports a transcript's own usage figure and what came after it.
+type Anchor struct {
+	// Recorded is the last real context size the agent recorded, after message RecordedAt.
+	Recorded   int    `json:"recorded"`
+	RecordedAt int    `json:"recorded_at_message"`
+	Source     string `json:"source"`
+	// EstimatedAfter is our count of the messages after that point.
+	EstimatedAfter int     `json:"estimated_after"`
+	Tokens         int     `json:"tokens"`
+	Utilization    float64 `json:"utilization"`
+	CacheRead      int     `json:"cache_read"`
+	CacheCreation  int     `json:"cache_creation"`
+}
+
+// Tier says whether one tool of the pipeline would act on the document as it is.
+type Tier struct {
+	Tool   string `json:"tool"`
+	Acts   bool   `json:"acts"`
+	Reason string `json:"reason"`
+}
+
+// Report is ctx-count's measurement of one document. Its JSON form is documented in
+// ctx-count(1); keep the two in step.
+type Report struct {
+	File            string         `json:"file"`
+	Format          string         `json:"format"`
+	Tokenizer       string         `json:"tokenizer"`
+	Model           string         `json:"model,omitempty"`
+	Tokens          int            `json:"tokens"`
+	Window          int            `json:"window"`
+	Reserve         int            `json:"reserve"`
+	EffectiveWindow int            `json:"effective_window"`
+	Utilization     float64        `json:"utilization"`
+	Anchored        *Anchor        `json:"anchored,omitempty"`
+	ByRole          map[string]int `json:"by_role"`
+	ByKind          map[string]int `json:"by_kind"`
+	ByTool          []ToolCount    `json:"by_tool"`
+	// Categories split the total the way the window picture does.
+	Categories Categories     `json:"categories"`
+	Tiers      []Tier         `json:"tiers"`
+	Largest    LargestResult  `json:"largest_result"`
+	Messages   []MessageCount `json:"messages"`
+}
+
+// Categories is the split of the window the terminal picture draws.
+type Categories struct {
+	System      int `json:"system"`
+	Tools       int `json:"tools"`
+	User        int `json:"user"`
+	Assistant   int `json:"assistant"`
+	ToolResults int `json:"tool_results"`
+}
+
+// LargestResult is the biggest tool result, the one the cheap tiers cut first.
+type LargestResult struct {
+	Message int    `json:"message"`
+	Tool    string `json:"tool,omitempty"`
+	Chars   int    `json:"chars"`
+	Bytes   int    `json:"bytes"`
+	Tokens  int    `json:"tokens"`
+}
+
+// Options for Measure.
+type Options struct {
+	File    string
+	Counter tokens.Counter
+	Budget  tokens.Budget
+}
+
+// blockCount is the count of one block, kept per message while measuring.
+type blockCount struct {
+	kind   transcript.Kind
+	tokens int
+	chars  int // decoded characters of a result's text, for the budget tiers
+	bytes  int // and its size in bytes, for ctx-persist
+}
+
+// Measure counts a transcript.
+func Measure(t *transcript.Transcript, o Options) Report {
+	r := Report{
+		File:            o.File,
+		Format:          string(t.Format),
+		Tokenizer:       o.Counter.Name(),
+		Model:           o.Budget.Model,
+		Window:          o.Budget.Window,
+		Reserve:         o.Budget.Reserve,
+		EffectiveWindow: o.Budget.Effective,
+		ByRole:          map[string]int{},
+		ByKind:          map[string]int{},
+		Messages:        make([]MessageCount, len(t.Messages)),
+	}
+	provider := providerOf(t.Format)
+	blocks := countBlocks(t, o.Counter, provider)
+
+	// Which tool each result answers, for results that do not carry the name themselves.
+	resultTool := map[transcript.Ref]string{}
+	for _, p := range t.Pairs() {
+		if p.Call != transcript.None && p.Result != transcript.None {
+			resultTool[p.Result] = t.Block(p.Call).ToolName
+		}
+	}
+	tools := map[string]*ToolCount{}
+	toolOf := func(name string) *ToolCount {
+		if name == "" {
+			name = "(unknown)"
+		}
+		tc := tools[name]
+		if tc == nil {
+			tc = &ToolCount{Name: name}
+			tools[name] = tc
+		}
+		return tc
+	}
+
+	lineAt := make(map[int]int, len(t.Records))
+	for _, rec := range t.Records {
+		lineAt[rec.Span.Start] = rec.Line
+	}
+	overhead := tokens.MessageOverhead(provider)
+	for mi := range t.Messages {
+		m := &t.Messages[mi]
+		mc := MessageCount{Index: mi, Role: m.Role, Tokens: overhead, Preview: preview(t, m)}
+		if len(m.Lines) > 0 {
+			mc.Line = lineAt[m.Lines[0].Start]
+		}
+		r.ByKind["framing"] += overhead
+		seen := map[string]bool{}
+		for bi := range m.Blocks {
+			b := &m.Blocks[bi]
+			bc := blocks[mi][bi]
+			mc.Tokens += bc.tokens
+			r.ByKind[b.Kind.String()] += bc.tokens
+			if !seen[b.Kind.String()] {
+				seen[b.Kind.String()] = true
+				mc.Kinds = append(mc.Kinds, b.Kind.String())
+			}
+			switch b.Kind {
+			case transcript.ToolCall:
+				tc := toolOf(b.ToolName)
+				tc.Calls++
+				tc.CallTokens += bc.tokens
+				mc.Tools = appendUnique(mc.Tools, tc.Name)
+				r.Categories.Assistant += bc.tokens
+			case transcript.ToolResult:
+				name := b.ToolName
+				if n, ok := resultTool[transcript.Ref{Message: mi, Block: bi}]; ok {
+					name = n
+				}
+				tc := toolOf(name)
+				tc.ResultTokens += bc.tokens
+				tc.LargestResult = max(tc.LargestResult, bc.tokens)
+				mc.Tools = appendUnique(mc.Tools, tc.Name)
+				r.Categories.ToolResults += bc.tokens
+				if bc.chars > r.Largest.Chars {
+					r.Largest = LargestResult{Message: mi, Tool: tc.Name, Chars: bc.chars, Bytes: bc.bytes, Tokens: bc.tokens}
+				}
+			default:
+				switch m.Role {
+				case "system", "developer":
+					r.Categories.System += bc.tokens
+				case "assistant":
+					r.Categories.Assistant += bc.tokens
+				default:
+					r.Categories.User += bc.tokens
+				}
+			}
+		}
+		// Framing goes with the message's role.
+		switch m.Role {
+		case "system", "developer":
+			r.Categories.System += overhead
+		case "assistant":
+			r.Categories.Assistant += overhead
+		default:
+			r.Categories.User += overhead
+		}
+		r.ByRole[roleKey(m.Role)] += mc.Tokens
+		r.Tokens += mc.Tokens
+		r.Messages[mi] = mc
+	}
+	if !t.Tools.IsZero() {
+		n := o.Counter.Count(t.Slice(t.Tools))
+		r.ByKind["tools"] += n
+		r.Categories.Tools += n
+		r.Tokens += n
+	}
+	if len(t.Messages) > 0 {
+		r.Tokens += tokens.ReplyPriming
+		r.ByKind["framing"] += tokens.ReplyPriming
+		r.Categories.Assistant += tokens.ReplyPriming
+	}
+	for _, tc := range tools {
+		tc.Tokens = tc.CallTokens + tc.ResultTokens
+		r.ByTool = append(r.ByTool, *tc)
+	}
+	sort.Slice(r.ByTool, func(i, j int) bool {
+		if r.ByTool[i].Tokens != r.ByTool[j].Tokens {
+			return r.ByTool[i].Tokens > r.ByTool[j].Tokens
+		}
+		return r.ByTool[i].Name < r.ByTool[j].Name
+	})
+	if r.ByTool == nil {
+		r.ByTool = []ToolCount{}
+	}
+	r.Utilization = ratio(r.Tokens, r.EffectiveWindow)
+	r.Anchored = anchor(t, &r)
+	r.Tiers = tiers(&r)
+	return r
+}
+
+// Total counts a transcript the way Measure does, without the breakdown: what a tier
+// uses to measure utilization, and its savings.
+func Total(t *transcript.Transcript, c tokens.Counter) int {
+	provider := providerOf(t.Format)
+	total := 0
+	for _, bs := range countBlocks(t, c, provider) {
+		total += tokens.MessageOverhead(provider)
+		for _, b := range bs {
+			total += b.tokens
+		}
+	}
+	if !t.Tools.IsZero() {
+		total += c.Count(t.Slice(t.Tools))
+	}
+	if len(t.Messages) > 0 {
+		total += tokens.ReplyPriming
+	}
+	return total
+}
+
+// providerOf names the provider whose billing rules apply to a format.
+func providerOf(f transcript.Format) string {
+	if f == transcript.Anthropic || f == transcript.ClaudeCode {
+		return "anthropic"
+	}
+	return "openai"
+}
+
+// countBlocks counts every block of every message, spreading messages over the cores.
+func countBlocks(t *transcript.Transcript, c tokens.Counter, provider string) [][]blockCount {
+	out := make([][]blockCount, len(t.Messages))
+	work := func(lo, hi int) {
+		for mi := lo; mi < hi; mi++ {
+			m := &t.Messages[mi]
+			bs := make([]blockCount, len(m.Blocks))
+			for bi := range m.Blocks {
+				bs[bi] = countBlock(t, &m.Blocks[bi], c, provider)
+			}
+			out[mi] = bs
+		}
+	}
+	n := len(t.Messages)
+	workers := min(runtime.GOMAXPROCS(0), n/64+1)
+	if workers <= 1 {
+		work(0, n)
+		return out
+	}
+	// Interleaved chunks keep the cores busy when big results cluster in one place.
+	const chunk = 16
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				lo := next
+				next += chunk
+				mu.Unlock()
+				if lo >= n {
+					return
+				}
+				work(lo, min(lo+chunk, n))
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func countBlock(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, provider string) blockCount {
+	bc := blockCount{kind: b.Kind}
+	switch {
+	case b.Kind == transcript.Image:
+		bc.tokens = imageTokens(t, b.Image, provider)
+		return bc
+	case b.Encrypted > 0:
+		bc.tokens = tokens.EncryptedTokens(b.Encrypted)
+		return bc
+	}
+	text := t.BodyText(b)
+	bc.tokens = c.Count(text)
+	if b.Kind == transcript.ToolCall {
+		bc.tokens += c.Count(b.ToolName)
+	}
+	bc.chars = utf8.RuneCountInString(text)
+	bc.bytes = len(text)
+	for pi := range b.Parts {
+		pc := countBlock(t, &b.Parts[pi], c, provider)
+		bc.tokens += pc.tokens
+		bc.chars += pc.chars
+		bc.bytes += pc.bytes
+	}
+	return bc
+}
+
+func imageTokens(t *transcript.Transcript, img *transcript.ImageRef, provider string) int {
+	var w, h int
+	if img != nil && !img.Data.IsZero() {
+		w, h, _ = tokens.ImageDimensions(t.BodyText(&transcript.Block{Body: img.Data}))
+	}
+	if provider == "anthropic" {
+		return tokens.AnthropicImageTokens(w, h)
+	}
+	detail := ""
+	if img != nil {
+		detail = img.Detail
+	}
+	return tokens.OpenAIImageTokens(w, h, detail)
+}
+
+// anchor relates the count to the transcript's own last usage figure.
+func anchor(t *transcript.Transcript, r *Report) *Anchor {
+	u, ok := t.LastUsage()
+	if !ok {
+		return nil
+	}
+	a := &Anchor{Recorded: u.Context(), RecordedAt: u.After, CacheRead: u.CacheRead, CacheCreation: u.CacheCreation}
+	switch t.Format {
+	case transcript.ClaudeCode:
+		a.Source = "message.usage"
+	case transcript.Codex:
+		a.Source = "token_count"
+	}
+	for i := u.After + 1; i < len(r.Messages); i++ {
+		a.EstimatedAfter += r.Messages[i].Tokens
+	}
+	a.Tokens = a.Recorded + a.EstimatedAfter
+	a.Utilization = ratio(a.Tokens, r.EffectiveWindow)
+	return a
+}
+
+func ratio(a, b int) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func roleKey(role string) string {
+	if role == "" {
+		return "other"
+	}
+	return role
+}
+
+func appendUnique(s []string, v string) []string {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
+
+// preview is the first words of a message, on one line.
+func preview(t *transcript.Transcript, m *transcript.Message) string {
+	const max = 80
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		var s string
+		switch b.Kind {
+		case transcript.Text, transcript.Thinking:
+			s = t.BodyText(b)
+		case transcript.ToolCall:
+			s = b.ToolName + " " + clip(t.BodyText(b), 2*max)
+		case transcript.ToolResult:
+			s = clip(t.BodyText(b), 4*max)
+			if s == "" && len(b.Parts) > 0 {
+				s = clip(t.BodyText(&b.Parts[0]), 4*max)
+			}
+		case transcript.Image:
+			s = "[image]"
+		}
+		if s = oneLine(clip(s, 4*max)); s != "" {
+			return clip(s, max)
+		}
+	}
+	return ""
+}
+
+// clip shortens s to at most n bytes without splitting a UTF-8 sequence.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
+}

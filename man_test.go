@@ -1,0 +1,56 @@
+package ctxkit_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/count"
+)
+
+// tools lists every binary's description, for the tests that check all of them.
+var tools = []func() *cli.Tool{count.Tool}
+
+// TestManPages checks that every binary has a man page with the standard sections and
+// that every flag it accepts is documented there.
+func TestManPages(t *testing.T) {
+	for _, mk := range tools {
+		tool := mk()
+		page, err := os.ReadFile(filepath.Join("man", tool.Name+".1"))
+		if err != nil {
+			t.Errorf("%s: %v", tool.Name, err)
+			continue
+		}
+		text := string(page)
+		for _, section := range []string{"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "ENVIRONMENT", "EXAMPLES", "SEE ALSO"} {
+			if !strings.Contains(text, "\n.SH "+section+"\n") {
+				t.Errorf("%s.1: no %s section", tool.Name, section)
+			}
+		}
+		parser, err := kong.New(tool.Grammar, kong.Name(tool.Name))
+		if err != nil {
+			t.Fatalf("%s: %v", tool.Name, err)
+		}
+		for _, f := range parser.Model.Flags {
+			if f.Name == "help" {
+				continue
+			}
+			roff := `\-\-` + strings.ReplaceAll(f.Name, "-", `\-`)
+			if !strings.Contains(text, roff) {
+				t.Errorf("%s.1 does not document --%s", tool.Name, f.Name)
+			}
+			if f.Short != 0 && !strings.Contains(text, `\-`+string(f.Short)) {
+				t.Errorf("%s.1 does not document -%c", tool.Name, f.Short)
+			}
+			for _, env := range f.Envs {
+				if !strings.Contains(text, env) {
+					t.Errorf("%s.1 does not mention $%s", tool.Name, env)
+				}
+			}
+		}
+	}
+}

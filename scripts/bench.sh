@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# bench.sh — throughput and peak memory of the ctx-* filters against cat and jq (DESIGN.md §8).
+#
+# Generates claude-code JSONL and anthropic JSON documents with scripts/gendoc (cached under
+# $BENCH_DIR so reruns are fast), adds the concatenated real Claude Code sessions from
+# ../shared/corpus when present, and prints a Markdown table to stdout. Progress goes to stderr.
+#
+#   scripts/bench.sh                     10 and 100 MB inputs, best of 3 runs
+#   BENCH_QUICK=1 scripts/bench.sh       10 MB only, 1 run
+#
+# Environment:
+#   BENCH_SIZES="10 100"   input sizes in MB
+#   BENCH_RUNS=3           runs per measurement; the fastest is reported
+#   BENCH_QUICK=1          same as BENCH_SIZES=10 BENCH_RUNS=1
+#   BENCH_DIR=/tmp/ctxkit-bench   where generated inputs are cached
+#   CTX_BIN_DIR=DIR        use the ctx-* binaries in DIR instead of building ./cmd/...
+#
+# jq is timed as `jq length FILE` on JSON and `jq -c length FILE` on JSONL (one value per
+# line). Seconds come from $EPOCHREALTIME around /usr/bin/time (whose %e has only 10 ms
+# resolution); peak RSS is /usr/bin/time's %M.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+sizes=${BENCH_SIZES:-10 100}
+runs=${BENCH_RUNS:-3}
+if [[ ${BENCH_QUICK:-} == 1 ]]; then
+	sizes=10
+	runs=1
+fi
+bench_dir=${BENCH_DIR:-/tmp/ctxkit-bench}
+mkdir -p "$bench_dir"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+
+# --- tools -----------------------------------------------------------------------------------
+
+as_root() {
+	if [[ $(id -u) == 0 ]]; then "$@"; else sudo "$@"; fi
+}
+
+if [[ ! -x /usr/bin/time ]]; then
+	log "installing GNU time"
+	as_root apt-get update -qq && as_root apt-get install -y -qq time >&2 ||
+		{ log "error: /usr/bin/time is missing and could not be installed"; exit 1; }
+fi
+
+have_jq=1
+if ! command -v jq >/dev/null; then
+	log "installing jq"
+	if ! { as_root apt-get update -qq && as_root apt-get install -y -qq jq >&2; }; then
+		log "warning: jq could not be installed; skipping the jq rows and ratios"
+		have_jq=0
+	fi
+fi
+
+if [[ -n ${CTX_BIN_DIR:-} ]]; then
+	bin=$CTX_BIN_DIR
+	log "using binaries in $bin"
+else
+	bin=$work/bin
+	mkdir -p "$bin"
+	for d in cmd/ctx-*/; do
+		[[ -d $d ]] || continue
+		name=$(basename "$d")
+		if ! go build -o "$bin/$name" "./$d" 2>"$work/build.err"; then
+			log "warning: build $name failed, skipping it: $(head -n 1 "$work/build.err")"
+		fi
+	done
+fi
+tools=()
+for f in "$bin"/ctx-*; do
+	if [[ -x $f && $(basename "$f") != ctx-count ]]; then tools+=("$(basename "$f")"); fi
+done
+if [[ ! -x $bin/ctx-count ]]; then log "warning: no ctx-count in $bin"; fi
+
+# --- inputs ----------------------------------------------------------------------------------
+
+# Cache keys include a hash of the generator, so a changed generator regenerates.
+gen_key=$(cat internal/testgen/*.go scripts/gendoc/main.go | sha256sum | cut -c1-10)
+go build -o "$work/gendoc" ./scripts/gendoc
+
+inputs=()
+for mb in $sizes; do
+	for spec in claude-code:jsonl anthropic:json; do
+		format=${spec%%:*}
+		file=$bench_dir/$format-${mb}MB-$gen_key.${spec##*:}
+		if [[ ! -s $file ]]; then
+			rm -f "$bench_dir/$format-${mb}MB-"*.${spec##*:} # inputs of an older generator
+			log "generating $file"
+			"$work/gendoc" -format "$format" -size "${mb}MB" -seed 1 -images -o "$file"
+		fi
+		inputs+=("$file")
+	done
+done
+
+corpus=$root/../shared/corpus/claude-code
+if [[ -d $corpus ]]; then
+	file=$bench_dir/corpus-claude-code.jsonl
+	# Every real session concatenated: one JSONL stream of many sessions. Empty lines dropped.
+	find "$corpus" -name '*.jsonl' -print0 | sort -z | xargs -0 cat | grep -v '^[[:space:]]*$' >"$file" || true
+	inputs+=("$file")
+else
+	log "no corpus at $corpus, skipping it"
+fi
+
+# --- measuring -------------------------------------------------------------------------------
+
+# measure CMD... sets m_secs, m_rss (KB) and m_status (exit status of the failing run, or 0).
+measure() {
+	local best="" rss=0 i t0 t1 secs r
+	m_status=0
+	for ((i = 0; i < runs; i++)); do
+		t0=$EPOCHREALTIME
+		if ! /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr"; then
+			m_status=$(sed -n 's/^Command exited with non-zero status \([0-9]*\).*/\1/p; s/^Command terminated by signal \([0-9]*\).*/signal \1/p' "$work/time")
+			m_status=${m_status:-1}
+			log "$(basename "$1") failed ($m_status): $(head -n 1 "$work/stderr")"
+			return 0
+		fi
+		t1=$EPOCHREALTIME
+		secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+		r=$(tail -n 1 "$work/time" | awk '{ print $2 }')
+		if [[ -z $best ]] || awk -v s="$secs" -v b="$best" 'BEGIN { exit !(s < b) }'; then
+			best=$secs
+		fi
+		if ((r > rss)); then rss=$r; fi
+	done
+	m_secs=$best
+	m_rss=$rss
+}
+
+printf '| input | size MB | tool | seconds | MB/s | peak RSS MB | RSS/input | ×cat | ×jq |\n'
+printf '|---|---:|---|---:|---:|---:|---:|---:|---:|\n'
+
+row() { # input label; uses size_mb, m_*, cat_secs, jq_secs
+	local input=$1 label=$2
+	if [[ $m_status != 0 ]]; then
+		printf '| %s | %.1f | %s | failed (exit %s) | | | | | |\n' "$input" "$size_mb" "$label" "$m_status"
+		return
+	fi
+	awk -v in_="$input" -v mb="$size_mb" -v tool="$label" -v s="$m_secs" -v rss="$m_rss" \
+		-v cat="$cat_secs" -v jq="${jq_secs:-}" 'BEGIN {
+		t = (s > 0.0005) ? s : 0.0005
+		rmb = rss / 1024
+		xjq = (jq == "") ? "" : sprintf("%.2f", s / jq)
+		printf "| %s | %.1f | %s | %.3f | %.0f | %.1f | %.2f | %.2f | %s |\n",
+			in_, mb, tool, s, mb / t, rmb, rmb / mb, s / (cat > 0.0005 ? cat : 0.0005), xjq
+	}'
+}
+
+for file in "${inputs[@]}"; do
+	name=$(basename "$file")
+	bytes=$(stat -c %s "$file")
+	size_mb=$(awk -v b="$bytes" 'BEGIN { printf "%.3f", b / 1048576 }')
+	log "measuring $name ($size_mb MB, $runs run(s) each)"
+
+	# cat and jq first: every row's ratios refer to them.
+	measure cat "$file"
+	cat_secs=$m_secs cat_rss=$m_rss
+	jq_secs="" jq_status=0 jq_label=""
+	if ((have_jq)); then
+		if [[ $file == *.jsonl ]]; then
+			jq_label="jq -c length"
+			measure jq -c length "$file"
+		else
+			jq_label="jq length"
+			measure jq length "$file"
+		fi
+		jq_status=$m_status
+		if [[ $m_status == 0 ]]; then jq_secs=$m_secs jq_rss=$m_rss; fi
+	fi
+	m_status=0 m_secs=$cat_secs m_rss=$cat_rss
+	row "$name" "cat"
+	if ((have_jq)); then
+		m_status=$jq_status m_secs=${jq_secs:-0} m_rss=${jq_rss:-0}
+		row "$name" "$jq_label"
+	fi
+
+	if [[ -x $bin/ctx-count ]]; then
+		for tk in estimate o200k; do
+			measure "$bin/ctx-count" --tokenizer "$tk" "$file"
+			row "$name" "ctx-count --tokenizer $tk"
+		done
+	fi
+	for t in "${tools[@]}"; do
+		measure "$bin/$t" "$file"
+		row "$name" "$t"
+	done
+done
