@@ -97,6 +97,9 @@ func Parse(data []byte, o Options) (*Transcript, error) {
 		if !f.JSONL() {
 			return parseJSONDocument(doc, root, f, o)
 		}
+		if found := recordFormat(root); o.Format != "" && found != o.Format {
+			return nil, formatMismatch(o.Format, found)
+		}
 		lines := splitRecords(doc)
 		if err := validateLines(doc, lines); err != nil {
 			return nil, err
@@ -127,11 +130,7 @@ func Parse(data []byte, o Options) (*Transcript, error) {
 func parseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript, error) {
 	if o.Format != "" {
 		if found := detectJSONL(doc, lines); found != o.Format {
-			what := "records of an unknown kind"
-			if found != "" {
-				what = string(found) + " records"
-			}
-			return nil, &Error{Offset: -1, Msg: fmt.Sprintf("--format %s, but the input holds %s", o.Format, what)}
+			return nil, formatMismatch(o.Format, found)
 		}
 	}
 	t := &Transcript{Format: f, Doc: doc, Records: lines}
@@ -196,6 +195,14 @@ func parseJSONDocument(doc string, root gjson.Result, f Format, o Options) (*Tra
 		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("a %s document is JSONL, one record a line, but the input is a single JSON value", f)}
 	}
 	return t, nil
+}
+
+func formatMismatch(want, found Format) *Error {
+	what := "something else"
+	if found != "" {
+		what = string(found) + " records"
+	}
+	return &Error{Offset: -1, Msg: fmt.Sprintf("--format %s, but the input holds %s", want, what)}
 }
 
 // wrapperPaths are where known wrapper documents keep their messages.
