@@ -420,8 +420,8 @@ func preview(t *transcript.Transcript, m *transcript.Message) string {
 			s = b.ToolName + " " + clip(t.BodyText(b), 2*max)
 		case transcript.ToolResult:
 			s = clip(t.BodyText(b), 4*max)
-			if s == "" && len(b.Parts) > 0 {
-				s = clip(t.BodyText(&b.Parts[0]), 4*max)
+			for pi := 0; s == "" && pi < len(b.Parts); pi++ {
+				s = partPreview(t, &b.Parts[pi])
 			}
 		case transcript.Image:
 			s = "[image]"
@@ -431,6 +431,13 @@ func preview(t *transcript.Transcript, m *transcript.Message) string {
 		}
 	}
 	return ""
+}
+
+func partPreview(t *transcript.Transcript, b *transcript.Block) string {
+	if b.Kind == transcript.Image {
+		return "[image]"
+	}
+	return oneLine(clip(t.BodyText(b), 320))
 }
 
 // clip shortens s to at most n bytes without splitting a UTF-8 sequence.

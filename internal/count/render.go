@@ -152,8 +152,12 @@ func Render(w io.Writer, r *Report, color bool) {
 				fmt.Fprintf(w, "  … %d more\n", len(r.ByTool)-i)
 				break
 			}
-			fmt.Fprintf(w, "  %-22s %4d calls  %10s tokens  %5.1f%%  (results %s, largest %s)\n",
-				clip(tc.Name, 22), tc.Calls, thousands(tc.Tokens), ratio(tc.Tokens, r.Tokens)*percent,
+			calls := "calls"
+			if tc.Calls == 1 {
+				calls = "call "
+			}
+			fmt.Fprintf(w, "  %-22s %4d %s  %10s tokens  %5.1f%%  (results %s, largest %s)\n",
+				clip(tc.Name, 22), tc.Calls, calls, thousands(tc.Tokens), ratio(tc.Tokens, r.Tokens)*percent,
 				thousands(tc.ResultTokens), thousands(tc.LargestResult))
 		}
 	}

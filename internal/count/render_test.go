@@ -1,0 +1,50 @@
+package count
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestRender(t *testing.T) {
+	doc := `{"model":"gpt-4o","messages":[{"role":"system","content":"sys"},{"role":"user","content":"hello there"},
+	{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a.go\"}"}}]},
+	{"role":"tool","tool_call_id":"c1","content":"package main"}]}`
+	r := Measure(parse(t, doc), Options{File: "x.json", Counter: fixed{}, Budget: budget})
+	var plain, color bytes.Buffer
+	Render(&plain, &r, false)
+	Render(&color, &r, true)
+	out := plain.String()
+	for _, want := range []string{
+		"x.json  (openai, bytes)",
+		"of 900 effective tokens used",
+		"S system ", "R tool results 12",
+		"Top tool consumers", "read_file", "1 call ",
+		"Largest messages", "#3", "package main",
+		"Tiers at", "ctx-persist",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("escape codes without colour")
+	}
+	if !strings.Contains(color.String(), "\x1b[") {
+		t.Error("no escape codes with colour")
+	}
+	bar := strings.SplitN(out, "\n", 3)[1]
+	if n := strings.Count(bar, "") - 1 - len("  []"); n != barWidth {
+		t.Errorf("bar is %d cells: %q", n, bar)
+	}
+}
+
+func TestRenderComparison(t *testing.T) {
+	var b bytes.Buffer
+	RenderComparison(&b, &Comparison{Before: Side{File: "a", Tokens: 1000}, After: Side{File: "b", Tokens: 400}, Saved: 600, SavedRatio: 0.6, PrefixTokens: 300, PrefixRatio: 0.3})
+	for _, want := range []string{"saved   600 tokens (60.0%)", "300 tokens of whole messages (30.0% of before)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+}
