@@ -2,8 +2,9 @@
 # bench.sh — throughput and peak memory of the ctx-* filters against cat and jq (DESIGN.md §8).
 #
 # Generates claude-code JSONL and anthropic JSON documents with scripts/gendoc (cached under
-# $BENCH_DIR so reruns are fast), adds the concatenated real Claude Code sessions from
-# ../shared/corpus when present, and prints a Markdown table to stdout. Progress goes to stderr.
+# $BENCH_DIR so reruns are fast), adds the real transcripts of ../shared/corpus when present
+# (all files in one run; each file its own document), and prints a Markdown table to stdout.
+# Progress goes to stderr.
 #
 #   scripts/bench.sh                     10 and 100 MB inputs, best of 3 runs
 #   BENCH_QUICK=1 scripts/bench.sh       10 MB only, 1 run
@@ -97,12 +98,12 @@ for mb in $sizes; do
 	done
 done
 
-corpus=$root/../shared/corpus/claude-code
+corpus=$root/../shared/corpus
 if [[ -d $corpus ]]; then
-	file=$bench_dir/corpus-claude-code.jsonl
-	# Every real session concatenated: one JSONL stream of many sessions. Empty lines dropped.
-	find "$corpus" -name '*.jsonl' -print0 | sort -z | xargs -0 cat | grep -v '^[[:space:]]*$' >"$file" || true
-	inputs+=("$file")
+	# The corpus is measured as what it is, many files: cat, jq and ctx-count take them all
+	# in one process; a filter that takes one document runs once per file.
+	mapfile -d '' corpus_files < <(find "$corpus" -type f \( -name '*.jsonl' -o -name '*.traj' -o -name '*.json' \) ! -name '*.meta.json' -size +0 -print0 | sort -z)
+	inputs+=("$corpus")
 else
 	log "no corpus at $corpus, skipping it"
 fi
@@ -152,20 +153,33 @@ row() { # input label; uses size_mb, m_*, cat_secs, jq_secs
 	}'
 }
 
+# each CMD FILE...: run CMD once per file (for filters that take one document).
+each() {
+	local cmd=$1
+	shift
+	for f in "$@"; do "$cmd" "$f" >/dev/null || return; done
+}
+export -f each
+
 for file in "${inputs[@]}"; do
 	name=$(basename "$file")
-	bytes=$(stat -c %s "$file")
+	files=("$file")
+	if [[ -d $file ]]; then
+		files=("${corpus_files[@]}")
+		name="corpus (${#files[@]} files)"
+	fi
+	bytes=$(cat "${files[@]}" | wc -c)
 	size_mb=$(awk -v b="$bytes" 'BEGIN { printf "%.3f", b / 1048576 }')
 	log "measuring $name ($size_mb MB, $runs run(s) each)"
 
 	# cat and jq first: every row's ratios refer to them.
-	measure cat "$file"
+	measure cat "${files[@]}"
 	cat_secs=$m_secs cat_rss=$m_rss
 	jq_secs="" jq_status=0 jq_label=""
 	if ((have_jq)); then
-		if [[ $file == *.jsonl ]]; then
+		if [[ $file == *.jsonl || -d $file ]]; then
 			jq_label="jq -c length"
-			measure jq -c length "$file"
+			measure jq -c length "${files[@]}"
 		else
 			jq_label="jq length"
 			measure jq length "$file"
@@ -182,12 +196,16 @@ for file in "${inputs[@]}"; do
 
 	if [[ -x $bin/ctx-count ]]; then
 		for tk in estimate o200k; do
-			measure "$bin/ctx-count" --tokenizer "$tk" "$file"
+			measure "$bin/ctx-count" --tokenizer "$tk" "${files[@]}"
 			row "$name" "ctx-count --tokenizer $tk"
 		done
 	fi
 	for t in "${tools[@]}"; do
-		measure "$bin/$t" "$file"
+		if [[ -d $file ]]; then
+			measure bash -c 'each "$@"' _ "$bin/$t" "${files[@]}"
+		else
+			measure "$bin/$t" "$file"
+		fi
 		row "$name" "$t"
 	done
 done
