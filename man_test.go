@@ -8,12 +8,13 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/count"
 )
 
 // tools lists every binary's description, for the tests that check all of them.
-var tools = []func() *cli.Tool{count.Tool}
+var tools = []func() *cli.Tool{count.Tool, budget.Tool}
 
 // TestManPages checks that every binary has a man page with the standard sections and
 // that every flag it accepts is documented there.

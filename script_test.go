@@ -9,12 +9,14 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/count"
 )
 
 // commands maps every binary to its entry point, run in-process by testscript.
 var commands = map[string]func() int{
-	"ctx-count": func() int { return count.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
+	"ctx-count":  func() int { return count.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
+	"ctx-budget": func() int { return budget.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
 }
 
 func TestMain(m *testing.M) {

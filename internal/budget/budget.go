@@ -1,0 +1,481 @@
+// Package budget is ctx-budget, tiers 0-1 of the ctxkit pipeline: it caps the size of every
+// tool result, keeping its head and tail with a marker in the middle that says what was
+// cut and how to get it back. A hard cap is always on; above a utilization of the
+// effective window the cap tightens.
+//
+// Plan is the tier: a pure function from a parsed transcript and Options to the edits that
+// cut the results and the run's Stats. Main is the command-line adapter around it.
+package budget
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Options configure the tier. The zero value cuts nothing; Defaults gives the documented
+// defaults.
+type Options struct {
+	// Cap holds every tool result at any utilization.
+	Cap Limit
+	// From MidAt utilization (inclusive) results are held to MidCap as well, and above
+	// HighAt to HighCap. Utilization is a fraction of the effective window.
+	MidAt, HighAt   float64
+	MidCap, HighCap Limit
+	// ErrorFactor scales the limits for results that report an error (errors are worth
+	// more to the model than their size suggests). Values below 1 count as 1.
+	ErrorFactor float64
+	// KeepRecent results, the newest ones, are never cut.
+	KeepRecent int
+	// ExcludeTools names tools whose results are never cut.
+	ExcludeTools []string
+	// Counter measures token limits and the marker's original size. Nil means the estimate.
+	Counter tokens.Counter
+	// Utilization is the document's tokens over the effective window, measured before any
+	// edit (see Utilization).
+	Utilization float64
+}
+
+// Defaults returns the documented defaults: 50,000 characters always, 30,000 from 50%
+// utilization, 15,000 above 70%, twice that for errors, the newest result kept whole.
+func Defaults() Options {
+	return Options{
+		Cap:         Chars(50_000),
+		MidAt:       0.50,
+		MidCap:      Chars(30_000),
+		HighAt:      0.70,
+		HighCap:     Chars(15_000),
+		ErrorFactor: 2,
+		KeepRecent:  1,
+	}
+}
+
+// Stats describe one run.
+type Stats struct {
+	// Trigger is why the limits in force apply: "hard cap", or "utilization 63%" when the
+	// utilization tightened them.
+	Trigger string
+	// Limits lists the limits in force, for people ("30,000 characters").
+	Limits []string
+	// Results is the number of tool results seen; Cut how many were changed, Recut how
+	// many of those had been cut before.
+	Results, Cut, Recut int
+	// Skipped counts results left alone because they are protected: newest, excluded
+	// tool, or in a message no lossy tier may alter.
+	Skipped int
+	// Errors counts results over the limits that were recognised as errors and given the
+	// larger share.
+	Errors int
+	// CharsRemoved is the characters removed by this run.
+	CharsRemoved int
+	// TokensDelta is the change in the document's token count (count.Total with the same
+	// counter): zero or negative.
+	TokensDelta int
+}
+
+// Utilization measures a transcript against a budget: its total tokens (count.Total) and
+// that total over the effective window (0 when there is no window).
+func Utilization(t *transcript.Transcript, c tokens.Counter, b tokens.Budget) (total int, u float64) {
+	total = count.Total(t, c)
+	if b.Effective > 0 {
+		u = float64(total) / float64(b.Effective)
+	}
+	return total, u
+}
+
+// limits returns the limits in force at the options' utilization and the trigger.
+func (o *Options) limits() ([]Limit, string) {
+	ls := []Limit{}
+	trigger := "hard cap"
+	if o.Cap.N > 0 {
+		ls = append(ls, o.Cap)
+	}
+	var tier Limit
+	switch {
+	case o.Utilization > o.HighAt:
+		tier = o.HighCap
+	case o.Utilization >= o.MidAt:
+		tier = o.MidCap
+	}
+	if tier.N > 0 {
+		trigger = fmt.Sprintf("utilization %.0f%%", math.Floor(o.Utilization*100))
+		ls = appendLimit(ls, tier)
+	}
+	return ls, trigger
+}
+
+// appendLimit adds l, keeping one limit per unit: the tighter.
+func appendLimit(ls []Limit, l Limit) []Limit {
+	for i := range ls {
+		if ls[i].Tokens == l.Tokens {
+			ls[i].N = min(ls[i].N, l.N)
+			return ls
+		}
+	}
+	return append(ls, l)
+}
+
+// unit is one text of a tool result the model reads: the result's content string or one
+// text part of its list content.
+type unit struct {
+	body transcript.Span // the JSON string literal to replace
+	text string          // the decoded literal
+	// inner locates, in text, the JSON string literal of the command output when the text
+	// is Codex's {"output": ..., "metadata": ...} wrapper; the cut applies to that output.
+	inner    transcript.Span
+	hasInner bool
+	cutText  string // what the cut measures: the wrapped output, or text
+	cutRunes int
+	newText  string
+	newRunes int
+	// size is newText measured in the unit of the limit being applied.
+	size int
+}
+
+// Plan decides the cuts for one transcript: the edits to apply with t.Apply, and the
+// run's statistics. It does no I/O.
+func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
+	c := o.Counter
+	if c == nil {
+		c, _ = tokens.New("estimate")
+	}
+	ls, trigger := o.limits()
+	st := Stats{Trigger: trigger}
+	for _, l := range ls {
+		st.Limits = append(st.Limits, l.describe())
+	}
+
+	// The tool each result answers: a result seldom names it itself.
+	names := map[transcript.Ref]string{}
+	for _, p := range t.Pairs() {
+		if p.Call != transcript.None && p.Result != transcript.None {
+			if n := t.Block(p.Call).ToolName; n != "" {
+				names[p.Result] = n
+			}
+		}
+	}
+	excluded := map[string]bool{}
+	for _, n := range o.ExcludeTools {
+		excluded[strings.TrimSpace(n)] = true
+	}
+	protected := protectedMessages(t)
+
+	var results []transcript.Ref
+	for mi := range t.Messages {
+		if t.Messages[mi].Header {
+			continue
+		}
+		for bi := range t.Messages[mi].Blocks {
+			if t.Messages[mi].Blocks[bi].Kind == transcript.ToolResult {
+				results = append(results, transcript.Ref{Message: mi, Block: bi})
+			}
+		}
+	}
+	st.Results = len(results)
+	if len(ls) == 0 {
+		return nil, st
+	}
+	recent := len(results) - max(o.KeepRecent, 0)
+	factor := max(o.ErrorFactor, 1)
+
+	var edits []transcript.Edit
+	for i, ref := range results {
+		b := t.Block(ref)
+		tool := names[ref]
+		if tool == "" {
+			tool = b.ToolName
+		}
+		if i >= recent || excluded[tool] || protected[ref.Message] {
+			st.Skipped++
+			continue
+		}
+		units := textUnits(t, b)
+		if len(units) == 0 {
+			continue
+		}
+		// A cheap bound first: most results are far below every limit.
+		if !mayExceed(units, ls) {
+			continue
+		}
+		limits := ls
+		if isError(t, b, units) {
+			st.Errors++
+			if factor != 1 {
+				limits = make([]Limit, len(ls))
+				for j, l := range ls {
+					limits[j] = l.scale(factor)
+				}
+			}
+		}
+		changed, cutBefore := false, false
+		for ui := range units {
+			u := &units[ui]
+			u.text = t.BodyText(&transcript.Block{Body: u.body})
+			u.cutText = u.text
+			u.unwrap()
+			u.cutRunes = utf8.RuneCountInString(u.cutText)
+			u.newText, u.newRunes = u.cutText, u.cutRunes
+			if _, ok := parseCut(u.cutText); ok {
+				cutBefore = true
+			}
+		}
+		// Apply every limit in force until none is exceeded; a cut only shrinks the text,
+		// so two passes settle it (the second catches a marker that pushed the other unit
+		// back over).
+		for range 3 {
+			again := false
+			for _, l := range limits {
+				measure := measurer(l, c)
+				for ui, share := range shares(units, l, c) {
+					u := &units[ui]
+					if u.size <= share {
+						continue
+					}
+					p := split(u.newText, u.newRunes, c.Count)
+					if cut := p.fit(share, measure, l.Tokens, tool); cut != u.newText {
+						u.newText, u.newRunes, again = cut, utf8.RuneCountInString(cut), true
+					}
+				}
+			}
+			if !again {
+				break
+			}
+		}
+		for ui := range units {
+			u := &units[ui]
+			if u.newText == u.cutText {
+				continue
+			}
+			out := u.newText
+			if u.hasInner {
+				out = u.text[:u.inner.Start] + transcript.Quote(out) + u.text[u.inner.End:]
+			}
+			edits = append(edits, transcript.Edit{Span: u.body, With: transcript.Quote(out)})
+			st.CharsRemoved += u.cutRunes - u.newRunes
+			st.TokensDelta += c.Count(out) - c.Count(u.text)
+			changed = true
+		}
+		if changed {
+			st.Cut++
+			if cutBefore {
+				st.Recut++
+			}
+		}
+	}
+	return edits, st
+}
+
+// MayCut reports whether any tool result could be over a limit at some utilization, by a
+// bound that needs no decoding and no counting: when it says no, Plan at any utilization
+// makes no edits, so a caller can pass the document through without measuring it.
+func MayCut(t *transcript.Transcript, o Options) bool {
+	least := 0
+	for _, l := range []Limit{o.Cap, o.MidCap, o.HighCap} {
+		if l.N > 0 && (least == 0 || l.N < least) {
+			least = l.N
+		}
+	}
+	if least == 0 {
+		return false
+	}
+	bound := []Limit{Chars(least)}
+	for mi := range t.Messages {
+		if t.Messages[mi].Header {
+			continue
+		}
+		for bi := range t.Messages[mi].Blocks {
+			if b := &t.Messages[mi].Blocks[bi]; b.Kind == transcript.ToolResult && mayExceed(textUnits(t, b), bound) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// measurer returns how a limit measures a text.
+func measurer(l Limit, c tokens.Counter) func(string) int {
+	if l.Tokens {
+		return c.Count
+	}
+	return utf8.RuneCountInString
+}
+
+// textUnits lists the texts of a result the tier may cut: its content string, or the text
+// parts of its list content. Images and structured (non-string) content are left alone.
+func textUnits(t *transcript.Transcript, b *transcript.Block) []unit {
+	var us []unit
+	if len(b.Parts) > 0 {
+		for pi := range b.Parts {
+			p := &b.Parts[pi]
+			if p.Kind == transcript.Text && !p.BodyJSON && !p.Body.IsZero() && t.Doc[p.Body.Start] == '"' {
+				us = append(us, unit{body: p.Body})
+			}
+		}
+		return us
+	}
+	if !b.BodyJSON && !b.Body.IsZero() && t.Doc[b.Body.Start] == '"' {
+		us = append(us, unit{body: b.Body})
+	}
+	return us
+}
+
+// mayExceed is a cheap bound that spares decoding results that cannot be over: a JSON
+// string literal is never shorter than the text it decodes to, and a text never has more
+// characters, or tokens, than bytes.
+func mayExceed(us []unit, ls []Limit) bool {
+	n := 0
+	for _, u := range us {
+		n += u.body.Len() - 2
+	}
+	for _, l := range ls {
+		if n > l.N {
+			return true
+		}
+	}
+	return false
+}
+
+// unwrap points the cut at the command output inside Codex's JSON wrapper
+// {"output":"...","metadata":{"exit_code":0,...}} (any key order), so the wrapper stays
+// valid JSON.
+func (u *unit) unwrap() {
+	if len(u.text) < 12 || u.text[0] != '{' || !gjson.Valid(u.text) {
+		return
+	}
+	f := gjson.GetMany(u.text, "output", "metadata")
+	out := f[0]
+	if out.Type != gjson.String || !f[1].IsObject() {
+		return
+	}
+	u.inner = transcript.Span{Start: out.Index, End: out.Index + len(out.Raw)}
+	u.hasInner = true
+	u.cutText = out.String()
+}
+
+// shares divides a limit among a result's text units: each unit keeps what it has when
+// that is less than an equal share, and the rest is split evenly among the larger ones
+// (water-filling). It also records each unit's size in the limit's unit.
+func shares(us []unit, l Limit, c tokens.Counter) []int {
+	total := 0
+	for i := range us {
+		if l.Tokens {
+			us[i].size = c.Count(us[i].newText)
+		} else {
+			us[i].size = us[i].newRunes
+		}
+		total += us[i].size
+	}
+	out := make([]int, len(us))
+	if total <= l.N {
+		for i := range us {
+			out[i] = us[i].size
+		}
+		return out
+	}
+	left, open := l.N, len(us)
+	done := make([]bool, len(us))
+	for {
+		settled := false
+		for i := range us {
+			if !done[i] && us[i].size*open <= left {
+				out[i], done[i] = us[i].size, true
+				left -= us[i].size
+				open--
+				settled = true
+			}
+		}
+		if !settled || open == 0 {
+			break
+		}
+	}
+	for i := range us {
+		if !done[i] {
+			out[i] = left / open
+		}
+	}
+	return out
+}
+
+// isError reports whether a result says it failed: the format's error flag (Anthropic
+// is_error), a Codex exit code other than 0 (metadata.exit_code in the JSON wrapper, or
+// a first line "Exit code: N"), or text that starts with "Error:" (any case) or
+// <tool_use_error>.
+func isError(t *transcript.Transcript, b *transcript.Block, us []unit) bool {
+	if b.IsError {
+		return true
+	}
+	if len(us) == 0 {
+		return false
+	}
+	// Only the start of the first text is needed, which spares decoding it all.
+	head := decodePrefix(t.Slice(us[0].body), 512)
+	trimmed := strings.TrimLeft(head, " \t\r\n")
+	switch {
+	case len(trimmed) >= 6 && strings.EqualFold(trimmed[:6], "error:"):
+		return true
+	case strings.HasPrefix(trimmed, "<tool_use_error>"):
+		return true
+	case strings.HasPrefix(trimmed, "Exit code: "):
+		code := trimmed[len("Exit code: "):]
+		if i := strings.IndexAny(code, "\r\n"); i >= 0 {
+			code = code[:i]
+		}
+		return strings.TrimSpace(code) != "0"
+	case strings.HasPrefix(trimmed, "{"):
+		text := t.BodyText(&transcript.Block{Body: us[0].body})
+		if ec := gjson.Get(text, "metadata.exit_code"); ec.Exists() {
+			return ec.Int() != 0
+		}
+	}
+	return false
+}
+
+// decodePrefix decodes about the first n bytes of a JSON string literal, ending the
+// prefix between escapes.
+func decodePrefix(raw string, n int) string {
+	if len(raw) <= n+2 {
+		return gjson.Parse(raw).String()
+	}
+	i := 1
+	for i < n {
+		switch {
+		case raw[i] != '\\':
+			i++
+		case i+1 < len(raw) && raw[i+1] == 'u':
+			i += 6
+		default:
+			i += 2
+		}
+	}
+	if i >= len(raw)-1 {
+		return gjson.Parse(raw).String()
+	}
+	return gjson.Parse(raw[:i] + `"`).String()
+}
+
+// protectedMessages are the messages no lossy tier may alter (DESIGN §4.6): system and
+// developer messages, the newest user message and the newest assistant message.
+func protectedMessages(t *transcript.Transcript) map[int]bool {
+	p := map[int]bool{}
+	user, assistant := -1, -1
+	for i, m := range t.Messages {
+		switch {
+		case m.Header || m.Role == "system" || m.Role == "developer":
+			p[i] = true
+		case m.Role == "user":
+			user = i
+		case m.Role == "assistant":
+			assistant = i
+		}
+	}
+	p[user], p[assistant] = true, true
+	delete(p, -1)
+	return p
+}

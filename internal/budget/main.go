@@ -1,0 +1,143 @@
+package budget
+
+import (
+	"io"
+	"math"
+
+	"github.com/ctxkit/ctxkit/internal/cli"
+)
+
+// Flags is ctx-budget's command line.
+type Flags struct {
+	cli.Common `embed:""`
+
+	Cap          Limit       `name:"cap" default:"50000" placeholder:"LIMIT" help:"Hard cap on every tool result, at any utilization; 0 turns it off." env:"CTX_BUDGET_CAP"`
+	MidAt        cli.Percent `name:"mid-at" default:"50%" placeholder:"PCT" help:"Utilization from which results are held to --mid-cap as well." env:"CTX_BUDGET_MID_AT"`
+	MidCap       Limit       `name:"mid-cap" default:"30000" placeholder:"LIMIT" help:"Cap on tool results from --mid-at utilization; 0 turns it off." env:"CTX_BUDGET_MID_CAP"`
+	HighAt       cli.Percent `name:"high-at" default:"70%" placeholder:"PCT" help:"Utilization above which results are held to --high-cap as well." env:"CTX_BUDGET_HIGH_AT"`
+	HighCap      Limit       `name:"high-cap" default:"15000" placeholder:"LIMIT" help:"Cap on tool results above --high-at utilization; 0 turns it off." env:"CTX_BUDGET_HIGH_CAP"`
+	ErrorFactor  float64     `name:"error-factor" default:"2" placeholder:"X" help:"Multiply the caps by X for results that report an error (at least 1)." env:"CTX_BUDGET_ERROR_FACTOR"`
+	KeepRecent   int         `name:"keep-recent" default:"1" placeholder:"N" help:"Never cut the newest N tool results." env:"CTX_BUDGET_KEEP_RECENT"`
+	ExcludeTools []string    `name:"exclude-tools" sep:"," placeholder:"TOOL" help:"Never cut results of these tools (comma list, repeatable)." env:"CTX_BUDGET_EXCLUDE_TOOLS"`
+}
+
+const help = `Caps the size of every tool result in a conversation document, keeping its head and tail
+with a marker in the middle that says how much was cut and how to get it back (re-run the
+call). A hard cap (--cap, 50,000 characters) is always on; from --mid-at (50%) of the
+effective window results are held to --mid-cap (30,000), above --high-at (70%) to
+--high-cap (15,000). Utilization is measured before any edit.
+
+A LIMIT is characters (50000, 30KB = 30,000 characters) or tokens (8k tokens, 8000tok),
+measured with the run's token counter. Below every cap the output is the input, byte for
+byte. Details in ctx-budget(1).`
+
+// Tool returns ctx-budget's description for the runner.
+func Tool() *cli.Tool {
+	f := &Flags{}
+	return &cli.Tool{
+		Name:    "ctx-budget",
+		Summary: "Cap the size of tool results, tighter as the context window fills.",
+		Help:    help,
+		Grammar: f,
+		Common:  func() *cli.Common { return &f.Common },
+		Run:     func(ctx *cli.Context) error { return run(ctx, f) },
+	}
+}
+
+// Main runs ctx-budget and returns its exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)
+}
+
+// options turns the flags into the tier's options.
+func (f *Flags) options() (Options, error) {
+	if math.IsNaN(f.ErrorFactor) || f.ErrorFactor < 1 {
+		return Options{}, cli.Usagef("--error-factor must be at least 1, got %v", f.ErrorFactor)
+	}
+	if f.KeepRecent < 0 {
+		return Options{}, cli.Usagef("--keep-recent must not be negative, got %d", f.KeepRecent)
+	}
+	var exclude []string
+	for _, n := range f.ExcludeTools {
+		if n != "" {
+			exclude = append(exclude, n)
+		}
+	}
+	return Options{
+		Cap:          f.Cap,
+		MidAt:        f.MidAt.Fraction(),
+		MidCap:       f.MidCap,
+		HighAt:       f.HighAt.Fraction(),
+		HighCap:      f.HighCap,
+		ErrorFactor:  f.ErrorFactor,
+		KeepRecent:   f.KeepRecent,
+		ExcludeTools: exclude,
+	}, nil
+}
+
+func run(ctx *cli.Context, f *Flags) error {
+	o, err := f.options()
+	if err != nil {
+		return err
+	}
+	var ins []cli.Input
+	if f.InPlace {
+		if ins, err = ctx.Inputs(); err != nil {
+			return err
+		}
+	} else {
+		in, err := ctx.One()
+		if err != nil {
+			return err
+		}
+		ins = []cli.Input{in}
+	}
+	for _, in := range ins {
+		if err := runOne(ctx, in, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runOne(ctx *cli.Context, in cli.Input, o Options) error {
+	t, err := ctx.Parse(in)
+	if err != nil {
+		return err
+	}
+	if o.Counter, err = ctx.Counter(t.Format); err != nil {
+		return err
+	}
+	window, err := ctx.Budget(t)
+	if err != nil {
+		return err
+	}
+	if !ctx.Common.Stats && !MayCut(t, o) {
+		// Nothing can be over any limit: no need to measure the document.
+		return ctx.WriteDocument(in, in.Data)
+	}
+	total, u := Utilization(t, o.Counter, window)
+	o.Utilization = u
+	edits, st := Plan(t, o)
+	out, err := t.Apply(edits)
+	if err != nil {
+		return cli.RuntimeError(err)
+	}
+	if err := ctx.WriteDocument(in, out); err != nil {
+		return err
+	}
+	return ctx.WriteStats(cli.Stats{
+		File: in.Name, Format: string(t.Format),
+		TokensBefore: total, TokensAfter: total + st.TokensDelta,
+		Items: st.Cut, Trigger: st.Trigger,
+		Extra: map[string]any{
+			"utilization":   u,
+			"limits":        st.Limits,
+			"results":       st.Results,
+			"recut":         st.Recut,
+			"skipped":       st.Skipped,
+			"errors":        st.Errors,
+			"chars_removed": st.CharsRemoved,
+		},
+	})
+}
