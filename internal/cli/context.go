@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"syscall"
 	"time"
 )
 
@@ -31,10 +32,11 @@ type Context struct {
 	Now       func() time.Time
 	Version   string
 
-	out     *bytes.Buffer
-	inputs  []Input
-	read    bool
-	pending []pendingFile
+	out        *bytes.Buffer
+	inputs     []Input
+	read       bool
+	stdinTaken bool
+	pending    []pendingFile
 }
 
 // Input is one document read by [Context.Inputs].
@@ -62,13 +64,9 @@ func (c *Context) Inputs() ([]Input, error) {
 	if c.read {
 		return c.inputs, nil
 	}
-	names := c.Common.Files
-	if len(names) == 0 {
-		if c.StdinTTY {
-			return nil, WithHint(Usagef("no input: reading a document from a terminal"),
-				fmt.Sprintf("pipe a document in or name a file: %s FILE", c.Tool.Name))
-		}
-		names = []string{"-"}
+	names, err := c.names()
+	if err != nil {
+		return nil, err
 	}
 	stdinUsed := false
 	ins := make([]Input, 0, len(names))
@@ -80,6 +78,10 @@ func (c *Context) Inputs() ([]Input, error) {
 				return nil, Usagef("stdin (%q) named more than once", name)
 			}
 			stdinUsed = true
+			if c.stdinTaken {
+				return nil, Usagef("stdin cannot be read twice; name a file")
+			}
+			c.stdinTaken = true
 			data, err = io.ReadAll(c.Stdin)
 			if err != nil {
 				return nil, RuntimeError(fmt.Errorf("read stdin: %w", err))
@@ -90,8 +92,74 @@ func (c *Context) Inputs() ([]Input, error) {
 		ins = append(ins, Input{Name: name, Data: data})
 	}
 	c.inputs, c.read = ins, true
-	tuneGC(ins)
+	total := 0
+	for _, in := range ins {
+		total += len(in.Data)
+	}
+	tuneGC(total)
 	return ins, nil
+}
+
+// names lists the inputs: the file arguments, or "-" for stdin when there are none.
+func (c *Context) names() ([]string, error) {
+	names := c.Common.Files
+	if len(names) == 0 {
+		if c.StdinTTY {
+			return nil, WithHint(Usagef("no input: reading a document from a terminal"),
+				fmt.Sprintf("pipe a document in or name a file: %s FILE", c.Tool.Name))
+		}
+		return []string{"-"}, nil
+	}
+	return names, nil
+}
+
+// Sources names the inputs for a tool that reads them itself with [Context.Open]
+// (to stream them rather than hold them): the file arguments, or "-" for stdin, with
+// the rules of [Context.Inputs]. Every file is checked now, so, as with Inputs, a file
+// that cannot be read fails the run (exit 4) before any document is read.
+func (c *Context) Sources() ([]string, error) {
+	names, err := c.names()
+	if err != nil {
+		return nil, err
+	}
+	stdinUsed := false
+	for _, name := range names {
+		if name == "-" {
+			if stdinUsed {
+				return nil, Usagef("stdin (%q) named more than once", name)
+			}
+			stdinUsed = true
+			continue
+		}
+		f, err := c.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		f.Close()
+	}
+	return names, nil
+}
+
+// Open opens one input for reading: a file, or stdin for "-". stdin can be taken once,
+// by Open or by Inputs. A file that cannot be read is a runtime error (exit 4), worded
+// as Inputs words it.
+func (c *Context) Open(name string) (io.ReadCloser, error) {
+	if name == "-" {
+		if c.stdinTaken {
+			return nil, Usagef("stdin cannot be read twice; name a file")
+		}
+		c.stdinTaken = true
+		return io.NopCloser(c.Stdin), nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, RuntimeError(fmt.Errorf("read %q: %w", name, pathReason(err)))
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, RuntimeError(fmt.Errorf("read %q: %w", name, syscall.EISDIR))
+	}
+	return f, nil
 }
 
 // bigInput is the input size above which the collector is made to run more often.
@@ -101,12 +169,8 @@ const bigInput = 16 << 20
 // stays live for the whole run, so Go's default (collect when the heap doubles) would let
 // garbage grow as large as the input. Collecting at +50% costs little, because the input
 // is one pointer-free block the collector does not scan.
-func tuneGC(ins []Input) {
-	total := 0
-	for _, in := range ins {
-		total += len(in.Data)
-	}
-	if total > bigInput {
+func tuneGC(inputBytes int) {
+	if inputBytes > bigInput {
 		debug.SetGCPercent(50)
 	}
 }

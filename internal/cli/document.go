@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -12,28 +13,81 @@ import (
 // (--format, --path, --sidechains). A document that cannot be read is an input error
 // (exit 3) naming the file.
 func (c *Context) Parse(in Input) (*transcript.Transcript, error) {
+	o, err := c.readOptions(in.Name)
+	if err != nil {
+		return nil, err
+	}
+	t, err := transcript.Parse(in.Data, o)
+	if err != nil {
+		return nil, inputError(in.Name, o.Format, err)
+	}
+	return t, nil
+}
+
+// Stream reads input name (a file, or "-" for stdin) as Parse would, but a Claude Code or
+// Codex JSONL transcript is streamed (transcript.Stream): fn sees each record as it is
+// read, and the result is the conversation's Outline, in memory that does not grow with
+// the size of the messages. Any other document is read whole and parsed, and returned as
+// a Transcript; fn is not called. Exactly one of the two results is set on success.
+// Errors are worded as Parse and Inputs word them; fn's own are returned as they are.
+func (c *Context) Stream(name string, fn func(seq int, rec *transcript.Transcript) error) (*transcript.Transcript, *transcript.Outline, error) {
+	o, err := c.readOptions(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := c.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	var fnErr error
+	outline, data, err := transcript.Stream(r, o, func(seq int, rec *transcript.Transcript) error {
+		fnErr = fn(seq, rec)
+		return fnErr
+	})
+	var te *transcript.Error
+	switch {
+	case err == nil:
+	case fnErr != nil:
+		return nil, nil, fnErr
+	case errors.As(err, &te):
+		return nil, nil, inputError(name, o.Format, err)
+	case name == "-":
+		return nil, nil, RuntimeError(fmt.Errorf("read stdin: %w", err))
+	default:
+		return nil, nil, RuntimeError(fmt.Errorf("read %q: %w", name, pathReason(err)))
+	}
+	if outline != nil {
+		return nil, outline, nil
+	}
+	tuneGC(len(data))
+	t, err := c.Parse(Input{Name: name, Data: data})
+	return t, nil, err
+}
+
+func (c *Context) readOptions(name string) (transcript.Options, error) {
 	format, err := transcript.ParseFormat(c.Common.Format)
 	if err != nil {
-		return nil, Usagef("%v", err)
+		return transcript.Options{}, Usagef("%v", err)
 	}
-	t, err := transcript.Parse(in.Data, transcript.Options{
+	return transcript.Options{
 		Format:     format,
 		Path:       c.Common.Path,
 		Sidechains: c.Common.Sidechains,
-		Name:       in.Name,
-	})
-	if err != nil {
-		name := in.Name
-		if in.IsStdin() {
-			name = "stdin"
-		}
-		e := InputError(fmt.Errorf("%s: %w", name, err))
-		if format == "" {
-			e = WithHint(e, "if the format was misdetected, name it with --format")
-		}
-		return nil, e
+		Name:       name,
+	}, nil
+}
+
+// inputError words a document that cannot be read: an input error (exit 3) naming the file.
+func inputError(name string, format transcript.Format, err error) error {
+	if name == "-" {
+		name = "stdin"
 	}
-	return t, nil
+	e := InputError(fmt.Errorf("%s: %w", name, err))
+	if format == "" {
+		e = WithHint(e, "if the format was misdetected, name it with --format")
+	}
+	return e
 }
 
 // Counter returns the token counter for a document of the given format: --tokenizer, or
@@ -54,11 +108,20 @@ func (c *Context) Counter(format transcript.Format) (tokens.Counter, error) {
 // --reserve; without --model, the model the document names when the table knows it, or
 // the window the transcript recorded (Codex), or the default window.
 func (c *Context) Budget(t *transcript.Transcript) (tokens.Budget, error) {
+	if t == nil {
+		return c.BudgetOf("", nil)
+	}
+	return c.BudgetOf(t.Model, t.Usage)
+}
+
+// BudgetOf is Budget for a conversation known by the model it names and its usage
+// figures (a streamed transcript's Outline).
+func (c *Context) BudgetOf(docModel string, usage []transcript.Usage) (tokens.Budget, error) {
 	model, window := c.Common.Model, c.Common.Window.Int()
-	if model == "" && t != nil {
-		if _, ok := tokens.LookupModel(t.Model); ok {
-			model = t.Model
-		} else if u, ok := t.LastUsage(); ok && window == 0 && u.Window > 0 {
+	if model == "" {
+		if _, ok := tokens.LookupModel(docModel); ok {
+			model = docModel
+		} else if u, ok := transcript.LastUsage(usage); ok && window == 0 && u.Window > 0 {
 			window = u.Window
 		}
 	}

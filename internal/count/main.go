@@ -47,7 +47,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 }
 
 type measured struct {
-	in     cli.Input
+	in     cli.Input // Data only for --pass and --vs, which hold the document whole
 	t      *transcript.Transcript
 	report Report
 	err    error
@@ -57,15 +57,24 @@ func run(ctx *cli.Context, f *Flags) error {
 	if f.InPlace {
 		return cli.Usagef("ctx-count does not change documents; --in-place does not apply")
 	}
-	inputs, err := ctx.Inputs()
-	if err != nil {
-		return err
+	var results []measured
+	if f.Pass || f.Vs != "" {
+		// The document is passed on (-p) or compared (--vs): hold it whole.
+		inputs, err := ctx.Inputs()
+		if err != nil {
+			return err
+		}
+		if len(inputs) != 1 {
+			return cli.Usagef("--pass and --vs take one document, got %d", len(inputs))
+		}
+		results = []measured{measureOne(ctx, inputs[0])}
+	} else {
+		names, err := ctx.Sources()
+		if err != nil {
+			return err
+		}
+		results = streamAll(ctx, names)
 	}
-	if (f.Pass || f.Vs != "") && len(inputs) != 1 {
-		return cli.Usagef("--pass and --vs take one document, got %d", len(inputs))
-	}
-
-	results := measureAll(ctx, inputs)
 	for _, m := range results {
 		if m.err != nil {
 			return m.err
@@ -130,30 +139,62 @@ func run(ctx *cli.Context, f *Flags) error {
 	return nil
 }
 
-// measureAll parses and counts each input, several files at once.
-func measureAll(ctx *cli.Context, inputs []cli.Input) []measured {
-	out := make([]measured, len(inputs))
+// streamAll counts each input, two files at a time. JSONL transcripts are streamed record
+// by record; other documents are read whole (cli.Context.Stream).
+func streamAll(ctx *cli.Context, names []string) []measured {
+	out := make([]measured, len(names))
 	sem := make(chan struct{}, 2)
 	var wg sync.WaitGroup
-	for i := range inputs {
+	for i := range names {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[i] = measureOne(ctx, inputs[i])
+			out[i] = streamOne(ctx, names[i])
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
-func measureOne(ctx *cli.Context, in cli.Input) measured {
+func streamOne(ctx *cli.Context, name string) measured {
+	rc := newRecordCounter(ctx.Counter)
+	t, outline, err := ctx.Stream(name, rc.record)
+	rc.close()
+	in := cli.Input{Name: name}
+	switch {
+	case err != nil:
+		return measured{in: in, err: err}
+	case t != nil:
+		return measureTranscript(ctx, in, t)
+	}
 	m := measured{in: in}
-	m.t, m.err = ctx.Parse(in)
-	if m.err != nil {
+	counter := rc.counter
+	if counter == nil {
+		if counter, m.err = ctx.Counter(outline.Format); m.err != nil {
+			return m
+		}
+	}
+	budget, err := ctx.BudgetOf(outline.Model, outline.Usage)
+	if err != nil {
+		m.err = err
 		return m
 	}
+	m.report = summarise(rc.tally(outline), Options{File: name, Counter: counter, Budget: budget})
+	return m
+}
+
+func measureOne(ctx *cli.Context, in cli.Input) measured {
+	t, err := ctx.Parse(in)
+	if err != nil {
+		return measured{in: in, err: err}
+	}
+	return measureTranscript(ctx, in, t)
+}
+
+func measureTranscript(ctx *cli.Context, in cli.Input, t *transcript.Transcript) measured {
+	m := measured{in: in, t: t}
 	counter, err := ctx.Counter(m.t.Format)
 	if err != nil {
 		m.err = err

@@ -109,19 +109,80 @@ type Options struct {
 	Budget  tokens.Budget
 }
 
-// blockCount is the count of one block, kept per message while measuring.
+// blockCount is the count of one block: all the report needs of it.
 type blockCount struct {
-	kind   transcript.Kind
-	tokens int
-	chars  int // decoded characters of a result's text, for the budget tiers
-	bytes  int // and its size in bytes, for ctx-persist
+	kind     transcript.Kind
+	tokens   int
+	chars    int // decoded characters of a result's text, for the budget tiers
+	bytes    int // and its size in bytes, for ctx-persist
+	toolName string
+	toolID   string
+	toolIDs  []string
+}
+
+// counted is one message counted, without its text.
+type counted struct {
+	role    string
+	blocks  []blockCount
+	preview string
+	line    int // first JSONL line, 0 for JSON documents
+}
+
+// tally is a conversation counted: what a Report is summarised from. Measure makes one from
+// a whole transcript; a streamed JSONL document is tallied record by record (stream.go).
+type tally struct {
+	format    transcript.Format
+	messages  []counted
+	hasSchema bool // the request declares tool schemas, of schemaTokens tokens
+	schema    int
+	usage     []transcript.Usage
+}
+
+// tallyBlocks lets transcript.PairsOf pair calls and results among counted messages.
+type tallyBlocks []counted
+
+func (s tallyBlocks) Len() int         { return len(s) }
+func (s tallyBlocks) Blocks(m int) int { return len(s[m].blocks) }
+func (s tallyBlocks) Tool(m, b int) (transcript.Kind, string, []string) {
+	bc := &s[m].blocks[b]
+	return bc.kind, bc.toolID, bc.toolIDs
 }
 
 // Measure counts a transcript.
 func Measure(t *transcript.Transcript, o Options) Report {
+	return summarise(tallyOf(t, o.Counter), o)
+}
+
+// tallyOf counts every message of a transcript, spreading messages over the cores.
+func tallyOf(t *transcript.Transcript, c tokens.Counter) tally {
+	tl := tally{format: t.Format, messages: countMessages(t, c, providerOf(t.Format)), usage: t.Usage}
+	for i := range t.Messages {
+		tl.messages[i].line = lineOf(t.Records, &t.Messages[i])
+	}
+	if !t.Tools.IsZero() {
+		tl.hasSchema, tl.schema = true, c.Count(t.Slice(t.Tools))
+	}
+	return tl
+}
+
+// lineOf is the line number of a message's first JSONL record, 0 for JSON documents.
+func lineOf(records []transcript.Record, m *transcript.Message) int {
+	if len(m.Lines) == 0 {
+		return 0
+	}
+	at := m.Lines[0].Start
+	i := sort.Search(len(records), func(i int) bool { return records[i].Span.Start >= at })
+	if i < len(records) && records[i].Span.Start == at {
+		return records[i].Line
+	}
+	return 0
+}
+
+// summarise makes the report of a counted conversation.
+func summarise(tl tally, o Options) Report {
 	r := Report{
 		File:            o.File,
-		Format:          string(t.Format),
+		Format:          string(tl.format),
 		Tokenizer:       o.Counter.Name(),
 		Model:           o.Budget.Model,
 		Window:          o.Budget.Window,
@@ -129,16 +190,15 @@ func Measure(t *transcript.Transcript, o Options) Report {
 		EffectiveWindow: o.Budget.Effective,
 		ByRole:          map[string]int{},
 		ByKind:          map[string]int{},
-		Messages:        make([]MessageCount, len(t.Messages)),
+		Messages:        make([]MessageCount, len(tl.messages)),
 	}
-	provider := providerOf(t.Format)
-	blocks := countBlocks(t, o.Counter, provider)
+	provider := providerOf(tl.format)
 
 	// Which tool each result answers, for results that do not carry the name themselves.
 	resultTool := map[transcript.Ref]string{}
-	for _, p := range t.Pairs() {
+	for _, p := range transcript.PairsOf(tallyBlocks(tl.messages)) {
 		if p.Call != transcript.None && p.Result != transcript.None {
-			resultTool[p.Result] = t.Block(p.Call).ToolName
+			resultTool[p.Result] = tl.messages[p.Call.Message].blocks[p.Call.Block].toolName
 		}
 	}
 	tools := map[string]*ToolCount{}
@@ -154,37 +214,30 @@ func Measure(t *transcript.Transcript, o Options) Report {
 		return tc
 	}
 
-	lineAt := make(map[int]int, len(t.Records))
-	for _, rec := range t.Records {
-		lineAt[rec.Span.Start] = rec.Line
-	}
 	overhead := tokens.MessageOverhead(provider)
-	for mi := range t.Messages {
-		m := &t.Messages[mi]
-		mc := MessageCount{Index: mi, Role: m.Role, Tokens: overhead, Preview: preview(t, m)}
-		if len(m.Lines) > 0 {
-			mc.Line = lineAt[m.Lines[0].Start]
-		}
+	for mi := range tl.messages {
+		m := &tl.messages[mi]
+		mc := MessageCount{Index: mi, Role: m.role, Tokens: overhead, Preview: m.preview, Line: m.line}
 		r.ByKind["framing"] += overhead
 		seen := map[string]bool{}
-		for bi := range m.Blocks {
-			b := &m.Blocks[bi]
-			bc := blocks[mi][bi]
+		for bi := range m.blocks {
+			bc := &m.blocks[bi]
+			kind := bc.kind.String()
 			mc.Tokens += bc.tokens
-			r.ByKind[b.Kind.String()] += bc.tokens
-			if !seen[b.Kind.String()] {
-				seen[b.Kind.String()] = true
-				mc.Kinds = append(mc.Kinds, b.Kind.String())
+			r.ByKind[kind] += bc.tokens
+			if !seen[kind] {
+				seen[kind] = true
+				mc.Kinds = append(mc.Kinds, kind)
 			}
-			switch b.Kind {
+			switch bc.kind {
 			case transcript.ToolCall:
-				tc := toolOf(b.ToolName)
+				tc := toolOf(bc.toolName)
 				tc.Calls++
 				tc.CallTokens += bc.tokens
 				mc.Tools = appendUnique(mc.Tools, tc.Name)
 				r.Categories.Assistant += bc.tokens
 			case transcript.ToolResult:
-				name := b.ToolName
+				name := bc.toolName
 				if n, ok := resultTool[transcript.Ref{Message: mi, Block: bi}]; ok {
 					name = n
 				}
@@ -197,7 +250,7 @@ func Measure(t *transcript.Transcript, o Options) Report {
 					r.Largest = LargestResult{Message: mi, Tool: tc.Name, Chars: bc.chars, Bytes: bc.bytes, Tokens: bc.tokens}
 				}
 			default:
-				switch m.Role {
+				switch m.role {
 				case "system", "developer":
 					r.Categories.System += bc.tokens
 				case "assistant":
@@ -208,7 +261,7 @@ func Measure(t *transcript.Transcript, o Options) Report {
 			}
 		}
 		// Framing goes with the message's role.
-		switch m.Role {
+		switch m.role {
 		case "system", "developer":
 			r.Categories.System += overhead
 		case "assistant":
@@ -216,17 +269,16 @@ func Measure(t *transcript.Transcript, o Options) Report {
 		default:
 			r.Categories.User += overhead
 		}
-		r.ByRole[roleKey(m.Role)] += mc.Tokens
+		r.ByRole[roleKey(m.role)] += mc.Tokens
 		r.Tokens += mc.Tokens
 		r.Messages[mi] = mc
 	}
-	if !t.Tools.IsZero() {
-		n := o.Counter.Count(t.Slice(t.Tools))
-		r.ByKind["tools"] += n
-		r.Categories.Tools += n
-		r.Tokens += n
+	if tl.hasSchema {
+		r.ByKind["tools"] += tl.schema
+		r.Categories.Tools += tl.schema
+		r.Tokens += tl.schema
 	}
-	if len(t.Messages) > 0 {
+	if len(tl.messages) > 0 {
 		r.Tokens += tokens.ReplyPriming
 		r.ByKind["framing"] += tokens.ReplyPriming
 		r.Categories.Assistant += tokens.ReplyPriming
@@ -245,7 +297,7 @@ func Measure(t *transcript.Transcript, o Options) Report {
 		r.ByTool = []ToolCount{}
 	}
 	r.Utilization = ratio(r.Tokens, r.EffectiveWindow)
-	r.Anchored = anchor(t, &r)
+	r.Anchored = anchor(tl, &r)
 	r.Tiers = tiers(&r)
 	return r
 }
@@ -253,21 +305,7 @@ func Measure(t *transcript.Transcript, o Options) Report {
 // Total counts a transcript the way Measure does, without the breakdown: what a tier
 // uses to measure utilization, and its savings.
 func Total(t *transcript.Transcript, c tokens.Counter) int {
-	provider := providerOf(t.Format)
-	total := 0
-	for _, bs := range countBlocks(t, c, provider) {
-		total += tokens.MessageOverhead(provider)
-		for _, b := range bs {
-			total += b.tokens
-		}
-	}
-	if !t.Tools.IsZero() {
-		total += c.Count(t.Slice(t.Tools))
-	}
-	if len(t.Messages) > 0 {
-		total += tokens.ReplyPriming
-	}
-	return total
+	return Measure(t, Options{Counter: c}).Tokens
 }
 
 // providerOf names the provider whose billing rules apply to a format.
@@ -278,17 +316,12 @@ func providerOf(f transcript.Format) string {
 	return "openai"
 }
 
-// countBlocks counts every block of every message, spreading messages over the cores.
-func countBlocks(t *transcript.Transcript, c tokens.Counter, provider string) [][]blockCount {
-	out := make([][]blockCount, len(t.Messages))
+// countMessages counts every message of a transcript, spreading messages over the cores.
+func countMessages(t *transcript.Transcript, c tokens.Counter, provider string) []counted {
+	out := make([]counted, len(t.Messages))
 	work := func(lo, hi int) {
 		for mi := lo; mi < hi; mi++ {
-			m := &t.Messages[mi]
-			bs := make([]blockCount, len(m.Blocks))
-			for bi := range m.Blocks {
-				bs[bi] = countBlock(t, &m.Blocks[bi], c, provider)
-			}
-			out[mi] = bs
+			out[mi] = countMessage(t, &t.Messages[mi], c, provider)
 		}
 	}
 	n := len(t.Messages)
@@ -320,6 +353,19 @@ func countBlocks(t *transcript.Transcript, c tokens.Counter, provider string) []
 	}
 	wg.Wait()
 	return out
+}
+
+// countMessage counts one message of t (a whole transcript, or one record of a streamed
+// one). Its line is left for the caller.
+func countMessage(t *transcript.Transcript, m *transcript.Message, c tokens.Counter, provider string) counted {
+	mc := counted{role: m.Role, blocks: make([]blockCount, len(m.Blocks)), preview: preview(t, m)}
+	for bi := range m.Blocks {
+		b := &m.Blocks[bi]
+		bc := countBlock(t, b, c, provider)
+		bc.toolName, bc.toolID, bc.toolIDs = b.ToolName, b.ToolID, b.ToolIDs
+		mc.blocks[bi] = bc
+	}
+	return mc
 }
 
 func countBlock(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, provider string) blockCount {
@@ -364,13 +410,13 @@ func imageTokens(t *transcript.Transcript, img *transcript.ImageRef, provider st
 }
 
 // anchor relates the count to the transcript's own last usage figure.
-func anchor(t *transcript.Transcript, r *Report) *Anchor {
-	u, ok := t.LastUsage()
+func anchor(tl tally, r *Report) *Anchor {
+	u, ok := transcript.LastUsage(tl.usage)
 	if !ok {
 		return nil
 	}
 	a := &Anchor{Recorded: u.Context(), RecordedAt: u.After, CacheRead: u.CacheRead, CacheCreation: u.CacheCreation}
-	switch t.Format {
+	switch tl.format {
 	case transcript.ClaudeCode:
 		a.Source = "message.usage"
 	case transcript.Codex:

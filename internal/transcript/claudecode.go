@@ -6,17 +6,27 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// ccLine is what the Claude Code reader needs of one record.
+// ccLine is what the Claude Code reader keeps of one record: enough to find the live
+// conversation and to assemble its messages, a few hundred bytes however long the record.
 type ccLine struct {
 	uuid, parent string
 	msgID        string // message.id of an assistant record
 	sidechain    bool
 	message      bool     // a user or assistant record
 	calls        []string // tool_use ids an assistant record makes
-	answers      []string // tool_use ids a user record answers
+	answer       string   // the tool_use id the first tool_result of a user record answers
+	answers      bool     // the record has a tool_result
+	// Of a message record: what its message starts as, or adds to a turn.
+	role    string
+	stamp   time.Time // zero when absent or unreadable
+	stampOK bool
+	summary bool   // isCompactSummary
+	model   string // message.model, unless synthetic
+	usage   Usage
+	counted bool // usage holds a real figure
 }
 
-// parseClaudeCode builds the live conversation of a Claude Code session log.
+// ccParser reads a Claude Code session log.
 //
 // The log is a tree through uuid/parentUuid. The live conversation is the chain from the
 // newest message up to the root (rewinds and forks leave dead branches), widened by the
@@ -26,41 +36,98 @@ type ccLine struct {
 // that the model still sees. Lines are taken in file order; assistant lines that share a
 // message.id become one message. Subagent (isSidechain) lines are left out unless
 // sidechains is set, or unless the file holds nothing else (a subagent's own log).
-func parseClaudeCode(t *Transcript, sidechains bool) {
-	lines := make([]ccLine, len(t.Records))
-	byUUID := make(map[string]int, len(t.Records))
-	onlySidechains := true
-	for i, r := range t.Records {
-		raw := t.Slice(r.Span)
-		f := gjson.GetMany(raw, "uuid", "parentUuid", "isSidechain", "message")
-		l := ccLine{uuid: f[0].String(), parent: f[1].String(), sidechain: f[2].Bool()}
-		msg := f[3]
-		l.message = (r.Type == "user" || r.Type == "assistant") && msg.IsObject()
-		if l.message {
-			if !l.sidechain {
-				onlySidechains = false
-			}
-			if r.Type == "assistant" {
-				l.msgID = msg.Get("id").String()
-			}
-			msg.Get("content").ForEach(func(_, b gjson.Result) bool {
-				switch b.Get("type").String() {
-				case "tool_use", "server_tool_use", "mcp_tool_use":
-					l.calls = append(l.calls, b.Get("id").String())
-				case "tool_result":
-					l.answers = append(l.answers, b.Get("tool_use_id").String())
-				}
-				return true
-			})
-		}
-		if l.uuid != "" {
-			byUUID[l.uuid] = i
-		}
-		lines[i] = l
-	}
-	keepSide := sidechains || onlySidechains
-	wanted := func(l *ccLine) bool { return l.message && (keepSide || !l.sidechain) }
+type ccParser struct {
+	sidechains     bool
+	lines          []ccLine
+	byUUID         map[string]int
+	onlySidechains bool
+}
 
+func (p *ccParser) record(seq int, r *Record, raw string) []Message {
+	f := gjson.GetMany(raw, "uuid", "parentUuid", "isSidechain", "message")
+	l := ccLine{uuid: keep(f[0].String()), parent: keep(f[1].String()), sidechain: f[2].Bool()}
+	msg := f[3]
+	l.message = (r.Type == "user" || r.Type == "assistant") && msg.IsObject()
+	var out []Message
+	if l.message {
+		if !l.sidechain {
+			p.onlySidechains = false
+		}
+		msg.Index += r.Span.Start
+		if r.Type == "assistant" {
+			l.msgID = keep(msg.Get("id").String())
+		}
+		m := anthropicMessage(msg)
+		for i := range m.Blocks {
+			switch b := &m.Blocks[i]; {
+			case b.Kind == ToolCall:
+				l.calls = append(l.calls, keep(b.ToolID))
+			case b.Type == "tool_result" && !l.answers:
+				l.answer, l.answers = keep(b.ToolID), true
+			}
+		}
+		l.role = intern(m.Role)
+		g := gjson.GetMany(raw, "timestamp", "isCompactSummary")
+		if ts, err := time.Parse(time.RFC3339Nano, g[0].String()); err == nil {
+			l.stamp, l.stampOK = ts, true
+		}
+		l.summary = g[1].Bool()
+		if model := msg.Get("model").String(); model != "" && model != "<synthetic>" {
+			l.model = intern(model)
+		}
+		l.usage, l.counted = ccUsage(msg)
+		out = []Message{m}
+	}
+	if l.uuid != "" {
+		p.byUUID[l.uuid] = seq
+	}
+	p.lines = append(p.lines, l)
+	return out
+}
+
+func (p *ccParser) finish(o *Outline) {
+	keepSide := p.sidechains || p.onlySidechains
+	wanted := func(l *ccLine) bool { return l.message && (keepSide || !l.sidechain) }
+	live := ccLive(p.lines, p.byUUID, p.onlySidechains, p.sidechains, wanted)
+
+	turnAt := make(map[string]int)
+	for i := range p.lines {
+		l := &p.lines[i]
+		if !live[i] || !wanted(l) {
+			continue // attachments, system records and the like sit in the chain too
+		}
+		span := o.Records[i].Span
+		if at, ok := turnAt[l.msgID]; ok && l.msgID != "" {
+			prev := &o.Messages[at]
+			prev.Lines = append(prev.Lines, span)
+			o.Parts[at] = append(o.Parts[at], Part{Record: i})
+			if l.stampOK {
+				prev.Time = l.stamp
+			}
+			if l.counted {
+				o.Usage = addUsage(o.Usage, l.usage, at)
+			}
+			continue
+		}
+		m := Message{Role: l.role, Span: span, Lines: []Span{span}, ID: l.msgID, Time: l.stamp, Summary: l.summary}
+		if m.ID == "" {
+			m.ID = l.uuid
+		} else {
+			turnAt[l.msgID] = len(o.Messages)
+		}
+		o.Messages = append(o.Messages, m)
+		o.Parts = append(o.Parts, []Part{{Record: i}})
+		if l.model != "" {
+			o.Model = l.model
+		}
+		if l.counted {
+			o.Usage = addUsage(o.Usage, l.usage, len(o.Messages)-1)
+		}
+	}
+}
+
+// ccLive marks the lines of the live conversation (see ccParser).
+func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bool, wanted func(*ccLine) bool) []bool {
 	live := make([]bool, len(lines))
 	leaf := -1
 	for i := len(lines) - 1; i >= 0; i-- {
@@ -106,7 +173,7 @@ func parseClaudeCode(t *Transcript, sidechains bool) {
 		}
 		for i := range lines {
 			l := &lines[i]
-			if !live[i] && wanted(l) && len(l.answers) > 0 && calls[l.answers[0]] {
+			if !live[i] && wanted(l) && l.answers && calls[l.answer] {
 				live[i] = true
 			}
 		}
@@ -119,72 +186,41 @@ func parseClaudeCode(t *Transcript, sidechains bool) {
 			}
 		}
 	}
-
-	turnAt := make(map[string]int)
-	for i := range lines {
-		l := &lines[i]
-		if !live[i] || !wanted(l) {
-			continue // attachments, system records and the like sit in the chain too
-		}
-		r := &t.Records[i]
-		raw := t.Slice(r.Span)
-		f := gjson.GetMany(raw, "message", "timestamp", "isCompactSummary")
-		msg := f[0]
-		msg.Index += r.Span.Start
-		if at, ok := turnAt[l.msgID]; ok && l.msgID != "" {
-			prev := &t.Messages[at]
-			prev.Lines = append(prev.Lines, r.Span)
-			prev.Blocks = anthropicContent(msg.Get("content"), prev.Blocks)
-			prev.Time = parseTime(f[1].String(), prev.Time)
-			r.Message = at
-			ccUsage(t, msg, at)
-			continue
-		}
-		m := anthropicMessage(msg)
-		m.Span = r.Span
-		m.Lines = []Span{r.Span}
-		m.ID = l.msgID
-		if m.ID == "" {
-			m.ID = l.uuid
-		} else {
-			turnAt[l.msgID] = len(t.Messages)
-		}
-		m.Time = parseTime(f[1].String(), time.Time{})
-		m.Summary = f[2].Bool()
-		r.Message = len(t.Messages)
-		t.Messages = append(t.Messages, m)
-		if model := msg.Get("model").String(); model != "" && model != "<synthetic>" {
-			t.Model = model
-		}
-		ccUsage(t, msg, len(t.Messages)-1)
-	}
+	return live
 }
 
-// ccUsage records an assistant message's usage: the prompt it answered (fresh, cache-read
-// and cache-written tokens) plus its reply.
-func ccUsage(t *Transcript, msg gjson.Result, at int) {
+// ccUsage reads an assistant message's usage: the prompt it answered (fresh, cache-read
+// and cache-written tokens) plus its reply. ok is false when there is none.
+func ccUsage(msg gjson.Result) (us Usage, ok bool) {
 	u := msg.Get("usage")
 	if !u.IsObject() {
-		return
+		return Usage{}, false
 	}
 	f := gjson.GetMany(u.Raw, "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
-	us := Usage{After: at, CacheRead: int(f[1].Int()), CacheCreation: int(f[2].Int()), Output: int(f[3].Int())}
+	us = Usage{CacheRead: int(f[1].Int()), CacheCreation: int(f[2].Int()), Output: int(f[3].Int())}
 	us.Input = int(f[0].Int()) + us.CacheRead + us.CacheCreation
 	if us.Input == 0 && us.Output == 0 {
-		return // synthetic messages carry zeroes
+		return Usage{}, false // synthetic messages carry zeroes
 	}
-	// A later line of the same turn carries the final figure; keep the list in message order.
-	k := len(t.Usage)
-	for k > 0 && t.Usage[k-1].After > at {
+	return us, true
+}
+
+// addUsage records a figure for message at. A later line of the same turn carries the
+// final figure; the list stays in message order.
+func addUsage(list []Usage, us Usage, at int) []Usage {
+	us.After = at
+	k := len(list)
+	for k > 0 && list[k-1].After > at {
 		k--
 	}
-	if k > 0 && t.Usage[k-1].After == at {
-		t.Usage[k-1] = us
-		return
+	if k > 0 && list[k-1].After == at {
+		list[k-1] = us
+		return list
 	}
-	t.Usage = append(t.Usage, Usage{})
-	copy(t.Usage[k+1:], t.Usage[k:])
-	t.Usage[k] = us
+	list = append(list, Usage{})
+	copy(list[k+1:], list[k:])
+	list[k] = us
+	return list
 }
 
 func parseTime(s string, fallback time.Time) time.Time {

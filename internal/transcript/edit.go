@@ -26,7 +26,7 @@ func (t *Transcript) Apply(edits []Edit) ([]byte, error) {
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Span.Start < sorted[j].Span.Start })
 	size := len(t.Doc)
 	for i, e := range sorted {
-		if e.Span.Start < 0 || e.Span.End > len(t.Doc) || e.Span.Start > e.Span.End {
+		if e.Span.Start < t.Base || e.Span.End > t.Base+len(t.Doc) || e.Span.Start > e.Span.End {
 			return nil, fmt.Errorf("edit %d: span %d-%d outside the document (%d bytes)", i, e.Span.Start, e.Span.End, len(t.Doc))
 		}
 		if i > 0 && e.Span.Start < sorted[i-1].Span.End {
@@ -37,9 +37,9 @@ func (t *Transcript) Apply(edits []Edit) ([]byte, error) {
 	out := make([]byte, 0, size)
 	at := 0
 	for _, e := range sorted {
-		out = append(out, t.Doc[at:e.Span.Start]...)
+		out = append(out, t.Doc[at:e.Span.Start-t.Base]...)
 		out = append(out, e.With...)
-		at = e.Span.End
+		at = e.Span.End - t.Base
 	}
 	return append(out, t.Doc[at:]...), nil
 }

@@ -13,11 +13,26 @@ type Pair struct {
 	Call, Result Ref
 }
 
+// ToolBlocks is a conversation as pairing sees it: messages of blocks, each with a kind and
+// tool ids. A Transcript is one; so is a summary that keeps only those facts of each block
+// (ctx-count's counts of a streamed document), which PairsOf pairs by the same rule.
+type ToolBlocks interface {
+	// Len is the number of messages, Blocks(m) the number of blocks of message m.
+	Len() int
+	Blocks(m int) int
+	// Tool describes block b of message m: its kind, its tool id and, for a result that
+	// answers a list of calls, every id.
+	Tool(m, b int) (kind Kind, id string, ids []string)
+}
+
 // Pairs links every tool call with its result, in document order of the calls (orphan
 // results last). Ids are not trusted to be unique: real transcripts reuse an id for a
 // later, different call, so a result answers the oldest call still waiting with its id; a
 // result with no id answers the oldest waiting call.
-func (t *Transcript) Pairs() []Pair {
+func (t *Transcript) Pairs() []Pair { return PairsOf(transcriptBlocks{t}) }
+
+// PairsOf pairs the calls and results of any ToolBlocks the way Transcript.Pairs does.
+func PairsOf(s ToolBlocks) []Pair {
 	type waiting struct {
 		ref    Ref
 		id     string
@@ -28,19 +43,19 @@ func (t *Transcript) Pairs() []Pair {
 	var pending []waiting
 	var orphans []Pair
 	open := 0
-	for mi := range t.Messages {
-		for bi := range t.Messages[mi].Blocks {
-			b := &t.Messages[mi].Blocks[bi]
+	for mi, n := 0, s.Len(); mi < n; mi++ {
+		for bi, nb := 0, s.Blocks(mi); bi < nb; bi++ {
+			kind, toolID, toolIDs := s.Tool(mi, bi)
 			here := Ref{mi, bi}
-			switch b.Kind {
+			switch kind {
 			case ToolCall:
-				pending = append(pending, waiting{ref: here, id: b.ToolID, pair: len(pairs)})
-				pairs = append(pairs, Pair{ID: b.ToolID, Call: here, Result: None})
+				pending = append(pending, waiting{ref: here, id: toolID, pair: len(pairs)})
+				pairs = append(pairs, Pair{ID: toolID, Call: here, Result: None})
 				open++
 			case ToolResult:
-				ids := b.ToolIDs
+				ids := toolIDs
 				if len(ids) == 0 {
-					ids = []string{b.ToolID}
+					ids = []string{toolID}
 				}
 				for _, id := range ids {
 					found := false
@@ -65,6 +80,15 @@ func (t *Transcript) Pairs() []Pair {
 		}
 	}
 	return append(pairs, orphans...)
+}
+
+type transcriptBlocks struct{ t *Transcript }
+
+func (s transcriptBlocks) Len() int         { return len(s.t.Messages) }
+func (s transcriptBlocks) Blocks(m int) int { return len(s.t.Messages[m].Blocks) }
+func (s transcriptBlocks) Tool(m, b int) (Kind, string, []string) {
+	bl := &s.t.Messages[m].Blocks[b]
+	return bl.Kind, bl.ToolID, bl.ToolIDs
 }
 
 // Block returns the block a Ref points at.

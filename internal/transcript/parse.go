@@ -127,24 +127,6 @@ func Parse(data []byte, o Options) (*Transcript, error) {
 	return nil, syntaxError(doc, 0)
 }
 
-func parseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript, error) {
-	if o.Format != "" {
-		if found := detectJSONL(doc, lines); found != o.Format {
-			return nil, formatMismatch(o.Format, found)
-		}
-	}
-	t := &Transcript{Format: f, Doc: doc, Records: lines}
-	switch f {
-	case ClaudeCode:
-		parseClaudeCode(t, o.Sidechains)
-	case Codex:
-		parseCodex(t)
-	default:
-		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("the input has %d JSON records, one a line; %s documents are a single JSON value", len(lines), f)}
-	}
-	return t, nil
-}
-
 func parseJSONDocument(doc string, root gjson.Result, f Format, o Options) (*Transcript, error) {
 	arr, path, err := locateArray(root, o.Path)
 	if err != nil {
@@ -264,16 +246,11 @@ func splitRecords(doc string) []Record {
 func validateLines(doc string, lines []Record) error {
 	for i := range lines {
 		l := doc[lines[i].Span.Start:lines[i].Span.End]
-		if !gjson.Valid(l) {
-			e := syntaxError(l, lines[i].Span.Start)
-			e.Line = lines[i].Line
-			if i == len(lines)-1 && strings.HasPrefix(strings.TrimSpace(l), "{") && !strings.HasSuffix(strings.TrimSpace(l), "}") {
-				e.Msg = "truncated record (the last line ends before its JSON value does): " + e.Msg
+		if e, truncated := checkLine(l, lines[i].Span.Start, lines[i].Line); e != nil {
+			if truncated && i == len(lines)-1 {
+				markTruncated(e)
 			}
 			return e
-		}
-		if c := l[firstNonSpace(l)]; c != '{' {
-			return &Error{Line: lines[i].Line, Offset: int64(lines[i].Span.Start), Msg: fmt.Sprintf("expected a JSON object, found %s", typeName(gjson.Parse(l)))}
 		}
 		lines[i].Type = gjson.Get(l, "type").String()
 	}

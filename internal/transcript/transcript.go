@@ -6,6 +6,9 @@
 // Nothing is unmarshalled into map trees: the document is kept as one string and every
 // message, block and text is a Span into it, so a writer can splice edits into the original
 // bytes and leave everything else untouched.
+//
+// JSONL transcripts can also be streamed (Stream): one record at a time, in memory that does
+// not grow with the size of the messages. Parse and Stream read records with the same code.
 package transcript
 
 import (
@@ -149,8 +152,11 @@ func (u Usage) Context() int { return u.Input + u.Output }
 // Transcript is a parsed document.
 type Transcript struct {
 	Format Format
-	// Doc is the whole input. Every Span indexes it.
-	Doc      string
+	// Doc is the whole input. Every Span indexes it: Span{s, e} is Doc[s-Base : e-Base].
+	Doc string
+	// Base is the document offset of Doc's first byte. It is 0 except in the one-record
+	// transcripts Stream hands out, whose Doc is a single line of a longer document.
+	Base     int
 	Messages []Message
 	// Tools is the JSON array of tool schemas the request declares, if any.
 	Tools Span
@@ -167,7 +173,7 @@ type Transcript struct {
 }
 
 // Slice returns the document text of a span.
-func (t *Transcript) Slice(s Span) string { return t.Doc[s.Start:s.End] }
+func (t *Transcript) Slice(s Span) string { return t.Doc[s.Start-t.Base : s.End-t.Base] }
 
 // BodyText returns a block's payload as the model reads it: the decoded string, or the raw
 // JSON of a structured payload. Parts are not included.
@@ -183,11 +189,14 @@ func (t *Transcript) BodyText(b *Block) string {
 }
 
 // LastUsage returns the newest real usage figure, if the transcript records any.
-func (t *Transcript) LastUsage() (Usage, bool) {
-	if len(t.Usage) == 0 {
+func (t *Transcript) LastUsage() (Usage, bool) { return LastUsage(t.Usage) }
+
+// LastUsage returns the newest of a list of usage figures, if there is one.
+func LastUsage(us []Usage) (Usage, bool) {
+	if len(us) == 0 {
 		return Usage{}, false
 	}
-	return t.Usage[len(t.Usage)-1], true
+	return us[len(us)-1], true
 }
 
 // decodeString decodes a JSON string literal; it avoids allocating when the literal has

@@ -1,0 +1,115 @@
+package cli_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// streamTool reads its inputs with Sources and Stream, as ctx-count does, and prints what
+// it got: "name: N records streamed, M messages" or "name: read whole, M messages".
+func streamTool() *cli.Tool {
+	g := &struct {
+		cli.Common `embed:""`
+	}{}
+	return &cli.Tool{
+		Name:    "ctx-fake",
+		Summary: "Stream documents.",
+		Grammar: g,
+		Common:  func() *cli.Common { return &g.Common },
+		Run: func(c *cli.Context) error {
+			names, err := c.Sources()
+			if err != nil {
+				return err
+			}
+			for _, name := range names {
+				n := 0
+				t, o, err := c.Stream(name, func(int, *transcript.Transcript) error { n++; return nil })
+				switch {
+				case err != nil:
+					return err
+				case t != nil:
+					fmt.Fprintf(c.Stdout, "%s: read whole, %d messages\n", name, len(t.Messages))
+				default:
+					fmt.Fprintf(c.Stdout, "%s: %d records streamed, %d messages\n", name, n, len(o.Messages))
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func runStream(args []string, stdin io.Reader) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := cli.Main(streamTool(), args, stdin, &out, &errb, nil)
+	return code, out.String(), errb.String()
+}
+
+func TestStream(t *testing.T) {
+	dir := t.TempDir()
+	jsonl := `{"type":"user","uuid":"a","message":{"role":"user","content":"x"}}` + "\n" +
+		`{"type":"assistant","uuid":"b","parentUuid":"a","message":{"id":"m","role":"assistant","content":"y"}}` + "\n"
+	chat := filepath.Join(dir, "chat.json")
+	os.WriteFile(chat, []byte(`[{"role":"user","content":"hi"}]`), 0o644)
+	session := filepath.Join(dir, "s.jsonl")
+	os.WriteFile(session, []byte(jsonl), 0o644)
+	missing := filepath.Join(dir, "missing.json")
+
+	cases := []struct {
+		name   string
+		args   []string
+		stdin  io.Reader
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"jsonl on stdin", nil, strings.NewReader(jsonl), 0, "-: 2 records streamed, 2 messages\n", ""},
+		{"files", []string{chat, session}, nil, 0,
+			chat + ": read whole, 1 messages\n" + session + ": 2 records streamed, 2 messages\n", ""},
+		{"a missing file fails before any is read", []string{chat, missing}, nil, cli.ExitRuntime, "",
+			fmt.Sprintf("ctx-fake: error: read %q: no such file or directory\n", missing)},
+		{"a directory", []string{dir}, nil, cli.ExitRuntime, "",
+			fmt.Sprintf("ctx-fake: error: read %q: is a directory\n", dir)},
+		{"stdin twice", []string{"-", "-"}, strings.NewReader(jsonl), cli.ExitUsage, "",
+			"ctx-fake: error: stdin (\"-\") named more than once\n"},
+		{"bad record", nil, strings.NewReader(jsonl + "{\"type\":\"user\",\"uu"), cli.ExitInput, "",
+			"ctx-fake: error: stdin: line 3: truncated record (the last line ends before its JSON value does): invalid JSON: the document ends before its value does (truncated?)\nhint: if the format was misdetected, name it with --format\n"},
+		{"read error", nil, io.MultiReader(strings.NewReader(jsonl), iotest.ErrReader(errors.New("connection reset"))), cli.ExitRuntime, "",
+			"ctx-fake: error: read stdin: connection reset\n"},
+		{"forced format, whole", []string{"--format", "claude-code", chat}, nil, cli.ExitInput, "",
+			fmt.Sprintf("ctx-fake: error: %s: --format claude-code, but the input holds something else\n", chat)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.stdin == nil {
+				c.stdin = strings.NewReader("")
+			}
+			code, stdout, stderr := runStream(c.args, c.stdin)
+			if code != c.code || stdout != c.stdout || stderr != c.stderr {
+				t.Errorf("exit %d, stdout %q, stderr %q\nwant exit %d, stdout %q, stderr %q", code, stdout, stderr, c.code, c.stdout, c.stderr)
+			}
+		})
+	}
+}
+
+// TestSourcesMatchInputs: the tools that stream and the tools that read whole report an
+// unreadable input in the same words.
+func TestSourcesMatchInputs(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{filepath.Join(dir, "nope.json")}, {dir}} {
+		code1, _, err1 := run(t, args, runOpts{})
+		code2, _, err2 := runStream(args, strings.NewReader(""))
+		if code1 != code2 || err1 != err2 {
+			t.Errorf("%v: Inputs says %d %q, Sources says %d %q", args, code1, err1, code2, err2)
+		}
+	}
+}

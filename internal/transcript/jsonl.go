@@ -1,0 +1,156 @@
+package transcript
+
+import (
+	"fmt"
+	"strings"
+	"unique"
+
+	"github.com/tidwall/gjson"
+)
+
+// Outline is a JSONL conversation without its text: the records of the document, the live
+// conversation's messages without their blocks, and which records' messages make up each
+// of them. Stream returns it; Parse builds the same outline and fills in the blocks.
+type Outline struct {
+	Format Format
+	// Records are all records (non-blank lines) of the document. Spans are document offsets;
+	// Message is the index in Messages of the message the record is part of, or -1.
+	Records []Record
+	// Messages are the live conversation's messages; their Blocks are nil.
+	Messages []Message
+	// Parts lists, for each message, the record messages it is made of, in order. A Claude
+	// Code assistant turn written over several lines has one part per line; its blocks are
+	// the blocks of its parts, one after another.
+	Parts [][]Part
+	// Usage and Model are as in Transcript.
+	Usage []Usage
+	Model string
+}
+
+// Part names one message a record carries: Messages[Message] of the one-record transcript
+// that Stream passed for Records[Record].
+type Part struct{ Record, Message int }
+
+// recordParser reads the records of a JSONL transcript one at a time and, after the last,
+// works out the live conversation. Parse and Stream both use it, so a streamed document
+// gives exactly the conversation a parsed one does.
+//
+// Whatever a parser keeps of a record must not refer to the record's text (Stream drops
+// each line after reading it): strings it keeps are copied.
+type recordParser interface {
+	// record reads record seq (raw is its line; r.Span places it in the document) and
+	// returns the messages it carries, their spans in document offsets.
+	record(seq int, r *Record, raw string) []Message
+	// finish fills in the outline's Messages, Parts, Usage and Model.
+	finish(o *Outline)
+}
+
+func newRecordParser(f Format, sidechains bool) recordParser {
+	switch f {
+	case ClaudeCode:
+		return &ccParser{sidechains: sidechains, byUUID: map[string]int{}, onlySidechains: true}
+	case Codex:
+		return &codexParser{}
+	}
+	return nil
+}
+
+// resolve ends a parse: the parser's outline, with each record linked to its message.
+func resolve(p recordParser, f Format, records []Record) *Outline {
+	o := &Outline{Format: f, Records: records}
+	p.finish(o)
+	for mi, parts := range o.Parts {
+		for _, pt := range parts {
+			o.Records[pt.Record].Message = mi
+		}
+	}
+	return o
+}
+
+func parseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript, error) {
+	if o.Format != "" {
+		if found := detectJSONL(doc, lines); found != o.Format {
+			return nil, formatMismatch(o.Format, found)
+		}
+	}
+	p := newRecordParser(f, o.Sidechains)
+	if p == nil {
+		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("the input has %d JSON records, one a line; %s documents are a single JSON value", len(lines), f)}
+	}
+	carried := make([][]Message, len(lines))
+	for i := range lines {
+		carried[i] = p.record(i, &lines[i], doc[lines[i].Span.Start:lines[i].Span.End])
+	}
+	ol := resolve(p, f, lines)
+	t := &Transcript{Format: f, Doc: doc, Records: ol.Records, Usage: ol.Usage, Model: ol.Model}
+	if len(ol.Messages) > 0 {
+		t.Messages = make([]Message, len(ol.Messages))
+	}
+	for i, m := range ol.Messages {
+		if parts := ol.Parts[i]; len(parts) == 1 {
+			m.Blocks = carried[parts[0].Record][parts[0].Message].Blocks
+		} else {
+			for _, pt := range parts {
+				m.Blocks = append(m.Blocks, carried[pt.Record][pt.Message].Blocks...)
+			}
+		}
+		t.Messages[i] = m
+	}
+	return t, nil
+}
+
+// checkLine validates one record line (start is its document offset). truncated says
+// whether the error would read "truncated record" if the line is the document's last.
+func checkLine(l string, start, line int) (e *Error, truncated bool) {
+	if !gjson.Valid(l) {
+		e = syntaxError(l, start)
+		e.Line = line
+		trimmed := strings.TrimSpace(l)
+		return e, strings.HasPrefix(trimmed, "{") && !strings.HasSuffix(trimmed, "}")
+	}
+	if c := l[firstNonSpace(l)]; c != '{' {
+		return &Error{Line: line, Offset: int64(start), Msg: fmt.Sprintf("expected a JSON object, found %s", typeName(gjson.Parse(l)))}, false
+	}
+	return nil, false
+}
+
+// markTruncated rewords the error of a document's last line that stops mid-record.
+func markTruncated(e *Error) {
+	e.Msg = "truncated record (the last line ends before its JSON value does): " + e.Msg
+}
+
+// keep copies a string out of a record's text, so holding it does not hold the line.
+func keep(s string) string { return strings.Clone(s) }
+
+// intern is keep for the few strings every record repeats (roles, record and block types,
+// tool and model names): one shared copy of each.
+func intern(s string) string { return unique.Make(s).Value() }
+
+// detach copies every string of the messages that refers to their record's text.
+func detach(ms []Message) {
+	for i := range ms {
+		m := &ms[i]
+		m.Role, m.ID, m.Name = intern(m.Role), keep(m.ID), keep(m.Name)
+		detachBlocks(m.Blocks)
+	}
+}
+
+func detachBlocks(bs []Block) {
+	for i := range bs {
+		b := &bs[i]
+		b.Type, b.ToolID, b.ToolName = intern(b.Type), keep(b.ToolID), intern(b.ToolName)
+		if b.ToolIDs != nil {
+			ids := make([]string, len(b.ToolIDs))
+			for k, id := range b.ToolIDs {
+				ids[k] = keep(id)
+			}
+			b.ToolIDs = ids
+		}
+		if b.Image != nil {
+			img := *b.Image
+			img.MediaType, img.URL, img.Detail = intern(img.MediaType), keep(img.URL), intern(img.Detail)
+			b.Image = &img
+		}
+		detachBlocks(b.Parts)
+	}
+}

@@ -1,0 +1,197 @@
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// sniffBytes is how much of the input Stream reads ahead to decide whether it is a JSONL
+// transcript: the records up to the first one that names its format must fit in it.
+const sniffBytes = 1 << 20
+
+// sniffRecords is how many records detection looks at, as Parse does.
+const sniffRecords = 201
+
+// Stream reads a document from r. A Claude Code or Codex JSONL transcript is read one record
+// (line) at a time in memory that does not grow with the size of its messages: for each
+// record, in order, fn gets a one-record transcript — Doc is the line, Base its offset,
+// Records the record, Messages the messages it carries (spans in document offsets) — and
+// may keep it: Stream does not reuse it, and nothing in Messages refers to the line except
+// through spans. At the end Stream returns the Outline: which records make up the live
+// conversation, the same conversation Parse finds (Claude Code's live branch, Codex
+// compactions), exactly.
+//
+// Whether the input is such a transcript is decided from its first records (up to the first
+// that names its format, within the first MB), honouring o.Format. Any other input — JSON
+// documents, empty or unrecognised input — is read whole and returned as data, for Parse:
+// fn is not called. Bad records give Parse's errors (line numbers, truncated last line,
+// binary data), though fn may have seen the records before the bad one. An error from fn
+// stops the reading and is returned as it is; so is an error reading r.
+func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (*Outline, []byte, error) {
+	br := bufio.NewReaderSize(r, sniffBytes)
+	f, err := sniff(br, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f == "" {
+		data, err := readAll(br, r)
+		return nil, data, err
+	}
+
+	lr := lineReader{br: br}
+	p := newRecordParser(f, o.Sidechains)
+	var records []Record
+	for {
+		text, start, line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if i := bytes.IndexByte(text, 0); i >= 0 {
+			return nil, nil, nulError(start + i)
+		}
+		text = bytes.TrimSuffix(text, []byte{'\r'})
+		l := unsafe.String(unsafe.SliceData(text), len(text)) // text is ours and never changes
+		if firstNonSpace(l) < 0 {
+			continue
+		}
+		if e, truncated := checkLine(l, start, line); e != nil {
+			return nil, nil, lr.finishBad(e, truncated)
+		}
+		seq := len(records)
+		records = append(records, Record{Span: Span{start, start + len(l)}, Line: line, Message: -1,
+			Type: intern(gjson.Get(l, "type").String())})
+		rec := &Transcript{Format: f, Doc: l, Base: start, Records: []Record{records[seq]}}
+		rec.Messages = p.record(seq, &records[seq], l)
+		detach(rec.Messages)
+		if err := fn(seq, rec); err != nil {
+			return nil, nil, err
+		}
+	}
+	return resolve(p, f, records), nil, nil
+}
+
+// sniff peeks at the first records of the input and names the JSONL format to stream, or
+// "" when the input should be read whole: when the first records do not all parse, when
+// none of them names a JSONL format, or when it is not the one o.Format asks for. Parse
+// then reads the input and says what is wrong with it, if anything.
+func sniff(br *bufio.Reader, o Options) (Format, error) {
+	if o.Format != "" && !o.Format.JSONL() {
+		return "", nil
+	}
+	head, err := br.Peek(sniffBytes)
+	if err != nil && err != io.EOF {
+		return "", err
+	}
+	complete := err == io.EOF // the whole input is in head
+	records := 0
+	for len(head) > 0 && records < sniffRecords {
+		i := bytes.IndexByte(head, '\n')
+		if i < 0 && !complete {
+			break // the record goes on past what was read ahead
+		}
+		line := head
+		if i >= 0 {
+			line, head = head[:i], head[i+1:]
+		} else {
+			head = nil
+		}
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		l := string(line)
+		if firstNonSpace(l) < 0 {
+			continue
+		}
+		records++
+		if bytes.IndexByte(line, 0) >= 0 || !gjson.Valid(l) || l[firstNonSpace(l)] != '{' {
+			return "", nil
+		}
+		if f := recordFormat(gjson.Parse(l)); f != "" {
+			if o.Format != "" && f != o.Format {
+				return "", nil
+			}
+			return f, nil
+		}
+	}
+	return "", nil
+}
+
+func nulError(offset int) *Error {
+	return errorf(int64(offset), "binary data (NUL byte), not a JSON document")
+}
+
+// readAll reads the rest of the input, in one allocation when r is a file of known size.
+func readAll(br *bufio.Reader, r io.Reader) ([]byte, error) {
+	size := br.Buffered()
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = max(size, int(fi.Size()))
+		}
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err := buf.ReadFrom(br)
+	return buf.Bytes(), err
+}
+
+// lineReader reads lines of any length, counting their offsets and numbers.
+type lineReader struct {
+	br   *bufio.Reader
+	off  int // document offset of the next line
+	line int // lines read
+}
+
+// next returns the next line without its '\n', as a new slice the caller owns, with its
+// document offset and 1-based number; io.EOF after the last.
+func (lr *lineReader) next() (text []byte, start, line int, err error) {
+	for {
+		chunk, err := lr.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			text = append(text, chunk...)
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return nil, 0, 0, err
+		}
+		if err == io.EOF && len(chunk) == 0 && len(text) == 0 {
+			return nil, 0, 0, io.EOF
+		}
+		text = append(text, chunk...)
+		start = lr.off
+		lr.off += len(text)
+		lr.line++
+		return bytes.TrimSuffix(text, []byte{'\n'}), start, lr.line, nil
+	}
+}
+
+// finishBad reads the rest of the input after the first bad record: a NUL byte anywhere
+// is reported instead, as Parse does, and the bad record is a truncated one only if it is
+// the last.
+func (lr *lineReader) finishBad(e *Error, truncated bool) error {
+	last := true
+	for {
+		text, start, _, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if i := bytes.IndexByte(text, 0); i >= 0 {
+			return nulError(start + i)
+		}
+		if firstNonSpace(string(bytes.TrimSuffix(text, []byte{'\r'}))) >= 0 {
+			last = false
+		}
+	}
+	if truncated && last {
+		markTruncated(e)
+	}
+	return e
+}
