@@ -269,7 +269,11 @@ func (r *envResolver) Resolve(_ *kong.Context, _ *kong.Path, flag *kong.Flag) (a
 				return nil, fmt.Errorf("must be one of %q but got %q (from $%s)", flag.EnumSlice(), v, name)
 			}
 		}
-		scratch := reflect.New(flag.Target.Type()).Elem()
+		typ := flag.Target.Type()
+		scratch := reflect.New(typ).Elem()
+		if typ.Kind() == reflect.Pointer { // an optional value (*Count): decode into a fresh one
+			scratch.Set(reflect.New(typ.Elem()))
+		}
 		dc := &kong.DecodeContext{Value: flag.Value, Scan: kong.ScanFromTokens(kong.Token{Type: kong.FlagValueToken, Value: v})}
 		if err := flag.Mapper.Decode(dc, scratch); err != nil {
 			return nil, fmt.Errorf("%w (from $%s)", err, name)
