@@ -1,0 +1,261 @@
+package snip
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/count"
+)
+
+// Flags is ctx-snip's command line.
+type Flags struct {
+	cli.Common `embed:""`
+
+	Trigger     cli.Percent   `name:"trigger" default:"60%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_SNIP_TRIGGER"`
+	Target      optPercent    `name:"target" placeholder:"PCT" help:"Clear old results, oldest first, down to this utilization (default 10 points below --trigger)." env:"CTX_SNIP_TARGET"`
+	Keep        int           `name:"keep" default:"3" placeholder:"N" help:"Clear the newest N tool results only when a later call supersedes them." env:"CTX_SNIP_KEEP"`
+	MaxSearches int           `name:"max-searches" default:"5" placeholder:"K" help:"Keep only the newest K results of each search tool; 0 keeps them all." env:"CTX_SNIP_MAX_SEARCHES"`
+	Idle        time.Duration `name:"idle" default:"5m" placeholder:"DURATION" help:"Microcompact once the newest message is older than this; 0 turns it off." env:"CTX_SNIP_IDLE"`
+	Now         Instant       `name:"now" placeholder:"TIME" help:"The current time, RFC 3339 (for tests and replays); default the clock." env:"CTX_NOW"`
+	ClearInputs bool          `name:"clear-inputs" help:"Also replace the arguments of cleared calls with a stub." env:"CTX_SNIP_CLEAR_INPUTS"`
+	ReadTools   []string      `name:"read-tools" sep:"," placeholder:"TOOL" help:"More tools that read files (comma list, repeatable)." env:"CTX_SNIP_READ_TOOLS"`
+	SearchTools []string      `name:"search-tools" sep:"," placeholder:"TOOL" help:"More tools that search or list files (comma list, repeatable)." env:"CTX_SNIP_SEARCH_TOOLS"`
+	DryRun      bool          `name:"dry-run" short:"n" help:"List what would be cleared and why; do not change the document."`
+}
+
+// optPercent is a percentage that knows whether it was given. (A *cli.Percent would say
+// so too, but the shared runner cannot yet read a pointer flag from the environment.)
+type optPercent struct {
+	cli.Percent
+	set bool
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (p *optPercent) UnmarshalText(b []byte) error {
+	if err := p.Percent.UnmarshalText(b); err != nil {
+		return err
+	}
+	p.set = true
+	return nil
+}
+
+// Instant is a point in time given as RFC 3339 ("2026-03-04T05:20:12Z").
+type Instant struct{ time.Time }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (t *Instant) UnmarshalText(b []byte) error {
+	v, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		return fmt.Errorf("invalid time %q: want RFC 3339, e.g. 2026-03-04T05:20:12Z", b)
+	}
+	t.Time = v
+	return nil
+}
+
+const help = `Replaces stale tool results in a conversation document with a short placeholder that
+names the call (tool and main argument: file, pattern, command) and says how to get the result
+back: re-run the call. The tool calls are kept.
+
+Above --trigger (60%) of the effective window it clears, in this order: a file read that a
+later read of the same file supersedes; a search that a later identical search supersedes;
+results of a search tool beyond its newest --max-searches (5); then results older than the
+newest --keep (3), oldest first, until utilization is down to --target (50%).
+
+Microcompact: when the newest message is older than --idle (5m) by the transcript's
+timestamps and the clock (or --now), the prompt cache has gone cold, and every result but
+the newest --keep is cleared whatever the utilization. Documents without timestamps are
+never idle.
+
+Below the trigger, with a warm cache, the output is the input byte for byte. The system
+prompt, the newest user message and the newest assistant message are never changed.
+Details in ctx-snip(1).`
+
+// Tool returns ctx-snip's description for the runner.
+func Tool() *cli.Tool {
+	f := &Flags{}
+	return &cli.Tool{
+		Name:    "ctx-snip",
+		Summary: "Clear stale tool results: re-read files, repeated searches, old results.",
+		Help:    help,
+		Grammar: f,
+		Common:  func() *cli.Common { return &f.Common },
+		Run:     func(ctx *cli.Context) error { return run(ctx, f) },
+	}
+}
+
+// Main runs ctx-snip and returns its exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)
+}
+
+// options turns the flags into the tier's options (without the document's measures).
+func (f *Flags) options(now time.Time) (Options, error) {
+	o := Defaults()
+	o.Trigger = f.Trigger.Fraction()
+	o.Target = max(o.Trigger-0.10, 0)
+	if f.Target.set {
+		o.Target = f.Target.Fraction()
+		if o.Target > o.Trigger {
+			return o, cli.Usagef("--target %s is above --trigger %s", f.Target, f.Trigger)
+		}
+	}
+	if f.Keep < 0 {
+		return o, cli.Usagef("--keep must not be negative, got %d", f.Keep)
+	}
+	if f.MaxSearches < 0 {
+		return o, cli.Usagef("--max-searches must not be negative, got %d", f.MaxSearches)
+	}
+	if f.Idle < 0 {
+		return o, cli.Usagef("--idle must not be negative, got %s", f.Idle)
+	}
+	o.Keep, o.MaxSearches, o.Idle, o.ClearInputs = f.Keep, f.MaxSearches, f.Idle, f.ClearInputs
+	o.Now = now
+	if !f.Now.IsZero() {
+		o.Now = f.Now.Time
+	}
+	o.Tools = Tools{Read: nonEmpty(f.ReadTools), Search: nonEmpty(f.SearchTools)}
+	return o, nil
+}
+
+func nonEmpty(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func run(ctx *cli.Context, f *Flags) error {
+	o, err := f.options(ctx.Now())
+	if err != nil {
+		return err
+	}
+	var ins []cli.Input
+	if f.InPlace || f.DryRun {
+		// --dry-run writes a list, not documents, so it takes several files as well.
+		if ins, err = ctx.Inputs(); err != nil {
+			return err
+		}
+	} else {
+		in, err := ctx.One()
+		if err != nil {
+			return err
+		}
+		ins = []cli.Input{in}
+	}
+	var list bytes.Buffer
+	for _, in := range ins {
+		if err := runOne(ctx, f, in, o, &list); err != nil {
+			return err
+		}
+	}
+	if !f.DryRun {
+		return nil
+	}
+	if f.Output != "" && !f.InPlace {
+		return ctx.WriteDocument(cli.Input{Name: "-"}, list.Bytes())
+	}
+	if _, err := ctx.Stdout.Write(list.Bytes()); err != nil {
+		return cli.RuntimeError(fmt.Errorf("write stdout: %w", err))
+	}
+	return nil
+}
+
+func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buffer) error {
+	t, err := ctx.Parse(in)
+	if err != nil {
+		return err
+	}
+	if o.Counter, err = ctx.Counter(t.Format); err != nil {
+		return err
+	}
+	window, err := ctx.Budget(t)
+	if err != nil {
+		return err
+	}
+	o.Tokens, o.Effective = count.Total(t, o.Counter), window.Effective
+	edits, st := Plan(t, o)
+	if f.DryRun {
+		if err := writeList(list, in.Name, &st, ctx.StdoutTTY && f.Output == ""); err != nil {
+			return err
+		}
+	} else {
+		out := in.Data // below the trigger: the input itself, not a copy of it
+		if len(edits) > 0 {
+			if out, err = t.Apply(edits); err != nil {
+				return cli.RuntimeError(err)
+			}
+		}
+		if err := ctx.WriteDocument(in, out); err != nil {
+			return err
+		}
+	}
+	reasons := map[string]int{}
+	for r, n := range st.Reasons() {
+		reasons[string(r)] = n
+	}
+	extra := map[string]any{
+		"utilization":       st.Utilization,
+		"utilization_after": st.UtilizationAfter,
+		"results":           st.Results,
+		"already_cleared":   st.Already,
+		"inputs_cleared":    st.Inputs,
+		"reasons":           reasons,
+	}
+	if f.DryRun {
+		extra["dry_run"] = true
+	}
+	return ctx.WriteStats(cli.Stats{
+		File: in.Name, Format: string(t.Format),
+		TokensBefore: o.Tokens, TokensAfter: o.Tokens + st.TokensDelta,
+		Items: len(st.Items), Trigger: st.Trigger, Extra: extra,
+	})
+}
+
+// listed is one line of the --dry-run list.
+type listed struct {
+	File string `json:"file"`
+	Item
+}
+
+// writeList writes what a run would clear: JSON lines, or a table for a person.
+func writeList(w *bytes.Buffer, file string, st *Stats, human bool) error {
+	if !human {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		for _, it := range st.Items {
+			if err := enc.Encode(listed{File: file, Item: it}); err != nil {
+				return cli.RuntimeError(err)
+			}
+		}
+		return nil
+	}
+	saved := 0
+	for _, it := range st.Items {
+		saved += it.Saved
+	}
+	if len(st.Items) == 0 {
+		fmt.Fprintf(w, "%s: nothing to clear (%s)\n", file, st.Trigger)
+		return nil
+	}
+	fmt.Fprintf(w, "%s: would clear %d of %d tool results, %s tokens: utilization %.0f%% -> %.0f%% (trigger: %s)\n",
+		file, len(st.Items), st.Results, thousands(saved), math.Floor(st.Utilization*100), math.Floor(st.UtilizationAfter*100), st.Trigger)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MESSAGE\tLINE\tTOKENS\tREASON\tTOOL\tARGUMENT")
+	for _, it := range st.Items {
+		line := "-"
+		if it.Line > 0 {
+			line = fmt.Sprint(it.Line)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", it.Message, line, thousands(it.Tokens), it.Reason, it.Tool, clip(it.Arg, 60))
+	}
+	return tw.Flush()
+}

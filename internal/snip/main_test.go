@@ -1,0 +1,65 @@
+package snip
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ttyWriter and ttyReader make the runner see a terminal.
+type ttyWriter struct{ bytes.Buffer }
+
+func (*ttyWriter) IsTerminal() bool { return true }
+
+type ttyReader struct{}
+
+func (ttyReader) Read([]byte) (int, error) { return 0, nil }
+func (ttyReader) IsTerminal() bool         { return true }
+
+func writeDoc(t *testing.T, doc string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "chat.json")
+	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDryRunTable(t *testing.T) {
+	p := writeDoc(t, anthropicDoc(read("/repo/main.go", ""), bash("make"), read("/repo/main.go", ""), bash("make test")))
+	var out ttyWriter
+	var errb bytes.Buffer
+	code := Main([]string{"-n", "--tokenizer", "estimate", "--window", "33000", "--reserve", "0", p}, strings.NewReader(""), &out, &errb, nil)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	got := out.String()
+	for _, want := range []string{
+		"would clear 1 of 4 tool results, ",
+		"utilization 66% -> 46% (trigger: utilization 66%)",
+		"MESSAGE  LINE  TOKENS  REASON  TOOL  ARGUMENT",
+		"reread  Read  /repo/main.go",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `"messages"`) {
+		t.Errorf("the document was written:\n%s", got)
+	}
+
+	out.Reset()
+	if code := Main([]string{"-n", p}, strings.NewReader(""), &out, &errb, nil); code != 0 || !strings.Contains(out.String(), "nothing to clear (below 60% of window)") {
+		t.Errorf("exit %d, output %q", code, out.String())
+	}
+}
+
+func TestTerminalStdin(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Main(nil, ttyReader{}, &out, &errb, nil)
+	if code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), "ctx-snip: error: no input") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}

@@ -1,0 +1,608 @@
+// Package snip is ctx-snip, tiers 2-3 of the ctxkit pipeline: it replaces stale tool
+// results with a short placeholder that names the call and says how to get the result
+// back (re-run the call). The tool calls themselves are kept, so the model still knows
+// what it did.
+//
+// A result is stale when a later read of the same file supersedes it, when a later
+// identical search does, when more than K results of the same search tool came after it,
+// or, to bring utilization down, when it is older than the newest N results. The tier acts
+// above a utilization of the effective window, or when the prompt cache has gone cold
+// (microcompact: the newest message is older than the idle time), and below both it gives
+// the document back byte for byte.
+//
+// Plan is the tier: a pure function from a parsed transcript and Options to the edits and
+// the run's Stats. Main is the command-line adapter around it.
+package snip
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Reason says why a result was cleared.
+type Reason string
+
+// The reasons, in the order the rules run.
+const (
+	// Reread: a later read of the same file (the whole file, or the same part) supersedes it.
+	Reread Reason = "reread"
+	// RepeatedSearch: a later search with the same tool and arguments supersedes it.
+	RepeatedSearch Reason = "repeated-search"
+	// SearchLimit: more than MaxSearches newer results of the same search tool follow it.
+	SearchLimit Reason = "max-searches"
+	// Old: older than the newest Keep results, cleared oldest first until utilization is
+	// down to the target.
+	Old Reason = "old"
+	// Idle: older than the newest Keep results after the cache went cold.
+	Idle Reason = "idle"
+)
+
+// Options configure the tier. Defaults gives the documented defaults.
+type Options struct {
+	// Trigger is the utilization (a fraction of the effective window) above which the tier
+	// acts.
+	Trigger float64
+	// Target is the utilization old results are cleared down to, oldest first, once the
+	// tier acts; it sits below Trigger so the next turn does not clear again at once.
+	Target float64
+	// Keep is the number of newest results only ever cleared when superseded (a read
+	// again, a search repeated: a newer copy follows); never as old or for the search limit.
+	Keep int
+	// MaxSearches is how many results of each search tool are kept; 0 means no limit.
+	MaxSearches int
+	// Idle is how long after the newest message the cache counts as cold; 0 turns
+	// microcompact off. Now is the current time; zero also turns it off.
+	Idle time.Duration
+	Now  time.Time
+	// ClearInputs also replaces the arguments of cleared calls with a stub.
+	ClearInputs bool
+	// Tools adds tool names to the built-in reads and searches.
+	Tools Tools
+	// Counter measures tokens; nil means the estimate.
+	Counter tokens.Counter
+	// Tokens is the document's token count before any edit (count.Total with Counter) and
+	// Effective the effective window it is measured against.
+	Tokens, Effective int
+}
+
+// Defaults returns the documented defaults: act above 60% utilization and clear old
+// results down to 50%, keep the newest 3 results and 5 results of each search tool,
+// microcompact after 5 minutes of idleness.
+func Defaults() Options {
+	return Options{Trigger: 0.60, Target: 0.50, Keep: 3, MaxSearches: 5, Idle: 5 * time.Minute}
+}
+
+// Item is one cleared result.
+type Item struct {
+	// Message and Block locate the result; Line is its JSONL line (0 for JSON documents).
+	Message int    `json:"message"`
+	Block   int    `json:"block"`
+	Line    int    `json:"line,omitempty"`
+	ID      string `json:"id,omitempty"`
+	Tool    string `json:"tool"`
+	Arg     string `json:"argument"`
+	Reason  Reason `json:"reason"`
+	// Tokens is what the result held; Saved is what clearing it (and its call's input)
+	// saves.
+	Tokens       int  `json:"tokens"`
+	Saved        int  `json:"saved"`
+	InputCleared bool `json:"input_cleared,omitempty"`
+}
+
+// Stats describe one run.
+type Stats struct {
+	// Trigger says why the tier acted ("utilization 73%", "idle 2h5m") or why it did not
+	// ("below 60% of window").
+	Trigger string
+	Acted   bool
+	// Utilization before the run; UtilizationAfter the same measure afterwards.
+	Utilization, UtilizationAfter float64
+	// Results is the number of tool results seen; Already how many of them an earlier run
+	// had cleared.
+	Results, Already int
+	// Items lists the results cleared by this run, in document order.
+	Items []Item
+	// Inputs is the number of call inputs replaced by the stub (also of results cleared
+	// by an earlier run).
+	Inputs int
+	// TokensDelta is the change in the document's token count: zero or negative.
+	TokensDelta int
+}
+
+// Reasons counts the cleared results by reason.
+func (s *Stats) Reasons() map[Reason]int {
+	m := map[Reason]int{}
+	for _, it := range s.Items {
+		m[it.Reason]++
+	}
+	return m
+}
+
+// Marker is how every placeholder of this tier starts; a result that starts with it is
+// never cleared again.
+const Marker = "[ctx-snip: "
+
+// The stubs --clear-inputs writes: an object where the API wants an object, a JSON object
+// in a string where it wants a JSON string (Chat Completions and Responses arguments), and
+// text for free-form inputs (custom tools).
+const (
+	stubJSON = `{"ctx_snip":"input cleared"}`
+	stubText = "[ctx-snip: input cleared]"
+)
+
+// result is the tier's view of one tool result.
+type result struct {
+	ref       transcript.Ref
+	calls     []transcript.Ref
+	call      Call
+	protected bool
+	cleared   bool // an earlier run's placeholder
+	editable  bool // a result whose content may become a string
+	tokens    int
+	reason    Reason
+	with      string // the placeholder
+	saved     int
+	inputs    []transcript.Edit
+}
+
+// Plan decides which results to clear: the edits to apply with t.Apply, and the run's
+// statistics. It does no I/O.
+func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
+	c := o.Counter
+	if c == nil {
+		c, _ = tokens.New("estimate")
+	}
+	st := Stats{}
+	if o.Effective > 0 {
+		st.Utilization = float64(o.Tokens) / float64(o.Effective)
+	}
+	st.UtilizationAfter = st.Utilization
+
+	idle, idleFor := coldCache(t, o)
+	over := o.Effective > 0 && st.Utilization > o.Trigger
+	switch {
+	case idle:
+		st.Trigger = "idle " + shortDuration(idleFor)
+	case over:
+		st.Trigger = fmt.Sprintf("utilization %.0f%%", math.Floor(st.Utilization*100))
+	default:
+		st.Trigger = fmt.Sprintf("below %s of window", percent(o.Trigger))
+	}
+
+	res := collect(t, o)
+	st.Results = len(res)
+	for i := range res {
+		if res[i].cleared {
+			st.Already++
+		}
+	}
+	if !idle && !over {
+		return nil, st
+	}
+	st.Acted = true
+	p := planner{t: t, o: o, c: c, res: res, provider: providerOf(t.Format)}
+	p.protectedCalls = protectedMessages(t)
+
+	// Stale results first: a newer copy of what they showed follows them.
+	p.superseded()
+	p.searchLimit()
+	// Then old results, oldest first: down to the target, or all of them when the cache is
+	// cold (the whole prompt is paid for again anyway).
+	recent := len(res) - max(o.Keep, 0)
+	reason := Old
+	if idle {
+		reason = Idle
+	}
+	goal := o.Target * float64(o.Effective)
+	for i := 0; i < recent; i++ {
+		if !idle && float64(o.Tokens+p.delta) <= goal {
+			break
+		}
+		p.mark(i, reason)
+	}
+	if o.ClearInputs {
+		// Inputs of results an earlier run cleared go too.
+		for i := range res {
+			if res[i].cleared {
+				for _, e := range p.inputEdits(&res[i]) {
+					res[i].inputs = append(res[i].inputs, e)
+					p.delta += p.inputSaving(e)
+				}
+			}
+		}
+	}
+
+	var edits []transcript.Edit
+	for i := range res {
+		r := &res[i]
+		edits = append(edits, r.inputs...)
+		st.Inputs += len(r.inputs)
+		if r.reason == "" {
+			continue
+		}
+		edits = append(edits, transcript.Edit{Span: contentSpan(t, t.Block(r.ref)), With: transcript.Quote(r.with)})
+		st.Items = append(st.Items, Item{
+			Message: r.ref.Message, Block: r.ref.Block, Line: lineOf(t, t.Block(r.ref).Span.Start),
+			ID: t.Block(r.ref).ToolID, Tool: r.call.Tool, Arg: r.call.Arg, Reason: r.reason,
+			Tokens: r.tokens, Saved: r.saved, InputCleared: len(r.inputs) > 0,
+		})
+	}
+	st.TokensDelta = p.delta
+	if o.Effective > 0 {
+		st.UtilizationAfter = float64(o.Tokens+p.delta) / float64(o.Effective)
+	}
+	return edits, st
+}
+
+type planner struct {
+	t              *transcript.Transcript
+	o              Options
+	c              tokens.Counter
+	res            []result
+	provider       string
+	protectedCalls map[int]bool
+	delta          int // tokens saved so far, negative
+}
+
+// superseded marks reads that a later read of the same file supersedes and searches that
+// a later identical search does. A later call counts whatever its result says, an error
+// included: the file may be gone, and that is the news.
+func (p *planner) superseded() {
+	whole := map[string]bool{}
+	same := map[string]bool{}
+	for i := len(p.res) - 1; i >= 0; i-- {
+		call := &p.res[i].call
+		key := call.Tool + "\x00" + call.Key
+		switch call.Class {
+		case Read:
+			if (call.File != "" && whole[call.File]) || (call.Key != "" && same[key]) {
+				p.mark(i, Reread)
+			}
+			if call.Whole {
+				whole[call.File] = true
+			}
+		case Search:
+			if same[key] {
+				p.mark(i, RepeatedSearch)
+			}
+		default:
+			continue
+		}
+		if call.Key != "" {
+			same[key] = true
+		}
+	}
+}
+
+// searchLimit marks the results of each search tool beyond its newest MaxSearches, outside
+// the newest Keep results.
+func (p *planner) searchLimit() {
+	if p.o.MaxSearches <= 0 {
+		return
+	}
+	seen := map[string]int{}
+	recent := len(p.res) - max(p.o.Keep, 0)
+	for i := len(p.res) - 1; i >= 0; i-- {
+		call := &p.res[i].call
+		if call.Class != Search {
+			continue
+		}
+		seen[call.Tool]++
+		if seen[call.Tool] > p.o.MaxSearches && i < recent {
+			p.mark(i, SearchLimit)
+		}
+	}
+}
+
+// mark clears result i for reason, unless it is protected, cleared already, cannot be
+// edited, or its placeholder would not be smaller.
+func (p *planner) mark(i int, reason Reason) {
+	r := &p.res[i]
+	if r.reason != "" || r.cleared || r.protected || !r.editable {
+		return
+	}
+	b := p.t.Block(r.ref)
+	r.tokens = resultTokens(p.t, b, p.c, p.provider)
+	with := placeholder(r.call, reason, r.tokens, p.o)
+	saved := r.tokens - p.c.Count(with)
+	if saved <= 0 {
+		return
+	}
+	r.reason, r.with, r.saved = reason, with, saved
+	p.delta -= saved
+	for _, e := range p.inputEdits(r) {
+		r.inputs = append(r.inputs, e)
+		s := p.inputSaving(e)
+		r.saved += -s
+		p.delta += s
+	}
+}
+
+// inputEdits are the stubs for the inputs of a cleared result's calls (--clear-inputs).
+func (p *planner) inputEdits(r *result) []transcript.Edit {
+	if !p.o.ClearInputs {
+		return nil
+	}
+	var edits []transcript.Edit
+	for _, ref := range r.calls {
+		if p.protectedCalls[ref.Message] {
+			continue
+		}
+		b := p.t.Block(ref)
+		with, ok := inputStub(p.t, b)
+		if !ok {
+			continue
+		}
+		e := transcript.Edit{Span: b.Body, With: with}
+		if p.inputSaving(e) < 0 {
+			edits = append(edits, e)
+		}
+	}
+	return edits
+}
+
+// inputSaving is the change in tokens an input stub makes (negative when it saves).
+func (p *planner) inputSaving(e transcript.Edit) int {
+	before := p.t.BodyText(&transcript.Block{Body: e.Span, BodyJSON: !strings.HasPrefix(e.With, `"`)})
+	after := e.With
+	if strings.HasPrefix(after, `"`) {
+		after = gjson.Parse(after).String()
+	}
+	return p.c.Count(after) - p.c.Count(before)
+}
+
+// collect lists the tool results outside header messages, in document order, with the
+// calls they answer.
+func collect(t *transcript.Transcript, o Options) []result {
+	callsOf := map[transcript.Ref][]transcript.Ref{}
+	for _, pr := range t.Pairs() {
+		if pr.Call != transcript.None && pr.Result != transcript.None {
+			callsOf[pr.Result] = append(callsOf[pr.Result], pr.Call)
+		}
+	}
+	protected := protectedMessages(t)
+	var res []result
+	for mi := range t.Messages {
+		m := &t.Messages[mi]
+		if m.Header {
+			continue
+		}
+		for bi := range m.Blocks {
+			b := &m.Blocks[bi]
+			if b.Kind != transcript.ToolResult {
+				continue
+			}
+			ref := transcript.Ref{Message: mi, Block: bi}
+			r := result{ref: ref, calls: callsOf[ref], protected: protected[mi]}
+			r.cleared = isPlaceholder(t, b)
+			r.editable = editable(t, b)
+			switch {
+			case len(r.calls) == 1:
+				cb := t.Block(r.calls[0])
+				r.call = Classify(cb.ToolName, t.BodyText(cb), o.Tools)
+			case len(r.calls) > 1:
+				// One result for several calls (SWE-agent's tool_call_ids): name the first.
+				r.call = Call{Tool: t.Block(r.calls[0]).ToolName}
+			default:
+				r.call = Call{Tool: b.ToolName}
+			}
+			res = append(res, r)
+		}
+	}
+	return res
+}
+
+// editable reports whether a result's content may be replaced by a string: the results of
+// client tools in every format. Server tool results (web_search_tool_result and the like)
+// and computer-use screenshots have a fixed shape the API checks, so they stay.
+func editable(t *transcript.Transcript, b *transcript.Block) bool {
+	switch b.Type {
+	case "tool_result", "mcp_tool_result", "tool", "function",
+		"function_call_output", "custom_tool_call_output", "local_shell_call_output":
+	default:
+		return false
+	}
+	return !contentSpan(t, b).IsZero()
+}
+
+// isPlaceholder reports whether a result is already one of this tier's placeholders.
+func isPlaceholder(t *transcript.Transcript, b *transcript.Block) bool {
+	return len(b.Parts) == 0 && !b.BodyJSON && b.Body.Len() > len(Marker) &&
+		strings.HasPrefix(t.Slice(b.Body), `"`+Marker)
+}
+
+// contentSpan is the span of a result's content value: its body string, or the whole
+// list of parts (text and images), which the placeholder string replaces.
+func contentSpan(t *transcript.Transcript, b *transcript.Block) transcript.Span {
+	if len(b.Parts) == 0 {
+		return b.Body
+	}
+	key := "content"
+	if strings.HasSuffix(b.Type, "_output") {
+		key = "output"
+	}
+	v := gjson.Get(t.Slice(b.Span), key)
+	if !v.IsArray() {
+		return transcript.Span{}
+	}
+	s := transcript.Span{Start: b.Span.Start + v.Index, End: b.Span.Start + v.Index + len(v.Raw)}
+	if s.Start > b.Parts[0].Span.Start || s.End < b.Parts[len(b.Parts)-1].Span.End {
+		return transcript.Span{}
+	}
+	return s
+}
+
+// inputStub returns what replaces a call's input: an object for an object (Anthropic
+// tool_use input), a JSON-object string for a JSON string (Chat Completions and Responses
+// arguments), a text for free-form input. ok is false when there is nothing to replace,
+// it was replaced before, or the API would not accept a stub (Codex local_shell actions).
+func inputStub(t *transcript.Transcript, b *transcript.Block) (with string, ok bool) {
+	if b.Body.IsZero() || b.Type == "local_shell_call" {
+		return "", false
+	}
+	raw := t.Slice(b.Body)
+	if b.BodyJSON {
+		if !strings.HasPrefix(raw, "{") || raw == stubJSON {
+			return "", false
+		}
+		return stubJSON, true
+	}
+	text := t.BodyText(b)
+	if text == stubJSON || text == stubText {
+		return "", false
+	}
+	if trimmed := strings.TrimSpace(text); strings.HasPrefix(trimmed, "{") && gjson.Valid(trimmed) {
+		return transcript.Quote(stubJSON), true
+	}
+	return transcript.Quote(stubText), true
+}
+
+// placeholder is the text that replaces a result: what was cleared, why, and how to get
+// it back.
+func placeholder(call Call, reason Reason, tok int, o Options) string {
+	what := "a tool result"
+	switch {
+	case call.Tool != "" && call.Arg != "":
+		what = fmt.Sprintf("result of %s(%q)", call.Tool, clip(call.Arg, 120))
+	case call.Tool != "":
+		what = fmt.Sprintf("result of %s", call.Tool)
+	}
+	var why string
+	switch reason {
+	case Reread:
+		why = "the file was read again later"
+	case RepeatedSearch:
+		why = "the same search was run again later"
+	case SearchLimit:
+		why = fmt.Sprintf("only the newest %d %s results are kept", o.MaxSearches, call.Tool)
+	case Idle:
+		why = "an older result, cleared after the conversation sat idle"
+	default:
+		why = "an older result, cleared to free context"
+	}
+	how := "re-run the call to see it"
+	if call.Tool == "" {
+		how = "re-run the call that made it to see it"
+	}
+	return fmt.Sprintf("%s%s cleared (%s tokens); %s — %s]", Marker, what, thousands(tok), why, how)
+}
+
+// coldCache reports whether the prompt cache has gone cold: the newest message carries a
+// time older than Idle before Now. Documents without timestamps are never cold.
+func coldCache(t *transcript.Transcript, o Options) (bool, time.Duration) {
+	if o.Idle <= 0 || o.Now.IsZero() {
+		return false, 0
+	}
+	var newest time.Time
+	for i := range t.Messages {
+		if tm := t.Messages[i].Time; tm.After(newest) {
+			newest = tm
+		}
+	}
+	if newest.IsZero() {
+		return false, 0
+	}
+	d := o.Now.Sub(newest)
+	return d > o.Idle, d
+}
+
+// resultTokens counts a result the way count.Total does: its body text, and its parts
+// (images priced by their pixels).
+func resultTokens(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, provider string) int {
+	switch {
+	case b.Kind == transcript.Image:
+		var w, h int
+		detail := ""
+		if b.Image != nil {
+			if !b.Image.Data.IsZero() {
+				w, h, _ = tokens.ImageDimensions(t.BodyText(&transcript.Block{Body: b.Image.Data}))
+			}
+			detail = b.Image.Detail
+		}
+		if provider == "anthropic" {
+			return tokens.AnthropicImageTokens(w, h)
+		}
+		return tokens.OpenAIImageTokens(w, h, detail)
+	case b.Encrypted > 0:
+		return tokens.EncryptedTokens(b.Encrypted)
+	}
+	n := c.Count(t.BodyText(b))
+	for i := range b.Parts {
+		n += resultTokens(t, &b.Parts[i], c, provider)
+	}
+	return n
+}
+
+func providerOf(f transcript.Format) string {
+	if f == transcript.Anthropic || f == transcript.ClaudeCode {
+		return "anthropic"
+	}
+	return "openai"
+}
+
+// protectedMessages are the messages no lossy tier may alter (DESIGN §4.6): system and
+// developer messages, the newest user message and the newest assistant message.
+func protectedMessages(t *transcript.Transcript) map[int]bool {
+	p := map[int]bool{}
+	user, assistant := -1, -1
+	for i, m := range t.Messages {
+		switch {
+		case m.Header || m.Role == "system" || m.Role == "developer":
+			p[i] = true
+		case m.Role == "user":
+			user = i
+		case m.Role == "assistant":
+			assistant = i
+		}
+	}
+	p[user], p[assistant] = true, true
+	delete(p, -1)
+	return p
+}
+
+// lineOf is the 1-based JSONL line holding byte offset at, 0 for JSON documents.
+func lineOf(t *transcript.Transcript, at int) int {
+	rs := t.Records
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].Span.End > at })
+	if i < len(rs) && rs[i].Span.Start <= at {
+		return rs[i].Line
+	}
+	return 0
+}
+
+// shortDuration writes d rounded to the second without zero units: 2h5m, 6m30s, 45s.
+func shortDuration(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+func percent(f float64) string {
+	return fmt.Sprintf("%g%%", math.Round(f*100*1e6)/1e6)
+}
+
+// thousands writes n with grouping commas: 1234567 -> 1,234,567.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
