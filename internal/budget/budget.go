@@ -165,7 +165,7 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 	for _, n := range o.ExcludeTools {
 		excluded[strings.TrimSpace(n)] = true
 	}
-	protected := protectedMessages(t)
+	protected := t.Protected()
 
 	var results []transcript.Ref
 	for mi := range t.Messages {
@@ -458,24 +458,4 @@ func decodePrefix(raw string, n int) string {
 		return gjson.Parse(raw).String()
 	}
 	return gjson.Parse(raw[:i] + `"`).String()
-}
-
-// protectedMessages are the messages no lossy tier may alter (DESIGN §4.6): system and
-// developer messages, the newest user message and the newest assistant message.
-func protectedMessages(t *transcript.Transcript) map[int]bool {
-	p := map[int]bool{}
-	user, assistant := -1, -1
-	for i, m := range t.Messages {
-		switch {
-		case m.Header || m.Role == "system" || m.Role == "developer":
-			p[i] = true
-		case m.Role == "user":
-			user = i
-		case m.Role == "assistant":
-			assistant = i
-		}
-	}
-	p[user], p[assistant] = true, true
-	delete(p, -1)
-	return p
 }

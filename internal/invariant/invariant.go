@@ -116,34 +116,11 @@ func checkMessages(t testing.TB, name string, before, after *transcript.Transcri
 	if !o.Lossy {
 		return
 	}
-	for _, i := range protected(before) {
+	for i := range before.Protected() {
 		if messageBytes(before, i) != messageBytes(after, i) {
 			t.Errorf("%s: protected message %d (%s) was altered", name, i, before.Messages[i].Role)
 		}
 	}
-}
-
-// protected lists the messages a lossy tier must not alter: system prompts, the newest
-// user message and the newest assistant message.
-func protected(tr *transcript.Transcript) []int {
-	var idx []int
-	lastUser, lastAssistant := -1, -1
-	for i, m := range tr.Messages {
-		switch {
-		case m.Header || m.Role == "system" || m.Role == "developer":
-			idx = append(idx, i)
-		case m.Role == "user":
-			lastUser = i
-		case m.Role == "assistant":
-			lastAssistant = i
-		}
-	}
-	for _, i := range []int{lastUser, lastAssistant} {
-		if i >= 0 {
-			idx = append(idx, i)
-		}
-	}
-	return idx
 }
 
 // spans returns the byte ranges the messages occupy, merged and in order.

@@ -189,7 +189,7 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 	}
 	st.Acted = true
 	p := planner{t: t, o: o, c: c, res: res, provider: providerOf(t.Format)}
-	p.protectedCalls = protectedMessages(t)
+	p.protectedCalls = t.Protected()
 
 	// Stale results first: a newer copy of what they showed follows them.
 	p.superseded()
@@ -368,7 +368,7 @@ func collect(t *transcript.Transcript, o Options) []result {
 			callsOf[pr.Result] = append(callsOf[pr.Result], pr.Call)
 		}
 	}
-	protected := protectedMessages(t)
+	protected := t.Protected()
 	var res []result
 	for mi := range t.Messages {
 		m := &t.Messages[mi]
@@ -546,26 +546,6 @@ func providerOf(f transcript.Format) string {
 		return "anthropic"
 	}
 	return "openai"
-}
-
-// protectedMessages are the messages no lossy tier may alter (DESIGN §4.6): system and
-// developer messages, the newest user message and the newest assistant message.
-func protectedMessages(t *transcript.Transcript) map[int]bool {
-	p := map[int]bool{}
-	user, assistant := -1, -1
-	for i, m := range t.Messages {
-		switch {
-		case m.Header || m.Role == "system" || m.Role == "developer":
-			p[i] = true
-		case m.Role == "user":
-			user = i
-		case m.Role == "assistant":
-			assistant = i
-		}
-	}
-	p[user], p[assistant] = true, true
-	delete(p, -1)
-	return p
 }
 
 // lineOf is the 1-based JSONL line holding byte offset at, 0 for JSON documents.
