@@ -24,6 +24,27 @@ const (
 	utilizationMissing = "no window to measure against"
 )
 
+// TierDefaults are the triggers ctx-count reports against. Each is the default of the tier
+// that owns it; the tiers import this package (for Total), so the numbers are repeated
+// here, and a test in the root package checks they agree with budget.Defaults and
+// snip.Defaults.
+type TierDefaults struct {
+	PersistBytes                          int
+	BudgetCap, BudgetMidCap, BudgetLowCap int
+	BudgetMidAt, BudgetLowAt              float64
+	SnipAt, SummarizeAt, TrimAt           float64
+}
+
+// Defaults returns the triggers in force.
+func Defaults() TierDefaults {
+	return TierDefaults{
+		PersistBytes: persistThreshold,
+		BudgetCap:    budgetHardCap, BudgetMidCap: budgetMidCap, BudgetLowCap: budgetLowCap,
+		BudgetMidAt: budgetMidAt, BudgetLowAt: budgetLowAt,
+		SnipAt: snipAt, SummarizeAt: summarizeAt, TrimAt: trimAt,
+	}
+}
+
 // tiers says which tool of the pipeline would act on the document as measured.
 func tiers(r *Report) []Tier {
 	u := r.Utilization
