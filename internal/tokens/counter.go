@@ -7,9 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/pkoukk/tiktoken-go"
-	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+	"unsafe"
 )
 
 // Counter counts tokens of text. Implementations are safe for concurrent use.
@@ -23,9 +21,11 @@ func Names() []string { return []string{"estimate", "o200k", "cl100k"} }
 
 // New returns the counter called name: "estimate", "o200k" or "cl100k" (the tiktoken
 // names "o200k_base" and "cl100k_base" are accepted too). Each call returns a counter
-// with its own cache of counts; the exact counters share one copy of each vocabulary,
-// read from the data embedded by github.com/pkoukk/tiktoken-go-loader the first time
-// a counter needs it.
+// with its own caches; the exact counters share one copy of each vocabulary, built from
+// the data embedded by github.com/pkoukk/tiktoken-go-loader the first time a counter
+// needs it. The exact counts are tiktoken's, checked against tiktoken-go by a
+// differential test; counting takes time linear in the text (O(n log n) for a piece the
+// pre-tokenizer cannot split), where tiktoken's merge loop is quadratic.
 func New(name string) (Counter, error) {
 	switch strings.ToLower(strings.TrimSpace(name)) {
 	case "estimate":
@@ -48,57 +48,20 @@ type estimator struct{}
 func (estimator) Name() string          { return "estimate" }
 func (estimator) Count(text string) int { return Estimate(text) }
 
-// vocab is one BPE vocabulary, loaded at most once per process. Loading builds maps of
-// 100k-200k entries (tens of MB, a fraction of a second), which a run that only estimates
-// should not pay for. After the first use it is read-only.
-type vocab struct {
-	encoding string // the tiktoken encoding name
-	once     sync.Once
-	tk       *tiktoken.Tiktoken
-	err      error
-}
-
-var (
-	// loaderOnce points tiktoken-go at the embedded vocabulary files before any
-	// vocabulary is loaded. Its default loader downloads from openaipublic and writes a
-	// cache under TIKTOKEN_CACHE_DIR or the temp dir: exactly what must never happen.
-	loaderOnce sync.Once
-
-	o200k  = &vocab{encoding: "o200k_base"}
-	cl100k = &vocab{encoding: "cl100k_base"}
-)
-
-func (v *vocab) get() *tiktoken.Tiktoken {
-	v.once.Do(func() {
-		loaderOnce.Do(func() { tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader()) })
-		v.tk, v.err = tiktoken.GetEncoding(v.encoding)
-	})
-	if v.err != nil {
-		// The vocabulary is compiled into the binary, so this is a build defect, not an
-		// input the caller could handle.
-		panic(fmt.Sprintf("tokens: load embedded %s vocabulary: %v", v.encoding, v.err))
-	}
-	return v.tk
-}
-
-// bpeCounter counts exactly with tiktoken-go's EncodeOrdinary: text that looks like a
-// special token ("<|endoftext|>") is counted as the ordinary text it is, which is how a
-// provider counts it inside a message.
-//
-// Known limitation: tiktoken-go merges each regex piece with a loop that is quadratic in
-// the piece's length. Ordinary text splits into short pieces, but a long run with no
-// break the pre-tokenizer recognises (e.g. 1 MB of CJK text with no spaces or
-// punctuation) is a single piece and can take minutes. Splitting
-// such text would change the count, so it is left exact; a linear counter of our own,
-// checked against tiktoken-go by a differential test, is the planned fix.
+// bpeCounter counts exactly what tiktoken's EncodeOrdinary would encode text to (see
+// countText): text that looks like a special token ("<|endoftext|>") is counted as the
+// ordinary text it is, which is how a provider counts it inside a message. It keeps two
+// caches: counts of whole texts (agent transcripts repeat the same file contents and
+// tool outputs many times) and counts of pieces that are not single tokens.
 type bpeCounter struct {
-	name  string
-	vocab *vocab
-	cache *countCache
+	name   string
+	vocab  *vocab
+	cache  *countCache
+	pieces *pieceCache
 }
 
 func newBPECounter(name string, v *vocab) *bpeCounter {
-	return &bpeCounter{name: name, vocab: v, cache: newCountCache(maxCacheEntries)}
+	return &bpeCounter{name: name, vocab: v, cache: newCountCache(maxCacheEntries), pieces: newPieceCache()}
 }
 
 func (c *bpeCounter) Name() string { return c.name }
@@ -108,13 +71,14 @@ func (c *bpeCounter) Count(text string) int {
 		return 0
 	}
 	if len(text) <= cacheMinBytes {
-		return len(c.vocab.get().EncodeOrdinary(text))
+		return countText(c.vocab, text, c.pieces)
 	}
-	key := sha256.Sum256([]byte(text))
+	// Hash the text in place: a []byte conversion would copy it.
+	key := sha256.Sum256(unsafe.Slice(unsafe.StringData(text), len(text)))
 	if n, ok := c.cache.get(key); ok {
 		return n
 	}
-	n := len(c.vocab.get().EncodeOrdinary(text))
+	n := countText(c.vocab, text, c.pieces)
 	c.cache.put(key, n)
 	return n
 }

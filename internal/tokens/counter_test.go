@@ -103,8 +103,9 @@ func TestNew(t *testing.T) {
 
 // TestCountOffline loads the vocabularies in a fresh process with no network, no home
 // and empty cache directories, and checks that the counts are right and nothing was
-// written. tiktoken-go's default loader would try to download (and fail through the
-// dead proxy) and write a cache file, so either mistake fails the test.
+// written. A counter that fetched or cached a vocabulary the way tiktoken-go's default
+// loader does (download, then a cache file) would fail through the dead proxy or leave
+// the file behind.
 func TestCountOffline(t *testing.T) {
 	if os.Getenv("CTXKIT_TOKENS_OFFLINE_CHILD") == "1" {
 		for _, name := range []string{"o200k", "cl100k"} {
@@ -182,10 +183,9 @@ func mixedTexts(n int) []string {
 func TestCacheConcurrent(t *testing.T) {
 	texts := mixedTexts(60)
 	texts = append(texts, "short", "", "hi there") // below cacheMinBytes
-	ref, _ := New("o200k")
 	want := make([]int, len(texts))
 	for i, s := range texts {
-		want[i] = len(ref.(*bpeCounter).vocab.get().EncodeOrdinary(s))
+		want[i] = referenceCount(t, "o200k", s)
 	}
 
 	c, _ := New("o200k")
@@ -336,5 +336,41 @@ func BenchmarkCountAllO200k(b *testing.B) {
 	for b.Loop() {
 		c, _ := New("o200k")
 		CountAll(c, texts)
+	}
+}
+
+func TestPieceCache(t *testing.T) {
+	c := newPieceCache()
+	long := strings.Repeat("x", pieceCacheMaxBytes+1)
+	for _, tc := range []struct {
+		piece string
+		n     int
+	}{{"abcdefgh", 3}, {"zyxwvuts", 4}, {strings.Repeat("q", pieceCacheMaxBytes), 9}, {long, 7}} {
+		h := hashString(tc.piece)
+		if _, ok := c.get(h, tc.piece); ok {
+			t.Errorf("%q found before it was put", tc.piece)
+		}
+		c.put(h, tc.piece, tc.n)
+		n, ok := c.get(h, tc.piece)
+		if tc.piece == long {
+			if ok {
+				t.Errorf("a piece of %d bytes was cached", len(long))
+			}
+			continue
+		}
+		if !ok || n != tc.n {
+			t.Errorf("get(%q) = %d, %v; want %d", tc.piece, n, ok, tc.n)
+		}
+	}
+	// Two pieces in one slot: the second replaces the first, and the first is not
+	// mistaken for it.
+	a, b := "abcdefgh", "abcdefgi"
+	h := hashString(a)
+	c.put(h, b, 5)
+	if n, ok := c.get(h, a); ok {
+		t.Errorf("get(%q) after %q took its slot = %d, want a miss", a, b, n)
+	}
+	if n, ok := c.get(h, b); !ok || n != 5 {
+		t.Errorf("get(%q) = %d, %v; want 5", b, n, ok)
 	}
 }

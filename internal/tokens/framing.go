@@ -49,9 +49,10 @@ func EncryptedTokens(n int) int {
 // OpenAI formats ("openai", "responses", "codex") are read by models that use o200k_base,
 // so "o200k" is exact for them. For Anthropic formats ("anthropic", "claude-code") no
 // BPE here is exact: Claude's tokenizer is unpublished, and o200k or cl100k is off from it
-// by as much as the byte estimate while being two orders of magnitude slower. So they get
-// "estimate"; Claude Code transcripts also record the real usage Claude reported, which is
-// shown alongside. Unknown formats get "estimate" too.
+// by as much as the byte estimate while costing far more than it (the exact counters run
+// at tens of MB/s, the estimate at memory speed). So they get "estimate"; Claude Code
+// transcripts also record the real usage Claude reported, which is shown alongside.
+// Unknown formats get "estimate" too.
 func DefaultTokenizer(format string) string {
 	switch strings.ToLower(format) {
 	case "openai", "responses", "codex":

@@ -1,0 +1,634 @@
+package tokens
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+	"sync"
+	"unicode/utf8"
+)
+
+// countText counts the tokens of text with vocabulary v: the length of tiktoken's
+// EncodeOrdinary(text), without building the tokens.
+//
+// Text is split into pieces by the encoding's pre-tokenizer; a piece that is a token
+// costs one lookup, and any other is merged with tiktoken's rule (below), through the
+// counter's cache of pieces when one is given.
+func countText(v *vocab, text string, pieces *pieceCache) int {
+	t := v.table()
+	if !utf8.ValidString(text) {
+		// The reference converts text to []rune before splitting it, which turns every
+		// byte of an invalid sequence into U+FFFD; so does this conversion.
+		text = string([]rune(text))
+	}
+	p := newSplitter()
+	n := 0
+	for i := 0; i < len(text); {
+		j := v.next(p, text, i)
+		n += t.countPiece(text[i:j], pieces)
+		i = j
+	}
+	return n
+}
+
+// countPiece returns the number of tokens piece encodes to.
+func (t *table) countPiece(piece string, pieces *pieceCache) int {
+	if len(piece) == 1 || t.rank(piece) >= 0 {
+		return 1
+	}
+	if len(piece) < pieceCacheMinBytes || pieces == nil {
+		return t.merge(piece)
+	}
+	h := hashString(piece)
+	if n, ok := pieces.get(h, piece); ok {
+		return n
+	}
+	n := t.merge(piece)
+	pieces.put(h, piece, n)
+	return n
+}
+
+// merge returns the number of tokens BPE leaves of piece: starting from single bytes,
+// repeatedly merge the adjacent pair of parts whose concatenation is the token of lowest
+// rank, the leftmost one on ties, until no adjacent pair is a token. This is tiktoken's
+// rule (tiktoken-go's bytePairMerge); a merged part is always a token, so the count is
+// the number of parts left.
+func (t *table) merge(piece string) int {
+	if len(piece) <= smallPieceBytes {
+		return t.mergeSmall(piece, nil, 0)
+	}
+	sc := mergeScratchPool.Get().(*mergeScratch)
+	n := t.mergeLong(piece, sc)
+	mergeScratchPool.Put(sc)
+	return n
+}
+
+// smallPieceBytes: up to this length, merging scans the pairs for the lowest rank at each
+// step, like tiktoken. That is quadratic but has no set-up, and nearly every piece of real
+// text that is not a token itself is this short.
+const smallPieceBytes = 32
+
+const noRank = math.MaxInt32
+
+// event is one merge, as mergeLong needs to know it: its rank and position (the start of
+// the left part), and whether it made a new last part of the piece (last, its start) or a
+// new first part (first, its end); -1 when not.
+type event struct {
+	rank, pos   int32
+	last, first int32
+}
+
+// key orders merges the way merge chooses them: by rank, then leftmost.
+func (e event) key() uint64 { return uint64(e.rank)<<32 | uint64(uint32(e.pos)) }
+
+// mergeSmall merges piece (at most smallPieceBytes long) with the rule of merge. When
+// events is not nil, every merge is appended to it, positions offset by at.
+func (t *table) mergeSmall(piece string, events *[]event, at int32) int {
+	n := len(piece)
+	// start[k] is where part k begins (start[parts] = n); rank[k] is the rank of parts
+	// k and k+1 together, noRank when that is no token.
+	var start [smallPieceBytes + 1]int32
+	var rank [smallPieceBytes]int32
+	for i := range n {
+		start[i] = int32(i)
+	}
+	start[n] = int32(n)
+	for i := range n - 1 {
+		r := t.pair2[int(piece[i])<<8|int(piece[i+1])]
+		if r < 0 {
+			r = noRank
+		}
+		rank[i] = r
+	}
+	parts := n
+	for parts > 1 {
+		best, bestRank := -1, int32(noRank)
+		for k := range parts - 1 {
+			if rank[k] < bestRank {
+				best, bestRank = k, rank[k]
+			}
+		}
+		if best < 0 {
+			break
+		}
+		if events != nil {
+			e := event{rank: bestRank, pos: at + start[best], last: -1, first: -1}
+			if best+2 == parts {
+				e.last = e.pos
+			}
+			if best == 0 {
+				e.first = at + start[2]
+			}
+			*events = append(*events, e)
+		}
+		// Part best+1 joins part best.
+		copy(start[best+1:parts], start[best+2:parts+1])
+		copy(rank[best+1:parts-1], rank[best+2:parts])
+		parts--
+		if best+1 < parts {
+			rank[best] = t.pairRank(piece, int(start[best]), int(start[best+2]))
+		} else {
+			rank[best] = noRank
+		}
+		if best > 0 {
+			rank[best-1] = t.pairRank(piece, int(start[best-1]), int(start[best+1]))
+		}
+	}
+	return parts
+}
+
+// pairRank is the rank of piece[i:j], or noRank.
+func (t *table) pairRank(piece string, i, j int) int32 {
+	if r := t.rank(piece[i:j]); r >= 0 {
+		return r
+	}
+	return noRank
+}
+
+// mergeLong merges a long piece in segments, which is exact when no merge crosses from
+// one segment into the next.
+//
+// While no pair across a boundary between two segments has merged, merging the whole
+// piece is an interleaving of the merges each segment makes alone: the pairs inside a
+// segment are the same, and merge takes the lowest (rank, position) of them all. The pair
+// across a boundary is the left segment's current last part followed by the right
+// segment's current first part. It merges exactly when, at some moment, it is a token
+// whose (rank, position) is lower than the next merge of both segments (if it is, no
+// other merge can change it first). Merging each segment alone gives its merges in order
+// and how they change its edges, so walking the two sequences in the order of their keys
+// decides each boundary exactly; when every boundary holds, the piece's count is the sum
+// of its segments' counts.
+//
+// Segments start as single characters. Where a boundary does not hold (a word of CJK
+// text that is one token, say), the two segments become one, and the new segment's left
+// boundary is checked again. Text that forms long tokens or merges without end (a run of
+// one letter, of spaces) soon grows a segment past segmentMaxBytes; then the whole piece
+// is merged at once with mergeQueue.
+func (t *table) mergeLong(piece string, sc *mergeScratch) int {
+	segs := sc.segs[:0]
+	evs := sc.events[:0] // the merges of each segment in segs, in order
+	defer func() { sc.segs, sc.events = segs, evs }()
+	total := 0
+	for pos := 0; pos < len(piece); {
+		// Segments begin as characters, but any cut would do: the boundary checks do
+		// not depend on where they fall.
+		seg := segment{start: int32(pos), end: int32(min(pos+utf8Len(piece[pos]), len(piece)))}
+		pos = int(seg.end)
+		seg.ev = int32(len(evs))
+		seg.count = int32(sc.mergeChar(t, piece[seg.start:seg.end], &evs, seg.start))
+		for {
+			if len(segs) == 0 {
+				break
+			}
+			top := segs[len(segs)-1]
+			if t.holds(piece, evs[top.ev:seg.ev], evs[seg.ev:], int(seg.start)) {
+				break
+			}
+			segs, evs = segs[:len(segs)-1], evs[:top.ev]
+			seg.start = top.start
+			if seg.end-seg.start > segmentMaxBytes {
+				return t.mergeQueue(piece, sc)
+			}
+			seg.ev = int32(len(evs))
+			seg.count = int32(t.mergeSmall(piece[seg.start:seg.end], &evs, seg.start))
+		}
+		segs = append(segs, seg)
+
+		// A segment that starts more than segmentMaxBytes before the next character can
+		// no longer be merged into: a union with it would be too long.
+		if len(segs) >= 4*segmentMaxBytes {
+			k := 0
+			for k < len(segs)-1 && int(segs[k].start) < pos-segmentMaxBytes {
+				total += int(segs[k].count)
+				k++
+			}
+			base := segs[k].ev
+			evs = evs[:copy(evs, evs[base:])]
+			segs = segs[:copy(segs, segs[k:])]
+			for i := range segs {
+				segs[i].ev -= base
+			}
+		}
+	}
+	for _, s := range segs {
+		total += int(s.count)
+	}
+	return total
+}
+
+// mergeChar is mergeSmall of one character, remembered: long pieces repeat their
+// characters, and CJK text is almost all characters of three bytes that take two merges.
+func (sc *mergeScratch) mergeChar(t *table, char string, events *[]event, at int32) int {
+	if len(char) == 1 {
+		return 1
+	}
+	key := uint64(len(char)) << 32
+	for i := range len(char) {
+		key |= uint64(char[i]) << (8 * i)
+	}
+	c := &sc.chars[(key*0x9E3779B97F4A7C15)>>(64-charCacheBits)]
+	if c.t != t || c.key != key {
+		var evs [3]event
+		buf := evs[:0]
+		c.count = int8(t.mergeSmall(char, &buf, 0))
+		c.n = int8(copy(c.ev[:], buf))
+		c.t, c.key = t, key
+	}
+	for _, e := range c.ev[:c.n] {
+		e.pos += at
+		if e.last >= 0 {
+			e.last += at
+		}
+		if e.first >= 0 {
+			e.first += at
+		}
+		*events = append(*events, e)
+	}
+	return int(c.count)
+}
+
+const charCacheBits = 10
+
+// charMerge is a character's merges, relative to its start.
+type charMerge struct {
+	t     *table
+	key   uint64
+	count int8
+	n     int8
+	ev    [3]event
+}
+
+// segmentMaxBytes bounds the segments of mergeLong, whose merging is quadratic.
+const segmentMaxBytes = smallPieceBytes
+
+type segment struct {
+	start, end int32
+	count      int32
+	ev         int32 // where its merges begin in mergeLong's events
+}
+
+// holds reports whether the boundary at b between two adjacent segments, whose merges
+// are left and right, never merges (see mergeLong).
+func (t *table) holds(piece string, left, right []event, b int) bool {
+	const never = math.MaxUint64
+	i, j := b-1, b+1 // the start of the left's last part, the end of the right's first
+	k := t.crossKey(piece, i, j)
+	for {
+		kl, kr := uint64(never), uint64(never)
+		if len(left) > 0 {
+			kl = left[0].key()
+		}
+		if len(right) > 0 {
+			kr = right[0].key()
+		}
+		if k < kl && k < kr {
+			return false
+		}
+		if kl == never && kr == never {
+			return true
+		}
+		if kl < kr {
+			if l := left[0].last; l >= 0 {
+				i = int(l)
+				k = t.crossKey(piece, i, j)
+			}
+			left = left[1:]
+		} else {
+			if f := right[0].first; f >= 0 {
+				j = int(f)
+				k = t.crossKey(piece, i, j)
+			}
+			right = right[1:]
+		}
+	}
+}
+
+// crossKey is the merge key of piece[i:j] if it is a token, else MaxUint64.
+func (t *table) crossKey(piece string, i, j int) uint64 {
+	two := int(piece[i])<<8 | int(piece[i+1])
+	r := int32(-1)
+	if j-i == 2 {
+		r = t.pair2[two]
+	} else if t.long2[two/64]&(1<<(two%64)) != 0 {
+		r = t.rank(piece[i:j])
+	}
+	if r < 0 {
+		return math.MaxUint64
+	}
+	return uint64(r)<<32 | uint64(i)
+}
+
+// utf8Len is the length of the UTF-8 sequence that starts with byte c of valid text.
+func utf8Len(c byte) int {
+	switch {
+	case c < 0x80:
+		return 1
+	case c < 0xE0:
+		return 2
+	case c < 0xF0:
+		return 3
+	}
+	return 4
+}
+
+// mergeScratch is the working memory of mergeLong and mergeQueue, kept in a pool so a
+// long piece does not allocate again.
+type mergeScratch struct {
+	segs   []segment
+	events []event
+	chars  [1 << charCacheBits]charMerge
+
+	next, prev, rank []int32
+	q                rankQueue
+	batch            []int32
+}
+
+var mergeScratchPool = sync.Pool{New: func() any { return new(mergeScratch) }}
+
+// mergeQueue is merge for a piece of any length, in time linear in its length but for
+// the sorting of ties: parts form a linked list over their start offsets, and a queue
+// with a bucket per rank (rankQueue) holds every adjacent pair that is a token.
+//
+// Merges are taken a rank at a time, lowest first, and within a rank by position. A
+// merge changes only the pairs on either side of it, and the new pairs are longer than
+// the token just made, so never of its rank: the rank being drained gains no entries
+// while it is drained, and its positions can be sorted once. A new pair of lower rank
+// (rare: a vocabulary need not rank a token after its parts) interrupts the drain, which
+// resumes later from what is left. Entries are not removed when their pair changes; an
+// entry is stale, and skipped, when the pair at its position no longer has its rank (a
+// pair only grows, so it can never get a rank back).
+func (t *table) mergeQueue(piece string, sc *mergeScratch) int {
+	n := len(piece)
+	sc.next = grow(sc.next, n)
+	sc.prev = grow(sc.prev, n)
+	sc.rank = grow(sc.rank, n)
+	next, prev, rank := sc.next, sc.prev, sc.rank
+	q := &sc.q
+	q.reset(t.size())
+	for i := n - 1; i >= 0; i-- { // pushed backwards, each bucket lists positions in order
+		next[i] = int32(i + 1)
+		prev[i] = int32(i - 1)
+		r := int32(-1)
+		if i+1 < n {
+			r = t.pair2[int(piece[i])<<8|int(piece[i+1])]
+		}
+		rank[i] = r
+		if r >= 0 {
+			q.push(r, int32(i))
+		}
+	}
+	count := n
+	for lo := int32(0); ; {
+		r := q.first(lo)
+		if r < 0 {
+			break
+		}
+		lo = r
+		batch := q.take(r, rank, sc.batch[:0])
+	drain:
+		for k, p := range batch {
+			if rank[p] != r {
+				continue // an earlier merge of this batch took its right part
+			}
+			nx := next[p]
+			nn := next[nx]
+			next[p] = nn
+			if int(nn) < n {
+				prev[nn] = p
+			}
+			rank[nx] = -1
+			count--
+			low := r
+			if int(nn) < n {
+				e := int32(n)
+				if int(next[nn]) < n {
+					e = next[nn]
+				}
+				rank[p] = t.rank(piece[p:e])
+				if rank[p] >= 0 {
+					q.push(rank[p], p)
+					low = min(low, rank[p])
+				}
+			} else {
+				rank[p] = -1
+			}
+			if p > 0 {
+				pp := prev[p]
+				rank[pp] = t.rank(piece[pp:nn])
+				if rank[pp] >= 0 {
+					q.push(rank[pp], pp)
+					low = min(low, rank[pp])
+				}
+			}
+			if low < r {
+				for _, rest := range batch[k+1:] {
+					q.push(r, rest)
+				}
+				lo = low
+				break drain
+			}
+		}
+		sc.batch = batch
+	}
+	return count
+}
+
+func grow(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}
+
+// rankQueue is a priority queue of positions by rank: a list per rank (heads, with the
+// entries in pos and link, and a free list) and a two-level bitmap of the ranks with a
+// list, to find the lowest at or above a rank in a few word operations. Between uses
+// every list is empty.
+type rankQueue struct {
+	heads     []int32
+	pos, link []int32
+	free      int32
+	bits, sum []uint64
+}
+
+func (q *rankQueue) reset(ranks int) {
+	if len(q.heads) < ranks {
+		q.heads = make([]int32, ranks)
+		for i := range q.heads {
+			q.heads[i] = -1
+		}
+		q.bits = make([]uint64, (ranks+63)/64)
+		q.sum = make([]uint64, (len(q.bits)+63)/64)
+	}
+	q.pos, q.link, q.free = q.pos[:0], q.link[:0], -1
+}
+
+func (q *rankQueue) push(r, p int32) {
+	e := q.free
+	if e >= 0 {
+		q.free = q.link[e]
+		q.pos[e], q.link[e] = p, q.heads[r]
+	} else {
+		e = int32(len(q.pos))
+		q.pos = append(q.pos, p)
+		q.link = append(q.link, q.heads[r])
+	}
+	if q.heads[r] < 0 {
+		q.bits[r/64] |= 1 << (r % 64)
+		q.sum[r/4096] |= 1 << (r / 64 % 64)
+	}
+	q.heads[r] = e
+}
+
+// first returns the lowest rank at or above lo with a list, or -1.
+func (q *rankQueue) first(lo int32) int32 {
+	w := int(lo / 64)
+	if w >= len(q.bits) {
+		return -1
+	}
+	if b := q.bits[w] >> (lo % 64); b != 0 {
+		return lo + int32(bits.TrailingZeros64(b))
+	}
+	for s := (w + 1) / 64; s < len(q.sum); s++ {
+		m := q.sum[s]
+		if s == (w+1)/64 {
+			m &= ^uint64(0) << ((w + 1) % 64)
+		}
+		if m != 0 {
+			w = s*64 + bits.TrailingZeros64(m)
+			return int32(w*64 + bits.TrailingZeros64(q.bits[w]))
+		}
+	}
+	return -1
+}
+
+// take empties the list of rank r and returns, in increasing order, the positions in it
+// whose pair still has rank r, appended to out.
+func (q *rankQueue) take(r int32, rank []int32, out []int32) []int32 {
+	sorted := true
+	for e := q.heads[r]; e >= 0; {
+		p, l := q.pos[e], q.link[e]
+		if rank[p] == r {
+			if len(out) > 0 && out[len(out)-1] > p {
+				sorted = false
+			}
+			out = append(out, p)
+		}
+		q.link[e], q.free = q.free, e
+		e = l
+	}
+	q.heads[r] = -1
+	q.bits[r/64] &^= 1 << (r % 64)
+	if q.bits[r/64] == 0 {
+		q.sum[r/4096] &^= 1 << (r / 64 % 64)
+	}
+	if !sorted {
+		slices.Sort(out)
+	}
+	return out
+}
+
+// hashString is a fast non-cryptographic hash of short strings (wyhash's mixing): the
+// vocabulary table and the piece cache compare the bytes after it, so it need only
+// spread keys well.
+func hashString(s string) uint64 {
+	const (
+		k0 = 0xa0761d6478bd642f
+		k1 = 0xe7037ed1a0b428db
+		k2 = 0x8ebc6af09c88c6e3
+	)
+	n := len(s)
+	seed := uint64(n) * k0
+	var a, b uint64
+	switch {
+	case n > 16:
+		for i := 0; n-i > 16; i += 16 {
+			seed = mix(le64(s[i:])^k1, le64(s[i+8:])^seed)
+		}
+		a, b = le64(s[n-16:]), le64(s[n-8:])
+	case n >= 8:
+		a, b = le64(s), le64(s[n-8:])
+	case n >= 4:
+		a, b = uint64(le32(s)), uint64(le32(s[n-4:]))
+	case n > 0:
+		a = uint64(s[0])<<16 | uint64(s[n>>1])<<8 | uint64(s[n-1])
+	}
+	return mix(k2^uint64(n), mix(a^k1, b^seed))
+}
+
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func le32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// pieceCacheMinBytes: shorter pieces merge faster than a cache lookup.
+const pieceCacheMinBytes = 6
+
+// pieceCacheMaxBytes: longer pieces are rare; they are merged each time.
+const pieceCacheMaxBytes = 30
+
+const (
+	pieceShards       = 64
+	pieceShardEntries = 1024
+)
+
+// pieceCache remembers the counts of pieces that are not single tokens. Natural text
+// repeats its words, and code and logs their identifiers, far more than it repeats whole
+// messages, so most merging work is done once per distinct piece.
+//
+// It is a direct-mapped table of fixed size (64k entries, 2 MB) with the keys stored
+// inline: a lookup allocates nothing and a new piece simply replaces the one in its
+// slot, so text whose pieces never repeat (base64, hashes) costs the cache nothing but
+// the lookup.
+type pieceCache struct {
+	shards [pieceShards]struct {
+		mu sync.Mutex
+		e  [pieceShardEntries]pieceEntry
+	}
+}
+
+type pieceEntry struct {
+	n     uint8 // length of the key; 0 for an empty entry
+	count uint8
+	key   [pieceCacheMaxBytes]byte
+}
+
+func newPieceCache() *pieceCache { return new(pieceCache) }
+
+func (c *pieceCache) slot(h uint64) (*sync.Mutex, *pieceEntry) {
+	s := &c.shards[h%pieceShards]
+	return &s.mu, &s.e[h/pieceShards%pieceShardEntries]
+}
+
+func (c *pieceCache) get(h uint64, piece string) (int, bool) {
+	if len(piece) > pieceCacheMaxBytes {
+		return 0, false
+	}
+	mu, e := c.slot(h)
+	mu.Lock()
+	ok := int(e.n) == len(piece) && string(e.key[:e.n]) == piece
+	n := e.count
+	mu.Unlock()
+	return int(n), ok
+}
+
+func (c *pieceCache) put(h uint64, piece string, n int) {
+	if len(piece) > pieceCacheMaxBytes {
+		return
+	}
+	mu, e := c.slot(h)
+	mu.Lock()
+	e.n, e.count = uint8(copy(e.key[:], piece)), uint8(n)
+	mu.Unlock()
+}
