@@ -11,14 +11,16 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/snip"
 )
 
 // commands maps every binary to its entry point, run in-process by testscript.
 var commands = map[string]func() int{
-	"ctx-count":  func() int { return count.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
-	"ctx-budget": func() int { return budget.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
-	"ctx-snip":   func() int { return snip.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
+	"ctx-count":   func() int { return count.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
+	"ctx-budget":  func() int { return budget.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
+	"ctx-snip":    func() int { return snip.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
+	"ctx-persist": func() int { return persist.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
 }
 
 func TestMain(m *testing.M) {

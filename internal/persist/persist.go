@@ -1,0 +1,207 @@
+// Package persist is ctx-persist, tier 0.5 of the ctxkit pipeline and the reversible one:
+// tool results above a size are written to the offload store (internal/store) and replaced
+// by a preview of their first lines and a reference that tells the model where the whole
+// text is and how to read it; --restore puts every one back, byte for byte.
+//
+// Plan is the tier: a pure function from a parsed transcript and Options to the edits and
+// the texts to store. Restore is its inverse, pure as well given a function that fetches a
+// stored file. Main is the command-line adapter: it writes every file to the store, durably,
+// before it emits a document that refers to it.
+//
+// # Exactness
+//
+// The store keeps a result's text as the model reads it (the decoded JSON string), so cat
+// and grep work on it. Restore has to give back the document's bytes, not just the text:
+// the document may spell the same text with other escapes (\u003c for <, \/ for /, \u00e9
+// for é, invalid UTF-8 or lone surrogates). Plan re-encodes each text with one canonical
+// spelling (encode, fixed in this package) and compares it with the document's bytes. When
+// they match, which is the case for every result in the corpus, the text alone is stored
+// and Restore re-encodes it. When they differ, the original JSON string literal is stored
+// as a second file too, its hash is written in the reference ("original encoding:
+// sha256:..."), and Restore puts that literal back as it was. Either way the bytes come
+// back exactly, and every file is checked against its SHA-256 before it is used.
+package persist
+
+import (
+	"fmt"
+
+	"github.com/ctxkit/ctxkit/internal/store"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Options configure the tier.
+type Options struct {
+	// Threshold: a result whose texts add up to more bytes than this is offloaded.
+	Threshold int
+	// Preview is about how many bytes of a stored text's first lines stay in place.
+	Preview int
+	// Store is the store directory as references name it (an absolute path reads best:
+	// a model's file tools may not share the working directory).
+	Store string
+	// Counter measures the tokens a reference reports and the savings. Nil means the
+	// estimate.
+	Counter tokens.Counter
+}
+
+// Defaults returns the documented defaults: results above 30 KB, previews of about 2 KB.
+func Defaults() Options {
+	return Options{Threshold: 30_000, Preview: 2_000, Store: ".ctx-store"}
+}
+
+// Blob is one stored text the plan's edits refer to: it must be in the store before they
+// are emitted.
+type Blob struct {
+	Hash string // store.Hash of Data
+	Data string // the text as the model reads it
+	// RawHash and RawData, when set, are the result's original JSON string literal, stored
+	// as a second file because re-encoding Data would not give its bytes back.
+	RawHash, RawData string
+	// Meta describes the result for its index line; Source and Time are the caller's.
+	Meta store.Entry
+}
+
+// Stats describe one run of Plan.
+type Stats struct {
+	// Trigger says why the tier acted, or why not.
+	Trigger string
+	// Results is the number of tool results seen; Offloaded how many had texts stored,
+	// Texts how many texts that was (a result with list content may have several).
+	Results, Offloaded, Texts int
+	// Already counts texts that are references from an earlier run; Protected results
+	// above the threshold left alone because they are in a message no tier may alter.
+	Already, Protected int
+	// BytesStored is the size of the stored texts; BytesLeft what stayed in their place.
+	BytesStored, BytesLeft int
+	// Raw counts texts whose original literal was stored as well (see the package doc).
+	Raw int
+	// TokensDelta is the change in the document's token count (count.Total with the same
+	// counter): zero or negative.
+	TokensDelta int
+}
+
+// Plan decides what to offload: the edits to apply with t.Apply, the files they refer to
+// (which must be in the store first), and the run's statistics. It does no I/O.
+func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, []Blob, Stats) {
+	c := o.Counter
+	if c == nil {
+		c, _ = tokens.New("estimate")
+	}
+	st := Stats{Trigger: fmt.Sprintf("no tool result above %d bytes", o.Threshold)}
+	names := toolNames(t)
+	// The newest results are what the model is about to read: offloading them would only
+	// make it read them back. So no result in a protected message is touched (DESIGN §4.6).
+	keep := t.Protected()
+	var edits []transcript.Edit
+	var blobs []Blob
+	for mi := range t.Messages {
+		m := &t.Messages[mi]
+		for bi := range m.Blocks {
+			b := &m.Blocks[bi]
+			if b.Kind != transcript.ToolResult {
+				continue
+			}
+			st.Results++
+			if rawSize(b) <= o.Threshold {
+				continue // too small even before decoding
+			}
+			us := units(t, b)
+			size := 0
+			for i := range us {
+				size += len(us[i].text)
+			}
+			if size <= o.Threshold {
+				continue
+			}
+			if keep[mi] {
+				st.Protected++
+				continue
+			}
+			offloaded := 0
+			for i := range us {
+				u := &us[i]
+				if _, ok := markerLine(u.text); ok {
+					st.Already++
+					continue
+				}
+				e, blob, saved, ok := offload(u, o, c, names[transcript.Ref{Message: mi, Block: bi}], b.ToolID)
+				if !ok {
+					continue
+				}
+				edits = append(edits, e)
+				blobs = append(blobs, blob)
+				offloaded++
+				st.Texts++
+				st.BytesStored += len(u.text)
+				st.BytesLeft += len(e.With)
+				st.TokensDelta -= saved
+				if blob.RawHash != "" {
+					st.Raw++
+				}
+			}
+			if offloaded > 0 {
+				st.Offloaded++
+			}
+		}
+	}
+	if st.Offloaded > 0 {
+		st.Trigger = fmt.Sprintf("tool results above %d bytes", o.Threshold)
+	}
+	return edits, blobs, st
+}
+
+// offload stores one text: the edit that leaves its preview and reference, the files to
+// store, and the tokens saved. ok is false when the reference would not be smaller than
+// the text, in bytes or in tokens.
+func offload(u *unit, o Options, c tokens.Counter, tool, callID string) (transcript.Edit, Blob, int, bool) {
+	text := u.text
+	n := previewOf(text, o.Preview)
+	if n >= len(text) {
+		return transcript.Edit{}, Blob{}, 0, false
+	}
+	r := Reference{
+		Bytes:  len(text),
+		Lines:  lineCount(text),
+		Tokens: c.Count(text),
+		Shown:  n,
+		Hash:   store.Hash([]byte(text)),
+	}
+	r.Path = store.Path(o.Store, r.Hash)
+	blob := Blob{Hash: r.Hash, Data: text}
+	if !u.canonical() {
+		blob.RawHash, blob.RawData = store.Hash([]byte(u.raw)), u.raw
+		r.Raw = blob.RawHash
+	}
+	newOuter := u.replace(offloaded(shown(text, n), r))
+	before, after := c.Count(u.outer), c.Count(newOuter)
+	if len(newOuter) >= len(u.outer) || after >= before {
+		return transcript.Edit{}, Blob{}, 0, false
+	}
+	blob.Meta = store.Entry{
+		Hash: r.Hash, Tool: tool, ToolCallID: callID,
+		Bytes: r.Bytes, Lines: r.Lines, Tokens: r.Tokens, Tokenizer: c.Name(), Raw: r.Raw,
+	}
+	return transcript.Edit{Span: u.body, With: transcript.Quote(newOuter)}, blob, before - after, true
+}
+
+// toolNames maps each result to the name of the call it answers: results seldom name it.
+func toolNames(t *transcript.Transcript) map[transcript.Ref]string {
+	names := map[transcript.Ref]string{}
+	for _, p := range t.Pairs() {
+		if p.Call != transcript.None && p.Result != transcript.None {
+			if n := t.Block(p.Call).ToolName; n != "" {
+				names[p.Result] = n
+			}
+		}
+	}
+	for mi := range t.Messages {
+		for bi := range t.Messages[mi].Blocks {
+			b := &t.Messages[mi].Blocks[bi]
+			r := transcript.Ref{Message: mi, Block: bi}
+			if b.Kind == transcript.ToolResult && b.ToolName != "" && names[r] == "" {
+				names[r] = b.ToolName
+			}
+		}
+	}
+	return names
+}

@@ -1,0 +1,335 @@
+package persist
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ctxkit/ctxkit/internal/store"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// MarkerPrefix starts the last line of every text ctx-persist leaves in place of a stored
+// result. A text whose last line starts with it is a reference: ctx-persist never stores it
+// again, and --restore must be able to read it or it fails.
+const MarkerPrefix = "[ctx-persist: "
+
+// Reference is what the marker line of an offloaded result says.
+type Reference struct {
+	Bytes, Lines, Tokens int
+	// Shown is how many bytes of the start of the stored text precede the marker as a
+	// preview (made valid UTF-8: invalid bytes are shown as U+FFFD).
+	Shown int
+	// Hash names the stored text; Path is where the reference told the model to find it
+	// (information only: --restore reads the store it is given, by hash).
+	Hash, Path string
+	// Raw, when set, names a second stored file with the original JSON string literal of
+	// the result, kept because re-encoding the text would not give its bytes back.
+	Raw string
+}
+
+// Marker renders the reference's marker line. It holds no line break.
+func (r Reference) Marker() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%stool result stored in full (%d bytes, %d %s, ~%d %s); ", MarkerPrefix,
+		r.Bytes, r.Lines, plural(r.Lines, "line"), r.Tokens, plural(r.Tokens, "token"))
+	if r.Shown > 0 {
+		fmt.Fprintf(&b, "above are its first %d bytes", r.Shown)
+	} else {
+		b.WriteString("no preview")
+	}
+	fmt.Fprintf(&b, ". Read it all with a file tool or: cat %s", shellQuote(r.Path))
+	if r.Raw != "" {
+		fmt.Fprintf(&b, "; original encoding: sha256:%s", r.Raw)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// Compiled once and only read; not state.
+var markerSyntax = regexp.MustCompile(`^\[ctx-persist: tool result stored in full \(([0-9]+) bytes, ([0-9]+) lines?, ~([0-9]+) tokens?\); (?:above are its first ([0-9]+) bytes|no preview)\. Read it all with a file tool or: cat (.+?)(?:; original encoding: sha256:([0-9a-f]{64}))?\]$`)
+
+// ParseMarker reads a marker line. The stored file's hash is taken from the end of the path
+// (…/ab/abcdef…, 64 hex digits); nothing else of the path is used.
+func ParseMarker(line string) (Reference, error) {
+	m := markerSyntax.FindStringSubmatch(line)
+	if m == nil {
+		return Reference{}, fmt.Errorf("malformed ctx-persist reference %q", clip(line, 160))
+	}
+	var r Reference
+	var err error
+	for i, p := range []*int{&r.Bytes, &r.Lines, &r.Tokens, &r.Shown} {
+		if m[i+1] == "" {
+			continue
+		}
+		if *p, err = strconv.Atoi(m[i+1]); err != nil {
+			return Reference{}, fmt.Errorf("malformed ctx-persist reference %q: %v", clip(line, 160), err)
+		}
+	}
+	r.Path, r.Raw = shellUnquote(m[5]), m[6]
+	h := r.Path[max(0, len(r.Path)-64):]
+	rest := r.Path[:len(r.Path)-len(h)]
+	if !store.ValidHash(h) || len(rest) < 4 || !isSep(rest[len(rest)-1]) || rest[len(rest)-3:len(rest)-1] != h[:2] || !isSep(rest[len(rest)-4]) {
+		return Reference{}, fmt.Errorf("malformed ctx-persist reference: %q does not name a stored file (…/ab/ab…, a 64-digit SHA-256)", clip(r.Path, 160))
+	}
+	if r.Shown > r.Bytes {
+		return Reference{}, fmt.Errorf("malformed ctx-persist reference: a preview of %d bytes of %d", r.Shown, r.Bytes)
+	}
+	r.Hash = h
+	return r, nil
+}
+
+func isSep(c byte) bool { return c == '/' || c == '\\' }
+
+// shellQuote quotes a path for a POSIX shell when it holds anything but safe characters.
+func shellQuote(p string) string {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("/._-+:@%=,~", c) >= 0) {
+			return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+		}
+	}
+	return p
+}
+
+func shellUnquote(p string) string {
+	if len(p) >= 2 && p[0] == '\'' && p[len(p)-1] == '\'' {
+		return strings.ReplaceAll(p[1:len(p)-1], `'\''`, "'")
+	}
+	return p
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// markerLine returns the last line of a text when it is a marker (starts with
+// MarkerPrefix): the text is then a reference.
+func markerLine(text string) (string, bool) {
+	line := text[strings.LastIndexByte(text, '\n')+1:]
+	return line, strings.HasPrefix(line, MarkerPrefix)
+}
+
+// offloaded renders what replaces a stored text: its preview, then the marker on a line
+// of its own.
+func offloaded(preview string, r Reference) string {
+	if preview != "" && !strings.HasSuffix(preview, "\n") {
+		preview += "\n"
+	}
+	return preview + r.Marker()
+}
+
+// previewOf returns how many bytes of the start of text to show: whole lines while they
+// fit in size; when they fill less than half of it (a long first line, say), as much of
+// the text as fits, cut between two UTF-8 sequences.
+func previewOf(text string, size int) int {
+	if size <= 0 {
+		return 0
+	}
+	if len(text) <= size {
+		return len(text)
+	}
+	n := strings.LastIndexByte(text[:size], '\n') + 1
+	if n*2 >= size {
+		return n
+	}
+	n = size
+	for back := 0; back < utf8.UTFMax && n > 0 && !utf8.RuneStart(text[n]); back++ {
+		n--
+	}
+	return n
+}
+
+// shown is a preview as the document holds it: valid UTF-8 (JSON cannot carry anything
+// else), each run of invalid bytes shown as U+FFFD.
+func shown(text string, n int) string { return strings.ToValidUTF8(text[:n], "\uFFFD") }
+
+// lineCount is the number of lines of text, the last one counted without a final line break.
+func lineCount(text string) int {
+	n := strings.Count(text, "\n")
+	if text != "" && text[len(text)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// encode writes s as a JSON string literal in ctxkit's canonical spelling, fixed here so
+// that a text stored today is re-encoded the same way by any later version: `"` and `\`
+// escaped, \b \f \n \r \t by their short escapes, other control characters and U+2028,
+// U+2029 as \u00xx / \u2028 / \u2029 (lowercase hex), everything else as itself (no HTML
+// escaping). This is the spelling of transcript.Quote (encoding/json since Go 1.22 without
+// HTML escaping), checked by a test. ok is false when s is not valid UTF-8, which no
+// literal spells canonically.
+func encode(s string) (lit string, ok bool) {
+	const hexDigits = "0123456789abcdef"
+	b := make([]byte, 0, len(s)+len(s)/16+2)
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return "", false
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			start = i + size
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	b = append(b, '"')
+	return string(b), true
+}
+
+// unit is one text of a tool result that can be stored: the result's content string or
+// one text part of its list content.
+type unit struct {
+	body  transcript.Span // the JSON string literal in the document
+	raw   string          // its bytes
+	outer string          // its decoded text
+	// inner locates, in outer, the JSON string literal of the command output when outer is
+	// Codex's {"output": ..., "metadata": ...} wrapper: then that output is what is stored,
+	// and the wrapper stays valid JSON around the reference.
+	inner    transcript.Span
+	hasInner bool
+	text     string // what is stored: the wrapped output, or outer
+}
+
+// units lists the texts of a result, decoded. Parts that are not text (images) are not
+// texts.
+func units(t *transcript.Transcript, b *transcript.Block) []unit {
+	var us []unit
+	add := func(body transcript.Span) {
+		u := unit{body: body, raw: t.Slice(body)}
+		u.outer = t.BodyText(&transcript.Block{Body: body})
+		u.text = u.outer
+		u.unwrap()
+		us = append(us, u)
+	}
+	if len(b.Parts) == 0 {
+		if !b.Body.IsZero() && !b.BodyJSON {
+			add(b.Body)
+		}
+		return us
+	}
+	for i := range b.Parts {
+		p := &b.Parts[i]
+		if p.Kind == transcript.Text && !p.Body.IsZero() && !p.BodyJSON {
+			add(p.Body)
+		}
+	}
+	return us
+}
+
+// rawSize is an upper bound of the decoded size of a result's texts (escapes only shrink),
+// to pass over small results without decoding them.
+func rawSize(b *transcript.Block) int {
+	n := 0
+	if len(b.Parts) == 0 {
+		if !b.BodyJSON {
+			n = b.Body.Len()
+		}
+		return n
+	}
+	for i := range b.Parts {
+		if p := &b.Parts[i]; p.Kind == transcript.Text && !p.BodyJSON {
+			n += p.Body.Len()
+		}
+	}
+	return n
+}
+
+// unwrap points the unit at the command output inside Codex's JSON wrapper
+// {"output":"...","metadata":{...}} (any key order).
+func (u *unit) unwrap() {
+	if len(u.outer) < 12 || u.outer[0] != '{' || !gjson.Valid(u.outer) {
+		return
+	}
+	f := gjson.GetMany(u.outer, "output", "metadata")
+	if f[0].Type != gjson.String || !f[1].IsObject() {
+		return
+	}
+	u.inner = transcript.Span{Start: f[0].Index, End: f[0].Index + len(f[0].Raw)}
+	u.hasInner = true
+	u.text = f[0].String()
+}
+
+// canonical reports whether re-encoding the unit's text gives back the document's bytes
+// exactly, so the store needs only the text.
+func (u *unit) canonical() bool {
+	lit, ok := encode(u.outer)
+	if !ok || lit != u.raw {
+		return false
+	}
+	if !u.hasInner {
+		return true
+	}
+	lit, ok = encode(u.text)
+	return ok && lit == u.outer[u.inner.Start:u.inner.End]
+}
+
+// replace returns the unit's decoded body with the stored text replaced by text.
+func (u *unit) replace(text string) string {
+	if !u.hasInner {
+		return text
+	}
+	return u.outer[:u.inner.Start] + transcript.Quote(text) + u.outer[u.inner.End:]
+}
+
+// spell returns the document bytes for the unit's body when its stored text is text,
+// spelled canonically: what was there before when the unit is canonical.
+func (u *unit) spell(text string) (string, bool) {
+	if !u.hasInner {
+		return encode(text)
+	}
+	inner, ok := encode(text)
+	if !ok {
+		return "", false
+	}
+	return encode(u.outer[:u.inner.Start] + inner + u.outer[u.inner.End:])
+}

@@ -1,0 +1,124 @@
+package persist
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// RestoreStats describe one run of Restore.
+type RestoreStats struct {
+	// Restored is the number of references put back; Bytes the size of the texts.
+	Restored, Bytes int
+}
+
+// ErrReference is wrapped by every error about a reference that cannot be restored: one
+// that does not parse, names a file the store does not have or that fails its check, or
+// does not match its stored file.
+var ErrReference = errors.New("cannot restore")
+
+// Restore finds every reference Plan left in the tool results of t and returns the edits
+// that put the original bytes back. get fetches a stored file by hash and must check it
+// (store.Get does). Restore fails on the first reference it cannot put back exactly, so
+// a caller emits either a fully restored document or nothing.
+func Restore(t *transcript.Transcript, get func(hash string) ([]byte, error)) ([]transcript.Edit, RestoreStats, error) {
+	var st RestoreStats
+	if !strings.Contains(t.Doc, MarkerPrefix) {
+		return nil, st, nil
+	}
+	cache := map[string][]byte{}
+	fetch := func(h string) ([]byte, error) {
+		if data, ok := cache[h]; ok {
+			return data, nil
+		}
+		data, err := get(h)
+		if err == nil {
+			cache[h] = data
+		}
+		return data, err
+	}
+	var edits []transcript.Edit
+	for mi := range t.Messages {
+		m := &t.Messages[mi]
+		for bi := range m.Blocks {
+			b := &m.Blocks[bi]
+			if b.Kind != transcript.ToolResult || !mayHoldMarker(t, b) {
+				continue
+			}
+			for _, u := range units(t, b) {
+				if !strings.Contains(u.raw, MarkerPrefix) {
+					continue
+				}
+				lit, n, ok, err := restoreUnit(&u, fetch)
+				if err != nil {
+					return nil, st, fmt.Errorf("%s: %w: %w", where(t, mi, u.body), ErrReference, err)
+				}
+				if ok {
+					edits = append(edits, transcript.Edit{Span: u.body, With: lit})
+					st.Restored++
+					st.Bytes += n
+				}
+			}
+		}
+	}
+	return edits, st, nil
+}
+
+// where names a place in the document the way ctx-count's report does: the line of a JSONL
+// record, else the index of the message.
+func where(t *transcript.Transcript, mi int, s transcript.Span) string {
+	for _, r := range t.Records {
+		if r.Span.Start <= s.Start && s.End <= r.Span.End {
+			return fmt.Sprintf("line %d", r.Line)
+		}
+	}
+	return fmt.Sprintf("message %d", mi)
+}
+
+// mayHoldMarker is a quick look at a result's raw bytes before decoding them: the marker
+// has no character JSON escapes, so it shows in the bytes however deeply it is quoted.
+func mayHoldMarker(t *transcript.Transcript, b *transcript.Block) bool {
+	return strings.Contains(t.Slice(b.Span), MarkerPrefix)
+}
+
+// restoreUnit returns the original literal of a unit that is a reference (ok), and the
+// size of its text.
+func restoreUnit(u *unit, fetch func(string) ([]byte, error)) (lit string, size int, ok bool, err error) {
+	line, isRef := markerLine(u.text)
+	if !isRef {
+		return "", 0, false, nil
+	}
+	r, err := ParseMarker(line)
+	if err != nil {
+		return "", 0, false, err
+	}
+	data, err := fetch(r.Hash)
+	if err != nil {
+		return "", 0, false, err
+	}
+	text := string(data)
+	// The whole text must be what Plan wrote for this file: a reference is recognised by
+	// what it says, and what it says must be true.
+	if len(text) != r.Bytes || lineCount(text) != r.Lines || r.Shown > len(text) || offloaded(shown(text, r.Shown), r) != u.text {
+		return "", 0, false, fmt.Errorf("the reference to %s does not match the stored file (edited document, or a different file under that name)", r.Hash)
+	}
+	if r.Raw != "" {
+		raw, err := fetch(r.Raw)
+		if err != nil {
+			return "", 0, false, err
+		}
+		if len(raw) < 2 || raw[0] != '"' || !gjson.ValidBytes(raw) {
+			return "", 0, false, fmt.Errorf("stored original literal %s is not a JSON string", r.Raw)
+		}
+		return string(raw), len(text), true, nil
+	}
+	lit, ok = u.spell(text)
+	if !ok {
+		return "", 0, false, fmt.Errorf("stored file %s is not valid UTF-8 and the reference keeps no original encoding", r.Hash)
+	}
+	return lit, len(text), true, nil
+}

@@ -1,0 +1,416 @@
+// Package store owns ctxkit's offload store, where ctx-persist (and later ctx-summarize
+// --offload) put tool results that are too big to keep in a conversation. With internal/cli
+// it is the only package that writes to disk: everything else in ctxkit is pure.
+//
+// The store is plain files on purpose, so grep -r, ls and cat are its retrieval tools:
+//
+//	DIR/                  mode 0700
+//	DIR/index.jsonl       mode 0600, one JSON object a line per stored result (Entry)
+//	DIR/ab/               mode 0700, named by the first two hex digits of the hash
+//	DIR/ab/abcdef0123...  mode 0600, the stored bytes exactly, named by their SHA-256
+//
+// Promises:
+//
+//   - Put makes a file durable (temp file, fsync, link or rename, fsync of the directory)
+//     before it returns, so a caller that emits a reference after Put never points at a
+//     partial file, whatever happens afterwards.
+//   - The same bytes are one file; several processes may Put and Append into one store at
+//     the same time. Index lines are appended with O_APPEND, one write each, so they are
+//     never interleaved or torn on a local file system.
+//   - Get resolves nothing but a 64-digit lowercase hex hash, under the store root only
+//     (os.Root), refuses symbolic links inside the store, and checks the SHA-256 of what
+//     it read. A reference in a document is data from outside; it cannot name another file.
+//   - Tool names and other metadata never become parts of a path.
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// IndexName is the index file inside the store directory.
+const IndexName = "index.jsonl"
+
+// Errors Get and Open report, wrapped with the file they concern.
+var (
+	// ErrNoStore: the store directory does not exist.
+	ErrNoStore = errors.New("no store here")
+	// ErrBadHash: the name is not a SHA-256 hash (64 lowercase hex digits).
+	ErrBadHash = errors.New("not a SHA-256 hash")
+	// ErrNotFound: no file is stored under the hash.
+	ErrNotFound = errors.New("not in the store")
+	// ErrNotRegular: the store holds something other than a plain file or directory
+	// where a stored file or its folder should be (a symbolic link, a device...).
+	ErrNotRegular = errors.New("not a regular file (symbolic links are refused)")
+	// ErrCorrupt: the stored bytes do not have the SHA-256 of their name.
+	ErrCorrupt = errors.New("content does not match its SHA-256 (altered or damaged)")
+)
+
+// Store is an open store directory. Its methods are safe for concurrent use.
+type Store struct {
+	dir  string // absolute
+	root *os.Root
+	perm fs.FileMode
+}
+
+// Entry is one line of the index: a stored result and where it came from.
+type Entry struct {
+	Hash       string    `json:"hash"`
+	Tool       string    `json:"tool"`
+	ToolCallID string    `json:"tool_call_id"`
+	Source     string    `json:"source"`
+	Bytes      int       `json:"bytes"`
+	Lines      int       `json:"lines"`
+	Tokens     int       `json:"tokens"`
+	Tokenizer  string    `json:"tokenizer,omitempty"`
+	Time       time.Time `json:"time"`
+	// Raw is the hash of a second stored file that holds the result's original JSON
+	// string literal, kept when the document spelled the text with escapes a re-encoding
+	// would not reproduce.
+	Raw string `json:"raw,omitempty"`
+
+	// Line is the index line as read (Index only).
+	Line []byte `json:"-"`
+}
+
+// Hash returns the lowercase hex SHA-256 of data: the name it is stored under.
+func Hash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// ValidHash reports whether h is exactly 64 lowercase hex digits: the only names Get
+// resolves.
+func ValidHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Path is where a store at dir keeps the file of hash h: dir/h[:2]/h. It only joins
+// names; h must be valid.
+func Path(dir, h string) string { return filepath.Join(dir, h[:2], h) }
+
+// name is the path of h relative to the root.
+func name(h string) string { return h[:2] + "/" + h }
+
+// Create opens the store at dir, creating the directory (mode 0700) when it does not
+// exist.
+func Create(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create store %q: %w", dir, reason(err))
+	}
+	return Open(dir)
+}
+
+// Open opens an existing store at dir. A missing directory is ErrNoStore.
+func Open(dir string) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("store %q: %w", dir, err)
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("store %q: %w", dir, ErrNoStore)
+	case err != nil:
+		return nil, fmt.Errorf("store %q: %w", dir, reason(err))
+	case !st.IsDir():
+		return nil, fmt.Errorf("store %q: not a directory", dir)
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("store %q: %w", dir, reason(err))
+	}
+	return &Store{dir: abs, root: root, perm: st.Mode().Perm()}, nil
+}
+
+// Close releases the store's directory handle.
+func (s *Store) Close() error { return s.root.Close() }
+
+// Dir is the store's absolute path.
+func (s *Store) Dir() string { return s.dir }
+
+// Perm is the permission bits the store directory had when it was opened. Anything
+// beyond 0700 lets other users read stored results, which often hold secrets.
+func (s *Store) Perm() fs.FileMode { return s.perm }
+
+// Path is the absolute path of the file stored under h.
+func (s *Store) Path(h string) string { return Path(s.dir, h) }
+
+// Put stores data under its hash and returns the hash. created is false when an intact
+// copy was already there (from this run, an earlier one or a concurrent process). When Put
+// returns without error the file is complete and synced to disk.
+func (s *Store) Put(data []byte) (h string, created bool, err error) {
+	h = Hash(data)
+	shard, target := h[:2], name(h)
+	if err := s.mkdirShard(shard); err != nil {
+		return h, false, err
+	}
+	if s.intact(target, h, len(data)) {
+		return h, false, nil
+	}
+	tmp, err := s.writeTemp(shard, data)
+	if err != nil {
+		return h, false, err
+	}
+	defer s.root.Remove(tmp) // gone after a rename; after a link, the extra name
+	switch err := s.root.Link(tmp, target); {
+	case err == nil:
+		created = true
+	case errors.Is(err, fs.ErrExist) && s.intact(target, h, len(data)):
+		// Another writer finished the same file first.
+	default:
+		// No hard links on this file system, or a damaged copy to replace: rename, which
+		// replaces the target atomically.
+		if err := s.root.Rename(tmp, target); err != nil {
+			return h, false, fmt.Errorf("store %q: write %s: %w", s.dir, target, reason(err))
+		}
+		created = true
+	}
+	s.syncDir(shard)
+	return h, created, nil
+}
+
+// mkdirShard makes the directory a file's name starts with, and checks that it is one.
+func (s *Store) mkdirShard(shard string) error {
+	err := s.root.Mkdir(shard, 0o700)
+	if err == nil {
+		s.syncDir(".")
+		return nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("store %q: create %s: %w", s.dir, shard, reason(err))
+	}
+	st, err := s.root.Lstat(shard)
+	if err != nil {
+		return fmt.Errorf("store %q: %s: %w", s.dir, shard, reason(err))
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("store %q: %s: %w", s.dir, shard, ErrNotRegular)
+	}
+	return nil
+}
+
+// intact reports whether target is a regular file holding exactly the bytes of hash h.
+func (s *Store) intact(target, h string, size int) bool {
+	st, err := s.root.Lstat(target)
+	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(size) {
+		return false
+	}
+	data, err := s.read(target, st)
+	return err == nil && Hash(data) == h
+}
+
+// writeTemp writes data to a new file in dir with a name no other writer uses, and syncs it.
+func (s *Store) writeTemp(dir string, data []byte) (string, error) {
+	var f *os.File
+	var tmp string
+	for try := 0; ; try++ {
+		var rnd [8]byte
+		rand.Read(rnd[:])
+		tmp = dir + "/.tmp-" + hex.EncodeToString(rnd[:])
+		var err error
+		f, err = s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || try == 3 {
+			return "", fmt.Errorf("store %q: write %s: %w", s.dir, dir, reason(err))
+		}
+	}
+	_, err := f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.root.Remove(tmp)
+		return "", fmt.Errorf("store %q: write %s: %w", s.dir, dir, reason(err))
+	}
+	return tmp, nil
+}
+
+// syncDir makes a new name in dir durable; best effort, since not every file system can
+// sync a directory.
+func (s *Store) syncDir(dir string) {
+	if d, err := s.root.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// Get returns the bytes stored under h after checking that they still have that hash.
+// Only a valid hash resolves, only to a regular file under the store root reached without
+// symbolic links: ErrBadHash, ErrNotFound, ErrNotRegular and ErrCorrupt say why not.
+func (s *Store) Get(h string) ([]byte, error) {
+	if !ValidHash(h) {
+		return nil, fmt.Errorf("%q: %w", h, ErrBadHash)
+	}
+	target := name(h)
+	for _, p := range []string{h[:2], target} {
+		st, err := s.root.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("%s: %w", target, ErrNotFound)
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w", target, reason(err))
+		case p == target && !st.Mode().IsRegular(), p != target && !st.IsDir():
+			return nil, fmt.Errorf("%s: %w", p, ErrNotRegular)
+		}
+		if p == target {
+			data, err := s.read(target, st)
+			if err != nil {
+				return nil, err
+			}
+			if Hash(data) != h {
+				return nil, fmt.Errorf("%s: %w", target, ErrCorrupt)
+			}
+			return data, nil
+		}
+	}
+	panic("unreachable")
+}
+
+// read reads the regular file target, which Lstat described as want, and refuses it if
+// what was opened is not that file (replaced, by a link for instance, in between).
+func (s *Store) read(target string, want fs.FileInfo) ([]byte, error) {
+	f, err := s.root.Open(target)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", target, reason(err))
+	}
+	defer f.Close()
+	got, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", target, reason(err))
+	}
+	if !os.SameFile(want, got) {
+		return nil, fmt.Errorf("%s: %w", target, ErrNotRegular)
+	}
+	data := make([]byte, 0, got.Size()+1)
+	data, err = readAll(f, data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", target, reason(err))
+	}
+	return data, nil
+}
+
+func readAll(r io.Reader, b []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
+}
+
+// Append adds entries to the index, one write per line with O_APPEND, so lines of
+// concurrent writers never mix. The index is synced before Append returns.
+func (s *Store) Append(entries ...Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if st, err := s.root.Lstat(IndexName); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("store %q: %s: %w", s.dir, IndexName, ErrNotRegular)
+	}
+	f, err := s.root.OpenFile(IndexName, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("store %q: write %s: %w", s.dir, IndexName, reason(err))
+	}
+	for _, e := range entries {
+		line, merr := e.marshal()
+		if merr != nil {
+			err = merr
+			break
+		}
+		if _, err = f.Write(line); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("store %q: write %s: %w", s.dir, IndexName, reason(err))
+	}
+	return nil
+}
+
+func (e Entry) marshal() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	e.Time = e.Time.UTC()
+	if err := enc.Encode(e); err != nil { // Encode ends the line with "\n"
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Index reads the index in order. Lines that are not a JSON object (cut short by a
+// crash, edited by hand) are skipped and counted in bad. A store without an index yet
+// has no entries.
+func (s *Store) Index() (entries []Entry, bad int, err error) {
+	if st, err := s.root.Lstat(IndexName); err == nil && !st.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("store %q: %s: %w", s.dir, IndexName, ErrNotRegular)
+	}
+	f, err := s.root.Open(IndexName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("store %q: read %s: %w", s.dir, IndexName, reason(err))
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	for {
+		line, rerr := r.ReadBytes('\n')
+		if body := bytes.TrimSpace(line); len(body) > 0 {
+			var e Entry
+			if json.Unmarshal(body, &e) == nil && body[0] == '{' {
+				e.Line = body
+				entries = append(entries, e)
+			} else {
+				bad++
+			}
+		}
+		if rerr == io.EOF {
+			return entries, bad, nil
+		}
+		if rerr != nil {
+			return entries, bad, fmt.Errorf("store %q: read %s: %w", s.dir, IndexName, reason(rerr))
+		}
+	}
+}
+
+// reason drops the op and path an *fs.PathError repeats: callers name the file themselves.
+func reason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}

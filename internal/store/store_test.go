@@ -1,0 +1,325 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func mustCreate(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestPutGet(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s := mustCreate(t, dir)
+	data := []byte("hello\nworld\n")
+	h, created, err := s.Put(data)
+	if err != nil || !created {
+		t.Fatalf("Put: %v, created %v", err, created)
+	}
+	if h != Hash(data) || !ValidHash(h) {
+		t.Fatalf("hash %q", h)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, h[:2], h))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("file holds %q, %v", got, err)
+	}
+	if s.Path(h) != filepath.Join(s.Dir(), h[:2], h) || !filepath.IsAbs(s.Dir()) {
+		t.Errorf("Path %q, Dir %q", s.Path(h), s.Dir())
+	}
+	// The same bytes again are the same file, not a new one.
+	if h2, created, err := s.Put(data); err != nil || created || h2 != h {
+		t.Errorf("second Put: %q %v %v", h2, created, err)
+	}
+	if got, err := s.Get(h); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("Get: %q %v", got, err)
+	}
+	// Empty content is content too.
+	if h, _, err := s.Put(nil); err != nil {
+		t.Error(err)
+	} else if got, err := s.Get(h); err != nil || len(got) != 0 {
+		t.Errorf("Get empty: %q %v", got, err)
+	}
+	// No temp files are left behind.
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if strings.Contains(d.Name(), ".tmp-") {
+			t.Errorf("temp file left: %s", p)
+		}
+		return nil
+	})
+}
+
+func TestPermissions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "store")
+	s := mustCreate(t, dir)
+	h, _, err := s.Put([]byte("secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(Entry{Hash: h}); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]fs.FileMode{
+		dir:                              0o700 | fs.ModeDir,
+		filepath.Join(dir, h[:2]):        0o700 | fs.ModeDir,
+		filepath.Join(dir, h[:2], h):     0o600,
+		filepath.Join(dir, IndexName):    0o600,
+		filepath.Join(filepath.Dir(dir)): 0o700 | fs.ModeDir, // MkdirAll's parents too
+	} {
+		st, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode() != want {
+			t.Errorf("%s: mode %v, want %v", p, st.Mode(), want)
+		}
+	}
+	if s.Perm() != 0o700 {
+		t.Errorf("Perm %v", s.Perm())
+	}
+}
+
+func TestGetRefuses(t *testing.T) {
+	dir := t.TempDir()
+	s := mustCreate(t, filepath.Join(dir, "store"))
+	good, _, err := s.Put([]byte("inside"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(dir, "outside")
+	os.WriteFile(outside, []byte("secret outside the store"), 0o600)
+	outsideHash := Hash([]byte("secret outside the store"))
+
+	// A symbolic link planted where a stored file would be, pointing outside.
+	os.Mkdir(filepath.Join(s.Dir(), outsideHash[:2]), 0o700)
+	if err := os.Symlink(outside, s.Path(outsideHash)); err != nil {
+		t.Fatal(err)
+	}
+	// A symbolic link planted as a shard directory.
+	linked := Hash([]byte("linked dir"))
+	os.MkdirAll(filepath.Join(dir, "elsewhere", linked[:2]), 0o700)
+	os.WriteFile(filepath.Join(dir, "elsewhere", linked[:2], linked), []byte("linked dir"), 0o600)
+	if linked[:2] != outsideHash[:2] && linked[:2] != good[:2] {
+		if err := os.Symlink(filepath.Join(dir, "elsewhere", linked[:2]), filepath.Join(s.Dir(), linked[:2])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A link inside the store, to a stored file, is refused as well: only plain files.
+	inner := Hash([]byte("inner link"))
+	os.MkdirAll(filepath.Join(s.Dir(), inner[:2]), 0o700)
+	if err := os.Symlink(s.Path(good), s.Path(inner)); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, c := range []struct {
+		hash string
+		want error
+	}{
+		{"../../etc/passwd", ErrBadHash},
+		{"/etc/passwd", ErrBadHash},
+		{outside, ErrBadHash},
+		{good[:63], ErrBadHash},
+		{good + "0", ErrBadHash},
+		{strings.ToUpper(good), ErrBadHash},
+		{good[:2] + "/" + good[:61], ErrBadHash},
+		{"", ErrBadHash},
+		{outsideHash, ErrNotRegular},
+		{linked, ErrNotRegular},
+		{inner, ErrNotRegular},
+		{Hash([]byte("never stored")), ErrNotFound},
+	} {
+		data, err := s.Get(c.hash)
+		if !errors.Is(err, c.want) {
+			t.Errorf("Get(%q) = %q, %v; want %v", c.hash, data, err, c.want)
+		}
+		if data != nil {
+			t.Errorf("Get(%q) returned data", c.hash)
+		}
+	}
+}
+
+func TestTampered(t *testing.T) {
+	s := mustCreate(t, t.TempDir())
+	h, _, _ := s.Put([]byte("original"))
+	os.WriteFile(s.Path(h), []byte("0riginal"), 0o600)
+	if _, err := s.Get(h); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("tampered file: %v", err)
+	}
+	// Putting the content again repairs the file rather than trusting it.
+	if _, created, err := s.Put([]byte("original")); err != nil || !created {
+		t.Fatalf("repair: created %v, %v", created, err)
+	}
+	if got, err := s.Get(h); err != nil || string(got) != "original" {
+		t.Errorf("after repair: %q %v", got, err)
+	}
+	// Also a symbolic link planted at the name is replaced, not written through.
+	target := filepath.Join(t.TempDir(), "target")
+	os.WriteFile(target, []byte("keep me"), 0o600)
+	os.Remove(s.Path(h))
+	os.Symlink(target, s.Path(h))
+	if _, _, err := s.Put([]byte("original")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "keep me" {
+		t.Errorf("Put wrote through a symbolic link: %q", got)
+	}
+	if st, _ := os.Lstat(s.Path(h)); !st.Mode().IsRegular() {
+		t.Errorf("the link is still there: %v", st.Mode())
+	}
+}
+
+func TestOpenMissing(t *testing.T) {
+	if _, err := Open(filepath.Join(t.TempDir(), "nope")); !errors.Is(err, ErrNoStore) {
+		t.Errorf("Open of a missing store: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	if _, err := Open(file); err == nil {
+		t.Error("Open of a file: no error")
+	}
+	// A store below a regular file cannot be created (ENOTDIR): the read-only case that
+	// root cannot bypass.
+	if _, err := Create(filepath.Join(file, "store")); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("Create below a file: %v", err)
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: permissions do not stop writes")
+	}
+	dir := t.TempDir()
+	s := mustCreate(t, dir)
+	os.Chmod(dir, 0o500)
+	defer os.Chmod(dir, 0o700)
+	if _, _, err := s.Put([]byte("x")); !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("Put into a read-only store: %v", err)
+	}
+	if err := s.Append(Entry{Hash: "x"}); !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("Append to a read-only store: %v", err)
+	}
+}
+
+// TestConcurrent has 8 writers, each with its own Store as separate processes would,
+// putting overlapping contents and appending index lines at once.
+func TestConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	const writers, each = 8, 40
+	var wg sync.WaitGroup
+	created := make([][]string, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := Create(dir)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer s.Close()
+			for i := 0; i < each; i++ {
+				// Half the contents are shared by every writer.
+				data := fmt.Sprintf("content %d %s", i, strings.Repeat("x", 5000*(i%3)))
+				if i%2 == 1 {
+					data += fmt.Sprintf(" of writer %d", w)
+				}
+				h, c, err := s.Put([]byte(data))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if c {
+					created[w] = append(created[w], h)
+				}
+				long := strings.Repeat("ü", 2000) // a long line, several KB
+				if err := s.Append(Entry{Hash: h, Tool: long, Source: fmt.Sprint(w), Time: time.Unix(0, 0)}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[string]int{}
+	for _, hs := range created {
+		for _, h := range hs {
+			seen[h]++
+		}
+	}
+	distinct := each/2 + writers*each/2
+	if len(seen) != distinct {
+		t.Errorf("%d distinct files created, want %d", len(seen), distinct)
+	}
+	for h, n := range seen {
+		if n != 1 {
+			t.Errorf("%s created %d times", h, n)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, IndexName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+	if len(lines) != writers*each {
+		t.Fatalf("%d index lines, want %d", len(lines), writers*each)
+	}
+	for i, l := range lines {
+		var e Entry
+		if err := json.Unmarshal([]byte(l), &e); err != nil || !ValidHash(e.Hash) {
+			t.Fatalf("index line %d is torn: %v", i+1, err)
+		}
+	}
+	s := mustCreate(t, dir)
+	entries, bad, err := s.Index()
+	if err != nil || bad != 0 || len(entries) != writers*each {
+		t.Errorf("Index: %d entries, %d bad, %v", len(entries), bad, err)
+	}
+	for h := range seen {
+		if _, err := s.Get(h); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestIndex(t *testing.T) {
+	s := mustCreate(t, t.TempDir())
+	if es, bad, err := s.Index(); err != nil || bad != 0 || len(es) != 0 {
+		t.Fatalf("empty store: %v %d %v", es, bad, err)
+	}
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.FixedZone("x", 3600))
+	e := Entry{Hash: Hash([]byte("a")), Tool: "Bash <&>", ToolCallID: "toolu_1", Source: "/x/s.jsonl", Bytes: 1, Lines: 1, Tokens: 1, Tokenizer: "estimate", Time: at}
+	if err := s.Append(e); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(filepath.Join(s.Dir(), IndexName), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"hash":"torn` + "\n[1]\n\n")
+	f.Close()
+	if err := s.Append(e); err != nil {
+		t.Fatal(err)
+	}
+	es, bad, err := s.Index()
+	if err != nil || bad != 2 || len(es) != 2 {
+		t.Fatalf("Index: %d entries, %d bad, %v", len(es), bad, err)
+	}
+	want := `{"hash":"` + e.Hash + `","tool":"Bash <&>","tool_call_id":"toolu_1","source":"/x/s.jsonl","bytes":1,"lines":1,"tokens":1,"tokenizer":"estimate","time":"2026-03-04T04:06:07Z"}`
+	if string(es[0].Line) != want {
+		t.Errorf("index line\n got %s\nwant %s", es[0].Line, want)
+	}
+	if es[1].Tool != e.Tool || !es[1].Time.Equal(at) {
+		t.Errorf("entry %+v", es[1])
+	}
+}
