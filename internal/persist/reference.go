@@ -170,60 +170,14 @@ func lineCount(text string) int {
 	return n
 }
 
-// encode writes s as a JSON string literal in ctxkit's canonical spelling, fixed here so
-// that a text stored today is re-encoded the same way by any later version: `"` and `\`
-// escaped, \b \f \n \r \t by their short escapes, other control characters and U+2028,
-// U+2029 as \u00xx / \u2028 / \u2029 (lowercase hex), everything else as itself (no HTML
-// escaping). This is the spelling of transcript.Quote (encoding/json since Go 1.22 without
-// HTML escaping), checked by a test. ok is false when s is not valid UTF-8, which no
-// literal spells canonically.
+// encode writes s as a JSON string literal in transcript.Quote's spelling, which is fixed
+// so that a text stored today is re-encoded the same way by any later version. ok is false
+// when s is not valid UTF-8, which no literal spells canonically.
 func encode(s string) (lit string, ok bool) {
-	const hexDigits = "0123456789abcdef"
-	b := make([]byte, 0, len(s)+len(s)/16+2)
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			return "", false
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			start = i + size
-		}
-		i += size
+	if !utf8.ValidString(s) {
+		return "", false
 	}
-	b = append(b, s[start:]...)
-	b = append(b, '"')
-	return string(b), true
+	return transcript.Quote(s), true
 }
 
 // unit is one text of a tool result that can be stored: the result's content string or

@@ -1,10 +1,9 @@
 package transcript
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"sort"
+	"unicode/utf8"
 )
 
 // Edit replaces the bytes of one span of the document.
@@ -44,12 +43,57 @@ func (t *Transcript) Apply(edits []Edit) ([]byte, error) {
 	return append(out, t.Doc[at:]...), nil
 }
 
-// Quote makes a JSON string literal of s the way the tools write them: no HTML escaping,
-// so "<" and "&" in code stay readable.
+// Quote makes a JSON string literal of s in ctxkit's one spelling, fixed here rather than
+// left to a library version because ctx-persist relies on re-encoding a stored text to the
+// same bytes: `"` and `\` escaped, \b \f \n \r \t by their short escapes, other control
+// characters and U+2028, U+2029 as \u00xx / \u2028 / \u2029 (lowercase hex), invalid UTF-8
+// as \ufffd, everything else as itself (no HTML escaping, so code stays readable).
 func Quote(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	const hexDigits = "0123456789abcdef"
+	b := make([]byte, 0, len(s)+len(s)/16+2)
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			start = i + size
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			start = i + size
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return string(append(b, '"'))
 }

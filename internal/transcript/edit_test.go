@@ -1,6 +1,11 @@
 package transcript
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
 
 func TestApply(t *testing.T) {
 	doc := `{"messages":[{"role":"user","content":"aaaa","x":1},{"role":"assistant","content":"bbbb"}]}`
@@ -26,5 +31,22 @@ func TestApply(t *testing.T) {
 	same, _ := tr.Apply(nil)
 	if string(same) != doc {
 		t.Error("no edits must give the input back")
+	}
+}
+
+// Quote must spell strings exactly as encoding/json does without HTML escaping (what
+// Go 1.22+ writes), and decode back to the same text.
+func TestQuoteMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", "a\"b\\c", "\n\r\t\b\f\x00\x1f\x7f", "<tag> & </tag>", "日本語 🎉", "\u2028\u2029", "bad\xffutf8\xc3"} {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.TrimSuffix(buf.String(), "\n")
+		if got := Quote(s); got != want {
+			t.Errorf("Quote(%q) = %s, encoding/json gives %s", s, got, want)
+		}
 	}
 }
