@@ -308,6 +308,13 @@ func Total(t *transcript.Transcript, c tokens.Counter) int {
 	return Measure(t, Options{Counter: c}).Tokens
 }
 
+// BlockTokens is what one block costs the model in a document of the given format: its
+// text, a call's name, the parts of a result, an image by its pixels, encrypted reasoning
+// by its size. Tiers use it to price what they remove the way ctx-count prices it.
+func BlockTokens(t *transcript.Transcript, b *transcript.Block, c tokens.Counter) int {
+	return countBlock(t, b, c, providerOf(t.Format)).tokens
+}
+
 // providerOf names the provider whose billing rules apply to a format.
 func providerOf(f transcript.Format) string {
 	if f == transcript.Anthropic || f == transcript.ClaudeCode {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -188,7 +189,7 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 		return nil, st
 	}
 	st.Acted = true
-	p := planner{t: t, o: o, c: c, res: res, provider: providerOf(t.Format)}
+	p := planner{t: t, o: o, c: c, res: res}
 	p.protectedCalls = t.Protected()
 
 	// Stale results first: a newer copy of what they showed follows them.
@@ -310,7 +311,7 @@ func (p *planner) mark(i int, reason Reason) {
 		return
 	}
 	b := p.t.Block(r.ref)
-	r.tokens = resultTokens(p.t, b, p.c, p.provider)
+	r.tokens = count.BlockTokens(p.t, b, p.c)
 	with := placeholder(r.call, reason, r.tokens, p.o)
 	saved := r.tokens - p.c.Count(with)
 	if saved <= 0 {
@@ -512,40 +513,6 @@ func coldCache(t *transcript.Transcript, o Options) (bool, time.Duration) {
 	}
 	d := o.Now.Sub(newest)
 	return d > o.Idle, d
-}
-
-// resultTokens counts a result the way count.Total does: its body text, and its parts
-// (images priced by their pixels).
-func resultTokens(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, provider string) int {
-	switch {
-	case b.Kind == transcript.Image:
-		var w, h int
-		detail := ""
-		if b.Image != nil {
-			if !b.Image.Data.IsZero() {
-				w, h, _ = tokens.ImageDimensions(t.BodyText(&transcript.Block{Body: b.Image.Data}))
-			}
-			detail = b.Image.Detail
-		}
-		if provider == "anthropic" {
-			return tokens.AnthropicImageTokens(w, h)
-		}
-		return tokens.OpenAIImageTokens(w, h, detail)
-	case b.Encrypted > 0:
-		return tokens.EncryptedTokens(b.Encrypted)
-	}
-	n := c.Count(t.BodyText(b))
-	for i := range b.Parts {
-		n += resultTokens(t, &b.Parts[i], c, provider)
-	}
-	return n
-}
-
-func providerOf(f transcript.Format) string {
-	if f == transcript.Anthropic || f == transcript.ClaudeCode {
-		return "anthropic"
-	}
-	return "openai"
 }
 
 // lineOf is the 1-based JSONL line holding byte offset at, 0 for JSON documents.
