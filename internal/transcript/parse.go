@@ -176,6 +176,7 @@ func parseJSONDocument(doc string, root gjson.Result, f Format, o Options) (*Tra
 	default:
 		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("a %s document is JSONL, one record a line, but the input is a single JSON value", f)}
 	}
+	markSummaries(t)
 	return t, nil
 }
 

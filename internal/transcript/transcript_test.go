@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -340,5 +341,20 @@ func TestCorpusParses(t *testing.T) {
 				t.Errorf("%s: result %q has no call", f, p.ID)
 			}
 		}
+	}
+}
+
+func TestSummaryTagMarksMessage(t *testing.T) {
+	doc := `{"system":"s","messages":[{"role":"user","content":"<ctxkit-summary messages=\"4\">\nGoal: x\n</ctxkit-summary>"},{"role":"assistant","content":[{"type":"text","text":"ok <ctxkit-summary"}]},{"role":"user","content":"go on"}]}`
+	tr, err := Parse([]byte(doc), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []bool{}
+	for _, m := range tr.Messages {
+		got = append(got, m.Summary)
+	}
+	if want := []bool{false, true, false, false}; !slices.Equal(got, want) {
+		t.Errorf("Summary = %v, want %v", got, want)
 	}
 }
