@@ -10,6 +10,7 @@ require (
 	github.com/pkoukk/tiktoken-go-loader v0.0.2
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/tidwall/gjson v1.20.1
+	github.com/tidwall/sjson v1.2.7
 )
 
 require (

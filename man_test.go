@@ -12,11 +12,12 @@ import (
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/persist"
+	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/snip"
 )
 
 // tools lists every binary's description, for the tests that check all of them.
-var tools = []func() *cli.Tool{count.Tool, budget.Tool, snip.Tool, persist.Tool}
+var tools = []func() *cli.Tool{count.Tool, budget.Tool, snip.Tool, persist.Tool, repair.Tool}
 
 // TestManPages checks that every binary has a man page with the standard sections and
 // that every flag it accepts is documented there.

@@ -12,6 +12,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/persist"
+	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/snip"
 )
 
@@ -21,6 +22,7 @@ var commands = map[string]func() int{
 	"ctx-budget":  func() int { return budget.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
 	"ctx-snip":    func() int { return snip.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
 	"ctx-persist": func() int { return persist.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
+	"ctx-repair":  func() int { return repair.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
 }
 
 func TestMain(m *testing.M) {

@@ -1,0 +1,238 @@
+package repair
+
+import (
+	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/tidwall/gjson"
+)
+
+// checkAnthropic applies the Messages API rules.
+func (f *fixer) checkAnthropic() {
+	t := f.t
+	msgs := f.arrayMessages()
+	live := make([]int, 0, len(msgs)) // messages that are not empty, in order
+	for _, mi := range msgs {
+		m := &t.Messages[mi]
+		full := 0
+		for bi := range m.Blocks {
+			if f.nonEmpty(&m.Blocks[bi]) {
+				full++
+			}
+		}
+		if full == 0 {
+			f.add(mi, EmptyMessage, nil, "%s message has no content", m.Role)
+			continue
+		}
+		for bi := range m.Blocks {
+			if !f.nonEmpty(&m.Blocks[bi]) {
+				f.add(mi, EmptyText, nil, "text block %d is empty", bi)
+			}
+		}
+		if len(live) > 0 {
+			if prev := &t.Messages[live[len(live)-1]]; prev.Role == m.Role {
+				f.add(mi, SameRole, nil, "second %s message in a row", m.Role)
+			}
+		} else if m.Role == "assistant" {
+			f.add(mi, FirstNotUser, nil, "the conversation opens with an assistant message")
+		}
+		live = append(live, mi)
+	}
+	// Where each message's results belong: the next non-empty message.
+	next := map[int]int{}
+	for k, mi := range live {
+		next[mi] = -1
+		if k+1 < len(live) {
+			next[mi] = live[k+1]
+		}
+	}
+	for _, c := range f.calls {
+		r := f.resultOf[c]
+		if r == transcript.None {
+			continue
+		}
+		want := next[c.Message]
+		if r.Message != want || !f.leadingResult(r) || t.Messages[want].Role != "user" {
+			f.add(r.Message, MisplacedResult, []string{t.Block(r).ToolID},
+				"result of %s is not at the start of the user message after its call (message %d)", quoteID(t.Block(c).ToolID), c.Message)
+		}
+	}
+	f.checkPairing()
+}
+
+// leadingResult reports whether only results come before result r in its message.
+func (f *fixer) leadingResult(r transcript.Ref) bool {
+	m := &f.t.Messages[r.Message]
+	for bi := 0; bi < r.Block; bi++ {
+		b := &m.Blocks[bi]
+		if !f.isResult(b) && f.nonEmpty(b) {
+			return false
+		}
+	}
+	return true
+}
+
+// piece is one content block of a rebuilt message: an original block (json empty) or new
+// JSON.
+type piece struct {
+	ref  transcript.Ref
+	json string
+}
+
+type aMessage struct {
+	src    int
+	role   string
+	pieces []piece
+	calls  []transcript.Ref // client calls among the pieces
+}
+
+// fixAnthropic takes every client tool result out of its message, drops empty texts and
+// messages, merges same-role neighbours, then puts the results of each assistant
+// message's calls at the start of the user message after it (an error result for a
+// missing one) and opens the conversation with a user message.
+func (f *fixer) fixAnthropic() ([]transcript.Edit, error) {
+	t := f.t
+	var out []*aMessage
+	for _, mi := range f.arrayMessages() {
+		m := &t.Messages[mi]
+		am := &aMessage{src: mi, role: m.Role}
+		for bi := range m.Blocks {
+			b := &m.Blocks[bi]
+			ref := transcript.Ref{Message: mi, Block: bi}
+			switch {
+			case f.isResult(b) || !f.nonEmpty(b):
+				continue
+			case f.isCall(b) && m.Role == "assistant":
+				am.calls = append(am.calls, ref)
+				p := piece{ref: ref}
+				if nid, ok := f.newID[ref]; ok {
+					j, err := setField(t.Slice(b.Span), "id", transcript.Quote(nid))
+					if err != nil {
+						return nil, err
+					}
+					p.json = j
+				}
+				am.pieces = append(am.pieces, p)
+			default:
+				am.pieces = append(am.pieces, piece{ref: ref})
+			}
+		}
+		if len(am.pieces) == 0 {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].role == am.role {
+			out[n-1].pieces = append(out[n-1].pieces, am.pieces...)
+			out[n-1].calls = append(out[n-1].calls, am.calls...)
+			continue
+		}
+		out = append(out, am)
+	}
+	for k := 0; k < len(out); k++ {
+		am := out[k]
+		if am.role != "assistant" || len(am.calls) == 0 {
+			continue
+		}
+		results, err := f.anthropicResults(am.calls)
+		if err != nil {
+			return nil, err
+		}
+		if k+1 < len(out) && out[k+1].role == "user" {
+			out[k+1].pieces = append(results, out[k+1].pieces...)
+			continue
+		}
+		user := &aMessage{src: -1, role: "user", pieces: results}
+		out = append(out[:k+1], append([]*aMessage{user}, out[k+1:]...)...)
+	}
+	if len(out) > 0 && out[0].role == "assistant" {
+		opening := piece{ref: transcript.None, json: `{"type":"text","text":` + transcript.Quote(FirstUserText) + `}`}
+		out = append([]*aMessage{{src: -1, role: "user", pieces: []piece{opening}}}, out...)
+	}
+	elems := make([]elem, len(out))
+	for k, am := range out {
+		e, err := f.anthropicElem(am)
+		if err != nil {
+			return nil, err
+		}
+		elems[k] = e
+	}
+	return f.rebuildArray(elems)
+}
+
+// anthropicResults gives the result blocks for calls: the recorded ones in their document
+// order (with the call's new id if it got one), then an error result for each missing one.
+func (f *fixer) anthropicResults(calls []transcript.Ref) ([]piece, error) {
+	var found, missing []piece
+	for _, c := range calls {
+		id := f.callID(c)
+		r := f.resultOf[c]
+		if r == transcript.None {
+			missing = append(missing, piece{ref: transcript.None, json: `{"type":"tool_result","tool_use_id":` + transcript.Quote(id) +
+				`,"content":` + transcript.Quote(Interrupted) + `,"is_error":true}`})
+			continue
+		}
+		p := piece{ref: r}
+		if b := f.t.Block(r); b.ToolID != id {
+			j, err := setField(f.t.Slice(b.Span), "tool_use_id", transcript.Quote(id))
+			if err != nil {
+				return nil, err
+			}
+			p.json = j
+		}
+		found = append(found, p)
+	}
+	sortPieces(found)
+	return append(found, missing...), nil
+}
+
+func sortPieces(ps []piece) {
+	for i := 1; i < len(ps); i++ {
+		for j := i; j > 0 && before(ps[j].ref, ps[j-1].ref); j-- {
+			ps[j], ps[j-1] = ps[j-1], ps[j]
+		}
+	}
+}
+
+// anthropicElem renders a message: the original bytes when its blocks are exactly the
+// ones it had, else its JSON with a new content array (every other field kept).
+func (f *fixer) anthropicElem(am *aMessage) (elem, error) {
+	t := f.t
+	if am.src >= 0 && len(am.pieces) == len(t.Messages[am.src].Blocks) {
+		same := true
+		for bi, p := range am.pieces {
+			if p.json != "" || p.ref != (transcript.Ref{Message: am.src, Block: bi}) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return elem{src: am.src}, nil
+		}
+	}
+	content := []byte{'['}
+	for i, p := range am.pieces {
+		if i > 0 {
+			content = append(content, ',')
+		}
+		switch {
+		case p.json != "":
+			content = append(content, p.json...)
+		default:
+			raw := t.Slice(t.Block(p.ref).Span)
+			if raw[0] == '"' { // a message whose content was a plain string
+				content = append(content, `{"type":"text","text":`...)
+				content = append(content, raw...)
+				content = append(content, '}')
+			} else {
+				content = append(content, raw...)
+			}
+		}
+	}
+	content = append(content, ']')
+	if am.src < 0 {
+		return elem{src: -1, text: `{"role":` + transcript.Quote(am.role) + `,"content":` + string(content) + `}`}, nil
+	}
+	raw := t.Slice(t.Messages[am.src].Span)
+	if !gjson.Get(raw, "content").Exists() {
+		return elem{src: am.src, text: `{"role":` + transcript.Quote(am.role) + `,"content":` + string(content) + `}`}, nil
+	}
+	text, err := setField(raw, "content", string(content))
+	return elem{src: am.src, text: text}, err
+}

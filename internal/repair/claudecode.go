@@ -1,0 +1,129 @@
+package repair
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/tidwall/gjson"
+)
+
+// checkClaudeCode applies the pairing rules to the live branch of a session.
+func (f *fixer) checkClaudeCode() { f.checkPairing() }
+
+// OrphanRemovedText replaces the content of a Claude Code user record whose only blocks
+// were results without a call, so the record stays in the uuid chain.
+const OrphanRemovedText = "(A tool result whose call is not in the conversation was removed.)"
+
+// fixClaudeCode edits records in place: a renamed call id and the tool_use_id of its
+// result are spliced; a missing result becomes a new user record after the line of its
+// call, chained to it by parentUuid (Claude Code hangs parallel results off their calls
+// the same way); an orphan result is cut from its record's content.
+func (f *fixer) fixClaudeCode() ([]transcript.Edit, error) {
+	t := f.t
+	var edits []transcript.Edit
+	idEdit := func(r transcript.Ref, key, id string) {
+		b := t.Block(r)
+		v := gjson.Get(t.Slice(b.Span), key)
+		if v.Exists() && v.Index > 0 {
+			s := b.Span.Start + v.Index
+			edits = append(edits, transcript.Edit{Span: transcript.Span{Start: s, End: s + len(v.Raw)}, With: transcript.Quote(id)})
+		}
+	}
+	inserts := map[int][]string{}
+	for _, c := range f.calls {
+		id := f.callID(c)
+		if _, renamed := f.newID[c]; renamed {
+			idEdit(c, "id", id)
+		}
+		r := f.resultOf[c]
+		if r != transcript.None {
+			if t.Block(r).ToolID != id {
+				idEdit(r, "tool_use_id", id)
+			}
+			continue
+		}
+		line := f.lineOf(c)
+		raw := t.Slice(line)
+		g := gjson.GetMany(raw, "uuid", "timestamp", "sessionId", "cwd", "version", "gitBranch", "isSidechain", "userType")
+		rec := `{"parentUuid":` + orNull(g[0].Raw) + `,"isSidechain":` + orFalse(g[6].Raw)
+		for i, key := range []string{"userType", "cwd", "sessionId", "version", "gitBranch"} {
+			if v := g[[]int{7, 3, 2, 4, 5}[i]]; v.Exists() {
+				rec += `,"` + key + `":` + v.Raw
+			}
+		}
+		rec += `,"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":` + transcript.Quote(id) +
+			`,"content":` + transcript.Quote(Interrupted) + `,"is_error":true}]}` +
+			`,"uuid":` + transcript.Quote(uuidFor("ctx-repair\x00"+g[0].String()+"\x00"+id)) +
+			`,"timestamp":` + orNull(g[1].Raw) + `}`
+		inserts[line.End] = append(inserts[line.End], rec)
+	}
+	orphanEdits, err := f.cutOrphans()
+	if err != nil {
+		return nil, err
+	}
+	edits = append(edits, orphanEdits...)
+	ends := make([]int, 0, len(inserts))
+	for end := range inserts {
+		ends = append(ends, end)
+	}
+	sort.Ints(ends)
+	for _, end := range ends {
+		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: end, End: end}, With: "\n" + strings.Join(inserts[end], "\n")})
+	}
+	return edits, nil
+}
+
+// cutOrphans removes orphan results from their records: each from its content array, or
+// the whole array's content replaced by a note when nothing else would be left.
+func (f *fixer) cutOrphans() ([]transcript.Edit, error) {
+	t := f.t
+	byLine := map[transcript.Span][]transcript.Ref{}
+	var lines []transcript.Span
+	for _, r := range f.orphans {
+		l := f.lineOf(r)
+		if _, ok := byLine[l]; !ok {
+			lines = append(lines, l)
+		}
+		byLine[l] = append(byLine[l], r)
+	}
+	var edits []transcript.Edit
+	for _, l := range lines {
+		content := gjson.Get(t.Slice(l), "message.content")
+		if !content.IsArray() {
+			continue
+		}
+		drop := map[int]bool{}
+		for _, r := range byLine[l] {
+			drop[t.Block(r).Span.Start] = true
+		}
+		edits = append(edits, without(l.Start, content, drop, `[{"type":"text","text":`+transcript.Quote(OrphanRemovedText)+`}]`))
+	}
+	return edits, nil
+}
+
+// lineOf returns the record line that holds a block.
+func (f *fixer) lineOf(r transcript.Ref) transcript.Span {
+	m := &f.t.Messages[r.Message]
+	s := f.t.Block(r).Span.Start
+	for _, l := range m.Lines {
+		if l.Start <= s && s < l.End {
+			return l
+		}
+	}
+	return m.Lines[len(m.Lines)-1]
+}
+
+func orNull(raw string) string {
+	if raw == "" {
+		return "null"
+	}
+	return raw
+}
+
+func orFalse(raw string) string {
+	if raw == "" {
+		return "false"
+	}
+	return raw
+}

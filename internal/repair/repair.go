@@ -1,0 +1,364 @@
+// Package repair owns the rules a provider's API applies to a conversation before it
+// accepts it — every tool call answered, no result without its call, ids unique, roles
+// alternating where the format needs it — and the smallest edit that makes a document
+// follow them.
+//
+// Check lists what is wrong; Plan returns the edits that fix it, spliced into the
+// original bytes by transcript.Apply, so a message with nothing to fix stays byte for byte
+// what it was. Check and Plan agree by construction: Plan returns no edits exactly when
+// Check finds nothing, and a document Plan repaired passes Check, so repairing is
+// idempotent. Ids that a repair invents are derived from the document (a hash of the id
+// they replace or answer), so repairing the same input twice gives the same bytes.
+//
+// Rules per format:
+//   - Anthropic Messages: a tool_use is answered by a tool_result at the start of the next
+//     user message; results elsewhere are moved there, results without a call dropped,
+//     missing ones filled with an error result; tool_use ids are unique and not empty;
+//     consecutive messages of one role are merged (tool results first); empty messages and
+//     empty text blocks are removed; the first message is a user message. Thinking blocks
+//     and their signatures are kept as they are.
+//   - OpenAI Chat Completions: every tool_calls[].id is answered by a tool message in the
+//     run of tool messages right after its assistant message; orphan tool messages are
+//     dropped; a tool message answers one tool_call_id (SWE-agent's tool_call_ids lists are
+//     split); call ids are unique within their message; messages without content are
+//     removed. System and developer messages stay where they are, except that they cannot
+//     sit between a call and its results, so the results move up to the call.
+//   - OpenAI Responses and Codex rollouts: every function_call, custom_tool_call (any item
+//     with a call_id) has its output item with the same call_id after it, and no output is
+//     without its call.
+//   - Claude Code sessions: every tool_use of the live branch is answered and no
+//     tool_result is without its call, and tool_use ids are unique. The structural rules of
+//     the Messages API do not apply to the session file itself: Claude Code merges its
+//     lines into API messages when it resumes (use ctx-convert for a request body).
+package repair
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Rule names one thing a provider rejects.
+type Rule string
+
+// The rules, as --check and --stats name them.
+const (
+	MissingResult   Rule = "missing-result"   // a tool call without its result
+	OrphanResult    Rule = "orphan-result"    // a result whose call is not in the conversation
+	MisplacedResult Rule = "misplaced-result" // a result that is not where the format needs it
+	DuplicateID     Rule = "duplicate-id"     // a call id used twice, or empty
+	ToolCallIDs     Rule = "tool-call-ids"    // a tool message that does not answer exactly one tool_call_id
+	SameRole        Rule = "same-role"        // two messages of one role in a row (Anthropic)
+	EmptyMessage    Rule = "empty-message"    // a message with no content
+	EmptyText       Rule = "empty-text"       // a text block with no text (Anthropic)
+	FirstNotUser    Rule = "first-not-user"   // an Anthropic conversation that does not open with a user message
+)
+
+// Rules lists every rule in a stable order.
+var Rules = []Rule{MissingResult, OrphanResult, MisplacedResult, DuplicateID, ToolCallIDs, SameRole, EmptyMessage, EmptyText, FirstNotUser}
+
+// Problem is one thing the API would reject.
+type Problem struct {
+	// Message is the index in the transcript's messages (the numbering ctx-count uses);
+	// Line is the 1-based line of a JSONL record, 0 for JSON documents.
+	Message int      `json:"message"`
+	Line    int      `json:"line,omitempty"`
+	Rule    Rule     `json:"rule"`
+	IDs     []string `json:"ids,omitempty"`
+	Detail  string   `json:"detail"`
+}
+
+func (p Problem) String() string {
+	where := fmt.Sprintf("message %d", p.Message)
+	if p.Line > 0 {
+		where += fmt.Sprintf(" (line %d)", p.Line)
+	}
+	return fmt.Sprintf("%s: %s: %s", where, p.Rule, p.Detail)
+}
+
+// Interrupted is the text of the error result that stands in for a missing one.
+const Interrupted = "The tool call was interrupted and no result was recorded."
+
+// FirstUserText opens an Anthropic conversation that started with an assistant message.
+const FirstUserText = "(The beginning of this conversation is not included.)"
+
+// Check lists every problem of the document, in message order.
+func Check(t *transcript.Transcript) []Problem {
+	return newFixer(t).check()
+}
+
+// Counts tallies problems by rule.
+func Counts(ps []Problem) map[Rule]int {
+	n := map[Rule]int{}
+	for _, p := range ps {
+		n[p.Rule]++
+	}
+	return n
+}
+
+// Plan returns the problems of the document and the edits that fix them all; no edits
+// when there are no problems.
+func Plan(t *transcript.Transcript) ([]transcript.Edit, []Problem, error) {
+	f := newFixer(t)
+	problems := f.check()
+	if len(problems) == 0 {
+		return nil, nil, nil
+	}
+	edits, err := f.fix()
+	return edits, problems, err
+}
+
+// fixer holds what checking and fixing a document share: the pairing of calls and results
+// by the format's rules.
+type fixer struct {
+	t        *transcript.Transcript
+	problems []Problem
+	lines    map[int]int // record start → line number (JSONL)
+
+	// calls lists the client-side tool calls in document order; resultOf maps each to its
+	// result (None when missing); callsOf maps each result to the calls it answers.
+	calls    []transcript.Ref
+	resultOf map[transcript.Ref]transcript.Ref
+	callsOf  map[transcript.Ref][]transcript.Ref
+	orphans  []transcript.Ref
+	// newID holds the id a call gets because its own is empty or used before.
+	newID map[transcript.Ref]string
+}
+
+func newFixer(t *transcript.Transcript) *fixer {
+	f := &fixer{t: t, resultOf: map[transcript.Ref]transcript.Ref{}, callsOf: map[transcript.Ref][]transcript.Ref{}, newID: map[transcript.Ref]string{}}
+	if len(t.Records) > 0 {
+		f.lines = make(map[int]int, len(t.Records))
+		for _, r := range t.Records {
+			f.lines[r.Span.Start] = r.Line
+		}
+	}
+	f.pair()
+	return f
+}
+
+func (f *fixer) add(m int, rule Rule, ids []string, format string, a ...any) {
+	p := Problem{Message: m, Rule: rule, IDs: ids, Detail: fmt.Sprintf(format, a...)}
+	if f.lines != nil && m >= 0 && m < len(f.t.Messages) {
+		msg := &f.t.Messages[m]
+		if len(msg.Lines) > 0 {
+			p.Line = f.lines[msg.Lines[0].Start]
+		}
+	}
+	f.problems = append(f.problems, p)
+}
+
+// check runs the format's rules.
+func (f *fixer) check() []Problem {
+	f.problems = nil
+	switch f.t.Format {
+	case transcript.Anthropic:
+		f.checkAnthropic()
+	case transcript.OpenAI:
+		f.checkOpenAI()
+	case transcript.Responses, transcript.Codex:
+		f.checkResponses()
+	case transcript.ClaudeCode:
+		f.checkClaudeCode()
+	}
+	sort.SliceStable(f.problems, func(i, j int) bool { return f.problems[i].Message < f.problems[j].Message })
+	return f.problems
+}
+
+func (f *fixer) fix() ([]transcript.Edit, error) {
+	switch f.t.Format {
+	case transcript.Anthropic:
+		return f.fixAnthropic()
+	case transcript.OpenAI:
+		return f.fixOpenAI()
+	case transcript.Responses:
+		return f.fixResponses()
+	case transcript.Codex:
+		return f.fixCodex()
+	case transcript.ClaudeCode:
+		return f.fixClaudeCode()
+	}
+	return nil, nil
+}
+
+// isCall and isResult pick the blocks the client must pair. Server-side tools
+// (server_tool_use and its web_search_tool_result...) are answered inside the same
+// assistant message by the provider, and legacy OpenAI function_call messages carry no
+// id: neither is ours to pair.
+func (f *fixer) isCall(b *transcript.Block) bool {
+	if b.Kind != transcript.ToolCall {
+		return false
+	}
+	switch f.t.Format {
+	case transcript.Anthropic, transcript.ClaudeCode:
+		return b.Type == "tool_use"
+	case transcript.OpenAI:
+		return b.Type != "function_call"
+	}
+	return true
+}
+
+func (f *fixer) isResult(b *transcript.Block) bool {
+	if b.Kind != transcript.ToolResult {
+		return false
+	}
+	switch f.t.Format {
+	case transcript.Anthropic, transcript.ClaudeCode:
+		return b.Type == "tool_result"
+	case transcript.OpenAI:
+		return b.Type == "tool"
+	}
+	return true
+}
+
+// pair links calls and results as transcript.Pairs does (a result answers the oldest
+// waiting call with its id), then lets a result that came before its call answer it: a
+// misplaced result, not an orphan.
+func (f *fixer) pair() {
+	t := f.t
+	for _, p := range t.Pairs() {
+		callOK := p.Call != transcript.None && f.isCall(t.Block(p.Call)) && f.callerRole(p.Call)
+		resOK := p.Result != transcript.None && f.isResult(t.Block(p.Result))
+		switch {
+		case callOK && resOK:
+			f.calls = append(f.calls, p.Call)
+			f.resultOf[p.Call] = p.Result
+			f.callsOf[p.Result] = append(f.callsOf[p.Result], p.Call)
+		case callOK:
+			f.calls = append(f.calls, p.Call)
+			f.resultOf[p.Call] = transcript.None
+		case resOK:
+			f.orphans = append(f.orphans, p.Result)
+		}
+	}
+	sortRefs(f.calls)
+	// Adopt: an orphan whose id belongs to a later unanswered call.
+	kept := f.orphans[:0]
+	for _, r := range f.orphans {
+		id := t.Block(r).ToolID
+		adopted := false
+		if id != "" {
+			for _, c := range f.calls {
+				if f.resultOf[c] == transcript.None && t.Block(c).ToolID == id && before(r, c) {
+					f.resultOf[c] = r
+					f.callsOf[r] = append(f.callsOf[r], c)
+					adopted = true
+					break
+				}
+			}
+		}
+		if !adopted && len(f.callsOf[r]) == 0 {
+			kept = append(kept, r)
+		}
+	}
+	f.orphans = dedupeRefs(kept)
+	f.assignIDs()
+}
+
+// callerRole: a call counts only in an assistant message (a tool_use a user message
+// carries is not one the model made, and its result is an orphan).
+func (f *fixer) callerRole(r transcript.Ref) bool {
+	return f.t.Messages[r.Message].Role == "assistant"
+}
+
+// assignIDs gives a new id to every call whose id is empty or was used by an earlier
+// call (within the message for OpenAI, in the whole conversation for Anthropic and
+// Claude Code; Responses pairs reused ids by position and needs no renaming).
+func (f *fixer) assignIDs() {
+	if f.t.Format == transcript.Responses || f.t.Format == transcript.Codex {
+		return
+	}
+	used := map[string]bool{}
+	for _, c := range f.calls {
+		used[f.t.Block(c).ToolID] = true
+	}
+	seen := map[string]bool{}
+	lastMsg := -1
+	for _, c := range f.calls {
+		if f.t.Format == transcript.OpenAI && c.Message != lastMsg {
+			seen = map[string]bool{}
+		}
+		lastMsg = c.Message
+		id := f.t.Block(c).ToolID
+		if id == "" || seen[id] {
+			nid := deriveID(f.t.Format, id, c, used)
+			used[nid] = true
+			f.newID[c] = nid
+			continue
+		}
+		seen[id] = true
+	}
+}
+
+// callID is the id a call has after repair.
+func (f *fixer) callID(c transcript.Ref) string {
+	if id, ok := f.newID[c]; ok {
+		return id
+	}
+	return f.t.Block(c).ToolID
+}
+
+func (f *fixer) toolName(c transcript.Ref) string {
+	if n := f.t.Block(c).ToolName; n != "" {
+		return n
+	}
+	return "?"
+}
+
+func before(a, b transcript.Ref) bool {
+	return a.Message < b.Message || (a.Message == b.Message && a.Block < b.Block)
+}
+
+func sortRefs(rs []transcript.Ref) {
+	sort.Slice(rs, func(i, j int) bool { return before(rs[i], rs[j]) })
+}
+
+func dedupeRefs(rs []transcript.Ref) []transcript.Ref {
+	sortRefs(rs)
+	out := rs[:0]
+	for i, r := range rs {
+		if i == 0 || r != rs[i-1] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// checkPairing reports what every format shares: calls without results, results without
+// calls, and calls whose ids repair must change.
+func (f *fixer) checkPairing() {
+	for _, c := range f.calls {
+		b := f.t.Block(c)
+		if f.resultOf[c] == transcript.None {
+			f.add(c.Message, MissingResult, []string{b.ToolID}, "tool call %s (%s) has no result", quoteID(b.ToolID), f.toolName(c))
+		}
+		if nid, ok := f.newID[c]; ok {
+			what := "is used by an earlier call"
+			if b.ToolID == "" {
+				what = "is empty"
+			}
+			f.add(c.Message, DuplicateID, []string{b.ToolID, nid}, "tool call id %s %s; it becomes %s", quoteID(b.ToolID), what, nid)
+		}
+	}
+	for _, r := range f.orphans {
+		b := f.t.Block(r)
+		f.add(r.Message, OrphanResult, []string{b.ToolID}, "tool result for %s answers no call in the conversation", quoteID(b.ToolID))
+	}
+}
+
+func quoteID(id string) string {
+	if id == "" {
+		return `""`
+	}
+	return id
+}
+
+// nonEmpty reports whether a text block has text the API accepts (not only white space).
+func (f *fixer) nonEmpty(b *transcript.Block) bool {
+	if b.Kind != transcript.Text || b.BodyJSON {
+		return true
+	}
+	return strings.TrimSpace(f.t.BodyText(b)) != ""
+}

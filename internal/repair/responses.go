@@ -1,0 +1,178 @@
+package repair
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/tidwall/gjson"
+)
+
+// checkResponses applies the Responses rules (Codex rollouts hold Responses items).
+func (f *fixer) checkResponses() {
+	for _, c := range f.calls {
+		if r := f.resultOf[c]; r != transcript.None && before(r, c) {
+			f.add(r.Message, MisplacedResult, []string{f.t.Block(r).ToolID}, "output for %s comes before its call (message %d)", quoteID(f.t.Block(c).ToolID), c.Message)
+		}
+	}
+	f.checkPairing()
+}
+
+// outputItem is the output item answering a call that has none.
+func (f *fixer) outputItem(c transcript.Ref) string {
+	b := f.t.Block(c)
+	typ := b.Type + "_output"
+	if b.Type == "" {
+		typ = "function_call_output"
+	}
+	return `{"type":` + transcript.Quote(typ) + `,"call_id":` + transcript.Quote(b.ToolID) + `,"output":` + transcript.Quote(Interrupted) + `}`
+}
+
+// moved reports whether result r belongs after its call: it came before it.
+func (f *fixer) moved(r transcript.Ref) bool {
+	cs := f.callsOf[r]
+	return len(cs) > 0 && before(r, cs[0])
+}
+
+// fixResponses drops outputs without a call and puts, right after each call, the output
+// that came before it or an error output for a missing one.
+func (f *fixer) fixResponses() ([]transcript.Edit, error) {
+	t := f.t
+	orphan := map[transcript.Ref]bool{}
+	for _, r := range f.orphans {
+		orphan[r] = true
+	}
+	var elems []elem
+	for _, mi := range f.arrayMessages() {
+		m := &t.Messages[mi]
+		if len(m.Blocks) == 1 {
+			ref := transcript.Ref{Message: mi, Block: 0}
+			if b := &m.Blocks[0]; f.isResult(b) && (orphan[ref] || f.moved(ref)) {
+				continue
+			}
+		}
+		elems = append(elems, elem{src: mi})
+		for bi := range m.Blocks {
+			c := transcript.Ref{Message: mi, Block: bi}
+			r, isCall := f.resultOf[c]
+			switch {
+			case !isCall:
+			case r == transcript.None:
+				elems = append(elems, elem{src: -1, text: f.outputItem(c)})
+			case f.moved(r):
+				elems = append(elems, elem{src: r.Message, text: t.Slice(t.Messages[r.Message].Span)})
+			}
+		}
+	}
+	return f.rebuildArray(elems)
+}
+
+// fixCodex does what fixResponses does, a record at a time: a missing output becomes a
+// response_item record on the line after its call, an orphan output's record goes, and an
+// output that came before its call moves to the line after it.
+func (f *fixer) fixCodex() ([]transcript.Edit, error) {
+	t := f.t
+	inserts := map[int][]string{} // line end → records to add after it
+	var edits []transcript.Edit
+	for _, c := range f.calls {
+		r := f.resultOf[c]
+		if r != transcript.None && !f.moved(r) {
+			continue
+		}
+		line := t.Messages[c.Message].Lines[0]
+		stamp := gjson.Get(t.Slice(line), "timestamp").Raw
+		if stamp == "" {
+			stamp = `""`
+		}
+		record := `{"timestamp":` + stamp + `,"type":"response_item","payload":` + f.outputItem(c) + `}`
+		if r != transcript.None {
+			// A moved output keeps its own record when it had one.
+			if own := t.Messages[r.Message].Lines[0]; f.isPayload(r.Message) {
+				record = t.Slice(own)
+			} else {
+				record = `{"timestamp":` + stamp + `,"type":"response_item","payload":` + t.Slice(t.Messages[r.Message].Span) + `}`
+			}
+		}
+		inserts[line.End] = append(inserts[line.End], record)
+	}
+	drop := append([]transcript.Ref(nil), f.orphans...)
+	for _, c := range f.calls {
+		if r := f.resultOf[c]; r != transcript.None && f.moved(r) {
+			drop = append(drop, r)
+		}
+	}
+	edits = append(edits, f.dropItems(dedupeRefs(drop))...)
+	ends := make([]int, 0, len(inserts))
+	for end := range inserts {
+		ends = append(ends, end)
+	}
+	sort.Ints(ends)
+	for _, end := range ends {
+		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: end, End: end}, With: "\n" + strings.Join(inserts[end], "\n")})
+	}
+	return edits, nil
+}
+
+// dropItems removes Codex items: the whole record line when the item is the record's
+// payload, or the items from the replacement history of a compacted record.
+func (f *fixer) dropItems(rs []transcript.Ref) []transcript.Edit {
+	t := f.t
+	var edits []transcript.Edit
+	inRecord := map[transcript.Span]map[int]bool{}
+	var records []transcript.Span
+	for _, r := range rs {
+		m := &t.Messages[r.Message]
+		line := m.Lines[0]
+		if f.isPayload(r.Message) {
+			end := line.End
+			if end-t.Base < len(t.Doc) && t.Doc[end-t.Base] == '\r' {
+				end++
+			}
+			if end-t.Base < len(t.Doc) && t.Doc[end-t.Base] == '\n' {
+				end++
+			}
+			edits = append(edits, transcript.Edit{Span: transcript.Span{Start: line.Start, End: end}})
+			continue
+		}
+		if inRecord[line] == nil {
+			inRecord[line] = map[int]bool{}
+			records = append(records, line)
+		}
+		inRecord[line][m.Span.Start] = true
+	}
+	for _, line := range records {
+		if hist := gjson.Get(t.Slice(line), "payload.replacement_history"); hist.IsArray() {
+			edits = append(edits, without(line.Start, hist, inRecord[line], "[]"))
+		}
+	}
+	return edits
+}
+
+// isPayload reports whether a Codex message is its record's payload (not an item of a
+// compacted record's history).
+func (f *fixer) isPayload(mi int) bool {
+	m := &f.t.Messages[mi]
+	line := m.Lines[0]
+	payload := gjson.Get(f.t.Slice(line), "payload")
+	return payload.Index > 0 && line.Start+payload.Index == m.Span.Start
+}
+
+// without rewrites the array arr (found at document offset base+arr.Index) without the
+// elements that start at the offsets in drop, or as empty when none is left.
+func without(base int, arr gjson.Result, drop map[int]bool, empty string) transcript.Edit {
+	var kept []string
+	arr.ForEach(func(_, v gjson.Result) bool {
+		if !drop[base+v.Index] {
+			kept = append(kept, v.Raw)
+		}
+		return true
+	})
+	s := base + arr.Index
+	with := empty
+	if len(kept) > 0 {
+		with = "[" + strings.Join(kept, ",") + "]"
+	}
+	return transcript.Edit{Span: transcript.Span{Start: s, End: s + len(arr.Raw)}, With: with}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
