@@ -1,6 +1,8 @@
 package repair
 
 import (
+	"sort"
+
 	"github.com/ctxkit/ctxkit/internal/transcript"
 	"github.com/tidwall/gjson"
 )
@@ -125,8 +127,13 @@ func (f *fixer) fixAnthropic() ([]transcript.Edit, error) {
 		}
 		out = append(out, am)
 	}
-	for k := 0; k < len(out); k++ {
-		am := out[k]
+	var placed []*aMessage
+	if len(out) > 0 && out[0].role == "assistant" {
+		opening := piece{ref: transcript.None, json: `{"type":"text","text":` + transcript.Quote(FirstUserText) + `}`}
+		placed = append(placed, &aMessage{src: -1, role: "user", pieces: []piece{opening}})
+	}
+	for k, am := range out {
+		placed = append(placed, am)
 		if am.role != "assistant" || len(am.calls) == 0 {
 			continue
 		}
@@ -138,13 +145,9 @@ func (f *fixer) fixAnthropic() ([]transcript.Edit, error) {
 			out[k+1].pieces = append(results, out[k+1].pieces...)
 			continue
 		}
-		user := &aMessage{src: -1, role: "user", pieces: results}
-		out = append(out[:k+1], append([]*aMessage{user}, out[k+1:]...)...)
+		placed = append(placed, &aMessage{src: -1, role: "user", pieces: results})
 	}
-	if len(out) > 0 && out[0].role == "assistant" {
-		opening := piece{ref: transcript.None, json: `{"type":"text","text":` + transcript.Quote(FirstUserText) + `}`}
-		out = append([]*aMessage{{src: -1, role: "user", pieces: []piece{opening}}}, out...)
-	}
+	out = placed
 	elems := make([]elem, len(out))
 	for k, am := range out {
 		e, err := f.anthropicElem(am)
@@ -183,11 +186,7 @@ func (f *fixer) anthropicResults(calls []transcript.Ref) ([]piece, error) {
 }
 
 func sortPieces(ps []piece) {
-	for i := 1; i < len(ps); i++ {
-		for j := i; j > 0 && before(ps[j].ref, ps[j-1].ref); j-- {
-			ps[j], ps[j-1] = ps[j-1], ps[j]
-		}
-	}
+	sort.SliceStable(ps, func(i, j int) bool { return before(ps[i].ref, ps[j].ref) })
 }
 
 // anthropicElem renders a message: the original bytes when its blocks are exactly the

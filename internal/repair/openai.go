@@ -1,6 +1,8 @@
 package repair
 
 import (
+	"sort"
+
 	"github.com/ctxkit/ctxkit/internal/transcript"
 	"github.com/tidwall/sjson"
 )
@@ -22,12 +24,13 @@ func (f *fixer) checkOpenAI() {
 			f.add(mi, ToolCallIDs, b.ToolIDs, "tool message %s", what)
 		}
 	}
+	runEnd := f.toolRuns()
 	for _, c := range f.calls {
 		r := f.resultOf[c]
 		if r == transcript.None {
 			continue
 		}
-		if !f.inToolRun(c.Message, r.Message) {
+		if r.Message <= c.Message || r.Message > runEnd[c.Message] {
 			f.add(r.Message, MisplacedResult, []string{t.Block(r).ToolID},
 				"tool message for %s is not among the tool messages right after its call (message %d)", quoteID(f.t.Block(c).ToolID), c.Message)
 		}
@@ -35,17 +38,20 @@ func (f *fixer) checkOpenAI() {
 	f.checkPairing()
 }
 
-// inToolRun reports whether message r is in the run of tool messages right after c.
-func (f *fixer) inToolRun(c, r int) bool {
-	if r <= c {
-		return false
-	}
-	for mi := c + 1; mi < r; mi++ {
-		if m := &f.t.Messages[mi]; len(m.Blocks) == 0 || !f.isResult(&m.Blocks[0]) {
-			return false
+// toolRuns gives, for each message, the index of the last message of the run of tool
+// messages right after it (the message itself when none follows).
+func (f *fixer) toolRuns() []int {
+	ms := f.t.Messages
+	end := make([]int, len(ms))
+	for mi := len(ms) - 1; mi >= 0; mi-- {
+		end[mi] = mi
+		if mi+1 < len(ms) {
+			if next := &ms[mi+1]; len(next.Blocks) > 0 && f.isResult(&next.Blocks[0]) {
+				end[mi] = end[mi+1]
+			}
 		}
 	}
-	return true
+	return end
 }
 
 // fixOpenAI takes every tool message out and writes, right after each assistant message
@@ -124,12 +130,8 @@ func (f *fixer) openaiResults(calls []transcript.Ref) ([]elem, error) {
 		}
 		have = append(have, found{r, e})
 	}
-	// Stable by the result's place, so results already in order stay in order.
-	for i := 1; i < len(have); i++ {
-		for j := i; j > 0 && before(have[j].at, have[j-1].at); j-- {
-			have[j], have[j-1] = have[j-1], have[j]
-		}
-	}
+	// By the result's place, so results already in order stay in order.
+	sort.SliceStable(have, func(i, j int) bool { return before(have[i].at, have[j].at) })
 	out := make([]elem, 0, len(have)+len(missing))
 	for _, h := range have {
 		out = append(out, h.e)

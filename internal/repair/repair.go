@@ -234,16 +234,24 @@ func (f *fixer) pair() {
 		}
 	}
 	sortRefs(f.calls)
-	// Adopt: an orphan whose id belongs to a later unanswered call.
+	// Adopt: an orphan whose id belongs to a later unanswered call (the first such call
+	// after it; each call adopts one result).
+	waiting := map[string][]transcript.Ref{} // id → unanswered calls, in document order
+	for _, c := range f.calls {
+		if id := t.Block(c).ToolID; id != "" && f.resultOf[c] == transcript.None {
+			waiting[id] = append(waiting[id], c)
+		}
+	}
 	kept := f.orphans[:0]
 	for _, r := range f.orphans {
 		id := t.Block(r).ToolID
 		adopted := false
-		if id != "" {
-			for _, c := range f.calls {
-				if f.resultOf[c] == transcript.None && t.Block(c).ToolID == id && before(r, c) {
+		if calls := waiting[id]; id != "" {
+			for k, c := range calls {
+				if before(r, c) {
 					f.resultOf[c] = r
 					f.callsOf[r] = append(f.callsOf[r], c)
+					waiting[id] = append(calls[:k:k], calls[k+1:]...)
 					adopted = true
 					break
 				}
