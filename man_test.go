@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/convert"
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
@@ -17,7 +18,7 @@ import (
 )
 
 // tools lists every binary's description, for the tests that check all of them.
-var tools = []func() *cli.Tool{count.Tool, budget.Tool, snip.Tool, persist.Tool, repair.Tool}
+var tools = []func() *cli.Tool{count.Tool, budget.Tool, snip.Tool, persist.Tool, repair.Tool, convert.Tool}
 
 // TestManPages checks that every binary has a man page with the standard sections and
 // that every flag it accepts is documented there.

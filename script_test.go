@@ -10,6 +10,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/ctxkit/ctxkit/internal/budget"
+	"github.com/ctxkit/ctxkit/internal/convert"
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
@@ -23,6 +24,7 @@ var commands = map[string]func() int{
 	"ctx-snip":    func() int { return snip.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
 	"ctx-persist": func() int { return persist.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
 	"ctx-repair":  func() int { return repair.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
+	"ctx-convert": func() int { return convert.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
 }
 
 func TestMain(m *testing.M) {

@@ -22,14 +22,7 @@ const OrphanRemovedText = "(A tool result whose call is not in the conversation 
 func (f *fixer) fixClaudeCode() ([]transcript.Edit, error) {
 	t := f.t
 	var edits []transcript.Edit
-	idEdit := func(r transcript.Ref, key, id string) {
-		b := t.Block(r)
-		v := gjson.Get(t.Slice(b.Span), key)
-		if v.Exists() && v.Index > 0 {
-			s := b.Span.Start + v.Index
-			edits = append(edits, transcript.Edit{Span: transcript.Span{Start: s, End: s + len(v.Raw)}, With: transcript.Quote(id)})
-		}
-	}
+	idEdit := func(r transcript.Ref, key, id string) { edits = append(edits, f.valueEdit(r, key, id)...) }
 	inserts := map[int][]string{}
 	for _, c := range f.calls {
 		id := f.callID(c)
@@ -100,6 +93,17 @@ func (f *fixer) cutOrphans() ([]transcript.Edit, error) {
 		edits = append(edits, without(l.Start, content, drop, `[{"type":"text","text":`+transcript.Quote(OrphanRemovedText)+`}]`))
 	}
 	return edits, nil
+}
+
+// valueEdit replaces the string value of key in a block's JSON object with id.
+func (f *fixer) valueEdit(r transcript.Ref, key, id string) []transcript.Edit {
+	b := f.t.Block(r)
+	v := gjson.Get(f.t.Slice(b.Span), key)
+	if !v.Exists() || v.Index <= 0 {
+		return nil
+	}
+	s := b.Span.Start + v.Index
+	return []transcript.Edit{{Span: transcript.Span{Start: s, End: s + len(v.Raw)}, With: transcript.Quote(id)}}
 }
 
 // lineOf returns the record line that holds a block.

@@ -218,9 +218,9 @@ func (f *fixer) isResult(b *transcript.Block) bool {
 // misplaced result, not an orphan.
 func (f *fixer) pair() {
 	t := f.t
-	for _, p := range t.Pairs() {
-		callOK := p.Call != transcript.None && f.isCall(t.Block(p.Call)) && f.callerRole(p.Call)
-		resOK := p.Result != transcript.None && f.isResult(t.Block(p.Result))
+	for _, p := range transcript.PairsOf(clientBlocks{f}) {
+		callOK := p.Call != transcript.None
+		resOK := p.Result != transcript.None
 		switch {
 		case callOK && resOK:
 			f.calls = append(f.calls, p.Call)
@@ -265,6 +265,24 @@ func (f *fixer) pair() {
 	f.assignIDs()
 }
 
+// clientBlocks shows pairing only the calls and results the client must pair: server
+// tool blocks, legacy function calls and tool_use blocks outside assistant messages are
+// plain blocks to it.
+type clientBlocks struct{ f *fixer }
+
+func (c clientBlocks) Len() int         { return len(c.f.t.Messages) }
+func (c clientBlocks) Blocks(m int) int { return len(c.f.t.Messages[m].Blocks) }
+func (c clientBlocks) Tool(m, b int) (transcript.Kind, string, []string) {
+	bl := &c.f.t.Messages[m].Blocks[b]
+	switch {
+	case c.f.isCall(bl) && c.f.callerRole(transcript.Ref{Message: m, Block: b}):
+		return transcript.ToolCall, bl.ToolID, nil
+	case c.f.isResult(bl):
+		return transcript.ToolResult, bl.ToolID, bl.ToolIDs
+	}
+	return transcript.Other, "", nil
+}
+
 // callerRole: a call counts only in an assistant message (a tool_use a user message
 // carries is not one the model made, and its result is an orphan).
 func (f *fixer) callerRole(r transcript.Ref) bool {
@@ -273,11 +291,10 @@ func (f *fixer) callerRole(r transcript.Ref) bool {
 
 // assignIDs gives a new id to every call whose id is empty or was used by an earlier
 // call (within the message for OpenAI, in the whole conversation for Anthropic and
-// Claude Code; Responses pairs reused ids by position and needs no renaming).
+// Claude Code; Responses pairs reused call_ids by position, so there only an empty one is
+// renamed).
 func (f *fixer) assignIDs() {
-	if f.t.Format == transcript.Responses || f.t.Format == transcript.Codex {
-		return
-	}
+	byPosition := f.t.Format == transcript.Responses || f.t.Format == transcript.Codex
 	used := map[string]bool{}
 	for _, c := range f.calls {
 		used[f.t.Block(c).ToolID] = true
@@ -290,7 +307,7 @@ func (f *fixer) assignIDs() {
 		}
 		lastMsg = c.Message
 		id := f.t.Block(c).ToolID
-		if id == "" || seen[id] {
+		if id == "" || (seen[id] && !byPosition) {
 			nid := deriveID(f.t.Format, id, c, used)
 			used[nid] = true
 			f.newID[c] = nid

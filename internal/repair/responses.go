@@ -25,7 +25,7 @@ func (f *fixer) outputItem(c transcript.Ref) string {
 	if b.Type == "" {
 		typ = "function_call_output"
 	}
-	return `{"type":` + transcript.Quote(typ) + `,"call_id":` + transcript.Quote(b.ToolID) + `,"output":` + transcript.Quote(Interrupted) + `}`
+	return `{"type":` + transcript.Quote(typ) + `,"call_id":` + transcript.Quote(f.callID(c)) + `,"output":` + transcript.Quote(Interrupted) + `}`
 }
 
 // moved reports whether result r belongs after its call: it came before it.
@@ -51,7 +51,11 @@ func (f *fixer) fixResponses() ([]transcript.Edit, error) {
 				continue
 			}
 		}
-		elems = append(elems, elem{src: mi})
+		e, err := f.responsesItem(mi)
+		if err != nil {
+			return nil, err
+		}
+		elems = append(elems, e)
 		for bi := range m.Blocks {
 			c := transcript.Ref{Message: mi, Block: bi}
 			r, isCall := f.resultOf[c]
@@ -60,11 +64,41 @@ func (f *fixer) fixResponses() ([]transcript.Edit, error) {
 			case r == transcript.None:
 				elems = append(elems, elem{src: -1, text: f.outputItem(c)})
 			case f.moved(r):
-				elems = append(elems, elem{src: r.Message, text: t.Slice(t.Messages[r.Message].Span)})
+				e, err := f.responsesItem(r.Message)
+				if err != nil {
+					return nil, err
+				}
+				if e.text == "" {
+					e.text = t.Slice(t.Messages[r.Message].Span)
+				}
+				elems = append(elems, e)
 			}
 		}
 	}
 	return f.rebuildArray(elems)
+}
+
+// responsesItem is an item as repair writes it: as it was, or with the call_id its call
+// got (a call with an empty call_id, and the output answering it).
+func (f *fixer) responsesItem(mi int) (elem, error) {
+	m := &f.t.Messages[mi]
+	if len(m.Blocks) != 1 {
+		return elem{src: mi}, nil
+	}
+	ref := transcript.Ref{Message: mi, Block: 0}
+	id, ok := f.newID[ref]
+	if !ok {
+		if cs := f.callsOf[ref]; len(cs) > 0 {
+			if nid, renamed := f.newID[cs[0]]; renamed {
+				id, ok = nid, true
+			}
+		}
+	}
+	if !ok {
+		return elem{src: mi}, nil
+	}
+	text, err := setField(f.t.Slice(m.Span), "call_id", transcript.Quote(id))
+	return elem{src: mi, text: text}, err
 }
 
 // fixCodex does what fixResponses does, a record at a time: a missing output becomes a
@@ -74,6 +108,14 @@ func (f *fixer) fixCodex() ([]transcript.Edit, error) {
 	t := f.t
 	inserts := map[int][]string{} // line end → records to add after it
 	var edits []transcript.Edit
+	for _, c := range f.calls {
+		if nid, ok := f.newID[c]; ok {
+			edits = append(edits, f.valueEdit(c, "call_id", nid)...)
+			if r := f.resultOf[c]; r != transcript.None && !f.moved(r) {
+				edits = append(edits, f.valueEdit(r, "call_id", nid)...)
+			}
+		}
+	}
 	for _, c := range f.calls {
 		r := f.resultOf[c]
 		if r != transcript.None && !f.moved(r) {
@@ -87,10 +129,22 @@ func (f *fixer) fixCodex() ([]transcript.Edit, error) {
 		record := `{"timestamp":` + stamp + `,"type":"response_item","payload":` + f.outputItem(c) + `}`
 		if r != transcript.None {
 			// A moved output keeps its own record when it had one.
-			if own := t.Messages[r.Message].Lines[0]; f.isPayload(r.Message) {
+			e, err := f.responsesItem(r.Message)
+			if err != nil {
+				return nil, err
+			}
+			switch own := t.Messages[r.Message].Lines[0]; {
+			case f.isPayload(r.Message) && e.text == "":
 				record = t.Slice(own)
-			} else {
-				record = `{"timestamp":` + stamp + `,"type":"response_item","payload":` + t.Slice(t.Messages[r.Message].Span) + `}`
+			case f.isPayload(r.Message):
+				line := t.Slice(own)
+				at := t.Messages[r.Message].Span.Start - own.Start
+				record = line[:at] + e.text + line[at+t.Messages[r.Message].Span.Len():]
+			default:
+				if e.text == "" {
+					e.text = t.Slice(t.Messages[r.Message].Span)
+				}
+				record = `{"timestamp":` + stamp + `,"type":"response_item","payload":` + e.text + `}`
 			}
 		}
 		inserts[line.End] = append(inserts[line.End], record)

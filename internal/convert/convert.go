@@ -1,0 +1,79 @@
+package convert
+
+import (
+	"fmt"
+
+	"github.com/ctxkit/ctxkit/internal/repair"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Targets are the formats ctx-convert writes.
+var Targets = []transcript.Format{transcript.Anthropic, transcript.OpenAI, transcript.Responses}
+
+// DefaultTarget is the API format a saved transcript converts to when no target is named:
+// the request format its agent sent. API documents have none.
+func DefaultTarget(from transcript.Format) (transcript.Format, bool) {
+	switch from {
+	case transcript.ClaudeCode:
+		return transcript.Anthropic, true
+	case transcript.Codex:
+		return transcript.Responses, true
+	}
+	return "", false
+}
+
+// Result is a converted document and what the conversion could not carry over.
+type Result struct {
+	Doc []byte
+	// Losses are what the target cannot express, by kind.
+	Losses []Loss
+	// Repaired are the problems of the converted document that ctx-repair's rules fixed
+	// (a call the transcript never answered, two user messages in a row...).
+	Repaired []repair.Problem
+	// Messages is the number of messages written.
+	Messages int
+}
+
+// Convert writes the conversation of t as a request document of format to.
+func Convert(t *transcript.Transcript, to transcript.Format) (*Result, error) {
+	var l losses
+	c := read(t)
+	var doc string
+	switch to {
+	case transcript.Anthropic:
+		doc = writeAnthropic(c, &l)
+	case transcript.OpenAI:
+		doc = writeOpenAI(c, &l)
+	case transcript.Responses:
+		doc = writeResponses(c, &l)
+	default:
+		return nil, fmt.Errorf("cannot convert to %s: the targets are anthropic, openai and responses", to)
+	}
+	out, err := transcript.Parse([]byte(doc), transcript.Options{Format: to})
+	if err != nil {
+		return nil, fmt.Errorf("internal error: the converted document does not parse: %w", err)
+	}
+	edits, problems, err := repair.Plan(out)
+	if err != nil {
+		return nil, err
+	}
+	fixed, err := out.Apply(edits)
+	if err != nil {
+		return nil, err
+	}
+	final, err := transcript.Parse(fixed, transcript.Options{Format: to})
+	if err != nil {
+		return nil, fmt.Errorf("internal error: the repaired document does not parse: %w", err)
+	}
+	if left := repair.Check(final); len(left) > 0 {
+		return nil, fmt.Errorf("internal error: the converted document still breaks %d rules (first: %s)", len(left), left[0])
+	}
+	n := 0
+	for _, m := range final.Messages {
+		if !m.Header {
+			n++
+		}
+	}
+	// A document on its own line, as jq and the other text tools end theirs.
+	return &Result{Doc: append(fixed, '\n'), Losses: l.list(), Repaired: problems, Messages: n}, nil
+}

@@ -1,0 +1,137 @@
+// Package convert owns the translation of a conversation between the three API request
+// formats (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses), and from saved
+// transcripts (Claude Code sessions, Codex rollouts, SWE-agent trajectories, tau-bench
+// logs) to API request documents.
+//
+// A document is read into a neutral conversation (messages of text, images, tool calls,
+// tool results and reasoning, plus the system prompt, tool schemas and the sampling
+// parameters the formats share) and written out in the target format. Whatever the
+// target cannot express is counted as a Loss, never dropped silently. The result is
+// made API-valid with ctx-repair's rules (internal/repair), and what that fixed is
+// reported too.
+package convert
+
+import (
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// partKind says what a part of a message is.
+type partKind uint8
+
+const (
+	textPart partKind = iota
+	imagePart
+	callPart
+	resultPart
+	thinkingPart
+	// nativePart is a block or item kept as its raw JSON because the target is the
+	// format family it came from (an Anthropic thinking block with its signature, a
+	// Responses reasoning item, a server tool block).
+	nativePart
+)
+
+// family groups the formats whose blocks can be copied between them as they are.
+type family uint8
+
+const (
+	anthropicFamily family = iota + 1
+	openaiFamily
+	responsesFamily
+)
+
+func familyOf(f transcript.Format) family {
+	switch f {
+	case transcript.Anthropic, transcript.ClaudeCode:
+		return anthropicFamily
+	case transcript.OpenAI:
+		return openaiFamily
+	case transcript.Responses, transcript.Codex:
+		return responsesFamily
+	}
+	return 0
+}
+
+// image is an image by its data (base64, MediaType set) or by URL.
+type image struct {
+	MediaType, Data, URL, Detail string
+}
+
+// part is one piece of a message in the neutral form.
+type part struct {
+	kind  partKind
+	text  string // text, thinking text
+	image *image
+	// Calls and results.
+	id, name string
+	args     string // a call's arguments as JSON text (a function call), or raw input text (custom)
+	custom   bool   // a free-form (custom) tool call: args is plain text, not JSON
+	result   []part // a result's content: text and image parts
+	resultS  bool   // the result's content was one plain string
+	isError  bool
+	// Reasoning.
+	signature string
+	// Native parts: the raw JSON and the family it belongs to; what says what it is
+	// when the target cannot take it.
+	raw    string
+	native family
+	what   string
+}
+
+// message is one turn in the neutral form.
+type message struct {
+	role  string // user, assistant, system, developer
+	parts []part
+	str   bool // the text content was one plain string (tool calls may sit beside it)
+}
+
+// tool is a tool schema.
+type tool struct {
+	name, description string
+	schema            string // JSON Schema of the input, raw
+	raw               string // the declaration as written, when it is not a plain function tool
+	native            family
+}
+
+// conversation is a document in the neutral form.
+type conversation struct {
+	from     transcript.Format
+	system   []part // leading system prompt: text parts
+	systemS  bool   // the system prompt was one plain string
+	messages []message
+	tools    []tool
+	// Request parameters the three formats share, as raw JSON values ("" when absent).
+	model, maxTokens, temperature, topP, stop string
+}
+
+// Loss counts one kind of thing the target format cannot express.
+type Loss struct {
+	Kind   string `json:"kind"`
+	Count  int    `json:"count"`
+	Detail string `json:"detail"`
+}
+
+// losses collects losses by kind, in the order they were first seen.
+type losses struct {
+	order []string
+	by    map[string]*Loss
+}
+
+func (l *losses) add(kind, detail string) {
+	if l.by == nil {
+		l.by = map[string]*Loss{}
+	}
+	if x, ok := l.by[kind]; ok {
+		x.Count++
+		return
+	}
+	l.by[kind] = &Loss{Kind: kind, Count: 1, Detail: detail}
+	l.order = append(l.order, kind)
+}
+
+func (l *losses) list() []Loss {
+	out := make([]Loss, 0, len(l.order))
+	for _, k := range l.order {
+		out = append(out, *l.by[k])
+	}
+	return out
+}

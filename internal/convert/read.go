@@ -1,0 +1,307 @@
+package convert
+
+import (
+	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/tidwall/gjson"
+)
+
+// read turns a parsed document into the neutral conversation.
+func read(t *transcript.Transcript) *conversation {
+	c := &conversation{from: t.Format}
+	root := gjson.Result{}
+	if !t.Format.JSONL() && t.Doc != "" {
+		root = gjson.Parse(t.Doc)
+	}
+	switch familyOf(t.Format) {
+	case anthropicFamily:
+		readAnthropic(t, c)
+	case openaiFamily:
+		readOpenAI(t, c)
+	case responsesFamily:
+		readResponses(t, c)
+	}
+	if root.IsObject() {
+		readParams(root, c)
+		readTools(root.Get("tools"), c)
+	}
+	if t.Format.JSONL() && c.model == "" && t.Model != "" {
+		c.model = transcript.Quote(t.Model)
+	}
+	return c
+}
+
+func readParams(root gjson.Result, c *conversation) {
+	raw := func(keys ...string) string {
+		for _, k := range keys {
+			if v := root.Get(k); v.Exists() && v.Type != gjson.Null {
+				return v.Raw
+			}
+		}
+		return ""
+	}
+	c.model = raw("model")
+	c.maxTokens = raw("max_tokens", "max_completion_tokens", "max_output_tokens")
+	c.temperature = raw("temperature")
+	c.topP = raw("top_p")
+	c.stop = raw("stop_sequences", "stop")
+}
+
+// readTools reads the three schema shapes: Anthropic {name, description, input_schema},
+// Chat Completions {type: function, function: {name, description, parameters}}, Responses
+// {type: function, name, description, parameters}. Anything else (server tools, custom
+// tools) is kept as it was written, for its own family.
+func readTools(arr gjson.Result, c *conversation) {
+	fam := familyOf(c.from)
+	arr.ForEach(func(_, v gjson.Result) bool {
+		typ := v.Get("type").String()
+		switch {
+		case v.Get("input_schema").Exists():
+			c.tools = append(c.tools, tool{name: v.Get("name").String(), description: v.Get("description").String(), schema: v.Get("input_schema").Raw})
+		case typ == "function" && v.Get("function").IsObject():
+			fn := v.Get("function")
+			c.tools = append(c.tools, tool{name: fn.Get("name").String(), description: fn.Get("description").String(), schema: fn.Get("parameters").Raw})
+		case typ == "function":
+			c.tools = append(c.tools, tool{name: v.Get("name").String(), description: v.Get("description").String(), schema: v.Get("parameters").Raw})
+		default:
+			c.tools = append(c.tools, tool{name: v.Get("name").String(), raw: v.Raw, native: fam})
+		}
+		return true
+	})
+}
+
+// isString reports whether a block is a message's whole content written as a string.
+func isString(t *transcript.Transcript, b *transcript.Block) bool {
+	raw := t.Slice(b.Span)
+	return raw != "" && raw[0] == '"'
+}
+
+func readAnthropic(t *transcript.Transcript, c *conversation) {
+	for i := range t.Messages {
+		m := &t.Messages[i]
+		if m.Header {
+			c.systemS = len(m.Blocks) == 1 && isString(t, &m.Blocks[0])
+			for bi := range m.Blocks {
+				if b := &m.Blocks[bi]; b.Kind == transcript.Text {
+					c.system = append(c.system, part{kind: textPart, text: t.BodyText(b)})
+				}
+			}
+			continue
+		}
+		if t.Format == transcript.ClaudeCode && len(m.Lines) > 0 && gjson.Get(t.Slice(m.Lines[0]), "isMeta").Bool() {
+			continue // Claude Code's own notes to the model about local commands
+		}
+		msg := message{role: m.Role, str: len(m.Blocks) == 1 && isString(t, &m.Blocks[0])}
+		for bi := range m.Blocks {
+			msg.parts = append(msg.parts, anthropicPart(t, &m.Blocks[bi]))
+		}
+		c.messages = append(c.messages, msg)
+	}
+}
+
+func anthropicPart(t *transcript.Transcript, b *transcript.Block) part {
+	raw := t.Slice(b.Span)
+	switch {
+	case b.Kind == transcript.Text && (b.Type == "text" || isString(t, b)):
+		return part{kind: textPart, text: t.BodyText(b)}
+	case b.Kind == transcript.ToolCall && b.Type == "tool_use":
+		args := "{}"
+		if !b.Body.IsZero() {
+			args = t.Slice(b.Body)
+		}
+		return part{kind: callPart, id: b.ToolID, name: b.ToolName, args: args}
+	case b.Kind == transcript.ToolResult && b.Type == "tool_result":
+		p := part{kind: resultPart, id: b.ToolID, isError: b.IsError}
+		if len(b.Parts) > 0 || gjson.Get(raw, "content").IsArray() {
+			for pi := range b.Parts {
+				p.result = append(p.result, anthropicPart(t, &b.Parts[pi]))
+			}
+		} else {
+			p.resultS = true
+			p.result = []part{{kind: textPart, text: t.BodyText(b)}}
+		}
+		return p
+	case b.Kind == transcript.Thinking && b.Type == "thinking":
+		return part{kind: thinkingPart, text: t.BodyText(b), signature: gjson.Get(raw, "signature").String(), raw: raw, native: anthropicFamily}
+	case b.Kind == transcript.Image && b.Image != nil:
+		return part{kind: imagePart, image: imageOf(t, b.Image)}
+	}
+	what := b.Type
+	switch b.Type {
+	case "redacted_thinking":
+		what = "redacted thinking"
+	case "server_tool_use", "mcp_tool_use":
+		what = "server tool call"
+	case "document":
+		what = "document"
+	default:
+		if strings.HasSuffix(b.Type, "_tool_result") {
+			what = "server tool result"
+		}
+	}
+	return part{kind: nativePart, raw: raw, native: anthropicFamily, what: what}
+}
+
+func imageOf(t *transcript.Transcript, ref *transcript.ImageRef) *image {
+	img := &image{MediaType: ref.MediaType, URL: ref.URL, Detail: ref.Detail}
+	if !ref.Data.IsZero() {
+		data := gjson.Parse(t.Slice(ref.Data)).String()
+		if rest, ok := strings.CutPrefix(data, "data:"); ok {
+			// A data: URL: data:image/png;base64,AAAA.
+			if comma := strings.IndexByte(rest, ','); comma >= 0 {
+				meta := rest[:comma]
+				img.MediaType, _, _ = strings.Cut(meta, ";")
+				data = rest[comma+1:]
+			}
+		}
+		img.Data = data
+	}
+	return img
+}
+
+func readOpenAI(t *transcript.Transcript, c *conversation) {
+	for i := range t.Messages {
+		m := &t.Messages[i]
+		raw := t.Slice(m.Span)
+		role := m.Role
+		if role == "tool" || role == "function" {
+			b := &m.Blocks[0]
+			ids := b.ToolIDs
+			if len(ids) == 0 {
+				ids = []string{b.ToolID}
+			}
+			res := part{kind: resultPart}
+			if len(b.Parts) > 0 || gjson.Get(raw, "content").IsArray() {
+				for pi := range b.Parts {
+					res.result = append(res.result, openaiPart(t, &b.Parts[pi]))
+				}
+			} else {
+				res.resultS = true
+				res.result = []part{{kind: textPart, text: t.BodyText(b)}}
+			}
+			msg := message{role: "tool"}
+			for _, id := range ids {
+				r := res
+				r.id = id
+				msg.parts = append(msg.parts, r)
+			}
+			c.messages = append(c.messages, msg)
+			continue
+		}
+		content := gjson.Get(raw, "content")
+		msg := message{role: role, str: content.Type == gjson.String}
+		for bi := range m.Blocks {
+			b := &m.Blocks[bi]
+			switch {
+			case b.Kind == transcript.ToolCall:
+				p := part{kind: callPart, id: b.ToolID, name: b.ToolName, args: t.BodyText(b)}
+				if b.Type == "custom" {
+					p.custom = true
+				}
+				msg.parts = append(msg.parts, p)
+			case b.Kind == transcript.Thinking:
+				msg.parts = append(msg.parts, part{kind: thinkingPart, text: t.BodyText(b)})
+			default:
+				msg.parts = append(msg.parts, openaiPart(t, b))
+			}
+		}
+		c.messages = append(c.messages, msg)
+	}
+}
+
+// openaiPart reads a content part of Chat Completions or Responses.
+func openaiPart(t *transcript.Transcript, b *transcript.Block) part {
+	switch b.Kind {
+	case transcript.Text:
+		return part{kind: textPart, text: t.BodyText(b)}
+	case transcript.Image:
+		if b.Image != nil {
+			return part{kind: imagePart, image: imageOf(t, b.Image)}
+		}
+	}
+	return part{kind: nativePart, raw: t.Slice(b.Span), native: openaiFamily, what: orType(b.Type, "content part")}
+}
+
+func orType(typ, fallback string) string {
+	if typ == "" {
+		return fallback
+	}
+	return typ
+}
+
+func readResponses(t *transcript.Transcript, c *conversation) {
+	// Consecutive items of one side (assistant items, outputs) become one message, as the
+	// other formats hold them.
+	push := func(role string, p part, str bool) {
+		if n := len(c.messages); n > 0 && (role == "assistant" || role == "tool") && c.messages[n-1].role == role {
+			c.messages[n-1].parts = append(c.messages[n-1].parts, p)
+			return
+		}
+		c.messages = append(c.messages, message{role: role, parts: []part{p}, str: str})
+	}
+	for i := range t.Messages {
+		m := &t.Messages[i]
+		if m.Header {
+			c.systemS = true
+			for bi := range m.Blocks {
+				if b := &m.Blocks[bi]; b.Kind == transcript.Text {
+					c.system = append(c.system, part{kind: textPart, text: t.BodyText(b)})
+				}
+			}
+			continue
+		}
+		raw := t.Slice(m.Span)
+		if strings.TrimSpace(raw) == "" {
+			continue // a rollout record without a payload
+		}
+		typ := gjson.Get(raw, "type").String()
+		switch {
+		case typ == "message" || (typ == "" && gjson.Get(raw, "role").Exists()) || (m.Span == t.Array && raw != "" && raw[0] == '"'):
+			content := gjson.Get(raw, "content")
+			str := content.Type == gjson.String || (raw != "" && raw[0] == '"')
+			msg := message{role: m.Role, str: str}
+			for bi := range m.Blocks {
+				msg.parts = append(msg.parts, openaiPart(t, &m.Blocks[bi]))
+			}
+			if m.Role == "assistant" && len(c.messages) > 0 && c.messages[len(c.messages)-1].role == "assistant" {
+				for _, p := range msg.parts {
+					push("assistant", p, false)
+				}
+				continue
+			}
+			c.messages = append(c.messages, msg)
+		case typ == "reasoning":
+			p := part{kind: thinkingPart, raw: raw, native: responsesFamily}
+			var texts []string
+			for bi := range m.Blocks {
+				if b := &m.Blocks[bi]; b.Kind == transcript.Thinking && !b.Body.IsZero() {
+					texts = append(texts, t.BodyText(b))
+				}
+			}
+			p.text = strings.Join(texts, "\n\n")
+			push("assistant", p, false)
+		case typ == "function_call" || typ == "custom_tool_call":
+			b := &m.Blocks[0]
+			push("assistant", part{kind: callPart, id: b.ToolID, name: b.ToolName, args: t.BodyText(b), custom: typ == "custom_tool_call"}, false)
+		case typ == "function_call_output" || typ == "custom_tool_call_output":
+			b := &m.Blocks[0]
+			p := part{kind: resultPart, id: b.ToolID}
+			if out := gjson.Get(raw, "output"); out.IsArray() {
+				for pi := range b.Parts {
+					p.result = append(p.result, openaiPart(t, &b.Parts[pi]))
+				}
+			} else {
+				p.resultS = true
+				p.result = []part{{kind: textPart, text: t.BodyText(b)}}
+			}
+			push("tool", p, false)
+		default:
+			role := "assistant"
+			if strings.HasSuffix(typ, "_output") {
+				role = "tool"
+			}
+			push(role, part{kind: nativePart, raw: raw, native: responsesFamily, what: orType(typ, "item")}, false)
+		}
+	}
+}
