@@ -15,6 +15,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/snip"
+	"github.com/ctxkit/ctxkit/internal/trim"
 )
 
 // commands maps every binary to its entry point, run in-process by testscript.
@@ -25,6 +26,7 @@ var commands = map[string]func() int{
 	"ctx-persist": func() int { return persist.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
 	"ctx-repair":  func() int { return repair.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
 	"ctx-convert": func() int { return convert.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
+	"ctx-trim":    func() int { return trim.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
 }
 
 func TestMain(m *testing.M) {

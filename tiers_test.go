@@ -6,6 +6,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/snip"
+	"github.com/ctxkit/ctxkit/internal/trim"
 )
 
 // TestTierDefaultsAgree keeps ctx-count's "which tiers would act" in step with the tiers'
@@ -20,5 +21,8 @@ func TestTierDefaultsAgree(t *testing.T) {
 	}
 	if c.SnipAt != s.Trigger {
 		t.Errorf("snip trigger: count %v, snip %v", c.SnipAt, s.Trigger)
+	}
+	if tr := trim.Defaults(); c.TrimAt != tr.Trigger {
+		t.Errorf("trim trigger: count %v, trim %v", c.TrimAt, tr.Trigger)
 	}
 }

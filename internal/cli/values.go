@@ -168,3 +168,20 @@ func (p Percent) String() string {
 
 // Fraction returns p as a float64 between 0 and 1.
 func (p Percent) Fraction() float64 { return float64(p) }
+
+// OptionalPercent is a percentage flag that knows whether it was given, for a default
+// that depends on another flag (a target below a trigger). (A *Percent would say so too,
+// but the runner cannot read a pointer flag from the environment.)
+type OptionalPercent struct {
+	Percent
+	Set bool
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (p *OptionalPercent) UnmarshalText(b []byte) error {
+	if err := p.Percent.UnmarshalText(b); err != nil {
+		return err
+	}
+	p.Set = true
+	return nil
+}

@@ -89,19 +89,23 @@ type aMessage struct {
 // fixAnthropic takes every client tool result out of its message, drops empty texts and
 // messages, merges same-role neighbours, then puts the results of each assistant
 // message's calls at the start of the user message after it (an error result for a
-// missing one) and opens the conversation with a user message.
+// missing one) and opens the conversation with a user message. A message that held only
+// results stays in place while they are out, so results that were where they belong go
+// back where they were and the messages around them are not merged.
 func (f *fixer) fixAnthropic() ([]transcript.Edit, error) {
 	t := f.t
 	var out []*aMessage
 	for _, mi := range f.arrayMessages() {
 		m := &t.Messages[mi]
 		am := &aMessage{src: mi, role: m.Role}
+		results := 0
 		for bi := range m.Blocks {
 			b := &m.Blocks[bi]
 			ref := transcript.Ref{Message: mi, Block: bi}
 			switch {
-			case f.isResult(b) || !f.nonEmpty(b):
-				continue
+			case f.isResult(b):
+				results++
+			case !f.nonEmpty(b):
 			case f.isCall(b) && m.Role == "assistant":
 				am.calls = append(am.calls, ref)
 				p := piece{ref: ref}
@@ -117,21 +121,13 @@ func (f *fixer) fixAnthropic() ([]transcript.Edit, error) {
 				am.pieces = append(am.pieces, piece{ref: ref})
 			}
 		}
-		if len(am.pieces) == 0 {
-			continue
-		}
-		if n := len(out); n > 0 && out[n-1].role == am.role {
-			out[n-1].pieces = append(out[n-1].pieces, am.pieces...)
-			out[n-1].calls = append(out[n-1].calls, am.calls...)
-			continue
+		if len(am.pieces) == 0 && results == 0 {
+			continue // an empty message
 		}
 		out = append(out, am)
 	}
+	out = mergeRoles(out)
 	var placed []*aMessage
-	if len(out) > 0 && out[0].role == "assistant" {
-		opening := piece{ref: transcript.None, json: `{"type":"text","text":` + transcript.Quote(FirstUserText) + `}`}
-		placed = append(placed, &aMessage{src: -1, role: "user", pieces: []piece{opening}})
-	}
 	for k, am := range out {
 		placed = append(placed, am)
 		if am.role != "assistant" || len(am.calls) == 0 {
@@ -147,7 +143,18 @@ func (f *fixer) fixAnthropic() ([]transcript.Edit, error) {
 		}
 		placed = append(placed, &aMessage{src: -1, role: "user", pieces: results})
 	}
-	out = placed
+	// Messages that held only results that went elsewhere are empty now.
+	out = placed[:0]
+	for _, am := range placed {
+		if len(am.pieces) > 0 {
+			out = append(out, am)
+		}
+	}
+	out = mergeRoles(out)
+	if len(out) > 0 && out[0].role == "assistant" {
+		opening := piece{ref: transcript.None, json: `{"type":"text","text":` + transcript.Quote(FirstUserText) + `}`}
+		out = append([]*aMessage{{src: -1, role: "user", pieces: []piece{opening}}}, out...)
+	}
 	elems := make([]elem, len(out))
 	for k, am := range out {
 		e, err := f.anthropicElem(am)
@@ -157,6 +164,26 @@ func (f *fixer) fixAnthropic() ([]transcript.Edit, error) {
 		elems[k] = e
 	}
 	return f.rebuildArray(elems)
+}
+
+// mergeRoles merges neighbours of one role into the first of them. (Results are only ever
+// put at the start of a message, after merging, so they stay first.)
+func mergeRoles(ms []*aMessage) []*aMessage {
+	var out []*aMessage
+	for _, am := range ms {
+		n := len(out)
+		if n == 0 || out[n-1].role != am.role {
+			out = append(out, am)
+			continue
+		}
+		prev := out[n-1]
+		prev.pieces = append(prev.pieces, am.pieces...)
+		prev.calls = append(prev.calls, am.calls...)
+		if prev.src < 0 {
+			prev.src = am.src
+		}
+	}
+	return out
 }
 
 // anthropicResults gives the result blocks for calls: the recorded ones in their document

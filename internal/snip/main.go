@@ -17,32 +17,16 @@ import (
 type Flags struct {
 	cli.Common `embed:""`
 
-	Trigger     cli.Percent   `name:"trigger" default:"60%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_SNIP_TRIGGER"`
-	Target      optPercent    `name:"target" placeholder:"PCT" help:"Clear old results, oldest first, down to this utilization (default 10 points below --trigger)." env:"CTX_SNIP_TARGET"`
-	Keep        int           `name:"keep" default:"3" placeholder:"N" help:"Clear the newest N tool results only when a later call supersedes them." env:"CTX_SNIP_KEEP"`
-	MaxSearches int           `name:"max-searches" default:"5" placeholder:"K" help:"Keep only the newest K results of each search tool; 0 keeps them all." env:"CTX_SNIP_MAX_SEARCHES"`
-	Idle        time.Duration `name:"idle" default:"5m" placeholder:"DURATION" help:"Microcompact once the newest message is older than this; 0 turns it off." env:"CTX_SNIP_IDLE"`
-	Now         Instant       `name:"now" placeholder:"TIME" help:"The current time, RFC 3339 (for tests and replays); default the clock." env:"CTX_NOW"`
-	ClearInputs bool          `name:"clear-inputs" help:"Also replace the arguments of cleared calls with a stub." env:"CTX_SNIP_CLEAR_INPUTS"`
-	ReadTools   []string      `name:"read-tools" sep:"," placeholder:"TOOL" help:"More tools that read files (comma list, repeatable)." env:"CTX_SNIP_READ_TOOLS"`
-	SearchTools []string      `name:"search-tools" sep:"," placeholder:"TOOL" help:"More tools that search or list files (comma list, repeatable)." env:"CTX_SNIP_SEARCH_TOOLS"`
-	DryRun      bool          `name:"dry-run" short:"n" help:"List what would be cleared and why; do not change the document."`
-}
-
-// optPercent is a percentage that knows whether it was given. (A *cli.Percent would say
-// so too, but the shared runner cannot yet read a pointer flag from the environment.)
-type optPercent struct {
-	cli.Percent
-	set bool
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (p *optPercent) UnmarshalText(b []byte) error {
-	if err := p.Percent.UnmarshalText(b); err != nil {
-		return err
-	}
-	p.set = true
-	return nil
+	Trigger     cli.Percent         `name:"trigger" default:"60%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_SNIP_TRIGGER"`
+	Target      cli.OptionalPercent `name:"target" placeholder:"PCT" help:"Clear old results, oldest first, down to this utilization (default 10 points below --trigger)." env:"CTX_SNIP_TARGET"`
+	Keep        int                 `name:"keep" default:"3" placeholder:"N" help:"Clear the newest N tool results only when a later call supersedes them." env:"CTX_SNIP_KEEP"`
+	MaxSearches int                 `name:"max-searches" default:"5" placeholder:"K" help:"Keep only the newest K results of each search tool; 0 keeps them all." env:"CTX_SNIP_MAX_SEARCHES"`
+	Idle        time.Duration       `name:"idle" default:"5m" placeholder:"DURATION" help:"Microcompact once the newest message is older than this; 0 turns it off." env:"CTX_SNIP_IDLE"`
+	Now         Instant             `name:"now" placeholder:"TIME" help:"The current time, RFC 3339 (for tests and replays); default the clock." env:"CTX_NOW"`
+	ClearInputs bool                `name:"clear-inputs" help:"Also replace the arguments of cleared calls with a stub." env:"CTX_SNIP_CLEAR_INPUTS"`
+	ReadTools   []string            `name:"read-tools" sep:"," placeholder:"TOOL" help:"More tools that read files (comma list, repeatable)." env:"CTX_SNIP_READ_TOOLS"`
+	SearchTools []string            `name:"search-tools" sep:"," placeholder:"TOOL" help:"More tools that search or list files (comma list, repeatable)." env:"CTX_SNIP_SEARCH_TOOLS"`
+	DryRun      bool                `name:"dry-run" short:"n" help:"List what would be cleared and why; do not change the document."`
 }
 
 // Instant is a point in time given as RFC 3339 ("2026-03-04T05:20:12Z").
@@ -99,7 +83,7 @@ func (f *Flags) options(now time.Time) (Options, error) {
 	o := Defaults()
 	o.Trigger = f.Trigger.Fraction()
 	o.Target = max(o.Trigger-0.10, 0)
-	if f.Target.set {
+	if f.Target.Set {
 		o.Target = f.Target.Fraction()
 		if o.Target > o.Trigger {
 			return o, cli.Usagef("--target %s is above --trigger %s", f.Target, f.Trigger)

@@ -1,0 +1,222 @@
+package trim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/repair"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Flags is ctx-trim's command line.
+type Flags struct {
+	cli.Common `embed:""`
+
+	Trigger   cli.Percent         `name:"trigger" default:"95%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_TRIM_TRIGGER"`
+	Target    cli.OptionalPercent `name:"target" placeholder:"PCT" help:"Drop messages down to this utilization (default 10 points below --trigger)." env:"CTX_TRIM_TARGET"`
+	MaxTokens cli.Count           `name:"max-tokens" placeholder:"TOKENS" help:"Act above this many tokens and drop down to it, whatever the window (150k, 150000)." env:"CTX_TRIM_MAX_TOKENS"`
+	Strategy  string              `name:"strategy" enum:"last,first" default:"last" placeholder:"last|first" help:"Keep the newest messages (last) or also the opening exchange (first)." env:"CTX_TRIM_STRATEGY"`
+	DryRun    bool                `name:"dry-run" short:"n" help:"List the messages that would be dropped; do not change the document."`
+}
+
+const help = `The emergency tier: when a conversation is above --trigger (95%) of the effective
+window, or above --max-tokens, drops the oldest messages until it is down to --target
+(10 points below the trigger) or --max-tokens.
+
+Kept always: the system prompt and system or developer messages, summary messages
+(ctx-summarize's, Claude Code's compact summaries, Codex's compacted history), and the
+newest user and assistant messages with everything after them. A tool call and its result
+are dropped together, never one without the other. --strategy first also keeps the
+opening exchange (the task as the user first put it) and drops from the middle.
+
+The result is still a request the API accepts: where dropping leaves an Anthropic
+conversation opening with an assistant message, or two user messages meeting,
+ctx-repair's rules fix it. Below the trigger the output is the input, byte for byte.
+Details in ctx-trim(1).`
+
+// Tool returns ctx-trim's description for the runner.
+func Tool() *cli.Tool {
+	f := &Flags{}
+	return &cli.Tool{
+		Name:    "ctx-trim",
+		Summary: "Drop the oldest turns until the conversation fits.",
+		Help:    help,
+		Grammar: f,
+		Common:  func() *cli.Common { return &f.Common },
+		Run:     func(ctx *cli.Context) error { return run(ctx, f) },
+	}
+}
+
+// Main runs ctx-trim and returns its exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)
+}
+
+func (f *Flags) options() (Options, error) {
+	o := Defaults()
+	o.Trigger = f.Trigger.Fraction()
+	o.Target = max(o.Trigger-0.10, 0)
+	if f.Target.Set {
+		o.Target = f.Target.Fraction()
+		if o.Target > o.Trigger {
+			return o, cli.Usagef("--target %s is above --trigger %s", f.Target, f.Trigger)
+		}
+	}
+	o.MaxTokens = f.MaxTokens.Int()
+	o.Strategy = f.Strategy
+	return o, nil
+}
+
+func run(ctx *cli.Context, f *Flags) error {
+	o, err := f.options()
+	if err != nil {
+		return err
+	}
+	var ins []cli.Input
+	if f.InPlace || f.DryRun {
+		ins, err = ctx.Inputs()
+	} else {
+		var in cli.Input
+		in, err = ctx.One()
+		ins = []cli.Input{in}
+	}
+	if err != nil {
+		return err
+	}
+	var list bytes.Buffer
+	for _, in := range ins {
+		if err := runOne(ctx, f, in, o, &list); err != nil {
+			return err
+		}
+	}
+	if f.DryRun {
+		if f.Output != "" && !f.InPlace {
+			return ctx.WriteDocument(cli.Input{Name: "-"}, list.Bytes())
+		}
+		if _, err := ctx.Stdout.Write(list.Bytes()); err != nil {
+			return cli.RuntimeError(fmt.Errorf("write stdout: %w", err))
+		}
+	}
+	return nil
+}
+
+// Measure fills in the document's measures: its tokens and each message's share.
+func Measure(t *transcript.Transcript, o *Options) {
+	r := count.Measure(t, count.Options{Counter: o.Counter})
+	o.Tokens = r.Tokens
+	o.PerMessage = make([]int, len(t.Messages))
+	for i, m := range r.Messages {
+		o.PerMessage[i] = m.Tokens
+	}
+}
+
+func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buffer) error {
+	t, err := ctx.Parse(in)
+	if err != nil {
+		return err
+	}
+	if o.Counter, err = ctx.Counter(t.Format); err != nil {
+		return err
+	}
+	window, err := ctx.Budget(t)
+	if err != nil {
+		return err
+	}
+	o.Effective = window.Effective
+	Measure(t, &o)
+	var out []byte
+	var st Stats
+	var repaired []repair.Problem
+	if f.DryRun {
+		_, st = Plan(t, o)
+		lines := map[int]int{}
+		for _, r := range t.Records {
+			lines[r.Span.Start] = r.Line
+		}
+		for i := range st.Dropped {
+			if m := &t.Messages[st.Dropped[i].Message]; len(m.Lines) > 0 {
+				st.Dropped[i].Line = lines[m.Lines[0].Start]
+			}
+		}
+		if err := writeList(list, displayName(in), &st, ctx.StdoutTTY && f.Output == ""); err != nil {
+			return err
+		}
+	} else {
+		if out, st, repaired, err = Apply(t, o); err != nil {
+			return cli.RuntimeError(fmt.Errorf("%s: %w", displayName(in), err))
+		}
+		if len(st.Dropped) == 0 {
+			out = in.Data
+		}
+		if err := ctx.WriteDocument(in, out); err != nil {
+			return err
+		}
+	}
+	if st.Acts && !st.Fits {
+		ctx.Warnf("%s: cannot get down to %d tokens: what must be kept (system prompt, summaries, the newest exchange) is %d tokens", displayName(in), st.Goal, o.Tokens-st.TokensDropped)
+	}
+	after := o.Tokens - st.TokensDropped
+	if !f.DryRun && len(st.Dropped) > 0 && (f.Stats || f.StatsFile != "") {
+		if ta, err := transcript.Parse(out, transcript.Options{Format: t.Format, Name: in.Name}); err == nil {
+			after = count.Total(ta, o.Counter)
+		}
+	}
+	rules := map[string]int{}
+	for r, n := range repair.Counts(repaired) {
+		rules[string(r)] = n
+	}
+	extra := map[string]any{"fits": st.Fits, "goal": st.Goal, "messages_kept": st.Kept, "repaired": rules, "strategy": o.Strategy}
+	if f.DryRun {
+		extra["dry_run"] = true
+	}
+	return ctx.WriteStats(cli.Stats{
+		File: in.Name, Format: string(t.Format),
+		TokensBefore: o.Tokens, TokensAfter: after, Saved: o.Tokens - after,
+		Items: len(st.Dropped), Trigger: st.Trigger, Extra: extra,
+	})
+}
+
+func displayName(in cli.Input) string {
+	if in.IsStdin() {
+		return "stdin"
+	}
+	return in.Name
+}
+
+type listed struct {
+	File string `json:"file"`
+	Dropped
+}
+
+func writeList(w *bytes.Buffer, file string, st *Stats, human bool) error {
+	if !human {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		for _, d := range st.Dropped {
+			if err := enc.Encode(listed{File: file, Dropped: d}); err != nil {
+				return cli.RuntimeError(err)
+			}
+		}
+		return nil
+	}
+	if len(st.Dropped) == 0 {
+		fmt.Fprintf(w, "%s: nothing to drop (%s)\n", file, st.Trigger)
+		return nil
+	}
+	fmt.Fprintf(w, "%s: would drop %d messages, %d tokens (%s; goal %d tokens)\n", file, len(st.Dropped), st.TokensDropped, st.Trigger, st.Goal)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MESSAGE\tLINE\tROLE\tTOKENS")
+	for _, d := range st.Dropped {
+		line := "-"
+		if d.Line > 0 {
+			line = fmt.Sprint(d.Line)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\n", d.Message, line, d.Role, d.Tokens)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,352 @@
+// Package trim owns ctx-trim, the emergency tier: when a conversation is still above its
+// trigger after the cheaper tiers, it drops the oldest messages until the document fits,
+// keeping the system prompt, summary messages and the newest exchange, and never
+// separating a tool call from its result.
+//
+// Plan is a pure function from a parsed document and its measures to the edits that drop
+// messages. Apply then splices them and lets ctx-repair's rules restore what dropping can
+// break in a format (an Anthropic conversation must open with a user message; two user
+// messages may meet), so the output is a request the API accepts.
+package trim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ctxkit/ctxkit/internal/repair"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/tidwall/gjson"
+)
+
+// Strategies: which end of the conversation survives.
+const (
+	// KeepLast drops the oldest messages first: the newest survive (the default).
+	KeepLast = "last"
+	// KeepFirst keeps the opening exchange (the task as the user first put it) and drops
+	// from the messages after it: the middle goes first.
+	KeepFirst = "first"
+)
+
+// Options steer the tier.
+type Options struct {
+	Counter tokens.Counter
+	// Trigger is the utilization above which the tier acts; Target what it trims down to.
+	Trigger, Target float64
+	// MaxTokens, when above 0, replaces both: act above it, trim to it.
+	MaxTokens int
+	Strategy  string
+	// Tokens is the document's size, Effective the window it is measured against, and
+	// PerMessage each message's share (index-aligned with the transcript's messages).
+	Tokens, Effective int
+	PerMessage        []int
+}
+
+// Defaults are ctx-trim's defaults (the counter and measures aside).
+func Defaults() Options {
+	return Options{Trigger: 0.95, Target: 0.85, Strategy: KeepLast}
+}
+
+// Dropped is one message the tier removes.
+type Dropped struct {
+	Message int    `json:"message"`
+	Line    int    `json:"line,omitempty"`
+	Role    string `json:"role"`
+	Tokens  int    `json:"tokens"`
+}
+
+// Stats says what the tier did.
+type Stats struct {
+	Acts    bool
+	Trigger string // why it acted or not
+	Goal    int    // the size it trims to, in tokens
+	Dropped []Dropped
+	// TokensDropped is the sum of the dropped messages' shares; Fits whether the rest is
+	// at or under Goal.
+	TokensDropped int
+	Fits          bool
+	Kept          int // messages kept
+}
+
+// Plan works out which messages to drop and returns the edits that drop them.
+func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
+	var st Stats
+	limit, goal := o.MaxTokens, o.MaxTokens
+	if o.MaxTokens > 0 {
+		st.Trigger = fmt.Sprintf("above --max-tokens %d", o.MaxTokens)
+	} else {
+		limit = int(math.Floor(o.Trigger * float64(o.Effective)))
+		goal = int(math.Floor(o.Target * float64(o.Effective)))
+		st.Trigger = fmt.Sprintf("utilization %.0f%% (trigger %.0f%%)", 100*float64(o.Tokens)/float64(max(o.Effective, 1)), 100*o.Trigger)
+	}
+	st.Goal = goal
+	st.Kept = len(t.Messages)
+	if o.Tokens <= limit {
+		if o.MaxTokens > 0 {
+			st.Trigger = fmt.Sprintf("within --max-tokens %d", o.MaxTokens)
+		} else {
+			st.Trigger = fmt.Sprintf("below %.0f%% of window", 100*o.Trigger)
+		}
+		st.Fits = true
+		return nil, st
+	}
+	st.Acts = true
+	units, firstUnit := droppableUnits(t)
+	if o.Strategy == KeepFirst && len(units) > 0 && units[0].start == firstUnit {
+		units = units[1:]
+	}
+	size := o.Tokens
+	drop := make([]bool, len(t.Messages))
+	for _, u := range units {
+		if size <= goal {
+			break
+		}
+		for mi := u.start; mi < u.end; mi++ {
+			drop[mi] = true
+			size -= o.PerMessage[mi]
+			st.TokensDropped += o.PerMessage[mi]
+			st.Dropped = append(st.Dropped, Dropped{Message: mi, Role: t.Messages[mi].Role, Tokens: o.PerMessage[mi]})
+		}
+	}
+	st.Fits = size <= goal
+	st.Kept -= len(st.Dropped)
+	if len(st.Dropped) == 0 {
+		return nil, st
+	}
+	return dropEdits(t, drop), st
+}
+
+// unit is a run of messages [start, end) that goes or stays as a whole.
+type unit struct{ start, end int }
+
+// droppableUnits lists, oldest first, the runs of messages the tier may drop. Runs are cut
+// where no tool call is separated from its result and a new step begins (a message that
+// is not a tool result; in Responses not the call a reasoning item leads to). A run that
+// holds a system prompt, a summary, the newest user message or the newest assistant
+// message, or comes after them, stays. It also returns the first message of the opening
+// exchange (the first user message that is not tool results), -1 if none.
+func droppableUnits(t *transcript.Transcript) ([]unit, int) {
+	protected := t.Protected()
+	last := -1 // the newest protected message of the conversation
+	for i, m := range t.Messages {
+		if protected[i] && !m.Header && m.Role != "system" && m.Role != "developer" {
+			last = max(last, i)
+		}
+	}
+	// Pairs may not be split: every message inside a call..result span is glued to the
+	// one before it.
+	glued := make([]bool, len(t.Messages)+1)
+	for _, p := range t.Pairs() {
+		if p.Call == transcript.None || p.Result == transcript.None {
+			continue
+		}
+		lo, hi := min(p.Call.Message, p.Result.Message), max(p.Call.Message, p.Result.Message)
+		for mi := lo + 1; mi <= hi; mi++ {
+			glued[mi] = true
+		}
+	}
+	keep := func(m *transcript.Message) bool {
+		return m.Header || m.Summary || m.Role == "system" || m.Role == "developer"
+	}
+	first := -1
+	for i := range t.Messages {
+		if m := &t.Messages[i]; m.Role == "user" && !keep(m) && !onlyResults(m) {
+			first = i
+			break
+		}
+	}
+	var units []unit
+	stays := map[int]bool{} // units that must stay, by index
+	for mi := range t.Messages {
+		m := &t.Messages[mi]
+		if keep(m) {
+			continue
+		}
+		n := len(units)
+		if n == 0 || units[n-1].end != mi || !glued[mi] && !onlyResults(m) && !afterReasoning(t, mi) {
+			units = append(units, unit{mi, mi + 1})
+		} else {
+			units[n-1].end = mi + 1
+		}
+		if protected[mi] || mi > last {
+			stays[len(units)-1] = true
+		}
+	}
+	out := units[:0]
+	for k, u := range units {
+		if !stays[k] {
+			out = append(out, u)
+		}
+	}
+	return out, first
+}
+
+// onlyResults reports whether a message holds nothing but tool results.
+func onlyResults(m *transcript.Message) bool {
+	if len(m.Blocks) == 0 {
+		return false
+	}
+	for bi := range m.Blocks {
+		if m.Blocks[bi].Kind != transcript.ToolResult {
+			return false
+		}
+	}
+	return true
+}
+
+// afterReasoning reports whether message mi follows a Responses reasoning item, which
+// must stay with the call or message it leads to.
+func afterReasoning(t *transcript.Transcript, mi int) bool {
+	if mi == 0 || (t.Format != transcript.Responses && t.Format != transcript.Codex) {
+		return false
+	}
+	prev := &t.Messages[mi-1]
+	return len(prev.Blocks) > 0 && prev.Blocks[0].Kind == transcript.Thinking
+}
+
+// dropEdits deletes the dropped messages: runs of array elements with their separators in
+// JSON documents, record lines in JSONL ones (and the first kept Claude Code record that
+// pointed into what was dropped starts a new chain).
+func dropEdits(t *transcript.Transcript, drop []bool) []transcript.Edit {
+	if t.Format.JSONL() {
+		return dropLines(t, drop)
+	}
+	var arr []int // array elements in order
+	for i := range t.Messages {
+		if !t.Messages[i].Header {
+			arr = append(arr, i)
+		}
+	}
+	var edits []transcript.Edit
+	for k := 0; k < len(arr); {
+		if !drop[arr[k]] {
+			k++
+			continue
+		}
+		j := k
+		for j+1 < len(arr) && drop[arr[j+1]] {
+			j++
+		}
+		start, end := t.Messages[arr[k]].Span.Start, t.Messages[arr[j]].Span.End
+		switch {
+		case j+1 < len(arr):
+			end = t.Messages[arr[j+1]].Span.Start // the separator after the run goes too
+		case k > 0:
+			start = t.Messages[arr[k-1]].Span.End // the last run: the separator before it
+		}
+		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: start, End: end}})
+		k = j + 1
+	}
+	return edits
+}
+
+func dropLines(t *transcript.Transcript, drop []bool) []transcript.Edit {
+	gone := map[int]bool{} // record starts
+	for mi, d := range drop {
+		if d {
+			for _, l := range t.Messages[mi].Lines {
+				gone[l.Start] = true
+			}
+		}
+	}
+	var edits []transcript.Edit
+	for _, r := range t.Records {
+		if !gone[r.Span.Start] {
+			continue
+		}
+		end := r.Span.End
+		for end-t.Base < len(t.Doc) && (t.Doc[end-t.Base] == '\r' || t.Doc[end-t.Base] == '\n') {
+			end++
+			if t.Doc[end-1-t.Base] == '\n' {
+				break
+			}
+		}
+		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: r.Span.Start, End: end}})
+	}
+	if t.Format == transcript.ClaudeCode {
+		edits = append(edits, rechain(t, drop)...)
+	}
+	return edits
+}
+
+// rechain keeps a Claude Code session's live branch whole across what was dropped: a kept
+// message whose parent chain runs into a dropped line (directly, or through records that
+// are not messages) is hung off the last kept message before it, or made a root.
+func rechain(t *transcript.Transcript, drop []bool) []transcript.Edit {
+	parent := map[string]string{}
+	for _, r := range t.Records {
+		g := gjson.GetMany(t.Slice(r.Span), "uuid", "parentUuid")
+		parent[g[0].String()] = g[1].String()
+	}
+	owner := map[string]int{} // uuid of a message line → message
+	for mi := range t.Messages {
+		for _, l := range t.Messages[mi].Lines {
+			owner[gjson.Get(t.Slice(l), "uuid").String()] = mi
+		}
+	}
+	var edits []transcript.Edit
+	last := "" // uuid of the last line of the last kept message
+	for mi := range t.Messages {
+		m := &t.Messages[mi]
+		if len(m.Lines) == 0 {
+			continue
+		}
+		if drop[mi] {
+			continue
+		}
+		first := m.Lines[0]
+		p := gjson.Get(t.Slice(first), "parentUuid")
+		// Walk up through records that are not messages.
+		up, broken := p.String(), false
+		for hops := 0; up != "" && hops < len(t.Records); hops++ {
+			if o, ok := owner[up]; ok {
+				broken = drop[o]
+				break
+			}
+			up = parent[up]
+		}
+		if broken && p.Index > 0 {
+			with := "null"
+			if last != "" {
+				with = transcript.Quote(last)
+			}
+			s := first.Start + p.Index
+			edits = append(edits, transcript.Edit{Span: transcript.Span{Start: s, End: s + len(p.Raw)}, With: with})
+		}
+		last = gjson.Get(t.Slice(m.Lines[len(m.Lines)-1]), "uuid").String()
+	}
+	return edits
+}
+
+// Apply runs the tier on a document: plan, splice, then ctx-repair's rules for what
+// dropping broke in the format (a conversation that must open with a user message, two
+// user messages that now meet). It returns the output, the stats, and the problems the
+// repair fixed.
+func Apply(t *transcript.Transcript, o Options) ([]byte, Stats, []repair.Problem, error) {
+	edits, st := Plan(t, o)
+	if len(edits) == 0 {
+		return []byte(t.Doc), st, nil, nil
+	}
+	out, err := t.Apply(edits)
+	if err != nil {
+		return nil, st, nil, err
+	}
+	name := "trimmed.json"
+	if t.Format.JSONL() {
+		name = "trimmed.jsonl"
+	}
+	after, err := transcript.Parse(out, transcript.Options{Format: t.Format, Name: name})
+	if err != nil {
+		return nil, st, nil, fmt.Errorf("internal error: the trimmed document does not parse: %w", err)
+	}
+	if len(repair.Check(t)) > 0 {
+		// The input already broke the API's rules: fixing that is ctx-repair's call, not ours.
+		return out, st, nil, nil
+	}
+	fix, problems, err := repair.Plan(after)
+	if err != nil || len(fix) == 0 {
+		return out, st, nil, err
+	}
+	out, err = after.Apply(fix)
+	return out, st, problems, err
+}
