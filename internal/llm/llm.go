@@ -1,0 +1,278 @@
+// Package llm owns ctxkit's calls to a language model: one request, one text answer, over
+// the Anthropic Messages API or the OpenAI Chat Completions API (and every server that
+// speaks it: Ollama, llama.cpp, vLLM, LM Studio). It retries what is worth retrying (429,
+// 529, 5xx, timeouts) with backoff, honouring retry-after; it tells a prompt that is too
+// long and an answer that was cut off from other failures; and a circuit breaker, whose
+// state is a file, stops calling a backend that keeps failing.
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// Backends.
+const (
+	Anthropic = "anthropic"
+	OpenAI    = "openai"
+)
+
+// Client calls one backend.
+type Client struct {
+	Backend string // Anthropic or OpenAI
+	BaseURL string // default https://api.anthropic.com or https://api.openai.com/v1
+	APIKey  string
+	Model   string
+	// Timeout bounds one attempt; Retries is how many times a retryable failure is tried
+	// again; Backoff is the first wait (doubled each time, at most MaxBackoff) when the
+	// server does not say how long to wait.
+	Timeout             time.Duration
+	Retries             int
+	Backoff, MaxBackoff time.Duration
+	HTTP                *http.Client
+	// Sleep waits between attempts (tests make it instant); nil sleeps for real,
+	// cancellable by the context.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Request is one call: a system prompt, one user message, a cap on the answer.
+type Request struct {
+	System, Prompt string
+	MaxTokens      int
+}
+
+// Errors a caller acts on.
+var (
+	// ErrPromptTooLong: the model's context cannot hold the prompt; send less.
+	ErrPromptTooLong = errors.New("the prompt is too long for the model")
+	// ErrCutOff: the answer stopped at the token cap; it is incomplete.
+	ErrCutOff = errors.New("the answer was cut off at the token limit")
+)
+
+// StatusError is an HTTP failure with what the server said.
+type StatusError struct {
+	Code       int
+	Message    string
+	RetryAfter time.Duration
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("HTTP %d: %s", e.Code, e.Message)
+}
+
+// retryable reports whether a status is worth another try: rate limits, Anthropic's
+// overload (529) and server errors.
+func retryable(code int) bool {
+	return code == http.StatusTooManyRequests || code == 529 || code >= 500
+}
+
+// Complete sends the request and returns the answer's text, retrying what is worth it.
+func (c *Client) Complete(ctx context.Context, r Request) (string, error) {
+	body, url, headers, err := c.encode(r)
+	if err != nil {
+		return "", err
+	}
+	wait := c.Backoff
+	if wait <= 0 {
+		wait = time.Second
+	}
+	var last error
+	for attempt := 0; attempt <= c.Retries; attempt++ {
+		if attempt > 0 {
+			d := wait
+			var se *StatusError
+			if errors.As(last, &se) && se.RetryAfter > 0 {
+				d = se.RetryAfter
+			} else {
+				wait = min(wait*2, c.maxBackoff())
+			}
+			if err := c.sleep(ctx, d); err != nil {
+				return "", err
+			}
+		}
+		text, err := c.attempt(ctx, url, headers, body)
+		if err == nil {
+			return text, nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		last = err
+		var se *StatusError
+		switch {
+		case errors.Is(err, ErrPromptTooLong), errors.Is(err, ErrCutOff):
+			return "", err
+		case errors.As(err, &se) && !retryable(se.Code):
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("gave up after %d attempts: %w", c.Retries+1, last)
+}
+
+func (c *Client) maxBackoff() time.Duration {
+	if c.MaxBackoff > 0 {
+		return c.MaxBackoff
+	}
+	return 30 * time.Second
+}
+
+func (c *Client) sleep(ctx context.Context, d time.Duration) error {
+	if c.Sleep != nil {
+		return c.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (c *Client) encode(r Request) ([]byte, string, map[string]string, error) {
+	maxTokens := r.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = 4096
+	}
+	base := strings.TrimRight(c.BaseURL, "/")
+	switch c.Backend {
+	case Anthropic:
+		if base == "" {
+			base = "https://api.anthropic.com"
+		}
+		body, err := json.Marshal(map[string]any{
+			"model": c.Model, "max_tokens": maxTokens, "system": r.System,
+			"messages": []map[string]string{{"role": "user", "content": r.Prompt}},
+		})
+		return body, base + "/v1/messages", map[string]string{"x-api-key": c.APIKey, "anthropic-version": "2023-06-01"}, err
+	case OpenAI:
+		if base == "" {
+			base = "https://api.openai.com/v1"
+		}
+		body, err := json.Marshal(map[string]any{
+			"model": c.Model, "max_tokens": maxTokens,
+			"messages": []map[string]string{{"role": "system", "content": r.System}, {"role": "user", "content": r.Prompt}},
+		})
+		h := map[string]string{}
+		if c.APIKey != "" {
+			h["Authorization"] = "Bearer " + c.APIKey
+		}
+		return body, base + "/chat/completions", h, err
+	}
+	return nil, "", nil, fmt.Errorf("unknown backend %q (want anthropic or openai)", c.Backend)
+}
+
+func (c *Client) attempt(ctx context.Context, url string, headers map[string]string, body []byte) (string, error) {
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("content-type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("request failed: %w", scrub(err))
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return "", fmt.Errorf("reading the answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", c.statusError(resp, data)
+	}
+	if !gjson.ValidBytes(data) {
+		return "", fmt.Errorf("the answer is not JSON (cut off?): %d bytes", len(data))
+	}
+	return c.decode(data)
+}
+
+// scrub keeps a transport error from repeating anything but its kind (no URLs with keys).
+func scrub(err error) error {
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) && ue.Unwrap() != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return errors.New("timed out")
+		}
+		return ue.Unwrap()
+	}
+	return err
+}
+
+func (c *Client) statusError(resp *http.Response, data []byte) error {
+	msg := gjson.GetBytes(data, "error.message").String()
+	if msg == "" {
+		msg = strings.TrimSpace(string(data[:min(len(data), 300)]))
+	}
+	e := &StatusError{Code: resp.StatusCode, Message: msg, RetryAfter: retryAfter(resp.Header.Get("retry-after"))}
+	if resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusRequestEntityTooLarge {
+		code := gjson.GetBytes(data, "error.code").String()
+		low := strings.ToLower(msg)
+		if code == "context_length_exceeded" || strings.Contains(low, "prompt is too long") ||
+			strings.Contains(low, "context length") || strings.Contains(low, "maximum context") || resp.StatusCode == http.StatusRequestEntityTooLarge {
+			return fmt.Errorf("%w (%s)", ErrPromptTooLong, e)
+		}
+	}
+	return e
+}
+
+// retryAfter reads a retry-after header: seconds, or an HTTP date.
+func retryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+func (c *Client) decode(data []byte) (string, error) {
+	switch c.Backend {
+	case Anthropic:
+		var b strings.Builder
+		for _, blk := range gjson.GetBytes(data, "content").Array() {
+			if blk.Get("type").String() == "text" {
+				b.WriteString(blk.Get("text").String())
+			}
+		}
+		if gjson.GetBytes(data, "stop_reason").String() == "max_tokens" {
+			return b.String(), ErrCutOff
+		}
+		return b.String(), nil
+	default:
+		choice := gjson.GetBytes(data, "choices.0")
+		if !choice.Exists() {
+			return "", errors.New("the answer has no choices")
+		}
+		if choice.Get("finish_reason").String() == "length" {
+			return choice.Get("message.content").String(), ErrCutOff
+		}
+		return choice.Get("message.content").String(), nil
+	}
+}

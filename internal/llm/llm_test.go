@@ -1,0 +1,226 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Real wire formats: a Messages API answer and error body, a Chat Completions answer and
+// error body.
+const (
+	anthropicOK       = `{"id":"msg_01","type":"message","role":"assistant","model":"claude-haiku-4-5","content":[{"type":"text","text":"<summary>done</summary>"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":3}}`
+	anthropicCut      = `{"id":"msg_02","type":"message","role":"assistant","content":[{"type":"text","text":"<summary>half"}],"stop_reason":"max_tokens"}`
+	anthropicOverload = `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`
+	anthropicTooLong  = `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 215000 tokens > 200000 maximum"}}`
+	anthropicRate     = `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`
+	anthropicAuth     = `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`
+	openaiOK          = `{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"<summary>done</summary>"},"finish_reason":"stop"}]}`
+	openaiCut         = `{"id":"chatcmpl-2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"<summary>ha"},"finish_reason":"length"}]}`
+	openaiTooLong     = `{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
+	openaiServer      = `{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}`
+)
+
+type reply struct {
+	status int
+	body   string
+	header map[string]string
+	delay  time.Duration
+}
+
+// server answers with the replies in turn (the last one repeats) and records requests.
+func server(t *testing.T, replies ...reply) (*httptest.Server, *int32, *[]*http.Request) {
+	t.Helper()
+	var n int32
+	var reqs []*http.Request
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := int(atomic.AddInt32(&n, 1)) - 1
+		reqs = append(reqs, r.Clone(context.Background()))
+		rp := replies[min(i, len(replies)-1)]
+		if rp.delay > 0 {
+			select {
+			case <-time.After(rp.delay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		for k, v := range rp.header {
+			w.Header().Set(k, v)
+		}
+		w.Header().Set("content-type", "application/json")
+		w.WriteHeader(rp.status)
+		_, _ = w.Write([]byte(rp.body))
+	}))
+	t.Cleanup(s.Close)
+	return s, &n, &reqs
+}
+
+func client(backend, url string, slept *[]time.Duration) *Client {
+	return &Client{Backend: backend, BaseURL: url, APIKey: "sk-test-secret", Model: "m", Retries: 3,
+		Timeout: 2 * time.Second, Backoff: 10 * time.Millisecond,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			if slept != nil {
+				*slept = append(*slept, d)
+			}
+			return ctx.Err()
+		}}
+}
+
+func TestSuccess(t *testing.T) {
+	for _, c := range []struct{ backend, body, path string }{
+		{Anthropic, anthropicOK, "/v1/messages"},
+		{OpenAI, openaiOK, "/chat/completions"},
+	} {
+		s, _, reqs := server(t, reply{status: 200, body: c.body})
+		text, err := client(c.backend, s.URL, nil).Complete(context.Background(), Request{System: "sys", Prompt: "p"})
+		if err != nil || text != "<summary>done</summary>" {
+			t.Errorf("%s: %q, %v", c.backend, text, err)
+		}
+		r := (*reqs)[0]
+		if r.URL.Path != c.path {
+			t.Errorf("%s: path %s", c.backend, r.URL.Path)
+		}
+		if c.backend == Anthropic && (r.Header.Get("x-api-key") != "sk-test-secret" || r.Header.Get("anthropic-version") == "") {
+			t.Errorf("anthropic headers: %v", r.Header)
+		}
+		if c.backend == OpenAI && r.Header.Get("Authorization") != "Bearer sk-test-secret" {
+			t.Errorf("openai headers: %v", r.Header)
+		}
+	}
+}
+
+func TestRetriesHonourRetryAfter(t *testing.T) {
+	s, n, _ := server(t,
+		reply{status: 429, body: anthropicRate, header: map[string]string{"retry-after": "7"}},
+		reply{status: 529, body: anthropicOverload},
+		reply{status: 500, body: openaiServer},
+		reply{status: 200, body: anthropicOK})
+	var slept []time.Duration
+	text, err := client(Anthropic, s.URL, &slept).Complete(context.Background(), Request{Prompt: "p"})
+	if err != nil || text == "" {
+		t.Fatalf("%q, %v", text, err)
+	}
+	if *n != 4 {
+		t.Errorf("%d attempts, want 4", *n)
+	}
+	if len(slept) != 3 || slept[0] != 7*time.Second || slept[1] != 10*time.Millisecond || slept[2] != 20*time.Millisecond {
+		t.Errorf("waits %v, want [7s 10ms 20ms] (retry-after, then doubling backoff)", slept)
+	}
+}
+
+func TestGivesUp(t *testing.T) {
+	s, n, _ := server(t, reply{status: 529, body: anthropicOverload})
+	_, err := client(Anthropic, s.URL, nil).Complete(context.Background(), Request{Prompt: "p"})
+	var se *StatusError
+	if !errors.As(err, &se) || se.Code != 529 || !strings.Contains(err.Error(), "Overloaded") {
+		t.Errorf("err %v", err)
+	}
+	if *n != 4 {
+		t.Errorf("%d attempts, want 1 + 3 retries", *n)
+	}
+	if strings.Contains(err.Error(), "sk-test-secret") {
+		t.Error("the key leaks into the error")
+	}
+}
+
+func TestNoRetryOnClientErrors(t *testing.T) {
+	s, n, _ := server(t, reply{status: 401, body: anthropicAuth})
+	_, err := client(Anthropic, s.URL, nil).Complete(context.Background(), Request{Prompt: "p"})
+	if err == nil || *n != 1 || !strings.Contains(err.Error(), "invalid x-api-key") {
+		t.Errorf("%d attempts, err %v", *n, err)
+	}
+}
+
+func TestPromptTooLong(t *testing.T) {
+	for _, c := range []struct{ backend, body string }{{Anthropic, anthropicTooLong}, {OpenAI, openaiTooLong}} {
+		s, n, _ := server(t, reply{status: 400, body: c.body})
+		_, err := client(c.backend, s.URL, nil).Complete(context.Background(), Request{Prompt: "p"})
+		if !errors.Is(err, ErrPromptTooLong) || *n != 1 {
+			t.Errorf("%s: %d attempts, err %v", c.backend, *n, err)
+		}
+	}
+}
+
+func TestCutOff(t *testing.T) {
+	for _, c := range []struct{ backend, body string }{{Anthropic, anthropicCut}, {OpenAI, openaiCut}} {
+		s, _, _ := server(t, reply{status: 200, body: c.body})
+		_, err := client(c.backend, s.URL, nil).Complete(context.Background(), Request{Prompt: "p"})
+		if !errors.Is(err, ErrCutOff) {
+			t.Errorf("%s: err %v", c.backend, err)
+		}
+	}
+	// A body that stops in the middle of the JSON.
+	s, _, _ := server(t, reply{status: 200, body: anthropicOK[:40]})
+	if _, err := client(Anthropic, s.URL, nil).Complete(context.Background(), Request{Prompt: "p"}); err == nil || !strings.Contains(err.Error(), "not JSON") {
+		t.Errorf("truncated body: err %v", err)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	s, n, _ := server(t, reply{status: 200, body: openaiOK, delay: 2 * time.Second})
+	c := client(OpenAI, s.URL, nil)
+	c.Timeout, c.Retries = 50*time.Millisecond, 1
+	start := time.Now()
+	_, err := c.Complete(context.Background(), Request{Prompt: "p"})
+	if err == nil || !strings.Contains(err.Error(), "timed out") {
+		t.Errorf("err %v", err)
+	}
+	if *n != 2 || time.Since(start) > 1500*time.Millisecond {
+		t.Errorf("%d attempts in %s", *n, time.Since(start))
+	}
+}
+
+func TestCancel(t *testing.T) {
+	s, _, _ := server(t, reply{status: 200, body: openaiOK, delay: 2 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	if _, err := client(OpenAI, s.URL, nil).Complete(ctx, Request{Prompt: "p"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v, want context.Canceled", err)
+	}
+}
+
+func TestBreaker(t *testing.T) {
+	now := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
+	b := &Breaker{Path: filepath.Join(t.TempDir(), "store", BreakerFile), Limit: 3, Cooldown: 10 * time.Minute, Now: func() time.Time { return now }}
+	fail := errors.New("HTTP 529: Overloaded")
+	for i := 0; i < 3; i++ {
+		if err := b.Allow(); err != nil {
+			t.Fatalf("call %d refused: %v", i, err)
+		}
+		if err := b.Record(fail); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Allow(); !errors.Is(err, ErrOpen) || !strings.Contains(err.Error(), "Overloaded") {
+		t.Errorf("after 3 failures: %v", err)
+	}
+	now = now.Add(11 * time.Minute) // half open: one try
+	if err := b.Allow(); err != nil {
+		t.Errorf("after the cooldown: %v", err)
+	}
+	if err := b.Record(fail); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Allow(); !errors.Is(err, ErrOpen) {
+		t.Errorf("a failed try opens it again: %v", err)
+	}
+	if err := b.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Allow(); err != nil {
+		t.Errorf("after reset: %v", err)
+	}
+	_ = b.Record(fail)
+	_ = b.Record(nil) // a success closes it and clears the count
+	_ = b.Record(fail)
+	_ = b.Record(fail)
+	if err := b.Allow(); err != nil {
+		t.Errorf("two failures after a success: %v", err)
+	}
+}
