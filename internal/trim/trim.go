@@ -16,7 +16,6 @@ import (
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
-	"github.com/tidwall/gjson"
 )
 
 // Strategies: which end of the conversation survives.
@@ -113,7 +112,7 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 	if len(st.Dropped) == 0 {
 		return nil, st
 	}
-	return dropEdits(t, drop), st
+	return t.DropMessages(drop), st
 }
 
 // unit is a run of messages [start, end) that goes or stays as a whole.
@@ -202,120 +201,6 @@ func afterReasoning(t *transcript.Transcript, mi int) bool {
 	}
 	prev := &t.Messages[mi-1]
 	return len(prev.Blocks) > 0 && prev.Blocks[0].Kind == transcript.Thinking
-}
-
-// dropEdits deletes the dropped messages: runs of array elements with their separators in
-// JSON documents, record lines in JSONL ones (and the first kept Claude Code record that
-// pointed into what was dropped starts a new chain).
-func dropEdits(t *transcript.Transcript, drop []bool) []transcript.Edit {
-	if t.Format.JSONL() {
-		return dropLines(t, drop)
-	}
-	var arr []int // array elements in order
-	for i := range t.Messages {
-		if !t.Messages[i].Header {
-			arr = append(arr, i)
-		}
-	}
-	var edits []transcript.Edit
-	for k := 0; k < len(arr); {
-		if !drop[arr[k]] {
-			k++
-			continue
-		}
-		j := k
-		for j+1 < len(arr) && drop[arr[j+1]] {
-			j++
-		}
-		start, end := t.Messages[arr[k]].Span.Start, t.Messages[arr[j]].Span.End
-		switch {
-		case j+1 < len(arr):
-			end = t.Messages[arr[j+1]].Span.Start // the separator after the run goes too
-		case k > 0:
-			start = t.Messages[arr[k-1]].Span.End // the last run: the separator before it
-		}
-		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: start, End: end}})
-		k = j + 1
-	}
-	return edits
-}
-
-func dropLines(t *transcript.Transcript, drop []bool) []transcript.Edit {
-	gone := map[int]bool{} // record starts
-	for mi, d := range drop {
-		if d {
-			for _, l := range t.Messages[mi].Lines {
-				gone[l.Start] = true
-			}
-		}
-	}
-	var edits []transcript.Edit
-	for _, r := range t.Records {
-		if !gone[r.Span.Start] {
-			continue
-		}
-		end := r.Span.End
-		for end-t.Base < len(t.Doc) && (t.Doc[end-t.Base] == '\r' || t.Doc[end-t.Base] == '\n') {
-			end++
-			if t.Doc[end-1-t.Base] == '\n' {
-				break
-			}
-		}
-		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: r.Span.Start, End: end}})
-	}
-	if t.Format == transcript.ClaudeCode {
-		edits = append(edits, rechain(t, drop)...)
-	}
-	return edits
-}
-
-// rechain keeps a Claude Code session's live branch whole across what was dropped: a kept
-// message whose parent chain runs into a dropped line (directly, or through records that
-// are not messages) is hung off the last kept message before it, or made a root.
-func rechain(t *transcript.Transcript, drop []bool) []transcript.Edit {
-	parent := map[string]string{}
-	for _, r := range t.Records {
-		g := gjson.GetMany(t.Slice(r.Span), "uuid", "parentUuid")
-		parent[g[0].String()] = g[1].String()
-	}
-	owner := map[string]int{} // uuid of a message line → message
-	for mi := range t.Messages {
-		for _, l := range t.Messages[mi].Lines {
-			owner[gjson.Get(t.Slice(l), "uuid").String()] = mi
-		}
-	}
-	var edits []transcript.Edit
-	last := "" // uuid of the last line of the last kept message
-	for mi := range t.Messages {
-		m := &t.Messages[mi]
-		if len(m.Lines) == 0 {
-			continue
-		}
-		if drop[mi] {
-			continue
-		}
-		first := m.Lines[0]
-		p := gjson.Get(t.Slice(first), "parentUuid")
-		// Walk up through records that are not messages.
-		up, broken := p.String(), false
-		for hops := 0; up != "" && hops < len(t.Records); hops++ {
-			if o, ok := owner[up]; ok {
-				broken = drop[o]
-				break
-			}
-			up = parent[up]
-		}
-		if broken && p.Index > 0 {
-			with := "null"
-			if last != "" {
-				with = transcript.Quote(last)
-			}
-			s := first.Start + p.Index
-			edits = append(edits, transcript.Edit{Span: transcript.Span{Start: s, End: s + len(p.Raw)}, With: with})
-		}
-		last = gjson.Get(t.Slice(m.Lines[len(m.Lines)-1]), "uuid").String()
-	}
-	return edits
 }
 
 // Apply runs the tier on a document: plan, splice, then ctx-repair's rules for what

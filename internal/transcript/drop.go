@@ -1,0 +1,119 @@
+package transcript
+
+import "github.com/tidwall/gjson"
+
+// DropMessages returns the edits that delete the messages marked in drop (indexed like
+// Messages): runs of array elements with their separators in JSON documents, record lines
+// in JSONL ones. In a Claude Code session a kept message whose parent was dropped is
+// re-chained (Rechain) so the session still reads as one conversation.
+func (t *Transcript) DropMessages(drop []bool) []Edit {
+	if t.Format.JSONL() {
+		return t.dropLines(drop)
+	}
+	var arr []int // array elements in order
+	for i := range t.Messages {
+		if !t.Messages[i].Header {
+			arr = append(arr, i)
+		}
+	}
+	var edits []Edit
+	for k := 0; k < len(arr); {
+		if !drop[arr[k]] {
+			k++
+			continue
+		}
+		j := k
+		for j+1 < len(arr) && drop[arr[j+1]] {
+			j++
+		}
+		start, end := t.Messages[arr[k]].Span.Start, t.Messages[arr[j]].Span.End
+		switch {
+		case j+1 < len(arr):
+			end = t.Messages[arr[j+1]].Span.Start // the separator after the run goes too
+		case k > 0:
+			start = t.Messages[arr[k-1]].Span.End // the last run: the separator before it
+		}
+		edits = append(edits, Edit{Span: Span{Start: start, End: end}})
+		k = j + 1
+	}
+	return edits
+}
+
+func (t *Transcript) dropLines(drop []bool) []Edit {
+	gone := map[int]bool{} // record starts
+	for mi, d := range drop {
+		if d {
+			for _, l := range t.Messages[mi].Lines {
+				gone[l.Start] = true
+			}
+		}
+	}
+	var edits []Edit
+	for _, r := range t.Records {
+		if !gone[r.Span.Start] {
+			continue
+		}
+		end := r.Span.End
+		for end-t.Base < len(t.Doc) && (t.Doc[end-t.Base] == '\r' || t.Doc[end-t.Base] == '\n') {
+			end++
+			if t.Doc[end-1-t.Base] == '\n' {
+				break
+			}
+		}
+		edits = append(edits, Edit{Span: Span{Start: r.Span.Start, End: end}})
+	}
+	if t.Format == ClaudeCode {
+		edits = append(edits, t.Rechain(drop, "")...)
+	}
+	return edits
+}
+
+// Rechain keeps a Claude Code session's live branch whole across messages that leave it
+// (drop): a kept message whose parent chain runs into such a line (directly, or through
+// records that are not messages) is hung off the last kept message before it, or, for
+// the first, off root (a record uuid; "" makes it a root itself).
+func (t *Transcript) Rechain(drop []bool, root string) []Edit {
+	parent := map[string]string{}
+	for _, r := range t.Records {
+		g := gjson.GetMany(t.Slice(r.Span), "uuid", "parentUuid")
+		parent[g[0].String()] = g[1].String()
+	}
+	owner := map[string]int{} // uuid of a message line → message
+	for mi := range t.Messages {
+		for _, l := range t.Messages[mi].Lines {
+			owner[gjson.Get(t.Slice(l), "uuid").String()] = mi
+		}
+	}
+	var edits []Edit
+	last := root // uuid of the last line of the last kept message
+	for mi := range t.Messages {
+		m := &t.Messages[mi]
+		if len(m.Lines) == 0 {
+			continue
+		}
+		if drop[mi] {
+			continue
+		}
+		first := m.Lines[0]
+		p := gjson.Get(t.Slice(first), "parentUuid")
+		// Walk up through records that are not messages.
+		up, broken := p.String(), false
+		for hops := 0; up != "" && hops < len(t.Records); hops++ {
+			if o, ok := owner[up]; ok {
+				broken = drop[o]
+				break
+			}
+			up = parent[up]
+		}
+		if broken && p.Index > 0 {
+			with := "null"
+			if last != "" {
+				with = Quote(last)
+			}
+			s := first.Start + p.Index
+			edits = append(edits, Edit{Span: Span{Start: s, End: s + len(p.Raw)}, With: with})
+		}
+		last = gjson.Get(t.Slice(m.Lines[len(m.Lines)-1]), "uuid").String()
+	}
+	return edits
+}
