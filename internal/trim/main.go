@@ -158,9 +158,9 @@ func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buf
 		}
 	}
 	if st.Acts && !st.Fits {
-		ctx.Warnf("%s: cannot get down to %d tokens: what must be kept (system prompt, summaries, the newest exchange) is %d tokens", displayName(in), st.Goal, o.Tokens-st.TokensDropped)
+		ctx.Warnf("%s: cannot get down to %d tokens: what must be kept (system prompt, summaries, the newest exchange) is %d tokens", displayName(in), st.Goal, o.Tokens-st.TokensDropped+st.OpenerTokens)
 	}
-	after := o.Tokens - st.TokensDropped
+	after := o.Tokens - st.TokensDropped + st.OpenerTokens
 	if !f.DryRun && len(st.Dropped) > 0 && (f.Stats || f.StatsFile != "") {
 		if ta, err := transcript.Parse(out, transcript.Options{Format: t.Format, Name: in.Name}); err == nil {
 			after = count.Total(ta, o.Counter)
@@ -169,6 +169,9 @@ func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buf
 	rules := map[string]int{}
 	for r, n := range repair.Counts(repaired) {
 		rules[string(r)] = n
+	}
+	if st.Opened {
+		rules[string(repair.FirstNotUser)]++
 	}
 	extra := map[string]any{"fits": st.Fits, "goal": st.Goal, "messages_kept": st.Kept, "repaired": rules, "strategy": o.Strategy}
 	if f.DryRun {

@@ -4,9 +4,11 @@
 // separating a tool call from its result.
 //
 // Plan is a pure function from a parsed document and its measures to the edits that drop
-// messages. Apply then splices them and lets ctx-repair's rules restore what dropping can
-// break in a format (an Anthropic conversation must open with a user message; two user
-// messages may meet), so the output is a request the API accepts.
+// messages. Where dropping would leave an Anthropic conversation opening with an assistant
+// message, Plan puts ctx-repair's opening user message first, whatever else the input
+// breaks. Apply then splices the edits and, for an input the API accepts, lets ctx-repair's
+// rules restore the rest of what dropping can break (two user messages may meet), so the
+// output is a request the API accepts.
 package trim
 
 import (
@@ -65,7 +67,17 @@ type Stats struct {
 	TokensDropped int
 	Fits          bool
 	Kept          int // messages kept
+	// Opened says the tier put an opening user message first (repair.FirstUserText): the
+	// first message it kept of an Anthropic conversation that opened with a user message
+	// is an assistant message. OpenerTokens is that message's share, counted in Fits.
+	Opened       bool
+	OpenerTokens int
 }
+
+// opener is the opening user message of an Anthropic conversation whose beginning was
+// dropped: the one ctx-repair writes (repair.FirstUserText), byte for byte, so a later
+// ctx-repair finds nothing to change.
+var opener = `{"role":"user","content":[{"type":"text","text":` + transcript.Quote(repair.FirstUserText) + `}]}`
 
 // Plan works out which messages to drop and returns the edits that drop them.
 func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
@@ -91,13 +103,41 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 	}
 	st.Acts = true
 	units, firstUnit := droppableUnits(t)
-	if o.Strategy == KeepFirst && len(units) > 0 && units[0].start == firstUnit {
-		units = units[1:]
+	if o.Strategy == KeepFirst {
+		// The opening exchange stays wherever it is: after a summary, the assistant's
+		// reply to the summary comes before it and may go.
+		for k := range units {
+			if units[k].start == firstUnit {
+				units = append(units[:k:k], units[k+1:]...)
+				break
+			}
+		}
 	}
 	size := o.Tokens
 	drop := make([]bool, len(t.Messages))
+	// An Anthropic conversation must open with a user message: when the first message kept
+	// is an assistant's, an opening user message goes first, and its share counts.
+	first := firstMessage(t, drop, 0)
+	needsOpener := t.Format == transcript.Anthropic && first < len(t.Messages) && t.Messages[first].Role == "user"
+	openerTokens := 0
+	if needsOpener {
+		c := o.Counter
+		if c == nil {
+			c, _ = tokens.New("estimate")
+		}
+		openerTokens = tokens.MessageOverhead("anthropic") + c.Count(repair.FirstUserText)
+	}
+	opened := func() bool {
+		return needsOpener && first < len(t.Messages) && t.Messages[first].Role == "assistant"
+	}
+	over := func() bool {
+		if opened() {
+			return size+openerTokens > goal
+		}
+		return size > goal
+	}
 	for _, u := range units {
-		if size <= goal {
+		if !over() {
 			break
 		}
 		for mi := u.start; mi < u.end; mi++ {
@@ -106,13 +146,30 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 			st.TokensDropped += o.PerMessage[mi]
 			st.Dropped = append(st.Dropped, Dropped{Message: mi, Role: t.Messages[mi].Role, Tokens: o.PerMessage[mi]})
 		}
+		first = firstMessage(t, drop, first)
 	}
-	st.Fits = size <= goal
+	st.Fits = !over()
 	st.Kept -= len(st.Dropped)
 	if len(st.Dropped) == 0 {
 		return nil, st
 	}
-	return t.DropMessages(drop), st
+	edits := t.DropMessages(drop)
+	if opened() {
+		st.Opened, st.OpenerTokens = true, openerTokens
+		at := t.Messages[first].Span.Start
+		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: at, End: at}, With: opener + ","})
+	}
+	return edits, st
+}
+
+// firstMessage is the first message of the array at or after from that is not dropped
+// (len(t.Messages) when there is none). Messages are dropped oldest first, so the first
+// kept message only moves forward.
+func firstMessage(t *transcript.Transcript, drop []bool, from int) int {
+	for from < len(t.Messages) && (t.Messages[from].Header || drop[from]) {
+		from++
+	}
+	return from
 }
 
 // unit is a run of messages [start, end) that goes or stays as a whole.
@@ -203,10 +260,9 @@ func afterReasoning(t *transcript.Transcript, mi int) bool {
 	return len(prev.Blocks) > 0 && prev.Blocks[0].Kind == transcript.Thinking
 }
 
-// Apply runs the tier on a document: plan, splice, then ctx-repair's rules for what
-// dropping broke in the format (a conversation that must open with a user message, two
-// user messages that now meet). It returns the output, the stats, and the problems the
-// repair fixed.
+// Apply runs the tier on a document: plan, splice, then, when the input was a request the
+// API accepts, ctx-repair's rules for what dropping broke in the format (two user messages
+// that now meet). It returns the output, the stats, and the problems the repair fixed.
 func Apply(t *transcript.Transcript, o Options) ([]byte, Stats, []repair.Problem, error) {
 	edits, st := Plan(t, o)
 	if len(edits) == 0 {

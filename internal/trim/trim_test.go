@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -106,6 +107,11 @@ func TestPlanKeepsSummaries(t *testing.T) {
 	if fmt.Sprint(got) != "[2 3 4]" {
 		t.Errorf("dropped %v, want [2 3 4] (the summary and the newest exchange stay)", got)
 	}
+	// --strategy first: the opening exchange is the first user message after the summary.
+	got, _ = plan(t, doc, 300, KeepFirst)
+	if fmt.Sprint(got) != "[2 4]" {
+		t.Errorf("first: dropped %v, want [2 4] (the summary, the task and the newest exchange stay)", got)
+	}
 }
 
 // TestApplyStaysValid: dropping the opening user message of an Anthropic conversation
@@ -179,7 +185,7 @@ func TestCorpus(t *testing.T) {
 				o := Defaults()
 				o.Strategy = strategy
 				label := fmt.Sprintf("%s %dk %s", name, window/1000, strategy)
-				out := invariant.Check(t, label, in, transform(path, o, window), invariant.Options{Structural: true, Lossy: true})
+				out := invariant.Check(t, label, in, transform(path, o, window), invariant.Options{Structural: true, Lossy: true, Drops: true, Added: []string{repair.FirstUserText}})
 				if out == nil {
 					continue
 				}
@@ -191,6 +197,25 @@ func TestCorpus(t *testing.T) {
 					if ps := repair.Check(res); len(ps) > 0 {
 						t.Errorf("%s: output breaks %d rules, first %s", label, len(ps), ps[0])
 					}
+				} else {
+					// The tier leaves an input's own problems to ctx-repair, but adds none
+					// of the pairing kind.
+					pb, pa := repair.Counts(repair.Check(src)), repair.Counts(repair.Check(res))
+					for _, r := range []repair.Rule{repair.MissingResult, repair.OrphanResult, repair.MisplacedResult} {
+						if pa[r] > pb[r] {
+							t.Errorf("%s: %d %s problems, the input had %d", label, pa[r], r, pb[r])
+						}
+					}
+				}
+				if src.Format == transcript.Anthropic && firstRole(src) == "user" && firstRole(res) != "user" {
+					t.Errorf("%s: the output opens with a %s message", label, firstRole(res))
+				}
+				_, st, err := trimDoc(path, in, o, window)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := count.Total(res, estimate()); st.Acts && st.Fits && got > st.Goal {
+					t.Errorf("%s: %d tokens after trimming, above the goal of %d the stats say it fits", label, got, st.Goal)
 				}
 				for i := range src.Protected() {
 					if m := &src.Messages[i]; !m.Header {
@@ -211,7 +236,24 @@ func TestCorpus(t *testing.T) {
 			}
 		}
 	}
+	keys := make([]key, 0, len(before))
 	for k := range before {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].folder < keys[j].folder || keys[i].folder == keys[j].folder && keys[i].setting > keys[j].setting
+	})
+	for _, k := range keys {
 		t.Logf("%s, window %s: %d files trimmed, tokens %d -> %d", k.folder, k.setting, acted[k], before[k], after[k])
 	}
+}
+
+// firstRole is the role of a conversation's first message after its header.
+func firstRole(t *transcript.Transcript) string {
+	for i := range t.Messages {
+		if !t.Messages[i].Header {
+			return t.Messages[i].Role
+		}
+	}
+	return ""
 }
