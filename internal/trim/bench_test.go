@@ -19,7 +19,7 @@ func BenchmarkTrim(b *testing.B) {
 			doc := buf.Bytes()
 			b.SetBytes(int64(len(doc)))
 			for b.Loop() {
-				if _, st, err := trimDoc(format, doc, Options{MaxTokens: 100_000, Strategy: KeepLast}, 0); err != nil || len(st.Dropped) == 0 {
+				if _, st, err := trimDoc(format, doc, capped(100_000), 0); err != nil || len(st.Dropped) == 0 {
 					b.Fatalf("err %v, %d dropped", err, len(st.Dropped))
 				}
 			}

@@ -19,14 +19,14 @@ type Flags struct {
 
 	Trigger   cli.Percent         `name:"trigger" default:"95%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_TRIM_TRIGGER"`
 	Target    cli.OptionalPercent `name:"target" placeholder:"PCT" help:"Drop messages down to this utilization (default 10 points below --trigger)." env:"CTX_TRIM_TARGET"`
-	MaxTokens cli.Count           `name:"max-tokens" placeholder:"TOKENS" help:"Act above this many tokens and drop down to it, whatever the window (150k, 150000)." env:"CTX_TRIM_MAX_TOKENS"`
+	MaxTokens cli.Count           `name:"max-tokens" placeholder:"TOKENS" help:"Also act above this many tokens and drop down to it (150k, 150000); the window's trigger still applies." env:"CTX_TRIM_MAX_TOKENS"`
 	Strategy  string              `name:"strategy" enum:"last,first" default:"last" placeholder:"last|first" help:"Keep the newest messages (last) or also the opening exchange (first)." env:"CTX_TRIM_STRATEGY"`
 	DryRun    bool                `name:"dry-run" short:"n" help:"List the messages that would be dropped; do not change the document."`
 }
 
 const help = `The emergency tier: when a conversation is above --trigger (95%) of the effective
-window, or above --max-tokens, drops the oldest messages until it is down to --target
-(10 points below the trigger) or --max-tokens.
+window, drops the oldest messages until it is down to --target (10 points below the
+trigger); when it is above --max-tokens, down to that. Over both, the lower goal wins.
 
 Kept always: the system prompt and system or developer messages, summary messages
 (ctx-summarize's, Claude Code's compact summaries, Codex's compacted history), and the
@@ -34,9 +34,10 @@ newest user and assistant messages with everything after them. A tool call and i
 are dropped together, never one without the other. --strategy first also keeps the
 opening exchange (the task as the user first put it) and drops from the middle.
 
-The result is still a request the API accepts: where dropping leaves an Anthropic
-conversation opening with an assistant message, or two user messages meeting,
-ctx-repair's rules fix it. Below the trigger the output is the input, byte for byte.
+Where dropping leaves an Anthropic conversation opening with an assistant message, a
+user message saying the beginning is not included goes first (its tokens count). A valid
+input stays valid: where two user messages meet, ctx-repair's rules merge them. Below the
+trigger the output is the input, byte for byte.
 Details in ctx-trim(1).`
 
 // Tool returns ctx-trim's description for the runner.

@@ -92,7 +92,7 @@ func TestApplyOpensBrokenInput(t *testing.T) {
 	if len(repair.Check(parse(t, doc))) == 0 {
 		t.Fatal("the input should break a rule")
 	}
-	out, st, err := trimDoc("doc.json", []byte(doc), Options{MaxTokens: 100, Strategy: KeepLast}, 0)
+	out, st, err := trimDoc("doc.json", []byte(doc), capped(100), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,3 +108,45 @@ func TestApplyOpensBrokenInput(t *testing.T) {
 
 // lines splits a JSONL document into its lines, without the final newline's empty one.
 func lines(doc string) []string { return strings.Split(strings.TrimSuffix(doc, "\n"), "\n") }
+
+// TestPlanLimits: the window's trigger and --max-tokens are two limits; the tier acts over
+// either and trims to the lower goal of those it is over.
+func TestPlanLimits(t *testing.T) {
+	// Ten messages of 100 tokens: 1,000 tokens. The newest exchange (200) always stays.
+	doc := `{"messages":[{"role":"system","content":"s"}`
+	for i := 0; i < 4; i++ {
+		doc += `,{"role":"user","content":"u"},{"role":"assistant","content":"a"}`
+	}
+	doc += `,{"role":"user","content":"last"}]}`
+	tr := parse(t, doc)
+	if len(tr.Messages) != 10 {
+		t.Fatalf("%d messages", len(tr.Messages))
+	}
+	for _, c := range []struct {
+		effective, max int
+		trigger        string
+		goal, dropped  int
+	}{
+		{1000, 0, "utilization 100% (trigger 95%)", 850, 2},
+		{2000, 800, "above --max-tokens 800", 800, 2},
+		// A --max-tokens above the window does not stop the window's trigger.
+		{1000, 2000, "utilization 100% (trigger 95%)", 850, 2},
+		{1000, 700, "utilization 100% (trigger 95%) and above --max-tokens 700", 700, 3},
+		{2000, 2000, "below 95% of window, within --max-tokens 2000", 1700, 0},
+		{2000, 0, "below 95% of window", 1700, 0},
+		{0, 0, "no window to measure against", 0, 0},
+	} {
+		o := Defaults()
+		o.Effective, o.MaxTokens, o.Counter = c.effective, c.max, estimate()
+		o.PerMessage = make([]int, len(tr.Messages))
+		for i := range o.PerMessage {
+			o.PerMessage[i] = 100
+			o.Tokens += 100
+		}
+		_, st := Plan(tr, o)
+		if st.Trigger != c.trigger || st.Goal != c.goal || len(st.Dropped) != c.dropped || st.Acts != (c.dropped > 0) {
+			t.Errorf("window %d, max %d: trigger %q, goal %d, %d dropped, acts %v; want %q, %d, %d",
+				c.effective, c.max, st.Trigger, st.Goal, len(st.Dropped), st.Acts, c.trigger, c.goal, c.dropped)
+		}
+	}
+}

@@ -14,6 +14,7 @@ package trim
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -82,25 +83,40 @@ var opener = `{"role":"user","content":[{"type":"text","text":` + transcript.Quo
 // Plan works out which messages to drop and returns the edits that drop them.
 func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 	var st Stats
-	limit, goal := o.MaxTokens, o.MaxTokens
-	if o.MaxTokens > 0 {
-		st.Trigger = fmt.Sprintf("above --max-tokens %d", o.MaxTokens)
-	} else {
-		limit = int(math.Floor(o.Trigger * float64(o.Effective)))
-		goal = int(math.Floor(o.Target * float64(o.Effective)))
-		st.Trigger = fmt.Sprintf("utilization %.0f%% (trigger %.0f%%)", 100*float64(o.Tokens)/float64(max(o.Effective, 1)), 100*o.Trigger)
-	}
-	st.Goal = goal
 	st.Kept = len(t.Messages)
-	if o.Tokens <= limit {
-		if o.MaxTokens > 0 {
-			st.Trigger = fmt.Sprintf("within --max-tokens %d", o.MaxTokens)
+	// Two limits, each with the size it trims down to: the window's (above Trigger of the
+	// effective window, down to Target) and --max-tokens (above it, down to it). The tier
+	// acts when the document is over either and trims to the lower goal of those it is
+	// over; it only shrinks the document, so it stays within the other limit too.
+	var fired, within []string
+	goal, idle := math.MaxInt, math.MaxInt
+	if o.Effective > 0 {
+		target := int(math.Floor(o.Target * float64(o.Effective)))
+		if o.Tokens > int(math.Floor(o.Trigger*float64(o.Effective))) {
+			goal = target
+			fired = append(fired, fmt.Sprintf("utilization %.0f%% (trigger %s)", math.Floor(100*float64(o.Tokens)/float64(o.Effective)), percent(o.Trigger)))
 		} else {
-			st.Trigger = fmt.Sprintf("below %.0f%% of window", 100*o.Trigger)
+			idle = target
+			within = append(within, fmt.Sprintf("below %s of window", percent(o.Trigger)))
 		}
-		st.Fits = true
+	}
+	if o.MaxTokens > 0 {
+		if o.Tokens > o.MaxTokens {
+			goal = min(goal, o.MaxTokens)
+			fired = append(fired, fmt.Sprintf("above --max-tokens %d", o.MaxTokens))
+		} else {
+			idle = min(idle, o.MaxTokens)
+			within = append(within, fmt.Sprintf("within --max-tokens %d", o.MaxTokens))
+		}
+	}
+	if len(fired) == 0 {
+		st.Trigger, st.Goal, st.Fits = strings.Join(within, ", "), idle, true
+		if len(within) == 0 {
+			st.Trigger, st.Goal = "no window to measure against", 0
+		}
 		return nil, st
 	}
+	st.Trigger, st.Goal = strings.Join(fired, " and "), goal
 	st.Acts = true
 	units, firstUnit := droppableUnits(t)
 	if o.Strategy == KeepFirst {
@@ -290,4 +306,9 @@ func Apply(t *transcript.Transcript, o Options) ([]byte, Stats, []repair.Problem
 	}
 	out, err = after.Apply(fix)
 	return out, st, problems, err
+}
+
+// percent writes a fraction as a percentage without float noise: 0.95 -> 95%, 0.875 -> 87.5%.
+func percent(f float64) string {
+	return fmt.Sprintf("%g%%", math.Round(f*100*1e6)/1e6)
 }

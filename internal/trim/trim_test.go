@@ -39,6 +39,13 @@ func trimDoc(name string, in []byte, o Options, window int) ([]byte, Stats, erro
 	return out, st, err
 }
 
+// capped is the default options with --max-tokens n.
+func capped(n int) Options {
+	o := Defaults()
+	o.MaxTokens = n
+	return o
+}
+
 func transform(name string, o Options, window int) invariant.Transform {
 	return func(in []byte) ([]byte, error) {
 		out, _, err := trimDoc(name, in, o, window)
@@ -119,7 +126,7 @@ func TestPlanKeepsSummaries(t *testing.T) {
 // user message first.
 func TestApplyStaysValid(t *testing.T) {
 	doc := `{"messages":[{"role":"user","content":"task"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"ls","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"` + strings.Repeat("x", 4000) + `"}]},{"role":"assistant","content":[{"type":"text","text":"done"}]},{"role":"user","content":"thanks"},{"role":"assistant","content":"ok"}]}`
-	out, st, err := trimDoc("doc.json", []byte(doc), Options{MaxTokens: 200, Strategy: KeepLast}, 0)
+	out, st, err := trimDoc("doc.json", []byte(doc), capped(200), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +149,7 @@ func TestClaudeCodeChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := parse(t, string(in))
-	out, st, err := trimDoc("session.jsonl", in, Options{MaxTokens: 5000, Strategy: KeepLast}, 0)
+	out, st, err := trimDoc("session.jsonl", in, capped(5000), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
