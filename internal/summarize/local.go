@@ -26,10 +26,14 @@ func Local(t *transcript.Transcript, msgs []int) Sections {
 	return x.sections()
 }
 
+// result is a tool result, its text decoded only when a call needs it (most do not).
 type result struct {
-	text    string
-	isError bool
+	t     *transcript.Transcript
+	block *transcript.Block
 }
+
+func (r result) text() string  { return resultText(r.t, r.block) }
+func (r result) isError() bool { return r.block.IsError }
 
 type command struct {
 	tool, cmd, outcome string
@@ -59,7 +63,7 @@ func (x *extractor) index(mi int) {
 		if b.Kind != transcript.ToolResult {
 			continue
 		}
-		r := result{text: resultText(x.t, b), isError: b.IsError}
+		r := result{t: x.t, block: b}
 		ids := b.ToolIDs
 		if len(ids) == 0 {
 			ids = []string{b.ToolID}
@@ -218,8 +222,8 @@ func (x *extractor) call(b *transcript.Block) {
 		x.commands = append(x.commands, cmd)
 		return
 	}
-	if answered && res.isError {
-		x.toolErrors = append(x.toolErrors, fmt.Sprintf("%s: %s", x.lastCall, shorten(firstLine(res.text), 240)))
+	if answered && res.isError() {
+		x.toolErrors = append(x.toolErrors, fmt.Sprintf("%s: %s", x.lastCall, shorten(firstLine(res.text()), 240)))
 	}
 }
 
@@ -261,7 +265,7 @@ var (
 // outcome reads how a command ended from its result: the exit code when the output says
 // it (Codex writes it in metadata), a test summary line, the first error line.
 func outcome(r result) (string, bool, string) {
-	text := r.text
+	text := r.text()
 	code := -1
 	if out := gjson.Parse(text); out.IsObject() && out.Get("output").Exists() {
 		// Codex shell results: {"output": "...", "metadata": {"exit_code": N}}.
@@ -270,13 +274,14 @@ func outcome(r result) (string, bool, string) {
 		}
 		text = out.Get("output").String()
 	}
-	if code < 0 {
-		if m := exitCode.FindStringSubmatch(text); m != nil {
+	head := scanned(text)
+	if code < 0 && (strings.Contains(head, "xit") || strings.Contains(head, "XIT")) {
+		if m := exitCode.FindStringSubmatch(head); m != nil {
 			code, _ = strconv.Atoi(m[1])
 		}
 	}
 	var summary, firstErr string
-	for _, line := range strings.Split(text, "\n") {
+	for _, line := range strings.Split(head, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
@@ -288,12 +293,12 @@ func outcome(r result) (string, bool, string) {
 			firstErr = line
 		}
 	}
-	failed := r.isError || code > 0
+	failed := r.isError() || code > 0
 	var parts []string
 	switch {
 	case code >= 0:
 		parts = append(parts, fmt.Sprintf("exit %d", code))
-	case r.isError:
+	case r.isError():
 		parts = append(parts, "failed")
 	default:
 		parts = append(parts, "ran")
@@ -310,6 +315,16 @@ func outcome(r result) (string, bool, string) {
 		firstErr = shorten(firstLine(text), 240)
 	}
 	return strings.Join(parts, ": "), failed, firstErr
+}
+
+// scanned is the part of a command's output read for its outcome: where first errors and
+// final summaries are, its head and its tail, so a huge output costs no more than a big one.
+func scanned(text string) string {
+	const part = 8 << 10
+	if len(text) <= 2*part {
+		return text
+	}
+	return strings.ToValidUTF8(text[:part], "") + "\n" + strings.ToValidUTF8(text[len(text)-part:], "")
 }
 
 func firstLine(s string) string {
