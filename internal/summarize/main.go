@@ -320,9 +320,17 @@ func Write(t *transcript.Transcript, o Options, sp Split, sections Sections, met
 	if err != nil {
 		return nil, 0, err
 	}
-	if out, err = keepValid(t, out); err != nil {
+	fixed, err := keepValid(t, out)
+	if err != nil {
 		return nil, 0, err
 	}
+	if len(fixed) == len(out) && len(o.PerMessage) == len(t.Messages) {
+		// Nothing merged: the new size is the old one less what went, plus what came.
+		if added, ok := addedTokens(t, o, edits); ok {
+			return out, o.Tokens - sp.Tokens - moved(t, o, sp) + added, nil
+		}
+	}
+	out = fixed
 	name := "summarized.json"
 	if t.Format.JSONL() {
 		name = "summarized.jsonl"
@@ -332,6 +340,57 @@ func Write(t *transcript.Transcript, o Options, sp Split, sections Sections, met
 		return nil, 0, fmt.Errorf("internal error: the summarized document does not parse: %w", err)
 	}
 	return out, count.Total(after, o.Counter), nil
+}
+
+// addedTokens counts what placing the summary added: the summary message (and, in a
+// Codex rollout, the items moved into its replacement history), measured as ctx-count
+// measures them, by reading the inserted text on its own.
+func addedTokens(t *transcript.Transcript, o Options, edits []transcript.Edit) (int, bool) {
+	summary := ""
+	for _, e := range edits {
+		if e.With != "" {
+			summary = e.With // the first text an edit adds is the summary
+			break
+		}
+	}
+	doc := summary
+	switch t.Format {
+	case transcript.Anthropic, transcript.OpenAI:
+		doc = `{"messages":[` + summary + `]}`
+	case transcript.Responses:
+		doc = `{"input":[` + summary + `]}`
+	}
+	if summary == "" {
+		return 0, false
+	}
+	mini, err := transcript.Parse([]byte(doc), transcript.Options{Format: t.Format, Name: "summary.jsonl"})
+	if err != nil {
+		return 0, false
+	}
+	n := 0
+	for _, m := range count.Measure(mini, count.Options{Counter: o.Counter}).Messages {
+		n += m.Tokens
+	}
+	return n, true
+}
+
+// moved is what the messages that a Codex compacted record carries in its replacement
+// history counted where they were (they are counted again in the record).
+func moved(t *transcript.Transcript, o Options, sp Split) int {
+	if t.Format != transcript.Codex || len(sp.Summarized) == 0 {
+		return 0
+	}
+	in := map[int]bool{}
+	for _, mi := range sp.Summarized {
+		in[mi] = true
+	}
+	n := 0
+	for mi := sp.Summarized[0]; mi < afterLast(t, sp.Summarized) && mi >= 0; mi++ {
+		if !in[mi] && !t.Messages[mi].Header {
+			n += o.PerMessage[mi]
+		}
+	}
+	return n
 }
 
 // keepValid applies ctx-repair's rules where placing the summary broke one in a valid

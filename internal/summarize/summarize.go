@@ -199,9 +199,17 @@ func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, 
 		return placeJSON(t, drop, sp.Summarized[0], `{"type":"message","role":"user","content":[{"type":"input_text","text":`+transcript.Quote(text)+`}]}`), nil
 	case transcript.ClaudeCode:
 		line := t.Slice(first.Lines[0])
-		g := gjson.GetMany(line, "sessionId", "cwd", "version", "gitBranch", "timestamp", "uuid", "userType")
+		g := gjson.GetMany(line, "sessionId", "cwd", "version", "gitBranch", "timestamp", "uuid", "userType", "isSidechain", "agentId")
 		uuid := transcript.DeriveUUID(g[5].String() + "\x00" + text)
-		rec := `{"parentUuid":null,"isSidechain":false`
+		// A subagent's log is all sidechain lines: the summary is one of them.
+		sidechain := "false"
+		if g[7].Bool() {
+			sidechain = "true"
+		}
+		rec := `{"parentUuid":null,"isSidechain":` + sidechain
+		if g[8].Exists() {
+			rec += `,"agentId":` + g[8].Raw
+		}
 		for i, key := range []string{"userType", "cwd", "sessionId", "version", "gitBranch"} {
 			if v := g[[]int{6, 1, 0, 2, 3}[i]]; v.Exists() {
 				rec += `,"` + key + `":` + v.Raw

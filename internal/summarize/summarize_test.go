@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/snip"
@@ -42,6 +43,12 @@ func summarizeDoc(name string, in []byte, effective int, force bool) ([]byte, Sp
 	out, after, err := Write(t, o, sp, sections, meta)
 	if err != nil || after >= o.Tokens {
 		return in, Split{}, "", err
+	}
+	// The size Write works out without reading the result again is the size of the result.
+	if re, err := transcript.Parse(out, transcript.Options{Name: name}); err != nil {
+		return nil, sp, "", err
+	} else if n := count.Total(re, o.Counter); n != after {
+		return nil, sp, "", fmt.Errorf("Write says %d tokens, the result has %d", after, n)
 	}
 	return out, sp, Render(sections, meta), nil
 }
