@@ -262,6 +262,26 @@ var (
 	testLine  = regexp.MustCompile(`(?i)^(ok\s|FAIL\b|PASS\b|FAILED\b|=+ .*(passed|failed)|\d+ (passed|failed)|Tests?:\s|test result:)`)
 )
 
+// errorWords and testWords are cheap first looks before the regexps (which are slow on
+// every line of long outputs).
+func errorWords(lower string) bool {
+	for _, w := range []string{"error", "fatal", "panic", "traceback", "exception", "fail", "cannot", "undefined", "not found"} {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func testWords(lower string) bool {
+	for _, w := range []string{"ok", "fail", "pass", "test"} {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // outcome reads how a command ended from its result: the exit code when the output says
 // it (Codex writes it in metadata), a test summary line, the first error line.
 func outcome(r result) (string, bool, string) {
@@ -286,10 +306,11 @@ func outcome(r result) (string, bool, string) {
 		if line == "" {
 			continue
 		}
-		if testLine.MatchString(line) {
+		lower := strings.ToLower(line)
+		if testWords(lower) && testLine.MatchString(line) {
 			summary = line
 		}
-		if firstErr == "" && errorLine.MatchString(line) {
+		if firstErr == "" && (errorWords(lower) || strings.HasPrefix(line, "E ")) && errorLine.MatchString(line) {
 			firstErr = line
 		}
 	}

@@ -225,7 +225,7 @@ func run(c *cli.Context, f *Flags) error {
 
 // Measure fills in the document's measures: its tokens and each message's share.
 func Measure(t *transcript.Transcript, o *Options) {
-	r := count.Measure(t, count.Options{Counter: o.Counter})
+	r := count.Measure(t, count.Options{Counter: o.Counter, NoPreviews: true})
 	o.Tokens = r.Tokens
 	o.PerMessage = make([]int, len(t.Messages))
 	for i, m := range r.Messages {
@@ -320,11 +320,13 @@ func Write(t *transcript.Transcript, o Options, sp Split, sections Sections, met
 	if err != nil {
 		return nil, 0, err
 	}
-	fixed, err := keepValid(t, out)
-	if err != nil {
-		return nil, 0, err
+	fixed, merged := out, false
+	if mayMerge(t, sp) {
+		if fixed, merged, err = keepValid(t, out); err != nil {
+			return nil, 0, err
+		}
 	}
-	if len(fixed) == len(out) && len(o.PerMessage) == len(t.Messages) {
+	if !merged && len(o.PerMessage) == len(t.Messages) {
 		// Nothing merged: the new size is the old one less what went, plus what came.
 		if added, ok := addedTokens(t, o, edits); ok {
 			return out, o.Tokens - sp.Tokens - moved(t, o, sp) + added, nil
@@ -368,7 +370,7 @@ func addedTokens(t *transcript.Transcript, o Options, edits []transcript.Edit) (
 		return 0, false
 	}
 	n := 0
-	for _, m := range count.Measure(mini, count.Options{Counter: o.Counter}).Messages {
+	for _, m := range count.Measure(mini, count.Options{Counter: o.Counter, NoPreviews: true}).Messages {
 		n += m.Tokens
 	}
 	return n, true
@@ -393,21 +395,50 @@ func moved(t *transcript.Transcript, o Options, sp Split) int {
 	return n
 }
 
+// mayMerge reports whether the summary message, a user message where the first
+// summarized message was, can meet another user message: only the Messages API refuses
+// that, and only then is the result read again for ctx-repair's rules.
+func mayMerge(t *transcript.Transcript, sp Split) bool {
+	if t.Format != transcript.Anthropic || len(sp.Summarized) == 0 {
+		return false
+	}
+	gone := map[int]bool{}
+	for _, mi := range sp.Summarized {
+		gone[mi] = true
+	}
+	at := sp.Summarized[0]
+	for mi := at - 1; mi >= 0; mi-- { // the kept message before it
+		if m := &t.Messages[mi]; !m.Header && !gone[mi] {
+			if m.Role == "user" {
+				return true
+			}
+			break
+		}
+	}
+	for mi := at + 1; mi < len(t.Messages); mi++ { // and after it
+		if !gone[mi] {
+			return t.Messages[mi].Role != "assistant"
+		}
+	}
+	return false
+}
+
 // keepValid applies ctx-repair's rules where placing the summary broke one in a valid
 // input (an Anthropic summary, a user message, next to a kept user message is merged with it).
-func keepValid(in *transcript.Transcript, out []byte) ([]byte, error) {
+func keepValid(in *transcript.Transcript, out []byte) ([]byte, bool, error) {
 	if in.Format.JSONL() || len(repair.Check(in)) > 0 {
-		return out, nil
+		return out, false, nil
 	}
 	t, err := transcript.Parse(out, transcript.Options{Format: in.Format})
 	if err != nil {
-		return nil, fmt.Errorf("internal error: the summarized document does not parse: %w", err)
+		return nil, false, fmt.Errorf("internal error: the summarized document does not parse: %w", err)
 	}
 	edits, _, err := repair.Plan(t)
 	if err != nil || len(edits) == 0 {
-		return out, err
+		return out, false, err
 	}
-	return t.Apply(edits)
+	fixed, err := t.Apply(edits)
+	return fixed, err == nil, err
 }
 
 func displayName(in cli.Input) string {

@@ -107,7 +107,7 @@ func run(ctx *cli.Context, f *Flags) error {
 
 // Measure fills in the document's measures: its tokens and each message's share.
 func Measure(t *transcript.Transcript, o *Options) {
-	r := count.Measure(t, count.Options{Counter: o.Counter})
+	r := count.Measure(t, count.Options{Counter: o.Counter, NoPreviews: true})
 	o.Tokens = r.Tokens
 	o.PerMessage = make([]int, len(t.Messages))
 	for i, m := range r.Messages {
