@@ -311,6 +311,18 @@ func Total(t *transcript.Transcript, c tokens.Counter) int {
 	return Measure(t, Options{Counter: c, NoPreviews: true}).Tokens
 }
 
+// PerMessage counts a transcript as Total does and also returns each message's share
+// (index-aligned with its messages): what a tier that drops or replaces whole messages
+// needs.
+func PerMessage(t *transcript.Transcript, c tokens.Counter) (total int, per []int) {
+	r := Measure(t, Options{Counter: c, NoPreviews: true})
+	per = make([]int, len(r.Messages))
+	for i, m := range r.Messages {
+		per[i] = m.Tokens
+	}
+	return r.Tokens, per
+}
+
 // BlockTokens is what one block costs the model in a document of the given format: its
 // text, a call's name, the parts of a result, an image by its pixels, encrypted reasoning
 // by its size. Tiers use it to price what they remove the way ctx-count prices it.

@@ -225,12 +225,7 @@ func run(c *cli.Context, f *Flags) error {
 
 // Measure fills in the document's measures: its tokens and each message's share.
 func Measure(t *transcript.Transcript, o *Options) {
-	r := count.Measure(t, count.Options{Counter: o.Counter, NoPreviews: true})
-	o.Tokens = r.Tokens
-	o.PerMessage = make([]int, len(t.Messages))
-	for i, m := range r.Messages {
-		o.PerMessage[i] = m.Tokens
-	}
+	o.Tokens, o.PerMessage = count.PerMessage(t, o.Counter)
 }
 
 // newOnly is the summarized messages that are not earlier summaries.
