@@ -15,11 +15,12 @@ import (
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/snip"
+	"github.com/ctxkit/ctxkit/internal/summarize"
 	"github.com/ctxkit/ctxkit/internal/trim"
 )
 
 // tools lists every binary's description, for the tests that check all of them.
-var tools = []func() *cli.Tool{count.Tool, budget.Tool, snip.Tool, persist.Tool, repair.Tool, convert.Tool, trim.Tool}
+var tools = []func() *cli.Tool{count.Tool, budget.Tool, snip.Tool, persist.Tool, repair.Tool, convert.Tool, trim.Tool, summarize.Tool}
 
 // TestManPages checks that every binary has a man page with the standard sections and
 // that every flag it accepts is documented there.

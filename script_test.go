@@ -15,6 +15,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/snip"
+	"github.com/ctxkit/ctxkit/internal/summarize"
 	"github.com/ctxkit/ctxkit/internal/trim"
 )
 
@@ -27,6 +28,9 @@ var commands = map[string]func() int{
 	"ctx-repair":  func() int { return repair.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
 	"ctx-convert": func() int { return convert.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
 	"ctx-trim":    func() int { return trim.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
+	"ctx-summarize": func() int {
+		return summarize.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	},
 }
 
 func TestMain(m *testing.M) {

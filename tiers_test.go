@@ -6,6 +6,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/snip"
+	"github.com/ctxkit/ctxkit/internal/summarize"
 	"github.com/ctxkit/ctxkit/internal/trim"
 )
 
@@ -21,6 +22,9 @@ func TestTierDefaultsAgree(t *testing.T) {
 	}
 	if c.SnipAt != s.Trigger {
 		t.Errorf("snip trigger: count %v, snip %v", c.SnipAt, s.Trigger)
+	}
+	if sm := summarize.Defaults(); c.SummarizeAt != sm.Trigger {
+		t.Errorf("summarize trigger: count %v, summarize %v", c.SummarizeAt, sm.Trigger)
 	}
 	if tr := trim.Defaults(); c.TrimAt != tr.Trigger {
 		t.Errorf("trim trigger: count %v, trim %v", c.TrimAt, tr.Trigger)

@@ -16,8 +16,9 @@
 #   BENCH_DIR=/tmp/ctxkit-bench   where generated inputs are cached
 #   CTX_BIN_DIR=DIR        use the ctx-* binaries in DIR instead of building ./cmd/...
 #
-# jq is timed as `jq length FILE` on JSON and `jq -c length FILE` on JSONL (one value per
-# line). Seconds come from $EPOCHREALTIME around /usr/bin/time (whose %e has only 10 ms
+# jq is timed twice: as `jq length FILE` on JSON and `jq -c length FILE` on JSONL (one value
+# per line: reading only), and as `jq -c . FILE` (reading and writing the document, as a
+# filter does); ×jq and ×jq-c. are the ratios to each. Seconds come from $EPOCHREALTIME around /usr/bin/time (whose %e has only 10 ms
 # resolution); peak RSS is /usr/bin/time's %M.
 set -euo pipefail
 
@@ -34,6 +35,7 @@ bench_dir=${BENCH_DIR:-/tmp/ctxkit-bench}
 mkdir -p "$bench_dir"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+export CTX_STORE=$work/store # ctx-persist and ctx-summarize --offload write here, not in the tree
 
 log() { printf 'bench: %s\n' "$*" >&2; }
 
@@ -134,22 +136,23 @@ measure() {
 	m_rss=$rss
 }
 
-printf '| input | size MB | tool | seconds | MB/s | peak RSS MB | RSS/input | ×cat | ×jq |\n'
-printf '|---|---:|---|---:|---:|---:|---:|---:|---:|\n'
+printf '| input | size MB | tool | seconds | MB/s | peak RSS MB | RSS/input | ×cat | ×jq | ×jq-c. |\n'
+printf '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n'
 
 row() { # input label; uses size_mb, m_*, cat_secs, jq_secs
 	local input=$1 label=$2
 	if [[ $m_status != 0 ]]; then
-		printf '| %s | %.1f | %s | failed (exit %s) | | | | | |\n' "$input" "$size_mb" "$label" "$m_status"
+		printf '| %s | %.1f | %s | failed (exit %s) | | | | | | |\n' "$input" "$size_mb" "$label" "$m_status"
 		return
 	fi
 	awk -v in_="$input" -v mb="$size_mb" -v tool="$label" -v s="$m_secs" -v rss="$m_rss" \
-		-v cat="$cat_secs" -v jq="${jq_secs:-}" 'BEGIN {
+		-v cat="$cat_secs" -v jq="${jq_secs:-}" -v jqc="${jqc_secs:-}" 'BEGIN {
 		t = (s > 0.0005) ? s : 0.0005
 		rmb = rss / 1024
 		xjq = (jq == "") ? "" : sprintf("%.2f", s / jq)
-		printf "| %s | %.1f | %s | %.3f | %.0f | %.1f | %.2f | %.2f | %s |\n",
-			in_, mb, tool, s, mb / t, rmb, rmb / mb, s / (cat > 0.0005 ? cat : 0.0005), xjq
+		xjqc = (jqc == "") ? "" : sprintf("%.2f", s / jqc)
+		printf "| %s | %.1f | %s | %.3f | %.0f | %.1f | %.2f | %.2f | %s | %s |\n",
+			in_, mb, tool, s, mb / t, rmb, rmb / mb, s / (cat > 0.0005 ? cat : 0.0005), xjq, xjqc
 	}'
 }
 
@@ -157,7 +160,7 @@ row() { # input label; uses size_mb, m_*, cat_secs, jq_secs
 each() {
 	local cmd=$1
 	shift
-	for f in "$@"; do "$cmd" "$f" >/dev/null || return; done
+	for f in "$@"; do $cmd "$f" >/dev/null || return; done # $cmd may carry flags
 }
 export -f each
 
@@ -175,7 +178,7 @@ for file in "${inputs[@]}"; do
 	# cat and jq first: every row's ratios refer to them.
 	measure cat "${files[@]}"
 	cat_secs=$m_secs cat_rss=$m_rss
-	jq_secs="" jq_status=0 jq_label=""
+	jq_secs="" jq_status=0 jq_label="" jqc_secs="" jqc_status=0
 	if ((have_jq)); then
 		if [[ $file == *.jsonl || -d $file ]]; then
 			jq_label="jq -c length"
@@ -186,12 +189,17 @@ for file in "${inputs[@]}"; do
 		fi
 		jq_status=$m_status
 		if [[ $m_status == 0 ]]; then jq_secs=$m_secs jq_rss=$m_rss; fi
+		measure jq -c . "${files[@]}"
+		jqc_status=$m_status jqc_secs="" jqc_rss=$m_rss
+		if [[ $m_status == 0 ]]; then jqc_secs=$m_secs; fi
 	fi
 	m_status=0 m_secs=$cat_secs m_rss=$cat_rss
 	row "$name" "cat"
 	if ((have_jq)); then
 		m_status=$jq_status m_secs=${jq_secs:-0} m_rss=${jq_rss:-0}
 		row "$name" "$jq_label"
+		m_status=$jqc_status m_secs=${jqc_secs:-0} m_rss=${jqc_rss:-0}
+		row "$name" "jq -c ."
 	fi
 
 	if [[ -x $bin/ctx-count ]]; then
@@ -201,11 +209,17 @@ for file in "${inputs[@]}"; do
 		done
 	fi
 	for t in "${tools[@]}"; do
-		if [[ -d $file ]]; then
-			measure bash -c 'each "$@"' _ "$bin/$t" "${files[@]}"
-		else
-			measure "$bin/$t" "$file"
+		cmd=("$bin/$t")
+		label=$t
+		if [[ $t == ctx-convert ]]; then
+			# An API document needs a target; a transcript has its own.
+			cmd+=(--to openai) label="$t --to openai"
 		fi
-		row "$name" "$t"
+		if [[ -d $file ]]; then
+			measure bash -c 'each "$@"' _ "${cmd[*]}" "${files[@]}"
+		else
+			measure "${cmd[@]}" "$file"
+		fi
+		row "$name" "$label"
 	done
 done

@@ -80,17 +80,9 @@ func run(ctx *cli.Context, f *Flags) error {
 	if err != nil {
 		return err
 	}
-	var ins []cli.Input
-	if f.InPlace {
-		if ins, err = ctx.Inputs(); err != nil {
-			return err
-		}
-	} else {
-		in, err := ctx.One()
-		if err != nil {
-			return err
-		}
-		ins = []cli.Input{in}
+	ins, err := ctx.Documents(false)
+	if err != nil {
+		return err
 	}
 	for _, in := range ins {
 		if err := runOne(ctx, in, o); err != nil {

@@ -199,6 +199,20 @@ func (c *Context) One() (Input, error) {
 	return ins[0], nil
 }
 
+// Documents returns the documents a filter works on: every file argument with --in-place
+// or when the tool's mode takes several (a check, a dry run), else the one document that
+// One returns.
+func (c *Context) Documents(several bool) ([]Input, error) {
+	if several || c.Common.InPlace {
+		return c.Inputs()
+	}
+	in, err := c.One()
+	if err != nil {
+		return nil, err
+	}
+	return []Input{in}, nil
+}
+
 // WriteDocument emits the transformed bytes out for the input in:
 //
 //   - with --in-place it replaces the file in.Name (a usage error for

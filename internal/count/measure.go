@@ -107,6 +107,9 @@ type Options struct {
 	File    string
 	Counter tokens.Counter
 	Budget  tokens.Budget
+	// NoPreviews leaves the messages' previews empty: a tier that only needs the counts
+	// does not pay for decoding every message's text to show its start.
+	NoPreviews bool
 }
 
 // blockCount is the count of one block: all the report needs of it.
@@ -150,12 +153,12 @@ func (s tallyBlocks) Tool(m, b int) (transcript.Kind, string, []string) {
 
 // Measure counts a transcript.
 func Measure(t *transcript.Transcript, o Options) Report {
-	return summarise(tallyOf(t, o.Counter), o)
+	return summarise(tallyOf(t, o.Counter, !o.NoPreviews), o)
 }
 
 // tallyOf counts every message of a transcript, spreading messages over the cores.
-func tallyOf(t *transcript.Transcript, c tokens.Counter) tally {
-	tl := tally{format: t.Format, messages: countMessages(t, c, providerOf(t.Format)), usage: t.Usage}
+func tallyOf(t *transcript.Transcript, c tokens.Counter, previews bool) tally {
+	tl := tally{format: t.Format, messages: countMessages(t, c, providerOf(t.Format), previews), usage: t.Usage}
 	for i := range t.Messages {
 		tl.messages[i].line = lineOf(t.Records, &t.Messages[i])
 	}
@@ -305,7 +308,19 @@ func summarise(tl tally, o Options) Report {
 // Total counts a transcript the way Measure does, without the breakdown: what a tier
 // uses to measure utilization, and its savings.
 func Total(t *transcript.Transcript, c tokens.Counter) int {
-	return Measure(t, Options{Counter: c}).Tokens
+	return Measure(t, Options{Counter: c, NoPreviews: true}).Tokens
+}
+
+// PerMessage counts a transcript as Total does and also returns each message's share
+// (index-aligned with its messages): what a tier that drops or replaces whole messages
+// needs.
+func PerMessage(t *transcript.Transcript, c tokens.Counter) (total int, per []int) {
+	r := Measure(t, Options{Counter: c, NoPreviews: true})
+	per = make([]int, len(r.Messages))
+	for i, m := range r.Messages {
+		per[i] = m.Tokens
+	}
+	return r.Tokens, per
 }
 
 // BlockTokens is what one block costs the model in a document of the given format: its
@@ -324,11 +339,11 @@ func providerOf(f transcript.Format) string {
 }
 
 // countMessages counts every message of a transcript, spreading messages over the cores.
-func countMessages(t *transcript.Transcript, c tokens.Counter, provider string) []counted {
+func countMessages(t *transcript.Transcript, c tokens.Counter, provider string, previews bool) []counted {
 	out := make([]counted, len(t.Messages))
 	work := func(lo, hi int) {
 		for mi := lo; mi < hi; mi++ {
-			out[mi] = countMessage(t, &t.Messages[mi], c, provider)
+			out[mi] = countMessage(t, &t.Messages[mi], c, provider, previews)
 		}
 	}
 	n := len(t.Messages)
@@ -364,8 +379,11 @@ func countMessages(t *transcript.Transcript, c tokens.Counter, provider string) 
 
 // countMessage counts one message of t (a whole transcript, or one record of a streamed
 // one). Its line is left for the caller.
-func countMessage(t *transcript.Transcript, m *transcript.Message, c tokens.Counter, provider string) counted {
-	mc := counted{role: m.Role, blocks: make([]blockCount, len(m.Blocks)), preview: preview(t, m)}
+func countMessage(t *transcript.Transcript, m *transcript.Message, c tokens.Counter, provider string, previews bool) counted {
+	mc := counted{role: m.Role, blocks: make([]blockCount, len(m.Blocks))}
+	if previews {
+		mc.preview = preview(t, m)
+	}
 	for bi := range m.Blocks {
 		b := &m.Blocks[bi]
 		bc := countBlock(t, b, c, provider)

@@ -68,7 +68,7 @@ func (s *recordCounter) start(c tokens.Counter, f transcript.Format) {
 				rec := j.rec
 				out := make([]counted, len(rec.Messages))
 				for k := range rec.Messages {
-					out[k] = countMessage(rec, &rec.Messages[k], s.counter, s.provider)
+					out[k] = countMessage(rec, &rec.Messages[k], s.counter, s.provider, true)
 					// A short preview can be a piece of the line; keep a copy, not the line.
 					out[k].preview = strings.Clone(out[k].preview)
 				}

@@ -151,7 +151,7 @@ func (c *Client) encode(r Request) ([]byte, string, map[string]string, error) {
 		if base == "" {
 			base = "https://api.anthropic.com"
 		}
-		body, err := json.Marshal(map[string]any{
+		body, err := marshal(map[string]any{
 			"model": c.Model, "max_tokens": maxTokens, "system": r.System,
 			"messages": []map[string]string{{"role": "user", "content": r.Prompt}},
 		})
@@ -160,7 +160,7 @@ func (c *Client) encode(r Request) ([]byte, string, map[string]string, error) {
 		if base == "" {
 			base = "https://api.openai.com/v1"
 		}
-		body, err := json.Marshal(map[string]any{
+		body, err := marshal(map[string]any{
 			"model": c.Model, "max_tokens": maxTokens,
 			"messages": []map[string]string{{"role": "system", "content": r.System}, {"role": "user", "content": r.Prompt}},
 		})
@@ -171,6 +171,16 @@ func (c *Client) encode(r Request) ([]byte, string, map[string]string, error) {
 		return body, base + "/chat/completions", h, err
 	}
 	return nil, "", nil, fmt.Errorf("unknown backend %q (want anthropic or openai)", c.Backend)
+}
+
+// marshal encodes a request body as it is: no HTML escaping of <, > and & (prompts are
+// full of them).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
 
 func (c *Client) attempt(ctx context.Context, url string, headers map[string]string, body []byte) (string, error) {

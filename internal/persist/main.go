@@ -65,18 +65,9 @@ func run(ctx *cli.Context, f *Flags) error {
 	if f.List {
 		return list(ctx, f)
 	}
-	var ins []cli.Input
-	var err error
-	if f.InPlace {
-		if ins, err = ctx.Inputs(); err != nil {
-			return err
-		}
-	} else {
-		in, err := ctx.One()
-		if err != nil {
-			return err
-		}
-		ins = []cli.Input{in}
+	ins, err := ctx.Documents(false)
+	if err != nil {
+		return err
 	}
 	for _, in := range ins {
 		if f.Restore {

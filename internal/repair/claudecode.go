@@ -47,7 +47,7 @@ func (f *fixer) fixClaudeCode() ([]transcript.Edit, error) {
 		}
 		rec += `,"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":` + transcript.Quote(id) +
 			`,"content":` + transcript.Quote(Interrupted) + `,"is_error":true}]}` +
-			`,"uuid":` + transcript.Quote(uuidFor("ctx-repair\x00"+g[0].String()+"\x00"+id)) +
+			`,"uuid":` + transcript.Quote(transcript.DeriveUUID("ctx-repair\x00"+g[0].String()+"\x00"+id)) +
 			`,"timestamp":` + orNull(g[1].Raw) + `}`
 		inserts[line.End] = append(inserts[line.End], rec)
 	}

@@ -25,12 +25,6 @@ func deriveID(f transcript.Format, old string, at transcript.Ref, used map[strin
 	}
 }
 
-// uuidFor makes a record uuid (Claude Code's 8-4-4-4-12 spelling) from a seed.
-func uuidFor(seed string) string {
-	h := hash(seed)
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
-
 func hash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])

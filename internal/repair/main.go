@@ -51,15 +51,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 }
 
 func run(ctx *cli.Context, f *Flags) error {
-	var ins []cli.Input
-	var err error
-	if f.Check || f.InPlace {
-		ins, err = ctx.Inputs()
-	} else {
-		var in cli.Input
-		in, err = ctx.One()
-		ins = []cli.Input{in}
-	}
+	ins, err := ctx.Documents(f.Check)
 	if err != nil {
 		return err
 	}

@@ -122,18 +122,10 @@ func run(ctx *cli.Context, f *Flags) error {
 	if err != nil {
 		return err
 	}
-	var ins []cli.Input
-	if f.InPlace || f.DryRun {
-		// --dry-run writes a list, not documents, so it takes several files as well.
-		if ins, err = ctx.Inputs(); err != nil {
-			return err
-		}
-	} else {
-		in, err := ctx.One()
-		if err != nil {
-			return err
-		}
-		ins = []cli.Input{in}
+	// --dry-run writes a list, not documents, so it takes several files as well.
+	ins, err := ctx.Documents(f.DryRun)
+	if err != nil {
+		return err
 	}
 	var list bytes.Buffer
 	for _, in := range ins {

@@ -1,6 +1,11 @@
 package transcript
 
-import "github.com/tidwall/gjson"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/tidwall/gjson"
+)
 
 // DropMessages returns the edits that delete the messages marked in drop (indexed like
 // Messages): runs of array elements with their separators in JSON documents, record lines
@@ -116,4 +121,13 @@ func (t *Transcript) Rechain(drop []bool, root string) []Edit {
 		last = gjson.Get(t.Slice(m.Lines[len(m.Lines)-1]), "uuid").String()
 	}
 	return edits
+}
+
+// DeriveUUID makes a record uuid in Claude Code's 8-4-4-4-12 spelling from a seed, so a
+// tool that adds a record to a session gives it the same uuid every time it runs on the
+// same input.
+func DeriveUUID(seed string) string {
+	sum := sha256.Sum256([]byte(seed))
+	h := hex.EncodeToString(sum[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }

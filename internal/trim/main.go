@@ -78,14 +78,7 @@ func run(ctx *cli.Context, f *Flags) error {
 	if err != nil {
 		return err
 	}
-	var ins []cli.Input
-	if f.InPlace || f.DryRun {
-		ins, err = ctx.Inputs()
-	} else {
-		var in cli.Input
-		in, err = ctx.One()
-		ins = []cli.Input{in}
-	}
+	ins, err := ctx.Documents(f.DryRun)
 	if err != nil {
 		return err
 	}
@@ -108,12 +101,7 @@ func run(ctx *cli.Context, f *Flags) error {
 
 // Measure fills in the document's measures: its tokens and each message's share.
 func Measure(t *transcript.Transcript, o *Options) {
-	r := count.Measure(t, count.Options{Counter: o.Counter})
-	o.Tokens = r.Tokens
-	o.PerMessage = make([]int, len(t.Messages))
-	for i, m := range r.Messages {
-		o.PerMessage[i] = m.Tokens
-	}
+	o.Tokens, o.PerMessage = count.PerMessage(t, o.Counter)
 }
 
 func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buffer) error {

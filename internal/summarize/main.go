@@ -1,0 +1,444 @@
+package summarize
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/llm"
+	"github.com/ctxkit/ctxkit/internal/repair"
+	"github.com/ctxkit/ctxkit/internal/store"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Flags is ctx-summarize's command line.
+type Flags struct {
+	cli.Common `embed:""`
+
+	Trigger      cli.Percent   `name:"trigger" default:"85%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_SUMMARIZE_TRIGGER"`
+	Force        bool          `name:"force" short:"f" help:"Summarize now, whatever the utilization."`
+	Keep         Keep          `name:"keep" placeholder:"SIZE" help:"The newest part to keep whole: tokens (40k), a share of the window (20%), or turns (3 turns). Default 20%." env:"CTX_SUMMARIZE_KEEP"`
+	Backend      string        `name:"backend" enum:"local,anthropic,openai" default:"local" placeholder:"local|anthropic|openai" help:"Who writes the summary." env:"CTX_SUMMARIZE_BACKEND"`
+	LLMModel     string        `name:"llm-model" placeholder:"NAME" help:"The model that summarizes (default claude-haiku-4-5, or gpt-4o-mini for openai)." env:"CTX_SUMMARIZE_MODEL"`
+	BaseURL      string        `name:"base-url" placeholder:"URL" help:"The API's base URL (an OpenAI-compatible server: Ollama, llama.cpp, vLLM, LM Studio)." env:"CTX_SUMMARIZE_BASE_URL"`
+	Instructions string        `name:"instructions" placeholder:"TEXT" help:"Added to ctx-summarize's own prompt (never replacing it)." env:"CTX_SUMMARIZE_INSTRUCTIONS"`
+	Timeout      time.Duration `name:"timeout" default:"120s" placeholder:"DURATION" help:"Give up on one request after this long." env:"CTX_SUMMARIZE_TIMEOUT"`
+	Retries      int           `name:"retries" default:"4" placeholder:"N" help:"Retry a rate-limited, overloaded or failed request this many times." env:"CTX_SUMMARIZE_RETRIES"`
+	Fallback     string        `name:"fallback" enum:"none,local" default:"none" placeholder:"none|local" help:"When the model fails: none (exit 4, nothing written) or local." env:"CTX_SUMMARIZE_FALLBACK"`
+	Reset        bool          `name:"reset" help:"Close the circuit breaker before running."`
+	Offload      bool          `name:"offload" help:"Keep the whole pre-summary document in the --store directory and name it in the summary."`
+}
+
+// Keep is --keep: tokens, a share of the window, or turns.
+type Keep struct {
+	Tokens, Turns int
+	Share         float64
+	set           bool
+}
+
+var turnsSyntax = regexp.MustCompile(`^(\d+)\s*turns?$`)
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (k *Keep) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(strings.ToLower(string(b)))
+	*k = Keep{set: true}
+	if m := turnsSyntax.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		if n < 1 {
+			return fmt.Errorf("invalid --keep %q: at least 1 turn", b)
+		}
+		k.Turns = n
+		return nil
+	}
+	if strings.HasSuffix(s, "%") {
+		var p cli.Percent
+		if err := p.UnmarshalText([]byte(s)); err != nil {
+			return err
+		}
+		k.Share = p.Fraction()
+		return nil
+	}
+	var c cli.Count
+	if err := c.UnmarshalText([]byte(strings.TrimSuffix(strings.TrimSpace(strings.TrimSuffix(s, "tokens")), "tok"))); err != nil {
+		return fmt.Errorf("invalid --keep %q: want tokens (40k), a share of the window (20%%) or turns (3 turns)", b)
+	}
+	k.Tokens = c.Int()
+	return nil
+}
+
+const help = `The lossy tier: above --trigger (85%) of the effective window, or with --force,
+replaces the older part of the conversation with one summary message, keeping the newest
+part whole (--keep, default 20% of the window) and the system prompt in place. A tool call
+is never separated from its result.
+
+The summary is a working-state snapshot in fixed sections: the goal and every user
+request, decisions, files read and changed, commands and tests with their outcome, errors
+and whether they were fixed, pending tasks, what was being done at the cut, the next step.
+A later run folds an earlier summary into the new one.
+
+Backends: local (the default: offline, deterministic, extracted from the messages
+themselves), anthropic (ANTHROPIC_API_KEY) and openai (OPENAI_API_KEY; --base-url for any
+OpenAI-compatible server). Rate limits and overloads are retried; after 3 failures in a
+row a circuit breaker in the --store directory stops calling the model (--reset closes
+it). When the model fails nothing is written and the exit status is 4, unless --fallback
+local. Details in ctx-summarize(1).`
+
+// Tool returns ctx-summarize's description for the runner.
+func Tool() *cli.Tool {
+	f := &Flags{}
+	return &cli.Tool{
+		Name:    "ctx-summarize",
+		Summary: "Replace older history with one structured summary.",
+		Help:    help,
+		Grammar: f,
+		Common:  func() *cli.Common { return &f.Common },
+		Run:     func(ctx *cli.Context) error { return run(ctx, f) },
+	}
+}
+
+// Main runs ctx-summarize and returns its exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)
+}
+
+// breakerLimit is how many failures in a row open the breaker; breakerCooldown how long
+// it then stays open before one call may try again.
+const (
+	breakerLimit    = 3
+	breakerCooldown = 10 * time.Minute
+)
+
+func run(c *cli.Context, f *Flags) error {
+	if f.Retries < 0 {
+		return cli.Usagef("--retries must not be negative, got %d", f.Retries)
+	}
+	in, err := c.One()
+	if err != nil {
+		return err
+	}
+	t, err := c.Parse(in)
+	if err != nil {
+		return err
+	}
+	o := Defaults()
+	o.Trigger, o.Force = f.Trigger.Fraction(), f.Force
+	if o.Counter, err = c.Counter(t.Format); err != nil {
+		return err
+	}
+	window, err := c.Budget(t)
+	if err != nil {
+		return err
+	}
+	o.Effective = window.Effective
+	switch {
+	case f.Keep.Turns > 0:
+		o.KeepTurns = f.Keep.Turns
+	case f.Keep.Tokens > 0:
+		o.KeepTokens = f.Keep.Tokens
+	case f.Keep.set:
+		o.KeepTokens = int(f.Keep.Share * float64(o.Effective))
+	}
+	Measure(t, &o)
+	sp := Choose(t, o)
+	name := displayName(in)
+	stats := cli.Stats{File: in.Name, Format: string(t.Format), TokensBefore: o.Tokens, TokensAfter: o.Tokens, Trigger: sp.Trigger}
+	extra := map[string]any{"backend": f.Backend, "summarized": 0}
+	stats.Extra = extra
+	if !sp.Acts {
+		if limit := int(o.Trigger * float64(o.Effective)); o.Force || o.Tokens > limit {
+			c.Warnf("%s: nothing to summarize: the part to keep (--keep) holds the whole conversation", name)
+			if o.Tokens > limit {
+				extra["still_above_trigger"] = true
+			}
+		}
+		if err := c.WriteDocument(in, in.Data); err != nil {
+			return err
+		}
+		return c.WriteStats(stats)
+	}
+
+	// Ctrl-C cancels a model call cleanly: nothing is written.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	previous := PreviousSections(t, sp)
+	meta := Meta{Messages: len(sp.Summarized), Tokens: sp.Tokens, Backend: f.Backend}
+	sections, err := summarizeWith(ctx, c, f, t, sp, previous, &meta)
+	if err != nil {
+		if f.Fallback != "local" || errors.Is(err, context.Canceled) {
+			return cli.RuntimeError(fmt.Errorf("%s: summarizing failed: %w", name, err))
+		}
+		c.Warnf("%s: the %s backend failed (%v); summarized locally instead (--fallback local)", name, f.Backend, err)
+		meta.Backend, meta.Dropped = "local", 0
+		sections = Fold(previous, Local(t, newOnly(t, sp)))
+		extra["fallback"] = true
+	}
+	if f.Offload {
+		path, err := offload(c, in.Data)
+		if err != nil {
+			return err
+		}
+		meta.Offloaded = path
+		extra["offloaded"] = path
+	}
+	out, after, err := Write(t, o, sp, sections, meta)
+	if err != nil {
+		return cli.RuntimeError(fmt.Errorf("%s: %w", name, err))
+	}
+	if after >= o.Tokens {
+		// A summary no smaller than what it replaces: nothing to gain.
+		c.Warnf("%s: the summary would not be smaller than the %d messages it replaces; the document is left as it is", name, len(sp.Summarized))
+		extra["not_smaller"] = true
+		if err := c.WriteDocument(in, in.Data); err != nil {
+			return err
+		}
+		return c.WriteStats(stats)
+	}
+	limit := int(o.Trigger * float64(o.Effective))
+	if after > limit {
+		// The compaction loop: summarizing again next turn would not help either.
+		c.Warnf("%s: still above the trigger after summarizing (%d tokens, trigger at %d): the kept part is too big; lower --keep or trim", name, after, limit)
+		extra["still_above_trigger"] = true
+	}
+	if err := c.WriteDocument(in, out); err != nil {
+		return err
+	}
+	stats.TokensAfter = after
+	stats.Items = len(sp.Summarized)
+	extra["summarized"] = len(sp.Summarized)
+	extra["folded"] = len(sp.Previous)
+	extra["backend"] = meta.Backend
+	if meta.Dropped > 0 {
+		extra["dropped_from_input"] = meta.Dropped
+	}
+	return c.WriteStats(stats)
+}
+
+// Measure fills in the document's measures: its tokens and each message's share.
+func Measure(t *transcript.Transcript, o *Options) {
+	o.Tokens, o.PerMessage = count.PerMessage(t, o.Counter)
+}
+
+// newOnly is the summarized messages that are not earlier summaries.
+func newOnly(t *transcript.Transcript, sp Split) []int {
+	var out []int
+	for _, mi := range sp.Summarized {
+		if !t.Messages[mi].Summary {
+			out = append(out, mi)
+		}
+	}
+	return out
+}
+
+func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.Transcript, sp Split, previous Sections, meta *Meta) (Sections, error) {
+	if f.Backend == "local" {
+		return Fold(previous, Local(t, newOnly(t, sp))), nil
+	}
+	keyVar := "ANTHROPIC_API_KEY"
+	model := "claude-haiku-4-5"
+	if f.Backend == llm.OpenAI {
+		keyVar, model = "OPENAI_API_KEY", "gpt-4o-mini"
+	}
+	if f.LLMModel != "" {
+		model = f.LLMModel
+	}
+	key := c.Getenv(keyVar)
+	if key == "" && (f.Backend == llm.Anthropic || f.BaseURL == "") {
+		return nil, fmt.Errorf("%s is not set", keyVar)
+	}
+	b := &llm.Breaker{Path: filepath.Join(c.Common.Store, llm.BreakerFile), Limit: breakerLimit, Cooldown: breakerCooldown, Now: c.Now}
+	if f.Reset {
+		if err := b.Reset(); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.Allow(); err != nil {
+		return nil, err
+	}
+	m := &Model{Instructions: f.Instructions, Client: &llm.Client{
+		Backend: f.Backend, BaseURL: f.BaseURL, APIKey: key, Model: model,
+		Timeout: f.Timeout, Retries: f.Retries, Backoff: time.Second, MaxBackoff: 30 * time.Second,
+	}}
+	s, dropped, err := m.Summarize(ctx, t, newOnly(t, sp), previous)
+	if errors.Is(err, context.Canceled) {
+		return nil, err // the user stopped it: not the backend's failure
+	}
+	if rerr := b.Record(err); rerr != nil {
+		c.Warnf("circuit breaker state: %v", rerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	meta.Dropped = dropped
+	if dropped > 0 {
+		c.Warnf("the prompt was too long for %s: the oldest %d messages were left out of the summary", model, dropped)
+	}
+	return s, nil
+}
+
+// offload keeps the whole pre-summary document in the store and returns its path.
+func offload(c *cli.Context, data []byte) (string, error) {
+	st, err := store.Create(c.Common.Store)
+	if err != nil {
+		return "", cli.RuntimeError(err)
+	}
+	defer st.Close()
+	h, _, err := st.Put(data)
+	if err != nil {
+		return "", cli.RuntimeError(err)
+	}
+	if err := st.Append(store.Entry{Hash: h, Tool: "ctx-summarize", Source: "pre-summary document", Bytes: len(data), Lines: strings.Count(string(data), "\n"), Time: c.Now()}); err != nil {
+		return "", cli.RuntimeError(err)
+	}
+	return st.Path(h), nil
+}
+
+// Write puts the summary of sections in place of the summarized messages and returns the
+// new document and its tokens. Where that breaks one of the API's rules in a valid input
+// (an Anthropic summary, a user message, next to a kept user message), ctx-repair's rules
+// fix it.
+func Write(t *transcript.Transcript, o Options, sp Split, sections Sections, meta Meta) ([]byte, int, error) {
+	edits, err := Place(t, sp, Render(sections, meta))
+	if err != nil {
+		return nil, 0, err
+	}
+	out, err := t.Apply(edits)
+	if err != nil {
+		return nil, 0, err
+	}
+	fixed, merged := out, false
+	if mayMerge(t, sp) {
+		if fixed, merged, err = keepValid(t, out); err != nil {
+			return nil, 0, err
+		}
+	}
+	if !merged && len(o.PerMessage) == len(t.Messages) {
+		// Nothing merged: the new size is the old one less what went, plus what came.
+		if added, ok := addedTokens(t, o, edits); ok {
+			return out, o.Tokens - sp.Tokens - moved(t, o, sp) + added, nil
+		}
+	}
+	out = fixed
+	name := "summarized.json"
+	if t.Format.JSONL() {
+		name = "summarized.jsonl"
+	}
+	after, err := transcript.Parse(out, transcript.Options{Format: t.Format, Name: name})
+	if err != nil {
+		return nil, 0, fmt.Errorf("internal error: the summarized document does not parse: %w", err)
+	}
+	return out, count.Total(after, o.Counter), nil
+}
+
+// addedTokens counts what placing the summary added: the summary message (and, in a
+// Codex rollout, the items moved into its replacement history), measured as ctx-count
+// measures them, by reading the inserted text on its own.
+func addedTokens(t *transcript.Transcript, o Options, edits []transcript.Edit) (int, bool) {
+	summary := ""
+	for _, e := range edits {
+		if e.With != "" {
+			summary = e.With // the first text an edit adds is the summary
+			break
+		}
+	}
+	doc := summary
+	switch t.Format {
+	case transcript.Anthropic, transcript.OpenAI:
+		doc = `{"messages":[` + summary + `]}`
+	case transcript.Responses:
+		doc = `{"input":[` + summary + `]}`
+	}
+	if summary == "" {
+		return 0, false
+	}
+	mini, err := transcript.Parse([]byte(doc), transcript.Options{Format: t.Format, Name: "summary.jsonl"})
+	if err != nil {
+		return 0, false
+	}
+	n := 0
+	for _, m := range count.Measure(mini, count.Options{Counter: o.Counter, NoPreviews: true}).Messages {
+		n += m.Tokens
+	}
+	return n, true
+}
+
+// moved is what the messages that a Codex compacted record carries in its replacement
+// history counted where they were (they are counted again in the record).
+func moved(t *transcript.Transcript, o Options, sp Split) int {
+	if t.Format != transcript.Codex || len(sp.Summarized) == 0 {
+		return 0
+	}
+	in := map[int]bool{}
+	for _, mi := range sp.Summarized {
+		in[mi] = true
+	}
+	n := 0
+	for mi := sp.Summarized[0]; mi < afterLast(t, sp.Summarized) && mi >= 0; mi++ {
+		if !in[mi] && !t.Messages[mi].Header {
+			n += o.PerMessage[mi]
+		}
+	}
+	return n
+}
+
+// mayMerge reports whether the summary message, a user message where the first
+// summarized message was, can meet another user message: only the Messages API refuses
+// that, and only then is the result read again for ctx-repair's rules.
+func mayMerge(t *transcript.Transcript, sp Split) bool {
+	if t.Format != transcript.Anthropic || len(sp.Summarized) == 0 {
+		return false
+	}
+	gone := map[int]bool{}
+	for _, mi := range sp.Summarized {
+		gone[mi] = true
+	}
+	at := sp.Summarized[0]
+	for mi := at - 1; mi >= 0; mi-- { // the kept message before it
+		if m := &t.Messages[mi]; !m.Header && !gone[mi] {
+			if m.Role == "user" {
+				return true
+			}
+			break
+		}
+	}
+	for mi := at + 1; mi < len(t.Messages); mi++ { // and after it
+		if !gone[mi] {
+			return t.Messages[mi].Role != "assistant"
+		}
+	}
+	return false
+}
+
+// keepValid applies ctx-repair's rules where placing the summary broke one in a valid
+// input (an Anthropic summary, a user message, next to a kept user message is merged with it).
+func keepValid(in *transcript.Transcript, out []byte) ([]byte, bool, error) {
+	if in.Format.JSONL() || len(repair.Check(in)) > 0 {
+		return out, false, nil
+	}
+	t, err := transcript.Parse(out, transcript.Options{Format: in.Format})
+	if err != nil {
+		return nil, false, fmt.Errorf("internal error: the summarized document does not parse: %w", err)
+	}
+	edits, _, err := repair.Plan(t)
+	if err != nil || len(edits) == 0 {
+		return out, false, err
+	}
+	fixed, err := t.Apply(edits)
+	return fixed, err == nil, err
+}
+
+func displayName(in cli.Input) string {
+	if in.IsStdin() {
+		return "stdin"
+	}
+	return in.Name
+}

@@ -1,0 +1,183 @@
+package summarize
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+const modelSummary = `<analysis>The user wants the handler fixed; tests were run.</analysis>
+<summary>
+## Goal and user requests
+- Goal: “fix the slow order listing”
+## Files changed
+- /repo/internal/server/handler.go: cached the tenant lookup
+## Next step
+- run go test ./... again
+</summary>`
+
+// fakeModel serves the Anthropic Messages API (or Chat Completions) with the given status
+// and body, and counts the requests and remembers the last one.
+func fakeModel(t *testing.T, status int, body string) (*httptest.Server, *int32, *string) {
+	var n int32
+	var last string
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		atomic.AddInt32(&n, 1)
+		b, _ := io.ReadAll(r.Body)
+		last = string(b)
+		w.Header().Set("content-type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(s.Close)
+	return s, &n, &last
+}
+
+func anthropicAnswer(text string) string {
+	var b bytes.Buffer
+	b.WriteString(`{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":`)
+	b.WriteString(quoteJSON(text))
+	b.WriteString(`}],"stop_reason":"end_turn"}`)
+	return b.String()
+}
+
+func quoteJSON(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return `"` + r.Replace(s) + `"`
+}
+
+func runMain(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Main(args, strings.NewReader(""), &stdout, &stderr, func(k string) string { return env[k] })
+	return code, stdout.String(), stderr.String()
+}
+
+func sample(t *testing.T) string {
+	p, err := filepath.Abs(filepath.Join("..", "..", "testdata", "anthropic.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestAnthropicBackend(t *testing.T) {
+	s, n, last := fakeModel(t, 200, anthropicAnswer(modelSummary))
+	store := t.TempDir()
+	env := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-secret"}
+	code, out, errOut := runMain(t, env, "--force", "--backend", "anthropic", "--base-url", s.URL, "--store", store, "--instructions", "Mention the ticket number.", sample(t))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if *n != 1 || !strings.Contains(out, `backend=\"anthropic\"`) || !strings.Contains(out, "cached the tenant lookup") {
+		t.Errorf("%d requests; output %.300s", *n, out)
+	}
+	if strings.Contains(out, "analysis") || strings.Contains(out, "The user wants the handler fixed") {
+		t.Error("the model's private analysis reached the document")
+	}
+	for _, want := range []string{"working-state summary", "Mention the ticket number.", "<conversation>", "claude-haiku-4-5"} {
+		if !strings.Contains(*last, want) {
+			t.Errorf("the request lacks %q", want)
+		}
+	}
+	if strings.Contains(out+errOut, "sk-ant-secret") {
+		t.Error("the API key was printed")
+	}
+}
+
+func TestOpenAIBackendWithBaseURL(t *testing.T) {
+	body := `{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":` + quoteJSON(modelSummary) + `},"finish_reason":"stop"}]}`
+	s, n, last := fakeModel(t, 200, body)
+	// A local server needs no key.
+	code, out, errOut := runMain(t, nil, "--force", "--backend", "openai", "--base-url", s.URL, "--llm-model", "qwen3", "--store", t.TempDir(), sample(t))
+	if code != 0 || *n != 1 || !strings.Contains(out, "cached the tenant lookup") || !strings.Contains(*last, `"model":"qwen3"`) {
+		t.Errorf("exit %d, %d requests: %s", code, *n, errOut)
+	}
+}
+
+func TestFailureWritesNothingAndBreakerOpens(t *testing.T) {
+	s, n, _ := fakeModel(t, 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+	store := t.TempDir()
+	env := map[string]string{"ANTHROPIC_API_KEY": "k"}
+	args := []string{"--force", "--backend", "anthropic", "--base-url", s.URL, "--retries", "0", "--store", store, sample(t)}
+	for i := 0; i < 3; i++ {
+		code, out, errOut := runMain(t, env, args...)
+		if code != 4 || out != "" || !strings.Contains(errOut, "Overloaded") {
+			t.Fatalf("run %d: exit %d, stdout %d bytes, stderr %s", i, code, len(out), errOut)
+		}
+	}
+	if *n != 3 {
+		t.Fatalf("%d requests, want 3", *n)
+	}
+	// Open: refused without a request.
+	code, out, errOut := runMain(t, env, args...)
+	if code != 4 || out != "" || !strings.Contains(errOut, "circuit breaker open") || *n != 3 {
+		t.Errorf("with the breaker open: exit %d, %d requests, stderr %s", code, *n, errOut)
+	}
+	// --fallback local still gives a document, with a warning.
+	code, out, errOut = runMain(t, env, append([]string{"--fallback", "local"}, args...)...)
+	if code != 0 || !strings.Contains(out, `backend=\"local\"`) || !strings.Contains(errOut, "summarized locally instead") {
+		t.Errorf("fallback: exit %d, stderr %s", code, errOut)
+	}
+	// --reset tries again.
+	runMain(t, env, append([]string{"--reset"}, args...)...)
+	if *n != 4 {
+		t.Errorf("after --reset: %d requests, want 4", *n)
+	}
+	if _, err := os.Stat(filepath.Join(store, "summarize-breaker.json")); err != nil {
+		t.Errorf("breaker state not in the store: %v", err)
+	}
+}
+
+func TestPromptTooLongDropsOldest(t *testing.T) {
+	var n int32
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("content-type", "application/json")
+		if atomic.AddInt32(&n, 1) == 1 {
+			w.WriteHeader(400)
+			_, _ = w.Write([]byte(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}`))
+			return
+		}
+		_, _ = w.Write([]byte(anthropicAnswer(modelSummary)))
+	}))
+	defer s.Close()
+	code, out, errOut := runMain(t, map[string]string{"ANTHROPIC_API_KEY": "k"}, "--force", "--backend", "anthropic", "--base-url", s.URL, "--store", t.TempDir(), sample(t))
+	if code != 0 || n != 2 || !strings.Contains(errOut, "the oldest 2 messages were left out") || !strings.Contains(out, "did not fit the summarizer") {
+		t.Errorf("exit %d, %d requests, stderr %s", code, n, errOut)
+	}
+}
+
+func TestMissingKey(t *testing.T) {
+	code, out, errOut := runMain(t, nil, "--force", "--backend", "anthropic", "--store", t.TempDir(), sample(t))
+	if code != 4 || out != "" || !strings.Contains(errOut, "ANTHROPIC_API_KEY is not set") {
+		t.Errorf("exit %d, stderr %s", code, errOut)
+	}
+}
+
+func TestOffload(t *testing.T) {
+	store := t.TempDir()
+	code, out, errOut := runMain(t, nil, "--force", "--offload", "--store", store, sample(t))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	i := strings.Index(out, "is stored at ")
+	if i < 0 {
+		t.Fatalf("the summary does not name the stored document:\n%.500s", out)
+	}
+	path := strings.Fields(out[i+len("is stored at "):])[0]
+	path = strings.TrimSuffix(path, ";")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := os.ReadFile(sample(t))
+	if !bytes.Equal(data, orig) {
+		t.Error("the stored document is not the input")
+	}
+}

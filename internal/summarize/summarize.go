@@ -1,0 +1,286 @@
+// Package summarize owns ctx-summarize, the lossy tier that replaces the older part of a
+// conversation with one summary message when the cheaper tiers are not enough.
+//
+// Choose picks what to summarize (everything between the system prompt and a kept tail of
+// the newest turns, never splitting a tool call from its result); a Summarizer (Local, or
+// a model through internal/llm) writes the sections; Place returns the edits that put the
+// summary message where the format needs it. Choose, Local and Place are pure; the model
+// call and the store are the caller's.
+package summarize
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/tidwall/gjson"
+)
+
+// Options steer the split.
+type Options struct {
+	Counter tokens.Counter
+	Trigger float64 // act above this utilization
+	Force   bool    // act whatever the utilization
+	// KeepTokens or KeepTurns size the kept tail; with both zero it is 20% of the window
+	// (of the document, when that is smaller).
+	KeepTokens, KeepTurns int
+	// The document's measures: its tokens, the window it is measured against, and each
+	// message's share.
+	Tokens, Effective int
+	PerMessage        []int
+}
+
+// Defaults are ctx-summarize's defaults (measures aside).
+func Defaults() Options { return Options{Trigger: 0.85} }
+
+// Split is what a run summarizes.
+type Split struct {
+	Acts    bool
+	Trigger string
+	// Summarized are the messages the summary replaces, in order; Previous are the earlier
+	// summaries among them, which are folded in rather than summarized again.
+	Summarized, Previous []int
+	Tokens               int // the summarized messages' share
+	Keep                 int // the kept tail's goal, in tokens (or turns, with KeepTurns)
+}
+
+// Choose works out what to summarize. Below the trigger (and without Force) it does not
+// act. The kept tail is the newest messages up to the keep goal, extended back so that
+// it starts where a step starts (not on a tool result) and no call is separated from its
+// result; system prompts, system and developer messages and the newest user message stay
+// where they are, everything else before the tail is summarized.
+func Choose(t *transcript.Transcript, o Options) Split {
+	var sp Split
+	util := float64(o.Tokens) / float64(max(o.Effective, 1))
+	sp.Trigger = fmt.Sprintf("utilization %.0f%% (trigger %.0f%%)", 100*util, 100*o.Trigger)
+	switch {
+	case o.Force:
+		sp.Trigger = "forced"
+	case o.Tokens <= int(math.Floor(o.Trigger*float64(o.Effective))):
+		sp.Trigger = fmt.Sprintf("below %.0f%% of window", 100*o.Trigger)
+		return sp
+	}
+	n := len(t.Messages)
+	// Tool call spans: a message inside one is glued to the one before it.
+	glued := make([]bool, n+1)
+	for _, p := range t.Pairs() {
+		if p.Call == transcript.None || p.Result == transcript.None {
+			continue
+		}
+		lo, hi := min(p.Call.Message, p.Result.Message), max(p.Call.Message, p.Result.Message)
+		for mi := lo + 1; mi <= hi; mi++ {
+			glued[mi] = true
+		}
+	}
+	stays := func(m *transcript.Message) bool {
+		return m.Header || m.Role == "system" || m.Role == "developer"
+	}
+	canStart := func(mi int) bool {
+		m := &t.Messages[mi]
+		return !glued[mi] && !onlyResults(m) && !stays(m) && !afterReasoning(t, mi)
+	}
+	// Walk back from the end until the tail holds the goal.
+	keep := o.KeepTokens
+	if keep <= 0 && o.KeepTurns <= 0 {
+		// A fifth of the window, or of the document when it is smaller (--force).
+		keep = min(o.Effective, o.Tokens) / 5
+	}
+	sp.Keep = keep
+	cut, size, turns := n, 0, 0
+	for cut > 0 {
+		m := &t.Messages[cut-1]
+		if o.KeepTurns > 0 {
+			if turns >= o.KeepTurns && canStart(cut) {
+				break
+			}
+			if m.Role == "user" && !onlyResults(m) && !m.Summary && !stays(m) {
+				turns++
+			}
+		} else if size >= keep && cut < n && canStart(cut) {
+			break
+		}
+		size += o.PerMessage[cut-1]
+		cut--
+	}
+	if o.KeepTurns > 0 {
+		sp.Keep = o.KeepTurns
+		// The turn's opening message itself is kept.
+		for cut < n && !canStart(cut) {
+			cut++
+		}
+	}
+	protected := t.Protected()
+	for mi := 0; mi < cut; mi++ {
+		m := &t.Messages[mi]
+		if stays(m) || (protected[mi] && !m.Summary) {
+			continue
+		}
+		sp.Summarized = append(sp.Summarized, mi)
+		sp.Tokens += o.PerMessage[mi]
+		if m.Summary {
+			sp.Previous = append(sp.Previous, mi)
+		}
+	}
+	// Nothing new to summarize: only an earlier summary, or nothing at all.
+	sp.Acts = len(sp.Summarized) > len(sp.Previous)
+	if !sp.Acts {
+		sp.Summarized, sp.Previous, sp.Tokens = nil, nil, 0
+	}
+	return sp
+}
+
+func onlyResults(m *transcript.Message) bool {
+	if len(m.Blocks) == 0 {
+		return false
+	}
+	for bi := range m.Blocks {
+		if m.Blocks[bi].Kind != transcript.ToolResult {
+			return false
+		}
+	}
+	return true
+}
+
+// afterReasoning: in Responses a reasoning item stays with the item it leads to.
+func afterReasoning(t *transcript.Transcript, mi int) bool {
+	if mi == 0 || mi >= len(t.Messages) || (t.Format != transcript.Responses && t.Format != transcript.Codex) {
+		return false
+	}
+	prev := &t.Messages[mi-1]
+	return len(prev.Blocks) > 0 && prev.Blocks[0].Kind == transcript.Thinking
+}
+
+// PreviousSections reads the earlier summaries among the summarized messages: the
+// sections of ctxkit's own, and the text of other agents' (Claude Code's compact summary,
+// Codex's compacted history) as one item under "Goal and user requests".
+func PreviousSections(t *transcript.Transcript, sp Split) Sections {
+	out := Sections{}
+	for _, mi := range sp.Previous {
+		m := &t.Messages[mi]
+		var texts []string
+		for bi := range m.Blocks {
+			if b := &m.Blocks[bi]; b.Kind == transcript.Text {
+				texts = append(texts, t.BodyText(b))
+			}
+		}
+		text := strings.Join(texts, "\n")
+		if strings.HasPrefix(strings.TrimSpace(text), transcript.SummaryTag) {
+			s, _ := Parse(text)
+			out = Fold(out, s)
+			continue
+		}
+		out = Fold(out, Sections{"Goal and user requests": {"Earlier summary: " + shorten(text, 4000)}})
+	}
+	return out
+}
+
+// Place returns the edits that replace the summarized messages with one summary message
+// of the given text: in a JSON document a user message where the first summarized one
+// was; in a Claude Code session a compact-summary record (isCompactSummary) that the kept
+// messages hang off; in a Codex rollout a compacted record before the first kept item.
+func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, error) {
+	if len(sp.Summarized) == 0 {
+		return nil, nil
+	}
+	drop := make([]bool, len(t.Messages))
+	for _, mi := range sp.Summarized {
+		drop[mi] = true
+	}
+	first := &t.Messages[sp.Summarized[0]]
+	switch t.Format {
+	case transcript.Anthropic, transcript.OpenAI:
+		return placeJSON(t, drop, sp.Summarized[0], `{"role":"user","content":`+transcript.Quote(text)+`}`), nil
+	case transcript.Responses:
+		if t.Array.IsZero() || t.Slice(t.Array)[0] != '[' {
+			return nil, fmt.Errorf("the input is one string, not a list of items")
+		}
+		return placeJSON(t, drop, sp.Summarized[0], `{"type":"message","role":"user","content":[{"type":"input_text","text":`+transcript.Quote(text)+`}]}`), nil
+	case transcript.ClaudeCode:
+		line := t.Slice(first.Lines[0])
+		g := gjson.GetMany(line, "sessionId", "cwd", "version", "gitBranch", "timestamp", "uuid", "userType", "isSidechain", "agentId")
+		uuid := transcript.DeriveUUID(g[5].String() + "\x00" + text)
+		// A subagent's log is all sidechain lines: the summary is one of them.
+		sidechain := "false"
+		if g[7].Bool() {
+			sidechain = "true"
+		}
+		rec := `{"parentUuid":null,"isSidechain":` + sidechain
+		if g[8].Exists() {
+			rec += `,"agentId":` + g[8].Raw
+		}
+		for i, key := range []string{"userType", "cwd", "sessionId", "version", "gitBranch"} {
+			if v := g[[]int{6, 1, 0, 2, 3}[i]]; v.Exists() {
+				rec += `,"` + key + `":` + v.Raw
+			}
+		}
+		rec += `,"type":"user","message":{"role":"user","content":` + transcript.Quote(text) + `},"isCompactSummary":true,"uuid":` + transcript.Quote(uuid)
+		if g[4].Exists() {
+			rec += `,"timestamp":` + g[4].Raw
+		}
+		rec += "}\n"
+		// The summary goes on the line before the first kept message; the summarized
+		// records stay in the file, off the live branch, as Claude Code leaves them.
+		at := firstKept(t, drop)
+		if at < 0 {
+			return nil, fmt.Errorf("nothing is kept after the summary")
+		}
+		start := t.Messages[at].Lines[0].Start
+		edits := []transcript.Edit{{Span: transcript.Span{Start: start, End: start}, With: rec}}
+		return append(edits, t.Rechain(drop, uuid)...), nil
+	case transcript.Codex:
+		at := afterLast(t, sp.Summarized)
+		if at < 0 {
+			return nil, fmt.Errorf("nothing is kept after the summary")
+		}
+		// Messages that stay but sit before the first kept one (the newest user message,
+		// system items) go into the replacement history after the summary.
+		hist := []string{`{"type":"message","role":"user","content":[{"type":"input_text","text":` + transcript.Quote(text) + `}]}`}
+		for mi := sp.Summarized[0]; mi < at; mi++ {
+			if m := &t.Messages[mi]; !drop[mi] && !m.Header {
+				hist = append(hist, t.Slice(m.Span))
+			}
+		}
+		stamp := gjson.Get(t.Slice(t.Messages[at].Lines[0]), "timestamp").Raw
+		if stamp == "" {
+			stamp = `""`
+		}
+		rec := `{"timestamp":` + stamp + `,"type":"compacted","payload":{"message":` + transcript.Quote(text) + `,"replacement_history":[` + strings.Join(hist, ",") + `]}}` + "\n"
+		start := t.Messages[at].Lines[0].Start
+		return []transcript.Edit{{Span: transcript.Span{Start: start, End: start}, With: rec}}, nil
+	}
+	return nil, fmt.Errorf("cannot place a summary in a %s document", t.Format)
+}
+
+// placeJSON drops the summarized elements and puts the summary where the first was.
+func placeJSON(t *transcript.Transcript, drop []bool, first int, summary string) []transcript.Edit {
+	drop[first] = false
+	edits := t.DropMessages(drop)
+	drop[first] = true
+	return append(edits, transcript.Edit{Span: t.Messages[first].Span, With: summary})
+}
+
+// afterLast is the first message after the last summarized one (not a header), -1 if none.
+func afterLast(t *transcript.Transcript, summarized []int) int {
+	for mi := summarized[len(summarized)-1] + 1; mi < len(t.Messages); mi++ {
+		if !t.Messages[mi].Header && len(t.Messages[mi].Lines) > 0 {
+			return mi
+		}
+	}
+	return -1
+}
+
+// firstKept is the first message after the summarized ones that stays (not a header).
+func firstKept(t *transcript.Transcript, drop []bool) int {
+	seen := false
+	for mi := range t.Messages {
+		switch {
+		case drop[mi]:
+			seen = true
+		case seen && !t.Messages[mi].Header && len(t.Messages[mi].Lines) > 0:
+			return mi
+		}
+	}
+	return -1
+}
