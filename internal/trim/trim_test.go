@@ -172,7 +172,7 @@ func TestCorpus(t *testing.T) {
 		files = append(files, invariant.CorpusFiles(t)...)
 	}
 	type key struct{ folder, setting string }
-	before, after, acted := map[key]int{}, map[key]int{}, map[key]int{}
+	before, after, acted, unfit := map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}
 	for _, path := range files {
 		in, err := os.ReadFile(path)
 		if err != nil {
@@ -206,12 +206,27 @@ func TestCorpus(t *testing.T) {
 					}
 				} else {
 					// The tier leaves an input's own problems to ctx-repair, but adds none
-					// of the pairing kind.
+					// of the pairing kind; after ctx-repair, the output passes.
 					pb, pa := repair.Counts(repair.Check(src)), repair.Counts(repair.Check(res))
 					for _, r := range []repair.Rule{repair.MissingResult, repair.OrphanResult, repair.MisplacedResult} {
 						if pa[r] > pb[r] {
 							t.Errorf("%s: %d %s problems, the input had %d", label, pa[r], r, pb[r])
 						}
+					}
+					fix, _, err := repair.Plan(src)
+					if err != nil {
+						t.Fatal(err)
+					}
+					fixed, err := src.Apply(fix)
+					if err != nil {
+						t.Fatal(err)
+					}
+					piped, _, err := trimDoc(path, fixed, o, window)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ps := repair.Check(parse(t, string(piped))); len(ps) > 0 {
+						t.Errorf("%s: ctx-repair | ctx-trim breaks %d rules, first %s", label, len(ps), ps[0])
 					}
 				}
 				if src.Format == transcript.Anthropic && firstRole(src) == "user" && firstRole(res) != "user" {
@@ -240,6 +255,9 @@ func TestCorpus(t *testing.T) {
 				if a < b {
 					acted[k]++
 				}
+				if st.Acts && !st.Fits {
+					unfit[k]++
+				}
 			}
 		}
 	}
@@ -251,7 +269,7 @@ func TestCorpus(t *testing.T) {
 		return keys[i].folder < keys[j].folder || keys[i].folder == keys[j].folder && keys[i].setting > keys[j].setting
 	})
 	for _, k := range keys {
-		t.Logf("%s, window %s: %d files trimmed, tokens %d -> %d", k.folder, k.setting, acted[k], before[k], after[k])
+		t.Logf("%s, window %s: %d files trimmed (%d could not get down to the goal), tokens %d -> %d", k.folder, k.setting, acted[k], unfit[k], before[k], after[k])
 	}
 }
 
