@@ -201,6 +201,12 @@ func writeList(w *bytes.Buffer, file string, st *Stats, human bool) error {
 		return nil
 	}
 	fmt.Fprintf(w, "%s: would drop %d messages, %d tokens (%s; goal %d tokens)\n", file, len(st.Dropped), st.TokensDropped, st.Trigger, st.Goal)
+	if st.Opened {
+		fmt.Fprintf(w, "and put an opening user message first (%d tokens): the first message kept is the assistant's\n", st.OpenerTokens)
+	}
+	if !st.Fits {
+		fmt.Fprintf(w, "and still be above the goal: what must stay is more than %d tokens\n", st.Goal)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MESSAGE\tLINE\tROLE\tTOKENS")
 	for _, d := range st.Dropped {
