@@ -150,3 +150,24 @@ func TestPlanLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanNeverGrows: when dropping the opening user message would need an opener that
+// costs more than the message, and nothing else may go, the tier drops nothing: a lossy
+// tier never returns more tokens than it was given.
+func TestPlanNeverGrows(t *testing.T) {
+	doc := `{"system":"s","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"a long answer"},{"role":"user","content":"a long question"}]}`
+	tr := parse(t, doc)
+	o := capped(150)
+	o.Counter = estimate()
+	o.PerMessage = []int{10, 5, 100, 100} // the system prompt, then a 5-token opening message
+	o.Tokens = 215
+	edits, st := Plan(tr, o)
+	if len(edits) != 0 || len(st.Dropped) != 0 || st.Fits || !st.Acts || st.Opened {
+		t.Errorf("edits %v, dropped %v, fits %v, opened %v: dropping the 5-token message for a 17-token opener", edits, st.Dropped, st.Fits, st.Opened)
+	}
+	// With a costlier opening message, dropping it is worth the opener.
+	o.PerMessage[1], o.Tokens = 50, 260
+	if _, st = Plan(tr, o); len(st.Dropped) != 1 || !st.Opened || st.Fits {
+		t.Errorf("dropped %v, opened %v, fits %v", st.Dropped, st.Opened, st.Fits)
+	}
+}

@@ -129,12 +129,12 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 			}
 		}
 	}
-	size := o.Tokens
-	drop := make([]bool, len(t.Messages))
+	n := len(t.Messages)
+	drop := make([]bool, n)
 	// An Anthropic conversation must open with a user message: when the first message kept
 	// is an assistant's, an opening user message goes first, and its share counts.
 	first := firstMessage(t, drop, 0)
-	needsOpener := t.Format == transcript.Anthropic && first < len(t.Messages) && t.Messages[first].Role == "user"
+	needsOpener := t.Format == transcript.Anthropic && first < n && t.Messages[first].Role == "user"
 	openerTokens := 0
 	if needsOpener {
 		c := o.Counter
@@ -143,34 +143,54 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 		}
 		openerTokens = tokens.MessageOverhead("anthropic") + c.Count(repair.FirstUserText)
 	}
-	opened := func() bool {
-		return needsOpener && first < len(t.Messages) && t.Messages[first].Role == "assistant"
+	opened := func(first int) bool {
+		return needsOpener && first < n && t.Messages[first].Role == "assistant"
 	}
-	over := func() bool {
-		if opened() {
-			return size+openerTokens > goal
+	// cost is what is left of the document, the opener included when one is needed.
+	cost := func(size, first int) int {
+		if opened(first) {
+			return size + openerTokens
 		}
-		return size > goal
+		return size
 	}
-	for _, u := range units {
-		if !over() {
-			break
-		}
-		for mi := u.start; mi < u.end; mi++ {
+	// Runs go oldest first until the rest fits. The opener makes the cost go up as well as
+	// down, so the tier remembers the cheapest point on the way: when nothing fits, it
+	// stops there, and never returns a document larger than it was given.
+	size, k := o.Tokens, 0
+	best, bestK := o.Tokens, 0
+	for k < len(units) && cost(size, first) > goal {
+		for mi := units[k].start; mi < units[k].end; mi++ {
 			drop[mi] = true
 			size -= o.PerMessage[mi]
+		}
+		first = firstMessage(t, drop, first)
+		k++
+		if c := cost(size, first); c < best {
+			best, bestK = c, k
+		}
+	}
+	if cost(size, first) > goal && bestK < k {
+		for _, u := range units[bestK:k] {
+			for mi := u.start; mi < u.end; mi++ {
+				drop[mi] = false
+				size += o.PerMessage[mi]
+			}
+		}
+		k, first = bestK, firstMessage(t, drop, 0)
+	}
+	st.Fits = cost(size, first) <= goal
+	for _, u := range units[:k] {
+		for mi := u.start; mi < u.end; mi++ {
 			st.TokensDropped += o.PerMessage[mi]
 			st.Dropped = append(st.Dropped, Dropped{Message: mi, Role: t.Messages[mi].Role, Tokens: o.PerMessage[mi]})
 		}
-		first = firstMessage(t, drop, first)
 	}
-	st.Fits = !over()
 	st.Kept -= len(st.Dropped)
 	if len(st.Dropped) == 0 {
 		return nil, st
 	}
 	edits := t.DropMessages(drop)
-	if opened() {
+	if opened(first) {
 		st.Opened, st.OpenerTokens = true, openerTokens
 		at := t.Messages[first].Span.Start
 		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: at, End: at}, With: opener + ","})
