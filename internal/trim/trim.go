@@ -68,9 +68,9 @@ type Stats struct {
 	TokensDropped int
 	Fits          bool
 	Kept          int // messages kept
-	// Opened says the tier put an opening user message first (repair.FirstUserText): the
-	// first message it kept of an Anthropic conversation that opened with a user message
-	// is an assistant message. OpenerTokens is that message's share, counted in Fits.
+	// Opened says the tier put an opening user message first (repair.FirstUserText): in an
+	// Anthropic conversation that did not open with an assistant message, the first message
+	// it kept is one. OpenerTokens is the opener's share, counted in Fits.
 	Opened       bool
 	OpenerTokens int
 }
@@ -134,7 +134,8 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 	// An Anthropic conversation must open with a user message: when the first message kept
 	// is an assistant's, an opening user message goes first, and its share counts.
 	first := firstMessage(t, drop, 0)
-	needsOpener := t.Format == transcript.Anthropic && first < n && t.Messages[first].Role == "user"
+	// (An input that already opens with an assistant message is ctx-repair's to fix.)
+	needsOpener := t.Format == transcript.Anthropic && first < n && t.Messages[first].Role != "assistant"
 	openerTokens := 0
 	if needsOpener {
 		c := o.Counter
