@@ -211,7 +211,7 @@ for file in "${inputs[@]}"; do
 	for t in "${tools[@]}"; do
 		cmd=("$bin/$t")
 		label=$t
-			if [[ $t == ctx-convert ]]; then
+		if [[ $t == ctx-convert ]]; then
 			# An API document needs a target; a transcript has its own.
 			cmd+=(--to openai) label="$t --to openai"
 		fi
