@@ -64,16 +64,18 @@ func Convert(t *transcript.Transcript, to transcript.Format) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	fixed, err := out.Apply(edits)
-	if err != nil {
-		return nil, err
-	}
-	final, err := transcript.Parse(fixed, transcript.Options{Format: to})
-	if err != nil {
-		return nil, fmt.Errorf("internal error: the repaired document does not parse: %w", err)
-	}
-	if left := repair.Check(final); len(left) > 0 {
-		return nil, fmt.Errorf("internal error: the converted document still breaks %d rules (first: %s)", len(left), left[0])
+	final, fixed := out, []byte(doc)
+	if len(edits) > 0 {
+		// Plan found nothing to fix otherwise; after fixing, check again.
+		if fixed, err = out.Apply(edits); err != nil {
+			return nil, err
+		}
+		if final, err = transcript.Parse(fixed, transcript.Options{Format: to}); err != nil {
+			return nil, fmt.Errorf("internal error: the repaired document does not parse: %w", err)
+		}
+		if left := repair.Check(final); len(left) > 0 {
+			return nil, fmt.Errorf("internal error: the converted document still breaks %d rules (first: %s)", len(left), left[0])
+		}
 	}
 	n := 0
 	for _, m := range final.Messages {
