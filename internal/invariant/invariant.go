@@ -33,6 +33,15 @@ type Options struct {
 	// Structural tools (ctx-repair, ctx-trim, ctx-summarize) may add, drop, move or merge
 	// messages: the checks that compare messages one to one are skipped.
 	Structural bool
+	// Drops is for a tier that removes whole messages and changes none (ctx-trim): every
+	// block of the output is a block of the input, in the input's order, under the same
+	// role, with the same content (neighbours of one role may have been merged into one
+	// message, as the Anthropic API merges them); each input message is kept whole or not
+	// at all; the protected messages (DESIGN §4.6) are kept; a tool call and its result
+	// are kept or dropped together. Added lists the texts the tier may insert as new text
+	// blocks (an opening user message the format needs).
+	Drops bool
+	Added []string
 }
 
 // Check runs tr on in and checks DESIGN §4 invariants 1-6 on the result, which it
@@ -58,6 +67,9 @@ func Check(t testing.TB, name string, in []byte, tr Transform, o Options) []byte
 		t.Errorf("%s: output is %s, input was %s", name, after.Format, before.Format)
 	}
 
+	if o.Drops {
+		checkDrops(t, name, before, after, o.Added)
+	}
 	if !o.Structural {
 		checkMessages(t, name, before, after, o)
 		if b, a := orphans(before), orphans(after); a > b {
@@ -119,6 +131,92 @@ func checkMessages(t testing.TB, name string, before, after *transcript.Transcri
 	for i := range before.Protected() {
 		if messageBytes(before, i) != messageBytes(after, i) {
 			t.Errorf("%s: protected message %d (%s) was altered", name, i, before.Messages[i].Role)
+		}
+	}
+}
+
+// blockKey is what a block says to the model, with its role: two blocks with the same
+// key are the same content, however the JSON around it is spelled (a string content
+// becomes a text block when two messages are merged).
+type blockKey struct {
+	role, typ, id, text string
+	kind                transcript.Kind
+}
+
+func keyOf(tr *transcript.Transcript, role string, b *transcript.Block) blockKey {
+	k := blockKey{role: role, typ: b.Type, id: b.ToolID, kind: b.Kind, text: tr.BodyText(b)}
+	if b.Image != nil {
+		k.text += "\x00image " + b.Image.URL
+		if !b.Image.Data.IsZero() {
+			k.text += tr.Slice(b.Image.Data)
+		}
+	}
+	if b.Encrypted > 0 || b.Kind == transcript.Other {
+		k.text += "\x00" + tr.Slice(b.Span)
+	}
+	for i := range b.Parts {
+		p := keyOf(tr, role, &b.Parts[i])
+		k.text += "\x00part " + p.typ + " " + p.text
+	}
+	return k
+}
+
+// checkDrops checks the promises of a tier that only drops messages (Options.Drops).
+// Output blocks are matched to input blocks from the end backwards: such a tier drops the
+// older of two identical messages, so the newest copy is the one kept.
+func checkDrops(t testing.TB, name string, before, after *transcript.Transcript, added []string) {
+	t.Helper()
+	type ref struct {
+		message int
+		key     blockKey
+	}
+	var in []ref
+	for mi := range before.Messages {
+		m := &before.Messages[mi]
+		for bi := range m.Blocks {
+			in = append(in, ref{mi, keyOf(before, m.Role, &m.Blocks[bi])})
+		}
+	}
+	allowed := map[string]bool{}
+	for _, a := range added {
+		allowed[a] = true
+	}
+	kept := make([]int, len(before.Messages)) // blocks of each input message in the output
+	next := len(in)                           // input blocks at or after next are taken
+	for mi := len(after.Messages) - 1; mi >= 0; mi-- {
+		m := &after.Messages[mi]
+		for bi := len(m.Blocks) - 1; bi >= 0; bi-- {
+			k := keyOf(after, m.Role, &m.Blocks[bi])
+			at := next - 1
+			for at >= 0 && in[at].key != k {
+				at--
+			}
+			if at >= 0 {
+				kept[in[at].message]++
+				next = at
+				continue
+			}
+			if k.kind != transcript.Text || !allowed[k.text] {
+				t.Errorf("%s: block %d of output message %d (%s) is not a block of the input, or is out of order", name, bi, mi, m.Role)
+			}
+		}
+	}
+	for mi, n := range kept {
+		if all := len(before.Messages[mi].Blocks); n != 0 && n != all {
+			t.Errorf("%s: input message %d (%s) lost %d of its %d blocks: a message is dropped whole or kept", name, mi, before.Messages[mi].Role, all-n, all)
+		}
+	}
+	for mi := range before.Protected() {
+		if len(before.Messages[mi].Blocks) > 0 && kept[mi] == 0 {
+			t.Errorf("%s: protected message %d (%s) was dropped", name, mi, before.Messages[mi].Role)
+		}
+	}
+	for _, p := range before.Pairs() {
+		if p.Call == transcript.None || p.Result == transcript.None {
+			continue
+		}
+		if (kept[p.Call.Message] > 0) != (kept[p.Result.Message] > 0) {
+			t.Errorf("%s: tool call %q (message %d) and its result (message %d) were separated", name, p.ID, p.Call.Message, p.Result.Message)
 		}
 	}
 }

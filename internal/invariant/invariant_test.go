@@ -78,6 +78,52 @@ func TestIdentity(t *testing.T) {
 	}
 }
 
+func TestDropsCheck(t *testing.T) {
+	const (
+		first  = `{"role":"user","content":"first question"},`
+		call   = `{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"a"}}]},`
+		result = `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a long old result"}]},`
+		opener = `{"role":"user","content":[{"type":"text","text":"(earlier messages dropped)"}]},`
+	)
+	cases := []struct {
+		name string
+		tr   Transform
+		want string // "" means no error
+	}{
+		{"identity", func(in []byte) ([]byte, error) { return in, nil }, ""},
+		{"drops the oldest message", replace(first, ""), ""},
+		{"drops a call with its result", replace(first+call+result, ""), ""},
+		{"puts an allowed opener first", replace(first+call+result, opener), ""},
+		{"drops the call, keeps the result", replace(call, ""), "were separated"},
+		{"drops the result, keeps the call", replace(result, ""), "were separated"},
+		{"drops the newest user message", replace(`,{"role":"user","content":"newest question"}`, ""), "protected message 5 (user) was dropped"},
+		{"changes a kept message", replace("first question", "first"), "not a block of the input"},
+		{"adds a message", replace(first, first+`{"role":"user","content":"more"},`), "not a block of the input"},
+		{"reorders messages", replace(first+call+result, call+result+first), "out of order"},
+		{"cuts a block out of a message", replace(`[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"a"}}]`, `[{"type":"text","text":"x"}]`), "not a block of the input"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &recorder{TB: t}
+			Check(r, "doc.json", []byte(doc), c.tr, Options{Lossy: true, Structural: true, Drops: true, Added: []string{"(earlier messages dropped)"}})
+			got := strings.Join(r.errs, "\n")
+			if c.want == "" && got != "" {
+				t.Errorf("unexpected: %s", got)
+			}
+			if c.want != "" && !strings.Contains(got, c.want) {
+				t.Errorf("want %q, got %q", c.want, got)
+			}
+		})
+	}
+	// A message kept in part: two blocks, one of them gone.
+	two := `[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},{"role":"assistant","content":"c"}]`
+	r := &recorder{TB: t}
+	Check(r, "two.json", []byte(two), replace(`{"type":"text","text":"a"},`, ""), Options{Structural: true, Drops: true})
+	if got := strings.Join(r.errs, "\n"); !strings.Contains(got, "lost 1 of its 2 blocks") {
+		t.Errorf("a message kept in part is not caught: %q", got)
+	}
+}
+
 // The identity transform passes every check on every sample and corpus file, so the
 // checker itself reads them all correctly.
 func TestIdentityPassesEverywhere(t *testing.T) {

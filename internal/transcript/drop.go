@@ -75,8 +75,11 @@ func (t *Transcript) dropLines(drop []bool) []Edit {
 
 // Rechain keeps a Claude Code session's live branch whole across messages that leave it
 // (drop): a kept message whose parent chain runs into such a line (directly, or through
-// records that are not messages) is hung off the last kept message before it, or, for
-// the first, off root (a record uuid; "" makes it a root itself).
+// records that are not messages) is hung off its nearest kept ancestor, or, when none is
+// left, off root (a record uuid; "" makes it a root itself). The nearest kept ancestor,
+// rather than the kept line before it in the file, keeps each chain to itself when the
+// session is read with its subagent (isSidechain) lines, which sit in the file among the
+// main conversation's.
 func (t *Transcript) Rechain(drop []bool, root string) []Edit {
 	parent := map[string]string{}
 	for _, r := range t.Records {
@@ -90,35 +93,37 @@ func (t *Transcript) Rechain(drop []bool, root string) []Edit {
 		}
 	}
 	var edits []Edit
-	last := root // uuid of the last line of the last kept message
 	for mi := range t.Messages {
 		m := &t.Messages[mi]
-		if len(m.Lines) == 0 {
-			continue
-		}
-		if drop[mi] {
+		if len(m.Lines) == 0 || drop[mi] {
 			continue
 		}
 		first := m.Lines[0]
 		p := gjson.Get(t.Slice(first), "parentUuid")
-		// Walk up through records that are not messages.
-		up, broken := p.String(), false
-		for hops := 0; up != "" && hops < len(t.Records); hops++ {
-			if o, ok := owner[up]; ok {
-				broken = drop[o]
-				break
+		// Walk up through records that are not messages and messages that were dropped, to
+		// the nearest kept message line (up) or the top of the chain (up == "").
+		up, broken, found := p.String(), false, false
+		for hops := 0; up != "" && hops <= len(t.Records); hops++ {
+			if o, ok := owner[up]; ok && o != mi {
+				if found = !drop[o]; found {
+					break
+				}
+				broken = true
 			}
 			up = parent[up]
 		}
-		if broken && p.Index > 0 {
-			with := "null"
-			if last != "" {
-				with = Quote(last)
-			}
-			s := first.Start + p.Index
-			edits = append(edits, Edit{Span: Span{Start: s, End: s + len(p.Raw)}, With: with})
+		if !broken || p.Index <= 0 {
+			continue
 		}
-		last = gjson.Get(t.Slice(m.Lines[len(m.Lines)-1]), "uuid").String()
+		with := "null"
+		switch {
+		case found: // not a uuid the walk stopped at for going round a loop
+			with = Quote(up)
+		case root != "":
+			with = Quote(root)
+		}
+		s := first.Start + p.Index
+		edits = append(edits, Edit{Span: Span{Start: s, End: s + len(p.Raw)}, With: with})
 	}
 	return edits
 }

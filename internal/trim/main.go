@@ -19,14 +19,14 @@ type Flags struct {
 
 	Trigger   cli.Percent         `name:"trigger" default:"95%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_TRIM_TRIGGER"`
 	Target    cli.OptionalPercent `name:"target" placeholder:"PCT" help:"Drop messages down to this utilization (default 10 points below --trigger)." env:"CTX_TRIM_TARGET"`
-	MaxTokens cli.Count           `name:"max-tokens" placeholder:"TOKENS" help:"Act above this many tokens and drop down to it, whatever the window (150k, 150000)." env:"CTX_TRIM_MAX_TOKENS"`
+	MaxTokens cli.Count           `name:"max-tokens" placeholder:"TOKENS" help:"Also act above this many tokens and drop down to it (150k, 150000); the window's trigger still applies." env:"CTX_TRIM_MAX_TOKENS"`
 	Strategy  string              `name:"strategy" enum:"last,first" default:"last" placeholder:"last|first" help:"Keep the newest messages (last) or also the opening exchange (first)." env:"CTX_TRIM_STRATEGY"`
 	DryRun    bool                `name:"dry-run" short:"n" help:"List the messages that would be dropped; do not change the document."`
 }
 
 const help = `The emergency tier: when a conversation is above --trigger (95%) of the effective
-window, or above --max-tokens, drops the oldest messages until it is down to --target
-(10 points below the trigger) or --max-tokens.
+window, drops the oldest messages until it is down to --target (10 points below the
+trigger); when it is above --max-tokens, down to that. Over both, the lower goal wins.
 
 Kept always: the system prompt and system or developer messages, summary messages
 (ctx-summarize's, Claude Code's compact summaries, Codex's compacted history), and the
@@ -34,9 +34,10 @@ newest user and assistant messages with everything after them. A tool call and i
 are dropped together, never one without the other. --strategy first also keeps the
 opening exchange (the task as the user first put it) and drops from the middle.
 
-The result is still a request the API accepts: where dropping leaves an Anthropic
-conversation opening with an assistant message, or two user messages meeting,
-ctx-repair's rules fix it. Below the trigger the output is the input, byte for byte.
+Where dropping leaves an Anthropic conversation opening with an assistant message, a
+user message saying the beginning is not included goes first (its tokens count). A valid
+input stays valid: where two user messages meet, ctx-repair's rules merge them. Below the
+trigger the output is the input, byte for byte.
 Details in ctx-trim(1).`
 
 // Tool returns ctx-trim's description for the runner.
@@ -146,9 +147,9 @@ func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buf
 		}
 	}
 	if st.Acts && !st.Fits {
-		ctx.Warnf("%s: cannot get down to %d tokens: what must be kept (system prompt, summaries, the newest exchange) is %d tokens", displayName(in), st.Goal, o.Tokens-st.TokensDropped)
+		ctx.Warnf("%s: cannot get down to %d tokens: what must be kept (system prompt, summaries, the newest exchange) is %d tokens", displayName(in), st.Goal, o.Tokens-st.TokensDropped+st.OpenerTokens)
 	}
-	after := o.Tokens - st.TokensDropped
+	after := o.Tokens - st.TokensDropped + st.OpenerTokens
 	if !f.DryRun && len(st.Dropped) > 0 && (f.Stats || f.StatsFile != "") {
 		if ta, err := transcript.Parse(out, transcript.Options{Format: t.Format, Name: in.Name}); err == nil {
 			after = count.Total(ta, o.Counter)
@@ -157,6 +158,9 @@ func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buf
 	rules := map[string]int{}
 	for r, n := range repair.Counts(repaired) {
 		rules[string(r)] = n
+	}
+	if st.Opened {
+		rules[string(repair.FirstNotUser)]++
 	}
 	extra := map[string]any{"fits": st.Fits, "goal": st.Goal, "messages_kept": st.Kept, "repaired": rules, "strategy": o.Strategy}
 	if f.DryRun {
@@ -197,6 +201,12 @@ func writeList(w *bytes.Buffer, file string, st *Stats, human bool) error {
 		return nil
 	}
 	fmt.Fprintf(w, "%s: would drop %d messages, %d tokens (%s; goal %d tokens)\n", file, len(st.Dropped), st.TokensDropped, st.Trigger, st.Goal)
+	if st.Opened {
+		fmt.Fprintf(w, "and put an opening user message first (%d tokens): the first message kept is the assistant's\n", st.OpenerTokens)
+	}
+	if !st.Fits {
+		fmt.Fprintf(w, "and still be above the goal: what must stay is more than %d tokens\n", st.Goal)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MESSAGE\tLINE\tROLE\tTOKENS")
 	for _, d := range st.Dropped {

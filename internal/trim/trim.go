@@ -4,14 +4,17 @@
 // separating a tool call from its result.
 //
 // Plan is a pure function from a parsed document and its measures to the edits that drop
-// messages. Apply then splices them and lets ctx-repair's rules restore what dropping can
-// break in a format (an Anthropic conversation must open with a user message; two user
-// messages may meet), so the output is a request the API accepts.
+// messages. Where dropping would leave an Anthropic conversation opening with an assistant
+// message, Plan puts ctx-repair's opening user message first, whatever else the input
+// breaks. Apply then splices the edits and, for an input the API accepts, lets ctx-repair's
+// rules restore the rest of what dropping can break (two user messages may meet), so the
+// output is a request the API accepts.
 package trim
 
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -65,39 +68,92 @@ type Stats struct {
 	TokensDropped int
 	Fits          bool
 	Kept          int // messages kept
+	// Opened says the tier put an opening user message first (repair.FirstUserText): the
+	// first message it kept of an Anthropic conversation that opened with a user message
+	// is an assistant message. OpenerTokens is that message's share, counted in Fits.
+	Opened       bool
+	OpenerTokens int
 }
+
+// opener is the opening user message of an Anthropic conversation whose beginning was
+// dropped: the one ctx-repair writes (repair.FirstUserText), byte for byte, so a later
+// ctx-repair finds nothing to change.
+var opener = `{"role":"user","content":[{"type":"text","text":` + transcript.Quote(repair.FirstUserText) + `}]}`
 
 // Plan works out which messages to drop and returns the edits that drop them.
 func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 	var st Stats
-	limit, goal := o.MaxTokens, o.MaxTokens
-	if o.MaxTokens > 0 {
-		st.Trigger = fmt.Sprintf("above --max-tokens %d", o.MaxTokens)
-	} else {
-		limit = int(math.Floor(o.Trigger * float64(o.Effective)))
-		goal = int(math.Floor(o.Target * float64(o.Effective)))
-		st.Trigger = fmt.Sprintf("utilization %.0f%% (trigger %.0f%%)", 100*float64(o.Tokens)/float64(max(o.Effective, 1)), 100*o.Trigger)
-	}
-	st.Goal = goal
 	st.Kept = len(t.Messages)
-	if o.Tokens <= limit {
-		if o.MaxTokens > 0 {
-			st.Trigger = fmt.Sprintf("within --max-tokens %d", o.MaxTokens)
+	// Two limits, each with the size it trims down to: the window's (above Trigger of the
+	// effective window, down to Target) and --max-tokens (above it, down to it). The tier
+	// acts when the document is over either and trims to the lower goal of those it is
+	// over; it only shrinks the document, so it stays within the other limit too.
+	var fired, within []string
+	goal, idle := math.MaxInt, math.MaxInt
+	if o.Effective > 0 {
+		target := int(math.Floor(o.Target * float64(o.Effective)))
+		if o.Tokens > int(math.Floor(o.Trigger*float64(o.Effective))) {
+			goal = target
+			fired = append(fired, fmt.Sprintf("utilization %.0f%% (trigger %s)", math.Floor(100*float64(o.Tokens)/float64(o.Effective)), percent(o.Trigger)))
 		} else {
-			st.Trigger = fmt.Sprintf("below %.0f%% of window", 100*o.Trigger)
+			idle = target
+			within = append(within, fmt.Sprintf("below %s of window", percent(o.Trigger)))
 		}
-		st.Fits = true
+	}
+	if o.MaxTokens > 0 {
+		if o.Tokens > o.MaxTokens {
+			goal = min(goal, o.MaxTokens)
+			fired = append(fired, fmt.Sprintf("above --max-tokens %d", o.MaxTokens))
+		} else {
+			idle = min(idle, o.MaxTokens)
+			within = append(within, fmt.Sprintf("within --max-tokens %d", o.MaxTokens))
+		}
+	}
+	if len(fired) == 0 {
+		st.Trigger, st.Goal, st.Fits = strings.Join(within, ", "), idle, true
+		if len(within) == 0 {
+			st.Trigger, st.Goal = "no window to measure against", 0
+		}
 		return nil, st
 	}
+	st.Trigger, st.Goal = strings.Join(fired, " and "), goal
 	st.Acts = true
 	units, firstUnit := droppableUnits(t)
-	if o.Strategy == KeepFirst && len(units) > 0 && units[0].start == firstUnit {
-		units = units[1:]
+	if o.Strategy == KeepFirst {
+		// The opening exchange stays wherever it is: after a summary, the assistant's
+		// reply to the summary comes before it and may go.
+		for k := range units {
+			if units[k].start == firstUnit {
+				units = append(units[:k:k], units[k+1:]...)
+				break
+			}
+		}
 	}
 	size := o.Tokens
 	drop := make([]bool, len(t.Messages))
+	// An Anthropic conversation must open with a user message: when the first message kept
+	// is an assistant's, an opening user message goes first, and its share counts.
+	first := firstMessage(t, drop, 0)
+	needsOpener := t.Format == transcript.Anthropic && first < len(t.Messages) && t.Messages[first].Role == "user"
+	openerTokens := 0
+	if needsOpener {
+		c := o.Counter
+		if c == nil {
+			c, _ = tokens.New("estimate")
+		}
+		openerTokens = tokens.MessageOverhead("anthropic") + c.Count(repair.FirstUserText)
+	}
+	opened := func() bool {
+		return needsOpener && first < len(t.Messages) && t.Messages[first].Role == "assistant"
+	}
+	over := func() bool {
+		if opened() {
+			return size+openerTokens > goal
+		}
+		return size > goal
+	}
 	for _, u := range units {
-		if size <= goal {
+		if !over() {
 			break
 		}
 		for mi := u.start; mi < u.end; mi++ {
@@ -106,13 +162,30 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 			st.TokensDropped += o.PerMessage[mi]
 			st.Dropped = append(st.Dropped, Dropped{Message: mi, Role: t.Messages[mi].Role, Tokens: o.PerMessage[mi]})
 		}
+		first = firstMessage(t, drop, first)
 	}
-	st.Fits = size <= goal
+	st.Fits = !over()
 	st.Kept -= len(st.Dropped)
 	if len(st.Dropped) == 0 {
 		return nil, st
 	}
-	return t.DropMessages(drop), st
+	edits := t.DropMessages(drop)
+	if opened() {
+		st.Opened, st.OpenerTokens = true, openerTokens
+		at := t.Messages[first].Span.Start
+		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: at, End: at}, With: opener + ","})
+	}
+	return edits, st
+}
+
+// firstMessage is the first message of the array at or after from that is not dropped
+// (len(t.Messages) when there is none). Messages are dropped oldest first, so the first
+// kept message only moves forward.
+func firstMessage(t *transcript.Transcript, drop []bool, from int) int {
+	for from < len(t.Messages) && (t.Messages[from].Header || drop[from]) {
+		from++
+	}
+	return from
 }
 
 // unit is a run of messages [start, end) that goes or stays as a whole.
@@ -203,10 +276,9 @@ func afterReasoning(t *transcript.Transcript, mi int) bool {
 	return len(prev.Blocks) > 0 && prev.Blocks[0].Kind == transcript.Thinking
 }
 
-// Apply runs the tier on a document: plan, splice, then ctx-repair's rules for what
-// dropping broke in the format (a conversation that must open with a user message, two
-// user messages that now meet). It returns the output, the stats, and the problems the
-// repair fixed.
+// Apply runs the tier on a document: plan, splice, then, when the input was a request the
+// API accepts, ctx-repair's rules for what dropping broke in the format (two user messages
+// that now meet). It returns the output, the stats, and the problems the repair fixed.
 func Apply(t *transcript.Transcript, o Options) ([]byte, Stats, []repair.Problem, error) {
 	edits, st := Plan(t, o)
 	if len(edits) == 0 {
@@ -234,4 +306,9 @@ func Apply(t *transcript.Transcript, o Options) ([]byte, Stats, []repair.Problem
 	}
 	out, err = after.Apply(fix)
 	return out, st, problems, err
+}
+
+// percent writes a fraction as a percentage without float noise: 0.95 -> 95%, 0.875 -> 87.5%.
+func percent(f float64) string {
+	return fmt.Sprintf("%g%%", math.Round(f*100*1e6)/1e6)
 }

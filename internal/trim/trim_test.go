@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -36,6 +37,13 @@ func trimDoc(name string, in []byte, o Options, window int) ([]byte, Stats, erro
 	Measure(t, &o)
 	out, st, _, err := Apply(t, o)
 	return out, st, err
+}
+
+// capped is the default options with --max-tokens n.
+func capped(n int) Options {
+	o := Defaults()
+	o.MaxTokens = n
+	return o
 }
 
 func transform(name string, o Options, window int) invariant.Transform {
@@ -106,6 +114,11 @@ func TestPlanKeepsSummaries(t *testing.T) {
 	if fmt.Sprint(got) != "[2 3 4]" {
 		t.Errorf("dropped %v, want [2 3 4] (the summary and the newest exchange stay)", got)
 	}
+	// --strategy first: the opening exchange is the first user message after the summary.
+	got, _ = plan(t, doc, 300, KeepFirst)
+	if fmt.Sprint(got) != "[2 4]" {
+		t.Errorf("first: dropped %v, want [2 4] (the summary, the task and the newest exchange stay)", got)
+	}
 }
 
 // TestApplyStaysValid: dropping the opening user message of an Anthropic conversation
@@ -113,7 +126,7 @@ func TestPlanKeepsSummaries(t *testing.T) {
 // user message first.
 func TestApplyStaysValid(t *testing.T) {
 	doc := `{"messages":[{"role":"user","content":"task"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"ls","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"` + strings.Repeat("x", 4000) + `"}]},{"role":"assistant","content":[{"type":"text","text":"done"}]},{"role":"user","content":"thanks"},{"role":"assistant","content":"ok"}]}`
-	out, st, err := trimDoc("doc.json", []byte(doc), Options{MaxTokens: 200, Strategy: KeepLast}, 0)
+	out, st, err := trimDoc("doc.json", []byte(doc), capped(200), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +149,7 @@ func TestClaudeCodeChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := parse(t, string(in))
-	out, st, err := trimDoc("session.jsonl", in, Options{MaxTokens: 5000, Strategy: KeepLast}, 0)
+	out, st, err := trimDoc("session.jsonl", in, capped(5000), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +172,7 @@ func TestCorpus(t *testing.T) {
 		files = append(files, invariant.CorpusFiles(t)...)
 	}
 	type key struct{ folder, setting string }
-	before, after, acted := map[key]int{}, map[key]int{}, map[key]int{}
+	before, after, acted, unfit := map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}
 	for _, path := range files {
 		in, err := os.ReadFile(path)
 		if err != nil {
@@ -179,7 +192,7 @@ func TestCorpus(t *testing.T) {
 				o := Defaults()
 				o.Strategy = strategy
 				label := fmt.Sprintf("%s %dk %s", name, window/1000, strategy)
-				out := invariant.Check(t, label, in, transform(path, o, window), invariant.Options{Structural: true, Lossy: true})
+				out := invariant.Check(t, label, in, transform(path, o, window), invariant.Options{Structural: true, Lossy: true, Drops: true, Added: []string{repair.FirstUserText}})
 				if out == nil {
 					continue
 				}
@@ -191,6 +204,40 @@ func TestCorpus(t *testing.T) {
 					if ps := repair.Check(res); len(ps) > 0 {
 						t.Errorf("%s: output breaks %d rules, first %s", label, len(ps), ps[0])
 					}
+				} else {
+					// The tier leaves an input's own problems to ctx-repair, but adds none
+					// of the pairing kind; after ctx-repair, the output passes.
+					pb, pa := repair.Counts(repair.Check(src)), repair.Counts(repair.Check(res))
+					for _, r := range []repair.Rule{repair.MissingResult, repair.OrphanResult, repair.MisplacedResult} {
+						if pa[r] > pb[r] {
+							t.Errorf("%s: %d %s problems, the input had %d", label, pa[r], r, pb[r])
+						}
+					}
+					fix, _, err := repair.Plan(src)
+					if err != nil {
+						t.Fatal(err)
+					}
+					fixed, err := src.Apply(fix)
+					if err != nil {
+						t.Fatal(err)
+					}
+					piped, _, err := trimDoc(path, fixed, o, window)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ps := repair.Check(parse(t, string(piped))); len(ps) > 0 {
+						t.Errorf("%s: ctx-repair | ctx-trim breaks %d rules, first %s", label, len(ps), ps[0])
+					}
+				}
+				if src.Format == transcript.Anthropic && firstRole(src) == "user" && firstRole(res) != "user" {
+					t.Errorf("%s: the output opens with a %s message", label, firstRole(res))
+				}
+				_, st, err := trimDoc(path, in, o, window)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := count.Total(res, estimate()); st.Acts && st.Fits && got > st.Goal {
+					t.Errorf("%s: %d tokens after trimming, above the goal of %d the stats say it fits", label, got, st.Goal)
 				}
 				for i := range src.Protected() {
 					if m := &src.Messages[i]; !m.Header {
@@ -208,10 +255,30 @@ func TestCorpus(t *testing.T) {
 				if a < b {
 					acted[k]++
 				}
+				if st.Acts && !st.Fits {
+					unfit[k]++
+				}
 			}
 		}
 	}
+	keys := make([]key, 0, len(before))
 	for k := range before {
-		t.Logf("%s, window %s: %d files trimmed, tokens %d -> %d", k.folder, k.setting, acted[k], before[k], after[k])
+		keys = append(keys, k)
 	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].folder < keys[j].folder || keys[i].folder == keys[j].folder && keys[i].setting > keys[j].setting
+	})
+	for _, k := range keys {
+		t.Logf("%s, window %s: %d files trimmed (%d could not get down to the goal), tokens %d -> %d", k.folder, k.setting, acted[k], unfit[k], before[k], after[k])
+	}
+}
+
+// firstRole is the role of a conversation's first message after its header.
+func firstRole(t *transcript.Transcript) string {
+	for i := range t.Messages {
+		if !t.Messages[i].Header {
+			return t.Messages[i].Role
+		}
+	}
+	return ""
 }
