@@ -11,10 +11,10 @@ import (
 	"golang.org/x/tools/txtar"
 )
 
-// FuzzTrim: trimming any readable document to half its size never panics, gives a
+// FuzzTrimValid: trimming any readable document to half its size never panics, gives a
 // document of the same format, and keeps a valid document valid.
-func FuzzTrim(f *testing.F) {
-	for _, s := range seeds(f, "trim_", "repair_") {
+func FuzzTrimValid(f *testing.F) {
+	for _, s := range validSeeds(f, "trim_", "repair_") {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
@@ -41,9 +41,9 @@ func FuzzTrim(f *testing.F) {
 	})
 }
 
-// seeds are the documents of the testscripts whose names start with one of prefixes, and
+// validSeeds are the documents of the testscripts whose names start with one of prefixes, and
 // the samples.
-func seeds(f *testing.F, prefixes ...string) []string {
+func validSeeds(f *testing.F, prefixes ...string) []string {
 	var out []string
 	scripts, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "script", "*.txtar"))
 	for _, s := range scripts {
