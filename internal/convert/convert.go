@@ -11,13 +11,20 @@ import (
 var Targets = []transcript.Format{transcript.Anthropic, transcript.OpenAI, transcript.Responses}
 
 // DefaultTarget is the API format a saved transcript converts to when no target is named:
-// the request format its agent sent. API documents have none.
-func DefaultTarget(from transcript.Format) (transcript.Format, bool) {
-	switch from {
+// the request format its agent sent. A Claude Code session becomes anthropic, a Codex
+// rollout responses, and a conversation saved in an API format but not as a request body
+// (a bare message array as tau-bench keeps it, SWE-agent's "history") a request of that
+// format. A request body has none: converting it needs a target.
+func DefaultTarget(t *transcript.Transcript) (transcript.Format, bool) {
+	switch t.Format {
 	case transcript.ClaudeCode:
 		return transcript.Anthropic, true
 	case transcript.Codex:
 		return transcript.Responses, true
+	}
+	body := map[transcript.Format]string{transcript.Anthropic: "messages", transcript.OpenAI: "messages", transcript.Responses: "input"}
+	if want, ok := body[t.Format]; ok && t.ArrayPath != want {
+		return t.Format, true
 	}
 	return "", false
 }
@@ -57,16 +64,18 @@ func Convert(t *transcript.Transcript, to transcript.Format) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	fixed, err := out.Apply(edits)
-	if err != nil {
-		return nil, err
-	}
-	final, err := transcript.Parse(fixed, transcript.Options{Format: to})
-	if err != nil {
-		return nil, fmt.Errorf("internal error: the repaired document does not parse: %w", err)
-	}
-	if left := repair.Check(final); len(left) > 0 {
-		return nil, fmt.Errorf("internal error: the converted document still breaks %d rules (first: %s)", len(left), left[0])
+	final, fixed := out, []byte(doc)
+	if len(edits) > 0 {
+		// Plan found nothing to fix otherwise; after fixing, check again.
+		if fixed, err = out.Apply(edits); err != nil {
+			return nil, err
+		}
+		if final, err = transcript.Parse(fixed, transcript.Options{Format: to}); err != nil {
+			return nil, fmt.Errorf("internal error: the repaired document does not parse: %w", err)
+		}
+		if left := repair.Check(final); len(left) > 0 {
+			return nil, fmt.Errorf("internal error: the converted document still breaks %d rules (first: %s)", len(left), left[0])
+		}
 	}
 	n := 0
 	for _, m := range final.Messages {

@@ -15,7 +15,7 @@ import (
 type Flags struct {
 	cli.Common `embed:""`
 
-	To     string `name:"to" short:"t" enum:",anthropic,openai,responses" default:"" placeholder:"anthropic|openai|responses" help:"Target format (default for a Claude Code session: anthropic; for a Codex rollout: responses)." env:"CTX_CONVERT_TO"`
+	To     string `name:"to" short:"t" enum:",anthropic,openai,responses" default:"" placeholder:"anthropic|openai|responses" help:"Target format (default: anthropic for a Claude Code session, responses for a Codex rollout, openai for a SWE-agent or tau-bench log)." env:"CTX_CONVERT_TO"`
 	Strict bool   `name:"strict" help:"Fail (exit 1, nothing written) when something cannot be expressed in the target."`
 }
 
@@ -67,8 +67,8 @@ func run(ctx *cli.Context, f *Flags) error {
 	to, _ := transcript.ParseFormat(f.To)
 	if to == "" {
 		var ok bool
-		if to, ok = DefaultTarget(t.Format); !ok {
-			return cli.WithHint(cli.Usagef("%s is already an API format: name the target with --to", t.Format),
+		if to, ok = DefaultTarget(t); !ok {
+			return cli.WithHint(cli.Usagef("%s is already an API request: name the target with --to", t.Format),
 				"--to anthropic, --to openai or --to responses")
 		}
 	}

@@ -69,7 +69,7 @@ func resolve(p recordParser, f Format, records []Record) *Outline {
 
 func parseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript, error) {
 	if o.Format != "" {
-		if found := detectJSONL(doc, lines); found != o.Format {
+		if found := detectJSONL(doc, lines); found != "" && found != o.Format {
 			return nil, formatMismatch(o.Format, found)
 		}
 	}

@@ -358,3 +358,17 @@ func TestSummaryTagMarksMessage(t *testing.T) {
 		t.Errorf("Summary = %v, want %v", got, want)
 	}
 }
+
+// TestForcedFormatTrusted: --format claude-code on records that name no format at all (no
+// uuid, no sessionId) is taken at its word; on records of another format it is an error.
+func TestForcedFormatTrusted(t *testing.T) {
+	plain := "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n{\"type\":\"assistant\",\"message\":{\"role\":\"assistant\",\"content\":\"yo\"}}\n"
+	tr, err := Parse([]byte(plain), Options{Format: ClaudeCode})
+	if err != nil || tr.Format != ClaudeCode {
+		t.Fatalf("plain records with --format claude-code: %v", err)
+	}
+	codex := "{\"timestamp\":\"t\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":\"x\"}}\n{\"timestamp\":\"t\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":\"y\"}}\n"
+	if _, err := Parse([]byte(codex), Options{Format: ClaudeCode}); err == nil || !strings.Contains(err.Error(), "codex records") {
+		t.Errorf("codex records with --format claude-code: %v", err)
+	}
+}
