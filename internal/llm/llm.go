@@ -240,12 +240,23 @@ func (c *Client) statusError(resp *http.Response, data []byte) error {
 	if resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusRequestEntityTooLarge {
 		code := gjson.GetBytes(data, "error.code").String()
 		low := strings.ToLower(msg)
-		if code == "context_length_exceeded" || strings.Contains(low, "prompt is too long") ||
-			strings.Contains(low, "context length") || strings.Contains(low, "maximum context") || resp.StatusCode == http.StatusRequestEntityTooLarge {
+		if code == "context_length_exceeded" || resp.StatusCode == http.StatusRequestEntityTooLarge || tooLong(low) {
 			return fmt.Errorf("%w (%s)", ErrPromptTooLong, e)
 		}
 	}
 	return e
+}
+
+// tooLong recognises the ways servers say a prompt does not fit: Anthropic ("prompt is too
+// long"), OpenAI and vLLM ("maximum context length"), llama.cpp ("exceeds the available
+// context size"), others ("context window", "too many tokens").
+func tooLong(msg string) bool {
+	for _, s := range []string{"prompt is too long", "context length", "maximum context", "context size", "context window", "too many tokens"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // retryAfter reads a retry-after header: seconds, or an HTTP date.

@@ -138,7 +138,8 @@ func TestNoRetryOnClientErrors(t *testing.T) {
 }
 
 func TestPromptTooLong(t *testing.T) {
-	for _, c := range []struct{ backend, body string }{{Anthropic, anthropicTooLong}, {OpenAI, openaiTooLong}} {
+	llamaTooLong := `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}`
+	for _, c := range []struct{ backend, body string }{{Anthropic, anthropicTooLong}, {OpenAI, openaiTooLong}, {OpenAI, llamaTooLong}} {
 		s, n, _ := server(t, reply{status: 400, body: c.body})
 		_, err := client(c.backend, s.URL, nil).Complete(context.Background(), Request{Prompt: "p"})
 		if !errors.Is(err, ErrPromptTooLong) || *n != 1 {
