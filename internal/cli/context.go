@@ -32,7 +32,7 @@ type Context struct {
 	Now       func() time.Time
 	Version   string
 
-	out        *bytes.Buffer
+	out        *heldOutput
 	inputs     []Input
 	read       bool
 	stdinTaken bool
@@ -243,10 +243,56 @@ func (c *Context) WriteDocument(in Input, out []byte) error {
 	if c.StdoutTTY {
 		out = PrettyJSON(out)
 	}
+	if h, ok := c.Stdout.(*heldOutput); ok {
+		h.hold(out) // by reference: a 100 MB document is not copied again
+		return nil
+	}
 	if _, err := c.Stdout.Write(out); err != nil {
 		return RuntimeError(fmt.Errorf("write stdout: %w", err))
 	}
 	return nil
+}
+
+// heldOutput keeps what a tool writes to stdout until the run is known to have succeeded
+// (on an error nothing reaches stdout). Writes are copied, as io.Writer requires; a whole
+// document handed over by WriteDocument is kept by reference, so a filter's output is not
+// held twice.
+type heldOutput struct {
+	parts [][]byte
+	owned bool // the last part is a copy of ours that later writes may extend
+}
+
+// Write implements io.Writer.
+func (h *heldOutput) Write(p []byte) (int, error) {
+	if n := len(h.parts); n > 0 && h.owned {
+		h.parts[n-1] = append(h.parts[n-1], p...)
+	} else {
+		h.parts = append(h.parts, append([]byte(nil), p...))
+		h.owned = true
+	}
+	return len(p), nil
+}
+
+// hold keeps p, which the caller no longer changes.
+func (h *heldOutput) hold(p []byte) {
+	h.parts = append(h.parts, p)
+	h.owned = false
+}
+
+// WriteTo writes everything held, in order.
+func (h *heldOutput) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for _, p := range h.parts {
+		if len(p) == 0 {
+			continue
+		}
+		m, err := w.Write(p)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 type pendingFile struct{ tmp, target string }

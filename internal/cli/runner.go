@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -95,12 +94,12 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		return fail(err)
 	}
 
-	var out bytes.Buffer
+	out := &heldOutput{}
 	c := &Context{
 		Tool:      tool,
 		Common:    common,
 		Stdin:     stdin,
-		Stdout:    &out,
+		Stdout:    out,
 		Stderr:    stderr,
 		StdinTTY:  isTerminal(stdin),
 		StdoutTTY: isTerminal(stdout),
@@ -108,7 +107,7 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		Getenv:    getenv,
 		Now:       time.Now,
 		Version:   Version(),
-		out:       &out,
+		out:       out,
 	}
 	c.Color = c.StdoutTTY && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 	// Removes temp files of -o/--in-place writes that were never committed,
@@ -121,10 +120,8 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		if err := c.commit(); err != nil {
 			return fail(err)
 		}
-		if out.Len() > 0 {
-			if _, err := stdout.Write(out.Bytes()); err != nil {
-				return fail(RuntimeError(fmt.Errorf("write stdout: %w", err)))
-			}
+		if _, err := out.WriteTo(stdout); err != nil {
+			return fail(RuntimeError(fmt.Errorf("write stdout: %w", err)))
 		}
 	}
 	if runErr != nil {
