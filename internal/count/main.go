@@ -232,11 +232,15 @@ func compare(ctx *cli.Context, f *Flags, a measured) error {
 	return err
 }
 
+// writeJSON writes v as one line of JSON, with <, > and & as themselves: previews quote
+// transcripts full of tags and shell, which escapes would make unreadable.
 func writeJSON(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
+	_, err := w.Write(b.Bytes())
 	return err
 }
