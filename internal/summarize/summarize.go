@@ -234,21 +234,40 @@ func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, 
 		if at < 0 {
 			return nil, fmt.Errorf("nothing is kept after the summary")
 		}
-		// Messages that stay but sit before the first kept one (the newest user message,
-		// system items) go into the replacement history after the summary.
+		// Messages that stay but sit among the summarized ones (the newest user message,
+		// system items) move to just after the compacted record, which drops everything
+		// before it; one that is itself an item of an earlier compaction goes into the new
+		// replacement history after the summary.
 		hist := []string{`{"type":"message","role":"user","content":[{"type":"input_text","text":` + transcript.Quote(text) + `}]}`}
+		var moved []string
+		var edits []transcript.Edit
 		for mi := sp.Summarized[0]; mi < at; mi++ {
-			if m := &t.Messages[mi]; !drop[mi] && !m.Header {
-				hist = append(hist, t.Slice(m.Span))
+			m := &t.Messages[mi]
+			if drop[mi] || m.Header {
+				continue
 			}
+			line := m.Lines[0]
+			if p := gjson.Get(t.Slice(line), "payload"); p.Index > 0 && line.Start+p.Index == m.Span.Start {
+				moved = append(moved, t.Slice(line))
+				end := line.End
+				if end-t.Base < len(t.Doc) && t.Doc[end-t.Base] == '\n' {
+					end++
+				}
+				edits = append(edits, transcript.Edit{Span: transcript.Span{Start: line.Start, End: end}})
+				continue
+			}
+			hist = append(hist, t.Slice(m.Span))
 		}
 		stamp := gjson.Get(t.Slice(t.Messages[at].Lines[0]), "timestamp").Raw
 		if stamp == "" {
 			stamp = `""`
 		}
 		rec := `{"timestamp":` + stamp + `,"type":"compacted","payload":{"message":` + transcript.Quote(text) + `,"replacement_history":[` + strings.Join(hist, ",") + `]}}` + "\n"
+		for _, l := range moved {
+			rec += l + "\n"
+		}
 		start := t.Messages[at].Lines[0].Start
-		return []transcript.Edit{{Span: transcript.Span{Start: start, End: start}, With: rec}}, nil
+		return append(edits, transcript.Edit{Span: transcript.Span{Start: start, End: start}, With: rec}), nil
 	}
 	return nil, fmt.Errorf("cannot place a summary in a %s document", t.Format)
 }

@@ -189,6 +189,9 @@ func TestCorpus(t *testing.T) {
 				return out, err
 			}, invariant.Options{Structural: true, Lossy: true})
 		}
+		if text != "" {
+			checkReplaced(t, path, src, after, sp)
+		}
 		if len(repair.Check(src)) == 0 {
 			if ps := repair.Check(after); len(ps) > 0 {
 				t.Errorf("%s: output breaks %d rules, first %s", path, len(ps), ps[0])
@@ -268,4 +271,36 @@ func firstChars(s string, n int) string {
 		s = strings.ToValidUTF8(s[:n], "")
 	}
 	return s
+}
+
+// checkReplaced is summarize's own rule of what may change: the summarized messages give way
+// to exactly one summary message, and every block of every other message is still there,
+// byte for byte (an Anthropic message merged with the summary keeps its blocks).
+func checkReplaced(t *testing.T, path string, before, after *transcript.Transcript, sp Split) {
+	t.Helper()
+	gone := map[int]bool{}
+	for _, mi := range sp.Summarized {
+		gone[mi] = true
+	}
+	out := after.Doc
+	for mi := range before.Messages {
+		if gone[mi] {
+			continue
+		}
+		m := &before.Messages[mi]
+		for bi := range m.Blocks {
+			if raw := before.Slice(m.Blocks[bi].Span); !strings.Contains(out, raw) {
+				t.Errorf("%s: kept message %d lost block %d", path, mi, bi)
+			}
+		}
+	}
+	summaries := 0
+	for _, m := range after.Messages {
+		if m.Summary {
+			summaries++
+		}
+	}
+	if summaries != 1 {
+		t.Errorf("%s: %d summary messages in the result, want 1", path, summaries)
+	}
 }
