@@ -194,13 +194,13 @@ func (f *fixer) anthropicResults(calls []transcript.Ref) ([]piece, error) {
 		id := f.callID(c)
 		r := f.resultOf[c]
 		if r == transcript.None {
-			missing = append(missing, piece{ref: transcript.None, json: `{"type":"tool_result","tool_use_id":` + transcript.Quote(id) +
+			missing = append(missing, piece{ref: transcript.None, json: `{"type":"tool_result","tool_use_id":` + f.callIDJSON(c) +
 				`,"content":` + transcript.Quote(Interrupted) + `,"is_error":true}`})
 			continue
 		}
 		p := piece{ref: r}
 		if b := f.t.Block(r); b.ToolID != id {
-			j, err := setField(f.t.Slice(b.Span), "tool_use_id", transcript.Quote(id))
+			j, err := setField(f.t.Slice(b.Span), "tool_use_id", f.callIDJSON(c))
 			if err != nil {
 				return nil, err
 			}

@@ -22,17 +22,17 @@ const OrphanRemovedText = "(A tool result whose call is not in the conversation 
 func (f *fixer) fixClaudeCode() ([]transcript.Edit, error) {
 	t := f.t
 	var edits []transcript.Edit
-	idEdit := func(r transcript.Ref, key, id string) { edits = append(edits, f.valueEdit(r, key, id)...) }
+	idEdit := func(r transcript.Ref, key, literal string) { edits = append(edits, f.valueEdit(r, key, literal)...) }
 	inserts := map[int][]string{}
 	for _, c := range f.calls {
 		id := f.callID(c)
 		if _, renamed := f.newID[c]; renamed {
-			idEdit(c, "id", id)
+			idEdit(c, "id", transcript.Quote(id))
 		}
 		r := f.resultOf[c]
 		if r != transcript.None {
 			if t.Block(r).ToolID != id {
-				idEdit(r, "tool_use_id", id)
+				idEdit(r, "tool_use_id", f.callIDJSON(c))
 			}
 			continue
 		}
@@ -45,7 +45,7 @@ func (f *fixer) fixClaudeCode() ([]transcript.Edit, error) {
 				rec += `,"` + key + `":` + v.Raw
 			}
 		}
-		rec += `,"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":` + transcript.Quote(id) +
+		rec += `,"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":` + f.callIDJSON(c) +
 			`,"content":` + transcript.Quote(Interrupted) + `,"is_error":true}]}` +
 			`,"uuid":` + transcript.Quote(transcript.DeriveUUID("ctx-repair\x00"+g[0].String()+"\x00"+id)) +
 			`,"timestamp":` + orNull(g[1].Raw) + `}`
@@ -95,15 +95,15 @@ func (f *fixer) cutOrphans() ([]transcript.Edit, error) {
 	return edits, nil
 }
 
-// valueEdit replaces the string value of key in a block's JSON object with id.
-func (f *fixer) valueEdit(r transcript.Ref, key, id string) []transcript.Edit {
+// valueEdit replaces the value of key in a block's JSON object with a JSON literal.
+func (f *fixer) valueEdit(r transcript.Ref, key, literal string) []transcript.Edit {
 	b := f.t.Block(r)
 	v := gjson.Get(f.t.Slice(b.Span), key)
 	if !v.Exists() || v.Index <= 0 {
 		return nil
 	}
 	s := b.Span.Start + v.Index
-	return []transcript.Edit{{Span: transcript.Span{Start: s, End: s + len(v.Raw)}, With: transcript.Quote(id)}}
+	return []transcript.Edit{{Span: transcript.Span{Start: s, End: s + len(v.Raw)}, With: literal}}
 }
 
 // lineOf returns the record line that holds a block.

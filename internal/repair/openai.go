@@ -111,7 +111,7 @@ func (f *fixer) openaiResults(calls []transcript.Ref) ([]elem, error) {
 		id := f.callID(c)
 		r := f.resultOf[c]
 		if r == transcript.None {
-			missing = append(missing, elem{src: -1, text: `{"role":"tool","tool_call_id":` + transcript.Quote(id) + `,"content":` + transcript.Quote(Interrupted) + `}`})
+			missing = append(missing, elem{src: -1, text: `{"role":"tool","tool_call_id":` + f.callIDJSON(c) + `,"content":` + transcript.Quote(Interrupted) + `}`})
 			continue
 		}
 		b := f.t.Block(r)
@@ -124,7 +124,7 @@ func (f *fixer) openaiResults(calls []transcript.Ref) ([]elem, error) {
 					return nil, err
 				}
 			}
-			if e.text, err = setField(raw, "tool_call_id", transcript.Quote(id)); err != nil {
+			if e.text, err = setField(raw, "tool_call_id", f.callIDJSON(c)); err != nil {
 				return nil, err
 			}
 		}

@@ -38,6 +38,7 @@ import (
 	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/tidwall/gjson"
 )
 
 // Rule names one thing a provider rejects.
@@ -323,6 +324,24 @@ func (f *fixer) callID(c transcript.Ref) string {
 		return id
 	}
 	return f.t.Block(c).ToolID
+}
+
+// callIDJSON is the JSON string a result must carry to answer call c: the new id's, or the
+// call's own id literal as the document spells it. (Re-quoting the decoded id would not do:
+// an id with invalid UTF-8 would come out as U+FFFD and answer nothing.)
+func (f *fixer) callIDJSON(c transcript.Ref) string {
+	if nid, ok := f.newID[c]; ok {
+		return transcript.Quote(nid)
+	}
+	b := f.t.Block(c)
+	key := "id"
+	if f.t.Format == transcript.Responses || f.t.Format == transcript.Codex {
+		key = "call_id"
+	}
+	if v := gjson.Get(f.t.Slice(b.Span), key); v.Type == gjson.String {
+		return v.Raw
+	}
+	return transcript.Quote(b.ToolID)
 }
 
 func (f *fixer) toolName(c transcript.Ref) string {

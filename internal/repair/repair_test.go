@@ -318,3 +318,17 @@ func deleteElement(t *transcript.Transcript, s transcript.Span) transcript.Edit 
 	}
 	return transcript.Edit{Span: s}
 }
+
+// TestInvalidUTF8Ids: a call id that is not valid UTF-8 is answered with the same bytes; a
+// re-quoted id (U+FFFD) would answer nothing. Found by FuzzRepair.
+func TestInvalidUTF8Ids(t *testing.T) {
+	for _, doc := range []string{
+		"[{\"role\":\"user\",\"content\":\"q\"},{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"a\xffb\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}]",
+		"{\"system\":\"s\",\"messages\":[{\"role\":\"user\",\"content\":\"q\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"a\xffb\",\"name\":\"f\",\"input\":{}}]}]}",
+		"{\"input\":[{\"type\":\"function_call\",\"call_id\":\"a\xffb\",\"name\":\"f\",\"arguments\":\"{}\"}]}",
+	} {
+		if _, problems, err := repairDoc("doc.json", []byte(doc), transcript.Options{}); err != nil || len(problems) != 1 {
+			t.Errorf("%q: %d problems, %v", doc, len(problems), err)
+		}
+	}
+}

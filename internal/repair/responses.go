@@ -25,7 +25,7 @@ func (f *fixer) outputItem(c transcript.Ref) string {
 	if b.Type == "" {
 		typ = "function_call_output"
 	}
-	return `{"type":` + transcript.Quote(typ) + `,"call_id":` + transcript.Quote(f.callID(c)) + `,"output":` + transcript.Quote(Interrupted) + `}`
+	return `{"type":` + transcript.Quote(typ) + `,"call_id":` + f.callIDJSON(c) + `,"output":` + transcript.Quote(Interrupted) + `}`
 }
 
 // moved reports whether result r belongs after its call: it came before it.
@@ -110,9 +110,9 @@ func (f *fixer) fixCodex() ([]transcript.Edit, error) {
 	var edits []transcript.Edit
 	for _, c := range f.calls {
 		if nid, ok := f.newID[c]; ok {
-			edits = append(edits, f.valueEdit(c, "call_id", nid)...)
+			edits = append(edits, f.valueEdit(c, "call_id", transcript.Quote(nid))...)
 			if r := f.resultOf[c]; r != transcript.None && !f.moved(r) {
-				edits = append(edits, f.valueEdit(r, "call_id", nid)...)
+				edits = append(edits, f.valueEdit(r, "call_id", transcript.Quote(nid))...)
 			}
 		}
 	}
