@@ -24,6 +24,7 @@ func (f *fixer) fixClaudeCode() ([]transcript.Edit, error) {
 	var edits []transcript.Edit
 	idEdit := func(r transcript.Ref, key, literal string) { edits = append(edits, f.valueEdit(r, key, literal)...) }
 	inserts := map[int][]string{}
+	given := map[int]string{} // line start → the uuid repair gave a line that had none
 	for _, c := range f.calls {
 		id := f.callID(c)
 		if _, renamed := f.newID[c]; renamed {
@@ -39,7 +40,22 @@ func (f *fixer) fixClaudeCode() ([]transcript.Edit, error) {
 		line := f.lineOf(c)
 		raw := t.Slice(line)
 		g := gjson.GetMany(raw, "uuid", "timestamp", "sessionId", "cwd", "version", "gitBranch", "isSidechain", "userType")
-		rec := `{"parentUuid":` + orNull(g[0].Raw) + `,"isSidechain":` + orFalse(g[6].Raw)
+		parent := g[0].Raw
+		if g[0].Type != gjson.String || g[0].String() == "" {
+			// A call line without a uuid cannot be chained to: it gets one, derived from it.
+			if parent = given[line.Start]; parent == "" {
+				parent = transcript.Quote(transcript.DeriveUUID("ctx-repair line\x00" + raw))
+				given[line.Start] = parent
+				if g[0].Exists() {
+					at := line.Start + g[0].Index
+					edits = append(edits, transcript.Edit{Span: transcript.Span{Start: at, End: at + len(g[0].Raw)}, With: parent})
+				} else if i := strings.IndexByte(raw, '{'); i >= 0 {
+					at := line.Start + i + 1
+					edits = append(edits, transcript.Edit{Span: transcript.Span{Start: at, End: at}, With: `"uuid":` + parent + `,`})
+				}
+			}
+		}
+		rec := `{"parentUuid":` + parent + `,"isSidechain":` + orFalse(g[6].Raw)
 		for i, key := range []string{"userType", "cwd", "sessionId", "version", "gitBranch"} {
 			if v := g[[]int{7, 3, 2, 4, 5}[i]]; v.Exists() {
 				rec += `,"` + key + `":` + v.Raw
@@ -47,7 +63,7 @@ func (f *fixer) fixClaudeCode() ([]transcript.Edit, error) {
 		}
 		rec += `,"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":` + f.callIDJSON(c) +
 			`,"content":` + transcript.Quote(Interrupted) + `,"is_error":true}]}` +
-			`,"uuid":` + transcript.Quote(transcript.DeriveUUID("ctx-repair\x00"+g[0].String()+"\x00"+id)) +
+			`,"uuid":` + transcript.Quote(transcript.DeriveUUID("ctx-repair\x00"+gjson.Parse(parent).String()+"\x00"+id)) +
 			`,"timestamp":` + orNull(g[1].Raw) + `}`
 		inserts[line.End] = append(inserts[line.End], rec)
 	}
@@ -95,15 +111,20 @@ func (f *fixer) cutOrphans() ([]transcript.Edit, error) {
 	return edits, nil
 }
 
-// valueEdit replaces the value of key in a block's JSON object with a JSON literal.
+// valueEdit sets key in a block's JSON object to a JSON literal: the value spliced where it
+// is, or the block rewritten with the key added when it has none (a tool_use without an id).
 func (f *fixer) valueEdit(r transcript.Ref, key, literal string) []transcript.Edit {
 	b := f.t.Block(r)
-	v := gjson.Get(f.t.Slice(b.Span), key)
-	if !v.Exists() || v.Index <= 0 {
+	raw := f.t.Slice(b.Span)
+	if v := gjson.Get(raw, key); v.Exists() && v.Index > 0 {
+		s := b.Span.Start + v.Index
+		return []transcript.Edit{{Span: transcript.Span{Start: s, End: s + len(v.Raw)}, With: literal}}
+	}
+	with, err := setField(raw, key, literal)
+	if err != nil {
 		return nil
 	}
-	s := b.Span.Start + v.Index
-	return []transcript.Edit{{Span: transcript.Span{Start: s, End: s + len(v.Raw)}, With: literal}}
+	return []transcript.Edit{{Span: b.Span, With: with}}
 }
 
 // lineOf returns the record line that holds a block.
