@@ -13,6 +13,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/tidwall/gjson"
 )
 
 func estimate() tokens.Counter {
@@ -302,5 +303,65 @@ func checkReplaced(t *testing.T, path string, before, after *transcript.Transcri
 	}
 	if summaries != 1 {
 		t.Errorf("%s: %d summary messages in the result, want 1", path, summaries)
+	}
+	if after.Format == transcript.ClaudeCode {
+		checkBoundary(t, path, before, after, sp)
+	}
+}
+
+// checkBoundary: a summarized Claude Code session has one compact boundary more, the
+// newest a root whose logicalParentUuid is the last summarized line and off which the
+// summary hangs; read from that boundary on, as readers that skip compacted history do,
+// the session is the same conversation.
+func checkBoundary(t *testing.T, path string, before, after *transcript.Transcript, sp Split) {
+	t.Helper()
+	boundaries := func(tr *transcript.Transcript) (n int, last transcript.Record) {
+		for _, r := range tr.Records {
+			if gjson.Get(tr.Slice(r.Span), "subtype").String() == "compact_boundary" {
+				n, last = n+1, r
+			}
+		}
+		return n, last
+	}
+	n0, _ := boundaries(before)
+	n1, b := boundaries(after)
+	if n1 != n0+1 {
+		t.Errorf("%s: %d compact boundaries, want %d", path, n1, n0+1)
+		return
+	}
+	line := after.Slice(b.Span)
+	lastSummarized := &before.Messages[sp.Summarized[len(sp.Summarized)-1]]
+	wantLogical := gjson.Get(before.Slice(lastSummarized.Lines[len(lastSummarized.Lines)-1]), "uuid").String()
+	g := gjson.GetMany(line, "parentUuid", "logicalParentUuid", "uuid", "compactMetadata.preTokens")
+	if g[0].Type != gjson.Null || g[1].String() != wantLogical || g[3].Int() != int64(sp.Before) {
+		t.Errorf("%s: boundary %s, want a root after %q of %d tokens", path, line, wantLogical, sp.Before)
+	}
+	var summary *transcript.Message
+	for mi := range after.Messages {
+		if after.Messages[mi].Summary {
+			summary = &after.Messages[mi]
+		}
+	}
+	if summary == nil || gjson.Get(after.Slice(summary.Lines[0]), "parentUuid").String() != g[2].String() {
+		t.Errorf("%s: the summary does not hang off the newest compact boundary", path)
+		return
+	}
+	if summary.Lines[0].Start != b.Span.End+1 {
+		t.Errorf("%s: the summary is not the line after the boundary", path)
+	}
+	tail, err := transcript.Parse([]byte(after.Doc[b.Span.Start-after.Base:]), transcript.Options{Format: transcript.ClaudeCode})
+	if err != nil {
+		t.Errorf("%s: the session from its newest boundary on does not parse: %v", path, err)
+		return
+	}
+	if len(tail.Messages) != len(after.Messages) {
+		t.Errorf("%s: %d messages from the newest boundary on, %d in the whole session", path, len(tail.Messages), len(after.Messages))
+		return
+	}
+	for mi := range tail.Messages {
+		if tail.Slice(tail.Messages[mi].Span) != after.Slice(after.Messages[mi].Span) {
+			t.Errorf("%s: message %d differs when read from the newest boundary on", path, mi)
+			return
+		}
 	}
 }
