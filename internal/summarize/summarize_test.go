@@ -365,3 +365,43 @@ func checkBoundary(t *testing.T, path string, before, after *transcript.Transcri
 		}
 	}
 }
+
+// TestLocalFailedCalls: a refused or failed call read or changed nothing, so its file is
+// listed under Errors only; the error is fixed once the same call succeeds later, and stays
+// unresolved otherwise.
+func TestLocalFailedCalls(t *testing.T) {
+	call := func(id, name, input string) string {
+		return `{"role":"assistant","content":[{"type":"tool_use","id":"` + id + `","name":"` + name + `","input":` + input + `}]}`
+	}
+	result := func(id, text string, isError bool) string {
+		return `{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + id + `","content":"` + text + `","is_error":` + fmt.Sprint(isError) + `}]}`
+	}
+	doc := `{"messages":[{"role":"user","content":"tidy the styles"},` +
+		call("1", "Edit", `{"file_path":"/r/a.css","old_string":"x","new_string":"y"}`) + `,` + result("1", "The user doesn't want to proceed with this tool use.", true) + `,` +
+		call("2", "Edit", `{"file_path":"/r/b.css","old_string":"x","new_string":"y"}`) + `,` + result("2", "The user doesn't want to proceed with this tool use.", true) + `,` +
+		call("3", "Read", `{"file_path":"/r/gone.css"}`) + `,` + result("3", "File does not exist.", true) + `,` +
+		call("4", "Edit", `{"file_path":"/r/a.css","old_string":"x","new_string":"z"}`) + `,` + result("4", "The file /r/a.css has been updated.", false) + `]}`
+	tr, err := transcript.Parse([]byte(doc), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []int
+	for mi := range tr.Messages {
+		all = append(all, mi)
+	}
+	s := Local(tr, all)
+	if got := fmt.Sprint(s["Files changed"]); got != "[/r/a.css]" {
+		t.Errorf("files changed %s, want [/r/a.css]", got)
+	}
+	if len(s["Files read"]) != 0 {
+		t.Errorf("files read %v, want none", s["Files read"])
+	}
+	want := []string{
+		"Edit(/r/a.css): The user doesn't want to proceed with this tool use. [fixed]",
+		"Edit(/r/b.css): The user doesn't want to proceed with this tool use. [unresolved]",
+		"Read(/r/gone.css): File does not exist. [unresolved]",
+	}
+	if fmt.Sprint(s["Errors"]) != fmt.Sprint(want) {
+		t.Errorf("errors:\n%q\nwant\n%q", s["Errors"], want)
+	}
+}
