@@ -184,7 +184,8 @@ func PreviousSections(t *transcript.Transcript, sp Split) Sections {
 // Place returns the edits that replace the summarized messages with one summary message
 // of the given text: in a JSON document a user message where the first summarized one
 // was; in a Claude Code session a compact boundary and a compact-summary record
-// (isCompactSummary) that the kept messages hang off; in a Codex rollout a compacted record before the first kept item.
+// (isCompactSummary) that the kept messages hang off; in a Codex rollout a compacted
+// record before the first kept item.
 func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, error) {
 	if len(sp.Summarized) == 0 {
 		return nil, nil
