@@ -39,7 +39,11 @@ type Client struct {
 	Timeout             time.Duration
 	Retries             int
 	Backoff, MaxBackoff time.Duration
-	HTTP                *http.Client
+	// MaxWait is the longest retry-after honoured (default 2 minutes): a server that asks
+	// for longer (a quota spent for the day) gets no retry, so a filter never sits in a
+	// pipeline for an hour.
+	MaxWait time.Duration
+	HTTP    *http.Client
 	// Sleep waits between attempts (tests make it instant); nil sleeps for real,
 	// cancellable by the context.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -93,6 +97,9 @@ func (c *Client) Complete(ctx context.Context, r Request) (string, error) {
 			var se *StatusError
 			if errors.As(last, &se) && se.RetryAfter > 0 {
 				d = se.RetryAfter
+				if d > c.maxWait() {
+					return "", fmt.Errorf("the server asks to wait %s before trying again, longer than %s: %w", d.Round(time.Second), c.maxWait(), last)
+				}
 			} else {
 				wait = min(wait*2, c.maxBackoff())
 			}
@@ -124,6 +131,13 @@ func (c *Client) maxBackoff() time.Duration {
 		return c.MaxBackoff
 	}
 	return 30 * time.Second
+}
+
+func (c *Client) maxWait() time.Duration {
+	if c.MaxWait > 0 {
+		return c.MaxWait
+	}
+	return 2 * time.Minute
 }
 
 func (c *Client) sleep(ctx context.Context, d time.Duration) error {

@@ -114,6 +114,22 @@ func TestRetriesHonourRetryAfter(t *testing.T) {
 	}
 }
 
+// TestLongRetryAfter: a wait longer than MaxWait is not taken; the error says how long.
+func TestLongRetryAfter(t *testing.T) {
+	s, n, _ := server(t, reply{status: 429, body: anthropicRate, header: map[string]string{"retry-after": "3600"}}, reply{status: 200, body: anthropicOK})
+	var slept []time.Duration
+	c := client(Anthropic, s.URL, &slept)
+	c.MaxWait = time.Minute
+	_, err := c.Complete(context.Background(), Request{Prompt: "p"})
+	var se *StatusError
+	if !errors.As(err, &se) || se.Code != 429 || !strings.Contains(err.Error(), "asks to wait 1h0m0s") {
+		t.Errorf("err %v", err)
+	}
+	if *n != 1 || len(slept) != 0 {
+		t.Errorf("%d attempts, waits %v; want 1 attempt and no wait", *n, slept)
+	}
+}
+
 func TestGivesUp(t *testing.T) {
 	s, n, _ := server(t, reply{status: 529, body: anthropicOverload})
 	_, err := client(Anthropic, s.URL, nil).Complete(context.Background(), Request{Prompt: "p"})

@@ -49,7 +49,7 @@ type extractor struct {
 	read, changed       []string
 	seenRead, seenEdit  map[string]bool
 	commands            []command
-	toolErrors          []string
+	toolRuns            []toolRun
 	todos               []string
 	lastText, lastCall  string
 	lastRequestAnswered bool
@@ -178,19 +178,28 @@ func (x *extractor) call(b *transcript.Block) {
 	}
 	lower := strings.ToLower(b.ToolName)
 	res, answered := x.results[b.ToolID]
+	// A call that failed or was refused read or changed nothing; it is listed under
+	// Errors, with its path.
+	failed := answered && res.isError()
 	switch {
 	case c.Class == snip.Read && c.File != "":
-		x.addRead(c.File)
+		if !failed {
+			x.addRead(c.File)
+		}
 	case editTools[lower] || (lower == "str_replace_editor" || lower == "str_replace_based_edit_tool") && gjson.Get(args, "command").String() != "view":
 		for _, key := range []string{"file_path", "path", "filename", "target_file", "notebook_path"} {
 			if p := gjson.Get(args, key).String(); p != "" {
-				x.addChanged(p)
+				if !failed {
+					x.addChanged(p)
+				}
 				break
 			}
 		}
 	case lower == "apply_patch" || strings.Contains(args, "*** Begin Patch"):
 		for _, m := range patchFile.FindAllStringSubmatch(args, -1) {
-			x.addChanged(strings.TrimSpace(m[1]))
+			if !failed {
+				x.addChanged(strings.TrimSpace(m[1]))
+			}
 		}
 	case lower == "todowrite":
 		x.todos = nil
@@ -222,9 +231,19 @@ func (x *extractor) call(b *transcript.Block) {
 		x.commands = append(x.commands, cmd)
 		return
 	}
-	if answered && res.isError() {
-		x.toolErrors = append(x.toolErrors, fmt.Sprintf("%s: %s", x.lastCall, shorten(firstLine(res.text()), 240)))
+	if answered {
+		r := toolRun{call: x.lastCall, failed: failed}
+		if failed {
+			r.errLine = shorten(firstLine(res.text()), 240)
+		}
+		x.toolRuns = append(x.toolRuns, r)
 	}
+}
+
+// toolRun is how a call of a tool other than a shell ended, for the Errors section.
+type toolRun struct {
+	call, errLine string
+	failed        bool
 }
 
 func isShell(lower string) bool {
@@ -381,8 +400,21 @@ func (x *extractor) sections() Sections {
 			s["Errors"] = append(s["Errors"], fmt.Sprintf("`%s`: %s %s", c.cmd, c.errLine, state))
 		}
 	}
-	for _, e := range x.toolErrors {
-		s["Errors"] = append(s["Errors"], e+" [unresolved]")
+	// A failed call is fixed when the same call (tool and file or argument) later succeeded.
+	lastRunOK := map[string]int{}
+	for i, r := range x.toolRuns {
+		if !r.failed {
+			lastRunOK[r.call] = i
+		}
+	}
+	for i, r := range x.toolRuns {
+		if r.failed {
+			state := "[unresolved]"
+			if j, ok := lastRunOK[r.call]; ok && j > i {
+				state = "[fixed]"
+			}
+			s["Errors"] = append(s["Errors"], fmt.Sprintf("%s: %s %s", r.call, r.errLine, state))
+		}
 	}
 	s["Pending tasks"] = x.todos
 	if x.lastText != "" {

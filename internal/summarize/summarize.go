@@ -11,6 +11,7 @@ package summarize
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -44,6 +45,10 @@ type Split struct {
 	Summarized, Previous []int
 	Tokens               int // the summarized messages' share
 	Keep                 int // the kept tail's goal, in tokens (or turns, with KeepTurns)
+	// Forced and Before say what set the run off and how big the document was: a Claude
+	// Code compact boundary records both.
+	Forced bool
+	Before int
 }
 
 // Choose works out what to summarize. Below the trigger (and without Force) it does not
@@ -52,7 +57,7 @@ type Split struct {
 // result; system prompts, system and developer messages and the newest user message stay
 // where they are, everything else before the tail is summarized.
 func Choose(t *transcript.Transcript, o Options) Split {
-	var sp Split
+	sp := Split{Forced: o.Force, Before: o.Tokens}
 	util := float64(o.Tokens) / float64(max(o.Effective, 1))
 	sp.Trigger = fmt.Sprintf("utilization %.0f%% (trigger %.0f%%)", 100*util, 100*o.Trigger)
 	switch {
@@ -178,8 +183,9 @@ func PreviousSections(t *transcript.Transcript, sp Split) Sections {
 
 // Place returns the edits that replace the summarized messages with one summary message
 // of the given text: in a JSON document a user message where the first summarized one
-// was; in a Claude Code session a compact-summary record (isCompactSummary) that the kept
-// messages hang off; in a Codex rollout a compacted record before the first kept item.
+// was; in a Claude Code session a compact boundary and a compact-summary record
+// (isCompactSummary) that the kept messages hang off; in a Codex rollout a compacted
+// record before the first kept item.
 func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, error) {
 	if len(sp.Summarized) == 0 {
 		return nil, nil
@@ -188,7 +194,6 @@ func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, 
 	for _, mi := range sp.Summarized {
 		drop[mi] = true
 	}
-	first := &t.Messages[sp.Summarized[0]]
 	switch t.Format {
 	case transcript.Anthropic, transcript.OpenAI:
 		return placeJSON(t, drop, sp.Summarized[0], `{"role":"user","content":`+transcript.Quote(text)+`}`), nil
@@ -198,37 +203,7 @@ func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, 
 		}
 		return placeJSON(t, drop, sp.Summarized[0], `{"type":"message","role":"user","content":[{"type":"input_text","text":`+transcript.Quote(text)+`}]}`), nil
 	case transcript.ClaudeCode:
-		line := t.Slice(first.Lines[0])
-		g := gjson.GetMany(line, "sessionId", "cwd", "version", "gitBranch", "timestamp", "uuid", "userType", "isSidechain", "agentId")
-		uuid := transcript.DeriveUUID(g[5].String() + "\x00" + text)
-		// A subagent's log is all sidechain lines: the summary is one of them.
-		sidechain := "false"
-		if g[7].Bool() {
-			sidechain = "true"
-		}
-		rec := `{"parentUuid":null,"isSidechain":` + sidechain
-		if g[8].Exists() {
-			rec += `,"agentId":` + g[8].Raw
-		}
-		for i, key := range []string{"userType", "cwd", "sessionId", "version", "gitBranch"} {
-			if v := g[[]int{6, 1, 0, 2, 3}[i]]; v.Exists() {
-				rec += `,"` + key + `":` + v.Raw
-			}
-		}
-		rec += `,"type":"user","message":{"role":"user","content":` + transcript.Quote(text) + `},"isCompactSummary":true,"uuid":` + transcript.Quote(uuid)
-		if g[4].Exists() {
-			rec += `,"timestamp":` + g[4].Raw
-		}
-		rec += "}\n"
-		// The summary goes on the line before the first kept message; the summarized
-		// records stay in the file, off the live branch, as Claude Code leaves them.
-		at := firstKept(t, drop)
-		if at < 0 {
-			return nil, fmt.Errorf("nothing is kept after the summary")
-		}
-		start := t.Messages[at].Lines[0].Start
-		edits := []transcript.Edit{{Span: transcript.Span{Start: start, End: start}, With: rec}}
-		return append(edits, t.Rechain(drop, uuid)...), nil
+		return placeClaudeCode(t, sp, drop, text)
 	case transcript.Codex:
 		at := afterLast(t, sp.Summarized)
 		if at < 0 {
@@ -270,6 +245,59 @@ func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, 
 		return append(edits, transcript.Edit{Span: transcript.Span{Start: start, End: start}, With: rec}), nil
 	}
 	return nil, fmt.Errorf("cannot place a summary in a %s document", t.Format)
+}
+
+// placeClaudeCode writes what Claude Code writes when it compacts: a compact_boundary
+// system record that starts a new chain (logicalParentUuid names where the old one
+// ended; compactMetadata says what set it off and the size before), and the summary as
+// a user record with isCompactSummary hanging off it. Both go on the line before the
+// first kept message, which is chained to the summary; the summarized records stay in
+// the file, off the live branch, as Claude Code leaves them. Readers that follow the
+// chain and readers that start at the last compact boundary both find the summary first.
+func placeClaudeCode(t *transcript.Transcript, sp Split, drop []bool, text string) ([]transcript.Edit, error) {
+	at := firstKept(t, drop)
+	if at < 0 {
+		return nil, fmt.Errorf("nothing is kept after the summary")
+	}
+	first := &t.Messages[sp.Summarized[0]]
+	g := gjson.GetMany(t.Slice(first.Lines[0]), "sessionId", "cwd", "version", "gitBranch", "timestamp", "uuid", "userType", "isSidechain", "agentId")
+	uuid := transcript.DeriveUUID(g[5].String() + "\x00" + text)
+	boundary := transcript.DeriveUUID(uuid + "\x00compact_boundary")
+	last := &t.Messages[sp.Summarized[len(sp.Summarized)-1]]
+	logical := gjson.Get(t.Slice(last.Lines[len(last.Lines)-1]), "uuid").Raw
+	if logical == "" {
+		logical = "null"
+	}
+	// What both records share with the session's own lines. A subagent's log is all
+	// sidechain lines: the two are sidechain lines too.
+	common := `"isSidechain":false`
+	if g[7].Bool() {
+		common = `"isSidechain":true`
+	}
+	if g[8].Exists() {
+		common += `,"agentId":` + g[8].Raw
+	}
+	for i, key := range []string{"userType", "cwd", "sessionId", "version", "gitBranch"} {
+		if v := g[[]int{6, 1, 0, 2, 3}[i]]; v.Exists() {
+			common += `,"` + key + `":` + v.Raw
+		}
+	}
+	stamp := ""
+	if g[4].Exists() {
+		stamp = `,"timestamp":` + g[4].Raw
+	}
+	trigger := "auto"
+	if sp.Forced {
+		trigger = "manual"
+	}
+	recs := `{"parentUuid":null,"logicalParentUuid":` + logical + `,` + common +
+		`,"type":"system","subtype":"compact_boundary","content":"Conversation summarized by ctx-summarize","isMeta":false` + stamp +
+		`,"uuid":` + transcript.Quote(boundary) + `,"level":"info","compactMetadata":{"trigger":"` + trigger + `","preTokens":` + strconv.Itoa(sp.Before) + `}}` + "\n" +
+		`{"parentUuid":` + transcript.Quote(boundary) + `,` + common +
+		`,"type":"user","message":{"role":"user","content":` + transcript.Quote(text) + `},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":` + transcript.Quote(uuid) + stamp + "}\n"
+	start := t.Messages[at].Lines[0].Start
+	edits := []transcript.Edit{{Span: transcript.Span{Start: start, End: start}, With: recs}}
+	return append(edits, t.Rechain(drop, uuid)...), nil
 }
 
 // placeJSON drops the summarized elements and puts the summary where the first was.

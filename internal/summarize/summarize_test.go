@@ -13,6 +13,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/tidwall/gjson"
 )
 
 func estimate() tokens.Counter {
@@ -302,5 +303,105 @@ func checkReplaced(t *testing.T, path string, before, after *transcript.Transcri
 	}
 	if summaries != 1 {
 		t.Errorf("%s: %d summary messages in the result, want 1", path, summaries)
+	}
+	if after.Format == transcript.ClaudeCode {
+		checkBoundary(t, path, before, after, sp)
+	}
+}
+
+// checkBoundary: a summarized Claude Code session has one compact boundary more, the
+// newest a root whose logicalParentUuid is the last summarized line and off which the
+// summary hangs; read from that boundary on, as readers that skip compacted history do,
+// the session is the same conversation.
+func checkBoundary(t *testing.T, path string, before, after *transcript.Transcript, sp Split) {
+	t.Helper()
+	boundaries := func(tr *transcript.Transcript) (n int, last transcript.Record) {
+		for _, r := range tr.Records {
+			if gjson.Get(tr.Slice(r.Span), "subtype").String() == "compact_boundary" {
+				n, last = n+1, r
+			}
+		}
+		return n, last
+	}
+	n0, _ := boundaries(before)
+	n1, b := boundaries(after)
+	if n1 != n0+1 {
+		t.Errorf("%s: %d compact boundaries, want %d", path, n1, n0+1)
+		return
+	}
+	line := after.Slice(b.Span)
+	lastSummarized := &before.Messages[sp.Summarized[len(sp.Summarized)-1]]
+	wantLogical := gjson.Get(before.Slice(lastSummarized.Lines[len(lastSummarized.Lines)-1]), "uuid").String()
+	g := gjson.GetMany(line, "parentUuid", "logicalParentUuid", "uuid", "compactMetadata.preTokens")
+	if g[0].Type != gjson.Null || g[1].String() != wantLogical || g[3].Int() != int64(sp.Before) {
+		t.Errorf("%s: boundary %s, want a root after %q of %d tokens", path, line, wantLogical, sp.Before)
+	}
+	var summary *transcript.Message
+	for mi := range after.Messages {
+		if after.Messages[mi].Summary {
+			summary = &after.Messages[mi]
+		}
+	}
+	if summary == nil || gjson.Get(after.Slice(summary.Lines[0]), "parentUuid").String() != g[2].String() {
+		t.Errorf("%s: the summary does not hang off the newest compact boundary", path)
+		return
+	}
+	if summary.Lines[0].Start != b.Span.End+1 {
+		t.Errorf("%s: the summary is not the line after the boundary", path)
+	}
+	tail, err := transcript.Parse([]byte(after.Doc[b.Span.Start-after.Base:]), transcript.Options{Format: transcript.ClaudeCode})
+	if err != nil {
+		t.Errorf("%s: the session from its newest boundary on does not parse: %v", path, err)
+		return
+	}
+	if len(tail.Messages) != len(after.Messages) {
+		t.Errorf("%s: %d messages from the newest boundary on, %d in the whole session", path, len(tail.Messages), len(after.Messages))
+		return
+	}
+	for mi := range tail.Messages {
+		if tail.Slice(tail.Messages[mi].Span) != after.Slice(after.Messages[mi].Span) {
+			t.Errorf("%s: message %d differs when read from the newest boundary on", path, mi)
+			return
+		}
+	}
+}
+
+// TestLocalFailedCalls: a refused or failed call read or changed nothing, so its file is
+// listed under Errors only; the error is fixed once the same call succeeds later, and stays
+// unresolved otherwise.
+func TestLocalFailedCalls(t *testing.T) {
+	call := func(id, name, input string) string {
+		return `{"role":"assistant","content":[{"type":"tool_use","id":"` + id + `","name":"` + name + `","input":` + input + `}]}`
+	}
+	result := func(id, text string, isError bool) string {
+		return `{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + id + `","content":"` + text + `","is_error":` + fmt.Sprint(isError) + `}]}`
+	}
+	doc := `{"messages":[{"role":"user","content":"tidy the styles"},` +
+		call("1", "Edit", `{"file_path":"/r/a.css","old_string":"x","new_string":"y"}`) + `,` + result("1", "The user doesn't want to proceed with this tool use.", true) + `,` +
+		call("2", "Edit", `{"file_path":"/r/b.css","old_string":"x","new_string":"y"}`) + `,` + result("2", "The user doesn't want to proceed with this tool use.", true) + `,` +
+		call("3", "Read", `{"file_path":"/r/gone.css"}`) + `,` + result("3", "File does not exist.", true) + `,` +
+		call("4", "Edit", `{"file_path":"/r/a.css","old_string":"x","new_string":"z"}`) + `,` + result("4", "The file /r/a.css has been updated.", false) + `]}`
+	tr, err := transcript.Parse([]byte(doc), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []int
+	for mi := range tr.Messages {
+		all = append(all, mi)
+	}
+	s := Local(tr, all)
+	if got := fmt.Sprint(s["Files changed"]); got != "[/r/a.css]" {
+		t.Errorf("files changed %s, want [/r/a.css]", got)
+	}
+	if len(s["Files read"]) != 0 {
+		t.Errorf("files read %v, want none", s["Files read"])
+	}
+	want := []string{
+		"Edit(/r/a.css): The user doesn't want to proceed with this tool use. [fixed]",
+		"Edit(/r/b.css): The user doesn't want to proceed with this tool use. [unresolved]",
+		"Read(/r/gone.css): File does not exist. [unresolved]",
+	}
+	if fmt.Sprint(s["Errors"]) != fmt.Sprint(want) {
+		t.Errorf("errors:\n%q\nwant\n%q", s["Errors"], want)
 	}
 }
