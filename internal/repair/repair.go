@@ -51,6 +51,7 @@ const (
 	MisplacedResult Rule = "misplaced-result" // a result that is not where the format needs it
 	DuplicateID     Rule = "duplicate-id"     // a call id used twice, or empty
 	ToolCallIDs     Rule = "tool-call-ids"    // a tool message that does not answer exactly one tool_call_id
+	ResultID        Rule = "result-id"        // a tool_result without its call's id (Anthropic, Claude Code)
 	SameRole        Rule = "same-role"        // two messages of one role in a row (Anthropic)
 	EmptyMessage    Rule = "empty-message"    // a message with no content
 	EmptyText       Rule = "empty-text"       // a text block with no text (Anthropic)
@@ -58,7 +59,7 @@ const (
 )
 
 // Rules lists every rule in a stable order.
-var Rules = []Rule{MissingResult, OrphanResult, MisplacedResult, DuplicateID, ToolCallIDs, SameRole, EmptyMessage, EmptyText, FirstNotUser}
+var Rules = []Rule{MissingResult, OrphanResult, MisplacedResult, DuplicateID, ToolCallIDs, ResultID, SameRole, EmptyMessage, EmptyText, FirstNotUser}
 
 // Problem is one thing the API would reject.
 type Problem struct {
@@ -389,6 +390,18 @@ func (f *fixer) checkPairing() {
 	for _, r := range f.orphans {
 		b := f.t.Block(r)
 		f.add(r.Message, OrphanResult, []string{b.ToolID}, "tool result for %s answers no call in the conversation", quoteID(b.ToolID))
+	}
+	if f.t.Format != transcript.Anthropic && f.t.Format != transcript.ClaudeCode {
+		return // OpenAI's is tool-call-ids; Responses pairs an empty call_id by position
+	}
+	for _, c := range f.calls {
+		r := f.resultOf[c]
+		if _, renamed := f.newID[c]; renamed || r == transcript.None {
+			continue
+		}
+		if id := f.t.Block(c).ToolID; f.t.Block(r).ToolID != id {
+			f.add(r.Message, ResultID, []string{id}, "tool result without a tool_use_id answers %s by its place; it gets the id", quoteID(id))
+		}
 	}
 }
 

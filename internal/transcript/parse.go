@@ -97,7 +97,7 @@ func Parse(data []byte, o Options) (*Transcript, error) {
 		if !f.JSONL() {
 			return parseJSONDocument(doc, root, f, o)
 		}
-		if found := recordFormat(root); o.Format != "" && found != o.Format {
+		if found := recordFormat(root); o.Format != "" && found != o.Format && !(found == "" && recordShaped(root, o.Format)) {
 			return nil, formatMismatch(o.Format, found)
 		}
 		lines := splitRecords(doc)
@@ -178,6 +178,22 @@ func parseJSONDocument(doc string, root gjson.Result, f Format, o Options) (*Tra
 	}
 	markSummaries(t)
 	return t, nil
+}
+
+// recordShaped reports whether a lone JSON object that names no format has the shape of a
+// record of f (a type and a message, or a type and a payload): what --format f is trusted
+// on, as it is for JSONL records that name no format.
+func recordShaped(obj gjson.Result, f Format) bool {
+	if !obj.Get("type").Exists() {
+		return false
+	}
+	switch f {
+	case ClaudeCode:
+		return obj.Get("message").Exists()
+	case Codex:
+		return obj.Get("payload").Exists()
+	}
+	return false
 }
 
 func formatMismatch(want, found Format) *Error {
