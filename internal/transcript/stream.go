@@ -68,7 +68,7 @@ func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (*O
 		}
 		seq := len(records)
 		records = append(records, Record{Span: Span{start, start + len(l)}, Line: line, Message: -1,
-			Type: intern(gjson.Get(l, "type").String())})
+			Type: intern(recordValue(l, 0).get("type").str())})
 		rec := &Transcript{Format: f, Doc: l, Base: start, Records: []Record{records[seq]}}
 		rec.Messages = p.record(seq, &records[seq], l)
 		detach(rec.Messages)
@@ -113,7 +113,7 @@ func sniff(br *bufio.Reader, o Options) (Format, error) {
 		if bytes.IndexByte(line, 0) >= 0 || !gjson.Valid(l) || l[firstNonSpace(l)] != '{' {
 			return "", nil
 		}
-		if f := recordFormat(gjson.Parse(l)); f != "" {
+		if f := recordFormat(recordValue(l, 0)); f != "" {
 			if o.Format != "" && f != o.Format {
 				return "", nil
 			}

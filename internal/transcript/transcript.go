@@ -11,12 +11,7 @@
 // not grow with the size of the messages. Parse and Stream read records with the same code.
 package transcript
 
-import (
-	"strings"
-	"time"
-
-	"github.com/tidwall/gjson"
-)
+import "time"
 
 // Format names a document format.
 type Format string
@@ -197,13 +192,4 @@ func LastUsage(us []Usage) (Usage, bool) {
 		return Usage{}, false
 	}
 	return us[len(us)-1], true
-}
-
-// decodeString decodes a JSON string literal; it avoids allocating when the literal has
-// no escapes.
-func decodeString(raw string) string {
-	if len(raw) >= 2 && raw[0] == '"' && strings.IndexByte(raw, '\\') < 0 {
-		return raw[1 : len(raw)-1]
-	}
-	return gjson.Parse(raw).String()
 }
