@@ -394,6 +394,12 @@ func countMessage(t *transcript.Transcript, m *transcript.Message, c tokens.Coun
 }
 
 func countBlock(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, provider string) blockCount {
+	// Only a result's size is reported (the largest result), so only results and their
+	// parts pay for counting characters.
+	return countSized(t, b, c, provider, b.Kind == transcript.ToolResult)
+}
+
+func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, provider string, sized bool) blockCount {
 	bc := blockCount{kind: b.Kind}
 	switch {
 	case b.Kind == transcript.Image:
@@ -403,15 +409,27 @@ func countBlock(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 		bc.tokens = tokens.EncryptedTokens(b.Encrypted)
 		return bc
 	}
-	text := t.BodyText(b)
-	bc.tokens = c.Count(text)
+	if lc, ok := c.(tokens.ByLength); ok {
+		// The count needs the length alone: the text is never decoded.
+		if sized {
+			bc.bytes, bc.chars = t.BodySize(b)
+		} else {
+			bc.bytes = t.BodyLen(b)
+		}
+		bc.tokens = lc.CountLength(bc.bytes)
+	} else {
+		text := t.BodyText(b)
+		bc.tokens = c.Count(text)
+		bc.bytes = len(text)
+		if sized {
+			bc.chars = utf8.RuneCountInString(text)
+		}
+	}
 	if b.Kind == transcript.ToolCall {
 		bc.tokens += c.Count(b.ToolName)
 	}
-	bc.chars = utf8.RuneCountInString(text)
-	bc.bytes = len(text)
 	for pi := range b.Parts {
-		pc := countBlock(t, &b.Parts[pi], c, provider)
+		pc := countSized(t, &b.Parts[pi], c, provider, sized)
 		bc.tokens += pc.tokens
 		bc.chars += pc.chars
 		bc.bytes += pc.bytes

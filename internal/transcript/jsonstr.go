@@ -131,3 +131,29 @@ func stringSize(raw string) (size, runes int) {
 		s = s[i+n:]
 	}
 }
+
+// stringLen is the length in bytes of what decodeString(raw) returns, without building it.
+func stringLen(raw string) int {
+	if len(raw) < 2 || raw[0] != '"' {
+		return 0
+	}
+	s := raw[1 : len(raw)-1]
+	size := 0
+	for {
+		i := strings.IndexByte(s, '\\')
+		if i < 0 {
+			return size + len(s)
+		}
+		size += i
+		r, n := unescapeAt(s[i:])
+		if n == 0 {
+			return size
+		}
+		if l := utf8.RuneLen(r); l > 0 {
+			size += l
+		} else {
+			size += utf8.RuneLen(utf8.RuneError)
+		}
+		s = s[i+n:]
+	}
+}

@@ -32,6 +32,9 @@ func FuzzDecodeString(f *testing.F) {
 		if got := decodeString(raw); got != want {
 			t.Fatalf("decodeString(%q) = %q, gjson %q", raw, got, want)
 		}
+		if n := stringLen(raw); n != len(want) {
+			t.Fatalf("stringLen(%q) = %d, want %d", raw, n, len(want))
+		}
 		size, runes := stringSize(raw)
 		if size != len(want) || runes != utf8.RuneCountInString(want) {
 			t.Fatalf("stringSize(%q) = %d bytes %d runes, want %d, %d", raw, size, runes, len(want), utf8.RuneCountInString(want))
@@ -47,6 +50,9 @@ func TestDecodeStringSeeds(t *testing.T) {
 		want := gjson.Parse(raw).String()
 		if got := decodeString(raw); got != want {
 			t.Errorf("decodeString(%q) = %q, want %q", raw, got, want)
+		}
+		if n := stringLen(raw); n != len(want) {
+			t.Errorf("stringLen(%q) = %d, want %d", raw, n, len(want))
 		}
 		if size, runes := stringSize(raw); size != len(want) || runes != utf8.RuneCountInString(want) {
 			t.Errorf("stringSize(%q) = %d, %d; want %d, %d", raw, size, runes, len(want), utf8.RuneCountInString(want))

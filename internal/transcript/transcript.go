@@ -11,7 +11,10 @@
 // not grow with the size of the messages. Parse and Stream read records with the same code.
 package transcript
 
-import "time"
+import (
+	"time"
+	"unicode/utf8"
+)
 
 // Format names a document format.
 type Format string
@@ -181,6 +184,31 @@ func (t *Transcript) BodyText(b *Block) string {
 		return raw
 	}
 	return decodeString(raw)
+}
+
+// BodySize returns the length in bytes of BodyText(b), and its length in characters as
+// utf8.RuneCountInString counts them, without building the text.
+func (t *Transcript) BodySize(b *Block) (size, runes int) {
+	if b.Body.IsZero() {
+		return 0, 0
+	}
+	raw := t.Slice(b.Body)
+	if b.BodyJSON {
+		return len(raw), utf8.RuneCountInString(raw)
+	}
+	return stringSize(raw)
+}
+
+// BodyLen is the first result of BodySize, the length in bytes of BodyText(b), at less cost.
+func (t *Transcript) BodyLen(b *Block) int {
+	if b.Body.IsZero() {
+		return 0
+	}
+	raw := t.Slice(b.Body)
+	if b.BodyJSON {
+		return len(raw)
+	}
+	return stringLen(raw)
 }
 
 // LastUsage returns the newest real usage figure, if the transcript records any.
