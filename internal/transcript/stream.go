@@ -79,6 +79,17 @@ func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (*O
 	return resolve(p, f, records), nil, nil
 }
 
+// Sniff reads ahead in r and names the JSONL format Stream would stream the input as, or ""
+// when Stream would read it whole; the reader it returns reads the whole input from the
+// start (what was read ahead first), and Stream reads it without buffering it again. A
+// caller that must decide how to hold the input (a filter that reads a streamed document
+// twice keeps a copy of stdin, and of nothing else) asks first.
+func Sniff(r io.Reader, o Options) (Format, io.Reader, error) {
+	br := bufio.NewReaderSize(r, sniffBytes)
+	f, err := sniff(br, o)
+	return f, br, err
+}
+
 // sniff peeks at the first records of the input and names the JSONL format to stream, or
 // "" when the input should be read whole: when the first records do not all parse, when
 // none of them names a JSONL format, or when it is not the one o.Format asks for. Parse
