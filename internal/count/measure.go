@@ -311,6 +311,30 @@ func Total(t *transcript.Transcript, c tokens.Counter) int {
 	return Measure(t, Options{Counter: c, NoPreviews: true}).Tokens
 }
 
+// Counts are what a tier needs of a conversation's count: the total, as Total counts it,
+// and each block's tokens, as BlockTokens counts them (Blocks[m][b] for Messages[m].Blocks[b]).
+type Counts struct {
+	Total  int
+	Blocks [][]int
+}
+
+// CountsOf counts a transcript once for both figures.
+func CountsOf(t *transcript.Transcript, c tokens.Counter) Counts {
+	return countsOf(tallyOf(t, c, false), c)
+}
+
+func countsOf(tl tally, c tokens.Counter) Counts {
+	n := Counts{Total: summarise(tl, Options{Counter: c}).Tokens, Blocks: make([][]int, len(tl.messages))}
+	for mi := range tl.messages {
+		bs := tl.messages[mi].blocks
+		n.Blocks[mi] = make([]int, len(bs))
+		for bi := range bs {
+			n.Blocks[mi][bi] = bs[bi].tokens
+		}
+	}
+	return n
+}
+
 // PerMessage counts a transcript as Total does and also returns each message's share
 // (index-aligned with its messages): what a tier that drops or replaces whole messages
 // needs.
