@@ -84,10 +84,14 @@ type Stats struct {
 // that total over the effective window (0 when there is no window).
 func Utilization(t *transcript.Transcript, c tokens.Counter, b tokens.Budget) (total int, u float64) {
 	total = count.Total(t, c)
-	if b.Effective > 0 {
-		u = float64(total) / float64(b.Effective)
+	return total, utilization(total, b)
+}
+
+func utilization(total int, b tokens.Budget) float64 {
+	if b.Effective <= 0 {
+		return 0
 	}
-	return total, u
+	return float64(total) / float64(b.Effective)
 }
 
 // limits returns the limits in force at the options' utilization and the trigger.
@@ -142,6 +146,32 @@ type unit struct {
 // Plan decides the cuts for one transcript: the edits to apply with t.Apply, and the
 // run's statistics. It does no I/O.
 func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
+	p, st := newPlanner(t, o)
+	var edits []transcript.Edit
+	for i := range p.results {
+		edits = append(edits, p.cut(t, i, &st)...)
+	}
+	return edits, st
+}
+
+// planner is what Plan knows before it reads any text: the limits in force and, for every
+// tool result, whether it may be cut. A streamed transcript is planned with the
+// conversation of its first pass and cut, result by result, in its second (stream.go).
+type planner struct {
+	o       Options
+	c       tokens.Counter
+	limits  []Limit
+	factor  float64
+	t       *transcript.Transcript // the conversation: blocks and spans, text not needed
+	results []transcript.Ref
+	// tools names the tool of each result; skip marks the results that are never cut.
+	tools []string
+	skip  []bool
+}
+
+// newPlanner looks at the conversation's structure: its tool results, the calls they
+// answer, which are protected. It reads no text.
+func newPlanner(t *transcript.Transcript, o Options) (*planner, Stats) {
 	c := o.Counter
 	if c == nil {
 		c, _ = tokens.New("estimate")
@@ -151,13 +181,14 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 	for _, l := range ls {
 		st.Limits = append(st.Limits, l.describe())
 	}
+	p := &planner{o: o, c: c, limits: ls, factor: max(o.ErrorFactor, 1), t: t}
 
 	// The tool each result answers: a result seldom names it itself.
 	names := map[transcript.Ref]string{}
-	for _, p := range t.Pairs() {
-		if p.Call != transcript.None && p.Result != transcript.None {
-			if n := t.Block(p.Call).ToolName; n != "" {
-				names[p.Result] = n
+	for _, pr := range t.Pairs() {
+		if pr.Call != transcript.None && pr.Result != transcript.None {
+			if n := t.Block(pr.Call).ToolName; n != "" {
+				names[pr.Result] = n
 			}
 		}
 	}
@@ -167,109 +198,124 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 	}
 	protected := t.Protected()
 
-	var results []transcript.Ref
 	for mi := range t.Messages {
 		if t.Messages[mi].Header {
 			continue
 		}
 		for bi := range t.Messages[mi].Blocks {
 			if t.Messages[mi].Blocks[bi].Kind == transcript.ToolResult {
-				results = append(results, transcript.Ref{Message: mi, Block: bi})
+				p.results = append(p.results, transcript.Ref{Message: mi, Block: bi})
 			}
 		}
 	}
-	st.Results = len(results)
+	st.Results = len(p.results)
 	if len(ls) == 0 {
-		return nil, st
+		p.results = nil // nothing is over no limit
+		return p, st
 	}
-	recent := len(results) - max(o.KeepRecent, 0)
-	factor := max(o.ErrorFactor, 1)
-
-	var edits []transcript.Edit
-	for i, ref := range results {
-		b := t.Block(ref)
+	recent := len(p.results) - max(o.KeepRecent, 0)
+	p.tools = make([]string, len(p.results))
+	p.skip = make([]bool, len(p.results))
+	for i, ref := range p.results {
 		tool := names[ref]
 		if tool == "" {
-			tool = b.ToolName
+			tool = t.Block(ref).ToolName
 		}
+		p.tools[i] = tool
 		if i >= recent || excluded[tool] || protected[ref.Message] {
+			p.skip[i] = true
 			st.Skipped++
-			continue
 		}
-		units := textUnits(t, b)
-		if len(units) == 0 {
-			continue
-		}
-		// A cheap bound first: most results are far below every limit.
-		if !mayExceed(units, ls) {
-			continue
-		}
-		limits := ls
-		if isError(t, b, units) {
-			st.Errors++
-			if factor != 1 {
-				limits = make([]Limit, len(ls))
-				for j, l := range ls {
-					limits[j] = l.scale(factor)
-				}
-			}
-		}
-		changed, cutBefore := false, false
-		for ui := range units {
-			u := &units[ui]
-			u.text = t.BodyText(&transcript.Block{Body: u.body})
-			u.cutText = u.text
-			u.unwrap()
-			u.cutRunes = utf8.RuneCountInString(u.cutText)
-			u.newText, u.newRunes = u.cutText, u.cutRunes
-			if _, ok := parseCut(u.cutText); ok {
-				cutBefore = true
-			}
-		}
-		// Apply every limit in force until none is exceeded; a cut only shrinks the text,
-		// so two passes settle it (the second catches a marker that pushed the other unit
-		// back over).
-		for range 3 {
-			again := false
-			for _, l := range limits {
-				measure := measurer(l, c)
-				for ui, share := range shares(units, l, c) {
-					u := &units[ui]
-					if u.size <= share {
-						continue
-					}
-					p := split(u.newText, u.newRunes, c.Count)
-					if cut := p.fit(share, measure, l.Tokens, tool); cut != u.newText {
-						u.newText, u.newRunes, again = cut, utf8.RuneCountInString(cut), true
-					}
-				}
-			}
-			if !again {
-				break
-			}
-		}
-		for ui := range units {
-			u := &units[ui]
-			if u.newText == u.cutText {
-				continue
-			}
-			out := u.newText
-			if u.hasInner {
-				out = u.text[:u.inner.Start] + transcript.Quote(out) + u.text[u.inner.End:]
-			}
-			edits = append(edits, transcript.Edit{Span: u.body, With: transcript.Quote(out)})
-			st.CharsRemoved += u.cutRunes - u.newRunes
-			st.TokensDelta += c.Count(out) - c.Count(u.text)
-			changed = true
-		}
-		if changed {
-			st.Cut++
-			if cutBefore {
-				st.Recut++
+	}
+	return p, st
+}
+
+// mayCut reports whether result i may be over a limit: it is not protected and a cheap
+// bound on its size, read off its spans, is over one.
+func (p *planner) mayCut(i int) bool {
+	if p.skip[i] {
+		return false
+	}
+	units := textUnits(p.t.Block(p.results[i]))
+	return len(units) > 0 && mayExceed(units, p.limits)
+}
+
+// cut decides the cut of result i, reading its text through doc: the whole document, or,
+// for a streamed one, a piece of it that holds the result.
+func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript.Edit {
+	if !p.mayCut(i) {
+		return nil
+	}
+	b := p.t.Block(p.results[i])
+	tool := p.tools[i]
+	c := p.c
+	units := textUnits(b)
+	limits := p.limits
+	if isError(doc, b, units) {
+		st.Errors++
+		if p.factor != 1 {
+			limits = make([]Limit, len(p.limits))
+			for j, l := range p.limits {
+				limits[j] = l.scale(p.factor)
 			}
 		}
 	}
-	return edits, st
+	changed, cutBefore := false, false
+	for ui := range units {
+		u := &units[ui]
+		u.text = doc.BodyText(&transcript.Block{Body: u.body})
+		u.cutText = u.text
+		u.unwrap()
+		u.cutRunes = utf8.RuneCountInString(u.cutText)
+		u.newText, u.newRunes = u.cutText, u.cutRunes
+		if _, ok := parseCut(u.cutText); ok {
+			cutBefore = true
+		}
+	}
+	// Apply every limit in force until none is exceeded; a cut only shrinks the text,
+	// so two passes settle it (the second catches a marker that pushed the other unit
+	// back over).
+	for range 3 {
+		again := false
+		for _, l := range limits {
+			measure := measurer(l, c)
+			for ui, share := range shares(units, l, c) {
+				u := &units[ui]
+				if u.size <= share {
+					continue
+				}
+				pc := split(u.newText, u.newRunes, c.Count)
+				if cut := pc.fit(share, measure, l.Tokens, tool); cut != u.newText {
+					u.newText, u.newRunes, again = cut, utf8.RuneCountInString(cut), true
+				}
+			}
+		}
+		if !again {
+			break
+		}
+	}
+	var edits []transcript.Edit
+	for ui := range units {
+		u := &units[ui]
+		if u.newText == u.cutText {
+			continue
+		}
+		out := u.newText
+		if u.hasInner {
+			out = u.text[:u.inner.Start] + transcript.Quote(out) + u.text[u.inner.End:]
+		}
+		edits = append(edits, transcript.Edit{Span: u.body, With: transcript.Quote(out)})
+		st.CharsRemoved += u.cutRunes - u.newRunes
+		st.TokensDelta += c.Count(out) - c.Count(u.text)
+		changed = true
+	}
+	if changed {
+		st.Cut++
+		if cutBefore {
+			st.Recut++
+		}
+	}
+	return edits
 }
 
 // MayCut reports whether any tool result could be over a limit at some utilization, by a
@@ -291,7 +337,7 @@ func MayCut(t *transcript.Transcript, o Options) bool {
 			continue
 		}
 		for bi := range t.Messages[mi].Blocks {
-			if b := &t.Messages[mi].Blocks[bi]; b.Kind == transcript.ToolResult && mayExceed(textUnits(t, b), bound) {
+			if b := &t.Messages[mi].Blocks[bi]; b.Kind == transcript.ToolResult && mayExceed(textUnits(b), bound) {
 				return true
 			}
 		}
@@ -309,18 +355,19 @@ func measurer(l Limit, c tokens.Counter) func(string) int {
 
 // textUnits lists the texts of a result the tier may cut: its content string, or the text
 // parts of its list content. Images and structured (non-string) content are left alone.
-func textUnits(t *transcript.Transcript, b *transcript.Block) []unit {
+// (A body that is not JSON is a string literal.)
+func textUnits(b *transcript.Block) []unit {
 	var us []unit
 	if len(b.Parts) > 0 {
 		for pi := range b.Parts {
 			p := &b.Parts[pi]
-			if p.Kind == transcript.Text && !p.BodyJSON && !p.Body.IsZero() && t.Doc[p.Body.Start] == '"' {
+			if p.Kind == transcript.Text && !p.BodyJSON && !p.Body.IsZero() {
 				us = append(us, unit{body: p.Body})
 			}
 		}
 		return us
 	}
-	if !b.BodyJSON && !b.Body.IsZero() && t.Doc[b.Body.Start] == '"' {
+	if !b.BodyJSON && !b.Body.IsZero() {
 		us = append(us, unit{body: b.Body})
 	}
 	return us

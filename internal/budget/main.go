@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // Flags is ctx-budget's command line.
@@ -80,23 +82,71 @@ func run(ctx *cli.Context, f *Flags) error {
 	if err != nil {
 		return err
 	}
-	ins, err := ctx.Documents(false)
+	names, err := ctx.DocumentNames(false)
 	if err != nil {
 		return err
 	}
-	for _, in := range ins {
-		if err := runOne(ctx, in, o); err != nil {
+	for _, name := range names {
+		if err := runOne(ctx, name, o); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func runOne(ctx *cli.Context, in cli.Input, o Options) error {
-	t, err := ctx.Parse(in)
+// runOne caps the results of one document. A JSONL transcript is streamed: the first pass
+// keeps its messages' structure and counts its tokens, the second reads again only the
+// results that may be over a limit (see cli.Document).
+func runOne(ctx *cli.Context, name string, o Options) error {
+	var carried [][]transcript.Message
+	counts := count.NewStreamed(ctx.Counter)
+	doc, err := ctx.ReadDocument(name, func(seq int, rec *transcript.Transcript) error {
+		carried = append(carried, rec.Messages)
+		return counts.Record(seq, rec)
+	})
+	counts.Close()
 	if err != nil {
 		return err
 	}
+	defer doc.Close()
+	if doc.Transcript != nil {
+		return runWhole(ctx, doc.Input, doc.Transcript, o)
+	}
+
+	t := doc.Outline.Conversation(carried)
+	if o.Counter = counts.Counter(); o.Counter == nil {
+		if o.Counter, err = ctx.Counter(t.Format); err != nil {
+			return err
+		}
+	}
+	window, err := ctx.Budget(t)
+	if err != nil {
+		return err
+	}
+	total := counts.Counts(doc.Outline, o.Counter).Total
+	u := utilization(total, window)
+	o.Utilization = u
+	p, st := newPlanner(t, o)
+	var regions []transcript.Span
+	var which []int
+	for i := range p.results {
+		if p.mayCut(i) {
+			regions = append(regions, t.Block(p.results[i]).Span)
+			which = append(which, i)
+		}
+	}
+	err = doc.Rewrite(regions, func(k int, text string, base int) ([]transcript.Edit, error) {
+		return p.cut(&transcript.Transcript{Format: t.Format, Doc: text, Base: base}, which[k], &st), nil
+	})
+	if err != nil {
+		return err
+	}
+	return writeStats(ctx, name, t, total, u, &st)
+}
+
+// runWhole caps the results of a document read whole.
+func runWhole(ctx *cli.Context, in cli.Input, t *transcript.Transcript, o Options) error {
+	var err error
 	if o.Counter, err = ctx.Counter(t.Format); err != nil {
 		return err
 	}
@@ -118,8 +168,12 @@ func runOne(ctx *cli.Context, in cli.Input, o Options) error {
 	if err := ctx.WriteDocument(in, out); err != nil {
 		return err
 	}
+	return writeStats(ctx, in.Name, t, total, u, &st)
+}
+
+func writeStats(ctx *cli.Context, name string, t *transcript.Transcript, total int, u float64, st *Stats) error {
 	return ctx.WriteStats(cli.Stats{
-		File: in.Name, Format: string(t.Format),
+		File: name, Format: string(t.Format),
 		TokensBefore: total, TokensAfter: total + st.TokensDelta,
 		Items: st.Cut, Trigger: st.Trigger,
 		Extra: map[string]any{

@@ -254,45 +254,69 @@ func (c *Context) WriteDocument(in Input, out []byte) error {
 }
 
 // heldOutput keeps what a tool writes to stdout until the run is known to have succeeded
-// (on an error nothing reaches stdout). Writes are copied, as io.Writer requires; a whole
+// (on an error nothing reaches stdout). Writes are copied, as io.Writer requires, into a
+// spool (memory, then a temp file, so a streamed document is not held in memory); a whole
 // document handed over by WriteDocument is kept by reference, so a filter's output is not
 // held twice.
 type heldOutput struct {
-	parts [][]byte
-	owned bool // the last part is a copy of ours that later writes may extend
+	parts []heldPart
+}
+
+// heldPart is a document held by reference, or a spool of writes.
+type heldPart struct {
+	doc    []byte
+	writes *spool
 }
 
 // Write implements io.Writer.
 func (h *heldOutput) Write(p []byte) (int, error) {
-	if n := len(h.parts); n > 0 && h.owned {
-		h.parts[n-1] = append(h.parts[n-1], p...)
-	} else {
-		h.parts = append(h.parts, append([]byte(nil), p...))
-		h.owned = true
+	if n := len(h.parts); n == 0 || h.parts[n-1].writes == nil {
+		h.parts = append(h.parts, heldPart{writes: &spool{}})
 	}
-	return len(p), nil
+	return h.parts[len(h.parts)-1].writes.Write(p)
 }
 
 // hold keeps p, which the caller no longer changes.
 func (h *heldOutput) hold(p []byte) {
-	h.parts = append(h.parts, p)
-	h.owned = false
+	h.parts = append(h.parts, heldPart{doc: p})
 }
 
 // WriteTo writes everything held, in order.
 func (h *heldOutput) WriteTo(w io.Writer) (int64, error) {
 	var n int64
 	for _, p := range h.parts {
-		if len(p) == 0 {
+		if p.writes == nil {
+			if len(p.doc) == 0 {
+				continue
+			}
+			m, err := w.Write(p.doc)
+			n += int64(m)
+			if err != nil {
+				return n, err
+			}
 			continue
 		}
-		m, err := w.Write(p)
-		n += int64(m)
+		r, err := p.writes.reader()
+		if err != nil {
+			return n, err
+		}
+		m, err := io.Copy(w, r)
+		n += m
 		if err != nil {
 			return n, err
 		}
 	}
 	return n, nil
+}
+
+// close frees the spools.
+func (h *heldOutput) close() {
+	for _, p := range h.parts {
+		if p.writes != nil {
+			p.writes.close()
+		}
+	}
+	h.parts = nil
 }
 
 type pendingFile struct{ tmp, target string }

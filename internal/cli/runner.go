@@ -95,6 +95,7 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	}
 
 	out := &heldOutput{}
+	defer out.close()
 	c := &Context{
 		Tool:      tool,
 		Common:    common,

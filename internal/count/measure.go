@@ -311,6 +311,30 @@ func Total(t *transcript.Transcript, c tokens.Counter) int {
 	return Measure(t, Options{Counter: c, NoPreviews: true}).Tokens
 }
 
+// Counts are what a tier needs of a conversation's count: the total, as Total counts it,
+// and each block's tokens, as BlockTokens counts them (Blocks[m][b] for Messages[m].Blocks[b]).
+type Counts struct {
+	Total  int
+	Blocks [][]int
+}
+
+// CountsOf counts a transcript once for both figures.
+func CountsOf(t *transcript.Transcript, c tokens.Counter) Counts {
+	return countsOf(tallyOf(t, c, false), c)
+}
+
+func countsOf(tl tally, c tokens.Counter) Counts {
+	n := Counts{Total: summarise(tl, Options{Counter: c}).Tokens, Blocks: make([][]int, len(tl.messages))}
+	for mi := range tl.messages {
+		bs := tl.messages[mi].blocks
+		n.Blocks[mi] = make([]int, len(bs))
+		for bi := range bs {
+			n.Blocks[mi][bi] = bs[bi].tokens
+		}
+	}
+	return n
+}
+
 // PerMessage counts a transcript as Total does and also returns each message's share
 // (index-aligned with its messages): what a tier that drops or replaces whole messages
 // needs.
@@ -394,6 +418,12 @@ func countMessage(t *transcript.Transcript, m *transcript.Message, c tokens.Coun
 }
 
 func countBlock(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, provider string) blockCount {
+	// Only a result's size is reported (the largest result), so only results and their
+	// parts pay for counting characters.
+	return countSized(t, b, c, provider, b.Kind == transcript.ToolResult)
+}
+
+func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, provider string, sized bool) blockCount {
 	bc := blockCount{kind: b.Kind}
 	switch {
 	case b.Kind == transcript.Image:
@@ -403,15 +433,27 @@ func countBlock(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 		bc.tokens = tokens.EncryptedTokens(b.Encrypted)
 		return bc
 	}
-	text := t.BodyText(b)
-	bc.tokens = c.Count(text)
+	if lc, ok := c.(tokens.ByLength); ok {
+		// The count needs the length alone: the text is never decoded.
+		if sized {
+			bc.bytes, bc.chars = t.BodySize(b)
+		} else {
+			bc.bytes = t.BodyLen(b)
+		}
+		bc.tokens = lc.CountLength(bc.bytes)
+	} else {
+		text := t.BodyText(b)
+		bc.tokens = c.Count(text)
+		bc.bytes = len(text)
+		if sized {
+			bc.chars = utf8.RuneCountInString(text)
+		}
+	}
 	if b.Kind == transcript.ToolCall {
 		bc.tokens += c.Count(b.ToolName)
 	}
-	bc.chars = utf8.RuneCountInString(text)
-	bc.bytes = len(text)
 	for pi := range b.Parts {
-		pc := countBlock(t, &b.Parts[pi], c, provider)
+		pc := countSized(t, &b.Parts[pi], c, provider, sized)
 		bc.tokens += pc.tokens
 		bc.chars += pc.chars
 		bc.bytes += pc.bytes

@@ -1,12 +1,15 @@
 package count
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -234,4 +237,59 @@ func tokensReply(messages int) int {
 		return 0
 	}
 	return tokens.ReplyPriming
+}
+
+// decodingEstimate is the estimate without tokens.ByLength: Measure has to decode every
+// text to count it, as it did before it counted lengths.
+type decodingEstimate struct{}
+
+func (decodingEstimate) Name() string          { return "estimate" }
+func (decodingEstimate) Count(text string) int { return tokens.Estimate(text) }
+
+// TestLengthCountingMatchesDecoding holds the estimate's shortcut (lengths read off the JSON
+// literals, texts never decoded) to the report of decoding every text, on the corpus, the
+// samples and generated documents of every format.
+func TestLengthCountingMatchesDecoding(t *testing.T) {
+	docs := map[string][]byte{}
+	for _, f := range testgen.Formats {
+		var b bytes.Buffer
+		if err := testgen.Generate(&b, testgen.Options{Format: f, Size: 400 << 10, Seed: 3, Images: true}); err != nil {
+			t.Fatal(err)
+		}
+		docs[f] = b.Bytes()
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "*.json*"))
+	corpus := filepath.Join("..", "..", "..", "shared", "corpus")
+	filepath.Walk(corpus, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() && (strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".traj") ||
+			strings.HasSuffix(p, ".json") && !strings.HasSuffix(p, ".meta.json")) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[f] = data
+	}
+	estimate, _ := tokens.New("estimate")
+	if _, ok := estimate.(tokens.ByLength); !ok {
+		t.Fatal("the estimate does not count by length")
+	}
+	for name, doc := range docs {
+		tr, err := transcript.Parse(doc, transcript.Options{Name: name})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		o := Options{File: name, Budget: streamBudget}
+		o.Counter = estimate
+		got := Measure(tr, o)
+		o.Counter = decodingEstimate{}
+		want := Measure(tr, o)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: counting lengths gives\n%+v\ndecoding gives\n%+v", name, got, want)
+		}
+	}
 }

@@ -21,6 +21,7 @@ type recordCounter struct {
 	newCounter func(transcript.Format) (tokens.Counter, error)
 	counter    tokens.Counter
 	provider   string
+	previews   bool
 
 	jobs    chan recordJob
 	workers sync.WaitGroup
@@ -32,7 +33,7 @@ type recordCounter struct {
 // newRecordCounter makes a counter for one document; newCounter picks the tokenizer once
 // the format is known (cli.Context.Counter).
 func newRecordCounter(newCounter func(transcript.Format) (tokens.Counter, error)) *recordCounter {
-	return &recordCounter{newCounter: newCounter}
+	return &recordCounter{newCounter: newCounter, previews: true}
 }
 
 // record is the transcript.Stream callback.
@@ -68,7 +69,7 @@ func (s *recordCounter) start(c tokens.Counter, f transcript.Format) {
 				rec := j.rec
 				out := make([]counted, len(rec.Messages))
 				for k := range rec.Messages {
-					out[k] = countMessage(rec, &rec.Messages[k], s.counter, s.provider, true)
+					out[k] = countMessage(rec, &rec.Messages[k], s.counter, s.provider, s.previews)
 					// A short preview can be a piece of the line; keep a copy, not the line.
 					out[k].preview = strings.Clone(out[k].preview)
 				}
@@ -113,4 +114,31 @@ func (s *recordCounter) tally(o *transcript.Outline) tally {
 		tl.messages[i] = c
 	}
 	return tl
+}
+
+// Streamed counts a JSONL document for a tier, record by record as transcript.Stream reads
+// it (on every core, holding only the counts), to the figures a tier takes from the parsed
+// document: Total, and each block's BlockTokens.
+type Streamed struct{ rc *recordCounter }
+
+// NewStreamed starts counting a document; newCounter picks the tokenizer once the format
+// is known (cli.Context.Counter).
+func NewStreamed(newCounter func(transcript.Format) (tokens.Counter, error)) *Streamed {
+	return &Streamed{rc: &recordCounter{newCounter: newCounter}}
+}
+
+// Record is the transcript.Stream callback.
+func (s *Streamed) Record(seq int, rec *transcript.Transcript) error { return s.rc.record(seq, rec) }
+
+// Close waits for the records in flight. Call it once Stream has returned, whether or not
+// it failed.
+func (s *Streamed) Close() { s.rc.close() }
+
+// Counter is the counter the records were counted with; nil when there were none.
+func (s *Streamed) Counter() tokens.Counter { return s.rc.counter }
+
+// Counts returns the streamed conversation's counts, as CountsOf gives them for the parsed
+// document. c is the counter of the run (Counter, unless no record named the format).
+func (s *Streamed) Counts(o *transcript.Outline, c tokens.Counter) Counts {
+	return countsOf(s.rc.tally(o), c)
 }

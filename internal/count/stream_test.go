@@ -72,6 +72,26 @@ func sameReport(t *testing.T, name string, doc []byte, o transcript.Options, c t
 		t.Errorf("%s (%s, sidechains %v): streamed report differs from Measure at byte %d:\nstreamed: %s\nmeasured: %s",
 			name, c.Name(), o.Sidechains, i, clipAround(gj, i), clipAround(wj, i))
 	}
+
+	// What a tier takes from the count, streamed, is what it takes from the parsed document.
+	if !tr.Format.JSONL() {
+		return
+	}
+	s := NewStreamed(func(transcript.Format) (tokens.Counter, error) { return c, nil })
+	outline, _, err := transcript.Stream(bytes.NewReader(doc), o, s.Record)
+	s.Close()
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if outline == nil {
+		return // an empty log, read whole
+	}
+	if got, want := s.Counts(outline, c), CountsOf(tr, c); !reflect.DeepEqual(got, want) {
+		t.Errorf("%s (%s): streamed counts %d %v, parsed %d %v", name, c.Name(), got.Total, got.Blocks, want.Total, want.Blocks)
+	}
+	if total := Total(tr, c); total != CountsOf(tr, c).Total {
+		t.Errorf("%s (%s): CountsOf total %d, Total %d", name, c.Name(), CountsOf(tr, c).Total, total)
+	}
 }
 
 func clipAround(b []byte, i int) string {

@@ -65,45 +65,91 @@ func run(ctx *cli.Context, f *Flags) error {
 	if f.List {
 		return list(ctx, f)
 	}
-	ins, err := ctx.Documents(false)
+	if f.Restore {
+		ins, err := ctx.Documents(false)
+		if err != nil {
+			return err
+		}
+		for _, in := range ins {
+			if err := restoreOne(ctx, f, in); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	names, err := ctx.DocumentNames(false)
 	if err != nil {
 		return err
 	}
-	for _, in := range ins {
-		if f.Restore {
-			err = restoreOne(ctx, f, in)
-		} else {
-			err = persistOne(ctx, f, in)
-		}
-		if err != nil {
+	for _, name := range names {
+		if err := persistOne(ctx, f, name); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func persistOne(ctx *cli.Context, f *Flags, in cli.Input) error {
-	t, err := ctx.Parse(in)
-	if err != nil {
-		return err
+// persistOne offloads the large results of one document. A JSONL transcript is streamed:
+// the first pass keeps its messages' structure (and counts its tokens for --stats), the
+// second reads again only the results that may be above the threshold, stores them and
+// splices in their references (see cli.Document).
+func persistOne(ctx *cli.Context, f *Flags, name string) error {
+	var carried [][]transcript.Message
+	var counts *count.Streamed
+	if ctx.Common.Stats {
+		counts = count.NewStreamed(ctx.Counter)
 	}
-	counter, err := ctx.Counter(t.Format)
-	if err != nil {
-		return err
-	}
-	dir, err := filepath.Abs(f.Store)
-	if err != nil {
-		return cli.RuntimeError(fmt.Errorf("store %q: %w", f.Store, err))
-	}
-	o := Options{Threshold: f.Threshold.Int(), Preview: f.Preview.Int(), Store: dir, Counter: counter}
-	edits, blobs, st := Plan(t, o)
-	stored := 0
-	if len(blobs) > 0 {
-		// Every file is durable before the document that refers to it is emitted: the
-		// runner writes stdout (or renames the -o file) only after Run returns.
-		if stored, err = save(ctx, f.Store, blobs, source(in)); err != nil {
-			return cli.WithHint(cli.RuntimeError(err), "the document was not changed; fix the store or name another with --store")
+	doc, err := ctx.ReadDocument(name, func(seq int, rec *transcript.Transcript) error {
+		carried = append(carried, rec.Messages)
+		if counts != nil {
+			return counts.Record(seq, rec)
 		}
+		return nil
+	})
+	if counts != nil {
+		counts.Close()
+	}
+	if err != nil {
+		return err
+	}
+	defer doc.Close()
+	if doc.Transcript != nil {
+		return persistWhole(ctx, f, doc.Input, doc.Transcript)
+	}
+	t := doc.Outline.Conversation(carried)
+	o, sv, err := setUp(ctx, f, t, name)
+	if err != nil {
+		return err
+	}
+	defer sv.close()
+	p := newPlanner(t, o)
+	st := p.stats()
+	refs := p.candidates()
+	regions := make([]transcript.Span, len(refs))
+	for i, ref := range refs {
+		regions[i] = t.Block(ref).Span
+	}
+	err = doc.Rewrite(regions, func(i int, text string, base int) ([]transcript.Edit, error) {
+		edits, blobs := p.offload(&transcript.Transcript{Format: t.Format, Doc: text, Base: base}, refs[i], &st)
+		return edits, sv.put(blobs)
+	})
+	if err != nil {
+		return err
+	}
+	p.finish(&st)
+	return done(ctx, name, t, o, sv, &st, func() int { return counts.Counts(doc.Outline, o.Counter).Total })
+}
+
+// persistWhole offloads the large results of a document read whole.
+func persistWhole(ctx *cli.Context, f *Flags, in cli.Input, t *transcript.Transcript) error {
+	o, sv, err := setUp(ctx, f, t, in.Name)
+	if err != nil {
+		return err
+	}
+	defer sv.close()
+	edits, blobs, st := Plan(t, o)
+	if err := sv.put(blobs); err != nil {
+		return err
 	}
 	out, err := t.Apply(edits)
 	if err != nil {
@@ -112,12 +158,37 @@ func persistOne(ctx *cli.Context, f *Flags, in cli.Input) error {
 	if err := ctx.WriteDocument(in, out); err != nil {
 		return err
 	}
+	return done(ctx, in.Name, t, o, sv, &st, func() int { return count.Total(t, o.Counter) })
+}
+
+// setUp makes the tier's options and the saver for a document.
+func setUp(ctx *cli.Context, f *Flags, t *transcript.Transcript, name string) (Options, *saver, error) {
+	counter, err := ctx.Counter(t.Format)
+	if err != nil {
+		return Options{}, nil, err
+	}
+	dir, err := filepath.Abs(f.Store)
+	if err != nil {
+		return Options{}, nil, cli.RuntimeError(fmt.Errorf("store %q: %w", f.Store, err))
+	}
+	o := Options{Threshold: f.Threshold.Int(), Preview: f.Preview.Int(), Store: dir, Counter: counter}
+	return o, &saver{ctx: ctx, dir: f.Store, src: source(name)}, nil
+}
+
+// done waits for the stored files and writes --stats; total counts the document as it was.
+// Every file is durable before the document that refers to it is emitted: the runner
+// writes stdout (or renames the -o file) only after Run returns.
+func done(ctx *cli.Context, name string, t *transcript.Transcript, o Options, sv *saver, st *Stats, total func() int) error {
+	stored, err := sv.finish()
+	if err != nil {
+		return sv.failed(err)
+	}
 	if !ctx.Common.Stats {
 		return nil
 	}
-	before := count.Total(t, counter)
+	before := total()
 	return ctx.WriteStats(cli.Stats{
-		File: in.Name, Format: string(t.Format),
+		File: name, Format: string(t.Format),
 		TokensBefore: before, TokensAfter: before + st.TokensDelta,
 		Items: st.Texts, Trigger: st.Trigger,
 		Extra: map[string]any{
@@ -130,69 +201,109 @@ func persistOne(ctx *cli.Context, f *Flags, in cli.Input) error {
 			"bytes_left":   st.BytesLeft,
 			"raw":          st.Raw,
 			"new_files":    stored,
-			"store":        dir,
+			"store":        o.Store,
 		},
 	})
 }
 
 // source names the input in the index: the absolute path of a file, or "-" for stdin.
-func source(in cli.Input) string {
-	if in.IsStdin() {
+func source(name string) string {
+	if name == "-" {
 		return "-"
 	}
-	if abs, err := filepath.Abs(in.Name); err == nil {
+	if abs, err := filepath.Abs(name); err == nil {
 		return abs
 	}
-	return in.Name
+	return name
 }
 
-// save writes the plan's files into the store, a few at a time so that their syncs
-// overlap, and appends an index line for each result that brought a new file. It returns
-// how many files were new.
-func save(ctx *cli.Context, dir string, blobs []Blob, src string) (int, error) {
-	s, err := store.Create(dir)
-	if err != nil {
-		return 0, err
+// saver writes the plan's files into the store as they come, a few at a time so that their
+// syncs overlap, and at the end appends an index line for each result that brought a new
+// file. The store is created when the first file comes.
+type saver struct {
+	ctx *cli.Context
+	dir string // the store as --store names it
+	src string // the input, for the index
+
+	s       *store.Store
+	wg      sync.WaitGroup
+	sem     chan struct{}
+	files   map[string]*storedFile // one write per distinct file
+	order   []*storedFile
+	entries []pendingEntry
+}
+
+type storedFile struct {
+	hash    string
+	created bool
+	err     error
+}
+
+// pendingEntry is an index line waiting for its files to be written.
+type pendingEntry struct {
+	meta      store.Entry
+	text, raw *storedFile
+}
+
+// failed words a store error.
+func (sv *saver) failed(err error) error {
+	return cli.WithHint(cli.RuntimeError(err), "the document was not changed; fix the store or name another with --store")
+}
+
+// put starts writing the files of blobs; a blob's data is not kept once written. The error
+// is the store's (it cannot be created); a write's own comes from finish.
+func (sv *saver) put(blobs []Blob) error {
+	if len(blobs) == 0 {
+		return nil
 	}
-	defer s.Close()
-	if s.Perm()&0o077 != 0 {
-		ctx.Warnf("store %q has mode %#o: other users can read the stored results (chmod 700 %s)", dir, s.Perm(), shellQuote(dir))
-	}
-	type file struct {
-		hash, data string
-		created    bool
-		err        error
-	}
-	files := map[string]*file{} // one write per distinct file
-	var order []*file
-	add := func(h, data string) {
-		if h != "" && files[h] == nil {
-			files[h] = &file{hash: h, data: data}
-			order = append(order, files[h])
+	if sv.s == nil {
+		s, err := store.Create(sv.dir)
+		if err != nil {
+			return sv.failed(err)
+		}
+		sv.s, sv.sem, sv.files = s, make(chan struct{}, 4), map[string]*storedFile{}
+		if s.Perm()&0o077 != 0 {
+			sv.ctx.Warnf("store %q has mode %#o: other users can read the stored results (chmod 700 %s)", sv.dir, s.Perm(), shellQuote(sv.dir))
 		}
 	}
-	for _, b := range blobs {
-		add(b.Hash, b.Data)
-		add(b.RawHash, b.RawData)
-	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
-	for _, fl := range order {
-		wg.Add(1)
-		sem <- struct{}{}
+	add := func(h, data string) *storedFile {
+		if h == "" {
+			return nil
+		}
+		if fl := sv.files[h]; fl != nil {
+			return fl
+		}
+		fl := &storedFile{hash: h}
+		sv.files[h] = fl
+		sv.order = append(sv.order, fl)
+		sv.wg.Add(1)
+		sv.sem <- struct{}{}
 		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			var h string
-			h, fl.created, fl.err = s.Put([]byte(fl.data))
-			if fl.err == nil && h != fl.hash {
-				fl.err = fmt.Errorf("store %q: internal: %s stored as %s", dir, fl.hash, h)
+			defer sv.wg.Done()
+			defer func() { <-sv.sem }()
+			got, created, err := sv.s.Put([]byte(data))
+			if err == nil && got != fl.hash {
+				err = fmt.Errorf("store %q: internal: %s stored as %s", sv.dir, fl.hash, got)
 			}
+			fl.created, fl.err = created, err // read only after wg.Wait
 		}()
+		return fl
 	}
-	wg.Wait()
+	for _, b := range blobs {
+		sv.entries = append(sv.entries, pendingEntry{meta: b.Meta, text: add(b.Hash, b.Data), raw: add(b.RawHash, b.RawData)})
+	}
+	return nil
+}
+
+// finish waits for the files, then appends the index lines. It returns how many files were
+// new.
+func (sv *saver) finish() (int, error) {
+	if sv.s == nil {
+		return 0, nil
+	}
+	sv.wg.Wait()
 	n := 0
-	for _, fl := range order {
+	for _, fl := range sv.order {
 		if fl.err != nil {
 			return 0, fl.err
 		}
@@ -200,24 +311,31 @@ func save(ctx *cli.Context, dir string, blobs []Blob, src string) (int, error) {
 			n++
 		}
 	}
-	now := ctx.Now().UTC().Truncate(time.Second)
+	now := sv.ctx.Now().UTC().Truncate(time.Second)
 	var entries []store.Entry
-	for _, b := range blobs {
-		text, raw := files[b.Hash], files[b.RawHash]
-		if text.created || raw != nil && raw.created {
-			text.created = false // one line per new file, not per reference to it
-			if raw != nil {
-				raw.created = false
+	for _, pe := range sv.entries {
+		if pe.text.created || pe.raw != nil && pe.raw.created {
+			pe.text.created = false // one line per new file, not per reference to it
+			if pe.raw != nil {
+				pe.raw.created = false
 			}
-			e := b.Meta
-			e.Source, e.Time = src, now
+			e := pe.meta
+			e.Source, e.Time = sv.src, now
 			entries = append(entries, e)
 		}
 	}
-	if err := s.Append(entries...); err != nil {
+	if err := sv.s.Append(entries...); err != nil {
 		return 0, err
 	}
 	return n, nil
+}
+
+// close waits for writes in flight and closes the store.
+func (sv *saver) close() {
+	if sv.s != nil {
+		sv.wg.Wait()
+		sv.s.Close()
+	}
 }
 
 func restoreOne(ctx *cli.Context, f *Flags, in cli.Input) error {

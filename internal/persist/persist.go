@@ -83,71 +83,115 @@ type Stats struct {
 // Plan decides what to offload: the edits to apply with t.Apply, the files they refer to
 // (which must be in the store first), and the run's statistics. It does no I/O.
 func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, []Blob, Stats) {
+	p := newPlanner(t, o)
+	st := p.stats()
+	var edits []transcript.Edit
+	var blobs []Blob
+	for _, ref := range p.candidates() {
+		e, b := p.offload(t, ref, &st)
+		edits, blobs = append(edits, e...), append(blobs, b...)
+	}
+	p.finish(&st)
+	return edits, blobs, st
+}
+
+// planner is what Plan knows before it reads any text: which results answer which tool,
+// which messages are protected. A streamed transcript is planned with the conversation of
+// its first pass and offloaded, result by result, in its second (main.go).
+type planner struct {
+	o     Options
+	c     tokens.Counter
+	t     *transcript.Transcript // the conversation: blocks and spans, text not needed
+	names map[transcript.Ref]string
+	// The newest results are what the model is about to read: offloading them would only
+	// make it read them back. So no result in a protected message is touched (DESIGN §4.6).
+	keep map[int]bool
+}
+
+func newPlanner(t *transcript.Transcript, o Options) *planner {
 	c := o.Counter
 	if c == nil {
 		c, _ = tokens.New("estimate")
 	}
-	st := Stats{Trigger: fmt.Sprintf("no tool result above %d bytes", o.Threshold)}
-	names := toolNames(t)
-	// The newest results are what the model is about to read: offloading them would only
-	// make it read them back. So no result in a protected message is touched (DESIGN §4.6).
-	keep := t.Protected()
-	var edits []transcript.Edit
-	var blobs []Blob
-	for mi := range t.Messages {
-		m := &t.Messages[mi]
-		for bi := range m.Blocks {
-			b := &m.Blocks[bi]
-			if b.Kind != transcript.ToolResult {
-				continue
-			}
-			st.Results++
-			if rawSize(b) <= o.Threshold {
-				continue // too small even before decoding
-			}
-			us := units(t, b)
-			size := 0
-			for i := range us {
-				size += len(us[i].text)
-			}
-			if size <= o.Threshold {
-				continue
-			}
-			if keep[mi] {
-				st.Protected++
-				continue
-			}
-			offloaded := 0
-			for i := range us {
-				u := &us[i]
-				if _, ok := markerLine(u.text); ok {
-					st.Already++
-					continue
-				}
-				e, blob, saved, ok := offload(u, o, c, names[transcript.Ref{Message: mi, Block: bi}], b.ToolID)
-				if !ok {
-					continue
-				}
-				edits = append(edits, e)
-				blobs = append(blobs, blob)
-				offloaded++
-				st.Texts++
-				st.BytesStored += len(u.text)
-				st.BytesLeft += len(e.With)
-				st.TokensDelta -= saved
-				if blob.RawHash != "" {
-					st.Raw++
-				}
-			}
-			if offloaded > 0 {
-				st.Offloaded++
+	return &planner{o: o, c: c, t: t, names: toolNames(t), keep: t.Protected()}
+}
+
+// stats starts the run's statistics: the results seen.
+func (p *planner) stats() Stats {
+	st := Stats{Trigger: fmt.Sprintf("no tool result above %d bytes", p.o.Threshold)}
+	for mi := range p.t.Messages {
+		for bi := range p.t.Messages[mi].Blocks {
+			if p.t.Messages[mi].Blocks[bi].Kind == transcript.ToolResult {
+				st.Results++
 			}
 		}
 	}
-	if st.Offloaded > 0 {
-		st.Trigger = fmt.Sprintf("tool results above %d bytes", o.Threshold)
+	return st
+}
+
+// candidates are the results that may be above the threshold, by a bound read off their
+// spans (escapes only shrink a text): the only ones offload needs to read.
+func (p *planner) candidates() []transcript.Ref {
+	var refs []transcript.Ref
+	for mi := range p.t.Messages {
+		for bi := range p.t.Messages[mi].Blocks {
+			if b := &p.t.Messages[mi].Blocks[bi]; b.Kind == transcript.ToolResult && rawSize(b) > p.o.Threshold {
+				refs = append(refs, transcript.Ref{Message: mi, Block: bi})
+			}
+		}
 	}
-	return edits, blobs, st
+	return refs
+}
+
+// offload decides result ref, reading its text through doc: the whole document, or, for a
+// streamed one, a piece of it that holds the result.
+func (p *planner) offload(doc *transcript.Transcript, ref transcript.Ref, st *Stats) ([]transcript.Edit, []Blob) {
+	b := p.t.Block(ref)
+	us := units(doc, b)
+	size := 0
+	for i := range us {
+		size += len(us[i].text)
+	}
+	if size <= p.o.Threshold {
+		return nil, nil
+	}
+	if p.keep[ref.Message] {
+		st.Protected++
+		return nil, nil
+	}
+	var edits []transcript.Edit
+	var blobs []Blob
+	for i := range us {
+		u := &us[i]
+		if _, ok := markerLine(u.text); ok {
+			st.Already++
+			continue
+		}
+		e, blob, saved, ok := offload(u, p.o, p.c, p.names[ref], b.ToolID)
+		if !ok {
+			continue
+		}
+		edits = append(edits, e)
+		blobs = append(blobs, blob)
+		st.Texts++
+		st.BytesStored += len(u.text)
+		st.BytesLeft += len(e.With)
+		st.TokensDelta -= saved
+		if blob.RawHash != "" {
+			st.Raw++
+		}
+	}
+	if len(edits) > 0 {
+		st.Offloaded++
+	}
+	return edits, blobs
+}
+
+// finish words the trigger once every result is decided.
+func (p *planner) finish(st *Stats) {
+	if st.Offloaded > 0 {
+		st.Trigger = fmt.Sprintf("tool results above %d bytes", p.o.Threshold)
+	}
 }
 
 // offload stores one text: the edit that leaves its preview and reference, the files to

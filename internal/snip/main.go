@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"text/tabwriter"
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // Flags is ctx-snip's command line.
@@ -123,13 +126,13 @@ func run(ctx *cli.Context, f *Flags) error {
 		return err
 	}
 	// --dry-run writes a list, not documents, so it takes several files as well.
-	ins, err := ctx.Documents(f.DryRun)
+	names, err := ctx.DocumentNames(f.DryRun)
 	if err != nil {
 		return err
 	}
 	var list bytes.Buffer
-	for _, in := range ins {
-		if err := runOne(ctx, f, in, o, &list); err != nil {
+	for _, name := range names {
+		if err := runOne(ctx, f, name, o, &list); err != nil {
 			return err
 		}
 	}
@@ -145,11 +148,73 @@ func run(ctx *cli.Context, f *Flags) error {
 	return nil
 }
 
-func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buffer) error {
-	t, err := ctx.Parse(in)
+// runOne clears the stale results of one document. A JSONL transcript is streamed: the
+// first pass keeps its messages' structure, counts its tokens and reads the facts of its
+// calls and results, so the whole plan is made before the second pass, which only splices
+// the placeholders in (see cli.Document).
+func runOne(ctx *cli.Context, f *Flags, name string, o Options, list *bytes.Buffer) error {
+	var carried [][]transcript.Message
+	known := map[int]facts{} // by the block's document offset
+	var c tokens.Counter
+	counts := count.NewStreamed(func(transcript.Format) (tokens.Counter, error) { return c, nil })
+	doc, err := ctx.ReadDocument(name, func(seq int, rec *transcript.Transcript) error {
+		if c == nil {
+			var err error
+			if c, err = ctx.Counter(rec.Format); err != nil {
+				return err
+			}
+		}
+		carried = append(carried, rec.Messages)
+		for k := range rec.Messages {
+			for _, b := range rec.Messages[k].Blocks {
+				if b.Kind == transcript.ToolCall || b.Kind == transcript.ToolResult {
+					known[b.Span.Start] = factsOf(rec, &b, o, c).detach()
+				}
+			}
+		}
+		return counts.Record(seq, rec)
+	})
+	counts.Close()
 	if err != nil {
 		return err
 	}
+	defer doc.Close()
+
+	if doc.Transcript != nil {
+		return runWhole(ctx, f, doc.Input, doc.Transcript, o, list)
+	}
+	t := doc.Outline.Conversation(carried)
+	if o.Counter = c; c == nil {
+		if o.Counter, err = ctx.Counter(t.Format); err != nil {
+			return err
+		}
+	}
+	window, err := ctx.Budget(t)
+	if err != nil {
+		return err
+	}
+	n := counts.Counts(doc.Outline, o.Counter)
+	o.Tokens, o.Effective, o.Blocks = n.Total, window.Effective, n.Blocks
+	edits, st := plan(t, o, func(b *transcript.Block) facts { return known[b.Span.Start] })
+	if !f.DryRun {
+		sort.SliceStable(edits, func(i, j int) bool { return edits[i].Span.Start < edits[j].Span.Start })
+		regions := make([]transcript.Span, len(edits))
+		for i, e := range edits {
+			regions[i] = e.Span
+		}
+		err := doc.Rewrite(regions, func(i int, _ string, _ int) ([]transcript.Edit, error) {
+			return edits[i : i+1], nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return report(ctx, f, name, t, o, &st, list)
+}
+
+// runWhole clears the stale results of a document read whole.
+func runWhole(ctx *cli.Context, f *Flags, in cli.Input, t *transcript.Transcript, o Options, list *bytes.Buffer) error {
+	var err error
 	if o.Counter, err = ctx.Counter(t.Format); err != nil {
 		return err
 	}
@@ -157,13 +222,11 @@ func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buf
 	if err != nil {
 		return err
 	}
-	o.Tokens, o.Effective = count.Total(t, o.Counter), window.Effective
+	// One count for the total and for the blocks a placeholder replaces.
+	n := count.CountsOf(t, o.Counter)
+	o.Tokens, o.Effective, o.Blocks = n.Total, window.Effective, n.Blocks
 	edits, st := Plan(t, o)
-	if f.DryRun {
-		if err := writeList(list, in.Name, &st, ctx.StdoutTTY && f.Output == ""); err != nil {
-			return err
-		}
-	} else {
+	if !f.DryRun {
 		out := in.Data // below the trigger: the input itself, not a copy of it
 		if len(edits) > 0 {
 			if out, err = t.Apply(edits); err != nil {
@@ -171,6 +234,16 @@ func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buf
 			}
 		}
 		if err := ctx.WriteDocument(in, out); err != nil {
+			return err
+		}
+	}
+	return report(ctx, f, in.Name, t, o, &st, list)
+}
+
+// report lists what --dry-run would clear and writes --stats.
+func report(ctx *cli.Context, f *Flags, name string, t *transcript.Transcript, o Options, st *Stats, list *bytes.Buffer) error {
+	if f.DryRun {
+		if err := writeList(list, name, st, ctx.StdoutTTY && f.Output == ""); err != nil {
 			return err
 		}
 	}
@@ -190,7 +263,7 @@ func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buf
 		extra["dry_run"] = true
 	}
 	return ctx.WriteStats(cli.Stats{
-		File: in.Name, Format: string(t.Format),
+		File: name, Format: string(t.Format),
 		TokensBefore: o.Tokens, TokensAfter: o.Tokens + st.TokensDelta,
 		Items: len(st.Items), Trigger: st.Trigger, Extra: extra,
 	})

@@ -72,6 +72,9 @@ type Options struct {
 	// Tokens is the document's token count before any edit (count.Total with Counter) and
 	// Effective the effective window it is measured against.
 	Tokens, Effective int
+	// Blocks, when set, are the tokens of each block (count.CountsOf(...).Blocks, counted
+	// with Counter along with Tokens), so a cleared result is not counted again.
+	Blocks [][]int
 }
 
 // Defaults returns the documented defaults: act above 60% utilization and clear old
@@ -145,8 +148,8 @@ type result struct {
 	calls     []transcript.Ref
 	call      Call
 	protected bool
-	cleared   bool // an earlier run's placeholder
-	editable  bool // a result whose content may become a string
+	cleared   bool            // an earlier run's placeholder
+	content   transcript.Span // what a placeholder replaces; zero when it cannot be replaced
 	tokens    int
 	reason    Reason
 	with      string // the placeholder
@@ -157,10 +160,68 @@ type result struct {
 // Plan decides which results to clear: the edits to apply with t.Apply, and the run's
 // statistics. It does no I/O.
 func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
-	c := o.Counter
-	if c == nil {
-		c, _ = tokens.New("estimate")
+	c := counter(o)
+	return plan(t, o, func(b *transcript.Block) facts { return factsOf(t, b, o, c) })
+}
+
+func counter(o Options) tokens.Counter {
+	if o.Counter == nil {
+		c, _ := tokens.New("estimate")
+		return c
 	}
+	return o.Counter
+}
+
+// facts are what the plan reads from the text of a block: of a call, what it does and, with
+// ClearInputs, the stub for its input; of a result, whether an earlier run cleared it and
+// where its content is. A streamed document has them worked out in its first pass, record
+// by record; the plan itself reads no text.
+type facts struct {
+	call Call
+	// stub is what replaces the call's input and saving the tokens it changes by (ok when
+	// there is a stub that saves).
+	stub   transcript.Edit
+	stubOK bool
+	saving int
+	// cleared: a placeholder already; content: the span a placeholder replaces (zero when
+	// the result cannot be replaced).
+	cleared bool
+	content transcript.Span
+}
+
+// factsOf reads the facts of block b of t (a call or a result).
+func factsOf(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.Counter) facts {
+	var f facts
+	switch b.Kind {
+	case transcript.ToolCall:
+		f.call = Classify(b.ToolName, t.BodyText(b), o.Tools)
+		if o.ClearInputs {
+			if with, ok := inputStub(t, b); ok {
+				f.stub = transcript.Edit{Span: b.Body, With: with}
+				f.saving = inputSaving(t, f.stub, c)
+				f.stubOK = f.saving < 0
+			}
+		}
+	case transcript.ToolResult:
+		f.cleared = isPlaceholder(t, b)
+		if editable(b) {
+			f.content = contentSpan(t, b)
+		}
+	}
+	return f
+}
+
+// detach copies the strings of facts read from a record, so keeping them does not keep the
+// record's text.
+func (f facts) detach() facts {
+	f.call.Tool, f.call.Arg, f.call.Key, f.call.File = strings.Clone(f.call.Tool), strings.Clone(f.call.Arg), strings.Clone(f.call.Key), strings.Clone(f.call.File)
+	f.stub.With = strings.Clone(f.stub.With)
+	return f
+}
+
+// plan is Plan with the facts of each block given by factsOf.
+func plan(t *transcript.Transcript, o Options, factsOf func(*transcript.Block) facts) ([]transcript.Edit, Stats) {
+	c := counter(o)
 	st := Stats{}
 	if o.Effective > 0 {
 		st.Utilization = float64(o.Tokens) / float64(o.Effective)
@@ -178,7 +239,7 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 		st.Trigger = fmt.Sprintf("below %s of window", percent(o.Trigger))
 	}
 
-	res := collect(t, o)
+	res := collect(t, factsOf)
 	st.Results = len(res)
 	for i := range res {
 		if res[i].cleared {
@@ -189,7 +250,7 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 		return nil, st
 	}
 	st.Acted = true
-	p := planner{t: t, o: o, c: c, res: res}
+	p := planner{t: t, o: o, c: c, res: res, facts: factsOf}
 	p.protectedCalls = t.Protected()
 
 	// Stale results first: a newer copy of what they showed follows them.
@@ -213,9 +274,9 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 		// Inputs of results an earlier run cleared go too.
 		for i := range res {
 			if res[i].cleared {
-				for _, e := range p.inputEdits(&res[i]) {
-					res[i].inputs = append(res[i].inputs, e)
-					p.delta += p.inputSaving(e)
+				for _, f := range p.inputEdits(&res[i]) {
+					res[i].inputs = append(res[i].inputs, f.stub)
+					p.delta += f.saving
 				}
 			}
 		}
@@ -229,7 +290,7 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 		if r.reason == "" {
 			continue
 		}
-		edits = append(edits, transcript.Edit{Span: contentSpan(t, t.Block(r.ref)), With: transcript.Quote(r.with)})
+		edits = append(edits, transcript.Edit{Span: r.content, With: transcript.Quote(r.with)})
 		st.Items = append(st.Items, Item{
 			Message: r.ref.Message, Block: r.ref.Block, Line: lineOf(t, t.Block(r.ref).Span.Start),
 			ID: t.Block(r.ref).ToolID, Tool: r.call.Tool, Arg: r.call.Arg, Reason: r.reason,
@@ -250,6 +311,7 @@ type planner struct {
 	res            []result
 	provider       string
 	protectedCalls map[int]bool
+	facts          func(*transcript.Block) facts
 	delta          int // tokens saved so far, negative
 }
 
@@ -307,11 +369,14 @@ func (p *planner) searchLimit() {
 // edited, or its placeholder would not be smaller.
 func (p *planner) mark(i int, reason Reason) {
 	r := &p.res[i]
-	if r.reason != "" || r.cleared || r.protected || !r.editable {
+	if r.reason != "" || r.cleared || r.protected || r.content.IsZero() {
 		return
 	}
-	b := p.t.Block(r.ref)
-	r.tokens = count.BlockTokens(p.t, b, p.c)
+	if p.o.Blocks != nil {
+		r.tokens = p.o.Blocks[r.ref.Message][r.ref.Block]
+	} else {
+		r.tokens = count.BlockTokens(p.t, p.t.Block(r.ref), p.c)
+	}
 	with := placeholder(r.call, reason, r.tokens, p.o)
 	saved := r.tokens - p.c.Count(with)
 	if saved <= 0 {
@@ -319,50 +384,44 @@ func (p *planner) mark(i int, reason Reason) {
 	}
 	r.reason, r.with, r.saved = reason, with, saved
 	p.delta -= saved
-	for _, e := range p.inputEdits(r) {
-		r.inputs = append(r.inputs, e)
-		s := p.inputSaving(e)
-		r.saved += -s
-		p.delta += s
+	for _, f := range p.inputEdits(r) {
+		r.inputs = append(r.inputs, f.stub)
+		r.saved += -f.saving
+		p.delta += f.saving
 	}
 }
 
-// inputEdits are the stubs for the inputs of a cleared result's calls (--clear-inputs).
-func (p *planner) inputEdits(r *result) []transcript.Edit {
+// inputEdits are the stubs for the inputs of a cleared result's calls (--clear-inputs),
+// with what each saves.
+func (p *planner) inputEdits(r *result) []facts {
 	if !p.o.ClearInputs {
 		return nil
 	}
-	var edits []transcript.Edit
+	var stubs []facts
 	for _, ref := range r.calls {
 		if p.protectedCalls[ref.Message] {
 			continue
 		}
-		b := p.t.Block(ref)
-		with, ok := inputStub(p.t, b)
-		if !ok {
-			continue
-		}
-		e := transcript.Edit{Span: b.Body, With: with}
-		if p.inputSaving(e) < 0 {
-			edits = append(edits, e)
+		if f := p.facts(p.t.Block(ref)); f.stubOK {
+			stubs = append(stubs, f)
 		}
 	}
-	return edits
+	return stubs
 }
 
 // inputSaving is the change in tokens an input stub makes (negative when it saves).
-func (p *planner) inputSaving(e transcript.Edit) int {
-	before := p.t.BodyText(&transcript.Block{Body: e.Span, BodyJSON: !strings.HasPrefix(e.With, `"`)})
+func inputSaving(t *transcript.Transcript, e transcript.Edit, c tokens.Counter) int {
+	before := t.BodyText(&transcript.Block{Body: e.Span, BodyJSON: !strings.HasPrefix(e.With, `"`)})
 	after := e.With
 	if strings.HasPrefix(after, `"`) {
 		after = gjson.Parse(after).String()
 	}
-	return p.c.Count(after) - p.c.Count(before)
+	return c.Count(after) - c.Count(before)
 }
 
 // collect lists the tool results outside header messages, in document order, with the
 // calls they answer.
-func collect(t *transcript.Transcript, o Options) []result {
+func collect(t *transcript.Transcript, factsOf func(*transcript.Block) facts) []result {
 	callsOf := map[transcript.Ref][]transcript.Ref{}
 	for _, pr := range t.Pairs() {
 		if pr.Call != transcript.None && pr.Result != transcript.None {
@@ -382,13 +441,11 @@ func collect(t *transcript.Transcript, o Options) []result {
 				continue
 			}
 			ref := transcript.Ref{Message: mi, Block: bi}
-			r := result{ref: ref, calls: callsOf[ref], protected: protected[mi]}
-			r.cleared = isPlaceholder(t, b)
-			r.editable = editable(t, b)
+			f := factsOf(b)
+			r := result{ref: ref, calls: callsOf[ref], protected: protected[mi], cleared: f.cleared, content: f.content}
 			switch {
 			case len(r.calls) == 1:
-				cb := t.Block(r.calls[0])
-				r.call = Classify(cb.ToolName, t.BodyText(cb), o.Tools)
+				r.call = factsOf(t.Block(r.calls[0])).call
 			case len(r.calls) > 1:
 				// One result for several calls (SWE-agent's tool_call_ids): name the first.
 				r.call = Call{Tool: t.Block(r.calls[0]).ToolName}
@@ -401,17 +458,17 @@ func collect(t *transcript.Transcript, o Options) []result {
 	return res
 }
 
-// editable reports whether a result's content may be replaced by a string: the results of
-// client tools in every format. Server tool results (web_search_tool_result and the like)
-// and computer-use screenshots have a fixed shape the API checks, so they stay.
-func editable(t *transcript.Transcript, b *transcript.Block) bool {
+// editable reports whether a result's content may be replaced by a string (when it has a
+// content span): the results of client tools in every format. Server tool results
+// (web_search_tool_result and the like) and computer-use screenshots have a fixed shape
+// the API checks, so they stay.
+func editable(b *transcript.Block) bool {
 	switch b.Type {
 	case "tool_result", "mcp_tool_result", "tool", "function",
 		"function_call_output", "custom_tool_call_output", "local_shell_call_output":
-	default:
-		return false
+		return true
 	}
-	return !contentSpan(t, b).IsZero()
+	return false
 }
 
 // isPlaceholder reports whether a result is already one of this tier's placeholders.

@@ -48,6 +48,18 @@ type estimator struct{}
 func (estimator) Name() string          { return "estimate" }
 func (estimator) Count(text string) int { return Estimate(text) }
 
+// CountLength implements ByLength.
+func (estimator) CountLength(n int) int { return (n + 3) / 4 }
+
+// ByLength is implemented by a counter whose count of a text depends on nothing but its
+// length in bytes (the estimate): CountLength(len(s)) == Count(s). A caller that knows the
+// length of a text without having it (a JSON string literal not yet decoded) can count it
+// without building it.
+type ByLength interface {
+	Counter
+	CountLength(n int) int
+}
+
 // bpeCounter counts exactly what tiktoken's EncodeOrdinary would encode text to (see
 // countText): text that looks like a special token ("<|endoftext|>") is counted as the
 // ordinary text it is, which is how a provider counts it inside a message. It keeps two

@@ -1,10 +1,6 @@
 package transcript
 
-import (
-	"time"
-
-	"github.com/tidwall/gjson"
-)
+import "time"
 
 // ccLine is what the Claude Code reader keeps of one record: enough to find the live
 // conversation and to assemble its messages, a few hundred bytes however long the record.
@@ -43,21 +39,37 @@ type ccParser struct {
 	onlySidechains bool
 }
 
+// The fields of a Claude Code record that the reader uses, in one walk.
+const (
+	ccUUID = iota
+	ccParent
+	ccSidechain
+	ccMessage
+	ccTimestamp
+	ccCompactSummary
+	ccFields
+)
+
+var ccRecordKeys = [ccFields]string{"uuid", "parentUuid", "isSidechain", "message", "timestamp", "isCompactSummary"}
+
 func (p *ccParser) record(seq int, r *Record, raw string) []Message {
-	f := gjson.GetMany(raw, "uuid", "parentUuid", "isSidechain", "message")
-	l := ccLine{uuid: keep(f[0].String()), parent: keep(f[1].String()), sidechain: f[2].Bool()}
-	msg := f[3]
-	l.message = (r.Type == "user" || r.Type == "assistant") && msg.IsObject()
+	var f [ccFields]jval
+	recordValue(raw, r.Span.Start).fields(f[:], ccRecordKeys[:]...)
+	l := ccLine{uuid: keep(f[ccUUID].str()), parent: keep(f[ccParent].str()), sidechain: f[ccSidechain].boolean()}
+	msg := f[ccMessage]
+	l.message = (r.Type == "user" || r.Type == "assistant") && msg.isObject()
 	var out []Message
 	if l.message {
 		if !l.sidechain {
 			p.onlySidechains = false
 		}
-		msg.Index += r.Span.Start
+		var mf [5]jval
+		msg.fields(mf[:], "id", "role", "content", "model", "usage")
 		if r.Type == "assistant" {
-			l.msgID = keep(msg.Get("id").String())
+			l.msgID = keep(mf[0].str())
 		}
-		m := anthropicMessage(msg)
+		m := Message{Role: mf[1].str(), Span: msg.span()}
+		m.Blocks = anthropicContent(mf[2], nil)
 		for i := range m.Blocks {
 			switch b := &m.Blocks[i]; {
 			case b.Kind == ToolCall:
@@ -67,15 +79,14 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 			}
 		}
 		l.role = intern(m.Role)
-		g := gjson.GetMany(raw, "timestamp", "isCompactSummary")
-		if ts, err := time.Parse(time.RFC3339Nano, g[0].String()); err == nil {
+		if ts, err := time.Parse(time.RFC3339Nano, f[ccTimestamp].str()); err == nil {
 			l.stamp, l.stampOK = ts, true
 		}
-		l.summary = g[1].Bool()
-		if model := msg.Get("model").String(); model != "" && model != "<synthetic>" {
+		l.summary = f[ccCompactSummary].boolean()
+		if model := mf[3].str(); model != "" && model != "<synthetic>" {
 			l.model = intern(model)
 		}
-		l.usage, l.counted = ccUsage(msg)
+		l.usage, l.counted = ccUsage(mf[4])
 		out = []Message{m}
 	}
 	if l.uuid != "" {
@@ -191,14 +202,14 @@ func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bo
 
 // ccUsage reads an assistant message's usage: the prompt it answered (fresh, cache-read
 // and cache-written tokens) plus its reply. ok is false when there is none.
-func ccUsage(msg gjson.Result) (us Usage, ok bool) {
-	u := msg.Get("usage")
-	if !u.IsObject() {
+func ccUsage(u jval) (us Usage, ok bool) {
+	if !u.isObject() {
 		return Usage{}, false
 	}
-	f := gjson.GetMany(u.Raw, "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
-	us = Usage{CacheRead: int(f[1].Int()), CacheCreation: int(f[2].Int()), Output: int(f[3].Int())}
-	us.Input = int(f[0].Int()) + us.CacheRead + us.CacheCreation
+	var f [4]jval
+	u.fields(f[:], "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+	us = Usage{CacheRead: int(f[1].integer()), CacheCreation: int(f[2].integer()), Output: int(f[3].integer())}
+	us.Input = int(f[0].integer()) + us.CacheRead + us.CacheCreation
 	if us.Input == 0 && us.Output == 0 {
 		return Usage{}, false // synthetic messages carry zeroes
 	}

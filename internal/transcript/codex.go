@@ -1,10 +1,6 @@
 package transcript
 
-import (
-	"time"
-
-	"github.com/tidwall/gjson"
-)
+import "time"
 
 // codexParser reads a Codex CLI rollout: response_item payloads are the items; a compacted
 // record replaces everything before it with its replacement_history (or, in older
@@ -18,9 +14,9 @@ type codexParser struct {
 }
 
 func (p *codexParser) record(seq int, r *Record, raw string) []Message {
-	f := gjson.GetMany(raw, "timestamp", "payload")
-	stamp, payload := f[0].String(), f[1]
-	payload.Index += r.Span.Start
+	var f [2]jval
+	recordValue(raw, r.Span.Start).fields(f[:], "timestamp", "payload")
+	stamp, payload := f[0].str(), f[1]
 	var out []Message
 	add := func(m Message) {
 		m.Time = parseTime(stamp, time.Time{})
@@ -36,13 +32,15 @@ func (p *codexParser) record(seq int, r *Record, raw string) []Message {
 	switch r.Type {
 	case "session_meta":
 		// The base instructions are sent with every request.
-		if ins := payload.Get("base_instructions.text"); ins.Type == gjson.String {
+		var pf [2]jval
+		payload.fields(pf[:], "base_instructions", "instructions")
+		if ins := pf[0].get("text"); ins.isString() {
 			add(headerMessage(ins))
-		} else if ins := payload.Get("instructions"); ins.Type == gjson.String {
+		} else if ins := pf[1]; ins.isString() {
 			add(headerMessage(ins))
 		}
 	case "turn_context":
-		if m := payload.Get("model").String(); m != "" {
+		if m := payload.get("model").str(); m != "" {
 			p.model = intern(m)
 		}
 	case "response_item":
@@ -51,34 +49,40 @@ func (p *codexParser) record(seq int, r *Record, raw string) []Message {
 		add(m)
 	case "compacted":
 		p.compact()
-		if hist := payload.Get("replacement_history"); hist.IsArray() {
-			hist.ForEach(func(_, it gjson.Result) bool {
+		var pf [2]jval
+		payload.fields(pf[:], "replacement_history", "message")
+		if hist := pf[0]; hist.isArray() {
+			hist.elements(func(it jval) bool {
 				m := responsesItem(it)
 				m.Lines = []Span{r.Span}
 				m.Summary = true
 				add(m)
 				return true
 			})
-		} else if msg := payload.Get("message"); msg.Type == gjson.String {
-			add(Message{Role: "user", Span: spanOf(msg), Lines: []Span{r.Span}, Summary: true,
+		} else if msg := pf[1]; msg.isString() {
+			add(Message{Role: "user", Span: msg.span(), Lines: []Span{r.Span}, Summary: true,
 				Blocks: []Block{textBlock(msg, "input_text")}})
 		}
 	case "event_msg":
-		if payload.Get("type").String() != "token_count" {
+		var pf [2]jval
+		payload.fields(pf[:], "type", "info")
+		if pf[0].str() != "token_count" {
 			break
 		}
-		info := payload.Get("info")
-		last := info.Get("last_token_usage")
-		if !last.IsObject() {
+		var inf [2]jval
+		pf[1].fields(inf[:], "last_token_usage", "model_context_window")
+		last := inf[0]
+		if !last.isObject() {
 			break
 		}
-		g := gjson.GetMany(last.Raw, "input_tokens", "cached_input_tokens", "output_tokens")
+		var g [3]jval
+		last.fields(g[:], "input_tokens", "cached_input_tokens", "output_tokens")
 		p.usage = append(p.usage, Usage{
 			After:     len(p.messages) - 1,
-			Input:     int(g[0].Int()),
-			CacheRead: int(g[1].Int()),
-			Output:    int(g[2].Int()),
-			Window:    int(info.Get("model_context_window").Int()),
+			Input:     int(g[0].integer()),
+			CacheRead: int(g[1].integer()),
+			Output:    int(g[2].integer()),
+			Window:    int(inf[1].integer()),
 		})
 	}
 	return out

@@ -1,10 +1,6 @@
 package transcript
 
-import (
-	"strings"
-
-	"github.com/tidwall/gjson"
-)
+import "strings"
 
 // codexRecordTypes are the record types of a Codex rollout file.
 var codexRecordTypes = map[string]bool{
@@ -13,15 +9,17 @@ var codexRecordTypes = map[string]bool{
 
 // recordFormat recognises a single JSON object that is one record of a JSONL transcript
 // (a session log with one line so far).
-func recordFormat(obj gjson.Result) Format {
-	typ := obj.Get("type").String()
+func recordFormat(obj jval) Format {
+	var f [5]jval
+	obj.fields(f[:], "type", "payload", "uuid", "sessionId", "parentUuid")
+	typ := f[0].str()
 	if typ == "" {
 		return ""
 	}
-	if codexRecordTypes[typ] && obj.Get("payload").Exists() {
+	if codexRecordTypes[typ] && f[1].exists() {
 		return Codex
 	}
-	if obj.Get("uuid").Exists() || obj.Get("sessionId").Exists() || obj.Get("parentUuid").Exists() ||
+	if f[2].exists() || f[3].exists() || f[4].exists() ||
 		typ == "summary" || typ == "file-history-snapshot" || typ == "permission-mode" {
 		return ClaudeCode
 	}
@@ -34,7 +32,7 @@ func detectJSONL(doc string, lines []Record) Format {
 		if i > 200 {
 			break
 		}
-		if f := recordFormat(gjson.Parse(doc[l.Span.Start:l.Span.End])); f != "" {
+		if f := recordFormat(recordValue(doc[l.Span.Start:l.Span.End], l.Span.Start)); f != "" {
 			return f
 		}
 	}
@@ -50,44 +48,59 @@ var responsesItemTypes = map[string]bool{
 	"code_interpreter_call": true, "mcp_call": true, "mcp_list_tools": true, "item_reference": true,
 }
 
+// rootFields are the top-level fields of a JSON document that reading it needs, found in
+// one walk (a missing one is the zero jval; a document that is an array has none).
+type rootFields struct {
+	messages, input, history, instructions, system, tools, model jval
+}
+
+func readRoot(root jval) rootFields {
+	var f [7]jval
+	root.fields(f[:], "messages", "input", "history", "instructions", "system", "tools", "model")
+	return rootFields{messages: f[0], input: f[1], history: f[2], instructions: f[3], system: f[4], tools: f[5], model: f[6]}
+}
+
 // detectJSON scores the evidence for each JSON format. It looks at the wrapper and at most
 // the first 200 messages: a signal is any field or block type that only one format uses.
-func detectJSON(root, arr gjson.Result) Format {
+func detectJSON(root jval, rf *rootFields, arr jval) Format {
 	var anth, oai, resp int
-	if root.IsObject() {
-		if root.Get("input").Exists() || root.Get("instructions").Exists() {
+	if root.isObject() {
+		if rf.input.exists() || rf.instructions.exists() {
 			resp += 3
 		}
-		if root.Get("system").Exists() {
+		if rf.system.exists() {
 			anth += 3
 		}
-		if root.Get("history").Exists() {
+		if rf.history.exists() {
 			oai += 3
 		}
 	}
-	if arr.Type == gjson.String {
+	if arr.isString() {
 		return Responses
 	}
 	n := 0
-	arr.ForEach(func(_, m gjson.Result) bool {
+	arr.each(func(m jval) bool {
 		n++
-		typ := m.Get("type").String()
-		if responsesItemTypes[typ] {
+		var f [7]jval
+		m.fields(f[:], "type", "role", "tool_calls", "tool_call_id", "tool_call_ids", "function_call", "content")
+		if responsesItemTypes[f[0].str()] {
 			resp += 2
 		}
-		switch m.Get("role").String() {
+		switch f[1].str() {
 		case "tool", "system", "developer", "function":
 			oai++
 		}
-		if m.Get("tool_calls").Exists() || m.Get("tool_call_id").Exists() || m.Get("tool_call_ids").Exists() || m.Get("function_call").Exists() {
+		if f[2].exists() || f[3].exists() || f[4].exists() || f[5].exists() {
 			oai += 2
 		}
-		m.Get("content").ForEach(func(_, b gjson.Result) bool {
-			switch b.Get("type").String() {
+		f[6].each(func(b jval) bool {
+			var bf [2]jval
+			b.fields(bf[:], "type", "source")
+			switch bf[0].str() {
 			case "tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "document":
 				anth += 2
 			case "image":
-				if b.Get("source").Exists() {
+				if bf[1].exists() {
 					anth += 2
 				}
 			case "input_text", "output_text", "input_image", "input_file", "refusal":
@@ -108,7 +121,7 @@ func detectJSON(root, arr gjson.Result) Format {
 		return OpenAI
 	}
 	// Plain text chats read the same in both; the model name, if any, decides.
-	model := strings.ToLower(root.Get("model").String())
+	model := strings.ToLower(rf.model.str())
 	if strings.HasPrefix(model, "claude") {
 		return Anthropic
 	}

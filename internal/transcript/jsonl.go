@@ -81,21 +81,8 @@ func parseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript, e
 	for i := range lines {
 		carried[i] = p.record(i, &lines[i], doc[lines[i].Span.Start:lines[i].Span.End])
 	}
-	ol := resolve(p, f, lines)
-	t := &Transcript{Format: f, Doc: doc, Records: ol.Records, Usage: ol.Usage, Model: ol.Model}
-	if len(ol.Messages) > 0 {
-		t.Messages = make([]Message, len(ol.Messages))
-	}
-	for i, m := range ol.Messages {
-		if parts := ol.Parts[i]; len(parts) == 1 {
-			m.Blocks = carried[parts[0].Record][parts[0].Message].Blocks
-		} else {
-			for _, pt := range parts {
-				m.Blocks = append(m.Blocks, carried[pt.Record][pt.Message].Blocks...)
-			}
-		}
-		t.Messages[i] = m
-	}
+	t := resolve(p, f, lines).Conversation(carried)
+	t.Doc = doc
 	return t, nil
 }
 

@@ -2,38 +2,36 @@ package transcript
 
 import (
 	"strings"
-
-	"github.com/tidwall/gjson"
 )
 
 // textBlock makes a text block of a JSON string value.
-func textBlock(v gjson.Result, typ string) Block {
-	return Block{Kind: Text, Type: typ, Span: spanOf(v), Body: spanOf(v)}
+func textBlock(v jval, typ string) Block {
+	return Block{Kind: Text, Type: typ, Span: v.span(), Body: v.span()}
 }
 
 // otherBlock makes a block whose model-visible payload is its whole JSON value.
-func otherBlock(v gjson.Result, typ string) Block {
-	return Block{Kind: Other, Type: typ, Span: spanOf(v), Body: spanOf(v), BodyJSON: true}
+func otherBlock(v jval, typ string) Block {
+	return Block{Kind: Other, Type: typ, Span: v.span(), Body: v.span(), BodyJSON: true}
 }
 
 // bodyOf points a block's body at a string value, or at the raw JSON of anything else.
-func bodyOf(b *Block, v gjson.Result) {
-	if !v.Exists() || v.Type == gjson.Null {
+func bodyOf(b *Block, v jval) {
+	if !v.exists() || v.isNull() {
 		return
 	}
-	b.Body = spanOf(v)
-	b.BodyJSON = v.Type != gjson.String
+	b.Body = v.span()
+	b.BodyJSON = !v.isString()
 }
 
 // headerMessage reads a top-level system prompt or instructions field: a string or a list
 // of text blocks.
-func headerMessage(v gjson.Result) Message {
-	m := Message{Role: "system", Span: spanOf(v), Header: true}
-	if v.Type == gjson.String {
+func headerMessage(v jval) Message {
+	m := Message{Role: "system", Span: v.span(), Header: true}
+	if v.isString() {
 		m.Blocks = []Block{textBlock(v, "text")}
 		return m
 	}
-	v.ForEach(func(_, b gjson.Result) bool {
+	v.each(func(b jval) bool {
 		m.Blocks = append(m.Blocks, anthropicBlock(b))
 		return true
 	})
@@ -41,18 +39,20 @@ func headerMessage(v gjson.Result) Message {
 }
 
 // anthropicMessage reads a Messages API message (also the message of a Claude Code record).
-func anthropicMessage(v gjson.Result) Message {
-	m := Message{Role: v.Get("role").String(), Span: spanOf(v)}
-	m.Blocks = anthropicContent(v.Get("content"), m.Blocks)
+func anthropicMessage(v jval) Message {
+	var f [2]jval
+	v.fields(f[:], "role", "content")
+	m := Message{Role: f[0].str(), Span: v.span()}
+	m.Blocks = anthropicContent(f[1], m.Blocks)
 	return m
 }
 
-func anthropicContent(c gjson.Result, blocks []Block) []Block {
+func anthropicContent(c jval, blocks []Block) []Block {
 	switch {
-	case c.Type == gjson.String:
+	case c.isString():
 		return append(blocks, textBlock(c, "text"))
-	case c.IsArray():
-		c.ForEach(func(_, b gjson.Result) bool {
+	case c.isArray():
+		c.elements(func(b jval) bool {
 			blocks = append(blocks, anthropicBlock(b))
 			return true
 		})
@@ -60,37 +60,57 @@ func anthropicContent(c gjson.Result, blocks []Block) []Block {
 	return blocks
 }
 
-func anthropicBlock(v gjson.Result) Block {
-	if v.Type == gjson.String { // a bare string in a content list
+// The fields of an Anthropic content block that anthropicBlock reads, in one walk.
+const (
+	abType = iota
+	abText
+	abID
+	abName
+	abInput
+	abThinking
+	abData
+	abSource
+	abToolUseID
+	abIsError
+	abContent
+	abFields
+)
+
+var anthropicBlockKeys = [abFields]string{"type", "text", "id", "name", "input", "thinking", "data", "source", "tool_use_id", "is_error", "content"}
+
+func anthropicBlock(v jval) Block {
+	if v.isString() { // a bare string in a content list
 		return textBlock(v, "text")
 	}
-	typ := v.Get("type").String()
-	b := Block{Type: typ, Span: spanOf(v)}
+	var f [abFields]jval
+	v.fields(f[:], anthropicBlockKeys[:]...)
+	typ := f[abType].str()
+	b := Block{Type: typ, Span: v.span()}
 	switch typ {
 	case "text":
 		b.Kind = Text
-		bodyOf(&b, v.Get("text"))
+		bodyOf(&b, f[abText])
 	case "tool_use", "server_tool_use", "mcp_tool_use":
 		b.Kind = ToolCall
-		b.ToolID = v.Get("id").String()
-		b.ToolName = v.Get("name").String()
-		bodyOf(&b, v.Get("input"))
+		b.ToolID = f[abID].str()
+		b.ToolName = f[abName].str()
+		bodyOf(&b, f[abInput])
 	case "thinking":
 		b.Kind = Thinking
-		bodyOf(&b, v.Get("thinking"))
+		bodyOf(&b, f[abThinking])
 	case "redacted_thinking":
 		b.Kind = Thinking
-		b.Encrypted = len(v.Get("data").Raw)
+		b.Encrypted = len(f[abData].raw)
 	case "image":
 		b.Kind = Image
-		b.Image = anthropicSource(v.Get("source"))
+		b.Image = anthropicSource(f[abSource])
 	default:
 		if strings.HasSuffix(typ, "tool_result") {
 			b.Kind = ToolResult
-			b.ToolID = v.Get("tool_use_id").String()
-			b.IsError = v.Get("is_error").Bool()
-			c := v.Get("content")
-			if c.IsArray() {
+			b.ToolID = f[abToolUseID].str()
+			b.IsError = f[abIsError].boolean()
+			c := f[abContent]
+			if c.isArray() {
 				b.Parts = anthropicContent(c, nil)
 			} else {
 				bodyOf(&b, c)
@@ -99,9 +119,11 @@ func anthropicBlock(v gjson.Result) Block {
 		}
 		if typ == "document" {
 			// A text document is read as text; a PDF is priced by the counter from its size.
-			if src := v.Get("source"); src.Get("type").String() == "text" {
+			var s [2]jval
+			f[abSource].fields(s[:], "type", "data")
+			if s[0].str() == "text" {
 				b.Kind = Text
-				bodyOf(&b, src.Get("data"))
+				bodyOf(&b, s[1])
 				return b
 			}
 		}
@@ -110,35 +132,55 @@ func anthropicBlock(v gjson.Result) Block {
 	return b
 }
 
-func anthropicSource(src gjson.Result) *ImageRef {
-	img := &ImageRef{MediaType: src.Get("media_type").String()}
-	switch src.Get("type").String() {
+func anthropicSource(src jval) *ImageRef {
+	var f [4]jval
+	src.fields(f[:], "media_type", "type", "data", "url")
+	img := &ImageRef{MediaType: f[0].str()}
+	switch f[1].str() {
 	case "base64":
-		img.Data = spanOf(src.Get("data"))
+		img.Data = f[2].span()
 	default:
-		img.URL = src.Get("url").String()
+		img.URL = f[3].str()
 	}
 	return img
 }
 
+// The fields of a Chat Completions message that openaiMessage reads, in one walk.
+const (
+	omRole = iota
+	omName
+	omContent
+	omToolCallIDs
+	omToolCallID
+	omReasoning
+	omRefusal
+	omToolCalls
+	omFunctionCall
+	omFields
+)
+
+var openaiMessageKeys = [omFields]string{"role", "name", "content", "tool_call_ids", "tool_call_id", "reasoning_content", "refusal", "tool_calls", "function_call"}
+
 // openaiMessage reads a Chat Completions message.
-func openaiMessage(v gjson.Result) Message {
-	m := Message{Role: v.Get("role").String(), Span: spanOf(v), Name: v.Get("name").String()}
-	content := v.Get("content")
+func openaiMessage(v jval) Message {
+	var f [omFields]jval
+	v.fields(f[:], openaiMessageKeys[:]...)
+	m := Message{Role: f[omRole].str(), Span: v.span(), Name: f[omName].str()}
+	content := f[omContent]
 	if m.Role == "tool" || m.Role == "function" {
-		b := Block{Kind: ToolResult, Type: m.Role, Span: spanOf(v), ToolName: m.Name}
-		if ids := v.Get("tool_call_ids"); ids.IsArray() {
-			ids.ForEach(func(_, id gjson.Result) bool {
-				b.ToolIDs = append(b.ToolIDs, id.String())
+		b := Block{Kind: ToolResult, Type: m.Role, Span: v.span(), ToolName: m.Name}
+		if ids := f[omToolCallIDs]; ids.isArray() {
+			ids.elements(func(id jval) bool {
+				b.ToolIDs = append(b.ToolIDs, id.str())
 				return true
 			})
 			if len(b.ToolIDs) > 0 {
 				b.ToolID = b.ToolIDs[0]
 			}
 		} else {
-			b.ToolID = v.Get("tool_call_id").String()
+			b.ToolID = f[omToolCallID].str()
 		}
-		if content.IsArray() {
+		if content.isArray() {
 			b.Parts = openaiParts(content, nil)
 		} else {
 			bodyOf(&b, content)
@@ -146,75 +188,84 @@ func openaiMessage(v gjson.Result) Message {
 		m.Blocks = []Block{b}
 		return m
 	}
-	if r := v.Get("reasoning_content"); r.Type == gjson.String {
-		m.Blocks = append(m.Blocks, Block{Kind: Thinking, Type: "reasoning_content", Span: spanOf(r), Body: spanOf(r)})
+	if r := f[omReasoning]; r.isString() {
+		m.Blocks = append(m.Blocks, Block{Kind: Thinking, Type: "reasoning_content", Span: r.span(), Body: r.span()})
 	}
 	switch {
-	case content.Type == gjson.String:
+	case content.isString():
 		m.Blocks = append(m.Blocks, textBlock(content, "text"))
-	case content.IsArray():
+	case content.isArray():
 		m.Blocks = openaiParts(content, m.Blocks)
 	}
-	if r := v.Get("refusal"); r.Type == gjson.String {
+	if r := f[omRefusal]; r.isString() {
 		m.Blocks = append(m.Blocks, textBlock(r, "refusal"))
 	}
-	v.Get("tool_calls").ForEach(func(_, c gjson.Result) bool {
-		b := Block{Kind: ToolCall, Type: c.Get("type").String(), Span: spanOf(c), ToolID: c.Get("id").String()}
-		fn := c.Get("function")
-		if !fn.Exists() {
-			fn = c.Get("custom")
-			bodyOf(&b, fn.Get("input"))
+	f[omToolCalls].each(func(c jval) bool {
+		var cf [4]jval
+		c.fields(cf[:], "type", "id", "function", "custom")
+		b := Block{Kind: ToolCall, Type: cf[0].str(), Span: c.span(), ToolID: cf[1].str()}
+		var ff [3]jval
+		if fn := cf[2]; fn.exists() {
+			fn.fields(ff[:], "name", "arguments")
+			bodyOf(&b, ff[1])
 		} else {
-			bodyOf(&b, fn.Get("arguments"))
+			cf[3].fields(ff[:], "name", "input")
+			bodyOf(&b, ff[1])
 		}
-		b.ToolName = fn.Get("name").String()
+		b.ToolName = ff[0].str()
 		m.Blocks = append(m.Blocks, b)
 		return true
 	})
-	if fc := v.Get("function_call"); fc.IsObject() {
-		b := Block{Kind: ToolCall, Type: "function_call", Span: spanOf(fc), ToolName: fc.Get("name").String()}
-		bodyOf(&b, fc.Get("arguments"))
+	if fc := f[omFunctionCall]; fc.isObject() {
+		var ff [2]jval
+		fc.fields(ff[:], "name", "arguments")
+		b := Block{Kind: ToolCall, Type: "function_call", Span: fc.span(), ToolName: ff[0].str()}
+		bodyOf(&b, ff[1])
 		m.Blocks = append(m.Blocks, b)
 	}
 	return m
 }
 
 // openaiParts reads a list of content parts (Chat Completions and Responses share it).
-func openaiParts(c gjson.Result, blocks []Block) []Block {
-	c.ForEach(func(_, p gjson.Result) bool {
-		if p.Type == gjson.String {
+func openaiParts(c jval, blocks []Block) []Block {
+	c.each(func(p jval) bool {
+		if p.isString() {
 			blocks = append(blocks, textBlock(p, "text"))
 			return true
 		}
-		typ := p.Get("type").String()
+		var f [4]jval
+		p.fields(f[:], "type", "text", "refusal", "image_url")
+		typ := f[0].str()
 		switch typ {
 		case "text", "input_text", "output_text", "refusal", "summary_text", "reasoning_text":
-			key := "text"
-			if typ == "refusal" && !p.Get("text").Exists() {
-				key = "refusal"
+			body := f[1]
+			if typ == "refusal" && !body.exists() {
+				body = f[2]
 			}
-			b := Block{Kind: Text, Type: typ, Span: spanOf(p)}
-			bodyOf(&b, p.Get(key))
+			b := Block{Kind: Text, Type: typ, Span: p.span()}
+			bodyOf(&b, body)
 			blocks = append(blocks, b)
 		case "image_url", "input_image":
 			img := &ImageRef{}
-			u := p.Get("image_url")
-			if u.IsObject() {
-				img.Detail = u.Get("detail").String()
-				u = u.Get("url")
+			u := f[3]
+			if u.isObject() {
+				var uf [2]jval
+				u.fields(uf[:], "detail", "url")
+				img.Detail = uf[0].str()
+				u = uf[1]
 			} else {
-				img.Detail = p.Get("detail").String()
+				img.Detail = p.get("detail").str()
 			}
-			url := u.String()
+			url := u.str()
 			if strings.HasPrefix(url, "data:") {
-				img.Data = spanOf(u)
+				img.Data = u.span()
 				if semi := strings.IndexAny(url, ";,"); semi > 5 {
 					img.MediaType = url[5:semi]
 				}
 			} else {
 				img.URL = url
 			}
-			blocks = append(blocks, Block{Kind: Image, Type: typ, Span: spanOf(p), Image: img})
+			blocks = append(blocks, Block{Kind: Image, Type: typ, Span: p.span(), Image: img})
 		default:
 			blocks = append(blocks, otherBlock(p, typ))
 		}
@@ -223,43 +274,65 @@ func openaiParts(c gjson.Result, blocks []Block) []Block {
 	return blocks
 }
 
+// The fields of a Responses item that responsesItem reads, in one walk.
+const (
+	riType = iota
+	riRole
+	riContent
+	riSummary
+	riEncrypted
+	riCallID
+	riName
+	riOutput
+	riArguments
+	riInput
+	riAction
+	riFields
+)
+
+var responsesItemKeys = [riFields]string{"type", "role", "content", "summary", "encrypted_content", "call_id", "name", "output", "arguments", "input", "action"}
+
 // responsesItem reads one Responses API input item as a message.
-func responsesItem(v gjson.Result) Message {
-	typ := v.Get("type").String()
-	m := Message{Role: v.Get("role").String(), Span: spanOf(v)}
+func responsesItem(v jval) Message {
+	var f [riFields]jval
+	v.fields(f[:], responsesItemKeys[:]...)
+	typ := f[riType].str()
+	m := Message{Role: f[riRole].str(), Span: v.span()}
 	switch typ {
 	case "message", "":
 		if m.Role == "" {
 			m.Role = "other"
 		}
-		c := v.Get("content")
+		c := f[riContent]
 		switch {
-		case c.Type == gjson.String:
+		case c.isString():
 			m.Blocks = []Block{textBlock(c, "input_text")}
-		case c.IsArray():
+		case c.isArray():
 			m.Blocks = openaiParts(c, nil)
 		}
 		return m
 	case "reasoning":
 		m.Role = "assistant"
-		for _, key := range []string{"summary", "content"} {
-			v.Get(key).ForEach(func(_, p gjson.Result) bool {
-				b := Block{Kind: Thinking, Type: p.Get("type").String(), Span: spanOf(p)}
-				bodyOf(&b, p.Get("text"))
+		for _, list := range []jval{f[riSummary], f[riContent]} {
+			list.each(func(p jval) bool {
+				var pf [2]jval
+				p.fields(pf[:], "type", "text")
+				b := Block{Kind: Thinking, Type: pf[0].str(), Span: p.span()}
+				bodyOf(&b, pf[1])
 				m.Blocks = append(m.Blocks, b)
 				return true
 			})
 		}
-		if enc := v.Get("encrypted_content"); enc.Exists() {
-			m.Blocks = append(m.Blocks, Block{Kind: Thinking, Type: "encrypted_content", Span: spanOf(enc), Encrypted: len(enc.Raw)})
+		if enc := f[riEncrypted]; enc.exists() {
+			m.Blocks = append(m.Blocks, Block{Kind: Thinking, Type: "encrypted_content", Span: enc.span(), Encrypted: len(enc.raw)})
 		}
 		return m
 	}
 	if strings.HasSuffix(typ, "_output") {
 		m.Role = "tool"
-		b := Block{Kind: ToolResult, Type: typ, Span: spanOf(v), ToolID: v.Get("call_id").String()}
-		out := v.Get("output")
-		if out.IsArray() {
+		b := Block{Kind: ToolResult, Type: typ, Span: v.span(), ToolID: f[riCallID].str()}
+		out := f[riOutput]
+		if out.isArray() {
 			b.Parts = openaiParts(out, nil)
 		} else {
 			bodyOf(&b, out)
@@ -268,15 +341,15 @@ func responsesItem(v gjson.Result) Message {
 		return m
 	}
 	m.Role = "assistant"
-	if id := v.Get("call_id"); id.Exists() {
-		b := Block{Kind: ToolCall, Type: typ, Span: spanOf(v), ToolID: id.String(), ToolName: v.Get("name").String()}
+	if id := f[riCallID]; id.exists() {
+		b := Block{Kind: ToolCall, Type: typ, Span: v.span(), ToolID: id.str(), ToolName: f[riName].str()}
 		switch {
-		case v.Get("arguments").Exists():
-			bodyOf(&b, v.Get("arguments"))
-		case v.Get("input").Exists():
-			bodyOf(&b, v.Get("input"))
+		case f[riArguments].exists():
+			bodyOf(&b, f[riArguments])
+		case f[riInput].exists():
+			bodyOf(&b, f[riInput])
 		default:
-			bodyOf(&b, v.Get("action"))
+			bodyOf(&b, f[riAction])
 			if b.ToolName == "" {
 				b.ToolName = strings.TrimSuffix(typ, "_call")
 			}

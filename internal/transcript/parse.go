@@ -89,9 +89,11 @@ func Parse(data []byte, o Options) (*Transcript, error) {
 	}
 
 	if gjson.Valid(doc) {
-		root := gjson.Parse(doc)
+		// The root runs to the end of the document, trailing white space included, as
+		// gjson.Parse takes it: a bare array's Array span always has.
+		root := jval{doc[first:], first}
 		f := o.Format
-		if f == "" && root.IsObject() {
+		if f == "" && root.isObject() {
 			f = recordFormat(root)
 		}
 		if !f.JSONL() {
@@ -127,49 +129,46 @@ func Parse(data []byte, o Options) (*Transcript, error) {
 	return nil, syntaxError(doc, 0)
 }
 
-func parseJSONDocument(doc string, root gjson.Result, f Format, o Options) (*Transcript, error) {
-	arr, path, err := locateArray(root, o.Path)
+func parseJSONDocument(doc string, root jval, f Format, o Options) (*Transcript, error) {
+	rf := readRoot(root)
+	arr, path, err := locateArray(doc, root, &rf, o.Path)
 	if err != nil {
 		return nil, err
 	}
 	if f == "" {
-		f = detectJSON(root, arr)
+		f = detectJSON(root, &rf, arr)
 	}
-	t := &Transcript{Format: f, Doc: doc, ArrayPath: path, Array: spanOf(arr)}
-	if root.IsObject() {
-		if tools := root.Get("tools"); tools.IsArray() {
-			t.Tools = spanOf(tools)
+	t := &Transcript{Format: f, Doc: doc, ArrayPath: path, Array: arr.span()}
+	if root.isObject() {
+		if rf.tools.isArray() {
+			t.Tools = rf.tools.span()
 		}
-		t.Model = root.Get("model").String()
+		t.Model = rf.model.str()
 	}
 	switch f {
 	case Anthropic:
-		if root.IsObject() {
-			if sys := root.Get("system"); sys.Exists() && sys.Type != gjson.Null {
-				t.Messages = append(t.Messages, headerMessage(sys))
-			}
+		if sys := rf.system; sys.exists() && !sys.isNull() {
+			t.Messages = append(t.Messages, headerMessage(sys))
 		}
-		arr.ForEach(func(_, m gjson.Result) bool {
+		arr.each(func(m jval) bool {
 			t.Messages = append(t.Messages, anthropicMessage(m))
 			return true
 		})
 	case OpenAI:
-		arr.ForEach(func(_, m gjson.Result) bool {
+		arr.each(func(m jval) bool {
 			t.Messages = append(t.Messages, openaiMessage(m))
 			return true
 		})
 	case Responses:
-		if root.IsObject() {
-			if ins := root.Get("instructions"); ins.Type == gjson.String {
-				t.Messages = append(t.Messages, headerMessage(ins))
-			}
+		if ins := rf.instructions; ins.isString() {
+			t.Messages = append(t.Messages, headerMessage(ins))
 		}
-		if arr.Type == gjson.String {
+		if arr.isString() {
 			// "input" may be a bare string: one user message.
-			t.Messages = append(t.Messages, Message{Role: "user", Span: spanOf(arr), Blocks: []Block{textBlock(arr, "input_text")}})
+			t.Messages = append(t.Messages, Message{Role: "user", Span: arr.span(), Blocks: []Block{textBlock(arr, "input_text")}})
 			break
 		}
-		arr.ForEach(func(_, it gjson.Result) bool {
+		arr.each(func(it jval) bool {
 			t.Messages = append(t.Messages, responsesItem(it))
 			return true
 		})
@@ -204,34 +203,47 @@ func formatMismatch(want, found Format) *Error {
 	return &Error{Offset: -1, Msg: fmt.Sprintf("--format %s, but the input holds %s", want, what)}
 }
 
-// wrapperPaths are where known wrapper documents keep their messages.
-var wrapperPaths = []string{"messages", "input", "history"}
-
-func locateArray(root gjson.Result, path string) (gjson.Result, string, error) {
+// locateArray finds the message array: --path (a gjson path, so any path gjson reads
+// works), the document itself when it is an array, or a known wrapper's field ("messages",
+// "input", "history", in that order).
+func locateArray(doc string, root jval, rf *rootFields, path string) (jval, string, error) {
 	if path != "" {
-		arr := root.Get(path)
+		arr := gjson.Get(root.raw, path)
 		if !arr.Exists() {
-			return arr, path, &Error{Offset: -1, Msg: fmt.Sprintf("--path %q matches nothing in the document", path)}
+			return jval{}, path, &Error{Offset: -1, Msg: fmt.Sprintf("--path %q matches nothing in the document", path)}
 		}
 		if !arr.IsArray() {
-			return arr, path, &Error{Offset: int64(arr.Index), Msg: fmt.Sprintf("--path %q is a %s, not an array of messages", path, typeName(arr))}
+			return jval{}, path, &Error{Offset: int64(root.at + arr.Index), Msg: fmt.Sprintf("--path %q is a %s, not an array of messages", path, typeName(arr))}
 		}
 		// Modifiers, literals and queries compute new JSON; edits need the document's own bytes.
-		if doc := root.Raw; arr.Index < 0 || arr.Index+len(arr.Raw) > len(doc) || doc[arr.Index:arr.Index+len(arr.Raw)] != arr.Raw {
-			return arr, path, &Error{Offset: -1, Msg: fmt.Sprintf("--path %q computes a value instead of naming one in the document (modifiers, literals and queries are not supported)", path)}
+		if raw := root.raw; arr.Index < 0 || arr.Index+len(arr.Raw) > len(raw) || raw[arr.Index:arr.Index+len(arr.Raw)] != arr.Raw {
+			return jval{}, path, &Error{Offset: -1, Msg: fmt.Sprintf("--path %q computes a value instead of naming one in the document (modifiers, literals and queries are not supported)", path)}
 		}
-		return arr, path, nil
+		return jval{arr.Raw, root.at + arr.Index}, path, nil
 	}
-	if root.IsArray() {
+	if root.isArray() {
 		return root, "", nil
 	}
-	for _, p := range wrapperPaths {
-		v := root.Get(p)
-		if v.IsArray() || (p == "input" && v.Type == gjson.String) {
-			return v, p, nil
+	for _, w := range []struct {
+		path string
+		v    jval
+	}{{"messages", rf.messages}, {"input", rf.input}, {"history", rf.history}} {
+		if w.v.isArray() || (w.path == "input" && w.v.isString()) {
+			return w.v, w.path, nil
 		}
 	}
-	return gjson.Result{}, "", &Error{Offset: 0, Msg: "expected a conversation: an array of messages, or an object with \"messages\", \"input\" or \"history\"; use --path to name where the messages are"}
+	return jval{}, "", &Error{Offset: 0, Msg: "expected a conversation: an array of messages, or an object with \"messages\", \"input\" or \"history\"; use --path to name where the messages are"}
+}
+
+// recordValue is the JSON value a validated text holds (a record line, or a whole
+// document), base being the text's document offset: white space around it is not part of
+// it.
+func recordValue(text string, base int) jval {
+	i := firstNonSpace(text)
+	if i < 0 {
+		return jval{}
+	}
+	return jval{text[i:valueEnd(text, i)], base + i}
 }
 
 // splitRecords cuts the document into its non-blank lines.
@@ -269,7 +281,7 @@ func validateLines(doc string, lines []Record) error {
 			}
 			return e
 		}
-		lines[i].Type = gjson.Get(l, "type").String()
+		lines[i].Type = recordValue(l, 0).get("type").str()
 	}
 	return nil
 }
@@ -342,8 +354,4 @@ func typeName(r gjson.Result) string {
 		return "object"
 	}
 	return "nothing"
-}
-
-func spanOf(r gjson.Result) Span {
-	return Span{r.Index, r.Index + len(r.Raw)}
 }

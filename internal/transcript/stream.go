@@ -68,7 +68,7 @@ func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (*O
 		}
 		seq := len(records)
 		records = append(records, Record{Span: Span{start, start + len(l)}, Line: line, Message: -1,
-			Type: intern(gjson.Get(l, "type").String())})
+			Type: intern(recordValue(l, 0).get("type").str())})
 		rec := &Transcript{Format: f, Doc: l, Base: start, Records: []Record{records[seq]}}
 		rec.Messages = p.record(seq, &records[seq], l)
 		detach(rec.Messages)
@@ -77,6 +77,17 @@ func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (*O
 		}
 	}
 	return resolve(p, f, records), nil, nil
+}
+
+// Sniff reads ahead in r and names the JSONL format Stream would stream the input as, or ""
+// when Stream would read it whole; the reader it returns reads the whole input from the
+// start (what was read ahead first), and Stream reads it without buffering it again. A
+// caller that must decide how to hold the input (a filter that reads a streamed document
+// twice keeps a copy of stdin, and of nothing else) asks first.
+func Sniff(r io.Reader, o Options) (Format, io.Reader, error) {
+	br := bufio.NewReaderSize(r, sniffBytes)
+	f, err := sniff(br, o)
+	return f, br, err
 }
 
 // sniff peeks at the first records of the input and names the JSONL format to stream, or
@@ -113,7 +124,7 @@ func sniff(br *bufio.Reader, o Options) (Format, error) {
 		if bytes.IndexByte(line, 0) >= 0 || !gjson.Valid(l) || l[firstNonSpace(l)] != '{' {
 			return "", nil
 		}
-		if f := recordFormat(gjson.Parse(l)); f != "" {
+		if f := recordFormat(recordValue(l, 0)); f != "" {
 			if o.Format != "" && f != o.Format {
 				return "", nil
 			}

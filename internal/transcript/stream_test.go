@@ -15,8 +15,8 @@ import (
 )
 
 // streamed reads doc with Stream and rebuilds a Transcript from the outline and the records
-// fn saw, with the whole document as Doc so it can be compared with Parse's. data is set
-// when Stream declined to stream.
+// fn saw (Conversation), with the whole document as Doc so it can be compared with Parse's.
+// data is set when Stream declined to stream.
 func streamed(t *testing.T, doc []byte, o Options) (tr *Transcript, data []byte, err error) {
 	t.Helper()
 	var recs []*Transcript
@@ -40,16 +40,20 @@ func streamed(t *testing.T, doc []byte, o Options) (tr *Transcript, data []byte,
 	if len(recs) != len(ol.Records) {
 		t.Fatalf("fn saw %d records, outline has %d", len(recs), len(ol.Records))
 	}
-	tr = &Transcript{Format: ol.Format, Doc: string(doc), Records: ol.Records, Usage: ol.Usage, Model: ol.Model}
+	carried := make([][]Message, len(recs))
 	for i, m := range ol.Messages {
 		if m.Blocks != nil {
 			t.Fatalf("outline message %d has blocks", i)
 		}
-		for _, p := range ol.Parts[i] {
-			m.Blocks = append(m.Blocks, recs[p.Record].Messages[p.Message].Blocks...)
-		}
-		tr.Messages = append(tr.Messages, m)
 	}
+	for i, rec := range recs {
+		carried[i] = rec.Messages
+	}
+	tr = ol.Conversation(carried)
+	if tr.Doc != "" {
+		t.Fatal("the conversation of a streamed document has text")
+	}
+	tr.Doc = string(doc)
 	return tr, nil, nil
 }
 

@@ -12,10 +12,8 @@
 package transcript
 
 import (
-	"strings"
 	"time"
-
-	"github.com/tidwall/gjson"
+	"unicode/utf8"
 )
 
 // Format names a document format.
@@ -188,6 +186,31 @@ func (t *Transcript) BodyText(b *Block) string {
 	return decodeString(raw)
 }
 
+// BodySize returns the length in bytes of BodyText(b), and its length in characters as
+// utf8.RuneCountInString counts them, without building the text.
+func (t *Transcript) BodySize(b *Block) (size, runes int) {
+	if b.Body.IsZero() {
+		return 0, 0
+	}
+	raw := t.Slice(b.Body)
+	if b.BodyJSON {
+		return len(raw), utf8.RuneCountInString(raw)
+	}
+	return stringSize(raw)
+}
+
+// BodyLen is the first result of BodySize, the length in bytes of BodyText(b), at less cost.
+func (t *Transcript) BodyLen(b *Block) int {
+	if b.Body.IsZero() {
+		return 0
+	}
+	raw := t.Slice(b.Body)
+	if b.BodyJSON {
+		return len(raw)
+	}
+	return stringLen(raw)
+}
+
 // LastUsage returns the newest real usage figure, if the transcript records any.
 func (t *Transcript) LastUsage() (Usage, bool) { return LastUsage(t.Usage) }
 
@@ -197,13 +220,4 @@ func LastUsage(us []Usage) (Usage, bool) {
 		return Usage{}, false
 	}
 	return us[len(us)-1], true
-}
-
-// decodeString decodes a JSON string literal; it avoids allocating when the literal has
-// no escapes.
-func decodeString(raw string) string {
-	if len(raw) >= 2 && raw[0] == '"' && strings.IndexByte(raw, '\\') < 0 {
-		return raw[1 : len(raw)-1]
-	}
-	return gjson.Parse(raw).String()
 }

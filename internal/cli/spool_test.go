@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestSpool: what is written comes back whole, from memory while it fits and from a temp
+// file once it does not; the file is gone once the spool is closed.
+func TestSpool(t *testing.T) {
+	for _, n := range []int{0, 10, 64, 65, 1000} {
+		s := &spool{limit: 64}
+		var want bytes.Buffer
+		for i := 0; want.Len() < n; i++ {
+			chunk := strings.Repeat(string(rune('a'+i%26)), min(7, n-want.Len()))
+			want.WriteString(chunk)
+			if _, err := s.Write([]byte(chunk)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if spilled := s.file != nil; spilled != (n > 64) {
+			t.Errorf("%d bytes: spilled to a file: %v", n, spilled)
+		}
+		for range 2 { // a spool is read again from the start each time
+			r, err := s.reader()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(r)
+			if err != nil || !bytes.Equal(got, want.Bytes()) {
+				t.Fatalf("%d bytes: read back %d bytes, %v", n, len(got), err)
+			}
+		}
+		s.close()
+	}
+}
+
+// TestHeldOutputSpills: writes beyond what a spool keeps in memory still come out whole
+// and in order with the documents held by reference.
+func TestHeldOutputSpills(t *testing.T) {
+	var h heldOutput
+	defer h.close()
+	big := bytes.Repeat([]byte("0123456789"), spoolMemory/10+100)
+	h.Write([]byte("a"))
+	h.Write(big)
+	h.hold([]byte("doc"))
+	h.Write([]byte("z"))
+	if h.parts[0].writes.file == nil {
+		t.Fatal("the big write stayed in memory")
+	}
+	var out bytes.Buffer
+	if _, err := h.WriteTo(&out); err != nil {
+		t.Fatal(err)
+	}
+	want := "a" + string(big) + "docz"
+	if out.String() != want {
+		t.Fatalf("got %d bytes, want %d", out.Len(), len(want))
+	}
+}

@@ -1,0 +1,364 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// A filter that edits a JSONL transcript (Claude Code, Codex) reads it twice instead of
+// holding it: a first pass streams the records (transcript.Stream) and the tool keeps what
+// it needs to plan its edits; a second pass copies the document to the output with the
+// edits spliced in (transcript.Splice), reading into memory only the spans it edits.
+//
+// A regular file is simply read again. Anything else (stdin, a pipe) is kept during the
+// first pass in a spool: in memory up to spoolMemory, then in a temp file. The output
+// goes where WriteDocument would put it: a spool of held stdout (written only once the run
+// has succeeded), or the -o/--in-place temp file. Peak memory is then what the tool keeps
+// per message, whatever the size of the document; JSON documents, and output for a
+// terminal (indented, which needs the whole document), are read whole as before.
+
+// Document is one input of a filter, read by ReadDocument: either read whole and parsed
+// (Transcript set, Input holding the bytes, to be written with WriteDocument), or a
+// streamed JSONL transcript (Outline set), to be written with Rewrite.
+type Document struct {
+	Name       string
+	Input      Input
+	Transcript *transcript.Transcript
+	Outline    *transcript.Outline
+
+	c     *Context
+	file  *os.File // a regular file, read again for the second pass
+	spool *spool   // or the input kept during the first pass
+	size  int64    // bytes read in the first pass
+	sum   uint64   // and their hash, to check the second pass reads the same bytes
+	seed  maphash.Seed
+}
+
+// DocumentNames lists the inputs a filter works on, as Documents does, without reading
+// them: every file argument with --in-place or when several is set, else exactly one.
+func (c *Context) DocumentNames(several bool) ([]string, error) {
+	names, err := c.Sources()
+	if err != nil {
+		return nil, err
+	}
+	if !several && !c.Common.InPlace && len(names) != 1 {
+		return nil, WithHint(Usagef("one document at a time; use --in-place to edit several files"),
+			fmt.Sprintf("see '%s --help'", c.Tool.Name))
+	}
+	return names, nil
+}
+
+// ReadDocument reads input name (a file, or "-" for stdin). A Claude Code or Codex JSONL
+// transcript is streamed: fn sees each record as transcript.Stream passes it, and the
+// Document's Outline is set; the tool then plans its edits and calls Rewrite. Any other
+// document, and any document when the output is indented for a terminal, is read whole
+// and parsed, fn is not called, and Transcript is set. Errors are worded as Parse and
+// Stream word them; fn's own are returned as they are. Close the Document when done.
+func (c *Context) ReadDocument(name string, fn func(seq int, rec *transcript.Transcript) error) (*Document, error) {
+	o, err := c.readOptions(name)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	d := &Document{Name: name, c: c, seed: maphash.MakeSeed()}
+	ok := false
+	defer func() {
+		if !ok {
+			r.Close()
+			d.Close()
+		}
+	}()
+	readErr := func(err error) error {
+		var te *transcript.Error
+		switch {
+		case errors.As(err, &te):
+			return inputError(name, o.Format, err)
+		case name == "-":
+			return RuntimeError(fmt.Errorf("read stdin: %w", err))
+		}
+		return RuntimeError(fmt.Errorf("read %q: %w", name, pathReason(err)))
+	}
+
+	format, br, err := transcript.Sniff(r, o)
+	if err != nil {
+		return nil, readErr(err)
+	}
+	if format == "" || c.prettyStdout() {
+		data, err := readWhole(br, r)
+		if err != nil {
+			return nil, readErr(err)
+		}
+		r.Close()
+		ok = true
+		tuneGC(len(data))
+		d.Input = Input{Name: name, Data: data}
+		if d.Transcript, err = c.Parse(d.Input); err != nil {
+			return nil, err
+		}
+		return d, nil
+	}
+
+	var first io.Reader
+	if f, isFile := r.(*os.File); isFile && isRegular(f) {
+		d.file = f
+		first = &hashingReader{r: br, h: d.hasher()}
+	} else {
+		d.spool = &spool{}
+		first = io.TeeReader(br, d.spool)
+	}
+	var fnErr error
+	outline, data, err := transcript.Stream(first, o, func(seq int, rec *transcript.Transcript) error {
+		fnErr = fn(seq, rec)
+		return fnErr
+	})
+	switch {
+	case fnErr != nil:
+		return nil, fnErr
+	case err != nil:
+		return nil, readErr(err)
+	case outline == nil:
+		// Sniff and Stream see the same bytes, so they decide alike.
+		return nil, fmt.Errorf("internal: %s: %d bytes read whole after sniffing %s", name, len(data), format)
+	}
+	if h, isHash := first.(*hashingReader); isHash {
+		d.size, d.sum = h.n, h.h.Sum64()
+	} else {
+		if d.spool.err != nil {
+			return nil, RuntimeError(fmt.Errorf("keep %s for a second reading: %w", displayName(name), d.spool.err))
+		}
+		r.Close()
+	}
+	d.Outline = outline
+	ok = true
+	return d, nil
+}
+
+// prettyStdout reports whether documents written to stdout are indented for a terminal.
+func (c *Context) prettyStdout() bool {
+	return c.StdoutTTY && !c.Common.InPlace && c.Common.Output == ""
+}
+
+// Rewrite is the second pass over a streamed Document: it reads the document again and
+// writes it, with the edits edit makes in regions (see transcript.Splice), where
+// WriteDocument would. With --in-place a file that no edit changed is not touched. edit's
+// errors are returned as they are (word them as the tool's); if the input no longer holds
+// the bytes the first pass read, Rewrite fails and nothing is written.
+func (d *Document) Rewrite(regions []transcript.Span, edit func(i int, text string, base int) ([]transcript.Edit, error)) error {
+	if d.Outline == nil {
+		return errors.New("internal: Rewrite of a document that was not streamed")
+	}
+	splice := func(w io.Writer) (int, error) {
+		r, check, err := d.reread()
+		if err != nil {
+			return 0, RuntimeError(fmt.Errorf("read %s again: %w", displayName(d.Name), err))
+		}
+		r = &readErrors{r: r, what: "read " + displayName(d.Name) + " again"}
+		n, err := transcript.Splice(r, w, regions, edit)
+		if err == nil {
+			err = check()
+		}
+		if err != nil {
+			return n, d.rereadError(err)
+		}
+		return n, nil
+	}
+	c := d.c
+	switch {
+	case c.Common.InPlace:
+		if d.Name == "-" {
+			return Usagef("--in-place cannot edit stdin")
+		}
+		return c.stageStream(d.Name, splice)
+	case c.Common.Output != "":
+		return c.stageStream(c.Common.Output, splice)
+	}
+	bw := bufio.NewWriterSize(&writeErrors{w: c.Stdout, what: "hold stdout"}, 256<<10)
+	if _, err := splice(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return d.rereadError(err)
+	}
+	return nil
+}
+
+// reread opens the second pass: the spool, or the file from its start, limited to the
+// bytes the first pass read (a session log that grew since is edited as it was then);
+// check, called at the end, fails if those bytes changed.
+func (d *Document) reread() (r io.Reader, check func() error, err error) {
+	if d.spool != nil {
+		r, err := d.spool.reader()
+		return r, func() error { return nil }, err
+	}
+	if _, err := d.file.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, err
+	}
+	h := &hashingReader{r: io.LimitReader(d.file, d.size), h: d.hasher()}
+	return h, func() error {
+		if h.n != d.size || h.h.Sum64() != d.sum {
+			return errChanged
+		}
+		return nil
+	}, nil
+}
+
+var errChanged = errors.New("the input changed while it was being read; run again")
+
+// rereadError words an error of the second pass: errors already worded (the tool's, read
+// and write errors) as they are, a changed input as a runtime error naming the input.
+func (d *Document) rereadError(err error) error {
+	var ce *Error
+	switch {
+	case errors.As(err, &ce):
+		return err
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, errChanged):
+		return RuntimeError(fmt.Errorf("read %s again: %w", displayName(d.Name), errChanged))
+	}
+	return RuntimeError(err)
+}
+
+// readErrors words the errors of a reader (but io.EOF) as runtime errors.
+type readErrors struct {
+	r    io.Reader
+	what string
+}
+
+func (r *readErrors) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = RuntimeError(fmt.Errorf("%s: %w", r.what, pathReason(err)))
+	}
+	return n, err
+}
+
+// writeErrors words the errors of a writer as runtime errors.
+type writeErrors struct {
+	w    io.Writer
+	what string
+}
+
+func (w *writeErrors) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	if err != nil {
+		err = RuntimeError(fmt.Errorf("%s: %w", w.what, pathReason(err)))
+	}
+	return n, err
+}
+
+func (d *Document) hasher() *maphash.Hash {
+	h := &maphash.Hash{}
+	h.SetSeed(d.seed)
+	return h
+}
+
+// Close frees what the Document holds.
+func (d *Document) Close() {
+	if d.file != nil {
+		d.file.Close()
+		d.file = nil
+	}
+	if d.spool != nil {
+		d.spool.close()
+		d.spool = nil
+	}
+}
+
+// stageStream writes target as stage does, with the bytes write produces. When write made
+// no edit and target is the input being edited in place, the file is left alone.
+func (c *Context) stageStream(target string, write func(w io.Writer) (int, error)) error {
+	inPlace := c.Common.InPlace
+	if real, err := filepath.EvalSymlinks(target); err == nil {
+		target = real
+	}
+	mode := fs.FileMode(0o644)
+	if st, err := os.Stat(target); err == nil {
+		if !st.Mode().IsRegular() {
+			return RuntimeError(fmt.Errorf("write %q: not a regular file", target))
+		}
+		mode = st.Mode().Perm()
+	}
+	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
+	if err != nil {
+		return RuntimeError(fmt.Errorf("write %q: %w", target, pathReason(err)))
+	}
+	tmp := f.Name()
+	bw := bufio.NewWriterSize(&writeErrors{w: f, what: fmt.Sprintf("write %q", target)}, 256<<10)
+	edits, werr := write(bw)
+	if werr == nil {
+		werr = bw.Flush()
+	}
+	if werr != nil {
+		f.Close()
+		os.Remove(tmp)
+		return werr
+	}
+	if inPlace && edits == 0 {
+		f.Close()
+		os.Remove(tmp)
+		return nil
+	}
+	err = f.Chmod(mode)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return RuntimeError(fmt.Errorf("write %q: %w", target, pathReason(err)))
+	}
+	c.pending = append(c.pending, pendingFile{tmp: tmp, target: target})
+	return nil
+}
+
+// hashingReader hashes and counts what is read through it.
+type hashingReader struct {
+	r io.Reader
+	h *maphash.Hash
+	n int64
+}
+
+func (h *hashingReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.h.Write(p[:n])
+	h.n += int64(n)
+	return n, err
+}
+
+func isRegular(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
+}
+
+// readWhole reads the rest of an input, in one allocation when it is a regular file.
+func readWhole(br io.Reader, r io.Reader) ([]byte, error) {
+	size := 0
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			size = int(st.Size())
+		}
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err := buf.ReadFrom(br)
+	return buf.Bytes(), err
+}
+
+func displayName(name string) string {
+	if name == "-" {
+		return "stdin"
+	}
+	return fmt.Sprintf("%q", name)
+}

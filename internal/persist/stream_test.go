@@ -1,0 +1,118 @@
+package persist
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/invariant"
+)
+
+// wholeTool is ctx-persist reading every document whole, as it reads JSON documents: the
+// reference its streamed runs of JSONL transcripts are held to.
+func wholeTool() *cli.Tool {
+	tool := Tool()
+	f := tool.Grammar.(*Flags)
+	tool.Run = func(ctx *cli.Context) error {
+		ins, err := ctx.Documents(false)
+		if err != nil {
+			return err
+		}
+		for _, in := range ins {
+			t, err := ctx.Parse(in)
+			if err != nil {
+				return err
+			}
+			if err := persistWhole(ctx, f, in, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return tool
+}
+
+// storeState lists a store's files with their contents, and its index lines without the
+// time they were written.
+func storeState(t *testing.T, dir string) string {
+	t.Helper()
+	var lines []string
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if filepath.Base(p) == "index.jsonl" {
+			for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				lines = append(lines, "index "+gjson.Get(l, `@this|{hash,tool,tool_call_id,bytes,lines,tokens,source}`).Raw)
+			}
+			return nil
+		}
+		lines = append(lines, rel+" "+string(data))
+		return nil
+	})
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// TestStreamedMatchesWhole: on every JSONL transcript, ctx-persist streaming the file, or
+// stdin, writes the same bytes, the same --stats and the same store as ctx-persist reading
+// it whole, at the default threshold and at thresholds that offload many results.
+func TestStreamedMatchesWhole(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	offloaded := 0
+	for _, file := range invariant.JSONLDocuments(t, dir) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, flags := range [][]string{
+			{},
+			{"--threshold", "2KB", "--preview", "300"},
+			{"--threshold", "500", "--preview", "0", "--sidechains"},
+		} {
+			run := func(tool *cli.Tool, stdin []byte) (invariant.Run, string) {
+				os.RemoveAll(store)
+				args := append([]string{"--stats", "--store", store}, flags...)
+				var in io.Reader
+				if stdin != nil {
+					in = bytes.NewReader(stdin)
+				} else {
+					args = append(args, file)
+				}
+				return invariant.RunTool(tool, args, in), storeState(t, store)
+			}
+			whole, wholeStore := run(wholeTool(), nil)
+			if whole.Code != 0 {
+				t.Fatalf("%s %v: whole run failed: %+v", file, flags, whole)
+			}
+			if streamed, streamedStore := run(Tool(), nil); streamed != whole || streamedStore != wholeStore {
+				t.Fatalf("%s %v: streamed run differs from the whole run\nstreamed: %d %.300q\nwhole:    %d %.300q",
+					file, flags, streamed.Code, streamed.Stderr, whole.Code, whole.Stderr)
+			}
+			wholeIn, wholeInStore := run(wholeTool(), data)
+			if piped, pipedStore := run(Tool(), data); piped != wholeIn || pipedStore != wholeInStore {
+				t.Fatalf("%s %v: streamed stdin differs from the whole run\nstreamed: %d %.300q\nwhole:    %d %.300q",
+					file, flags, piped.Code, piped.Stderr, wholeIn.Code, wholeIn.Stderr)
+			}
+			if whole.Stdout != string(data) {
+				offloaded++
+			}
+		}
+	}
+	if offloaded < 10 {
+		t.Fatalf("only %d runs offloaded anything: the test compares too little", offloaded)
+	}
+}
