@@ -182,15 +182,15 @@ func parseJSONDocument(doc string, root jval, f Format, o Options) (*Transcript,
 // recordShaped reports whether a lone JSON object that names no format has the shape of a
 // record of f (a type and a message, or a type and a payload): what --format f is trusted
 // on, as it is for JSONL records that name no format.
-func recordShaped(obj gjson.Result, f Format) bool {
-	if !obj.Get("type").Exists() {
+func recordShaped(obj jval, f Format) bool {
+	if !obj.get("type").exists() {
 		return false
 	}
 	switch f {
 	case ClaudeCode:
-		return obj.Get("message").Exists()
+		return obj.get("message").exists()
 	case Codex:
-		return obj.Get("payload").Exists()
+		return obj.get("payload").exists()
 	}
 	return false
 }
