@@ -322,39 +322,12 @@ func (h *heldOutput) close() {
 type pendingFile struct{ tmp, target string }
 
 // stage writes data to a temp file in target's directory and queues the
-// rename for commit.
+// rename for commit (stageStream with the whole document at hand).
 func (c *Context) stage(target string, data []byte) error {
-	if real, err := filepath.EvalSymlinks(target); err == nil {
-		target = real
-	}
-	mode := fs.FileMode(0o644)
-	if st, err := os.Stat(target); err == nil {
-		if !st.Mode().IsRegular() {
-			return RuntimeError(fmt.Errorf("write %q: not a regular file", target))
-		}
-		mode = st.Mode().Perm()
-	}
-	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
-	if err != nil {
-		return RuntimeError(fmt.Errorf("write %q: %w", target, pathReason(err)))
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return RuntimeError(fmt.Errorf("write %q: %w", target, pathReason(err)))
-	}
-	c.pending = append(c.pending, pendingFile{tmp: tmp, target: target})
-	return nil
+	return c.stageStream(target, func(w io.Writer) (int, error) {
+		_, err := w.Write(data)
+		return 1, err // the caller decided there is something to write
+	})
 }
 
 // commit renames every staged file over its target, in order.
