@@ -96,18 +96,8 @@ func (c *Context) ReadDocument(name string, fn func(seq int, rec *transcript.Tra
 		return nil, readErr(err)
 	}
 	if format == "" || c.prettyStdout() {
-		data, err := readWhole(br, r)
-		if err != nil {
-			return nil, readErr(err)
-		}
-		r.Close()
 		ok = true
-		tuneGC(len(data))
-		d.Input = Input{Name: name, Data: data}
-		if d.Transcript, err = c.Parse(d.Input); err != nil {
-			return nil, err
-		}
-		return d, nil
+		return d, d.readWhole(br, r, readErr)
 	}
 
 	var first io.Reader
@@ -143,6 +133,41 @@ func (c *Context) ReadDocument(name string, fn func(seq int, rec *transcript.Tra
 	d.Outline = outline
 	ok = true
 	return d, nil
+}
+
+// ReadWhole reads input name whole and parses it, as ReadDocument reads a document it
+// does not stream: the reference a tool's streamed runs are tested against.
+func (c *Context) ReadWhole(name string) (*Document, error) {
+	r, err := c.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	o, err := c.readOptions(name)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	d := &Document{Name: name, c: c}
+	return d, d.readWhole(r, r, func(err error) error {
+		var te *transcript.Error
+		if errors.As(err, &te) {
+			return inputError(name, o.Format, err)
+		}
+		return RuntimeError(fmt.Errorf("read %s: %w", displayName(name), pathReason(err)))
+	})
+}
+
+// readWhole reads the rest of br (which reads r) into d.Input, closes r, and parses it.
+func (d *Document) readWhole(br io.Reader, r io.ReadCloser, readErr func(error) error) error {
+	data, err := readWhole(br, r)
+	r.Close()
+	if err != nil {
+		return readErr(err)
+	}
+	tuneGC(len(data))
+	d.Input = Input{Name: d.Name, Data: data}
+	d.Transcript, err = d.c.Parse(d.Input)
+	return err
 }
 
 // prettyStdout reports whether documents written to stdout are indented for a terminal.

@@ -316,6 +316,8 @@ func Total(t *transcript.Transcript, c tokens.Counter) int {
 type Counts struct {
 	Total  int
 	Blocks [][]int
+	// PerMessage is each message's share of Total, as PerMessage gives it.
+	PerMessage []int
 }
 
 // CountsOf counts a transcript once for both figures.
@@ -324,7 +326,11 @@ func CountsOf(t *transcript.Transcript, c tokens.Counter) Counts {
 }
 
 func countsOf(tl tally, c tokens.Counter) Counts {
-	n := Counts{Total: summarise(tl, Options{Counter: c}).Tokens, Blocks: make([][]int, len(tl.messages))}
+	r := summarise(tl, Options{Counter: c})
+	n := Counts{Total: r.Tokens, Blocks: make([][]int, len(tl.messages)), PerMessage: make([]int, len(r.Messages))}
+	for mi := range r.Messages {
+		n.PerMessage[mi] = r.Messages[mi].Tokens
+	}
 	for mi := range tl.messages {
 		bs := tl.messages[mi].blocks
 		n.Blocks[mi] = make([]int, len(bs))

@@ -122,18 +122,46 @@ func run(c *cli.Context, f *Flags) error {
 	if f.Retries < 0 {
 		return cli.Usagef("--retries must not be negative, got %d", f.Retries)
 	}
-	in, err := c.One()
+	names, err := c.DocumentNames(false)
 	if err != nil {
 		return err
 	}
-	t, err := c.Parse(in)
+	var carried [][]transcript.Message
+	counts := count.NewStreamed(c.Counter)
+	doc, err := c.ReadDocument(names[0], func(seq int, rec *transcript.Transcript) error {
+		carried = append(carried, rec.Messages)
+		return counts.Record(seq, rec)
+	})
+	counts.Close()
 	if err != nil {
 		return err
 	}
+	defer doc.Close()
+	return runOne(c, f, doc, carried, counts)
+}
+
+// runOne summarizes one document. A JSONL transcript is streamed (see cli.Document): the
+// first pass keeps its messages' structure and counts them; the split needs no text; then
+// only the messages the summary covers, and the lines placing it edits, are read; the
+// second pass copies the document with the summary placed.
+//
+// A streamed doc comes with what its first pass kept: each record's messages (carried)
+// and their counts.
+func runOne(c *cli.Context, f *Flags, doc *cli.Document, carried [][]transcript.Message, counts *count.Streamed) error {
+	var err error
+	name := doc.Name
+	streamed := doc.Transcript == nil
+	t := doc.Transcript
 	o := Defaults()
 	o.Trigger, o.Force = f.Trigger.Fraction(), f.Force
-	if o.Counter, err = c.Counter(t.Format); err != nil {
-		return err
+	if streamed {
+		t = doc.Outline.Conversation(carried)
+		o.Counter = counts.Counter()
+	}
+	if o.Counter == nil {
+		if o.Counter, err = c.Counter(t.Format); err != nil {
+			return err
+		}
 	}
 	window, err := c.Budget(t)
 	if err != nil {
@@ -148,23 +176,42 @@ func run(c *cli.Context, f *Flags) error {
 	case f.Keep.set:
 		o.KeepTokens = int(f.Keep.Share * float64(o.Effective))
 	}
-	Measure(t, &o)
+	if streamed {
+		n := counts.Counts(doc.Outline, o.Counter)
+		o.Tokens, o.PerMessage = n.Total, n.PerMessage
+	} else {
+		Measure(t, &o)
+	}
 	sp := Choose(t, o)
-	name := displayName(in)
-	stats := cli.Stats{File: in.Name, Format: string(t.Format), TokensBefore: o.Tokens, TokensAfter: o.Tokens, Trigger: sp.Trigger}
+	displayName := name
+	if name == "-" {
+		displayName = "stdin"
+	}
+	stats := cli.Stats{File: name, Format: string(t.Format), TokensBefore: o.Tokens, TokensAfter: o.Tokens, Trigger: sp.Trigger}
 	extra := map[string]any{"backend": f.Backend, "summarized": 0}
 	stats.Extra = extra
+	unchanged := func() error {
+		if streamed {
+			return doc.RewriteEdits(nil)
+		}
+		return c.WriteDocument(doc.Input, doc.Input.Data)
+	}
 	if !sp.Acts {
 		if limit := int(o.Trigger * float64(o.Effective)); o.Force || o.Tokens > limit {
-			c.Warnf("%s: nothing to summarize: the part to keep (--keep) holds the whole conversation", name)
+			c.Warnf("%s: nothing to summarize: the part to keep (--keep) holds the whole conversation", displayName)
 			if o.Tokens > limit {
 				extra["still_above_trigger"] = true
 			}
 		}
-		if err := c.WriteDocument(in, in.Data); err != nil {
+		if err := unchanged(); err != nil {
 			return err
 		}
 		return c.WriteStats(stats)
+	}
+	if streamed {
+		if err := doc.Excerpt(t, TextNeeded(t, sp)); err != nil {
+			return err
+		}
 	}
 
 	// Ctrl-C cancels a model call cleanly: nothing is written.
@@ -175,30 +222,48 @@ func run(c *cli.Context, f *Flags) error {
 	sections, err := summarizeWith(ctx, c, f, t, sp, previous, &meta)
 	if err != nil {
 		if f.Fallback != "local" || errors.Is(err, context.Canceled) {
-			return cli.RuntimeError(fmt.Errorf("%s: summarizing failed: %w", name, err))
+			return cli.RuntimeError(fmt.Errorf("%s: summarizing failed: %w", displayName, err))
 		}
-		c.Warnf("%s: the %s backend failed (%v); summarized locally instead (--fallback local)", name, f.Backend, err)
+		c.Warnf("%s: the %s backend failed (%v); summarized locally instead (--fallback local)", displayName, f.Backend, err)
 		meta.Backend, meta.Dropped = "local", 0
 		sections = Fold(previous, Local(t, newOnly(t, sp)))
 		extra["fallback"] = true
 	}
 	if f.Offload {
-		path, err := offload(c, in.Data)
+		data := doc.Input.Data
+		if streamed {
+			// The pre-summary document is stored whole, so it is read whole.
+			err = doc.Visit([]transcript.Span{{Start: 0, End: int(doc.Size())}}, func(text string, _ int) error {
+				data = []byte(text)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		path, err := offload(c, data)
 		if err != nil {
 			return err
 		}
 		meta.Offloaded = path
 		extra["offloaded"] = path
 	}
-	out, after, err := Write(t, o, sp, sections, meta)
+	var out []byte
+	var edits []transcript.Edit
+	var after int
+	if streamed {
+		edits, after, err = Placed(t, o, sp, sections, meta)
+	} else {
+		out, after, err = Write(t, o, sp, sections, meta)
+	}
 	if err != nil {
-		return cli.RuntimeError(fmt.Errorf("%s: %w", name, err))
+		return cli.RuntimeError(fmt.Errorf("%s: %w", displayName, err))
 	}
 	if after >= o.Tokens {
 		// A summary no smaller than what it replaces: nothing to gain.
-		c.Warnf("%s: the summary would not be smaller than the %d messages it replaces; the document is left as it is", name, len(sp.Summarized))
+		c.Warnf("%s: the summary would not be smaller than the %d messages it replaces; the document is left as it is", displayName, len(sp.Summarized))
 		extra["not_smaller"] = true
-		if err := c.WriteDocument(in, in.Data); err != nil {
+		if err := unchanged(); err != nil {
 			return err
 		}
 		return c.WriteStats(stats)
@@ -206,10 +271,15 @@ func run(c *cli.Context, f *Flags) error {
 	limit := int(o.Trigger * float64(o.Effective))
 	if after > limit {
 		// The compaction loop: summarizing again next turn would not help either.
-		c.Warnf("%s: still above the trigger after summarizing (%d tokens, trigger at %d): the kept part is too big; lower --keep or trim", name, after, limit)
+		c.Warnf("%s: still above the trigger after summarizing (%d tokens, trigger at %d): the kept part is too big; lower --keep or trim", displayName, after, limit)
 		extra["still_above_trigger"] = true
 	}
-	if err := c.WriteDocument(in, out); err != nil {
+	if streamed {
+		err = doc.RewriteEdits(edits)
+	} else {
+		err = c.WriteDocument(doc.Input, out)
+	}
+	if err != nil {
 		return err
 	}
 	stats.TokensAfter = after
@@ -321,10 +391,9 @@ func Write(t *transcript.Transcript, o Options, sp Split, sections Sections, met
 			return nil, 0, err
 		}
 	}
-	if !merged && len(o.PerMessage) == len(t.Messages) {
-		// Nothing merged: the new size is the old one less what went, plus what came.
-		if added, ok := addedTokens(t, o, edits); ok {
-			return out, o.Tokens - sp.Tokens - moved(t, o, sp) + added, nil
+	if !merged {
+		if after, ok := tokensAfter(t, o, sp, edits); ok {
+			return out, after, nil
 		}
 	}
 	out = fixed
@@ -337,6 +406,80 @@ func Write(t *transcript.Transcript, o Options, sp Split, sections Sections, met
 		return nil, 0, fmt.Errorf("internal error: the summarized document does not parse: %w", err)
 	}
 	return out, count.Total(after, o.Counter), nil
+}
+
+// Placed returns the edits that place the summary of sections, and the document's tokens
+// after them, without the document's whole text: t needs only the text TextNeeded names
+// (ctx-summarize streaming a JSONL transcript). Only the Messages API's rule that two user
+// messages must not meet needs the result read again (Write), and JSONL transcripts have
+// no such rule.
+func Placed(t *transcript.Transcript, o Options, sp Split, sections Sections, meta Meta) ([]transcript.Edit, int, error) {
+	if !t.Format.JSONL() {
+		return nil, 0, fmt.Errorf("internal error: a %s document must be written whole", t.Format)
+	}
+	edits, err := Place(t, sp, Render(sections, meta))
+	if err != nil {
+		return nil, 0, err
+	}
+	after, ok := tokensAfter(t, o, sp, edits)
+	if !ok {
+		return nil, 0, fmt.Errorf("internal error: the summary message does not read back")
+	}
+	return edits, after, nil
+}
+
+// tokensAfter is the document's size after the edits that place the summary: the old size
+// less what went, plus what came. ok is false when it cannot be worked out that way.
+func tokensAfter(t *transcript.Transcript, o Options, sp Split, edits []transcript.Edit) (int, bool) {
+	if len(o.PerMessage) != len(t.Messages) {
+		return 0, false
+	}
+	added, ok := addedTokens(t, o, edits)
+	return o.Tokens - sp.Tokens - moved(t, o, sp) + added, ok
+}
+
+// TextNeeded lists the spans of a document whose text summarizing sp reads: the
+// summarized messages (their lines, from first to last), and the lines Place reads or
+// edits around them.
+func TextNeeded(t *transcript.Transcript, sp Split) []transcript.Span {
+	if len(sp.Summarized) == 0 {
+		return nil
+	}
+	var spans []transcript.Span
+	add := func(mi int) {
+		m := &t.Messages[mi]
+		if len(m.Lines) == 0 {
+			spans = append(spans, m.Span)
+			return
+		}
+		s := m.Lines[0]
+		for _, l := range m.Lines {
+			s.Start, s.End = min(s.Start, l.Start), max(s.End, l.End)
+		}
+		spans = append(spans, s)
+	}
+	drop := make([]bool, len(t.Messages))
+	for _, mi := range sp.Summarized {
+		drop[mi] = true
+		add(mi)
+	}
+	switch t.Format {
+	case transcript.ClaudeCode:
+		for _, rc := range t.RechainTargets(drop, "") {
+			add(rc.Message)
+		}
+	case transcript.Codex:
+		// The kept messages among the summarized ones move, and the first kept after them
+		// gives the compacted record its timestamp.
+		if at := afterLast(t, sp.Summarized); at >= 0 {
+			for mi := sp.Summarized[0]; mi <= at; mi++ {
+				if !drop[mi] && !t.Messages[mi].Header {
+					add(mi)
+				}
+			}
+		}
+	}
+	return spans
 }
 
 // addedTokens counts what placing the summary added: the summary message (and, in a
@@ -434,11 +577,4 @@ func keepValid(in *transcript.Transcript, out []byte) ([]byte, bool, error) {
 	}
 	fixed, err := t.Apply(edits)
 	return fixed, err == nil, err
-}
-
-func displayName(in cli.Input) string {
-	if in.IsStdin() {
-		return "stdin"
-	}
-	return in.Name
 }

@@ -224,11 +224,7 @@ func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, 
 			line := m.Lines[0]
 			if p := gjson.Get(t.Slice(line), "payload"); p.Index > 0 && line.Start+p.Index == m.Span.Start {
 				moved = append(moved, t.Slice(line))
-				end := line.End
-				if end-t.Base < len(t.Doc) && t.Doc[end-t.Base] == '\n' {
-					end++
-				}
-				edits = append(edits, transcript.Edit{Span: transcript.Span{Start: line.Start, End: end}})
+				edits = append(edits, transcript.Edit{Span: transcript.Span{Start: line.Start, End: t.LineEnd(line)}})
 				continue
 			}
 			hist = append(hist, t.Slice(m.Span))

@@ -56,6 +56,7 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 	var f [ccFields]jval
 	recordValue(raw, r.Span.Start).fields(f[:], ccRecordKeys[:]...)
 	l := ccLine{uuid: keep(f[ccUUID].str()), parent: keep(f[ccParent].str()), sidechain: f[ccSidechain].boolean()}
+	r.UUID, r.Parent = l.uuid, l.parent
 	msg := f[ccMessage]
 	l.message = (r.Type == "user" || r.Type == "assistant") && msg.isObject()
 	var out []Message

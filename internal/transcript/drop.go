@@ -3,6 +3,7 @@ package transcript
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"sort"
 
 	"github.com/tidwall/gjson"
 )
@@ -55,17 +56,9 @@ func (t *Transcript) dropLines(drop []bool) []Edit {
 	}
 	var edits []Edit
 	for _, r := range t.Records {
-		if !gone[r.Span.Start] {
-			continue
+		if gone[r.Span.Start] {
+			edits = append(edits, Edit{Span: Span{Start: r.Span.Start, End: max(r.Next, r.Span.End)}})
 		}
-		end := r.Span.End
-		for end-t.Base < len(t.Doc) && (t.Doc[end-t.Base] == '\r' || t.Doc[end-t.Base] == '\n') {
-			end++
-			if t.Doc[end-1-t.Base] == '\n' {
-				break
-			}
-		}
-		edits = append(edits, Edit{Span: Span{Start: r.Span.Start, End: end}})
 	}
 	if t.Format == ClaudeCode {
 		edits = append(edits, t.Rechain(drop, "")...)
@@ -80,29 +73,56 @@ func (t *Transcript) dropLines(drop []bool) []Edit {
 // rather than the kept line before it in the file, keeps each chain to itself when the
 // session is read with its subagent (isSidechain) lines, which sit in the file among the
 // main conversation's.
+//
+// Only the first lines of the messages RechainTargets names are read.
 func (t *Transcript) Rechain(drop []bool, root string) []Edit {
-	parent := map[string]string{}
-	for _, r := range t.Records {
-		g := gjson.GetMany(t.Slice(r.Span), "uuid", "parentUuid")
-		parent[g[0].String()] = g[1].String()
+	var edits []Edit
+	for _, rc := range t.RechainTargets(drop, root) {
+		first := t.Messages[rc.Message].Lines[0]
+		p := gjson.Get(t.Slice(first), "parentUuid")
+		if p.Index <= 0 {
+			continue
+		}
+		s := first.Start + p.Index
+		edits = append(edits, Edit{Span: Span{Start: s, End: s + len(p.Raw)}, With: rc.Parent})
 	}
+	return edits
+}
+
+// Rechained is a kept message of a Claude Code session to hang off a new parent: Parent
+// is the JSON value its first line's parentUuid gets (a quoted uuid, or null).
+type Rechained struct {
+	Message int
+	Parent  string
+}
+
+// RechainTargets works out what Rechain changes from the records' links alone, without
+// the document's text.
+func (t *Transcript) RechainTargets(drop []bool, root string) []Rechained {
+	if len(drop) != len(t.Messages) {
+		return nil
+	}
+	parent := make(map[string]string, len(t.Records))
 	owner := map[string]int{} // uuid of a message line → message
-	for mi := range t.Messages {
-		for _, l := range t.Messages[mi].Lines {
-			owner[gjson.Get(t.Slice(l), "uuid").String()] = mi
+	for _, r := range t.Records {
+		parent[r.UUID] = r.Parent
+		if r.Message >= 0 {
+			owner[r.UUID] = r.Message
 		}
 	}
-	var edits []Edit
+	var out []Rechained
 	for mi := range t.Messages {
 		m := &t.Messages[mi]
 		if len(m.Lines) == 0 || drop[mi] {
 			continue
 		}
-		first := m.Lines[0]
-		p := gjson.Get(t.Slice(first), "parentUuid")
+		first := t.recordAt(m.Lines[0].Start)
+		if first == nil || first.Parent == "" {
+			continue
+		}
 		// Walk up through records that are not messages and messages that were dropped, to
 		// the nearest kept message line (up) or the top of the chain (up == "").
-		up, broken, found := p.String(), false, false
+		up, broken, found := first.Parent, false, false
 		for hops := 0; up != "" && hops <= len(t.Records); hops++ {
 			if o, ok := owner[up]; ok && o != mi {
 				if found = !drop[o]; found {
@@ -112,7 +132,7 @@ func (t *Transcript) Rechain(drop []bool, root string) []Edit {
 			}
 			up = parent[up]
 		}
-		if !broken || p.Index <= 0 {
+		if !broken {
 			continue
 		}
 		with := "null"
@@ -122,10 +142,18 @@ func (t *Transcript) Rechain(drop []bool, root string) []Edit {
 		case root != "":
 			with = Quote(root)
 		}
-		s := first.Start + p.Index
-		edits = append(edits, Edit{Span: Span{Start: s, End: s + len(p.Raw)}, With: with})
+		out = append(out, Rechained{Message: mi, Parent: with})
 	}
-	return edits
+	return out
+}
+
+// recordAt is the record whose line starts at offset start, nil if none.
+func (t *Transcript) recordAt(start int) *Record {
+	k := sort.Search(len(t.Records), func(k int) bool { return t.Records[k].Span.Start >= start })
+	if k < len(t.Records) && t.Records[k].Span.Start == start {
+		return &t.Records[k]
+	}
+	return nil
 }
 
 // DeriveUUID makes a record uuid in Claude Code's 8-4-4-4-12 spelling from a seed, so a

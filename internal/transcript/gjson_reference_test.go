@@ -304,6 +304,7 @@ func gjResponsesItem(v gjson.Result) Message {
 func (p gjCCParser) record(seq int, r *Record, raw string) []Message {
 	f := gjson.GetMany(raw, "uuid", "parentUuid", "isSidechain", "message")
 	l := ccLine{uuid: keep(f[0].String()), parent: keep(f[1].String()), sidechain: f[2].Bool()}
+	r.UUID, r.Parent = l.uuid, l.parent
 	msg := f[3]
 	l.message = (r.Type == "user" || r.Type == "assistant") && msg.IsObject()
 	var out []Message

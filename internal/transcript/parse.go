@@ -265,7 +265,7 @@ func splitRecords(doc string) []Record {
 			e--
 		}
 		if firstNonSpace(doc[s:e]) >= 0 {
-			lines = append(lines, Record{Span: Span{s, e}, Line: n, Message: -1})
+			lines = append(lines, Record{Span: Span{s, e}, Line: n, Next: next, Message: -1})
 		}
 		start = next
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Editing a streamed JSONL transcript takes two passes over the document, neither of which
@@ -80,4 +81,20 @@ func short(err error) error {
 		return fmt.Errorf("the document is shorter than it was on the first pass: %w", io.ErrUnexpectedEOF)
 	}
 	return err
+}
+
+// MergeSpans sorts spans and joins those that overlap or touch.
+func MergeSpans(spans []Span) []Span {
+	out := slices.Clone(spans)
+	slices.SortFunc(out, func(a, b Span) int { return a.Start - b.Start })
+	n := 0
+	for _, s := range out {
+		if n > 0 && s.Start <= out[n-1].End {
+			out[n-1].End = max(out[n-1].End, s.End)
+			continue
+		}
+		out[n] = s
+		n++
+	}
+	return out[:n]
 }

@@ -67,7 +67,7 @@ func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (*O
 			return nil, nil, lr.finishBad(e, truncated)
 		}
 		seq := len(records)
-		records = append(records, Record{Span: Span{start, start + len(l)}, Line: line, Message: -1,
+		records = append(records, Record{Span: Span{start, start + len(l)}, Line: line, Next: lr.off, Message: -1,
 			Type: intern(recordValue(l, 0).get("type").str())})
 		rec := &Transcript{Format: f, Doc: l, Base: start, Records: []Record{records[seq]}}
 		rec.Messages = p.record(seq, &records[seq], l)

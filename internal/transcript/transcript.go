@@ -12,6 +12,8 @@
 package transcript
 
 import (
+	"fmt"
+	"sort"
 	"time"
 	"unicode/utf8"
 )
@@ -127,10 +129,17 @@ type Message struct {
 type Record struct {
 	Span Span // the line without its line break
 	Line int  // 1-based line number
+	// Next is the document offset just past the line's line break: where the next line
+	// starts, or the document's end. Deleting Span.Start..Next deletes the line.
+	Next int
 	Type string
 	// Message is the index in Messages of the message this line belongs to, or -1 when the
 	// line is not part of the live conversation (metadata, dead branches, sidechains).
 	Message int
+	// UUID and Parent are a Claude Code line's uuid and parentUuid ("" when absent or not
+	// a string): the links of the session's tree, kept so a tool can follow them without
+	// the document's text.
+	UUID, Parent string
 }
 
 // Usage is a real token figure recorded by the agent that wrote the transcript.
@@ -168,10 +177,58 @@ type Transcript struct {
 	Usage []Usage
 	// Model is the model the document names, if any.
 	Model string
+
+	// excerpts hold text of a streamed document outside Doc (see AddExcerpt).
+	excerpts []excerpt
+}
+
+// excerpt is the text of the document from offset base on.
+type excerpt struct {
+	base int
+	text string
 }
 
 // Slice returns the document text of a span.
-func (t *Transcript) Slice(s Span) string { return t.Doc[s.Start-t.Base : s.End-t.Base] }
+func (t *Transcript) Slice(s Span) string {
+	if s.Start >= t.Base && s.End-t.Base <= len(t.Doc) {
+		return t.Doc[s.Start-t.Base : s.End-t.Base]
+	}
+	return t.excerptSlice(s)
+}
+
+// AddExcerpt gives a transcript without the document's text (a streamed conversation, see
+// Conversation) the text of one part of it, starting at document offset base, so that
+// Slice and BodyText work on spans inside that part. Excerpts are added in document order
+// and do not overlap. A tool that streams a document reads into memory only the parts its
+// plan needs, then runs the same code as on a parsed document.
+func (t *Transcript) AddExcerpt(base int, text string) {
+	if n := len(t.excerpts); n > 0 && base < t.excerpts[n-1].base+len(t.excerpts[n-1].text) {
+		panic(fmt.Sprintf("transcript: excerpt at %d overlaps or precedes the one before", base))
+	}
+	t.excerpts = append(t.excerpts, excerpt{base: base, text: text})
+}
+
+// Excerpted reports whether the transcript holds only excerpts of its document's text.
+func (t *Transcript) Excerpted() bool { return t.excerpts != nil }
+
+func (t *Transcript) excerptSlice(s Span) string {
+	k := sort.Search(len(t.excerpts), func(k int) bool { return t.excerpts[k].base > s.Start }) - 1
+	if k < 0 || s.End > t.excerpts[k].base+len(t.excerpts[k].text) || s.End < s.Start {
+		// A plan that reads text it did not ask for is a bug in the tool, not in the input.
+		panic(fmt.Sprintf("transcript: span %d-%d is outside the text read", s.Start, s.End))
+	}
+	e := t.excerpts[k]
+	return e.text[s.Start-e.base : s.End-e.base]
+}
+
+// LineEnd is where the record whose line starts at line.Start ends, its line break
+// included (Record.Next); line.End when no record starts there.
+func (t *Transcript) LineEnd(line Span) int {
+	if r := t.recordAt(line.Start); r != nil && r.Next >= line.End {
+		return r.Next
+	}
+	return line.End
+}
 
 // BodyText returns a block's payload as the model reads it: the decoded string, or the raw
 // JSON of a structured payload. Parts are not included.

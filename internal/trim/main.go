@@ -78,13 +78,13 @@ func run(ctx *cli.Context, f *Flags) error {
 	if err != nil {
 		return err
 	}
-	ins, err := ctx.Documents(f.DryRun)
+	names, err := ctx.DocumentNames(f.DryRun)
 	if err != nil {
 		return err
 	}
 	var list bytes.Buffer
-	for _, in := range ins {
-		if err := runOne(ctx, f, in, o, &list); err != nil {
+	for _, name := range names {
+		if err := runOne(ctx, f, name, o, &list); err != nil {
 			return err
 		}
 	}
@@ -104,11 +104,67 @@ func Measure(t *transcript.Transcript, o *Options) {
 	o.Tokens, o.PerMessage = count.PerMessage(t, o.Counter)
 }
 
-func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buffer) error {
-	t, err := ctx.Parse(in)
+// runOne trims one document. A JSONL transcript is streamed (see cli.Document): the first
+// pass keeps its messages' structure and counts them, the plan needs no text but the
+// first lines of the Claude Code messages it re-chains, and the second pass copies the
+// document without the dropped lines.
+func runOne(ctx *cli.Context, f *Flags, name string, o Options, list *bytes.Buffer) error {
+	var carried [][]transcript.Message
+	counts := count.NewStreamed(ctx.Counter)
+	doc, err := ctx.ReadDocument(name, func(seq int, rec *transcript.Transcript) error {
+		carried = append(carried, rec.Messages)
+		return counts.Record(seq, rec)
+	})
+	counts.Close()
 	if err != nil {
 		return err
 	}
+	defer doc.Close()
+	if doc.Transcript != nil {
+		return runWhole(ctx, f, doc.Input, doc.Transcript, o, list)
+	}
+
+	t := doc.Outline.Conversation(carried)
+	if o.Counter = counts.Counter(); o.Counter == nil {
+		if o.Counter, err = ctx.Counter(t.Format); err != nil {
+			return err
+		}
+	}
+	window, err := ctx.Budget(t)
+	if err != nil {
+		return err
+	}
+	o.Effective = window.Effective
+	c := counts.Counts(doc.Outline, o.Counter)
+	o.Tokens, o.PerMessage = c.Total, c.PerMessage
+	d := Choose(t, o)
+	st := d.Stats
+	if f.DryRun {
+		if err := listDrops(list, displayName(name), t, &st, ctx.StdoutTTY && f.Output == ""); err != nil {
+			return err
+		}
+	} else {
+		// Dropping whole units never parts a call from its result, so a JSONL transcript
+		// that was valid stays valid: ctx-repair's rules have nothing to restore here.
+		if len(st.Dropped) > 0 {
+			var lines []transcript.Span
+			for _, rc := range t.RechainTargets(d.Drop, "") {
+				lines = append(lines, t.Messages[rc.Message].Lines[0])
+			}
+			if err := doc.Excerpt(t, lines); err != nil {
+				return err
+			}
+		}
+		if err := doc.RewriteEdits(d.Edits(t)); err != nil {
+			return err
+		}
+	}
+	return report(ctx, f, name, t.Format, o, &st, nil, o.Tokens-st.TokensDropped+st.OpenerTokens)
+}
+
+// runWhole trims a document read whole.
+func runWhole(ctx *cli.Context, f *Flags, in cli.Input, t *transcript.Transcript, o Options, list *bytes.Buffer) error {
+	var err error
 	if o.Counter, err = ctx.Counter(t.Format); err != nil {
 		return err
 	}
@@ -123,21 +179,12 @@ func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buf
 	var repaired []repair.Problem
 	if f.DryRun {
 		_, st = Plan(t, o)
-		lines := map[int]int{}
-		for _, r := range t.Records {
-			lines[r.Span.Start] = r.Line
-		}
-		for i := range st.Dropped {
-			if m := &t.Messages[st.Dropped[i].Message]; len(m.Lines) > 0 {
-				st.Dropped[i].Line = lines[m.Lines[0].Start]
-			}
-		}
-		if err := writeList(list, displayName(in), &st, ctx.StdoutTTY && f.Output == ""); err != nil {
+		if err := listDrops(list, displayName(in.Name), t, &st, ctx.StdoutTTY && f.Output == ""); err != nil {
 			return err
 		}
 	} else {
 		if out, st, repaired, err = Apply(t, o); err != nil {
-			return cli.RuntimeError(fmt.Errorf("%s: %w", displayName(in), err))
+			return cli.RuntimeError(fmt.Errorf("%s: %w", displayName(in.Name), err))
 		}
 		if len(st.Dropped) == 0 {
 			out = in.Data
@@ -146,14 +193,34 @@ func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buf
 			return err
 		}
 	}
-	if st.Acts && !st.Fits {
-		ctx.Warnf("%s: cannot get down to %d tokens: what must be kept (system prompt, summaries, the newest exchange) is %d tokens", displayName(in), st.Goal, o.Tokens-st.TokensDropped+st.OpenerTokens)
-	}
 	after := o.Tokens - st.TokensDropped + st.OpenerTokens
 	if !f.DryRun && len(st.Dropped) > 0 && (f.Stats || f.StatsFile != "") {
 		if ta, err := transcript.Parse(out, transcript.Options{Format: t.Format, Name: in.Name}); err == nil {
 			after = count.Total(ta, o.Counter)
 		}
+	}
+	return report(ctx, f, in.Name, t.Format, o, &st, repaired, after)
+}
+
+// listDrops adds the dry run's list of the messages to drop, with their line numbers.
+func listDrops(list *bytes.Buffer, file string, t *transcript.Transcript, st *Stats, human bool) error {
+	lines := map[int]int{}
+	for _, r := range t.Records {
+		lines[r.Span.Start] = r.Line
+	}
+	for i := range st.Dropped {
+		if m := &t.Messages[st.Dropped[i].Message]; len(m.Lines) > 0 {
+			st.Dropped[i].Line = lines[m.Lines[0].Start]
+		}
+	}
+	return writeList(list, file, st, human)
+}
+
+// report warns when the goal cannot be reached and writes the run's statistics; after is
+// the document's size after the run.
+func report(ctx *cli.Context, f *Flags, name string, format transcript.Format, o Options, st *Stats, repaired []repair.Problem, after int) error {
+	if st.Acts && !st.Fits {
+		ctx.Warnf("%s: cannot get down to %d tokens: what must be kept (system prompt, summaries, the newest exchange) is %d tokens", displayName(name), st.Goal, o.Tokens-st.TokensDropped+st.OpenerTokens)
 	}
 	rules := map[string]int{}
 	for r, n := range repair.Counts(repaired) {
@@ -167,17 +234,17 @@ func runOne(ctx *cli.Context, f *Flags, in cli.Input, o Options, list *bytes.Buf
 		extra["dry_run"] = true
 	}
 	return ctx.WriteStats(cli.Stats{
-		File: in.Name, Format: string(t.Format),
+		File: name, Format: string(format),
 		TokensBefore: o.Tokens, TokensAfter: after, Saved: o.Tokens - after,
 		Items: len(st.Dropped), Trigger: st.Trigger, Extra: extra,
 	})
 }
 
-func displayName(in cli.Input) string {
-	if in.IsStdin() {
+func displayName(name string) string {
+	if name == "-" {
 		return "stdin"
 	}
-	return in.Name
+	return name
 }
 
 type listed struct {

@@ -82,6 +82,35 @@ var opener = `{"role":"user","content":[{"type":"text","text":` + transcript.Quo
 
 // Plan works out which messages to drop and returns the edits that drop them.
 func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
+	d := Choose(t, o)
+	return d.Edits(t), d.Stats
+}
+
+// Drops is what Choose decided: Drop marks the messages to drop (nil when none), and
+// Stats says why. Choose reads only the conversation's structure and measures.
+type Drops struct {
+	Drop  []bool
+	Stats Stats
+	first int // the first message kept, where the opener goes when Stats.Opened
+}
+
+// Edits returns the edits that carry out the drops. In a Claude Code session it reads the
+// first lines of the kept messages that must be re-chained (t.RechainTargets), and nothing
+// else of the document's text.
+func (d *Drops) Edits(t *transcript.Transcript) []transcript.Edit {
+	if len(d.Stats.Dropped) == 0 {
+		return nil
+	}
+	edits := t.DropMessages(d.Drop)
+	if d.Stats.Opened {
+		at := t.Messages[d.first].Span.Start
+		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: at, End: at}, With: opener + ","})
+	}
+	return edits
+}
+
+// Choose works out which messages to drop.
+func Choose(t *transcript.Transcript, o Options) Drops {
 	var st Stats
 	st.Kept = len(t.Messages)
 	// Two limits, each with the size it trims down to: the window's (above Trigger of the
@@ -114,7 +143,7 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 		if len(within) == 0 {
 			st.Trigger, st.Goal = "no window to measure against", 0
 		}
-		return nil, st
+		return Drops{Stats: st}
 	}
 	st.Trigger, st.Goal = strings.Join(fired, " and "), goal
 	st.Acts = true
@@ -188,15 +217,12 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 	}
 	st.Kept -= len(st.Dropped)
 	if len(st.Dropped) == 0 {
-		return nil, st
+		return Drops{Stats: st}
 	}
-	edits := t.DropMessages(drop)
 	if opened(first) {
 		st.Opened, st.OpenerTokens = true, openerTokens
-		at := t.Messages[first].Span.Start
-		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: at, End: at}, With: opener + ","})
 	}
-	return edits, st
+	return Drops{Drop: drop, Stats: st, first: first}
 }
 
 // firstMessage is the first message of the array at or after from that is not dropped

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Between the two passes over a streamed Document, a tool may need the text of a few
+// parts of it (the lines it edits, the messages it summarizes): Visit reads them from the
+// file, or from the spool of stdin, by offset, without going through the rest.
+
+// Visit reads the given spans of a streamed Document and calls fn with each part's text
+// and document offset, in document order. Overlapping or touching spans are read as one
+// part. fn must not keep text past its return unless it copies it. The bytes are read as
+// they are now; Rewrite checks afterwards that the input did not change since the first
+// pass, so a plan made from changed bytes is never written.
+func (d *Document) Visit(spans []transcript.Span, fn func(text string, base int) error) error {
+	if d.Outline == nil {
+		return errors.New("internal: Visit of a document that was not streamed")
+	}
+	r, err := d.readerAt()
+	if err != nil {
+		return RuntimeError(fmt.Errorf("read %s again: %w", displayName(d.Name), err))
+	}
+	var buf []byte
+	for _, p := range transcript.MergeSpans(spans) {
+		if int64(p.End) > d.Size() {
+			return d.rereadError(errChanged)
+		}
+		buf = slices.Grow(buf[:0], p.Len())[:p.Len()]
+		if _, err := r.ReadAt(buf, int64(p.Start)); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errChanged
+			}
+			return d.rereadError(fmt.Errorf("read %s again: %w", displayName(d.Name), err))
+		}
+		if err := fn(string(buf), p.Start); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Excerpt gives t (the Document's conversation, without text) the text of the given spans
+// (see transcript.AddExcerpt), read as Visit reads them.
+func (d *Document) Excerpt(t *transcript.Transcript, spans []transcript.Span) error {
+	return d.Visit(spans, func(text string, base int) error {
+		t.AddExcerpt(base, text)
+		return nil
+	})
+}
+
+// RewriteEdits is Rewrite with edits decided beforehand (from the conversation and its
+// excerpts): the second pass copies the document and splices them in.
+func (d *Document) RewriteEdits(edits []transcript.Edit) error {
+	sorted := slices.Clone(edits)
+	slices.SortStableFunc(sorted, func(a, b transcript.Edit) int { return a.Span.Start - b.Span.Start })
+	regions := make([]transcript.Span, len(sorted))
+	for i, e := range sorted {
+		regions[i] = e.Span
+	}
+	return d.Rewrite(regions, func(i int, _ string, _ int) ([]transcript.Edit, error) {
+		return sorted[i : i+1], nil
+	})
+}
+
+// readerAt reads the input as the first pass read it, at any offset.
+func (d *Document) readerAt() (io.ReaderAt, error) {
+	if d.spool == nil {
+		return d.file, nil
+	}
+	if d.spool.err != nil {
+		return nil, d.spool.err
+	}
+	if d.spool.file == nil {
+		return bytes.NewReader(d.spool.mem), nil
+	}
+	return d.spool.file, nil
+}
+
+// Size is how many bytes of a streamed Document the first pass read.
+func (d *Document) Size() int64 {
+	if d.spool != nil {
+		return d.spool.size
+	}
+	return d.size
+}
