@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # bench.sh — throughput and peak memory of the ctx-* filters against cat and jq (DESIGN.md §8).
 #
-# Generates claude-code JSONL and anthropic JSON documents with scripts/gendoc (cached under
+# Generates documents of every format (Claude Code and Codex JSONL; Anthropic, OpenAI and
+# Responses JSON) with scripts/gendoc (cached under
 # $BENCH_DIR so reruns are fast), adds the real transcripts of ../shared/corpus when present
 # (all files in one run; each file its own document), and prints a Markdown table to stdout.
 # Progress goes to stderr.
 #
-#   scripts/bench.sh                     10 and 100 MB inputs, best of 3 runs
+#   scripts/bench.sh                     10 and 100 MB inputs of each format, best of 3 runs
 #   BENCH_QUICK=1 scripts/bench.sh       10 MB only, 1 run
 #
 # Environment:
 #   BENCH_SIZES="10 100"   input sizes in MB
+#   BENCH_FORMATS="claude-code codex anthropic openai responses"   generated formats
 #   BENCH_RUNS=3           runs per measurement; the fastest is reported
 #   BENCH_QUICK=1          same as BENCH_SIZES=10 BENCH_RUNS=1
 #   BENCH_DIR=/tmp/ctxkit-bench   where generated inputs are cached
@@ -26,6 +28,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 sizes=${BENCH_SIZES:-10 100}
+formats=${BENCH_FORMATS:-claude-code codex anthropic openai responses}
 runs=${BENCH_RUNS:-3}
 if [[ ${BENCH_QUICK:-} == 1 ]]; then
 	sizes=10
@@ -88,11 +91,12 @@ go build -o "$work/gendoc" ./scripts/gendoc
 
 inputs=()
 for mb in $sizes; do
-	for spec in claude-code:jsonl anthropic:json; do
-		format=${spec%%:*}
-		file=$bench_dir/$format-${mb}MB-$gen_key.${spec##*:}
+	for format in $formats; do
+		ext=json
+		if [[ $format == claude-code || $format == codex ]]; then ext=jsonl; fi
+		file=$bench_dir/$format-${mb}MB-$gen_key.$ext
 		if [[ ! -s $file ]]; then
-			rm -f "$bench_dir/$format-${mb}MB-"*.${spec##*:} # inputs of an older generator
+			rm -f "$bench_dir/$format-${mb}MB-"*.$ext # inputs of an older generator
 			log "generating $file"
 			"$work/gendoc" -format "$format" -size "${mb}MB" -seed 1 -images -o "$file"
 		fi
@@ -212,8 +216,10 @@ for file in "${inputs[@]}"; do
 		cmd=("$bin/$t")
 		label=$t
 		if [[ $t == ctx-convert ]]; then
-			# An API document needs a target; a transcript has its own.
-			cmd+=(--to openai) label="$t --to openai"
+			# An API document needs a target (another format's); a transcript has its own.
+			to=openai
+			if [[ $name == openai-* ]]; then to=anthropic; fi
+			cmd+=(--to "$to") label="$t --to $to"
 		fi
 		if [[ -d $file ]]; then
 			measure bash -c 'each "$@"' _ "${cmd[*]}" "${files[@]}"
