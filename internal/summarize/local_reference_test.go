@@ -27,6 +27,47 @@ func localReference(t *transcript.Transcript, msgs []int) Sections {
 	return x.sections()
 }
 
+// localReferencePaired is localReference with calls paired with results the way Extractor
+// pairs them: a result answers the oldest call with its id still waiting for one, or the
+// next call with its id. It is what Local should give when ids are reused, where the index
+// gave every call with the id the last result.
+func localReferencePaired(t *transcript.Transcript, msgs []int) Sections {
+	x := refExtractor{t: t, results: map[string]refResult{}, paired: map[*transcript.Block]refResult{}}
+	waiting := map[string][]*transcript.Block{}
+	early := map[string][]refResult{}
+	for _, mi := range msgs {
+		m := &t.Messages[mi]
+		for bi := range m.Blocks {
+			b := &m.Blocks[bi]
+			switch b.Kind {
+			case transcript.ToolCall:
+				if rs := early[b.ToolID]; len(rs) > 0 {
+					x.paired[b], early[b.ToolID] = rs[0], rs[1:]
+				} else {
+					waiting[b.ToolID] = append(waiting[b.ToolID], b)
+				}
+			case transcript.ToolResult:
+				ids := b.ToolIDs
+				if len(ids) == 0 {
+					ids = []string{b.ToolID}
+				}
+				for _, id := range ids {
+					r := refResult{t: t, block: b}
+					if cs := waiting[id]; len(cs) > 0 {
+						x.paired[cs[0]], waiting[id] = r, cs[1:]
+					} else {
+						early[id] = append(early[id], r)
+					}
+				}
+			}
+		}
+	}
+	for _, mi := range msgs {
+		x.readMessage(mi)
+	}
+	return x.sections()
+}
+
 type refResult struct {
 	t     *transcript.Transcript
 	block *transcript.Block
@@ -45,6 +86,7 @@ type refCommand struct {
 type refExtractor struct {
 	t                   *transcript.Transcript
 	results             map[string]refResult // by call id
+	paired              map[*transcript.Block]refResult
 	requests            []string
 	decisions           []string
 	read, changed       []string
@@ -110,6 +152,9 @@ func (x *refExtractor) call(b *transcript.Block) {
 	}
 	lower := strings.ToLower(b.ToolName)
 	res, answered := x.results[b.ToolID]
+	if x.paired != nil {
+		res, answered = x.paired[b]
+	}
 	// A call that failed or was refused read or changed nothing; it is listed under
 	// Errors, with its path.
 	failed := answered && res.isError()
