@@ -2,7 +2,9 @@ package summarize
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,60 +18,102 @@ import (
 // how they ended, error lines and whether a later run fixed them, the agent's todo list,
 // what it was doing at the cut — so the result is the same every time.
 func Local(t *transcript.Transcript, msgs []int) Sections {
-	x := extractor{t: t, results: map[string]result{}}
+	x := NewExtractor()
 	for _, mi := range msgs {
-		x.index(mi)
+		x.Add(t, mi)
 	}
-	for _, mi := range msgs {
-		x.readMessage(mi)
-	}
-	return x.sections()
+	return x.Sections()
 }
 
-// result is a tool result, its text decoded only when a call needs it (most do not).
-type result struct {
-	t     *transcript.Transcript
-	block *transcript.Block
-}
-
-func (r result) text() string  { return resultText(r.t, r.block) }
-func (r result) isError() bool { return r.block.IsError }
-
-type command struct {
-	tool, cmd, outcome string
-	failed             bool
-	errLine            string
-}
-
-type extractor struct {
-	t                   *transcript.Transcript
-	results             map[string]result // by call id
+// Extractor is Local one message at a time, for a caller that streams a transcript: it
+// keeps what each call and result told, never their text. A call's effect on the sections
+// waits for its result (a failed read read nothing), so calls queue in call order and are
+// applied from the front as results come; the sections keep call order whatever the order
+// of the results. A call that is never answered holds the calls after it in the queue
+// until Sections, a few short strings each.
+type Extractor struct {
+	found
 	requests            []string
 	decisions           []string
-	read, changed       []string
-	seenRead, seenEdit  map[string]bool
-	commands            []command
-	toolRuns            []toolRun
 	todos               []string
-	lastText, lastCall  string
+	lastText            string // shortened already
+	lastCall            string
 	lastRequestAnswered bool
+
+	queue   []*pending            // calls not applied yet, in call order
+	waiting map[string][]*pending // calls without a result, by id, oldest first
+	early   map[string][]ending   // results no call was waiting for, by id, oldest first
 }
 
-// index records every result by the id of its call, for the calls to find.
-func (x *extractor) index(mi int) {
-	m := &x.t.Messages[mi]
+// found is what the calls applied so far add to the sections.
+type found struct {
+	read, changed      []string
+	seenRead, seenEdit map[string]bool
+	commands           []command
+	toolRuns           []toolRun
+}
+
+// pending is a call's effect, to apply once its result is known.
+type pending struct {
+	label    string // the call as "At the cut" and Errors name it
+	read     string
+	changed  []string
+	cmd      string // a shell command; "" for other calls
+	answered bool
+	end      ending
+}
+
+// ending is what a call's result tells: whether it was an error, and for a shell command
+// its outcome, for another call its first line. A result that comes before its call has
+// both (its call is not known yet).
+type ending struct {
+	isError         bool
+	outcome, cmdErr string
+	cmdFailed       bool
+	runErr          string
+}
+
+type command struct {
+	cmd, outcome string
+	failed       bool
+	errLine      string
+}
+
+// NewExtractor returns an Extractor with no messages.
+func NewExtractor() *Extractor {
+	return &Extractor{waiting: map[string][]*pending{}, early: map[string][]ending{}}
+}
+
+// Add reads message mi of t. Messages come in conversation order. t may hold only that
+// message's text (Doc a part of the document, Base its offset). Add keeps no reference to
+// t or its text: the caller may free or reuse them when it returns.
+func (x *Extractor) Add(t *transcript.Transcript, mi int) {
+	m := &t.Messages[mi]
 	for bi := range m.Blocks {
 		b := &m.Blocks[bi]
-		if b.Kind != transcript.ToolResult {
-			continue
-		}
-		r := result{t: x.t, block: b}
-		ids := b.ToolIDs
-		if len(ids) == 0 {
-			ids = []string{b.ToolID}
-		}
-		for _, id := range ids {
-			x.results[id] = r
+		switch {
+		case b.Kind == transcript.ToolResult:
+			// Even in a summary message: results pair with calls wherever they are.
+			x.result(t, b)
+		case m.Summary:
+			// folded separately
+		case b.Kind == transcript.Text && m.Role == "user":
+			if text := strings.TrimSpace(t.BodyText(b)); userWords(text) {
+				x.requests = append(x.requests, quote(shorten(text, 600))) // quote copies
+				x.lastRequestAnswered = false
+			}
+		case b.Kind == transcript.Text && m.Role == "assistant":
+			text := strings.TrimSpace(t.BodyText(b))
+			if text == "" {
+				continue
+			}
+			x.lastText = strings.Clone(shorten(text, 500))
+			x.lastRequestAnswered = true
+			for _, d := range decisions(text) {
+				x.decisions = append(x.decisions, strings.Clone(d))
+			}
+		case b.Kind == transcript.ToolCall:
+			x.call(t, b)
 		}
 	}
 }
@@ -85,33 +129,6 @@ func resultText(t *transcript.Transcript, b *transcript.Block) string {
 		}
 	}
 	return strings.Join(parts, "\n")
-}
-
-func (x *extractor) readMessage(mi int) {
-	m := &x.t.Messages[mi]
-	if m.Summary {
-		return // folded separately
-	}
-	for bi := range m.Blocks {
-		b := &m.Blocks[bi]
-		switch {
-		case b.Kind == transcript.Text && m.Role == "user":
-			if text := strings.TrimSpace(x.t.BodyText(b)); userWords(text) {
-				x.requests = append(x.requests, quote(shorten(text, 600)))
-				x.lastRequestAnswered = false
-			}
-		case b.Kind == transcript.Text && m.Role == "assistant":
-			text := strings.TrimSpace(x.t.BodyText(b))
-			if text == "" {
-				continue
-			}
-			x.lastText = text
-			x.lastRequestAnswered = true
-			x.decisions = append(x.decisions, decisions(text)...)
-		case b.Kind == transcript.ToolCall:
-			x.call(b)
-		}
-	}
 }
 
 // userWords tells the user's own words from what agents put in user messages for the
@@ -169,37 +186,33 @@ var editTools = map[string]bool{"edit": true, "multiedit": true, "write": true, 
 
 var patchFile = regexp.MustCompile(`(?m)^\*\*\* (?:Update|Add|Delete) File: (.+)$`)
 
-func (x *extractor) call(b *transcript.Block) {
-	args := x.t.BodyText(b)
+// call classifies a call; what it read, changed or ran counts once its result is known.
+// Todo lists do not wait: the last list written is the list, whether or not the write
+// failed.
+func (x *Extractor) call(t *transcript.Transcript, b *transcript.Block) {
+	args := t.BodyText(b)
 	c := snip.Classify(b.ToolName, args, snip.Tools{})
-	x.lastCall = b.ToolName
+	label := b.ToolName
 	if c.Arg != "" {
-		x.lastCall += "(" + shorten(c.Arg, 120) + ")"
+		label += "(" + shorten(c.Arg, 120) + ")"
 	}
+	label = strings.Clone(label)
+	x.lastCall = label
 	lower := strings.ToLower(b.ToolName)
-	res, answered := x.results[b.ToolID]
-	// A call that failed or was refused read or changed nothing; it is listed under
-	// Errors, with its path.
-	failed := answered && res.isError()
+	p := &pending{label: label}
 	switch {
 	case c.Class == snip.Read && c.File != "":
-		if !failed {
-			x.addRead(c.File)
-		}
+		p.read = strings.Clone(c.File)
 	case editTools[lower] || (lower == "str_replace_editor" || lower == "str_replace_based_edit_tool") && gjson.Get(args, "command").String() != "view":
 		for _, key := range []string{"file_path", "path", "filename", "target_file", "notebook_path"} {
-			if p := gjson.Get(args, key).String(); p != "" {
-				if !failed {
-					x.addChanged(p)
-				}
+			if path := gjson.Get(args, key).String(); path != "" {
+				p.changed = []string{strings.Clone(path)}
 				break
 			}
 		}
 	case lower == "apply_patch" || strings.Contains(args, "*** Begin Patch"):
 		for _, m := range patchFile.FindAllStringSubmatch(args, -1) {
-			if !failed {
-				x.addChanged(strings.TrimSpace(m[1]))
-			}
+			p.changed = append(p.changed, strings.Clone(strings.TrimSpace(m[1])))
 		}
 	case lower == "todowrite":
 		x.todos = nil
@@ -220,23 +233,103 @@ func (x *extractor) call(b *transcript.Block) {
 		})
 		return
 	}
+	// A command that reads a file counts as a read, not a command (snip classed it already).
 	if c.Class != snip.Read && isShell(lower) && c.Arg != "" {
-		cmd := command{tool: b.ToolName, cmd: shorten(c.Arg, 200)}
-		if answered {
-			cmd.outcome, cmd.failed, cmd.errLine = outcome(res)
+		p.cmd = strings.Clone(shorten(c.Arg, 200))
+	}
+	x.queue = append(x.queue, p)
+	if ends := x.early[b.ToolID]; len(ends) > 0 {
+		p.answered, p.end = true, ends[0]
+		if len(ends) == 1 {
+			delete(x.early, b.ToolID)
 		} else {
-			cmd.outcome = "no result recorded"
+			x.early[b.ToolID] = ends[1:]
 		}
-		// A command that reads a file counts as a read too (snip classed it already).
-		x.commands = append(x.commands, cmd)
+		x.flush()
 		return
 	}
-	if answered {
-		r := toolRun{call: x.lastCall, failed: failed}
-		if failed {
-			r.errLine = shorten(firstLine(res.text()), 240)
+	x.waiting[strings.Clone(b.ToolID)] = append(x.waiting[b.ToolID], p)
+}
+
+// result answers the oldest call waiting for each of the result's ids (ids are reused),
+// or keeps what it tells for a later call. It reads the text only when it must: for a
+// command, or for an error.
+func (x *Extractor) result(t *transcript.Transcript, b *transcript.Block) {
+	ids := b.ToolIDs
+	if len(ids) == 0 {
+		ids = []string{b.ToolID}
+	}
+	var text string
+	read := false
+	textOf := func() string {
+		if !read {
+			text, read = resultText(t, b), true
 		}
-		x.toolRuns = append(x.toolRuns, r)
+		return text
+	}
+	for _, id := range ids {
+		w := x.waiting[id]
+		early := len(w) == 0
+		e := ending{isError: b.IsError}
+		if early || w[0].cmd != "" {
+			o, failed, errLine := outcome(textOf(), b.IsError)
+			e.outcome, e.cmdFailed, e.cmdErr = strings.Clone(o), failed, strings.Clone(errLine)
+		}
+		if (early || w[0].cmd == "") && b.IsError {
+			e.runErr = strings.Clone(shorten(firstLine(textOf()), 240))
+		}
+		if early {
+			x.early[strings.Clone(id)] = append(x.early[id], e)
+			continue
+		}
+		w[0].answered, w[0].end = true, e
+		if len(w) == 1 {
+			delete(x.waiting, id)
+		} else {
+			x.waiting[id] = w[1:]
+		}
+	}
+	x.flush()
+}
+
+// flush applies the calls at the front of the queue that have their results.
+func (x *Extractor) flush() {
+	n := 0
+	for n < len(x.queue) && x.queue[n].answered {
+		x.found.apply(x.queue[n])
+		x.queue[n] = nil
+		n++
+	}
+	if n == len(x.queue) {
+		x.queue = x.queue[:0]
+	} else {
+		x.queue = x.queue[n:]
+	}
+}
+
+// apply adds a call to the sections; a call not answered has no result recorded.
+func (f *found) apply(p *pending) {
+	// A call that failed or was refused read or changed nothing; it is listed under
+	// Errors, with its path.
+	failed := p.answered && p.end.isError
+	if !failed {
+		if p.read != "" {
+			f.addRead(p.read)
+		}
+		for _, path := range p.changed {
+			f.addChanged(path)
+		}
+	}
+	if p.cmd != "" {
+		c := command{cmd: p.cmd, outcome: "no result recorded"}
+		if p.answered {
+			c.outcome, c.failed, c.errLine = p.end.outcome, p.end.cmdFailed, p.end.cmdErr
+		}
+		f.commands = append(f.commands, c)
+		return
+	}
+	if p.answered {
+		f.toolRuns = append(f.toolRuns, toolRun{call: p.label, failed: failed, errLine: p.end.runErr})
 	}
 }
 
@@ -255,23 +348,23 @@ func isShell(lower string) bool {
 	return false
 }
 
-func (x *extractor) addRead(p string) {
-	if x.seenRead == nil {
-		x.seenRead = map[string]bool{}
+func (f *found) addRead(p string) {
+	if f.seenRead == nil {
+		f.seenRead = map[string]bool{}
 	}
-	if !x.seenRead[p] {
-		x.seenRead[p] = true
-		x.read = append(x.read, p)
+	if !f.seenRead[p] {
+		f.seenRead[p] = true
+		f.read = append(f.read, p)
 	}
 }
 
-func (x *extractor) addChanged(p string) {
-	if x.seenEdit == nil {
-		x.seenEdit = map[string]bool{}
+func (f *found) addChanged(p string) {
+	if f.seenEdit == nil {
+		f.seenEdit = map[string]bool{}
 	}
-	if !x.seenEdit[p] {
-		x.seenEdit[p] = true
-		x.changed = append(x.changed, p)
+	if !f.seenEdit[p] {
+		f.seenEdit[p] = true
+		f.changed = append(f.changed, p)
 	}
 }
 
@@ -303,8 +396,7 @@ func testWords(lower string) bool {
 
 // outcome reads how a command ended from its result: the exit code when the output says
 // it (Codex writes it in metadata), a test summary line, the first error line.
-func outcome(r result) (string, bool, string) {
-	text := r.text()
+func outcome(text string, isError bool) (string, bool, string) {
 	code := -1
 	if out := gjson.Parse(text); out.IsObject() && out.Get("output").Exists() {
 		// Codex shell results: {"output": "...", "metadata": {"exit_code": N}}.
@@ -333,12 +425,12 @@ func outcome(r result) (string, bool, string) {
 			firstErr = line
 		}
 	}
-	failed := r.isError() || code > 0
+	failed := isError || code > 0
 	var parts []string
 	switch {
 	case code >= 0:
 		parts = append(parts, fmt.Sprintf("exit %d", code))
-	case r.isError():
+	case isError:
 		parts = append(parts, "failed")
 	default:
 		parts = append(parts, "ran")
@@ -375,22 +467,34 @@ func firstLine(s string) string {
 	return s
 }
 
-func (x *extractor) sections() Sections {
+// Sections returns the sections of the messages added so far. Calls still waiting for
+// their results have none recorded; Add may go on after it.
+func (x *Extractor) Sections() Sections {
+	f := x.found
+	if len(x.queue) > 0 {
+		// Apply the waiting calls to a copy, so a result that comes later still counts.
+		f = found{read: slices.Clone(f.read), changed: slices.Clone(f.changed),
+			seenRead: maps.Clone(f.seenRead), seenEdit: maps.Clone(f.seenEdit),
+			commands: slices.Clone(f.commands), toolRuns: slices.Clone(f.toolRuns)}
+		for _, p := range x.queue {
+			f.apply(p)
+		}
+	}
 	s := Sections{}
 	if len(x.requests) > 0 {
 		s["Goal and user requests"] = append([]string{"Goal: " + x.requests[0]}, x.requests[1:]...)
 	}
-	s["Decisions"] = x.decisions
-	s["Files read"] = x.read
-	s["Files changed"] = x.changed
+	s["Decisions"] = slices.Clip(x.decisions)
+	s["Files read"] = slices.Clip(f.read)
+	s["Files changed"] = slices.Clip(f.changed)
 	// A failed command is fixed when the same command later ran without failing.
 	lastOK := map[string]int{}
-	for i, c := range x.commands {
+	for i, c := range f.commands {
 		if !c.failed {
 			lastOK[c.cmd] = i
 		}
 	}
-	for i, c := range x.commands {
+	for i, c := range f.commands {
 		s["Commands and tests"] = append(s["Commands and tests"], fmt.Sprintf("`%s` → %s", c.cmd, c.outcome))
 		if c.failed {
 			state := "[unresolved]"
@@ -402,12 +506,12 @@ func (x *extractor) sections() Sections {
 	}
 	// A failed call is fixed when the same call (tool and file or argument) later succeeded.
 	lastRunOK := map[string]int{}
-	for i, r := range x.toolRuns {
+	for i, r := range f.toolRuns {
 		if !r.failed {
 			lastRunOK[r.call] = i
 		}
 	}
-	for i, r := range x.toolRuns {
+	for i, r := range f.toolRuns {
 		if r.failed {
 			state := "[unresolved]"
 			if j, ok := lastRunOK[r.call]; ok && j > i {
@@ -416,9 +520,9 @@ func (x *extractor) sections() Sections {
 			s["Errors"] = append(s["Errors"], fmt.Sprintf("%s: %s %s", r.call, r.errLine, state))
 		}
 	}
-	s["Pending tasks"] = x.todos
+	s["Pending tasks"] = slices.Clip(x.todos)
 	if x.lastText != "" {
-		s["At the cut"] = append(s["At the cut"], "The assistant had just said: "+quote(shorten(x.lastText, 500)))
+		s["At the cut"] = append(s["At the cut"], "The assistant had just said: "+quote(x.lastText))
 	}
 	if x.lastCall != "" {
 		s["At the cut"] = append(s["At the cut"], "Last tool call: "+x.lastCall)
