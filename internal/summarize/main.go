@@ -208,8 +208,17 @@ func runOne(c *cli.Context, f *Flags, doc *cli.Document, carried [][]transcript.
 		}
 		return c.WriteStats(stats)
 	}
+	// The local summarizer reads the messages it summarizes; a streamed document gives them
+	// to it one at a time. Everything else that reads text (a model's prompt, earlier
+	// summaries, placing the summary) reads it from excerpts of the document.
+	local := func() (Sections, error) { return Local(t, newOnly(t, sp)), nil }
 	if streamed {
-		if err := doc.Excerpt(t, TextNeeded(t, sp)); err != nil {
+		spans := TextNeeded(t, sp)
+		if f.Backend == "local" {
+			spans = PlaceText(t, sp)
+			local = func() (Sections, error) { return streamLocal(doc, t, newOnly(t, sp)) }
+		}
+		if err := doc.Excerpt(t, spans); err != nil {
 			return err
 		}
 	}
@@ -219,8 +228,9 @@ func runOne(c *cli.Context, f *Flags, doc *cli.Document, carried [][]transcript.
 	defer stop()
 	previous := PreviousSections(t, sp)
 	meta := Meta{Messages: len(sp.Summarized), Tokens: sp.Tokens, Backend: f.Backend}
-	sections, err := summarizeWith(ctx, c, f, t, sp, previous, &meta)
-	if err != nil {
+	sections, err := summarizeWith(ctx, c, f, t, sp, previous, &meta, local)
+	var ce *cli.Error
+	if err != nil && !errors.As(err, &ce) {
 		if f.Fallback != "local" || errors.Is(err, context.Canceled) {
 			return cli.RuntimeError(fmt.Errorf("%s: summarizing failed: %w", displayName, err))
 		}
@@ -228,6 +238,8 @@ func runOne(c *cli.Context, f *Flags, doc *cli.Document, carried [][]transcript.
 		meta.Backend, meta.Dropped = "local", 0
 		sections = Fold(previous, Local(t, newOnly(t, sp)))
 		extra["fallback"] = true
+	} else if err != nil {
+		return err // reading the document again failed
 	}
 	if f.Offload {
 		data := doc.Input.Data
@@ -309,9 +321,10 @@ func newOnly(t *transcript.Transcript, sp Split) []int {
 	return out
 }
 
-func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.Transcript, sp Split, previous Sections, meta *Meta) (Sections, error) {
+func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.Transcript, sp Split, previous Sections, meta *Meta, local func() (Sections, error)) (Sections, error) {
 	if f.Backend == "local" {
-		return Fold(previous, Local(t, newOnly(t, sp))), nil
+		s, err := local()
+		return Fold(previous, s), err
 	}
 	keyVar := "ANTHROPIC_API_KEY"
 	model := "claude-haiku-4-5"
@@ -439,34 +452,35 @@ func tokensAfter(t *transcript.Transcript, o Options, sp Split, edits []transcri
 }
 
 // TextNeeded lists the spans of a document whose text summarizing sp reads: the
-// summarized messages (their lines, from first to last), and the lines Place reads or
-// edits around them.
+// summarized messages and what PlaceText names.
 func TextNeeded(t *transcript.Transcript, sp Split) []transcript.Span {
+	spans := PlaceText(t, sp)
+	for _, mi := range sp.Summarized {
+		spans = append(spans, messageText(t, mi))
+	}
+	return spans
+}
+
+// PlaceText lists the spans of a document whose text summarizing sp reads besides the new
+// messages it summarizes: the earlier summaries it folds in, and the lines Place reads or
+// edits (the first and last summarized messages, the Claude Code messages it re-chains,
+// the Codex messages it moves).
+func PlaceText(t *transcript.Transcript, sp Split) []transcript.Span {
 	if len(sp.Summarized) == 0 {
 		return nil
 	}
-	var spans []transcript.Span
-	add := func(mi int) {
-		m := &t.Messages[mi]
-		if len(m.Lines) == 0 {
-			spans = append(spans, m.Span)
-			return
-		}
-		s := m.Lines[0]
-		for _, l := range m.Lines {
-			s.Start, s.End = min(s.Start, l.Start), max(s.End, l.End)
-		}
-		spans = append(spans, s)
+	spans := []transcript.Span{messageText(t, sp.Summarized[0]), messageText(t, sp.Summarized[len(sp.Summarized)-1])}
+	for _, mi := range sp.Previous {
+		spans = append(spans, messageText(t, mi))
 	}
 	drop := make([]bool, len(t.Messages))
 	for _, mi := range sp.Summarized {
 		drop[mi] = true
-		add(mi)
 	}
 	switch t.Format {
 	case transcript.ClaudeCode:
 		for _, rc := range t.RechainTargets(drop, "") {
-			add(rc.Message)
+			spans = append(spans, messageText(t, rc.Message))
 		}
 	case transcript.Codex:
 		// The kept messages among the summarized ones move, and the first kept after them
@@ -474,12 +488,42 @@ func TextNeeded(t *transcript.Transcript, sp Split) []transcript.Span {
 		if at := afterLast(t, sp.Summarized); at >= 0 {
 			for mi := sp.Summarized[0]; mi <= at; mi++ {
 				if !drop[mi] && !t.Messages[mi].Header {
-					add(mi)
+					spans = append(spans, messageText(t, mi))
 				}
 			}
 		}
 	}
 	return spans
+}
+
+// messageText is the span of a message's text: in a JSONL document its lines, from the
+// first to the last (a Claude Code turn's lines may have others between them).
+func messageText(t *transcript.Transcript, mi int) transcript.Span {
+	m := &t.Messages[mi]
+	if len(m.Lines) == 0 {
+		return m.Span
+	}
+	s := m.Lines[0]
+	for _, l := range m.Lines {
+		s.Start, s.End = min(s.Start, l.Start), max(s.End, l.End)
+	}
+	return s
+}
+
+// streamLocal is Local over a streamed document: each message is read on its own, given
+// to the Extractor, and let go.
+func streamLocal(doc *cli.Document, t *transcript.Transcript, msgs []int) (Sections, error) {
+	x := NewExtractor()
+	for _, mi := range msgs {
+		err := doc.Visit([]transcript.Span{messageText(t, mi)}, func(text string, base int) error {
+			x.Add(&transcript.Transcript{Format: t.Format, Doc: text, Base: base, Messages: t.Messages}, mi)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return x.Sections(), nil
 }
 
 // addedTokens counts what placing the summary added: the summary message (and, in a
