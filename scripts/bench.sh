@@ -77,6 +77,10 @@ else
 		fi
 	done
 fi
+pipeline=()
+for t in ctx-persist ctx-budget ctx-snip ctx-summarize ctx-trim; do
+	if [[ -x $bin/$t ]]; then pipeline+=("$bin/$t"); fi
+done
 tools=()
 for f in "$bin"/ctx-*; do
 	if [[ -x $f && $(basename "$f") != ctx-count ]]; then tools+=("$(basename "$f")"); fi
@@ -228,4 +232,10 @@ for file in "${inputs[@]}"; do
 		fi
 		row "$name" "$label"
 	done
+	# The whole pipeline, each stage reading the one before it through a pipe. Peak RSS is
+	# the largest stage's (GNU time reports the largest child).
+	if [[ ! -d $file ]] && (( ${#pipeline[@]} == 5 )); then
+		measure bash -c '"$1" < "$6" | "$2" | "$3" | "$4" | "$5"' _ "${pipeline[@]}" "$file"
+		row "$name" "pipeline persist→budget→snip→summarize→trim"
+	fi
 done
