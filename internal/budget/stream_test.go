@@ -1,8 +1,6 @@
 package budget
 
 import (
-	"bytes"
-	"os"
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
@@ -41,38 +39,11 @@ func wholeTool() *cli.Tool {
 // stdin, writes the same bytes and the same --stats as ctx-budget reading it whole, at
 // settings that cut nothing, cut with the hard cap, and cut at high utilization.
 func TestStreamedMatchesWhole(t *testing.T) {
-	dir := t.TempDir()
-	cut := 0
-	for _, file := range invariant.JSONLDocuments(t, dir) {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, flags := range [][]string{
-			{},
-			{"--cap", "2000", "--keep-recent", "0"},
-			{"--window", "20000", "--mid-cap", "1000tok", "--high-cap", "800"},
-		} {
-			args := append(append([]string{"--stats"}, flags...), file)
-			whole := invariant.RunTool(wholeTool(), args, nil)
-			if whole.Code != 0 {
-				t.Fatalf("%s %v: whole run failed: %+v", file, flags, whole)
-			}
-			if streamed := invariant.RunTool(Tool(), args, nil); streamed != whole {
-				t.Fatalf("%s %v: streamed run differs from the whole run\nstreamed: %d %.300q\nwhole:    %d %.300q",
-					file, flags, streamed.Code, streamed.Stderr, whole.Code, whole.Stderr)
-			}
-			stdinArgs := append([]string{"--stats"}, flags...)
-			piped := invariant.RunTool(Tool(), stdinArgs, bytes.NewReader(data))
-			if want := invariant.RunTool(wholeTool(), stdinArgs, bytes.NewReader(data)); piped != want {
-				t.Fatalf("%s %v: streamed stdin differs from the whole run\nstreamed: %d %.300q\nwhole:    %d %.300q",
-					file, flags, piped.Code, piped.Stderr, want.Code, want.Stderr)
-			}
-			if whole.Stdout != string(data) {
-				cut++
-			}
-		}
-	}
+	cut := invariant.StreamCheck{Tool: Tool, Whole: wholeTool, Flags: [][]string{
+		{},
+		{"--cap", "2000", "--keep-recent", "0"},
+		{"--window", "20000", "--mid-cap", "1000tok", "--high-cap", "800"},
+	}}.Run(t)
 	if cut < 10 {
 		t.Fatalf("only %d runs cut anything: the test compares too little", cut)
 	}

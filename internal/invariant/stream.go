@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,4 +67,68 @@ func RunTool(tool *cli.Tool, args []string, stdin io.Reader) Run {
 	}
 	code := cli.Main(tool, args, stdin, &out, &errb, nil)
 	return Run{code, out.String(), errb.String()}
+}
+
+// StreamCheck holds a filter's streamed runs of JSONL transcripts to its runs on the
+// same documents read whole.
+type StreamCheck struct {
+	// Tool is the filter; Whole the same filter made to read every document whole.
+	Tool, Whole func() *cli.Tool
+	// Flags are the settings to compare at, one run each; --stats is added to every run.
+	Flags [][]string
+	// Reset, when set, is called before every run (to empty a store), and State says
+	// what a run left behind besides its output, to be compared too.
+	Reset func()
+	State func() string
+	// Listing names a flag that makes the output a listing rather than the document.
+	Listing string
+}
+
+// Run compares, on every document of JSONLDocuments and at every setting, the streamed
+// and the whole runs on the file and on stdin: exit status, stdout, stderr and State
+// must be the same. It returns how many runs changed the document, for the caller to
+// check that the comparison covered edits.
+func (c StreamCheck) Run(t *testing.T) (changed int) {
+	t.Helper()
+	for _, file := range JSONLDocuments(t, t.TempDir()) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, flags := range c.Flags {
+			run := func(tool *cli.Tool, stdin []byte) (Run, string) {
+				if c.Reset != nil {
+					c.Reset()
+				}
+				args := append([]string{"--stats"}, flags...)
+				var in io.Reader
+				if stdin != nil {
+					in = bytes.NewReader(stdin)
+				} else {
+					args = append(args, file)
+				}
+				r := RunTool(tool, args, in)
+				if c.State != nil {
+					return r, c.State()
+				}
+				return r, ""
+			}
+			for _, stdin := range [][]byte{nil, data} {
+				whole, wholeState := run(c.Whole(), stdin)
+				if whole.Code != 0 && stdin == nil { // (empty stdin is an error; an empty .jsonl file is not)
+					t.Fatalf("%s %v: whole run failed: %+v", file, flags, whole)
+				}
+				streamed, streamedState := run(c.Tool(), stdin)
+				if streamed != whole || streamedState != wholeState {
+					t.Fatalf("%s %v (stdin %t): streamed run differs from the whole run\nstreamed: %d %.300q\nwhole:    %d %.300q",
+						file, flags, stdin != nil, streamed.Code, streamed.Stderr, whole.Code, whole.Stderr)
+				}
+				listing := c.Listing != "" && slices.Contains(flags, c.Listing)
+				if stdin == nil && whole.Stdout != string(data) && !listing {
+					changed++
+				}
+			}
+		}
+	}
+	return changed
 }

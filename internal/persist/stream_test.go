@@ -1,8 +1,6 @@
 package persist
 
 import (
-	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -70,48 +68,19 @@ func storeState(t *testing.T, dir string) string {
 // stdin, writes the same bytes, the same --stats and the same store as ctx-persist reading
 // it whole, at the default threshold and at thresholds that offload many results.
 func TestStreamedMatchesWhole(t *testing.T) {
-	dir := t.TempDir()
-	store := filepath.Join(dir, "store")
-	offloaded := 0
-	for _, file := range invariant.JSONLDocuments(t, dir) {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, flags := range [][]string{
-			{},
-			{"--threshold", "2KB", "--preview", "300"},
-			{"--threshold", "500", "--preview", "0", "--sidechains"},
-		} {
-			run := func(tool *cli.Tool, stdin []byte) (invariant.Run, string) {
-				os.RemoveAll(store)
-				args := append([]string{"--stats", "--store", store}, flags...)
-				var in io.Reader
-				if stdin != nil {
-					in = bytes.NewReader(stdin)
-				} else {
-					args = append(args, file)
-				}
-				return invariant.RunTool(tool, args, in), storeState(t, store)
-			}
-			whole, wholeStore := run(wholeTool(), nil)
-			if whole.Code != 0 {
-				t.Fatalf("%s %v: whole run failed: %+v", file, flags, whole)
-			}
-			if streamed, streamedStore := run(Tool(), nil); streamed != whole || streamedStore != wholeStore {
-				t.Fatalf("%s %v: streamed run differs from the whole run\nstreamed: %d %.300q\nwhole:    %d %.300q",
-					file, flags, streamed.Code, streamed.Stderr, whole.Code, whole.Stderr)
-			}
-			wholeIn, wholeInStore := run(wholeTool(), data)
-			if piped, pipedStore := run(Tool(), data); piped != wholeIn || pipedStore != wholeInStore {
-				t.Fatalf("%s %v: streamed stdin differs from the whole run\nstreamed: %d %.300q\nwhole:    %d %.300q",
-					file, flags, piped.Code, piped.Stderr, wholeIn.Code, wholeIn.Stderr)
-			}
-			if whole.Stdout != string(data) {
-				offloaded++
-			}
-		}
+	store := filepath.Join(t.TempDir(), "store")
+	var flags [][]string
+	for _, f := range [][]string{
+		{},
+		{"--threshold", "2KB", "--preview", "300"},
+		{"--threshold", "500", "--preview", "0", "--sidechains"},
+	} {
+		flags = append(flags, append([]string{"--store", store}, f...))
 	}
+	offloaded := invariant.StreamCheck{Tool: Tool, Whole: wholeTool, Flags: flags,
+		Reset: func() { os.RemoveAll(store) },
+		State: func() string { return storeState(t, store) },
+	}.Run(t)
 	if offloaded < 10 {
 		t.Fatalf("only %d runs offloaded anything: the test compares too little", offloaded)
 	}

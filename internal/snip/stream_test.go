@@ -2,7 +2,6 @@ package snip
 
 import (
 	"bytes"
-	"os"
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
@@ -44,39 +43,12 @@ func wholeTool() *cli.Tool {
 // reading it whole: below the trigger, above it (clearing old results, inputs too), and
 // idle.
 func TestStreamedMatchesWhole(t *testing.T) {
-	dir := t.TempDir()
-	cleared := 0
-	for _, file := range invariant.JSONLDocuments(t, dir) {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, flags := range [][]string{
-			{"--now", "2020-01-01T00:00:00Z"},
-			{"--now", "2020-01-01T00:00:00Z", "--window", "20000", "--clear-inputs"},
-			{"--now", "2020-01-01T00:00:00Z", "--window", "20000", "--dry-run"},
-			{"--now", "2099-01-01T00:00:00Z", "--keep", "1"},
-		} {
-			args := append(append([]string{"--stats"}, flags...), file)
-			whole := invariant.RunTool(wholeTool(), args, nil)
-			if whole.Code != 0 {
-				t.Fatalf("%s %v: whole run failed: %+v", file, flags, whole)
-			}
-			if streamed := invariant.RunTool(Tool(), args, nil); streamed != whole {
-				t.Fatalf("%s %v: streamed run differs from the whole run\nstreamed: %d %.300q\nwhole:    %d %.300q",
-					file, flags, streamed.Code, streamed.Stderr, whole.Code, whole.Stderr)
-			}
-			stdinArgs := append([]string{"--stats"}, flags...)
-			piped := invariant.RunTool(Tool(), stdinArgs, bytes.NewReader(data))
-			if want := invariant.RunTool(wholeTool(), stdinArgs, bytes.NewReader(data)); piped != want {
-				t.Fatalf("%s %v: streamed stdin differs from the whole run\nstreamed: %d %.300q\nwhole:    %d %.300q",
-					file, flags, piped.Code, piped.Stderr, want.Code, want.Stderr)
-			}
-			if whole.Stdout != string(data) && flags[len(flags)-1] != "--dry-run" {
-				cleared++
-			}
-		}
-	}
+	cleared := invariant.StreamCheck{Tool: Tool, Whole: wholeTool, Listing: "--dry-run", Flags: [][]string{
+		{"--now", "2020-01-01T00:00:00Z"},
+		{"--now", "2020-01-01T00:00:00Z", "--window", "20000", "--clear-inputs"},
+		{"--now", "2020-01-01T00:00:00Z", "--window", "20000", "--dry-run"},
+		{"--now", "2099-01-01T00:00:00Z", "--keep", "1"},
+	}}.Run(t)
 	if cleared < 10 {
 		t.Fatalf("only %d runs cleared anything: the test compares too little", cleared)
 	}
