@@ -98,12 +98,8 @@ func run(ctx *cli.Context, f *Flags) error {
 // keeps its messages' structure and counts its tokens, the second reads again only the
 // results that may be over a limit (see cli.Document).
 func runOne(ctx *cli.Context, name string, o Options) error {
-	var carried [][]transcript.Message
 	counts := count.NewStreamed(ctx.Counter)
-	doc, err := ctx.ReadDocument(name, func(seq int, rec *transcript.Transcript) error {
-		carried = append(carried, rec.Messages)
-		return counts.Record(seq, rec)
-	})
+	doc, err := ctx.ReadDocument(name, counts.Record)
 	counts.Close()
 	if err != nil {
 		return err
@@ -113,11 +109,9 @@ func runOne(ctx *cli.Context, name string, o Options) error {
 		return runWhole(ctx, doc.Input, doc.Transcript, o)
 	}
 
-	t := doc.Outline.Conversation(carried)
-	if o.Counter = counts.Counter(); o.Counter == nil {
-		if o.Counter, err = ctx.Counter(t.Format); err != nil {
-			return err
-		}
+	t := counts.Conversation(doc.Outline)
+	if o.Counter, err = counts.CounterFor(t.Format); err != nil {
+		return err
 	}
 	window, err := ctx.Budget(t)
 	if err != nil {

@@ -116,10 +116,14 @@ func (s *recordCounter) tally(o *transcript.Outline) tally {
 	return tl
 }
 
-// Streamed counts a JSONL document for a tier, record by record as transcript.Stream reads
-// it (on every core, holding only the counts), to the figures a tier takes from the parsed
-// document: Total, and each block's BlockTokens.
-type Streamed struct{ rc *recordCounter }
+// Streamed is what a tier keeps of the first pass over a streamed JSONL document: each
+// record's messages (their structure, not their text), and their counts, made record by
+// record as transcript.Stream reads them (on every core), to the figures a tier takes from
+// a parsed document: Total, PerMessage, and each block's BlockTokens.
+type Streamed struct {
+	rc      *recordCounter
+	carried [][]transcript.Message
+}
 
 // NewStreamed starts counting a document; newCounter picks the tokenizer once the format
 // is known (cli.Context.Counter).
@@ -128,17 +132,31 @@ func NewStreamed(newCounter func(transcript.Format) (tokens.Counter, error)) *St
 }
 
 // Record is the transcript.Stream callback.
-func (s *Streamed) Record(seq int, rec *transcript.Transcript) error { return s.rc.record(seq, rec) }
+func (s *Streamed) Record(seq int, rec *transcript.Transcript) error {
+	s.carried = append(s.carried, rec.Messages)
+	return s.rc.record(seq, rec)
+}
+
+// Conversation is the streamed conversation without its text (Outline.Conversation).
+func (s *Streamed) Conversation(o *transcript.Outline) *transcript.Transcript {
+	return o.Conversation(s.carried)
+}
+
+// CounterFor is the counter the records were counted with, or, when no record carried a
+// message to count, a new one for the document's format.
+func (s *Streamed) CounterFor(f transcript.Format) (tokens.Counter, error) {
+	if s.rc.counter != nil {
+		return s.rc.counter, nil
+	}
+	return s.rc.newCounter(f)
+}
 
 // Close waits for the records in flight. Call it once Stream has returned, whether or not
 // it failed.
 func (s *Streamed) Close() { s.rc.close() }
 
-// Counter is the counter the records were counted with; nil when there were none.
-func (s *Streamed) Counter() tokens.Counter { return s.rc.counter }
-
 // Counts returns the streamed conversation's counts, as CountsOf gives them for the parsed
-// document. c is the counter of the run (Counter, unless no record named the format).
+// document. c is the counter of the run (CounterFor).
 func (s *Streamed) Counts(o *transcript.Outline, c tokens.Counter) Counts {
 	return countsOf(s.rc.tally(o), c)
 }

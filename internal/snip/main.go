@@ -153,7 +153,6 @@ func run(ctx *cli.Context, f *Flags) error {
 // calls and results, so the whole plan is made before the second pass, which only splices
 // the placeholders in (see cli.Document).
 func runOne(ctx *cli.Context, f *Flags, name string, o Options, list *bytes.Buffer) error {
-	var carried [][]transcript.Message
 	known := map[int]facts{} // by the block's document offset
 	var c tokens.Counter
 	counts := count.NewStreamed(func(transcript.Format) (tokens.Counter, error) { return c, nil })
@@ -164,7 +163,6 @@ func runOne(ctx *cli.Context, f *Flags, name string, o Options, list *bytes.Buff
 				return err
 			}
 		}
-		carried = append(carried, rec.Messages)
 		for k := range rec.Messages {
 			for _, b := range rec.Messages[k].Blocks {
 				if b.Kind == transcript.ToolCall || b.Kind == transcript.ToolResult {
@@ -183,7 +181,7 @@ func runOne(ctx *cli.Context, f *Flags, name string, o Options, list *bytes.Buff
 	if doc.Transcript != nil {
 		return runWhole(ctx, f, doc.Input, doc.Transcript, o, list)
 	}
-	t := doc.Outline.Conversation(carried)
+	t := counts.Conversation(doc.Outline)
 	if o.Counter = c; c == nil {
 		if o.Counter, err = ctx.Counter(t.Format); err != nil {
 			return err

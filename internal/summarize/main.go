@@ -126,18 +126,14 @@ func run(c *cli.Context, f *Flags) error {
 	if err != nil {
 		return err
 	}
-	var carried [][]transcript.Message
 	counts := count.NewStreamed(c.Counter)
-	doc, err := c.ReadDocument(names[0], func(seq int, rec *transcript.Transcript) error {
-		carried = append(carried, rec.Messages)
-		return counts.Record(seq, rec)
-	})
+	doc, err := c.ReadDocument(names[0], counts.Record)
 	counts.Close()
 	if err != nil {
 		return err
 	}
 	defer doc.Close()
-	return runOne(c, f, doc, carried, counts)
+	return runOne(c, f, doc, counts)
 }
 
 // runOne summarizes one document. A JSONL transcript is streamed (see cli.Document): the
@@ -145,9 +141,8 @@ func run(c *cli.Context, f *Flags) error {
 // only the messages the summary covers, and the lines placing it edits, are read; the
 // second pass copies the document with the summary placed.
 //
-// A streamed doc comes with what its first pass kept: each record's messages (carried)
-// and their counts.
-func runOne(c *cli.Context, f *Flags, doc *cli.Document, carried [][]transcript.Message, counts *count.Streamed) error {
+// A streamed doc comes with what its first pass kept (counts).
+func runOne(c *cli.Context, f *Flags, doc *cli.Document, counts *count.Streamed) error {
 	var err error
 	name := doc.Name
 	streamed := doc.Transcript == nil
@@ -155,13 +150,13 @@ func runOne(c *cli.Context, f *Flags, doc *cli.Document, carried [][]transcript.
 	o := Defaults()
 	o.Trigger, o.Force = f.Trigger.Fraction(), f.Force
 	if streamed {
-		t = doc.Outline.Conversation(carried)
-		o.Counter = counts.Counter()
+		t = counts.Conversation(doc.Outline)
+		o.Counter, err = counts.CounterFor(t.Format)
+	} else {
+		o.Counter, err = c.Counter(t.Format)
 	}
-	if o.Counter == nil {
-		if o.Counter, err = c.Counter(t.Format); err != nil {
-			return err
-		}
+	if err != nil {
+		return err
 	}
 	window, err := c.Budget(t)
 	if err != nil {

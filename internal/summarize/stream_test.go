@@ -22,7 +22,7 @@ func wholeTool() *cli.Tool {
 		if err != nil {
 			return err
 		}
-		return runOne(c, f, doc, nil, nil)
+		return runOne(c, f, doc, nil)
 	}
 	return tool
 }

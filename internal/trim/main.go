@@ -109,12 +109,8 @@ func Measure(t *transcript.Transcript, o *Options) {
 // first lines of the Claude Code messages it re-chains, and the second pass copies the
 // document without the dropped lines.
 func runOne(ctx *cli.Context, f *Flags, name string, o Options, list *bytes.Buffer) error {
-	var carried [][]transcript.Message
 	counts := count.NewStreamed(ctx.Counter)
-	doc, err := ctx.ReadDocument(name, func(seq int, rec *transcript.Transcript) error {
-		carried = append(carried, rec.Messages)
-		return counts.Record(seq, rec)
-	})
+	doc, err := ctx.ReadDocument(name, counts.Record)
 	counts.Close()
 	if err != nil {
 		return err
@@ -124,11 +120,9 @@ func runOne(ctx *cli.Context, f *Flags, name string, o Options, list *bytes.Buff
 		return runWhole(ctx, f, doc.Input, doc.Transcript, o, list)
 	}
 
-	t := doc.Outline.Conversation(carried)
-	if o.Counter = counts.Counter(); o.Counter == nil {
-		if o.Counter, err = ctx.Counter(t.Format); err != nil {
-			return err
-		}
+	t := counts.Conversation(doc.Outline)
+	if o.Counter, err = counts.CounterFor(t.Format); err != nil {
+		return err
 	}
 	window, err := ctx.Budget(t)
 	if err != nil {
