@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unique"
 
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -40,10 +41,17 @@ type Extractor struct {
 	lastCall            string
 	lastRequestAnswered bool
 
-	queue   []*pending            // calls not applied yet, in call order
-	waiting map[string][]*pending // calls without a result, by id, oldest first
-	early   map[string][]ending   // results no call was waiting for, by id, oldest first
+	// Calls are numbered from 1 in call order; queue holds those not applied yet, from
+	// number head on.
+	queue   []pending
+	head    int
+	waiting map[string]waitList // calls without a result, by id
+	early   map[string][]ending // results no call was waiting for, by id, oldest first
 }
+
+// waitList is the calls waiting for a result with one id, oldest first, linked through
+// pending.next.
+type waitList struct{ first, last int }
 
 // found is what the calls applied so far add to the sections.
 type found struct {
@@ -61,6 +69,7 @@ type pending struct {
 	cmd      string // a shell command; "" for other calls
 	answered bool
 	end      ending
+	next     int // the next call waiting with the same id, 0 if none
 }
 
 // ending is what a call's result tells: whether it was an error, and for a shell command
@@ -81,7 +90,7 @@ type command struct {
 
 // NewExtractor returns an Extractor with no messages.
 func NewExtractor() *Extractor {
-	return &Extractor{waiting: map[string][]*pending{}, early: map[string][]ending{}}
+	return &Extractor{head: 1, waiting: map[string]waitList{}, early: map[string][]ending{}}
 }
 
 // Add reads message mi of t. Messages come in conversation order. t may hold only that
@@ -192,14 +201,13 @@ var patchFile = regexp.MustCompile(`(?m)^\*\*\* (?:Update|Add|Delete) File: (.+)
 func (x *Extractor) call(t *transcript.Transcript, b *transcript.Block) {
 	args := t.BodyText(b)
 	c := snip.Classify(b.ToolName, args, snip.Tools{})
-	label := b.ToolName
+	label := unique.Make(b.ToolName).Value() // few names: one copy each
 	if c.Arg != "" {
-		label += "(" + shorten(c.Arg, 120) + ")"
+		label = b.ToolName + "(" + shorten(c.Arg, 120) + ")"
 	}
-	label = strings.Clone(label)
 	x.lastCall = label
 	lower := strings.ToLower(b.ToolName)
-	p := &pending{label: label}
+	p := pending{label: label}
 	switch {
 	case c.Class == snip.Read && c.File != "":
 		p.read = strings.Clone(c.File)
@@ -237,7 +245,6 @@ func (x *Extractor) call(t *transcript.Transcript, b *transcript.Block) {
 	if c.Class != snip.Read && isShell(lower) && c.Arg != "" {
 		p.cmd = strings.Clone(shorten(c.Arg, 200))
 	}
-	x.queue = append(x.queue, p)
 	if ends := x.early[b.ToolID]; len(ends) > 0 {
 		p.answered, p.end = true, ends[0]
 		if len(ends) == 1 {
@@ -245,11 +252,22 @@ func (x *Extractor) call(t *transcript.Transcript, b *transcript.Block) {
 		} else {
 			x.early[b.ToolID] = ends[1:]
 		}
+		x.queue = append(x.queue, p)
 		x.flush()
 		return
 	}
-	x.waiting[strings.Clone(b.ToolID)] = append(x.waiting[b.ToolID], p)
+	x.queue = append(x.queue, p)
+	n := x.head + len(x.queue) - 1
+	if w, ok := x.waiting[b.ToolID]; ok {
+		x.at(w.last).next = n
+		x.waiting[b.ToolID] = waitList{w.first, n}
+	} else {
+		x.waiting[strings.Clone(b.ToolID)] = waitList{n, n}
+	}
 }
+
+// at is call number n, which is in the queue.
+func (x *Extractor) at(n int) *pending { return &x.queue[n-x.head] }
 
 // result answers the oldest call waiting for each of the result's ids (ids are reused),
 // or keeps what it tells for a later call. It reads the text only when it must: for a
@@ -268,25 +286,29 @@ func (x *Extractor) result(t *transcript.Transcript, b *transcript.Block) {
 		return text
 	}
 	for _, id := range ids {
-		w := x.waiting[id]
-		early := len(w) == 0
-		e := ending{isError: b.IsError}
-		if early || w[0].cmd != "" {
-			o, failed, errLine := outcome(textOf(), b.IsError)
-			e.outcome, e.cmdFailed, e.cmdErr = strings.Clone(o), failed, strings.Clone(errLine)
+		w, ok := x.waiting[id]
+		var p *pending
+		if ok {
+			p = x.at(w.first)
 		}
-		if (early || w[0].cmd == "") && b.IsError {
+		e := ending{isError: b.IsError}
+		if p == nil || p.cmd != "" {
+			// outcome's own text is built, not sliced from the result.
+			o, failed, errLine := outcome(textOf(), b.IsError)
+			e.outcome, e.cmdFailed, e.cmdErr = o, failed, strings.Clone(errLine)
+		}
+		if (p == nil || p.cmd == "") && b.IsError {
 			e.runErr = strings.Clone(shorten(firstLine(textOf()), 240))
 		}
-		if early {
+		if p == nil {
 			x.early[strings.Clone(id)] = append(x.early[id], e)
 			continue
 		}
-		w[0].answered, w[0].end = true, e
-		if len(w) == 1 {
+		p.answered, p.end = true, e
+		if p.next == 0 {
 			delete(x.waiting, id)
 		} else {
-			x.waiting[id] = w[1:]
+			x.waiting[id] = waitList{p.next, w.last}
 		}
 	}
 	x.flush()
@@ -296,10 +318,11 @@ func (x *Extractor) result(t *transcript.Transcript, b *transcript.Block) {
 func (x *Extractor) flush() {
 	n := 0
 	for n < len(x.queue) && x.queue[n].answered {
-		x.found.apply(x.queue[n])
-		x.queue[n] = nil
+		x.found.apply(&x.queue[n])
+		x.queue[n] = pending{}
 		n++
 	}
+	x.head += n
 	if n == len(x.queue) {
 		x.queue = x.queue[:0]
 	} else {
@@ -476,8 +499,8 @@ func (x *Extractor) Sections() Sections {
 		f = found{read: slices.Clone(f.read), changed: slices.Clone(f.changed),
 			seenRead: maps.Clone(f.seenRead), seenEdit: maps.Clone(f.seenEdit),
 			commands: slices.Clone(f.commands), toolRuns: slices.Clone(f.toolRuns)}
-		for _, p := range x.queue {
-			f.apply(p)
+		for i := range x.queue {
+			f.apply(&x.queue[i])
 		}
 	}
 	s := Sections{}

@@ -161,6 +161,10 @@ func TestExtractorPairing(t *testing.T) {
 		result("t", "FAIL x", true),
 		bash("t", "go test"),
 		result("t", "ok x", false),
+		bash("u", "ls"), // two calls wait with one id: first come, first answered
+		bash("u", "pwd"),
+		result("u", "no such file", true),
+		result("u", "/r", false),
 		bash("lost", "go vet"), // never answered
 		result("r1", "no such file", true),
 	}
@@ -175,20 +179,26 @@ func TestExtractorPairing(t *testing.T) {
 		}
 	}
 	x := NewExtractor()
-	for mi := range 11 {
+	for mi := range len(msgs) - 1 {
 		x.Add(tr, mi)
 	}
 	// /a.go has no result yet: read, for now.
 	check(x.Sections(), "Files read", "/a.go", "/b.go")
-	x.Add(tr, 11)
+	x.Add(tr, len(msgs)-1)
 	s := x.Sections()
 	check(s, "Files read", "/b.go")
-	check(s, "Commands and tests", "`make` → exit 2", "`go test` → failed: FAIL x: FAIL x", "`go test` → ran: ok x", "`go vet` → no result recorded")
-	check(s, "Errors", "`make`: exit code 2 [unresolved]", "`go test`: FAIL x [fixed]", "Read(/a.go): no such file [unresolved]")
-	all := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+	check(s, "Commands and tests", "`make` → exit 2", "`go test` → failed: FAIL x: FAIL x", "`go test` → ran: ok x",
+		"`ls` → failed", "`pwd` → ran", "`go vet` → no result recorded")
+	check(s, "Errors", "`make`: exit code 2 [unresolved]", "`go test`: FAIL x [fixed]", "`ls`: no such file [unresolved]",
+		"Read(/a.go): no such file [unresolved]")
+	var all []int
+	for mi := range msgs {
+		all = append(all, mi)
+	}
 	if !reflect.DeepEqual(Local(tr, all), s) {
 		t.Errorf("Local differs from the extractor fed by hand")
 	}
 	// Before, both runs of go test had the last result: the failure was lost.
-	check(localReference(tr, all), "Commands and tests", "`make` → exit 2", "`go test` → ran: ok x", "`go test` → ran: ok x", "`go vet` → no result recorded")
+	check(localReference(tr, all), "Commands and tests", "`make` → exit 2", "`go test` → ran: ok x", "`go test` → ran: ok x",
+		"`ls` → ran", "`pwd` → ran", "`go vet` → no result recorded")
 }
