@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -128,6 +129,81 @@ func TestStreamedMatchesWhole(t *testing.T) {
 	t.Logf("%d files (%d JSONL), %d documents with the broken copies: %d fixed, %d JSONL with nothing to fix", len(files), jsonl, docs, fixed, cleanJSONL)
 	if !t.Failed() && (fixed < 20 || cleanJSONL < 5) {
 		t.Fatalf("%d documents fixed, %d clean JSONL: the test compares too little", fixed, cleanJSONL)
+	}
+}
+
+// TestStreamedMatchesWholeOnBadInput: documents that are not valid, files that cannot be
+// read and --format and --sidechains give the same errors, output and exit status both
+// ways.
+func TestStreamedMatchesWholeOnBadInput(t *testing.T) {
+	dir := t.TempDir()
+	session, err := os.ReadFile(filepath.Join("..", "..", "testdata", "session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	codex, err := os.ReadFile(filepath.Join("..", "..", "testdata", "codex.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(session, []byte("\n"))
+	half := len(lines) / 2
+	docs := map[string][]byte{
+		"session.jsonl":   session,
+		"codex.jsonl":     codex,
+		"truncated.jsonl": session[:len(session)-10],
+		"nul.jsonl":       append(append([]byte(nil), session...), 0, '\n'),
+		"bad-line.jsonl":  bytes.Join([][]byte{bytes.Join(lines[:half], nil), []byte("{\"type\":\n"), bytes.Join(lines[half:], nil)}, nil),
+		"empty.jsonl":     nil,
+		"broken.jsonl":    brokenJSONL(t, session)[0].data,
+	}
+	var names []string
+	for name, data := range docs {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		for _, flags := range [][]string{nil, {"--check"}, {"--format", "codex"}, {"--format", "claude-code"}, {"--check", "--format", "codex"}, {"--sidechains", "--stats"}} {
+			for _, stdin := range []bool{false, true} {
+				args := append([]string(nil), flags...)
+				var in []byte
+				if stdin {
+					in = docs[name]
+				} else {
+					args = append(args, path)
+				}
+				run := func(tool *cli.Tool) invariant.Run {
+					var r io.Reader
+					if stdin {
+						r = bytes.NewReader(in)
+					}
+					return invariant.RunTool(tool, args, r)
+				}
+				if s, w := run(Tool()), run(wholeTool()); s != w {
+					t.Errorf("%s %q (stdin %v): streamed run differs\nstreamed: %d %.300q %.300q\nwhole:    %d %.300q %.300q", name, args, stdin, s.Code, s.Stderr, s.Stdout, w.Code, w.Stderr, w.Stdout)
+				}
+			}
+		}
+	}
+	for _, args := range [][]string{
+		{filepath.Join(dir, "missing.jsonl")},
+		{dir},
+		{"--check", filepath.Join(dir, "session.jsonl"), filepath.Join(dir, "missing.jsonl")},
+		{"--check", filepath.Join(dir, "broken.jsonl"), filepath.Join(dir, "truncated.jsonl")},
+		{filepath.Join(dir, "session.jsonl"), filepath.Join(dir, "codex.jsonl")},
+		{"--in-place"},
+		{"--check", "-", "-"},
+	} {
+		in := bytes.NewReader(session)
+		s := invariant.RunTool(Tool(), args, in)
+		in.Seek(0, io.SeekStart)
+		if w := invariant.RunTool(wholeTool(), args, in); s != w {
+			t.Errorf("%q: streamed run differs\nstreamed: %d %.300q\nwhole:    %d %.300q", args, s.Code, s.Stderr, w.Code, w.Stderr)
+		}
 	}
 }
 
