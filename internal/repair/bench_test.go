@@ -36,7 +36,7 @@ func BenchmarkRepair(b *testing.B) {
 }
 
 // breakEveryThird renames the tool id of every third result.
-func breakEveryThird(b *testing.B, doc []byte) []byte {
+func breakEveryThird(b testing.TB, doc []byte) []byte {
 	t, err := transcript.Parse(doc, transcript.Options{})
 	if err != nil {
 		b.Fatal(err)

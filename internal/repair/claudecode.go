@@ -8,7 +8,9 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// checkClaudeCode applies the pairing rules to the live branch of a session.
+// checkClaudeCode applies the pairing rules to the live branch of a session. It reads
+// only the conversation's structure (roles, blocks, tool ids and names, records), never
+// its text: ctx-repair checks a streamed session, whose transcript has no Doc.
 func (f *fixer) checkClaudeCode() { f.checkPairing() }
 
 // OrphanRemovedText replaces the content of a Claude Code user record whose only blocks

@@ -51,18 +51,24 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 }
 
 func run(ctx *cli.Context, f *Flags) error {
-	ins, err := ctx.Documents(f.Check)
+	names, err := ctx.DocumentNames(f.Check)
 	if err != nil {
 		return err
 	}
 	found := 0
-	for _, in := range ins {
-		n, err := runOne(ctx, f, in)
+	for _, name := range names {
+		n, err := runOne(ctx, f, name)
 		if err != nil {
 			return err
 		}
 		found += n
 	}
+	return verdict(f, found)
+}
+
+// verdict is the run's error once every document is checked: with --check, a failed
+// check when any problem was found.
+func verdict(f *Flags, found int) error {
 	if f.Check && found > 0 {
 		what := "problems"
 		if found == 1 {
@@ -79,18 +85,89 @@ type reported struct {
 	Problem
 }
 
-func runOne(ctx *cli.Context, f *Flags, in cli.Input) (int, error) {
-	t, err := ctx.Parse(in)
+// runOne checks or repairs one document and returns how many problems it has. A JSONL
+// transcript is streamed: the rules of Claude Code and Codex look only at the structure of
+// the conversation (roles, blocks, tool ids), which the first pass keeps, so --check
+// reads the document once (cli.Context.Stream, whatever stdout is). With nothing to fix
+// the document is copied through in a second pass (cli.Document.Rewrite); a document
+// that needs fixing is read again whole and repaired as a JSON document is, because the
+// fixes build new records from the text of the old ones.
+func runOne(ctx *cli.Context, f *Flags, name string) (int, error) {
+	var carried [][]transcript.Message
+	var counts *count.Streamed
+	if statsOn(f) {
+		counts = count.NewStreamed(ctx.Counter)
+	}
+	keep := func(seq int, rec *transcript.Transcript) error {
+		carried = append(carried, rec.Messages)
+		if counts != nil {
+			return counts.Record(seq, rec)
+		}
+		return nil
+	}
+	var t *transcript.Transcript
+	var outline *transcript.Outline
+	var doc *cli.Document
+	var err error
+	if f.Check {
+		t, outline, err = ctx.Stream(name, keep)
+	} else if doc, err = ctx.ReadDocument(name, keep); err == nil {
+		defer doc.Close()
+		t, outline = doc.Transcript, doc.Outline
+	}
+	if counts != nil {
+		counts.Close()
+	}
 	if err != nil {
 		return 0, err
 	}
+	if t != nil {
+		in := cli.Input{Name: name}
+		if doc != nil {
+			in = doc.Input
+		}
+		return runWhole(ctx, f, in, t)
+	}
+
+	problems := Check(outline.Conversation(carried))
+	carried = nil // the first pass's structure has served
+	switch {
+	case f.Check:
+		if err := writeProblems(ctx, displayName(name), problems); err != nil {
+			return 0, err
+		}
+	case len(problems) > 0:
+		// The fixes read the records they change, and build new ones from them.
+		in, t, err := doc.Whole()
+		if err != nil {
+			return 0, err
+		}
+		return runWhole(ctx, f, in, t)
+	default:
+		if err := doc.Rewrite(nil, nil); err != nil {
+			return 0, err
+		}
+	}
+	if !statsOn(f) {
+		return len(problems), nil
+	}
+	c, err := counts.CounterFor(outline.Format)
+	if err != nil {
+		return 0, err
+	}
+	total := counts.Counts(outline, c).Total
+	return len(problems), writeStats(ctx, f, name, outline.Format, total, total, problems)
+}
+
+// runWhole checks or repairs a document read whole.
+func runWhole(ctx *cli.Context, f *Flags, in cli.Input, t *transcript.Transcript) (int, error) {
 	edits, problems, err := Plan(t)
 	if err != nil {
-		return 0, cli.RuntimeError(fmt.Errorf("%s: %w", displayName(in), err))
+		return 0, cli.RuntimeError(fmt.Errorf("%s: %w", displayName(in.Name), err))
 	}
 	out := in.Data
 	if f.Check {
-		if err := writeProblems(ctx, displayName(in), problems); err != nil {
+		if err := writeProblems(ctx, displayName(in.Name), problems); err != nil {
 			return 0, err
 		}
 	} else {
@@ -99,14 +176,28 @@ func runOne(ctx *cli.Context, f *Flags, in cli.Input) (int, error) {
 				return 0, cli.RuntimeError(err)
 			}
 			if err := verify(out, t.Format, in.Name); err != nil {
-				return 0, cli.RuntimeError(fmt.Errorf("%s: %w", displayName(in), err))
+				return 0, cli.RuntimeError(fmt.Errorf("%s: %w", displayName(in.Name), err))
 			}
 		}
 		if err := ctx.WriteDocument(in, out); err != nil {
 			return 0, err
 		}
 	}
-	return len(problems), writeStats(ctx, f, in, t, out, problems)
+	if !statsOn(f) {
+		return len(problems), nil
+	}
+	counter, err := ctx.Counter(t.Format)
+	if err != nil {
+		return 0, err
+	}
+	before := count.Total(t, counter)
+	after := before
+	if !f.Check && len(problems) > 0 {
+		if ta, err := transcript.Parse(out, transcript.Options{Format: t.Format, Name: in.Name}); err == nil {
+			after = count.Total(ta, counter)
+		}
+	}
+	return len(problems), writeStats(ctx, f, in.Name, t.Format, before, after, problems)
 }
 
 // verify re-reads a repaired document: it must parse as the same format and pass Check.
@@ -122,11 +213,11 @@ func verify(out []byte, format transcript.Format, name string) error {
 	return nil
 }
 
-func displayName(in cli.Input) string {
-	if in.IsStdin() {
+func displayName(name string) string {
+	if name == "-" {
 		return "stdin"
 	}
-	return in.Name
+	return name
 }
 
 func writeProblems(ctx *cli.Context, file string, problems []Problem) error {
@@ -150,21 +241,9 @@ func writeProblems(ctx *cli.Context, file string, problems []Problem) error {
 	return nil
 }
 
-func writeStats(ctx *cli.Context, f *Flags, in cli.Input, t *transcript.Transcript, out []byte, problems []Problem) error {
-	if !f.Stats && f.StatsFile == "" {
-		return nil
-	}
-	counter, err := ctx.Counter(t.Format)
-	if err != nil {
-		return err
-	}
-	before := count.Total(t, counter)
-	after := before
-	if !f.Check && len(problems) > 0 {
-		if ta, err := transcript.Parse(out, transcript.Options{Format: t.Format, Name: in.Name}); err == nil {
-			after = count.Total(ta, counter)
-		}
-	}
+func statsOn(f *Flags) bool { return f.Stats || f.StatsFile != "" }
+
+func writeStats(ctx *cli.Context, f *Flags, name string, format transcript.Format, before, after int, problems []Problem) error {
 	rules := map[string]int{}
 	for r, n := range Counts(problems) {
 		rules[string(r)] = n
@@ -176,7 +255,7 @@ func writeStats(ctx *cli.Context, f *Flags, in cli.Input, t *transcript.Transcri
 		extra["fixed"] = len(problems)
 	}
 	return ctx.WriteStats(cli.Stats{
-		File: in.Name, Format: string(t.Format),
+		File: name, Format: string(format),
 		TokensBefore: before, TokensAfter: after, Saved: before - after,
 		Items: len(problems), Extra: extra,
 	})

@@ -171,7 +171,7 @@ func corpusOrNone(t *testing.T) []string {
 // breakings makes broken copies of a JSON document by deleting message-array elements and
 // blocks: the first tool result, the first tool call, and the last message. (JSONL
 // documents are broken by deleting record lines, which the uuid chain may route around.)
-func breakings(t *testing.T, name string, in []byte) [][]byte {
+func breakings(t testing.TB, name string, in []byte) [][]byte {
 	tr, err := transcript.Parse(in, transcript.Options{Name: name})
 	if err != nil {
 		return nil

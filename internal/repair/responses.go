@@ -8,7 +8,8 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// checkResponses applies the Responses rules (Codex rollouts hold Responses items).
+// checkResponses applies the Responses rules (Codex rollouts hold Responses items). Like
+// checkClaudeCode it reads no text: a streamed rollout is checked without it.
 func (f *fixer) checkResponses() {
 	for _, c := range f.calls {
 		if r := f.resultOf[c]; r != transcript.None && before(r, c) {

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Whole reads a streamed Document again, whole, and parses it as ReadDocument parses a
+// document it reads whole, for a tool that learns from the first pass that it needs the
+// text of the whole document after all (ctx-repair fixing a broken transcript). The input
+// is what the first pass read: the spool, or the file's first bytes, which must not have
+// changed since (as Rewrite checks). Write the result with WriteDocument, not Rewrite. A
+// Document read whole is returned as it is.
+func (d *Document) Whole() (Input, *transcript.Transcript, error) {
+	if d.Transcript != nil {
+		return d.Input, d.Transcript, nil
+	}
+	if d.Outline == nil {
+		return Input{}, nil, errors.New("internal: Whole of a document that was not read")
+	}
+	r, check, err := d.reread()
+	if err != nil {
+		return Input{}, nil, RuntimeError(fmt.Errorf("read %s again: %w", displayName(d.Name), err))
+	}
+	size := d.size
+	if d.spool != nil {
+		size = d.spool.size
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err = buf.ReadFrom(&readErrors{r: r, what: "read " + displayName(d.Name) + " again"})
+	if err == nil {
+		err = check()
+	}
+	if err != nil {
+		return Input{}, nil, d.rereadError(err)
+	}
+	tuneGC(buf.Len())
+	in := Input{Name: d.Name, Data: buf.Bytes()}
+	t, err := d.c.Parse(in)
+	if err != nil {
+		return Input{}, nil, err
+	}
+	return in, t, nil
+}
