@@ -56,10 +56,11 @@ const (
 	EmptyMessage    Rule = "empty-message"    // a message with no content
 	EmptyText       Rule = "empty-text"       // a text block with no text (Anthropic)
 	FirstNotUser    Rule = "first-not-user"   // an Anthropic conversation that does not open with a user message
+	ItemShape       Rule = "item-shape"       // a Responses input item that is not an item: a bare string, an object with neither type nor role
 )
 
 // Rules lists every rule in a stable order.
-var Rules = []Rule{MissingResult, OrphanResult, MisplacedResult, DuplicateID, ToolCallIDs, ResultID, SameRole, EmptyMessage, EmptyText, FirstNotUser}
+var Rules = []Rule{MissingResult, OrphanResult, MisplacedResult, DuplicateID, ToolCallIDs, ResultID, SameRole, EmptyMessage, EmptyText, FirstNotUser, ItemShape}
 
 // Problem is one thing the API would reject.
 type Problem struct {

@@ -78,6 +78,8 @@ func TestRules(t *testing.T) {
 		{"openai one tool message for two calls", "openai", `{"history":[{"role":"user","content":"q"},{"role":"assistant","content":"","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"g","arguments":"{}"}}]},{"role":"tool","tool_call_ids":["a","b"],"content":"both"}]}`, "tool-call-ids"},
 		{"openai result after a user message", "openai", `[{"role":"user","content":"q"},{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"user","content":"hurry"},{"role":"tool","tool_call_id":"a","content":"1"}]`, "misplaced-result"},
 		{"responses outputs in any order after their calls", "responses", `{"input":[{"type":"function_call","call_id":"a","name":"f","arguments":"{}"},{"type":"function_call","call_id":"b","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"b","output":"2"},{"type":"function_call_output","call_id":"a","output":"1"}]}`, ""},
+		{"responses items that are not items", "responses", `{"input":["hi",{"content":"x"},{"type":"message","content":[{"type":"input_text","text":"w"}]},{"foo":1},3,{"role":"assistant","content":"y"}]}`, "item-shape item-shape item-shape item-shape item-shape"},
+		{"responses one string input is a message", "responses", `{"input":"hi"}`, ""},
 		{"responses reused call_id paired by position", "responses", `{"input":[{"type":"function_call","call_id":"a","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"a","output":"1"},{"type":"function_call","call_id":"a","name":"f","arguments":"{}"}]}`, "missing-result"},
 	}
 	for _, c := range cases {
@@ -98,6 +100,21 @@ func TestRules(t *testing.T) {
 				t.Errorf("a document without problems changed:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestItemShape pins what fixing the shape of Responses input items makes of them: a
+// bare string is a user message, a message item without a role a user's, and what holds
+// no content goes.
+func TestItemShape(t *testing.T) {
+	in := `{"input":["hi",{"content":"x"},{"foo":1},3,{"role":"assistant","content":"y"}]}`
+	out, problems, err := repairDoc("doc.json", []byte(in), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"input":[{"role":"user","content":"hi"},{"content":"x","role":"user"},{"role":"assistant","content":"y"}]}`
+	if string(out) != want || len(problems) != 4 {
+		t.Errorf("repaired to\n%s\nwith %d problems, want\n%s\nwith 4", out, len(problems), want)
 	}
 }
 

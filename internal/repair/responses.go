@@ -11,12 +11,64 @@ import (
 // checkResponses applies the Responses rules (Codex rollouts hold Responses items). Like
 // checkClaudeCode it reads no text: a streamed rollout is checked without it.
 func (f *fixer) checkResponses() {
+	if f.t.Format == transcript.Responses {
+		for _, mi := range f.arrayMessages() {
+			switch shape, _ := f.itemShape(mi); shape {
+			case "string":
+				f.add(mi, ItemShape, nil, "input item is a bare string, not a message item")
+			case "object":
+				f.add(mi, ItemShape, nil, "message item has no role")
+			case "value":
+				f.add(mi, ItemShape, nil, "input item is not an object")
+			}
+		}
+	}
 	for _, c := range f.calls {
 		if r := f.resultOf[c]; r != transcript.None && before(r, c) {
 			f.add(r.Message, MisplacedResult, []string{f.t.Block(r).ToolID}, "output for %s comes before its call (message %d)", quoteID(f.t.Block(c).ToolID), c.Message)
 		}
 	}
 	f.checkPairing()
+}
+
+// itemShape says what is wrong with the shape of a Responses input item, "" when nothing:
+// "string" for a bare string, "object" for a message item without a role, "value" for any
+// other JSON value; and the item's JSON. Only items the parser read as a message without a
+// role (role "other") are looked at, so a well-formed document costs nothing, and a
+// streamed Codex rollout, whose items are records, is never read.
+func (f *fixer) itemShape(mi int) (string, string) {
+	m := &f.t.Messages[mi]
+	if m.Role != "other" {
+		return "", ""
+	}
+	raw := f.t.Slice(m.Span)
+	switch {
+	case strings.HasPrefix(raw, `"`):
+		return "string", raw
+	case strings.HasPrefix(raw, "{"):
+		return "object", raw
+	}
+	return "value", raw
+}
+
+// reshapedItem is what fixing an item's shape makes of it: a bare string becomes the user
+// message it stands for, and a message item with content but no role a user message;
+// anything else goes (ok false).
+func (f *fixer) reshapedItem(mi int) (text string, ok bool, err error) {
+	shape, raw := f.itemShape(mi)
+	switch shape {
+	case "string":
+		return `{"role":"user","content":` + raw + `}`, true, nil
+	case "object":
+		if !gjson.Get(raw, "content").Exists() {
+			return "", false, nil
+		}
+		text, err := setField(raw, "role", `"user"`)
+		return text, err == nil, err
+	case "value":
+		return "", false, nil
+	}
+	return "", true, nil
 }
 
 // outputItem is the output item answering a call that has none.
@@ -52,9 +104,19 @@ func (f *fixer) fixResponses() ([]transcript.Edit, error) {
 				continue
 			}
 		}
+		text, keep, err := f.reshapedItem(mi)
+		if err != nil {
+			return nil, err
+		}
+		if !keep {
+			continue
+		}
 		e, err := f.responsesItem(mi)
 		if err != nil {
 			return nil, err
+		}
+		if text != "" {
+			e.text = text
 		}
 		elems = append(elems, e)
 		for bi := range m.Blocks {
