@@ -24,11 +24,10 @@ var update = flag.Bool("update", false, "rewrite testdata/golden.txt from the cu
 
 const goldenPath = "testdata/golden.txt"
 
-// goldenInput is one document the golden test converts.
+// goldenInput is one document the golden tests convert.
 type goldenInput struct {
-	name   string
-	data   []byte
-	corpus bool // from the shared corpus, which may be absent
+	name string // corpus/... for the shared corpus, which may be absent
+	data []byte
 }
 
 // TestGolden pins every output of Convert byte for byte: for each input and target, the
@@ -38,11 +37,8 @@ type goldenInput struct {
 // changed input (a corpus update, a change to internal/testgen) is told apart from a
 // changed output; after such a change, rerun with -update from code known to be right.
 func TestGolden(t *testing.T) {
-	inputs := goldenInputs(t)
 	var lines []string
-	got := map[string]string{}
-	for _, in := range inputs {
-		inSum := sum(in.data)
+	for _, in := range goldenInputs(t) {
 		tr, err := transcript.Parse(in.data, transcript.Options{Name: in.name})
 		for _, to := range Targets {
 			var out string
@@ -51,31 +47,40 @@ func TestGolden(t *testing.T) {
 			} else {
 				out = resultSum(Convert(tr, to))
 			}
-			key := in.name + " " + string(to)
-			got[key] = inSum + " " + out
-			lines = append(lines, key+" "+inSum+" "+out)
+			lines = append(lines, in.name+" "+string(to)+" "+sum(in.data)+" "+out)
 		}
 	}
+	checkGolden(t, goldenPath, lines)
+}
+
+// checkGolden compares lines of NAME TARGET INPUT-SHA OUTPUT-SHA with the golden file at
+// path, or rewrites it with -update. Corpus lines are skipped when the corpus is absent.
+func checkGolden(t *testing.T, path string, lines []string) {
+	haveCorpus := slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "corpus/") })
 	if *update {
-		if corpusOrNone(t) == nil {
+		if !haveCorpus {
 			t.Fatal("-update needs the shared corpus: the golden file would lose its corpus lines")
 		}
-		if err := os.WriteFile(goldenPath, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("wrote %d lines for %d inputs", len(lines), len(inputs))
+		t.Logf("wrote %d lines to %s", len(lines), path)
 		return
 	}
-	data, err := os.ReadFile(goldenPath)
+	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test -run TestGolden -update)", err)
+		t.Fatalf("%v (run go test -run %s -args -update)", err, t.Name())
 	}
-	haveCorpus := slices.ContainsFunc(inputs, func(in goldenInput) bool { return in.corpus })
+	got := map[string]string{}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		got[f[0]+" "+f[1]] = f[2] + " " + f[3]
+	}
 	checked, mismatched := 0, 0
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		f := strings.Fields(line)
 		if len(f) != 4 {
-			t.Fatalf("golden line %q: want NAME TARGET INPUT-SHA OUTPUT-SHA", line)
+			t.Fatalf("%s: line %q: want NAME TARGET INPUT-SHA OUTPUT-SHA", path, line)
 		}
 		key := f[0] + " " + f[1]
 		g, ok := got[key]
@@ -95,17 +100,17 @@ func TestGolden(t *testing.T) {
 		case gOut != f[3]:
 			mismatched++
 			if mismatched <= 20 {
-				t.Errorf("%s: output differs from the golden", key)
+				t.Errorf("%s: output differs from %s", key, path)
 			}
 		}
 	}
 	for key := range got {
-		t.Errorf("%s: not in the golden file (rerun -update from code known to be right)", key)
+		t.Errorf("%s: not in %s (rerun -update from code known to be right)", key, path)
 	}
 	if mismatched > 20 {
 		t.Errorf("%d outputs differ in all", mismatched)
 	}
-	t.Logf("%d conversions checked (corpus present: %v)", checked, haveCorpus)
+	t.Logf("%d conversions checked against %s (corpus present: %v)", checked, path, haveCorpus)
 }
 
 // resultSum hashes what Convert returned: the document, the losses and repairs it reports
@@ -149,7 +154,7 @@ func goldenInputs(t *testing.T) []goldenInput {
 		if !ok {
 			t.Fatalf("%s: not under shared/corpus", p)
 		}
-		ins = append(ins, goldenInput{name: "corpus/" + rel, data: data, corpus: true})
+		ins = append(ins, goldenInput{name: "corpus/" + rel, data: data})
 	}
 	for _, p := range invariant.Samples(t) {
 		data, err := os.ReadFile(p)
@@ -294,4 +299,39 @@ func respellLiteral(out, lit []byte, all bool) []byte {
 		}
 	}
 	return append(out, '"')
+}
+
+const goldenCLIPath = "testdata/golden-cli.txt"
+
+// TestGoldenCLI pins what ctx-convert --stats writes for every golden input and target:
+// the SHA-256 of stdout, stderr (warnings and the statistics line, with the temporary
+// directory's name taken out) and the exit status. It covers what Main adds to Convert.
+func TestGoldenCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts every golden input through Main")
+	}
+	dir := t.TempDir()
+	var lines []string
+	for _, in := range goldenInputs(t) {
+		ext := ".json"
+		if strings.HasSuffix(strings.TrimSuffix(strings.TrimSuffix(in.name, "+respelled"), "+slashes"), ".jsonl") {
+			ext = ".jsonl"
+		} else if strings.HasPrefix(in.name, "gen/claude-code") || strings.HasPrefix(in.name, "gen/codex") {
+			ext = ".jsonl"
+		}
+		// Named after the input, so stderr does not depend on which inputs are present.
+		path := filepath.Join(dir, sum([]byte(in.name))[:16]+ext)
+		if err := os.WriteFile(path, in.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, to := range Targets {
+			var stdout, stderr bytes.Buffer
+			code := Main([]string{"--to", string(to), "--stats", path}, strings.NewReader(""), &stdout, &stderr, nil)
+			h := sha256.New()
+			h.Write(stdout.Bytes())
+			fmt.Fprintf(h, "\x00%s\x00%d", strings.ReplaceAll(stderr.String(), dir, "DIR"), code)
+			lines = append(lines, in.name+" "+string(to)+" "+sum(in.data)+" "+hex.EncodeToString(h.Sum(nil)))
+		}
+	}
+	checkGolden(t, goldenCLIPath, lines)
 }
