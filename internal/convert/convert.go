@@ -45,7 +45,7 @@ type Result struct {
 func Convert(t *transcript.Transcript, to transcript.Format) (*Result, error) {
 	var l losses
 	c := read(t)
-	var doc string
+	var doc []byte
 	switch to {
 	case transcript.Anthropic:
 		doc = writeAnthropic(c, &l)
@@ -56,7 +56,9 @@ func Convert(t *transcript.Transcript, to transcript.Format) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("cannot convert to %s: the targets are anthropic, openai and responses", to)
 	}
-	out, err := transcript.Parse([]byte(doc), transcript.Options{Format: to})
+	// Parse keeps doc without copying it; the line break appended at the end goes past
+	// what it holds, into the room the writer left, so doc is not copied either.
+	out, err := transcript.Parse(doc, transcript.Options{Format: to})
 	if err != nil {
 		return nil, fmt.Errorf("internal error: the converted document does not parse: %w", err)
 	}
@@ -64,7 +66,7 @@ func Convert(t *transcript.Transcript, to transcript.Format) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	final, fixed := out, []byte(doc)
+	final, fixed := out, doc
 	if len(edits) > 0 {
 		// Plan found nothing to fix otherwise; after fixing, check again.
 		if fixed, err = out.Apply(edits); err != nil {

@@ -94,6 +94,7 @@ type tool struct {
 
 // conversation is a document in the neutral form.
 type conversation struct {
+	t        *transcript.Transcript // the source
 	from     transcript.Format
 	system   []part // leading system prompt: text parts
 	systemS  bool   // the system prompt was one plain string

@@ -9,7 +9,7 @@ import (
 
 // read turns a parsed document into the neutral conversation.
 func read(t *transcript.Transcript) *conversation {
-	c := &conversation{from: t.Format}
+	c := &conversation{t: t, from: t.Format}
 	root := gjson.Result{}
 	if !t.Format.JSONL() && t.Doc != "" {
 		root = gjson.Parse(t.Doc)
