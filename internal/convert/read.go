@@ -84,7 +84,7 @@ func readAnthropic(t *transcript.Transcript, c *conversation) {
 			c.systemS = len(m.Blocks) == 1 && isString(t, &m.Blocks[0])
 			for bi := range m.Blocks {
 				if b := &m.Blocks[bi]; b.Kind == transcript.Text {
-					c.system = append(c.system, part{kind: textPart, text: t.BodyText(b)})
+					c.system = append(c.system, part{kind: textPart, body: b})
 				}
 			}
 			continue
@@ -104,7 +104,7 @@ func anthropicPart(t *transcript.Transcript, b *transcript.Block) part {
 	raw := t.Slice(b.Span)
 	switch {
 	case b.Kind == transcript.Text && (b.Type == "text" || isString(t, b)):
-		return part{kind: textPart, text: t.BodyText(b)}
+		return part{kind: textPart, body: b}
 	case b.Kind == transcript.ToolCall && b.Type == "tool_use":
 		args := "{}"
 		if !b.Body.IsZero() {
@@ -119,11 +119,11 @@ func anthropicPart(t *transcript.Transcript, b *transcript.Block) part {
 			}
 		} else {
 			p.resultS = true
-			p.result = []part{{kind: textPart, text: t.BodyText(b)}}
+			p.result = []part{{kind: textPart, body: b}}
 		}
 		return p
 	case b.Kind == transcript.Thinking && b.Type == "thinking":
-		return part{kind: thinkingPart, text: t.BodyText(b), signature: gjson.Get(raw, "signature").String(), raw: raw, native: anthropicFamily}
+		return part{kind: thinkingPart, raw: raw, native: anthropicFamily}
 	case b.Kind == transcript.Image && b.Image != nil:
 		return part{kind: imagePart, image: imageOf(t, b.Image)}
 	}
@@ -178,7 +178,7 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 				}
 			} else {
 				res.resultS = true
-				res.result = []part{{kind: textPart, text: t.BodyText(b)}}
+				res.result = []part{{kind: textPart, body: b}}
 			}
 			msg := message{role: "tool"}
 			for _, id := range ids {
@@ -195,13 +195,13 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 			b := &m.Blocks[bi]
 			switch {
 			case b.Kind == transcript.ToolCall:
-				p := part{kind: callPart, id: b.ToolID, name: b.ToolName, args: t.BodyText(b)}
+				p := part{kind: callPart, id: b.ToolID, name: b.ToolName, body: b}
 				if b.Type == "custom" {
 					p.custom = true
 				}
 				msg.parts = append(msg.parts, p)
 			case b.Kind == transcript.Thinking:
-				msg.parts = append(msg.parts, part{kind: thinkingPart, text: t.BodyText(b)})
+				msg.parts = append(msg.parts, part{kind: thinkingPart})
 			default:
 				msg.parts = append(msg.parts, openaiPart(t, b))
 			}
@@ -214,7 +214,7 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 func openaiPart(t *transcript.Transcript, b *transcript.Block) part {
 	switch b.Kind {
 	case transcript.Text:
-		return part{kind: textPart, text: t.BodyText(b)}
+		return part{kind: textPart, body: b}
 	case transcript.Image:
 		if b.Image != nil {
 			return part{kind: imagePart, image: imageOf(t, b.Image)}
@@ -246,7 +246,7 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 			c.systemS = true
 			for bi := range m.Blocks {
 				if b := &m.Blocks[bi]; b.Kind == transcript.Text {
-					c.system = append(c.system, part{kind: textPart, text: t.BodyText(b)})
+					c.system = append(c.system, part{kind: textPart, body: b})
 				}
 			}
 			continue
@@ -272,18 +272,10 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 			}
 			c.messages = append(c.messages, msg)
 		case typ == "reasoning":
-			p := part{kind: thinkingPart, raw: raw, native: responsesFamily}
-			var texts []string
-			for bi := range m.Blocks {
-				if b := &m.Blocks[bi]; b.Kind == transcript.Thinking && !b.Body.IsZero() {
-					texts = append(texts, t.BodyText(b))
-				}
-			}
-			p.text = strings.Join(texts, "\n\n")
-			push("assistant", p, false)
+			push("assistant", part{kind: thinkingPart, raw: raw, native: responsesFamily}, false)
 		case typ == "function_call" || typ == "custom_tool_call":
 			b := &m.Blocks[0]
-			push("assistant", part{kind: callPart, id: b.ToolID, name: b.ToolName, args: t.BodyText(b), custom: typ == "custom_tool_call"}, false)
+			push("assistant", part{kind: callPart, id: b.ToolID, name: b.ToolName, body: b, custom: typ == "custom_tool_call"}, false)
 		case typ == "function_call_output" || typ == "custom_tool_call_output":
 			b := &m.Blocks[0]
 			p := part{kind: resultPart, id: b.ToolID}
@@ -293,7 +285,7 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 				}
 			} else {
 				p.resultS = true
-				p.result = []part{{kind: textPart, text: t.BodyText(b)}}
+				p.result = []part{{kind: textPart, body: b}}
 			}
 			push("tool", p, false)
 		default:

@@ -81,11 +81,25 @@ func (w *writer) strOpt(k, s string) {
 
 func (w *writer) quote(s string) { w.b = append(w.b, transcript.Quote(s)...) }
 
-// text writes a text part's text as a JSON string.
-func (w *writer) text(p *part) { w.quote(p.text) }
+// text writes a text part's text as a JSON string: the literal it was read from when that
+// is spelled as Quote would spell it, so the text is neither decoded nor encoded again;
+// otherwise the decoded text, quoted.
+func (w *writer) text(p *part) {
+	if lit := w.c.literal(p); lit != "" && transcript.Canonical(lit) {
+		w.b = append(w.b, lit...)
+		return
+	}
+	w.quote(w.c.text(p))
+}
 
-// args writes a call's arguments as a JSON string.
-func (w *writer) args(p *part) { w.quote(p.args) }
+// args is text for a call's arguments.
+func (w *writer) args(p *part) {
+	if lit := w.c.literal(p); lit != "" && transcript.Canonical(lit) {
+		w.b = append(w.b, lit...)
+		return
+	}
+	w.quote(w.c.args(p))
+}
 
 // textBlock writes {"type": typ, "text": p's text}.
 func (w *writer) textBlock(typ string, p *part) {
@@ -140,12 +154,12 @@ func leadingSystem(c *conversation) (system []part, rest []message) {
 	return system, c.messages[i:]
 }
 
-// texts are the texts of the text parts of ps.
+// texts are the decoded texts of the text parts of ps.
 func texts(c *conversation, ps []part) []string {
 	var out []string
 	for i := range ps {
 		if ps[i].kind == textPart {
-			out = append(out, ps[i].text)
+			out = append(out, c.text(&ps[i]))
 		}
 	}
 	return out
@@ -366,7 +380,7 @@ func anthropicPartLosses(c *conversation, p *part, l *losses) {
 	case callPart:
 		if p.custom {
 			l.add("custom-tool-call", "a free-form (custom) tool call's input is sent as {\"input\": TEXT}")
-		} else if _, ok := jsonObject(p.args); !ok {
+		} else if _, ok := jsonObject(c.args(p)); !ok {
 			l.add("arguments-not-json", "tool call arguments that are not a JSON object are sent as {\"arguments\": TEXT}")
 		}
 	case resultPart:
@@ -412,7 +426,7 @@ func (w *writer) anthropicBlock(p *part) {
 		w.key("input")
 		input, ok := "", false
 		if !p.custom {
-			input, ok = jsonObject(p.args)
+			input, ok = jsonObject(w.c.args(p))
 		}
 		switch {
 		case p.custom:
