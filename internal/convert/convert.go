@@ -39,6 +39,9 @@ type Result struct {
 	Repaired []repair.Problem
 	// Messages is the number of messages written.
 	Messages int
+
+	// out is Doc parsed (without its final line break), for the statistics.
+	out *transcript.Transcript
 }
 
 // Convert writes the conversation of t as a request document of format to.
@@ -86,5 +89,5 @@ func Convert(t *transcript.Transcript, to transcript.Format) (*Result, error) {
 		}
 	}
 	// A document on its own line, as jq and the other text tools end theirs.
-	return &Result{Doc: append(fixed, '\n'), Losses: l.list(), Repaired: problems, Messages: n}, nil
+	return &Result{Doc: append(fixed, '\n'), Losses: l.list(), Repaired: problems, Messages: n, out: final}, nil
 }
