@@ -23,12 +23,23 @@ type writer struct {
 }
 
 func newWriter(c *conversation) *writer {
-	// About the size of the source, so the buffer seldom grows (and is copied) on the way.
-	n := 4096
-	if c.t != nil {
-		n += len(c.t.Doc) + len(c.t.Doc)/8
+	return &writer{b: make([]byte, 0, outputSize(c.t)), c: c}
+}
+
+// outputSize is a little more than the target document usually takes, so the buffer
+// seldom grows (each time copying all of it). The blocks are most of it, and are written
+// about as long as they are read; a message's wrapping is short. A saved transcript's
+// records hold much else besides (a Claude Code session is twice its conversation).
+func outputSize(t *transcript.Transcript) int {
+	n := 4096 + t.Tools.Len()
+	for i := range t.Messages {
+		m := &t.Messages[i]
+		n += 64
+		for bi := range m.Blocks {
+			n += 32 + m.Blocks[bi].Span.Len()
+		}
 	}
-	return &writer{b: make([]byte, 0, n), c: c}
+	return n + n/8
 }
 
 func (w *writer) open(c byte) {
