@@ -59,7 +59,6 @@ type image struct {
 // part is one piece of a message in the neutral form.
 type part struct {
 	kind partKind
-	text string // a text part's text, when body is not set
 	// body is the source block whose payload (Transcript.BodyText) is a text part's text
 	// or a call's arguments. It is decoded only when needed: a text the target takes as it
 	// is gets copied from its literal (see conversation.literal).
@@ -108,12 +107,7 @@ type conversation struct {
 }
 
 // text is a text part's text, decoded.
-func (c *conversation) text(p *part) string {
-	if p.body != nil {
-		return c.t.BodyText(p.body)
-	}
-	return p.text
-}
+func (c *conversation) text(p *part) string { return c.t.BodyText(p.body) }
 
 // args is a call's arguments, decoded.
 func (c *conversation) args(p *part) string {
