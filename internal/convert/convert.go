@@ -39,13 +39,16 @@ type Result struct {
 	Repaired []repair.Problem
 	// Messages is the number of messages written.
 	Messages int
+
+	// out is Doc parsed (without its final line break), for the statistics.
+	out *transcript.Transcript
 }
 
 // Convert writes the conversation of t as a request document of format to.
 func Convert(t *transcript.Transcript, to transcript.Format) (*Result, error) {
 	var l losses
 	c := read(t)
-	var doc string
+	var doc []byte
 	switch to {
 	case transcript.Anthropic:
 		doc = writeAnthropic(c, &l)
@@ -56,7 +59,9 @@ func Convert(t *transcript.Transcript, to transcript.Format) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("cannot convert to %s: the targets are anthropic, openai and responses", to)
 	}
-	out, err := transcript.Parse([]byte(doc), transcript.Options{Format: to})
+	// Parse keeps doc without copying it; the line break appended at the end goes past
+	// what it holds, into the room the writer left, so doc is not copied either.
+	out, err := transcript.Parse(doc, transcript.Options{Format: to})
 	if err != nil {
 		return nil, fmt.Errorf("internal error: the converted document does not parse: %w", err)
 	}
@@ -64,7 +69,7 @@ func Convert(t *transcript.Transcript, to transcript.Format) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	final, fixed := out, []byte(doc)
+	final, fixed := out, doc
 	if len(edits) > 0 {
 		// Plan found nothing to fix otherwise; after fixing, check again.
 		if fixed, err = out.Apply(edits); err != nil {
@@ -84,5 +89,5 @@ func Convert(t *transcript.Transcript, to transcript.Format) (*Result, error) {
 		}
 	}
 	// A document on its own line, as jq and the other text tools end theirs.
-	return &Result{Doc: append(fixed, '\n'), Losses: l.list(), Repaired: problems, Messages: n}, nil
+	return &Result{Doc: append(fixed, '\n'), Losses: l.list(), Repaired: problems, Messages: n, out: final}, nil
 }

@@ -127,10 +127,9 @@ func writeStats(ctx *cli.Context, f *Flags, in cli.Input, t *transcript.Transcri
 	}
 	before := count.Total(t, counter)
 	after := before
-	if out, err := transcript.Parse(res.Doc, transcript.Options{Format: to}); err == nil {
-		if c2, err := ctx.Counter(to); err == nil {
-			after = count.Total(out, c2)
-		}
+	// The output as Convert parsed it to check it: a 100 MB document is not parsed again.
+	if c2, err := ctx.Counter(to); err == nil {
+		after = count.Total(res.out, c2)
 	}
 	losses := map[string]int{}
 	for _, l := range res.Losses {

@@ -58,20 +58,22 @@ type image struct {
 
 // part is one piece of a message in the neutral form.
 type part struct {
-	kind  partKind
-	text  string // text, thinking text
+	kind partKind
+	// body is the source block whose payload (Transcript.BodyText) is a text part's text
+	// or a call's arguments. It is decoded only when needed: a text the target takes as it
+	// is gets copied from its literal (see conversation.literal).
+	body  *transcript.Block
 	image *image
 	// Calls and results.
 	id, name string
-	args     string // a call's arguments as JSON text (a function call), or raw input text (custom)
+	args     string // a call's arguments as JSON text (a function call), or raw input text (custom), when body is not set
 	custom   bool   // a free-form (custom) tool call: args is plain text, not JSON
 	result   []part // a result's content: text and image parts
 	resultS  bool   // the result's content was one plain string
 	isError  bool
-	// Reasoning.
-	signature string
 	// Native parts: the raw JSON and the family it belongs to; what says what it is
-	// when the target cannot take it.
+	// when the target cannot take it. Reasoning keeps only this: no target takes
+	// another provider's reasoning as text.
 	raw    string
 	native family
 	what   string
@@ -94,6 +96,7 @@ type tool struct {
 
 // conversation is a document in the neutral form.
 type conversation struct {
+	t        *transcript.Transcript // the source, which the parts' bodies point into
 	from     transcript.Format
 	system   []part // leading system prompt: text parts
 	systemS  bool   // the system prompt was one plain string
@@ -101,6 +104,25 @@ type conversation struct {
 	tools    []tool
 	// Request parameters the three formats share, as raw JSON values ("" when absent).
 	model, maxTokens, temperature, topP, stop string
+}
+
+// text is a text part's text, decoded.
+func (c *conversation) text(p *part) string { return c.t.BodyText(p.body) }
+
+// args is a call's arguments, decoded.
+func (c *conversation) args(p *part) string {
+	if p.body != nil {
+		return c.t.BodyText(p.body)
+	}
+	return p.args
+}
+
+// literal is the JSON string literal a part's text or arguments was read from, or "".
+func (c *conversation) literal(p *part) string {
+	if b := p.body; b != nil && !b.BodyJSON && !b.Body.IsZero() {
+		return c.t.Slice(b.Body)
+	}
+	return ""
 }
 
 // Loss counts one kind of thing the target format cannot express.

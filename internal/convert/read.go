@@ -9,11 +9,7 @@ import (
 
 // read turns a parsed document into the neutral conversation.
 func read(t *transcript.Transcript) *conversation {
-	c := &conversation{from: t.Format}
-	root := gjson.Result{}
-	if !t.Format.JSONL() && t.Doc != "" {
-		root = gjson.Parse(t.Doc)
-	}
+	c := &conversation{t: t, from: t.Format}
 	switch familyOf(t.Format) {
 	case anthropicFamily:
 		readAnthropic(t, c)
@@ -22,9 +18,14 @@ func read(t *transcript.Transcript) *conversation {
 	case responsesFamily:
 		readResponses(t, c)
 	}
-	if root.IsObject() {
-		readParams(root, c)
-		readTools(root.Get("tools"), c)
+	if !t.Format.JSONL() && t.Doc != "" && gjson.Parse(t.Doc).IsObject() {
+		v := rootFields(t)
+		c.model = firstOf(v[0:1])
+		c.maxTokens = firstOf(v[1:4])
+		c.temperature = firstOf(v[4:5])
+		c.topP = firstOf(v[5:6])
+		c.stop = firstOf(v[6:8])
+		readTools(v[8], c)
 	}
 	if t.Format.JSONL() && c.model == "" && t.Model != "" {
 		c.model = transcript.Quote(t.Model)
@@ -32,20 +33,38 @@ func read(t *transcript.Transcript) *conversation {
 	return c
 }
 
-func readParams(root gjson.Result, c *conversation) {
-	raw := func(keys ...string) string {
-		for _, k := range keys {
-			if v := root.Get(k); v.Exists() && v.Type != gjson.Null {
-				return v.Raw
-			}
+// rootKeys are the members of a request's root object that read takes: the parameters the
+// formats share (in the order readParams looks for them), then the tools.
+var rootKeys = []string{"model", "max_tokens", "max_completion_tokens", "max_output_tokens", "temperature", "top_p", "stop_sequences", "stop", "tools"}
+
+// rootFields looks up rootKeys in the document's root object. gjson.Get reads every member
+// before the one it looks for, and the whole object for a key that is absent, so the
+// lookups read a copy of the root with the message array, most of the document, written
+// as []. Every other member is the same there; the whole document is read only when one
+// of the members looked up holds the array.
+func rootFields(t *transcript.Transcript) []gjson.Result {
+	if a := t.Array; t.Base == 0 && !a.IsZero() && a.Len() > 2 && a.End <= len(t.Doc) {
+		small := t.Doc[:a.Start] + "[]" + t.Doc[a.End:]
+		v := gjson.GetMany(small, rootKeys...)
+		holds := false
+		for _, r := range v {
+			holds = holds || (r.Index <= a.Start && a.Start < r.Index+len(r.Raw))
 		}
-		return ""
+		if !holds {
+			return v
+		}
 	}
-	c.model = raw("model")
-	c.maxTokens = raw("max_tokens", "max_completion_tokens", "max_output_tokens")
-	c.temperature = raw("temperature")
-	c.topP = raw("top_p")
-	c.stop = raw("stop_sequences", "stop")
+	return gjson.GetMany(t.Doc, rootKeys...)
+}
+
+// firstOf is the first value that is there and not null, as JSON text, or "".
+func firstOf(vs []gjson.Result) string {
+	for _, v := range vs {
+		if v.Exists() && v.Type != gjson.Null {
+			return v.Raw
+		}
+	}
+	return ""
 }
 
 // readTools reads the three schema shapes: Anthropic {name, description, input_schema},
@@ -84,7 +103,7 @@ func readAnthropic(t *transcript.Transcript, c *conversation) {
 			c.systemS = len(m.Blocks) == 1 && isString(t, &m.Blocks[0])
 			for bi := range m.Blocks {
 				if b := &m.Blocks[bi]; b.Kind == transcript.Text {
-					c.system = append(c.system, part{kind: textPart, text: t.BodyText(b)})
+					c.system = append(c.system, part{kind: textPart, body: b})
 				}
 			}
 			continue
@@ -104,7 +123,7 @@ func anthropicPart(t *transcript.Transcript, b *transcript.Block) part {
 	raw := t.Slice(b.Span)
 	switch {
 	case b.Kind == transcript.Text && (b.Type == "text" || isString(t, b)):
-		return part{kind: textPart, text: t.BodyText(b)}
+		return part{kind: textPart, body: b}
 	case b.Kind == transcript.ToolCall && b.Type == "tool_use":
 		args := "{}"
 		if !b.Body.IsZero() {
@@ -113,17 +132,17 @@ func anthropicPart(t *transcript.Transcript, b *transcript.Block) part {
 		return part{kind: callPart, id: b.ToolID, name: b.ToolName, args: args}
 	case b.Kind == transcript.ToolResult && b.Type == "tool_result":
 		p := part{kind: resultPart, id: b.ToolID, isError: b.IsError}
-		if len(b.Parts) > 0 || gjson.Get(raw, "content").IsArray() {
+		if isList(b, raw, "content") {
 			for pi := range b.Parts {
 				p.result = append(p.result, anthropicPart(t, &b.Parts[pi]))
 			}
 		} else {
 			p.resultS = true
-			p.result = []part{{kind: textPart, text: t.BodyText(b)}}
+			p.result = []part{{kind: textPart, body: b}}
 		}
 		return p
 	case b.Kind == transcript.Thinking && b.Type == "thinking":
-		return part{kind: thinkingPart, text: t.BodyText(b), signature: gjson.Get(raw, "signature").String(), raw: raw, native: anthropicFamily}
+		return part{kind: thinkingPart, raw: raw, native: anthropicFamily}
 	case b.Kind == transcript.Image && b.Image != nil:
 		return part{kind: imagePart, image: imageOf(t, b.Image)}
 	}
@@ -141,6 +160,20 @@ func anthropicPart(t *transcript.Transcript, b *transcript.Block) part {
 		}
 	}
 	return part{kind: nativePart, raw: raw, native: anthropicFamily, what: what}
+}
+
+// isList reports whether a tool result's content, the member key of its JSON object raw,
+// is an array. The parser puts the parts of a list in b.Parts and anything else in b.Body,
+// so only a result with neither (no content, null, or an empty list) needs a look at the
+// JSON: gjson.Get would decode a string content only to be told it is not a list.
+func isList(b *transcript.Block, raw, key string) bool {
+	if len(b.Parts) > 0 {
+		return true
+	}
+	if !b.Body.IsZero() {
+		return false
+	}
+	return gjson.Get(raw, key).IsArray()
 }
 
 func imageOf(t *transcript.Transcript, ref *transcript.ImageRef) *image {
@@ -172,13 +205,13 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 				ids = []string{b.ToolID}
 			}
 			res := part{kind: resultPart}
-			if len(b.Parts) > 0 || gjson.Get(raw, "content").IsArray() {
+			if isList(b, raw, "content") {
 				for pi := range b.Parts {
 					res.result = append(res.result, openaiPart(t, &b.Parts[pi]))
 				}
 			} else {
 				res.resultS = true
-				res.result = []part{{kind: textPart, text: t.BodyText(b)}}
+				res.result = []part{{kind: textPart, body: b}}
 			}
 			msg := message{role: "tool"}
 			for _, id := range ids {
@@ -195,13 +228,13 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 			b := &m.Blocks[bi]
 			switch {
 			case b.Kind == transcript.ToolCall:
-				p := part{kind: callPart, id: b.ToolID, name: b.ToolName, args: t.BodyText(b)}
+				p := part{kind: callPart, id: b.ToolID, name: b.ToolName, body: b}
 				if b.Type == "custom" {
 					p.custom = true
 				}
 				msg.parts = append(msg.parts, p)
 			case b.Kind == transcript.Thinking:
-				msg.parts = append(msg.parts, part{kind: thinkingPart, text: t.BodyText(b)})
+				msg.parts = append(msg.parts, part{kind: thinkingPart})
 			default:
 				msg.parts = append(msg.parts, openaiPart(t, b))
 			}
@@ -214,7 +247,7 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 func openaiPart(t *transcript.Transcript, b *transcript.Block) part {
 	switch b.Kind {
 	case transcript.Text:
-		return part{kind: textPart, text: t.BodyText(b)}
+		return part{kind: textPart, body: b}
 	case transcript.Image:
 		if b.Image != nil {
 			return part{kind: imagePart, image: imageOf(t, b.Image)}
@@ -246,7 +279,7 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 			c.systemS = true
 			for bi := range m.Blocks {
 				if b := &m.Blocks[bi]; b.Kind == transcript.Text {
-					c.system = append(c.system, part{kind: textPart, text: t.BodyText(b)})
+					c.system = append(c.system, part{kind: textPart, body: b})
 				}
 			}
 			continue
@@ -272,28 +305,20 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 			}
 			c.messages = append(c.messages, msg)
 		case typ == "reasoning":
-			p := part{kind: thinkingPart, raw: raw, native: responsesFamily}
-			var texts []string
-			for bi := range m.Blocks {
-				if b := &m.Blocks[bi]; b.Kind == transcript.Thinking && !b.Body.IsZero() {
-					texts = append(texts, t.BodyText(b))
-				}
-			}
-			p.text = strings.Join(texts, "\n\n")
-			push("assistant", p, false)
+			push("assistant", part{kind: thinkingPart, raw: raw, native: responsesFamily}, false)
 		case typ == "function_call" || typ == "custom_tool_call":
 			b := &m.Blocks[0]
-			push("assistant", part{kind: callPart, id: b.ToolID, name: b.ToolName, args: t.BodyText(b), custom: typ == "custom_tool_call"}, false)
+			push("assistant", part{kind: callPart, id: b.ToolID, name: b.ToolName, body: b, custom: typ == "custom_tool_call"}, false)
 		case typ == "function_call_output" || typ == "custom_tool_call_output":
 			b := &m.Blocks[0]
 			p := part{kind: resultPart, id: b.ToolID}
-			if out := gjson.Get(raw, "output"); out.IsArray() {
+			if isList(b, raw, "output") {
 				for pi := range b.Parts {
 					p.result = append(p.result, openaiPart(t, &b.Parts[pi]))
 				}
 			} else {
 				p.resultS = true
-				p.result = []part{{kind: textPart, text: t.BodyText(b)}}
+				p.result = []part{{kind: textPart, body: b}}
 			}
 			push("tool", p, false)
 		default:

@@ -7,31 +7,148 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// obj builds a JSON object from keys and raw JSON values in the order given; a pair whose
-// value is "" is left out.
-func obj(kv ...string) string {
-	var b strings.Builder
-	b.WriteByte('{')
-	first := true
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] == "" {
-			continue
-		}
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		b.WriteString(transcript.Quote(kv[i]))
-		b.WriteByte(':')
-		b.WriteString(kv[i+1])
-	}
-	b.WriteByte('}')
-	return b.String()
+// writer appends the target document to one growing buffer. Building it from strings,
+// object by object, copied every text once per level it is nested in (block, content,
+// message, messages, document) and held all those copies at once; here each byte is
+// copied into the output once.
+//
+// The writers keep the losses in the order the conversation was read, block by block, as
+// the order of the warnings depends on it: where the output puts things in another order
+// (a request's tools before its messages, a message's tool results before its other
+// blocks), what is lost is worked out in reading order first.
+type writer struct {
+	b     []byte
+	first bool // nothing is written yet in the innermost object or array
+	c     *conversation
 }
 
-func arr(items []string) string { return "[" + strings.Join(items, ",") + "]" }
+func newWriter(c *conversation) *writer {
+	return &writer{b: make([]byte, 0, outputSize(c.t)), c: c}
+}
 
-var q = transcript.Quote
+// outputSize is a little more than the target document usually takes, so the buffer
+// seldom grows (each time copying all of it). The blocks are most of it, and are written
+// about as long as they are read; a message's wrapping is short. A saved transcript's
+// records hold much else besides (a Claude Code session is twice its conversation).
+func outputSize(t *transcript.Transcript) int {
+	n := 4096 + t.Tools.Len()
+	for i := range t.Messages {
+		m := &t.Messages[i]
+		n += 64
+		for bi := range m.Blocks {
+			n += 32 + m.Blocks[bi].Span.Len()
+		}
+	}
+	return n + n/8
+}
+
+func (w *writer) open(c byte) {
+	w.b = append(w.b, c)
+	w.first = true
+}
+
+// close ends an object or array, which is then a value written in the one around it.
+func (w *writer) close(c byte) {
+	w.b = append(w.b, c)
+	w.first = false
+}
+
+// elem starts an array element or a member.
+func (w *writer) elem() {
+	if !w.first {
+		w.b = append(w.b, ',')
+	}
+	w.first = false
+}
+
+// key starts a member. Keys are plain identifiers, which Quote writes as they are.
+func (w *writer) key(k string) {
+	w.elem()
+	w.b = append(w.b, '"')
+	w.b = append(w.b, k...)
+	w.b = append(w.b, '"', ':')
+}
+
+// raw writes a member whose value is JSON text; a member without a value is left out.
+func (w *writer) raw(k, v string) {
+	if v != "" {
+		w.key(k)
+		w.b = append(w.b, v...)
+	}
+}
+
+// str writes a member whose value is the string s.
+func (w *writer) str(k, s string) {
+	w.key(k)
+	w.quote(s)
+}
+
+// strOpt is str, leaving the member out when s is "".
+func (w *writer) strOpt(k, s string) {
+	if s != "" {
+		w.str(k, s)
+	}
+}
+
+func (w *writer) quote(s string) { w.b = append(w.b, transcript.Quote(s)...) }
+
+// text writes a text part's text as a JSON string: the literal it was read from when that
+// is spelled as Quote would spell it, so the text is neither decoded nor encoded again;
+// otherwise the decoded text, quoted.
+func (w *writer) text(p *part) {
+	if lit := w.c.literal(p); lit != "" && transcript.Canonical(lit) {
+		w.b = append(w.b, lit...)
+		return
+	}
+	w.quote(w.c.text(p))
+}
+
+// args is text for a call's arguments.
+func (w *writer) args(p *part) {
+	if lit := w.c.literal(p); lit != "" && transcript.Canonical(lit) {
+		w.b = append(w.b, lit...)
+		return
+	}
+	w.quote(w.c.args(p))
+}
+
+// textBlock writes {"type": typ, "text": p's text}.
+func (w *writer) textBlock(typ string, p *part) {
+	w.open('{')
+	w.str("type", typ)
+	w.key("text")
+	w.text(p)
+	w.close('}')
+}
+
+// tools writes the "tools" member: each tool declared as it was when it is native to
+// family fam, or in the plain function shape that plain writes; it is left out when there
+// is none. It returns how many tools have no form in the target.
+func (w *writer) tools(fam family, plain func(t *tool)) (lost int) {
+	opened := false
+	for i := range w.c.tools {
+		t := &w.c.tools[i]
+		if t.raw != "" && t.native != fam {
+			lost++
+			continue
+		}
+		if !opened {
+			w.key("tools")
+			w.open('[')
+			opened = true
+		}
+		w.elem()
+		if t.raw != "" {
+			w.b = append(w.b, t.raw...)
+		} else {
+			plain(t)
+		}
+	}
+	if opened {
+		w.close(']')
+	}
+	return lost
+}
 
 // leadingSystem splits the conversation's system prompt from the rest: the header system
 // prompt and every system or developer message before the first other message.
@@ -48,14 +165,25 @@ func leadingSystem(c *conversation) (system []part, rest []message) {
 	return system, c.messages[i:]
 }
 
-func texts(ps []part) []string {
+// texts are the decoded texts of the text parts of ps.
+func texts(c *conversation, ps []part) []string {
 	var out []string
-	for _, p := range ps {
-		if p.kind == textPart {
-			out = append(out, p.text)
+	for i := range ps {
+		if ps[i].kind == textPart {
+			out = append(out, c.text(&ps[i]))
 		}
 	}
 	return out
+}
+
+// plainString reports whether a message is one text written as a plain string.
+func plainString(m *message) bool {
+	return m.str && len(m.parts) == 1 && m.parts[0].kind == textPart
+}
+
+// oneString reports whether a result's content is one text written as a plain string.
+func oneString(p *part) bool {
+	return p.resultS && len(p.result) == 1 && p.result[0].kind == textPart
 }
 
 // jsonObject returns args when it is a JSON object, for an Anthropic tool_use input.
@@ -77,194 +205,35 @@ func dataURL(img *image) string {
 	return "data:" + img.MediaType + ";base64," + img.Data
 }
 
-// ---- Anthropic Messages ----
-
-func writeAnthropic(c *conversation, l *losses) string {
-	system, rest := leadingSystem(c)
-	// Messages as the API wants them: roles alternate, so a tool message and the user
-	// message after it are one user message, its results first.
-	type aMsg struct {
-		role            string
-		str             string // the content as one string, when it was one
-		results, blocks []string
-	}
-	var out []*aMsg
-	add := func(role, str string, blocks []string, results []string) {
-		if n := len(out); n > 0 && out[n-1].role == role {
-			prev := out[n-1]
-			if len(results) == 0 && len(prev.results) == 0 {
-				// Two messages of content, not results and the user's words in one turn.
-				l.add("merged", "Anthropic needs roles to alternate: consecutive messages of one role are merged into one")
-			}
-			if prev.str != "" {
-				prev.blocks = append([]string{obj("type", q("text"), "text", prev.str)}, prev.blocks...)
-				prev.str = ""
-			}
-			if str != "" {
-				blocks = append([]string{obj("type", q("text"), "text", str)}, blocks...)
-			}
-			prev.results = append(prev.results, results...)
-			prev.blocks = append(prev.blocks, blocks...)
-			return
-		}
-		out = append(out, &aMsg{role: role, str: str, results: results, blocks: blocks})
-	}
-	for _, m := range rest {
-		switch m.role {
-		case "system", "developer":
-			l.add("system-message", "a system or developer message after the conversation began is sent as a user message")
-			var blocks []string
-			for _, t := range texts(m.parts) {
-				blocks = append(blocks, obj("type", q("text"), "text", q("["+m.role+"] "+t)))
-			}
-			add("user", "", blocks, nil)
-			continue
-		case "tool":
-			m.role = "user"
-		}
-		if m.str && len(m.parts) == 1 && m.parts[0].kind == textPart {
-			add(m.role, q(m.parts[0].text), nil, nil)
-			continue
-		}
-		var blocks, results []string
-		for _, p := range m.parts {
-			b := anthropicBlock(p, m.role, l)
-			switch {
-			case b == "":
-			case p.kind == resultPart:
-				results = append(results, b)
-			default:
-				blocks = append(blocks, b)
-			}
-		}
-		add(m.role, "", blocks, results)
-	}
-	var msgs []string
-	for _, m := range out {
-		if m.str != "" {
-			msgs = append(msgs, obj("role", q(m.role), "content", m.str))
-			continue
-		}
-		msgs = append(msgs, obj("role", q(m.role), "content", arr(append(m.results, m.blocks...))))
-	}
-	var sys string
-	switch ts := texts(system); {
-	case len(ts) == 0:
-	case len(ts) == 1 && (c.systemS || len(c.system) == 0):
-		sys = q(ts[0])
-	default:
-		var blocks []string
-		for _, t := range ts {
-			blocks = append(blocks, obj("type", q("text"), "text", q(t)))
-		}
-		sys = arr(blocks)
-	}
-	var tools []string
-	for _, t := range c.tools {
-		switch {
-		case t.raw != "" && t.native == anthropicFamily:
-			tools = append(tools, t.raw)
-		case t.raw != "":
-			l.add("tool-schema", "a tool that is not a plain function tool has no Anthropic form")
-		default:
-			tools = append(tools, obj("name", q(t.name), "description", quoteOpt(t.description), "input_schema", orEmptySchema(t.schema)))
-		}
-	}
-	stop := c.stop
-	if strings.HasPrefix(stop, `"`) {
-		stop = "[" + stop + "]"
-	}
-	model := sameProvider(c, anthropicFamily, l)
-	return obj("model", model, "max_tokens", c.maxTokens, "temperature", c.temperature, "top_p", c.topP,
-		"stop_sequences", stop, "system", sys, "tools", optArr(tools), "messages", arr(msgs))
-}
-
-func anthropicBlock(p part, role string, l *losses) string {
-	switch p.kind {
-	case textPart:
-		return obj("type", q("text"), "text", q(p.text))
-	case imagePart:
-		return anthropicImage(p.image)
-	case callPart:
-		input, ok := jsonObject(p.args)
-		switch {
-		case p.custom:
-			l.add("custom-tool-call", "a free-form (custom) tool call's input is sent as {\"input\": TEXT}")
-			input = obj("input", q(p.args))
-		case !ok:
-			l.add("arguments-not-json", "tool call arguments that are not a JSON object are sent as {\"arguments\": TEXT}")
-			input = obj("arguments", q(p.args))
-		}
-		return obj("type", q("tool_use"), "id", q(p.id), "name", q(p.name), "input", input)
-	case resultPart:
-		var content string
-		if p.resultS && len(p.result) == 1 && p.result[0].kind == textPart {
-			content = q(p.result[0].text)
-		} else {
-			var parts []string
-			for _, r := range p.result {
-				if b := anthropicBlock(r, role, l); b != "" {
-					parts = append(parts, b)
-				}
-			}
-			content = arr(parts)
-		}
-		isErr := ""
-		if p.isError {
-			isErr = "true"
-		}
-		return obj("type", q("tool_result"), "tool_use_id", q(p.id), "content", content, "is_error", isErr)
-	case thinkingPart:
-		if p.native == anthropicFamily && p.raw != "" {
-			return p.raw
-		}
-		l.add("reasoning", "reasoning from another provider cannot be sent to Anthropic (it carries no Anthropic signature)")
-		return ""
-	case nativePart:
-		if p.native == anthropicFamily {
-			return p.raw
-		}
-		l.add(p.what, p.what+" has no Anthropic form")
-	}
-	return ""
-}
-
-func anthropicImage(img *image) string {
-	if img.URL != "" {
-		return obj("type", q("image"), "source", obj("type", q("url"), "url", q(img.URL)))
-	}
-	return obj("type", q("image"), "source", obj("type", q("base64"), "media_type", q(img.MediaType), "data", q(img.Data)))
-}
-
 // sameProvider returns the source's model when the target is of the same provider (the
-// two OpenAI formats are one provider); another provider's model name is dropped.
-func sameProvider(c *conversation, target family, l *losses) string {
+// two OpenAI formats are one provider); another provider's model name is dropped, and
+// lost says so.
+func sameProvider(c *conversation, target family) (model string, lost bool) {
 	if c.model == "" {
-		return ""
+		return "", false
 	}
 	from := familyOf(c.from)
 	if from == responsesFamily {
 		from = openaiFamily
 	}
 	if from == target {
-		return c.model
+		return c.model, false
 	}
-	l.add("model", "the model "+c.model+" belongs to another provider: name the target's model yourself")
-	return ""
+	return "", true
 }
 
-func quoteOpt(s string) string {
-	if s == "" {
-		return ""
+// lateLosses adds, after the messages' own, the losses of the parts of the request the
+// output puts before the messages: tools, then stop sequences, then the model.
+func lateLosses(c *conversation, l *losses, tools int, toolDetail string, stop, model bool) {
+	for range tools {
+		l.add("tool-schema", toolDetail)
 	}
-	return q(s)
-}
-
-func optArr(items []string) string {
-	if len(items) == 0 {
-		return ""
+	if stop {
+		l.add("stop-sequences", "Responses has no stop sequences")
 	}
-	return arr(items)
+	if model {
+		l.add("model", "the model "+c.model+" belongs to another provider: name the target's model yourself")
+	}
 }
 
 func orEmptySchema(s string) string {
@@ -274,137 +243,482 @@ func orEmptySchema(s string) string {
 	return s
 }
 
-// ---- OpenAI Chat Completions ----
+// ---- Anthropic Messages ----
 
-func writeOpenAI(c *conversation, l *losses) string {
-	var msgs []string
-	if ts := texts(c.system); len(ts) > 0 {
-		if len(ts) == 1 {
-			msgs = append(msgs, obj("role", q("system"), "content", q(ts[0])))
-		} else {
-			var parts []string
-			for _, t := range ts {
-				parts = append(parts, obj("type", q("text"), "text", q(t)))
+// anthropicRole is the role a message has in Anthropic's alternation: system and
+// developer messages after the conversation began are sent as user messages, and tool
+// results are user content.
+func anthropicRole(m *message) string {
+	switch m.role {
+	case "system", "developer", "tool":
+		return "user"
+	}
+	return m.role
+}
+
+func writeAnthropic(c *conversation, l *losses) []byte {
+	w := newWriter(c)
+	system, rest := leadingSystem(c)
+	model, modelLost := sameProvider(c, anthropicFamily)
+	w.open('{')
+	w.raw("model", model)
+	w.raw("max_tokens", c.maxTokens)
+	w.raw("temperature", c.temperature)
+	w.raw("top_p", c.topP)
+	stop := c.stop
+	if strings.HasPrefix(stop, `"`) {
+		stop = "[" + stop + "]"
+	}
+	w.raw("stop_sequences", stop)
+	switch ts := texts(c, system); {
+	case len(ts) == 0:
+	case len(ts) == 1 && (c.systemS || len(c.system) == 0):
+		w.str("system", ts[0])
+	default:
+		w.key("system")
+		w.open('[')
+		for _, t := range ts {
+			w.elem()
+			w.open('{')
+			w.str("type", "text")
+			w.str("text", t)
+			w.close('}')
+		}
+		w.close(']')
+	}
+	lostTools := w.tools(anthropicFamily, func(t *tool) {
+		w.open('{')
+		w.str("name", t.name)
+		w.strOpt("description", t.description)
+		w.raw("input_schema", orEmptySchema(t.schema))
+		w.close('}')
+	})
+	w.key("messages")
+	w.open('[')
+	// Roles must alternate, so a run of messages of one role (a tool message and the user
+	// message after it, say) is one message: the results of all of them first, then their
+	// other blocks.
+	for i := 0; i < len(rest); {
+		role := anthropicRole(&rest[i])
+		j := i + 1
+		for j < len(rest) && anthropicRole(&rest[j]) == role {
+			j++
+		}
+		run := rest[i:j]
+		i = j
+		results := 0
+		for k := range run {
+			n := anthropicLosses(c, &run[k], l)
+			if k > 0 && n == 0 && results == 0 {
+				// Two messages of content, not results and the user's words in one turn.
+				l.add("merged", "Anthropic needs roles to alternate: consecutive messages of one role are merged into one")
 			}
-			msgs = append(msgs, obj("role", q("system"), "content", arr(parts)))
+			results += n
+		}
+		w.elem()
+		w.open('{')
+		w.str("role", role)
+		w.key("content")
+		if len(run) == 1 && plainString(&run[0]) && run[0].role != "system" && run[0].role != "developer" {
+			w.text(&run[0].parts[0])
+			w.close('}')
+			continue
+		}
+		w.open('[')
+		for k := range run {
+			if m := &run[k]; m.role != "system" && m.role != "developer" && !plainString(m) {
+				for pi := range m.parts {
+					if p := &m.parts[pi]; p.kind == resultPart {
+						w.elem()
+						w.anthropicBlock(p)
+					}
+				}
+			}
+		}
+		for k := range run {
+			switch m := &run[k]; {
+			case m.role == "system" || m.role == "developer":
+				for _, t := range texts(c, m.parts) {
+					w.elem()
+					w.open('{')
+					w.str("type", "text")
+					w.str("text", "["+m.role+"] "+t)
+					w.close('}')
+				}
+			case plainString(m):
+				w.elem()
+				w.textBlock("text", &m.parts[0])
+			default:
+				for pi := range m.parts {
+					if p := &m.parts[pi]; p.kind != resultPart && anthropicKeeps(p) {
+						w.elem()
+						w.anthropicBlock(p)
+					}
+				}
+			}
+		}
+		w.close(']')
+		w.close('}')
+	}
+	w.close(']')
+	w.close('}')
+	lateLosses(c, l, lostTools, "a tool that is not a plain function tool has no Anthropic form", false, modelLost)
+	return w.b
+}
+
+// anthropicLosses adds what Anthropic cannot take of a message, in the order of its
+// parts, and returns how many tool results it has.
+func anthropicLosses(c *conversation, m *message, l *losses) (results int) {
+	switch {
+	case m.role == "system" || m.role == "developer":
+		l.add("system-message", "a system or developer message after the conversation began is sent as a user message")
+		return 0
+	case plainString(m):
+		return 0
+	}
+	for pi := range m.parts {
+		p := &m.parts[pi]
+		anthropicPartLosses(c, p, l)
+		if p.kind == resultPart {
+			results++
 		}
 	}
-	for _, m := range c.messages {
+	return results
+}
+
+func anthropicPartLosses(c *conversation, p *part, l *losses) {
+	switch p.kind {
+	case callPart:
+		if p.custom {
+			l.add("custom-tool-call", "a free-form (custom) tool call's input is sent as {\"input\": TEXT}")
+		} else if _, ok := jsonObject(c.args(p)); !ok {
+			l.add("arguments-not-json", "tool call arguments that are not a JSON object are sent as {\"arguments\": TEXT}")
+		}
+	case resultPart:
+		if !oneString(p) {
+			for ri := range p.result {
+				anthropicPartLosses(c, &p.result[ri], l)
+			}
+		}
+	case thinkingPart:
+		if !anthropicKeeps(p) {
+			l.add("reasoning", "reasoning from another provider cannot be sent to Anthropic (it carries no Anthropic signature)")
+		}
+	case nativePart:
+		if p.native != anthropicFamily {
+			l.add(p.what, p.what+" has no Anthropic form")
+		}
+	}
+}
+
+// anthropicKeeps reports whether a part has an Anthropic block.
+func anthropicKeeps(p *part) bool {
+	switch p.kind {
+	case textPart, imagePart, callPart, resultPart:
+		return true
+	case thinkingPart, nativePart:
+		return p.native == anthropicFamily && p.raw != ""
+	}
+	return false
+}
+
+// anthropicBlock writes the block of a part anthropicKeeps.
+func (w *writer) anthropicBlock(p *part) {
+	switch p.kind {
+	case textPart:
+		w.textBlock("text", p)
+	case imagePart:
+		w.anthropicImage(p.image)
+	case callPart:
+		w.open('{')
+		w.str("type", "tool_use")
+		w.str("id", p.id)
+		w.str("name", p.name)
+		w.key("input")
+		input, ok := "", false
+		if !p.custom {
+			input, ok = jsonObject(w.c.args(p))
+		}
+		switch {
+		case p.custom:
+			w.open('{')
+			w.key("input")
+			w.args(p)
+			w.close('}')
+		case !ok:
+			w.open('{')
+			w.key("arguments")
+			w.args(p)
+			w.close('}')
+		default:
+			w.b = append(w.b, input...)
+		}
+		w.close('}')
+	case resultPart:
+		w.open('{')
+		w.str("type", "tool_result")
+		w.str("tool_use_id", p.id)
+		w.key("content")
+		if oneString(p) {
+			w.text(&p.result[0])
+		} else {
+			w.open('[')
+			for ri := range p.result {
+				if r := &p.result[ri]; anthropicKeeps(r) {
+					w.elem()
+					w.anthropicBlock(r)
+				}
+			}
+			w.close(']')
+		}
+		if p.isError {
+			w.raw("is_error", "true")
+		}
+		w.close('}')
+	case thinkingPart, nativePart:
+		w.b = append(w.b, p.raw...)
+	}
+}
+
+func (w *writer) anthropicImage(img *image) {
+	w.open('{')
+	w.str("type", "image")
+	w.key("source")
+	w.open('{')
+	if img.URL != "" {
+		w.str("type", "url")
+		w.str("url", img.URL)
+	} else {
+		w.str("type", "base64")
+		w.str("media_type", img.MediaType)
+		w.str("data", img.Data)
+	}
+	w.close('}')
+	w.close('}')
+}
+
+// ---- OpenAI Chat Completions ----
+
+func writeOpenAI(c *conversation, l *losses) []byte {
+	w := newWriter(c)
+	model, modelLost := sameProvider(c, openaiFamily)
+	w.open('{')
+	w.raw("model", model)
+	w.raw("max_tokens", c.maxTokens)
+	w.raw("temperature", c.temperature)
+	w.raw("top_p", c.topP)
+	w.raw("stop", c.stop)
+	lostTools := w.tools(openaiFamily, func(t *tool) {
+		w.open('{')
+		w.str("type", "function")
+		w.key("function")
+		w.open('{')
+		w.str("name", t.name)
+		w.strOpt("description", t.description)
+		w.raw("parameters", orEmptySchema(t.schema))
+		w.close('}')
+		w.close('}')
+	})
+	w.key("messages")
+	w.open('[')
+	if ts := texts(c, c.system); len(ts) > 0 {
+		w.elem()
+		w.open('{')
+		w.str("role", "system")
+		if len(ts) == 1 {
+			w.str("content", ts[0])
+		} else {
+			w.key("content")
+			w.open('[')
+			for _, t := range ts {
+				w.elem()
+				w.open('{')
+				w.str("type", "text")
+				w.str("text", t)
+				w.close('}')
+			}
+			w.close(']')
+		}
+		w.close('}')
+	}
+	for mi := range c.messages {
+		m := &c.messages[mi]
 		// Results first, each its own tool message; the rest of the message after them.
-		var others []part
-		for _, p := range m.parts {
-			if p.kind != resultPart {
-				others = append(others, p)
+		others := 0
+		for pi := range m.parts {
+			if p := &m.parts[pi]; p.kind == resultPart {
+				w.elem()
+				w.openaiTool(p, l)
+			} else {
+				others++
+			}
+		}
+		if others == 0 || m.role == "tool" {
+			continue
+		}
+		if m.str && others == 1 {
+			if p := firstOther(m); p.kind == textPart {
+				w.elem()
+				w.open('{')
+				w.str("role", m.role)
+				w.key("content")
+				w.text(p)
+				w.close('}')
 				continue
 			}
-			msgs = append(msgs, openaiTool(p, l))
 		}
-		if len(others) == 0 || m.role == "tool" {
-			continue
-		}
-		if m.str && len(others) == 1 && others[0].kind == textPart {
-			msgs = append(msgs, obj("role", q(m.role), "content", q(others[0].text)))
-			continue
-		}
-		var content, calls []string
-		var onlyText []string // the texts, while nothing but text is in content
-		for _, p := range others {
-			if p.kind == textPart {
-				onlyText = append(onlyText, p.text)
-			} else if p.kind == imagePart || p.kind == nativePart {
-				onlyText = append(onlyText, "", "") // not one plain text any more
-			}
+		// What is lost, in the order of the parts, and what the message will hold.
+		var content, calls, texts int // texts counts 1 a text, 2 an image or native part: one plain text or not
+		var text *part
+		for pi := range m.parts {
+			p := &m.parts[pi]
 			switch p.kind {
 			case textPart:
-				if len(calls) > 0 {
+				texts++
+				text = p
+				if calls > 0 {
 					l.add("block-order", "Chat Completions puts an assistant message's text before its tool calls: text that came after a call moves before it")
 				}
-				content = append(content, obj("type", q("text"), "text", q(p.text)))
+				content++
 			case imagePart:
+				texts += 2
 				if m.role == "assistant" {
 					l.add("assistant-image", "an image in an assistant message has no Chat Completions form")
 					continue
 				}
-				content = append(content, openaiImage(p.image))
+				content++
 			case callPart:
-				if p.custom {
-					calls = append(calls, obj("id", q(p.id), "type", q("custom"), "custom", obj("name", q(p.name), "input", q(p.args))))
-				} else {
-					calls = append(calls, obj("id", q(p.id), "type", q("function"), "function", obj("name", q(p.name), "arguments", q(p.args))))
-				}
+				calls++
 			case thinkingPart:
 				l.add("reasoning", "reasoning cannot be sent back through Chat Completions")
 			case nativePart:
+				texts += 2
 				if p.native == openaiFamily {
-					content = append(content, p.raw)
+					content++
 					continue
 				}
 				l.add(p.what, p.what+" has no Chat Completions form")
 			}
 		}
-		cont := "null"
-		// One text: a plain string, as it came, or as the API itself answers beside tool calls.
-		if (m.str || len(calls) > 0) && len(onlyText) == 1 && len(content) == 1 {
-			cont = q(onlyText[0])
-		} else if len(content) > 0 {
-			cont = arr(content)
-		} else if len(calls) == 0 {
+		if content == 0 && calls == 0 {
 			continue // nothing left to send
 		}
-		msgs = append(msgs, obj("role", q(m.role), "content", cont, "tool_calls", optArr(calls)))
-	}
-	var tools []string
-	for _, t := range c.tools {
+		w.elem()
+		w.open('{')
+		w.str("role", m.role)
+		w.key("content")
 		switch {
-		case t.raw != "" && t.native == openaiFamily:
-			tools = append(tools, t.raw)
-		case t.raw != "":
-			l.add("tool-schema", "a tool that is not a plain function tool has no Chat Completions form")
+		// One text: a plain string, as it came, or as the API itself answers beside tool calls.
+		case (m.str || calls > 0) && texts == 1 && content == 1:
+			w.text(text)
+		case content > 0:
+			w.open('[')
+			for pi := range m.parts {
+				switch p := &m.parts[pi]; {
+				case p.kind == textPart:
+					w.elem()
+					w.textBlock("text", p)
+				case p.kind == imagePart && m.role != "assistant":
+					w.elem()
+					w.openaiImage(p.image)
+				case p.kind == nativePart && p.native == openaiFamily:
+					w.elem()
+					w.b = append(w.b, p.raw...)
+				}
+			}
+			w.close(']')
 		default:
-			tools = append(tools, obj("type", q("function"), "function", obj("name", q(t.name), "description", quoteOpt(t.description), "parameters", orEmptySchema(t.schema))))
+			w.b = append(w.b, "null"...)
 		}
+		if calls > 0 {
+			w.key("tool_calls")
+			w.open('[')
+			for pi := range m.parts {
+				if p := &m.parts[pi]; p.kind == callPart {
+					w.elem()
+					w.open('{')
+					w.str("id", p.id)
+					if p.custom {
+						w.str("type", "custom")
+						w.key("custom")
+						w.open('{')
+						w.str("name", p.name)
+						w.key("input")
+					} else {
+						w.str("type", "function")
+						w.key("function")
+						w.open('{')
+						w.str("name", p.name)
+						w.key("arguments")
+					}
+					w.args(p)
+					w.close('}')
+					w.close('}')
+				}
+			}
+			w.close(']')
+		}
+		w.close('}')
 	}
-	model := sameProvider(c, openaiFamily, l)
-	stop := c.stop
-	return obj("model", model, "max_tokens", c.maxTokens, "temperature", c.temperature, "top_p", c.topP,
-		"stop", stop, "tools", optArr(tools), "messages", arr(msgs))
+	w.close(']')
+	w.close('}')
+	lateLosses(c, l, lostTools, "a tool that is not a plain function tool has no Chat Completions form", false, modelLost)
+	return w.b
 }
 
-func openaiTool(p part, l *losses) string {
+// firstOther is a message's first part that is not a tool result.
+func firstOther(m *message) *part {
+	for pi := range m.parts {
+		if m.parts[pi].kind != resultPart {
+			return &m.parts[pi]
+		}
+	}
+	return nil
+}
+
+func (w *writer) openaiTool(p *part, l *losses) {
 	if p.isError {
 		l.add("error-flag", "a tool result's error flag has no Chat Completions or Responses form (the text is kept)")
 	}
-	var content string
-	if p.resultS && len(p.result) == 1 && p.result[0].kind == textPart {
-		content = q(p.result[0].text)
+	w.open('{')
+	w.str("role", "tool")
+	w.str("tool_call_id", p.id)
+	w.key("content")
+	if oneString(p) {
+		w.text(&p.result[0])
 	} else {
-		var parts []string
-		for _, r := range p.result {
-			switch r.kind {
+		w.open('[')
+		for ri := range p.result {
+			switch r := &p.result[ri]; r.kind {
 			case textPart:
-				parts = append(parts, obj("type", q("text"), "text", q(r.text)))
+				w.elem()
+				w.textBlock("text", r)
 			case imagePart:
 				l.add("image-in-tool-result", "Chat Completions tool messages take text only: an image in a tool result is dropped")
 			default:
 				l.add(r.what, r.what+" in a tool result has no Chat Completions form")
 			}
 		}
-		content = arr(parts)
+		w.close(']')
 	}
-	return obj("role", q("tool"), "tool_call_id", q(p.id), "content", content)
+	w.close('}')
 }
 
-func openaiImage(img *image) string {
-	detail := ""
-	if img.Detail != "" {
-		detail = q(img.Detail)
-	}
-	return obj("type", q("image_url"), "image_url", obj("url", q(dataURL(img)), "detail", detail))
+func (w *writer) openaiImage(img *image) {
+	w.open('{')
+	w.str("type", "image_url")
+	w.key("image_url")
+	w.open('{')
+	w.str("url", dataURL(img))
+	w.strOpt("detail", img.Detail)
+	w.close('}')
+	w.close('}')
 }
 
 // ---- OpenAI Responses ----
 
-func writeResponses(c *conversation, l *losses) string {
+func writeResponses(c *conversation, l *losses) []byte {
+	w := newWriter(c)
 	system, rest := leadingSystem(c)
 	custom := map[string]bool{} // call ids of free-form calls, whose outputs have their own type
 	for _, m := range rest {
@@ -414,54 +728,109 @@ func writeResponses(c *conversation, l *losses) string {
 			}
 		}
 	}
-	var items []string
-	for _, m := range rest {
-		var content []string
-		flush := func() {
-			if len(content) > 0 {
-				items = append(items, obj("type", q("message"), "role", q(m.role), "content", arr(content)))
-				content = nil
-			}
-		}
-		if m.str && len(m.parts) == 1 && m.parts[0].kind == textPart && m.role != "tool" {
-			items = append(items, obj("type", q("message"), "role", q(m.role), "content", q(m.parts[0].text)))
+	model, modelLost := sameProvider(c, openaiFamily)
+	w.open('{')
+	w.raw("model", model)
+	w.raw("max_output_tokens", c.maxTokens)
+	w.raw("temperature", c.temperature)
+	w.raw("top_p", c.topP)
+	if ts := texts(c, system); len(ts) > 0 {
+		w.str("instructions", strings.Join(ts, "\n\n"))
+	}
+	lostTools := w.tools(responsesFamily, func(t *tool) {
+		w.open('{')
+		w.str("type", "function")
+		w.str("name", t.name)
+		w.strOpt("description", t.description)
+		w.raw("parameters", orEmptySchema(t.schema))
+		w.close('}')
+	})
+	w.key("input")
+	w.open('[')
+	for mi := range rest {
+		m := &rest[mi]
+		if plainString(m) && m.role != "tool" {
+			w.elem()
+			w.open('{')
+			w.str("type", "message")
+			w.str("role", m.role)
+			w.key("content")
+			w.text(&m.parts[0])
+			w.close('}')
 			continue
 		}
-		for _, p := range m.parts {
-			switch p.kind {
+		// Text and images go into a message item, opened at the first of them and closed
+		// before any other item.
+		inMessage := false
+		content := func() {
+			if !inMessage {
+				w.elem()
+				w.open('{')
+				w.str("type", "message")
+				w.str("role", m.role)
+				w.key("content")
+				w.open('[')
+				inMessage = true
+			}
+			w.elem()
+		}
+		flush := func() {
+			if inMessage {
+				w.close(']')
+				w.close('}')
+				inMessage = false
+			}
+		}
+		for pi := range m.parts {
+			switch p := &m.parts[pi]; p.kind {
 			case textPart:
 				typ := "input_text"
 				if m.role == "assistant" {
 					typ = "output_text"
 				}
-				content = append(content, obj("type", q(typ), "text", q(p.text)))
+				content()
+				w.textBlock(typ, p)
 			case imagePart:
 				if m.role == "assistant" {
 					l.add("assistant-image", "an image in an assistant message has no Responses form")
 					continue
 				}
-				content = append(content, responsesImage(p.image))
+				content()
+				w.responsesImage(p.image)
 			case callPart:
 				flush()
+				w.elem()
+				w.open('{')
 				if p.custom {
-					items = append(items, obj("type", q("custom_tool_call"), "call_id", q(p.id), "name", q(p.name), "input", q(p.args)))
+					w.str("type", "custom_tool_call")
+					w.str("call_id", p.id)
+					w.str("name", p.name)
+					w.key("input")
 				} else {
-					items = append(items, obj("type", q("function_call"), "call_id", q(p.id), "name", q(p.name), "arguments", q(p.args)))
+					w.str("type", "function_call")
+					w.str("call_id", p.id)
+					w.str("name", p.name)
+					w.key("arguments")
 				}
+				w.args(p)
+				w.close('}')
 			case resultPart:
 				flush()
-				items = append(items, responsesOutput(p, custom[p.id], l))
+				w.elem()
+				w.responsesOutput(p, custom[p.id], l)
 			case thinkingPart:
 				flush()
 				if p.native == responsesFamily && p.raw != "" {
-					items = append(items, p.raw)
+					w.elem()
+					w.b = append(w.b, p.raw...)
 					continue
 				}
 				l.add("reasoning", "reasoning from another provider cannot be sent back through Responses")
 			case nativePart:
 				flush()
 				if p.native == responsesFamily {
-					items = append(items, p.raw)
+					w.elem()
+					w.b = append(w.b, p.raw...)
 					continue
 				}
 				l.add(p.what, p.what+" has no Responses form")
@@ -469,34 +838,21 @@ func writeResponses(c *conversation, l *losses) string {
 		}
 		flush()
 	}
-	var instructions string
-	if ts := texts(system); len(ts) > 0 {
-		instructions = q(strings.Join(ts, "\n\n"))
-	}
-	var tools []string
-	for _, t := range c.tools {
-		switch {
-		case t.raw != "" && t.native == responsesFamily:
-			tools = append(tools, t.raw)
-		case t.raw != "":
-			l.add("tool-schema", "a tool that is not a plain function tool has no Responses form")
-		default:
-			tools = append(tools, obj("type", q("function"), "name", q(t.name), "description", quoteOpt(t.description), "parameters", orEmptySchema(t.schema)))
-		}
-	}
-	if c.stop != "" {
-		l.add("stop-sequences", "Responses has no stop sequences")
-	}
-	model := sameProvider(c, openaiFamily, l)
-	return obj("model", model, "max_output_tokens", c.maxTokens, "temperature", c.temperature, "top_p", c.topP,
-		"instructions", instructions, "tools", optArr(tools), "input", arr(items))
+	w.close(']')
+	w.close('}')
+	lateLosses(c, l, lostTools, "a tool that is not a plain function tool has no Responses form", c.stop != "", modelLost)
+	return w.b
 }
 
-func responsesImage(img *image) string {
-	return obj("type", q("input_image"), "image_url", q(dataURL(img)), "detail", quoteOpt(img.Detail))
+func (w *writer) responsesImage(img *image) {
+	w.open('{')
+	w.str("type", "input_image")
+	w.str("image_url", dataURL(img))
+	w.strOpt("detail", img.Detail)
+	w.close('}')
 }
 
-func responsesOutput(p part, custom bool, l *losses) string {
+func (w *writer) responsesOutput(p *part, custom bool, l *losses) {
 	if p.isError {
 		l.add("error-flag", "a tool result's error flag has no Chat Completions or Responses form (the text is kept)")
 	}
@@ -504,22 +860,27 @@ func responsesOutput(p part, custom bool, l *losses) string {
 	if custom {
 		typ = "custom_tool_call_output"
 	}
-	var out string
-	if p.resultS && len(p.result) == 1 && p.result[0].kind == textPart {
-		out = q(p.result[0].text)
+	w.open('{')
+	w.str("type", typ)
+	w.str("call_id", p.id)
+	w.key("output")
+	if oneString(p) {
+		w.text(&p.result[0])
 	} else {
-		var parts []string
-		for _, r := range p.result {
-			switch r.kind {
+		w.open('[')
+		for ri := range p.result {
+			switch r := &p.result[ri]; r.kind {
 			case textPart:
-				parts = append(parts, obj("type", q("input_text"), "text", q(r.text)))
+				w.elem()
+				w.textBlock("input_text", r)
 			case imagePart:
-				parts = append(parts, responsesImage(r.image))
+				w.elem()
+				w.responsesImage(r.image)
 			default:
 				l.add(r.what, r.what+" in a tool result has no Responses form")
 			}
 		}
-		out = arr(parts)
+		w.close(']')
 	}
-	return obj("type", q(typ), "call_id", q(p.id), "output", out)
+	w.close('}')
 }

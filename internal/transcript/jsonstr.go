@@ -157,3 +157,75 @@ func stringLen(raw string) int {
 		s = s[i+n:]
 	}
 }
+
+// Canonical reports whether the JSON string literal lit (quotes included) is spelled
+// exactly as Quote spells what it decodes to, Quote(decodeString(lit)) == lit, so that a
+// writer may copy it as it is instead of decoding and quoting it again. It reads lit once
+// and allocates nothing. A literal with an escape Quote does not write (\/, \u00e9, a
+// surrogate pair, \u000a for \n, uppercase hex) or a character Quote escapes (a control
+// character, U+2028, U+2029, invalid UTF-8) is not canonical; nor is anything that is not
+// one whole literal.
+func Canonical(lit string) bool {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return false
+	}
+	s := lit[1 : len(lit)-1]
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		switch {
+		case c == '\\':
+			if i+1 >= len(s) {
+				return false // the closing quote is escaped: not one literal
+			}
+			switch s[i+1] {
+			case '"', '\\', 'b', 'f', 'n', 'r', 't':
+				i += 2
+				continue
+			case 'u':
+				if i+6 > len(s) || !quotedAsU(s[i+2:i+6]) {
+					return false
+				}
+				i += 6
+				continue
+			}
+			return false
+		case c < utf8.RuneSelf:
+			return false // a raw control character or quote
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+// quotedAsU reports whether Quote writes the character of the four hex digits h as \uh:
+// a control character without a short escape (lowercase hex), U+2028 or U+2029.
+func quotedAsU(h string) bool {
+	if h == "2028" || h == "2029" {
+		return true
+	}
+	if h[0] != '0' || h[1] != '0' || (h[2] != '0' && h[2] != '1') {
+		return false
+	}
+	var lo byte
+	switch c := h[3]; {
+	case '0' <= c && c <= '9':
+		lo = c - '0'
+	case 'a' <= c && c <= 'f':
+		lo = c - 'a' + 10
+	default:
+		return false
+	}
+	switch (h[2]-'0')<<4 | lo {
+	case '\b', '\f', '\n', '\r', '\t':
+		return false // Quote writes the short escape
+	}
+	return true
+}

@@ -67,3 +67,25 @@ func mustJSON(f *testing.F, s string) []byte {
 	}
 	return b[1 : len(b)-1]
 }
+
+// canonicalSeeds add to jsonStringSeeds the spellings Canonical must tell apart.
+var canonicalSeeds = []string{
+	`"\u001f"`, `"\u001F"`, `"\u000a"`, `"\u0008"`, `"\u0000"`, `"\u007f"`, `"\u0020"`,
+	`"\u2028"`, `"\u2029"`, "\"\u2028\"", `"\ufffd"`, "\"\ufffd\"", `"a\/b"`, `"\"`, `"`, ``,
+	`x`, `"ab`, `"a"b"`, "\"\x01\"", `"\x"`, `"\u12"`, `"\uzzzz"`, `"\u00e9"`, "\"\xed\xa0\x80\"",
+}
+
+// FuzzCanonical holds Canonical to its definition, Quote(decodeString(lit)) == lit, on
+// any string at all, literal or not.
+func FuzzCanonical(f *testing.F) {
+	for _, s := range append(append([]string{}, jsonStringSeeds...), canonicalSeeds...) {
+		f.Add(s)
+		f.Add(Quote(decodeString(s)))
+	}
+	f.Fuzz(func(t *testing.T, lit string) {
+		want := Quote(decodeString(lit)) == lit
+		if got := Canonical(lit); got != want {
+			t.Fatalf("Canonical(%q) = %v, want %v (Quote(decode) = %q)", lit, got, want, Quote(decodeString(lit)))
+		}
+	})
+}
