@@ -51,6 +51,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("SAMPLES", filepath.Join(root, "testdata"))
 			env.Setenv("CORPUS", filepath.Join(root, "..", "shared", "corpus"))
 			env.Setenv("NO_COLOR", "")
+			// Token counts shared between runs go to the script's own directory, never
+			// to the home directory testscript names.
+			env.Setenv("CTX_CACHE_DIR", filepath.Join(env.WorkDir, ".cache"))
 			return nil
 		},
 	})

@@ -10,8 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ctxkit/ctxkit/internal/tokens"
 )
 
 // Context is what a tool's Run sees of the outside world.
@@ -37,6 +40,8 @@ type Context struct {
 	read       bool
 	stdinTaken bool
 	pending    []pendingFile
+	countsMu   sync.Mutex
+	counts     map[string]*tokens.DiskCache // by tokenizer name
 }
 
 // Input is one document read by [Context.Inputs].

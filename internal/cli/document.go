@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -97,11 +98,49 @@ func (c *Context) Counter(format transcript.Format) (tokens.Counter, error) {
 	if name == "" || name == "auto" {
 		name = tokens.DefaultTokenizer(string(format))
 	}
-	counter, err := tokens.New(name)
+	counter, err := tokens.NewCached(name, c.countCache(name))
 	if err != nil {
 		return nil, Usagef("--tokenizer: %v", err)
 	}
 	return counter, nil
+}
+
+// countCache is the run's shared cache of exact counts for the counter called name (see
+// tokens.DiskCache): in $CTX_CACHE_DIR, by default $XDG_CACHE_HOME/ctxkit or
+// ~/.cache/ctxkit; none when CTX_CACHE_DIR is "off" or no directory is known. The runner
+// writes it when the run has succeeded, before the output goes out, so the next tool of a
+// pipeline finds it.
+func (c *Context) countCache(name string) *tokens.DiskCache {
+	c.countsMu.Lock() // documents may be counted in parallel (ctx-count)
+	defer c.countsMu.Unlock()
+	if d, ok := c.counts[name]; ok {
+		return d
+	}
+	dir := c.Getenv("CTX_CACHE_DIR")
+	switch {
+	case dir == "off":
+		dir = ""
+	case dir != "":
+	case c.Getenv("XDG_CACHE_HOME") != "":
+		dir = filepath.Join(c.Getenv("XDG_CACHE_HOME"), "ctxkit")
+	case c.Getenv("HOME") != "":
+		dir = filepath.Join(c.Getenv("HOME"), ".cache", "ctxkit")
+	}
+	d := tokens.NewDiskCache(dir, name)
+	if c.counts == nil {
+		c.counts = map[string]*tokens.DiskCache{}
+	}
+	c.counts[name] = d
+	return d
+}
+
+// flushCounts writes the run's count caches.
+func (c *Context) flushCounts() {
+	c.countsMu.Lock()
+	defer c.countsMu.Unlock()
+	for _, d := range c.counts {
+		d.Flush()
+	}
 }
 
 // Budget works out the window to measure a document against: --model, --window and

@@ -118,6 +118,7 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	runErr := tool.Run(c)
 	code, hint := classify(runErr)
 	if code == ExitOK || code == ExitCheck {
+		c.flushCounts()
 		if err := c.commit(); err != nil {
 			return fail(err)
 		}

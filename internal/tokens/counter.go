@@ -70,6 +70,7 @@ type bpeCounter struct {
 	vocab  *vocab
 	cache  *countCache
 	pieces *pieceCache
+	disk   *DiskCache // counts of long texts shared with other runs, if any
 }
 
 func newBPECounter(name string, v *vocab) *bpeCounter {
@@ -90,8 +91,17 @@ func (c *bpeCounter) Count(text string) int {
 	if n, ok := c.cache.get(key); ok {
 		return n
 	}
+	if c.disk != nil {
+		if n, ok := c.disk.lookup(key, len(text)); ok {
+			c.cache.put(key, n)
+			return n
+		}
+	}
 	n := countText(c.vocab, text, c.pieces)
 	c.cache.put(key, n)
+	if c.disk != nil {
+		c.disk.remember(key, len(text), n)
+	}
 	return n
 }
 
