@@ -83,6 +83,17 @@ func (w *writer) str(k, s string) {
 	w.quote(s)
 }
 
+// textBlocks writes each of texts, after prefix, as an element {"type":"text","text":...}.
+func (w *writer) textBlocks(texts []string, prefix string) {
+	for _, t := range texts {
+		w.elem()
+		w.open('{')
+		w.str("type", "text")
+		w.str("text", prefix+t)
+		w.close('}')
+	}
+}
+
 // strOpt is str, leaving the member out when s is "".
 func (w *writer) strOpt(k, s string) {
 	if s != "" {
@@ -277,13 +288,7 @@ func writeAnthropic(c *conversation, l *losses) []byte {
 	default:
 		w.key("system")
 		w.open('[')
-		for _, t := range ts {
-			w.elem()
-			w.open('{')
-			w.str("type", "text")
-			w.str("text", t)
-			w.close('}')
-		}
+		w.textBlocks(ts, "")
 		w.close(']')
 	}
 	lostTools := w.tools(anthropicFamily, func(t *tool) {
@@ -338,13 +343,7 @@ func writeAnthropic(c *conversation, l *losses) []byte {
 		for k := range run {
 			switch m := &run[k]; {
 			case m.role == "system" || m.role == "developer":
-				for _, t := range texts(c, m.parts) {
-					w.elem()
-					w.open('{')
-					w.str("type", "text")
-					w.str("text", "["+m.role+"] "+t)
-					w.close('}')
-				}
+				w.textBlocks(texts(c, m.parts), "["+m.role+"] ")
 			case plainString(m):
 				w.elem()
 				w.textBlock("text", &m.parts[0])
@@ -530,13 +529,7 @@ func writeOpenAI(c *conversation, l *losses) []byte {
 		} else {
 			w.key("content")
 			w.open('[')
-			for _, t := range ts {
-				w.elem()
-				w.open('{')
-				w.str("type", "text")
-				w.str("text", t)
-				w.close('}')
-			}
+			w.textBlocks(ts, "")
 			w.close(']')
 		}
 		w.close('}')

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/tools/txtar"
+
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 )
@@ -131,4 +133,44 @@ func (c StreamCheck) Run(t *testing.T) (changed int) {
 		}
 	}
 	return changed
+}
+
+// ScriptJSONL returns the JSONL documents of the testscripts whose names match pattern
+// (testdata/script/trim_*.txtar...): small transcripts, good fuzz seeds.
+func ScriptJSONL(t testing.TB, pattern string) []string {
+	t.Helper()
+	scripts, _ := filepath.Glob(filepath.Join(repoRoot(t), "testdata", "script", pattern))
+	var docs []string
+	for _, s := range scripts {
+		a, err := txtar.ParseFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range a.Files {
+			if strings.HasSuffix(file.Name, ".jsonl") {
+				docs = append(docs, string(file.Data))
+			}
+		}
+	}
+	return docs
+}
+
+// SameOnFile writes doc to a .jsonl file and fails t unless the filter and its
+// whole-document twin, run on it with args (the file last), give the same exit status,
+// stdout and stderr. A fuzz target's body; documents of one line are skipped, as they are
+// read whole anyway.
+func SameOnFile(t *testing.T, tool, whole func() *cli.Tool, doc string, args ...string) {
+	t.Helper()
+	if !strings.Contains(doc, "\n") {
+		return
+	}
+	file := filepath.Join(t.TempDir(), "doc.jsonl")
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args = append(args, file)
+	w := RunTool(whole(), args, nil)
+	if s := RunTool(tool(), args, nil); s != w {
+		t.Fatalf("streamed run differs from the whole run\nstreamed: %+v\nwhole:    %+v", s, w)
+	}
 }

@@ -1,13 +1,9 @@
 package summarize
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
-
-	"golang.org/x/tools/txtar"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/invariant"
@@ -55,36 +51,16 @@ func TestStreamedMatchesWhole(t *testing.T) {
 // of tokens. Seeds are the JSONL documents of the summarize and trim scripts.
 func FuzzStreamedMatchesWhole(f *testing.F) {
 	for _, pattern := range []string{"summarize_*.txtar", "trim_*.txtar"} {
-		scripts, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "script", pattern))
-		for _, s := range scripts {
-			a, err := txtar.ParseFile(s)
-			if err != nil {
-				f.Fatal(err)
-			}
-			for _, file := range a.Files {
-				if strings.HasSuffix(file.Name, ".jsonl") {
-					f.Add(string(file.Data), uint8(1), false)
-					f.Add(string(file.Data), uint8(200), true)
-				}
-			}
+		for _, doc := range invariant.ScriptJSONL(f, pattern) {
+			f.Add(doc, uint8(1), false)
+			f.Add(doc, uint8(200), true)
 		}
 	}
 	f.Fuzz(func(t *testing.T, doc string, keep uint8, tokens bool) {
-		if !strings.Contains(doc, "\n") {
-			return // JSONL only: a one-line document is read whole
-		}
-		file := filepath.Join(t.TempDir(), "doc.jsonl")
-		if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
 		k := strconv.Itoa(int(keep)) + " turns"
 		if tokens {
 			k = strconv.Itoa(int(keep))
 		}
-		args := []string{"--stats", "--force", "--keep", k, file}
-		whole := invariant.RunTool(wholeTool(), args, nil)
-		if streamed := invariant.RunTool(Tool(), args, nil); streamed != whole {
-			t.Fatalf("streamed run differs from the whole run\nstreamed: %+v\nwhole:    %+v", streamed, whole)
-		}
+		invariant.SameOnFile(t, Tool, wholeTool, doc, "--stats", "--force", "--keep", k)
 	})
 }

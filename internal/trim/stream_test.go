@@ -2,13 +2,8 @@ package trim
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
-
-	"golang.org/x/tools/txtar"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/invariant"
@@ -70,34 +65,15 @@ func TestStreamedMatchesWhole(t *testing.T) {
 // ctx-trim reading it whole writes. Seeds are the JSONL documents of the trim scripts
 // (small, so the fuzzer mutates them quickly).
 func FuzzStreamedMatchesWhole(f *testing.F) {
-	scripts, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "script", "trim_*.txtar"))
-	for _, s := range scripts {
-		a, err := txtar.ParseFile(s)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, file := range a.Files {
-			if strings.HasSuffix(file.Name, ".jsonl") {
-				f.Add(string(file.Data), uint16(300), false)
-				f.Add(string(file.Data), uint16(50), true)
-			}
-		}
+	for _, doc := range invariant.ScriptJSONL(f, "trim_*.txtar") {
+		f.Add(doc, uint16(300), false)
+		f.Add(doc, uint16(50), true)
 	}
 	f.Fuzz(func(t *testing.T, doc string, maxTokens uint16, first bool) {
-		if !strings.Contains(doc, "\n") {
-			return // JSONL only: a one-line document is read whole
-		}
-		file := filepath.Join(t.TempDir(), "doc.jsonl")
-		if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		args := []string{"--stats", "--max-tokens", strconv.Itoa(int(maxTokens) + 1), file}
+		args := []string{"--stats", "--max-tokens", strconv.Itoa(int(maxTokens) + 1)}
 		if first {
 			args = append(args, "--strategy", "first")
 		}
-		whole := invariant.RunTool(wholeTool(), args, nil)
-		if streamed := invariant.RunTool(Tool(), args, nil); streamed != whole {
-			t.Fatalf("streamed run differs from the whole run\nstreamed: %+v\nwhole:    %+v", streamed, whole)
-		}
+		invariant.SameOnFile(t, Tool, wholeTool, doc, args...)
 	})
 }
