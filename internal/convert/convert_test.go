@@ -30,7 +30,7 @@ func convert(t testing.TB, doc []byte, from, to transcript.Format) *Result {
 func TestMappings(t *testing.T) {
 	anthropic := `{"model":"claude-sonnet-4-5","max_tokens":1024,"system":"Be brief.","tools":[{"name":"ls","description":"List files.","input_schema":{"type":"object","properties":{"dir":{"type":"string"}}}}],"messages":[{"role":"user","content":[{"type":"text","text":"What is here?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0K"}}]},{"role":"assistant","content":[{"type":"text","text":"Let me look."},{"type":"tool_use","id":"toolu_1","name":"ls","input":{"dir":"."}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"a.go b.go"}]},{"role":"assistant","content":"Two Go files."}]}`
 	openai := `{"max_tokens":1024,"tools":[{"type":"function","function":{"name":"ls","description":"List files.","parameters":{"type":"object","properties":{"dir":{"type":"string"}}}}}],"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"What is here?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0K"}}]},{"role":"assistant","content":"Let me look.","tool_calls":[{"id":"toolu_1","type":"function","function":{"name":"ls","arguments":"{\"dir\":\".\"}"}}]},{"role":"tool","tool_call_id":"toolu_1","content":"a.go b.go"},{"role":"assistant","content":"Two Go files."}]}`
-	responses := `{"max_output_tokens":1024,"instructions":"Be brief.","tools":[{"type":"function","name":"ls","description":"List files.","parameters":{"type":"object","properties":{"dir":{"type":"string"}}}}],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"What is here?"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0K"}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Let me look."}]},{"type":"function_call","call_id":"toolu_1","name":"ls","arguments":"{\"dir\":\".\"}"},{"type":"function_call_output","call_id":"toolu_1","output":"a.go b.go"},{"type":"message","role":"assistant","content":"Two Go files."}]}`
+	responses := `{"max_output_tokens":1024,"instructions":"Be brief.","tools":[{"type":"function","name":"ls","description":"List files.","parameters":{"type":"object","properties":{"dir":{"type":"string"}}},"strict":false}],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"What is here?"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0K"}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Let me look."}]},{"type":"function_call","call_id":"toolu_1","name":"ls","arguments":"{\"dir\":\".\"}"},{"type":"function_call_output","call_id":"toolu_1","output":"a.go b.go"},{"type":"message","role":"assistant","content":"Two Go files."}]}`
 	anthropic, openai, responses = anthropic+"\n", openai+"\n", responses+"\n"
 	if got := string(convert(t, []byte(anthropic), "", transcript.OpenAI).Doc); got != openai {
 		t.Errorf("anthropic -> openai:\n got %s\nwant %s", got, openai)
@@ -47,6 +47,43 @@ func TestMappings(t *testing.T) {
 		}
 		if len(res.Losses) > 0 || len(res.Repaired) > 0 {
 			t.Errorf("%s -> anthropic: losses %v, repaired %v", name, res.Losses, res.Repaired)
+		}
+	}
+}
+
+// TestToolStrictness: whether a tool's arguments must match its schema survives the trip
+// between the formats, whose defaults differ (the Responses API enforces the schema unless
+// told not to; Chat Completions only when told to): each writer spells out the value that
+// is not its format's default.
+func TestToolStrictness(t *testing.T) {
+	schema := `{"type":"object","properties":{"dir":{"type":"string"}},"required":["dir"],"additionalProperties":false}`
+	chatTool := func(strict string) string {
+		return `{"tools":[{"type":"function","function":{"name":"ls","parameters":` + schema + strict + `}}],"messages":[{"role":"user","content":"hi"}]}` + "\n"
+	}
+	respTool := func(strict string) string {
+		return `{"tools":[{"type":"function","name":"ls","parameters":` + schema + strict + `}],"input":[{"type":"message","role":"user","content":"hi"}]}` + "\n"
+	}
+	for _, c := range []struct{ name, doc, want string }{
+		{"chat, not strict", chatTool(""), respTool(`,"strict":false`)},
+		{"chat, strict", chatTool(`,"strict":true`), respTool("")},
+		{"responses, strict by default", respTool(""), chatTool(`,"strict":true`)},
+		{"responses, not strict", respTool(`,"strict":false`), chatTool("")},
+	} {
+		to := transcript.Responses
+		if strings.Contains(c.doc, `"input"`) {
+			to = transcript.OpenAI
+		}
+		res := convert(t, []byte(c.doc), "", to)
+		if string(res.Doc) != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, res.Doc, c.want)
+			continue
+		}
+		back := transcript.OpenAI
+		if to == transcript.OpenAI {
+			back = transcript.Responses
+		}
+		if again := convert(t, res.Doc, "", back); string(again.Doc) != c.doc {
+			t.Errorf("%s: the round trip gives\n%s", c.name, again.Doc)
 		}
 	}
 }

@@ -90,8 +90,11 @@ type message struct {
 type tool struct {
 	name, description string
 	schema            string // JSON Schema of the input, raw
-	raw               string // the declaration as written, when it is not a plain function tool
-	native            family
+	// strict is whether the arguments must match the schema exactly: as the source says,
+	// else its format's default (true for Responses, false for the others).
+	strict bool
+	raw    string // the declaration as written, when it is not a plain function tool
+	native family
 }
 
 // conversation is a document in the neutral form.

@@ -77,12 +77,14 @@ func readTools(arr gjson.Result, c *conversation) {
 		typ := v.Get("type").String()
 		switch {
 		case v.Get("input_schema").Exists():
-			c.tools = append(c.tools, tool{name: v.Get("name").String(), description: v.Get("description").String(), schema: v.Get("input_schema").Raw})
+			c.tools = append(c.tools, tool{name: v.Get("name").String(), description: v.Get("description").String(), schema: v.Get("input_schema").Raw, strict: v.Get("strict").Bool()})
 		case typ == "function" && v.Get("function").IsObject():
 			fn := v.Get("function")
-			c.tools = append(c.tools, tool{name: fn.Get("name").String(), description: fn.Get("description").String(), schema: fn.Get("parameters").Raw})
+			c.tools = append(c.tools, tool{name: fn.Get("name").String(), description: fn.Get("description").String(), schema: fn.Get("parameters").Raw, strict: fn.Get("strict").Bool()})
 		case typ == "function":
-			c.tools = append(c.tools, tool{name: v.Get("name").String(), description: v.Get("description").String(), schema: v.Get("parameters").Raw})
+			// The Responses API enforces the schema unless told not to.
+			strict := v.Get("strict")
+			c.tools = append(c.tools, tool{name: v.Get("name").String(), description: v.Get("description").String(), schema: v.Get("parameters").Raw, strict: !strict.Exists() || strict.Bool()})
 		default:
 			c.tools = append(c.tools, tool{name: v.Get("name").String(), raw: v.Raw, native: fam})
 		}

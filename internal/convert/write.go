@@ -515,6 +515,9 @@ func writeOpenAI(c *conversation, l *losses) []byte {
 		w.str("name", t.name)
 		w.strOpt("description", t.description)
 		w.raw("parameters", orEmptySchema(t.schema))
+		if t.strict { // Chat Completions does not enforce the schema unless told to
+			w.raw("strict", "true")
+		}
 		w.close('}')
 		w.close('}')
 	})
@@ -736,6 +739,12 @@ func writeResponses(c *conversation, l *losses) []byte {
 		w.str("name", t.name)
 		w.strOpt("description", t.description)
 		w.raw("parameters", orEmptySchema(t.schema))
+		if !t.strict {
+			// The Responses API enforces the schema unless told not to, and refuses a
+			// schema that is not written for strict mode (every property required, no
+			// additional properties): a tool that was not strict says so.
+			w.raw("strict", "false")
+		}
 		w.close('}')
 	})
 	w.key("input")
