@@ -9,6 +9,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
 
@@ -84,6 +85,29 @@ func TestToolStrictness(t *testing.T) {
 		}
 		if again := convert(t, res.Doc, "", back); string(again.Doc) != c.doc {
 			t.Errorf("%s: the round trip gives\n%s", c.name, again.Doc)
+		}
+	}
+}
+
+// TestTemperatureToAnthropic: Anthropic takes temperatures up to 1; a higher OpenAI one is
+// sent as 1 and reported; one in range crosses as written.
+func TestTemperatureToAnthropic(t *testing.T) {
+	for _, c := range []struct{ in, want, loss string }{
+		{"1.5", "1", "temperature"},
+		{"0.7", "0.7", ""},
+		{"1", "1", ""},
+	} {
+		doc := `{"temperature":` + c.in + `,"messages":[{"role":"user","content":"hi"}]}`
+		res := convert(t, []byte(doc), "", transcript.Anthropic)
+		if got := gjson.GetBytes(res.Doc, "temperature").Raw; got != c.want {
+			t.Errorf("temperature %s: sent as %s, want %s", c.in, got, c.want)
+		}
+		var kinds []string
+		for _, l := range res.Losses {
+			kinds = append(kinds, l.Kind)
+		}
+		if got := strings.Join(kinds, ","); got != c.loss {
+			t.Errorf("temperature %s: losses %q, want %q", c.in, got, c.loss)
 		}
 	}
 }

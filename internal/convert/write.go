@@ -1,6 +1,8 @@
 package convert
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -267,6 +269,16 @@ func anthropicRole(m *message) string {
 	return m.role
 }
 
+// anthropicTemperature is the temperature an Anthropic request can carry: OpenAI's go up
+// to 2, Anthropic's to 1, which is what a higher one becomes (a loss).
+func anthropicTemperature(raw string, l *losses) string {
+	if v, err := strconv.ParseFloat(raw, 64); err == nil && v > 1 {
+		l.add("temperature", fmt.Sprintf("Anthropic takes a temperature from 0 to 1: %s is sent as 1", raw))
+		return "1"
+	}
+	return raw
+}
+
 func writeAnthropic(c *conversation, l *losses) []byte {
 	w := newWriter(c)
 	system, rest := leadingSystem(c)
@@ -274,7 +286,7 @@ func writeAnthropic(c *conversation, l *losses) []byte {
 	w.open('{')
 	w.raw("model", model)
 	w.raw("max_tokens", c.maxTokens)
-	w.raw("temperature", c.temperature)
+	w.raw("temperature", anthropicTemperature(c.temperature, l))
 	w.raw("top_p", c.topP)
 	stop := c.stop
 	if strings.HasPrefix(stop, `"`) {
