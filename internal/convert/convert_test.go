@@ -112,6 +112,39 @@ func TestTemperatureToAnthropic(t *testing.T) {
 	}
 }
 
+// TestToolChoiceAndRequestFields: tool_choice, parallel_tool_calls and stream cross
+// between the three spellings; any other member of a request body's root is reported as
+// left out, never dropped silently.
+func TestToolChoiceAndRequestFields(t *testing.T) {
+	chat := `{"tool_choice":{"type":"function","function":{"name":"ls"}},"parallel_tool_calls":false,"stream":true,"response_format":{"type":"json_object"},"seed":3,"messages":[{"role":"user","content":"hi"}]}`
+	for _, c := range []struct {
+		doc  string
+		to   transcript.Format
+		want string
+		lost int
+	}{
+		{chat, transcript.Anthropic, `{"tool_choice":{"type":"tool","name":"ls","disable_parallel_tool_use":true},"stream":true,"messages":[{"role":"user","content":"hi"}]}`, 2},
+		{chat, transcript.Responses, `{"tool_choice":{"type":"function","name":"ls"},"parallel_tool_calls":false,"stream":true,"input":[{"type":"message","role":"user","content":"hi"}]}`, 2},
+		{`{"tool_choice":{"type":"tool","name":"ls","disable_parallel_tool_use":true},"stream":true,"messages":[{"role":"user","content":"hi"}]}`, transcript.OpenAI, `{"tool_choice":{"type":"function","function":{"name":"ls"}},"parallel_tool_calls":false,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, 0},
+		{`{"max_tokens":5,"tool_choice":{"type":"any"},"metadata":{"user_id":"u"},"messages":[{"role":"user","content":"hi"}]}`, transcript.OpenAI, `{"max_tokens":5,"tool_choice":"required","messages":[{"role":"user","content":"hi"}]}`, 1},
+		{`{"tool_choice":"none","input":[{"role":"user","content":"hi"}]}`, transcript.Anthropic, `{"tool_choice":{"type":"none"},"messages":[{"role":"user","content":"hi"}]}`, 0},
+	} {
+		res := convert(t, []byte(c.doc), "", c.to)
+		if got := strings.TrimSpace(string(res.Doc)); got != c.want {
+			t.Errorf("%s to %s:\n got %s\nwant %s", c.doc, c.to, got, c.want)
+		}
+		lost := 0
+		for _, l := range res.Losses {
+			if l.Kind == "request-field" {
+				lost = l.Count
+			}
+		}
+		if lost != c.lost {
+			t.Errorf("%s to %s: %d request fields reported left out, want %d", c.doc, c.to, lost, c.lost)
+		}
+	}
+}
+
 // TestLossesAreReported: what a target cannot hold is counted by kind, never dropped
 // silently.
 func TestLossesAreReported(t *testing.T) {

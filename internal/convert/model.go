@@ -106,7 +106,15 @@ type conversation struct {
 	messages []message
 	tools    []tool
 	// Request parameters the three formats share, as raw JSON values ("" when absent).
-	model, maxTokens, temperature, topP, stop string
+	model, maxTokens, temperature, topP, stop, stream string
+	// choice is tool_choice in the neutral form: "auto", "any" (OpenAI's "required"),
+	// "none" or "tool" (then choiceTool names it), "" when absent or of no shared kind.
+	choice, choiceTool string
+	// parallel is parallel_tool_calls as raw JSON (Anthropic's disable_parallel_tool_use
+	// turned round), "" when absent.
+	parallel string
+	// dropped lists the members of a request body's root that no target carries.
+	dropped []string
 }
 
 // text is a text part's text, decoded.

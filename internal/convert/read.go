@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -26,6 +27,14 @@ func read(t *transcript.Transcript) *conversation {
 		c.topP = firstOf(v[5:6])
 		c.stop = firstOf(v[6:8])
 		readTools(v[8], c)
+		c.stream = firstOf(v[9:10])
+		readToolChoice(v[10], c)
+		if p := firstOf(v[11:12]); p != "" {
+			c.parallel = p
+		}
+		if _, body := DefaultTarget(t); !body {
+			c.dropped = append(c.dropped, unknownRootKeys(t)...)
+		}
 	}
 	if t.Format.JSONL() && c.model == "" && t.Model != "" {
 		c.model = transcript.Quote(t.Model)
@@ -35,7 +44,50 @@ func read(t *transcript.Transcript) *conversation {
 
 // rootKeys are the members of a request's root object that read takes: the parameters the
 // formats share (in the order readParams looks for them), then the tools.
-var rootKeys = []string{"model", "max_tokens", "max_completion_tokens", "max_output_tokens", "temperature", "top_p", "stop_sequences", "stop", "tools"}
+var rootKeys = []string{"model", "max_tokens", "max_completion_tokens", "max_output_tokens", "temperature", "top_p", "stop_sequences", "stop", "tools", "stream", "tool_choice", "parallel_tool_calls"}
+
+// bodyKeys are the members of a request body that hold the conversation.
+var bodyKeys = []string{"messages", "input", "system", "instructions"}
+
+// unknownRootKeys lists the members of a request body's root that read does not take, so
+// that leaving them out is reported rather than silent.
+func unknownRootKeys(t *transcript.Transcript) []string {
+	var out []string
+	gjson.Parse(rootObject(t)).ForEach(func(k, _ gjson.Result) bool {
+		if name := k.String(); !slices.Contains(rootKeys, name) && !slices.Contains(bodyKeys, name) {
+			out = append(out, name)
+		}
+		return true
+	})
+	return out
+}
+
+// readToolChoice reads tool_choice in the three shapes (Anthropic {type, name,
+// disable_parallel_tool_use}; OpenAI "auto" | "none" | "required" or a named function).
+func readToolChoice(v gjson.Result, c *conversation) {
+	switch {
+	case v.Type == gjson.String:
+		c.choice = map[string]string{"auto": "auto", "none": "none", "required": "any"}[v.String()]
+	case v.IsObject():
+		g := v.Get("type").String()
+		switch {
+		case g == "auto" || g == "any" || g == "none":
+			c.choice = g
+		case g == "tool" && v.Get("name").Exists():
+			c.choice, c.choiceTool = "tool", v.Get("name").String()
+		case g == "function" && v.Get("function.name").Exists():
+			c.choice, c.choiceTool = "tool", v.Get("function.name").String()
+		case g == "function" && v.Get("name").Exists():
+			c.choice, c.choiceTool = "tool", v.Get("name").String()
+		}
+		if d := v.Get("disable_parallel_tool_use"); d.Exists() {
+			c.parallel = map[bool]string{true: "false", false: "true"}[d.Bool()]
+		}
+	}
+	if v.Exists() && c.choice == "" {
+		c.dropped = append(c.dropped, "tool_choice")
+	}
+}
 
 // rootFields looks up rootKeys in the document's root object. gjson.Get reads every member
 // before the one it looks for, and the whole object for a key that is absent, so the
@@ -44,7 +96,7 @@ var rootKeys = []string{"model", "max_tokens", "max_completion_tokens", "max_out
 // of the members looked up holds the array.
 func rootFields(t *transcript.Transcript) []gjson.Result {
 	if a := t.Array; t.Base == 0 && !a.IsZero() && a.Len() > 2 && a.End <= len(t.Doc) {
-		small := t.Doc[:a.Start] + "[]" + t.Doc[a.End:]
+		small := rootObject(t)
 		v := gjson.GetMany(small, rootKeys...)
 		holds := false
 		for _, r := range v {
@@ -55,6 +107,14 @@ func rootFields(t *transcript.Transcript) []gjson.Result {
 		}
 	}
 	return gjson.GetMany(t.Doc, rootKeys...)
+}
+
+// rootObject is the document with its message array written as [] (see rootFields).
+func rootObject(t *transcript.Transcript) string {
+	if a := t.Array; t.Base == 0 && !a.IsZero() && a.Len() > 2 && a.End <= len(t.Doc) {
+		return t.Doc[:a.Start] + "[]" + t.Doc[a.End:]
+	}
+	return t.Doc
 }
 
 // firstOf is the first value that is there and not null, as JSON text, or "".

@@ -247,6 +247,59 @@ func lateLosses(c *conversation, l *losses, tools int, toolDetail string, stop, 
 	if model {
 		l.add("model", "the model "+c.model+" belongs to another provider: name the target's model yourself")
 	}
+	for range c.dropped {
+		l.add("request-field", "request fields ctx-convert does not carry are left out: "+strings.Join(c.dropped, ", "))
+	}
+}
+
+// openaiChoice writes tool_choice and parallel_tool_calls as Chat Completions (fam
+// openaiFamily) or Responses spell them, and stream.
+func (w *writer) openaiChoice(fam family) {
+	c := w.c
+	switch c.choice {
+	case "auto", "none":
+		w.str("tool_choice", c.choice)
+	case "any":
+		w.str("tool_choice", "required")
+	case "tool":
+		w.key("tool_choice")
+		w.open('{')
+		w.str("type", "function")
+		if fam == openaiFamily {
+			w.key("function")
+			w.open('{')
+			w.str("name", c.choiceTool)
+			w.close('}')
+		} else {
+			w.str("name", c.choiceTool)
+		}
+		w.close('}')
+	}
+	w.raw("parallel_tool_calls", c.parallel)
+	w.raw("stream", c.stream)
+}
+
+// anthropicChoice writes tool_choice as Anthropic spells it, parallel_tool_calls false as
+// its disable_parallel_tool_use, and stream.
+func (w *writer) anthropicChoice() {
+	c := w.c
+	if c.choice != "" || c.parallel == "false" {
+		w.key("tool_choice")
+		w.open('{')
+		typ := c.choice
+		if typ == "" {
+			typ = "auto"
+		}
+		w.str("type", typ)
+		if typ == "tool" {
+			w.str("name", c.choiceTool)
+		}
+		if c.parallel == "false" {
+			w.raw("disable_parallel_tool_use", "true")
+		}
+		w.close('}')
+	}
+	w.raw("stream", c.stream)
 }
 
 func orEmptySchema(s string) string {
@@ -310,6 +363,7 @@ func writeAnthropic(c *conversation, l *losses) []byte {
 		w.raw("input_schema", orEmptySchema(t.schema))
 		w.close('}')
 	})
+	w.anthropicChoice()
 	w.key("messages")
 	w.open('[')
 	// Roles must alternate, so a run of messages of one role (a tool message and the user
@@ -533,6 +587,7 @@ func writeOpenAI(c *conversation, l *losses) []byte {
 		w.close('}')
 		w.close('}')
 	})
+	w.openaiChoice(openaiFamily)
 	w.key("messages")
 	w.open('[')
 	if ts := texts(c, c.system); len(ts) > 0 {
@@ -759,6 +814,7 @@ func writeResponses(c *conversation, l *losses) []byte {
 		}
 		w.close('}')
 	})
+	w.openaiChoice(responsesFamily)
 	w.key("input")
 	w.open('[')
 	for mi := range rest {
