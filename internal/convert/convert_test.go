@@ -145,6 +145,24 @@ func TestToolChoiceAndRequestFields(t *testing.T) {
 	}
 }
 
+// TestCodexStringSummary: a Codex compacted record that holds only its summary (no
+// replacement history) is a user message in the request, not a bare string item.
+func TestCodexStringSummary(t *testing.T) {
+	doc := `{"timestamp":"2025-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"old"}]}}
+{"timestamp":"2025-01-01T00:00:01Z","type":"compacted","payload":{"message":"We fixed the build."}}
+{"timestamp":"2025-01-01T00:00:02Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"next"}]}}
+`
+	for to, want := range map[transcript.Format]string{
+		transcript.Responses: `{"input":[{"type":"message","role":"user","content":"We fixed the build."},{"type":"message","role":"user","content":[{"type":"input_text","text":"next"}]}]}`,
+		transcript.Anthropic: `{"messages":[{"role":"user","content":[{"type":"text","text":"We fixed the build."},{"type":"text","text":"next"}]}]}`,
+	} {
+		res := convert(t, []byte(doc), "", to)
+		if got := strings.TrimSpace(string(res.Doc)); got != want || len(res.Repaired) > 0 {
+			t.Errorf("to %s:\n got %s (repaired %v)\nwant %s", to, got, res.Repaired, want)
+		}
+	}
+}
+
 // TestLossesAreReported: what a target cannot hold is counted by kind, never dropped
 // silently.
 func TestLossesAreReported(t *testing.T) {

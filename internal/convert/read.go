@@ -352,7 +352,9 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 		}
 		typ := gjson.Get(raw, "type").String()
 		switch {
-		case typ == "message" || (typ == "" && gjson.Get(raw, "role").Exists()) || (m.Span == t.Array && raw != "" && raw[0] == '"'):
+		// A message that is a string: a Responses input given as one string, or the summary
+		// of a Codex compacted record that holds no replacement history.
+		case typ == "message" || (typ == "" && gjson.Get(raw, "role").Exists()) || (raw[0] == '"' && len(m.Blocks) > 0):
 			content := gjson.Get(raw, "content")
 			str := content.Type == gjson.String || (raw != "" && raw[0] == '"')
 			msg := message{role: m.Role, str: str}
