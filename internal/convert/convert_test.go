@@ -163,6 +163,38 @@ func TestCodexStringSummary(t *testing.T) {
 	}
 }
 
+// TestFileImages: an image given by the id of an uploaded file goes only to the provider
+// that holds the file, in a format that takes file ids; anywhere else a text note stands
+// in its place and the loss is reported, rather than an image with no data.
+func TestFileImages(t *testing.T) {
+	anthropic := `{"messages":[{"role":"user","content":[{"type":"text","text":"see"},{"type":"image","source":{"type":"file","file_id":"file_1"}}]}]}`
+	responses := `{"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"see"},{"type":"input_image","file_id":"file-2"}]}]}`
+	for _, c := range []struct {
+		doc  string
+		to   transcript.Format
+		want string // in the output
+		lost bool
+	}{
+		{anthropic, transcript.OpenAI, `{"type":"text","text":"[image not included: file file_1 was uploaded to another provider]"}`, true},
+		{anthropic, transcript.Responses, `{"type":"input_text","text":"[image not included: file file_1 was uploaded to another provider]"}`, true},
+		{responses, transcript.Anthropic, `{"type":"text","text":"[image not included: file file-2 was uploaded to another provider]"}`, true},
+		{responses, transcript.OpenAI, `{"type":"text","text":"[image not included: file file-2 cannot be sent by id in this format]"}`, true},
+		{responses, transcript.Responses, `{"type":"input_image","file_id":"file-2"}`, false},
+	} {
+		res := convert(t, []byte(c.doc), "", c.to)
+		if !strings.Contains(string(res.Doc), c.want) {
+			t.Errorf("%.40s... to %s: no %s in\n%s", c.doc, c.to, c.want, res.Doc)
+		}
+		lost := false
+		for _, l := range res.Losses {
+			lost = lost || l.Kind == "image-file"
+		}
+		if lost != c.lost {
+			t.Errorf("%.40s... to %s: image-file loss reported %t, want %t", c.doc, c.to, lost, c.lost)
+		}
+	}
+}
+
 // TestLossesAreReported: what a target cannot hold is counted by kind, never dropped
 // silently.
 func TestLossesAreReported(t *testing.T) {

@@ -54,6 +54,11 @@ func familyOf(f transcript.Format) family {
 // image is an image by its data (base64, MediaType set) or by URL.
 type image struct {
 	MediaType, Data, URL, Detail string
+	// FileID names an image uploaded to a provider's files (files: anthropicFamily for
+	// Anthropic's, openaiFamily for OpenAI's, which Chat Completions and Responses share):
+	// only that provider can read it.
+	FileID string
+	files  family
 }
 
 // part is one piece of a message in the neutral form.

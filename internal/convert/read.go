@@ -206,7 +206,7 @@ func anthropicPart(t *transcript.Transcript, b *transcript.Block) part {
 	case b.Kind == transcript.Thinking && b.Type == "thinking":
 		return part{kind: thinkingPart, raw: raw, native: anthropicFamily}
 	case b.Kind == transcript.Image && b.Image != nil:
-		return part{kind: imagePart, image: imageOf(t, b.Image)}
+		return part{kind: imagePart, image: imageOf(t, b, anthropicFamily)}
 	}
 	what := b.Type
 	switch b.Type {
@@ -238,8 +238,20 @@ func isList(b *transcript.Block, raw, key string) bool {
 	return gjson.Get(raw, key).IsArray()
 }
 
-func imageOf(t *transcript.Transcript, ref *transcript.ImageRef) *image {
+func imageOf(t *transcript.Transcript, b *transcript.Block, fam family) *image {
+	ref := b.Image
 	img := &image{MediaType: ref.MediaType, URL: ref.URL, Detail: ref.Detail}
+	if ref.Data.IsZero() && ref.URL == "" {
+		// Neither data nor a URL: an image by the id of an uploaded file (Anthropic's
+		// source.file_id, Responses' file_id; Chat Completions has none).
+		key := "file_id"
+		if fam == anthropicFamily {
+			key = "source.file_id"
+		}
+		if id := gjson.Get(t.Slice(b.Span), key); id.Type == gjson.String {
+			img.FileID, img.files = id.String(), fam
+		}
+	}
 	if !ref.Data.IsZero() {
 		data := gjson.Parse(t.Slice(ref.Data)).String()
 		if rest, ok := strings.CutPrefix(data, "data:"); ok {
@@ -312,7 +324,7 @@ func openaiPart(t *transcript.Transcript, b *transcript.Block) part {
 		return part{kind: textPart, body: b}
 	case transcript.Image:
 		if b.Image != nil {
-			return part{kind: imagePart, image: imageOf(t, b.Image)}
+			return part{kind: imagePart, image: imageOf(t, b, openaiFamily)}
 		}
 	}
 	return part{kind: nativePart, raw: t.Slice(b.Span), native: openaiFamily, what: orType(b.Type, "content part")}

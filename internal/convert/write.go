@@ -22,10 +22,31 @@ type writer struct {
 	b     []byte
 	first bool // nothing is written yet in the innermost object or array
 	c     *conversation
+	l     *losses
 }
 
-func newWriter(c *conversation) *writer {
-	return &writer{b: make([]byte, 0, outputSize(c.t)), c: c}
+func newWriter(c *conversation, l *losses) *writer {
+	return &writer{b: make([]byte, 0, outputSize(c.t)), c: c, l: l}
+}
+
+// otherFiles writes, in place of an image given by the id of a file the target cannot
+// read (uploaded to another provider than the target's, or a format that takes no file
+// ids: byID false), a text part saying so (kind names the text part's type), and reports
+// the loss.
+func (w *writer) otherFiles(img *image, provider family, byID bool, kind string) bool {
+	if img.FileID == "" || (img.files == provider && byID) {
+		return false
+	}
+	why := "was uploaded to another provider"
+	if img.files == provider {
+		why = "cannot be sent by id in this format"
+	}
+	w.l.add("image-file", "an image given by the id of an uploaded file the target cannot read is left out (a note says so)")
+	w.open('{')
+	w.str("type", kind)
+	w.str("text", "[image not included: file "+img.FileID+" "+why+"]")
+	w.close('}')
+	return true
 }
 
 // outputSize is a little more than the target document usually takes, so the buffer
@@ -333,7 +354,7 @@ func anthropicTemperature(raw string, l *losses) string {
 }
 
 func writeAnthropic(c *conversation, l *losses) []byte {
-	w := newWriter(c)
+	w := newWriter(c, l)
 	system, rest := leadingSystem(c)
 	model, modelLost := sameProvider(c, anthropicFamily)
 	w.open('{')
@@ -546,11 +567,17 @@ func (w *writer) anthropicBlock(p *part) {
 }
 
 func (w *writer) anthropicImage(img *image) {
+	if w.otherFiles(img, anthropicFamily, true, "text") {
+		return
+	}
 	w.open('{')
 	w.str("type", "image")
 	w.key("source")
 	w.open('{')
-	if img.URL != "" {
+	if img.FileID != "" {
+		w.str("type", "file")
+		w.str("file_id", img.FileID)
+	} else if img.URL != "" {
 		w.str("type", "url")
 		w.str("url", img.URL)
 	} else {
@@ -565,7 +592,7 @@ func (w *writer) anthropicImage(img *image) {
 // ---- OpenAI Chat Completions ----
 
 func writeOpenAI(c *conversation, l *losses) []byte {
-	w := newWriter(c)
+	w := newWriter(c, l)
 	model, modelLost := sameProvider(c, openaiFamily)
 	w.open('{')
 	w.raw("model", model)
@@ -768,6 +795,9 @@ func (w *writer) openaiTool(p *part, l *losses) {
 }
 
 func (w *writer) openaiImage(img *image) {
+	if w.otherFiles(img, openaiFamily, false, "text") { // Chat Completions takes images by URL only
+		return
+	}
 	w.open('{')
 	w.str("type", "image_url")
 	w.key("image_url")
@@ -781,7 +811,7 @@ func (w *writer) openaiImage(img *image) {
 // ---- OpenAI Responses ----
 
 func writeResponses(c *conversation, l *losses) []byte {
-	w := newWriter(c)
+	w := newWriter(c, l)
 	system, rest := leadingSystem(c)
 	custom := map[string]bool{} // call ids of free-form calls, whose outputs have their own type
 	for _, m := range rest {
@@ -915,9 +945,18 @@ func writeResponses(c *conversation, l *losses) []byte {
 }
 
 func (w *writer) responsesImage(img *image) {
+	// Chat Completions and Responses share OpenAI's files; only Responses takes an image
+	// by file id.
+	if w.otherFiles(img, openaiFamily, true, "input_text") {
+		return
+	}
 	w.open('{')
 	w.str("type", "input_image")
-	w.str("image_url", dataURL(img))
+	if img.FileID != "" {
+		w.str("file_id", img.FileID)
+	} else {
+		w.str("image_url", dataURL(img))
+	}
 	w.strOpt("detail", img.Detail)
 	w.close('}')
 }
