@@ -141,28 +141,6 @@ func (c *Context) ReadDocument(name string, fn func(seq int, rec *transcript.Tra
 	return d, nil
 }
 
-// ReadWhole reads input name whole and parses it, as ReadDocument reads a document it
-// does not stream: the reference a tool's streamed runs are tested against.
-func (c *Context) ReadWhole(name string) (*Document, error) {
-	r, err := c.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	o, err := c.readOptions(name)
-	if err != nil {
-		r.Close()
-		return nil, err
-	}
-	d := &Document{Name: name, c: c}
-	return d, d.readWhole(r, r, func(err error) error {
-		var te *transcript.Error
-		if errors.As(err, &te) {
-			return inputError(name, o.Format, err)
-		}
-		return RuntimeError(fmt.Errorf("read %s: %w", displayName(name), pathReason(err)))
-	})
-}
-
 // readWhole reads the rest of br (which reads r) into d.Input, closes r, and parses it.
 func (d *Document) readWhole(br io.Reader, r io.ReadCloser, readErr func(error) error) error {
 	data, err := readWhole(br, r)

@@ -12,8 +12,9 @@ import (
 // document it reads whole, for a tool that learns from the first pass that it needs the
 // text of the whole document after all (ctx-repair fixing a broken transcript). The input
 // is what the first pass read: the spool, or the file's first bytes, which must not have
-// changed since (as Rewrite checks). Write the result with WriteDocument, not Rewrite. A
-// Document read whole is returned as it is.
+// changed since (as Rewrite checks). The Document becomes one read whole (Input and
+// Transcript set, Outline nil): write it with WriteDocument, not Rewrite. A Document read
+// whole is returned as it is.
 func (d *Document) Whole() (Input, *transcript.Transcript, error) {
 	if d.Transcript != nil {
 		return d.Input, d.Transcript, nil
@@ -25,11 +26,7 @@ func (d *Document) Whole() (Input, *transcript.Transcript, error) {
 	if err != nil {
 		return Input{}, nil, RuntimeError(fmt.Errorf("read %s again: %w", displayName(d.Name), err))
 	}
-	size := d.size
-	if d.spool != nil {
-		size = d.spool.size
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	buf := bytes.NewBuffer(make([]byte, 0, d.Size()+bytes.MinRead))
 	_, err = buf.ReadFrom(&readErrors{r: r, what: "read " + displayName(d.Name) + " again"})
 	if err == nil {
 		err = check()
@@ -43,5 +40,6 @@ func (d *Document) Whole() (Input, *transcript.Transcript, error) {
 	if err != nil {
 		return Input{}, nil, err
 	}
+	d.Input, d.Transcript, d.Outline = in, t, nil
 	return in, t, nil
 }

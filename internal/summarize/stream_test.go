@@ -7,6 +7,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/invariant"
+	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // wholeTool is ctx-summarize reading the document whole, as it reads JSON documents: the
@@ -19,8 +20,12 @@ func wholeTool() *cli.Tool {
 		if err != nil {
 			return err
 		}
-		doc, err := c.ReadWhole(names[0])
+		doc, err := c.ReadDocument(names[0], func(int, *transcript.Transcript) error { return nil })
 		if err != nil {
+			return err
+		}
+		defer doc.Close()
+		if _, _, err := doc.Whole(); err != nil {
 			return err
 		}
 		return runOne(c, f, doc, nil)

@@ -208,9 +208,6 @@ func (t *Transcript) AddExcerpt(base int, text string) {
 	t.excerpts = append(t.excerpts, excerpt{base: base, text: text})
 }
 
-// Excerpted reports whether the transcript holds only excerpts of its document's text.
-func (t *Transcript) Excerpted() bool { return t.excerpts != nil }
-
 func (t *Transcript) excerptSlice(s Span) string {
 	k := sort.Search(len(t.excerpts), func(k int) bool { return t.excerpts[k].base > s.Start }) - 1
 	if k < 0 || s.End > t.excerpts[k].base+len(t.excerpts[k].text) || s.End < s.Start {
