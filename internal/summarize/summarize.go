@@ -117,6 +117,19 @@ func Choose(t *transcript.Transcript, o Options) Split {
 		}
 	}
 	protected := t.Protected()
+	// A protected message before the cut stays where it is. When it is (or holds) a tool
+	// result, its call must stay too, or the result would be left without it: the tail
+	// then starts where that call's step starts.
+	for mi := 0; mi < cut; mi++ {
+		m := &t.Messages[mi]
+		if protected[mi] && !stays(m) && !m.Summary && (glued[mi] || onlyResults(m)) {
+			cut = mi
+			for cut > 0 && !canStart(cut) {
+				cut--
+			}
+			break
+		}
+	}
 	for mi := 0; mi < cut; mi++ {
 		m := &t.Messages[mi]
 		if stays(m) || (protected[mi] && !m.Summary) {

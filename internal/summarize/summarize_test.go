@@ -85,6 +85,28 @@ func TestChooseKeepsPairsAndTail(t *testing.T) {
 	}
 }
 
+// The newest user message is protected; when it holds only a tool result, its call stays
+// with it. Before, a tail of just the final answer summarized call B and kept result B,
+// which the run then dropped as an orphan.
+func TestChooseKeepsNewestResultWithItsCall(t *testing.T) {
+	doc := `{"messages":[{"role":"user","content":"task"},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"Read","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"x"}]},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"b","name":"Read","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"b","content":"y"}]},` +
+		`{"role":"assistant","content":"a long final answer"}]}`
+	tr, err := transcript.Parse([]byte(doc), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Defaults()
+	o.Force = true
+	o.PerMessage = []int{10, 10, 10, 10, 10, 50}
+	o.Tokens, o.Effective, o.KeepTokens = 100, 1000, 40
+	sp := Choose(tr, o)
+	if got := fmt.Sprint(sp.Summarized); got != "[0 1 2]" {
+		t.Errorf("summarized %s, want [0 1 2]: call b (3) stays with its result (4)", got)
+	}
+}
+
 func TestFoldCarriesEarlierSummary(t *testing.T) {
 	older := Sections{"Goal and user requests": {"Goal: “ship v2”"}, "Files changed": {"a.go"}, "Errors": {"`go test`: FAIL x [unresolved]"}, "Next step": {"run the tests"}}
 	newer := Sections{"Files changed": {"b.go", "a.go"}, "Errors": {"`go test`: FAIL x [fixed]"}, "Next step": {"release"}}
