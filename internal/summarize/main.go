@@ -126,8 +126,20 @@ func run(c *cli.Context, f *Flags) error {
 	if err != nil {
 		return err
 	}
+	// With --in-place every file is summarized; the runner renames none of them over its
+	// original unless all succeed.
+	for _, name := range names {
+		if err := summarizeFile(c, f, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// summarizeFile reads one input and summarizes it.
+func summarizeFile(c *cli.Context, f *Flags, name string) error {
 	counts := count.NewStreamed(c.Counter)
-	doc, err := c.ReadDocument(names[0], counts.Record)
+	doc, err := c.ReadDocument(name, counts.Record)
 	counts.Close()
 	if err != nil {
 		return err
