@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,6 +222,21 @@ func TestLossesAreReported(t *testing.T) {
 	}
 }
 
+// withoutToolNames removes the name of every tool message of a Chat Completions request.
+func withoutToolNames(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	msgs := gjson.GetBytes(doc, "messages").Array()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Get("role").String() == "tool" && msgs[i].Get("name").Exists() {
+			var err error
+			if doc, err = sjson.DeleteBytes(doc, fmt.Sprintf("messages.%d.name", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return doc
+}
+
 // TestRoundTrips: a conversation converted to Anthropic, then to OpenAI Chat Completions
 // or Responses and back, comes back byte for byte whenever the middle step reported no
 // loss and the way back needed no repair (ids reused across turns, for instance, must be
@@ -263,8 +279,14 @@ func TestRoundTrips(t *testing.T) {
 					skipped[key]++
 					continue
 				}
-				if string(back.Doc) != string(canon) {
-					t.Errorf("%s: %s is not exact:\n was %.300s\n now %.300s", filepath.Base(path), key, canon[firstDiff(canon, back.Doc):], back.Doc[firstDiff(canon, back.Doc):])
+				want := canon
+				if home == transcript.OpenAI {
+					// A tool message's name that is its call's says nothing the middle
+					// format must hold (a different one is reported as a loss).
+					want = withoutToolNames(t, canon)
+				}
+				if string(back.Doc) != string(want) {
+					t.Errorf("%s: %s is not exact:\n was %.300s\n now %.300s", filepath.Base(path), key, want[firstDiff(want, back.Doc):], back.Doc[firstDiff(want, back.Doc):])
 					continue
 				}
 				exact[key]++

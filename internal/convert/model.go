@@ -69,7 +69,7 @@ type part struct {
 	// is gets copied from its literal (see conversation.literal).
 	body  *transcript.Block
 	image *image
-	// Calls and results.
+	// Calls and results (a Chat Completions tool message may name its tool too).
 	id, name string
 	args     string // a call's arguments as JSON text (a function call), or raw input text (custom), when body is not set
 	custom   bool   // a free-form (custom) tool call: args is plain text, not JSON
@@ -82,6 +82,9 @@ type part struct {
 	raw    string
 	native family
 	what   string
+	// inContent: a native part that is a member of a message's content (a Responses
+	// input_file), not an item of its own.
+	inContent bool
 }
 
 // message is one turn in the neutral form.
@@ -120,6 +123,13 @@ type conversation struct {
 	parallel string
 	// dropped lists the members of a request body's root that no target carries.
 	dropped []string
+	// fieldNames are the members of messages and parts that no target carries (see
+	// fieldLosses), fields how many there were; refusals counts refusals, which become text.
+	fieldNames       []string
+	fields, refusals int
+	// renamed counts tool results named otherwise than their call (Chat Completions' name
+	// on a tool message), which only Chat Completions can say.
+	renamed int
 }
 
 // text is a text part's text, decoded.

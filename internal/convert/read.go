@@ -36,6 +36,14 @@ func read(t *transcript.Transcript) *conversation {
 			c.dropped = append(c.dropped, unknownRootKeys(t)...)
 		}
 	}
+	c.fieldNames, c.fields = fieldLosses(t)
+	for mi := range t.Messages {
+		for bi := range t.Messages[mi].Blocks {
+			if b := &t.Messages[mi].Blocks[bi]; b.Kind == transcript.Text && b.Type == "refusal" {
+				c.refusals++
+			}
+		}
+	}
 	if t.Format.JSONL() && c.model == "" && t.Model != "" {
 		c.model = transcript.Quote(t.Model)
 	}
@@ -268,6 +276,9 @@ func imageOf(t *transcript.Transcript, b *transcript.Block, fam family) *image {
 }
 
 func readOpenAI(t *transcript.Transcript, c *conversation) {
+	// The name of the newest call of each id (ids are reused: the newest is the one a
+	// result answers), to tell a tool message's name that says more than its call's.
+	callNames := map[string]string{}
 	for i := range t.Messages {
 		m := &t.Messages[i]
 		raw := t.Slice(m.Span)
@@ -281,7 +292,7 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 			res := part{kind: resultPart}
 			if isList(b, raw, "content") {
 				for pi := range b.Parts {
-					res.result = append(res.result, openaiPart(t, &b.Parts[pi]))
+					res.result = append(res.result, openaiPart(t, openaiFamily, &b.Parts[pi]))
 				}
 			} else {
 				res.resultS = true
@@ -290,7 +301,10 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 			msg := message{role: "tool"}
 			for _, id := range ids {
 				r := res
-				r.id = id
+				r.id, r.name = id, b.ToolName
+				if r.name != "" && r.name != callNames[id] {
+					c.renamed++ // only Chat Completions can say it
+				}
 				msg.parts = append(msg.parts, r)
 			}
 			c.messages = append(c.messages, msg)
@@ -303,6 +317,7 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 			switch {
 			case b.Kind == transcript.ToolCall:
 				p := part{kind: callPart, id: b.ToolID, name: b.ToolName, body: b}
+				callNames[b.ToolID] = b.ToolName
 				if b.Type == "custom" {
 					p.custom = true
 				}
@@ -310,15 +325,16 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 			case b.Kind == transcript.Thinking:
 				msg.parts = append(msg.parts, part{kind: thinkingPart})
 			default:
-				msg.parts = append(msg.parts, openaiPart(t, b))
+				msg.parts = append(msg.parts, openaiPart(t, openaiFamily, b))
 			}
 		}
 		c.messages = append(c.messages, msg)
 	}
 }
 
-// openaiPart reads a content part of Chat Completions or Responses.
-func openaiPart(t *transcript.Transcript, b *transcript.Block) part {
+// openaiPart reads a content part of Chat Completions or Responses (fam says which: a part
+// neither reads, such as a Responses input_file, is kept whole for its own format only).
+func openaiPart(t *transcript.Transcript, fam family, b *transcript.Block) part {
 	switch b.Kind {
 	case transcript.Text:
 		return part{kind: textPart, body: b}
@@ -327,7 +343,7 @@ func openaiPart(t *transcript.Transcript, b *transcript.Block) part {
 			return part{kind: imagePart, image: imageOf(t, b, openaiFamily)}
 		}
 	}
-	return part{kind: nativePart, raw: t.Slice(b.Span), native: openaiFamily, what: orType(b.Type, "content part")}
+	return part{kind: nativePart, raw: t.Slice(b.Span), native: fam, what: orType(b.Type, "content part"), inContent: true}
 }
 
 func orType(typ, fallback string) string {
@@ -371,7 +387,7 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 			str := content.Type == gjson.String || (raw != "" && raw[0] == '"')
 			msg := message{role: m.Role, str: str}
 			for bi := range m.Blocks {
-				msg.parts = append(msg.parts, openaiPart(t, &m.Blocks[bi]))
+				msg.parts = append(msg.parts, openaiPart(t, responsesFamily, &m.Blocks[bi]))
 			}
 			if m.Role == "assistant" && len(c.messages) > 0 && c.messages[len(c.messages)-1].role == "assistant" {
 				for _, p := range msg.parts {
@@ -390,7 +406,7 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 			p := part{kind: resultPart, id: b.ToolID}
 			if isList(b, raw, "output") {
 				for pi := range b.Parts {
-					p.result = append(p.result, openaiPart(t, &b.Parts[pi]))
+					p.result = append(p.result, openaiPart(t, responsesFamily, &b.Parts[pi]))
 				}
 			} else {
 				p.resultS = true

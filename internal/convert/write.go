@@ -256,6 +256,14 @@ func sameProvider(c *conversation, target family) (model string, lost bool) {
 	return "", true
 }
 
+// renamedLosses adds a loss for each tool result whose name (Chat Completions' name on a
+// tool message) differs from its call's: only Chat Completions can say it.
+func renamedLosses(c *conversation, l *losses) {
+	for range c.renamed {
+		l.add("tool-result-name", "a tool message named otherwise than its call loses that name")
+	}
+}
+
 // lateLosses adds, after the messages' own, the losses of the parts of the request the
 // output puts before the messages: tools, then stop sequences, then the model.
 func lateLosses(c *conversation, l *losses, tools int, toolDetail string, stop, model bool) {
@@ -270,6 +278,12 @@ func lateLosses(c *conversation, l *losses, tools int, toolDetail string, stop, 
 	}
 	for range c.dropped {
 		l.add("request-field", "request fields ctx-convert does not carry are left out: "+strings.Join(c.dropped, ", "))
+	}
+	for range c.refusals {
+		l.add("refusal", "a refusal is sent as plain assistant text")
+	}
+	for range c.fields {
+		l.add("field", "members of messages and content parts that ctx-convert does not carry are left out: "+strings.Join(c.fieldNames, ", "))
 	}
 }
 
@@ -448,6 +462,7 @@ func writeAnthropic(c *conversation, l *losses) []byte {
 	}
 	w.close(']')
 	w.close('}')
+	renamedLosses(c, l)
 	lateLosses(c, l, lostTools, "a tool that is not a plain function tool has no Anthropic form", false, modelLost)
 	return w.b
 }
@@ -493,6 +508,10 @@ func anthropicPartLosses(c *conversation, p *part, l *losses) {
 	case nativePart:
 		if p.native != anthropicFamily {
 			l.add(p.what, p.what+" has no Anthropic form")
+		}
+	case imagePart:
+		if p.image.Detail != "" {
+			l.add("image-detail", "Anthropic images have no detail setting (low, high, auto)")
 		}
 	}
 }
@@ -773,6 +792,7 @@ func (w *writer) openaiTool(p *part, l *losses) {
 	w.open('{')
 	w.str("role", "tool")
 	w.str("tool_call_id", p.id)
+	w.strOpt("name", p.name)
 	w.key("content")
 	if oneString(p) {
 		w.text(&p.result[0])
@@ -927,6 +947,11 @@ func writeResponses(c *conversation, l *losses) []byte {
 				}
 				l.add("reasoning", "reasoning from another provider cannot be sent back through Responses")
 			case nativePart:
+				if p.native == responsesFamily && p.inContent {
+					content()
+					w.b = append(w.b, p.raw...)
+					continue
+				}
 				flush()
 				if p.native == responsesFamily {
 					w.elem()
@@ -940,6 +965,7 @@ func writeResponses(c *conversation, l *losses) []byte {
 	}
 	w.close(']')
 	w.close('}')
+	renamedLosses(c, l)
 	lateLosses(c, l, lostTools, "a tool that is not a plain function tool has no Responses form", c.stop != "", modelLost)
 	return w.b
 }

@@ -1,0 +1,135 @@
+package convert
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/tidwall/gjson"
+)
+
+// carried lists, for each kind of object the readers take apart, the members they carry
+// into the neutral form, plus members that mean nothing outside the one response they came
+// from (a Responses item's server id and status, a streamed tool call's index, Claude
+// Code's note of who made a call). Any other
+// member of such an object is left out of the converted document, and fieldLosses reports
+// it by name: nothing is dropped in silence. Objects kept whole as raw JSON (a thinking
+// block, a Responses reasoning item, a server tool block) are not listed: when the target
+// takes them they keep every member, and when it does not the whole object is a loss.
+var carried = map[string][]string{
+	"anthropic message":     {"role", "content"},
+	"anthropic text":        {"type", "text"},
+	"anthropic tool_use":    {"type", "id", "name", "input", "caller"},
+	"anthropic tool_result": {"type", "tool_use_id", "content", "is_error"},
+	"anthropic image":       {"type", "source"},
+
+	"openai message":   {"role", "content", "tool_calls", "tool_call_id", "tool_call_ids", "reasoning_content", "function_call", "refusal"},
+	"openai tool":      {"role", "content", "tool_call_id", "tool_call_ids", "name"},
+	"openai call":      {"id", "type", "function", "custom", "index"},
+	"openai text":      {"type", "text"},
+	"openai refusal":   {"type", "refusal"},
+	"openai image_url": {"type", "image_url"},
+
+	"responses message":                 {"type", "role", "content", "id", "status"},
+	"responses function_call":           {"type", "call_id", "name", "arguments", "id", "status"},
+	"responses custom_tool_call":        {"type", "call_id", "name", "input", "id", "status"},
+	"responses function_call_output":    {"type", "call_id", "output", "id", "status"},
+	"responses custom_tool_call_output": {"type", "call_id", "output", "id", "status"},
+	"responses input_text":              {"type", "text"},
+	"responses output_text":             {"type", "text"},
+	"responses refusal":                 {"type", "refusal"},
+	"responses input_image":             {"type", "image_url", "detail", "file_id"},
+}
+
+// sweAgentOwn are the members SWE-agent adds to the messages of a trajectory's history for
+// its own use (which agent spoke, its parsed thought and action, the kind of step); it
+// sends the model role and content only, so leaving them out loses nothing the model saw.
+var sweAgentOwn = []string{"agent", "thought", "action", "message_type", "is_demo"}
+
+// fieldLosses lists the members of t's messages and content parts that the readers do not
+// carry (see carried), each name once per occurrence, in the order first seen. The members
+// of a saved transcript's records around the message (Claude Code's uuid and usage, a Codex
+// rollout's timestamp) are the agent's bookkeeping, not conversation, and are not looked at.
+func fieldLosses(t *transcript.Transcript) (names []string, count int) {
+	fam := familyOf(t.Format)
+	prefix := map[family]string{anthropicFamily: "anthropic ", openaiFamily: "openai ", responsesFamily: "responses "}[fam]
+	seen := map[string]bool{}
+	check := func(kind, raw string) {
+		keep, ok := carried[prefix+kind]
+		if !ok || raw == "" || raw[0] != '{' {
+			return
+		}
+		if t.ArrayPath == "history" && (kind == "message" || kind == "tool") {
+			keep = append(slices.Clip(keep), sweAgentOwn...)
+		}
+		gjson.Parse(raw).ForEach(func(k, v gjson.Result) bool {
+			if name := k.String(); !slices.Contains(keep, name) && !empty(v) {
+				count++
+				if !seen[name] {
+					seen[name] = true
+					names = append(names, name)
+				}
+			}
+			return true
+		})
+	}
+	var blocks func(bs []transcript.Block)
+	blocks = func(bs []transcript.Block) {
+		for bi := range bs {
+			b := &bs[bi]
+			kind := b.Type
+			switch {
+			case fam == openaiFamily && b.Kind == transcript.ToolCall && b.Type != "function_call":
+				kind = "call"
+			case fam == openaiFamily && b.Kind == transcript.ToolResult:
+				kind = "" // the message itself, checked as a tool message
+			case fam == responsesFamily && (b.Kind == transcript.ToolCall || b.Kind == transcript.ToolResult):
+				kind = "" // the item itself, checked as an item
+			}
+			if kind != "" {
+				check(kind, t.Slice(b.Span))
+			}
+			blocks(b.Parts)
+		}
+	}
+	for mi := range t.Messages {
+		m := &t.Messages[mi]
+		if !t.Format.JSONL() && !m.Header {
+			raw := t.Slice(m.Span)
+			switch fam {
+			case anthropicFamily:
+				check("message", raw)
+			case openaiFamily:
+				kind := "message"
+				if m.Role == "tool" || m.Role == "function" {
+					kind = "tool"
+				}
+				check(kind, raw)
+			case responsesFamily:
+				typ := gjson.Get(raw, "type").String()
+				if typ == "" && strings.HasPrefix(raw, "{") {
+					typ = "message"
+				}
+				check(typ, raw)
+			}
+		} else if fam == responsesFamily {
+			// A Codex rollout's payload is a Responses item as the API returned it.
+			raw := t.Slice(m.Span)
+			check(gjson.Get(raw, "type").String(), raw)
+		}
+		blocks(m.Blocks)
+	}
+	return names, count
+}
+
+// empty reports whether a member's value carries nothing: null, [] or {}.
+func empty(v gjson.Result) bool {
+	switch v.Type {
+	case gjson.Null:
+		return true
+	case gjson.JSON:
+		inner := strings.TrimSpace(v.Raw[1 : len(v.Raw)-1])
+		return inner == ""
+	}
+	return false
+}
