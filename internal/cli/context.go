@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/safefile"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 )
 
@@ -339,6 +340,11 @@ func (c *Context) stage(target string, data []byte) error {
 func (c *Context) commit() error {
 	for len(c.pending) > 0 {
 		p := c.pending[0]
+		// Checked again: a link planted since stageStream would be replaced by the rename,
+		// not followed, but the user asked for a file there and should hear of it.
+		if err := safefile.CheckTarget(p.target); err != nil {
+			return writeError(p.target, err)
+		}
 		if err := os.Rename(p.tmp, p.target); err != nil {
 			return RuntimeError(fmt.Errorf("write %q: %w", p.target, errors.Unwrap(err)))
 		}
