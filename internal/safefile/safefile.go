@@ -114,8 +114,15 @@ func CheckDir(path string) error {
 }
 
 // CheckInfo applies the rules to what Stat of an open file said (fstat, so it cannot be
-// swapped in between): a regular file the user owns.
+// swapped in between) or Lstat said of a name: a regular file the user owns.
 func CheckInfo(path string, fi fs.FileInfo) error { return check(path, fi, false) }
+
+// CheckDirInfo is CheckInfo for a directory.
+func CheckDirInfo(path string, fi fs.FileInfo) error { return check(path, fi, true) }
+
+// NoFollow is the open flag that makes opening a symbolic link fail (O_NOFOLLOW), for
+// callers that open through an os.Root; 0 where there is none.
+const NoFollow = oNoFollow
 
 // MkdirAll makes the directory path and its missing parents, mode 0700, and checks path
 // as CheckDir does (parents the user did not ask ctxkit to create are not checked: a home
