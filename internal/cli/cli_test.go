@@ -553,3 +553,27 @@ func TestPrettyJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestGiven: Given tells a flag the user set (by flag or CTX_ variable) from a default.
+func TestGiven(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want bool
+	}{{nil, "", false}, {[]string{"--store", ".ctx-store"}, "", true}, {nil, "elsewhere", true}} {
+		var got bool
+		tool := newTool()
+		run := tool.Run
+		tool.Run = func(c *cli.Context) error { got = c.Given("store"); return run(c) }
+		var out, errb bytes.Buffer
+		cli.Main(tool, tc.args, strings.NewReader("x"), &out, &errb, func(k string) string {
+			if k == "CTX_STORE" {
+				return tc.env
+			}
+			return ""
+		})
+		if got != tc.want {
+			t.Errorf("args %q CTX_STORE=%q: Given(store) = %v, want %v", tc.args, tc.env, got, tc.want)
+		}
+	}
+}

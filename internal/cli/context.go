@@ -43,6 +43,24 @@ type Context struct {
 	pending    []pendingFile
 	countsMu   sync.Mutex
 	counts     map[string]*tokens.DiskCache // by tokenizer name
+	given      map[string]bool              // flags the user set, by long name
+}
+
+// Given reports whether the user set the flag called name (its long name, "store") on the
+// command line or through its CTX_ variable, rather than leaving its default.
+func (c *Context) Given(name string) bool { return c.given[name] }
+
+// StateDir is where ctxkit keeps state that outlives a run and belongs to the user, not
+// to a project (the circuit breaker's): $XDG_STATE_HOME/ctxkit, by default
+// ~/.local/state/ctxkit; "" when neither is known.
+func (c *Context) StateDir() string {
+	switch {
+	case c.Getenv("XDG_STATE_HOME") != "":
+		return filepath.Join(c.Getenv("XDG_STATE_HOME"), "ctxkit")
+	case c.Getenv("HOME") != "":
+		return filepath.Join(c.Getenv("HOME"), ".local", "state", "ctxkit")
+	}
+	return ""
 }
 
 // Input is one document read by [Context.Inputs].
