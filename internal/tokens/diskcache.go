@@ -173,17 +173,20 @@ func parseRecords(data []byte, into map[[16]byte]uint32) (damaged bool) {
 	return damaged
 }
 
-// load checks the folder, the secret and the file, and reads the file's records (once).
-// A failed check leaves the cache unusable for the run, with one warning; a file or
-// secret that does not exist yet is no failure.
+// load makes the folder if needed, checks it, the secret and the file, and reads the
+// file's records (once). A failed check leaves the cache unusable for the run, with one
+// warning; a file or secret that does not exist yet is no failure.
 func (d *DiskCache) load() {
 	d.loaded = true
 	d.known = map[[16]byte]uint32{}
+	// Only a run that counted enough to write gets here: the folder may be made now.
 	dir := filepath.Dir(d.path)
-	if err := private(dir, true); err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			d.warn(err)
-		}
+	err := safefile.MkdirAll(dir)
+	if err == nil {
+		err = private(dir, true)
+	}
+	if err != nil {
+		d.warn(err)
 		return
 	}
 	secret, err := d.readSecret()
@@ -308,19 +311,13 @@ func (d *DiskCache) Flush() {
 	if len(d.fresh) == 0 || d.counted < diskLoadAfter {
 		return
 	}
-	dir := filepath.Dir(d.path)
 	if !d.loaded {
-		if err := safefile.MkdirAll(dir); err != nil {
-			d.loaded = true
-			d.warn(err)
-			return
-		}
 		d.load()
 	}
 	if !d.usable {
 		return
 	}
-	safefile.RemoveStale(dir, func(name string) bool { return safefile.IsHexTemp(name, ".counts-", ".tmp") }, time.Now())
+	safefile.RemoveStale(filepath.Dir(d.path), func(name string) bool { return safefile.IsHexTemp(name, ".counts-", ".tmp") }, time.Now())
 	var out []byte
 	for _, c := range d.fresh {
 		// What the file already holds need not be written again.

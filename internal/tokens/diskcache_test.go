@@ -37,7 +37,7 @@ func countWith(t *testing.T, d *DiskCache, texts []string) []int {
 // the next run uses them (a record planted with a wrong count shows that it does), and the
 // counts are the counter's own.
 func TestDiskCacheSharesCounts(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "not", "made", "yet")
 	texts := longTexts(600, 8<<10) // 4.8 MB, past diskLoadAfter
 	want := countWith(t, nil, texts)
 
