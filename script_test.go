@@ -70,6 +70,13 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, ".state"))
 			return nil
 		},
+		// [root]: files can be given to another user (chown), to test ownership checks.
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"gendoc":     cmdGendoc,
 			"plantcache": cmdPlantCache,
