@@ -3,11 +3,22 @@
 package ctxkit_test
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/tidwall/gjson"
 
 	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/convert"
@@ -16,6 +27,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/summarize"
+	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/trim"
 )
 
@@ -54,7 +66,147 @@ func TestScripts(t *testing.T) {
 			// Token counts shared between runs go to the script's own directory, never
 			// to the home directory testscript names.
 			env.Setenv("CTX_CACHE_DIR", filepath.Join(env.WorkDir, ".cache"))
+			// State (the circuit breaker's) likewise.
+			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, ".state"))
 			return nil
 		},
+		// [root]: files can be given to another user (chown), to test ownership checks.
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"gendoc":     cmdGendoc,
+			"plantcache": cmdPlantCache,
+			"fakemodel":  cmdFakeModel,
+			"age":        cmdAge,
+		},
 	})
+}
+
+// gendoc FORMAT SIZE FILE writes a generated document (internal/testgen) of about SIZE
+// bytes to FILE.
+func cmdGendoc(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: gendoc FORMAT SIZE FILE")
+	}
+	size, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	var b bytes.Buffer
+	ts.Check(testgen.Generate(&b, testgen.Options{Format: args[0], Size: size, Seed: 1}))
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), b.Bytes(), 0o644))
+}
+
+// plantcache DIR DOC plants what an attacker without the user's secret can write in the
+// count cache folder DIR: a record with a valid CRC and a count of 1 for every string of
+// DOC of 1 KB or more, keyed by its SHA-256, in the layout of every cache version so far
+// (v1: key, count, CRC; v2: marker, key, count, CRC).
+func cmdPlantCache(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: plantcache DIR DOC")
+	}
+	doc, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	var v1, v2 []byte
+	var walk func(gjson.Result)
+	walk = func(r gjson.Result) {
+		switch {
+		case r.Type == gjson.String && len(r.Str) >= 1<<10:
+			sum := sha256.Sum256([]byte(r.Str))
+			v1 = append(v1, sum[:16]...)
+			v1 = binary.LittleEndian.AppendUint32(v1, 1)
+			v1 = binary.LittleEndian.AppendUint32(v1, crc32.ChecksumIEEE(v1[len(v1)-20:]))
+			v2 = append(v2, 0xC7, 'c', 'k', 2)
+			v2 = append(v2, sum[:16]...)
+			v2 = binary.LittleEndian.AppendUint32(v2, 1)
+			v2 = binary.LittleEndian.AppendUint32(v2, crc32.ChecksumIEEE(v2[len(v2)-24:]))
+		case r.IsObject() || r.IsArray():
+			r.ForEach(func(_, v gjson.Result) bool { walk(v); return true })
+		}
+	}
+	for _, line := range bytes.Split(doc, []byte("\n")) { // JSON or JSONL
+		if len(bytes.TrimSpace(line)) > 0 {
+			walk(gjson.ParseBytes(line))
+		}
+	}
+	if len(v1) == 0 {
+		walk(gjson.ParseBytes(doc))
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o700))
+	for _, tok := range []string{"o200k", "cl100k"} {
+		ts.Check(os.WriteFile(filepath.Join(dir, "counts-"+tok+"-v1.bin"), v1, 0o600))
+		ts.Check(os.WriteFile(filepath.Join(dir, "counts-"+tok+"-v2.bin"), v2, 0o600))
+	}
+}
+
+// age FILE... sets the modification time of each FILE (not following links) an hour back,
+// as if a run killed an hour ago had left it.
+func cmdAge(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: age FILE...")
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, f := range args {
+		ts.Check(os.Chtimes(ts.MkAbs(f), old, old))
+	}
+}
+
+// fakemodel KIND VAR starts a model server on 127.0.0.1 for the rest of the script and
+// sets VAR to its base URL. KIND:
+//
+//	echo-key       answers every request 401 with an error body that echoes the key the
+//	               request carried (x-api-key or a bearer token), as OpenAI's does
+//	redirect       answers 307 to the same path on another host (localhost, another port)
+//	redirect-port  answers 307 to the same path on 127.0.0.1 at another port
+//
+// The redirect target answers a valid reply, and creates the file leaked in the script's
+// directory if any request reaches it with a key.
+func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: fakemodel echo-key|redirect|redirect-port VAR")
+	}
+	serve := func(h http.HandlerFunc) string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		ts.Check(err)
+		srv := &http.Server{Handler: h, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+		go srv.Serve(l)
+		ts.Defer(func() { srv.Close() })
+		return "http://" + l.Addr().String()
+	}
+	keyOf := func(r *http.Request) string {
+		if k := r.Header.Get("x-api-key"); k != "" {
+			return k
+		}
+		return strings.TrimPrefix(r.Header.Get("authorization"), "Bearer ")
+	}
+	var url string
+	switch args[0] {
+	case "echo-key":
+		url = serve(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("content-type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, keyOf(r))
+		})
+	case "redirect", "redirect-port":
+		leaked := ts.MkAbs("leaked")
+		target := serve(func(w http.ResponseWriter, r *http.Request) {
+			if keyOf(r) != "" {
+				os.WriteFile(leaked, []byte(keyOf(r)), 0o600)
+			}
+			w.Header().Set("content-type", "application/json")
+			fmt.Fprint(w, `{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"<summary>leaked</summary>"},"finish_reason":"stop"}],"type":"message","content":[{"type":"text","text":"<summary>leaked</summary>"}],"stop_reason":"end_turn"}`)
+		})
+		if args[0] == "redirect" {
+			target = strings.Replace(target, "127.0.0.1", "localhost", 1)
+		}
+		url = serve(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target+r.URL.Path, http.StatusTemporaryRedirect)
+		})
+	default:
+		ts.Fatalf("fakemodel: unknown kind %q", args[0])
+	}
+	ts.Setenv(args[1], url)
 }

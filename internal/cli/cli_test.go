@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -305,20 +306,69 @@ func TestOutputAtomic(t *testing.T) {
 		t.Errorf("directory holds %q, want only in.json out.json", got)
 	}
 
-	// A symlink target is written through; the link stays a link.
+	// A symlink target is refused (exit 4, a hint naming the real file), and the file it
+	// points to is left alone: a link planted in a cloned repository cannot aim a run's
+	// output at another file.
 	link := filepath.Join(dir, "link.json")
 	if err := os.Symlink("out.json", link); err != nil {
 		t.Skip("no symlinks:", err)
 	}
 	os.WriteFile(in, []byte("third"), 0o644)
-	if code, _, stderr := run(t, []string{"-o", link, in}, runOpts{}); code != 0 {
-		t.Fatalf("exit %d stderr %q", code, stderr)
+	code, _, stderr = run(t, []string{"-o", link, in}, runOpts{})
+	if code != cli.ExitRuntime || !strings.Contains(stderr, "is a symbolic link") || !strings.Contains(stderr, "hint: ") || !strings.Contains(stderr, out) {
+		t.Fatalf("exit %d stderr %q; want 4, the link refused and %s named", code, stderr, out)
 	}
 	if st, _ := os.Lstat(link); st.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("symlink replaced by a file")
 	}
-	if b, _ := os.ReadFile(out); string(b) != "THIRD" {
-		t.Errorf("out = %q", b)
+	if b, _ := os.ReadFile(out); string(b) != "SECOND" {
+		t.Errorf("out = %q, written through the link", b)
+	}
+}
+
+// TestTempFilesOfKilledRuns: temp files a killed run left beside an -o or -i file are
+// removed by the next run once stale; recent ones (a live run's) and other names are kept.
+func TestTempFilesOfKilledRuns(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.json"), filepath.Join(dir, "out.json")
+	os.WriteFile(in, []byte("x"), 0o644)
+	old := time.Now().Add(-time.Hour)
+	stale := []string{".out.json.00112233aabbccdd.tmp", ".in.json.00112233aabbccdd.tmp"}
+	kept := []string{".out.json.0011223344556677.tmp", ".out.json.notours.tmp", "notes.tmp"}
+	for _, n := range append(stale, kept...) {
+		os.WriteFile(filepath.Join(dir, n), []byte("partial"), 0o600)
+	}
+	for _, n := range append(stale, kept[1:]...) {
+		os.Chtimes(filepath.Join(dir, n), old, old)
+	}
+	if code, _, stderr := run(t, []string{"-o", out, in}, runOpts{}); code != 0 {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+	if code, _, stderr := run(t, []string{"-i", in}, runOpts{}); code != 0 {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+	want := append([]string{"in.json", "out.json"}, kept...)
+	sort.Strings(want)
+	if got := strings.Join(listDir(t, dir), " "); got != strings.Join(want, " ") {
+		t.Errorf("directory holds %q, want %q", got, strings.Join(want, " "))
+	}
+}
+
+// TestInPlaceRefusesALink: -i on a symbolic link is refused; neither the link nor its
+// target changes.
+func TestInPlaceRefusesALink(t *testing.T) {
+	dir := t.TempDir()
+	real, link := filepath.Join(dir, "real.jsonl"), filepath.Join(dir, "link.jsonl")
+	os.WriteFile(real, []byte("one\n"), 0o644)
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	code, _, stderr := run(t, []string{"-i", link}, runOpts{})
+	if code != cli.ExitRuntime || !strings.Contains(stderr, real) {
+		t.Fatalf("exit %d stderr %q; want 4 and the real file named", code, stderr)
+	}
+	if b, _ := os.ReadFile(real); string(b) != "one\n" {
+		t.Errorf("target rewritten: %q", b)
 	}
 }
 
@@ -389,6 +439,23 @@ func TestStatsStderr(t *testing.T) {
 	// Without --stats nothing is written.
 	if _, _, stderr := run(t, nil, runOpts{}); stderr != "" {
 		t.Errorf("stats without --stats: %q", stderr)
+	}
+}
+
+// TestStatsFileRefusesALink: --stats-file does not append through a symbolic link.
+func TestStatsFileRefusesALink(t *testing.T) {
+	dir := t.TempDir()
+	victim, link := filepath.Join(dir, "victim"), filepath.Join(dir, "stats.jsonl")
+	os.WriteFile(victim, []byte("precious\n"), 0o644)
+	if err := os.Symlink(victim, link); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	code, stdout, stderr := run(t, []string{"--stats-file", link}, runOpts{})
+	if code != cli.ExitRuntime || stdout != "" || !strings.Contains(stderr, "is a symbolic link") {
+		t.Errorf("exit %d stdout %q stderr %q; want 4 and the link refused", code, stdout, stderr)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("appended through the link: %q", b)
 	}
 }
 
@@ -483,6 +550,30 @@ func TestPrettyJSON(t *testing.T) {
 	} {
 		if got := string(cli.PrettyJSON([]byte(tc.in))); got != tc.want {
 			t.Errorf("PrettyJSON(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestGiven: Given tells a flag the user set (by flag or CTX_ variable) from a default.
+func TestGiven(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want bool
+	}{{nil, "", false}, {[]string{"--store", ".ctx-store"}, "", true}, {nil, "elsewhere", true}} {
+		var got bool
+		tool := newTool()
+		run := tool.Run
+		tool.Run = func(c *cli.Context) error { got = c.Given("store"); return run(c) }
+		var out, errb bytes.Buffer
+		cli.Main(tool, tc.args, strings.NewReader("x"), &out, &errb, func(k string) string {
+			if k == "CTX_STORE" {
+				return tc.env
+			}
+			return ""
+		})
+		if got != tc.want {
+			t.Errorf("args %q CTX_STORE=%q: Given(store) = %v, want %v", tc.args, tc.env, got, tc.want)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/safefile"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 )
 
@@ -42,6 +43,24 @@ type Context struct {
 	pending    []pendingFile
 	countsMu   sync.Mutex
 	counts     map[string]*tokens.DiskCache // by tokenizer name
+	given      map[string]bool              // flags the user set, by long name
+}
+
+// Given reports whether the user set the flag called name (its long name, "store") on the
+// command line or through its CTX_ variable, rather than leaving its default.
+func (c *Context) Given(name string) bool { return c.given[name] }
+
+// StateDir is where ctxkit keeps state that outlives a run and belongs to the user, not
+// to a project (the circuit breaker's): $XDG_STATE_HOME/ctxkit, by default
+// ~/.local/state/ctxkit; "" when neither is known.
+func (c *Context) StateDir() string {
+	switch {
+	case c.Getenv("XDG_STATE_HOME") != "":
+		return filepath.Join(c.Getenv("XDG_STATE_HOME"), "ctxkit")
+	case c.Getenv("HOME") != "":
+		return filepath.Join(c.Getenv("HOME"), ".local", "state", "ctxkit")
+	}
+	return ""
 }
 
 // Input is one document read by [Context.Inputs].
@@ -339,6 +358,11 @@ func (c *Context) stage(target string, data []byte) error {
 func (c *Context) commit() error {
 	for len(c.pending) > 0 {
 		p := c.pending[0]
+		// Checked again: a link planted since stageStream would be replaced by the rename,
+		// not followed, but the user asked for a file there and should hear of it.
+		if err := safefile.CheckTarget(p.target); err != nil {
+			return writeError(p.target, err)
+		}
 		if err := os.Rename(p.tmp, p.target); err != nil {
 			return RuntimeError(fmt.Errorf("write %q: %w", p.target, errors.Unwrap(err)))
 		}

@@ -127,6 +127,11 @@ func (c *Context) countCache(name string) *tokens.DiskCache {
 		dir = filepath.Join(c.Getenv("HOME"), ".cache", "ctxkit")
 	}
 	d := tokens.NewDiskCache(dir, name)
+	if d != nil {
+		// A cache that fails its checks (a link, another user's, open to others) only
+		// costs time, so the run goes on; the user hears of it once.
+		d.Warn = func(msg string) { c.Warnf("%s", msg) }
+	}
 	if c.counts == nil {
 		c.counts = map[string]*tokens.DiskCache{}
 	}

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ctxkit/ctxkit/internal/safefile"
 )
 
 // Exit statuses (DESIGN §6). They are documented in every man page.
@@ -63,12 +65,21 @@ func classify(err error) (code int, hint string) {
 	if err == nil {
 		return ExitOK, ""
 	}
+	// A path safefile refused (a planted link, another user's file) deep in a store or a
+	// state file tells the user what to do, whoever wrapped the error.
+	var ue *safefile.UnsafeError
+	if errors.As(err, &ue) {
+		hint = ue.Hint()
+	}
 	var e *Error
 	if errors.As(err, &e) {
-		if e.Code <= ExitOK || e.Code > 125 {
-			return ExitRuntime, e.Hint
+		if e.Hint != "" {
+			hint = e.Hint
 		}
-		return e.Code, e.Hint
+		if e.Code <= ExitOK || e.Code > 125 {
+			return ExitRuntime, hint
+		}
+		return e.Code, hint
 	}
-	return ExitRuntime, ""
+	return ExitRuntime, hint
 }

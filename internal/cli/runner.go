@@ -70,12 +70,12 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		return code
 	}
 
-	parser, err := newParser(tool, stdout, stderr, getenv)
+	parser, env, err := newParser(tool, stdout, stderr, getenv)
 	if err != nil {
 		// A grammar that does not build is a bug in the tool, not the user's.
 		return fail(fmt.Errorf("internal: build command line: %w", err))
 	}
-	exited, code, err := parse(parser, args)
+	exited, code, given, err := parse(parser, env, args)
 	if exited {
 		if code != ExitOK {
 			return ExitUsage
@@ -109,6 +109,7 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		Now:       time.Now,
 		Version:   Version(),
 		out:       out,
+		given:     given,
 	}
 	c.Color = c.StdoutTTY && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 	// Removes temp files of -o/--in-place writes that were never committed,
@@ -177,7 +178,7 @@ func validateCommon(name string, c *Common) error {
 	return nil
 }
 
-func parse(p *kong.Kong, args []string) (exited bool, code int, err error) {
+func parse(p *kong.Kong, env *envResolver, args []string) (exited bool, code int, given map[string]bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s, ok := r.(exitSignal)
@@ -187,11 +188,22 @@ func parse(p *kong.Kong, args []string) (exited bool, code int, err error) {
 			exited, code = true, s.code
 		}
 	}()
-	_, err = p.Parse(args)
-	return false, 0, err
+	kc, err := p.Parse(args)
+	if err == nil {
+		// Which flags the user gave (on the command line or through CTX_*), for the few
+		// decisions a default must not make (see Context.Given). kong's Value.Set is true
+		// for defaults too, so the command line's path is read instead.
+		given = env.resolved
+		for _, el := range kc.Path {
+			if el.Flag != nil {
+				given[el.Flag.Name] = true
+			}
+		}
+	}
+	return false, 0, given, err
 }
 
-func newParser(tool *Tool, stdout, stderr io.Writer, getenv func(string) string) (*kong.Kong, error) {
+func newParser(tool *Tool, stdout, stderr io.Writer, getenv func(string) string) (*kong.Kong, *envResolver, error) {
 	vars := kong.Vars{}
 	for k, v := range tool.Vars {
 		vars[k] = v
@@ -202,7 +214,7 @@ func newParser(tool *Tool, stdout, stderr io.Writer, getenv func(string) string)
 	if tool.Help != "" {
 		desc += "\n\n" + tool.Help
 	}
-	env := &envResolver{getenv: getenv, names: map[*kong.Value][]string{}}
+	env := &envResolver{getenv: getenv, names: map[*kong.Value][]string{}, resolved: map[string]bool{}}
 	p, err := kong.New(tool.Grammar,
 		kong.Name(tool.Name),
 		kong.Description(desc),
@@ -215,10 +227,10 @@ func newParser(tool *Tool, stdout, stderr io.Writer, getenv func(string) string)
 		kong.Resolvers(env),
 	)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	env.takeOver(p.Model.Node)
-	return p, nil
+	return p, env, nil
 }
 
 // envResolver feeds CTX_* variables to kong through getenv. kong reads env
@@ -227,8 +239,9 @@ func newParser(tool *Tool, stdout, stderr io.Writer, getenv func(string) string)
 // names out of kong's reach into names, resolves them here (a flag given on
 // the command line still wins) and shows them in --help itself.
 type envResolver struct {
-	getenv func(string) string
-	names  map[*kong.Value][]string
+	getenv   func(string) string
+	names    map[*kong.Value][]string
+	resolved map[string]bool // flags set from a variable, by name
 }
 
 func (r *envResolver) takeOver(n *kong.Node) {
@@ -277,6 +290,7 @@ func (r *envResolver) Resolve(_ *kong.Context, _ *kong.Path, flag *kong.Flag) (a
 		if err := flag.Mapper.Decode(dc, scratch); err != nil {
 			return nil, fmt.Errorf("%w (from $%s)", err, name)
 		}
+		r.resolved[flag.Name] = true
 		return v, nil
 	}
 	return nil, nil

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
+
+	"github.com/ctxkit/ctxkit/internal/safefile"
 )
 
 // Stats is one run's summary for --stats. Tool defaults to the running
@@ -48,9 +49,11 @@ func (c *Context) WriteStats(s Stats) error {
 		}
 		return nil
 	}
-	f, err := os.OpenFile(c.Common.StatsFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	// Not through a link, not into another user's file (see stageStream); a new file is
+	// 0600, since the line names the documents a user works on.
+	f, err := safefile.OpenAppend(c.Common.StatsFile, 0o600)
 	if err != nil {
-		return RuntimeError(fmt.Errorf("write stats %q: %w", c.Common.StatsFile, pathReason(err)))
+		return pathError(fmt.Sprintf("write stats %q", c.Common.StatsFile), err)
 	}
 	_, err = f.Write(line)
 	if cerr := f.Close(); err == nil {

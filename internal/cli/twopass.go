@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ctxkit/ctxkit/internal/safefile"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -286,21 +287,25 @@ func (d *Document) Close() {
 
 // stageStream writes target as stage does, with the bytes write produces. When write made
 // no edit and target is the input being edited in place, the file is left alone.
+//
+// A target that is a symbolic link, or a file another user owns, is refused (exit 4), not
+// written through: a link planted where a run writes (a cloned repository can carry one)
+// would otherwise let the run overwrite any file the user can write. The temp file is new
+// (O_EXCL, O_NOFOLLOW) beside the target; temp files of killed runs found there are removed.
 func (c *Context) stageStream(target string, write func(w io.Writer) (int, error)) error {
 	inPlace := c.Common.InPlace
-	if real, err := filepath.EvalSymlinks(target); err == nil {
-		target = real
+	if err := safefile.CheckTarget(target); err != nil {
+		return writeError(target, err)
 	}
 	mode := fs.FileMode(0o644)
 	if st, err := os.Stat(target); err == nil {
-		if !st.Mode().IsRegular() {
-			return RuntimeError(fmt.Errorf("write %q: not a regular file", target))
-		}
 		mode = st.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
+	dir := filepath.Dir(target)
+	safefile.RemoveStale(dir, func(name string) bool { return safefile.IsTemp(name, target) }, c.Now())
+	f, err := safefile.CreateTemp(dir, safefile.TempPrefix(target), safefile.TempSuffix)
 	if err != nil {
-		return RuntimeError(fmt.Errorf("write %q: %w", target, pathReason(err)))
+		return writeError(target, err)
 	}
 	tmp := f.Name()
 	bw := bufio.NewWriterSize(&writeErrors{w: f, what: fmt.Sprintf("write %q", target)}, 256<<10)
@@ -327,10 +332,31 @@ func (c *Context) stageStream(target string, write func(w io.Writer) (int, error
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return RuntimeError(fmt.Errorf("write %q: %w", target, pathReason(err)))
+		return writeError(target, err)
 	}
 	c.pending = append(c.pending, pendingFile{tmp: tmp, target: target})
 	return nil
+}
+
+// writeError words a failure to write target: a runtime error (exit 4), with a hint when
+// safefile refused the path.
+func writeError(target string, err error) error {
+	return pathError(fmt.Sprintf("write %q", target), err)
+}
+
+// pathError words err, met while doing what (which names the path), as a runtime error;
+// a path safefile refused gets its reason and a hint.
+func pathError(what string, err error) error {
+	var ue *safefile.UnsafeError
+	if errors.As(err, &ue) {
+		// The path is in what already; say only why.
+		e := RuntimeError(fmt.Errorf("%s: %s", what, ue.Why))
+		if h := ue.Hint(); h != "" {
+			return WithHint(e, h)
+		}
+		return e
+	}
+	return RuntimeError(fmt.Errorf("%s: %w", what, pathReason(err)))
 }
 
 // hashingReader hashes and counts what is read through it.

@@ -61,6 +61,9 @@ var (
 	ErrPromptTooLong = errors.New("the prompt is too long for the model")
 	// ErrCutOff: the answer stopped at the token cap; it is incomplete.
 	ErrCutOff = errors.New("the answer was cut off at the token limit")
+	// ErrRedirect: the server redirected the request to another host (or scheme, or
+	// port). The request carries the API key, so it is not followed.
+	ErrRedirect = errors.New("redirected to another host; not followed, so the API key stays with the host it is for")
 )
 
 // StatusError is an HTTP failure with what the server said.
@@ -117,7 +120,7 @@ func (c *Client) Complete(ctx context.Context, r Request) (string, error) {
 		last = err
 		var se *StatusError
 		switch {
-		case errors.Is(err, ErrPromptTooLong), errors.Is(err, ErrCutOff):
+		case errors.Is(err, ErrPromptTooLong), errors.Is(err, ErrCutOff), errors.Is(err, ErrRedirect):
 			return "", err
 		case errors.As(err, &se) && !retryable(se.Code):
 			return "", err
@@ -211,11 +214,7 @@ func (c *Client) attempt(ctx context.Context, url string, headers map[string]str
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := c.httpClient().Do(req)
 	if err != nil {
 		return "", fmt.Errorf("request failed: %w", scrub(err))
 	}
@@ -231,6 +230,32 @@ func (c *Client) attempt(ctx context.Context, url string, headers map[string]str
 		return "", fmt.Errorf("the answer is not JSON (cut off?): %d bytes", len(data))
 	}
 	return c.decode(data)
+}
+
+// httpClient is c.HTTP (or a default client) that follows redirects only within the
+// origin the request was sent to. Go's client drops Authorization on a redirect to
+// another domain, but not x-api-key, and keeps both for another port of the same host:
+// a key must never reach a host it is not for.
+func (c *Client) httpClient() *http.Client {
+	var hc http.Client
+	if c.HTTP != nil {
+		hc = *c.HTTP
+	}
+	next := hc.CheckRedirect
+	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		from := via[0].URL
+		if req.URL.Scheme != from.Scheme || req.URL.Host != from.Host {
+			return fmt.Errorf("%s: %w", req.URL.Host, ErrRedirect)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &hc
 }
 
 // scrub keeps a transport error from repeating anything but its kind (no URLs with keys).
@@ -250,6 +275,9 @@ func (c *Client) statusError(resp *http.Response, data []byte) error {
 	if msg == "" {
 		msg = strings.TrimSpace(string(data[:min(len(data), 300)]))
 	}
+	// Servers echo the key they refused ("Incorrect API key provided: sk-..."); the message
+	// goes to stderr and the breaker's file, so it is redacted here, where the key is known.
+	msg = Redact(msg, c.APIKey)
 	e := &StatusError{Code: resp.StatusCode, Message: msg, RetryAfter: retryAfter(resp.Header.Get("retry-after"))}
 	if resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusRequestEntityTooLarge {
 		code := gjson.GetBytes(data, "error.code").String()

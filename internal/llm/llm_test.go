@@ -5,11 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ctxkit/ctxkit/internal/safefile"
 )
 
 // Real wire formats: a Messages API answer and error body, a Chat Completions answer and
@@ -239,5 +242,115 @@ func TestBreaker(t *testing.T) {
 	_ = b.Record(fail)
 	if err := b.Allow(); err != nil {
 		t.Errorf("two failures after a success: %v", err)
+	}
+}
+
+// TestKeyEchoRedacted: a server that echoes the key in its error body: the key is in
+// neither the error nor the breaker's file.
+func TestKeyEchoRedacted(t *testing.T) {
+	const key = "sk-proj-Zx9Qm2Lp7Rt4Vw8Ny3Kb6Hs1"
+	for _, backend := range []string{Anthropic, OpenAI} {
+		s, _, _ := server(t, reply{status: 401, body: `{"error":{"message":"Incorrect API key provided: ` + key + `. You can find your API key at https://example.com.","type":"invalid_request_error","code":"invalid_api_key"}}`})
+		c := client(backend, s.URL, nil)
+		c.APIKey = key
+		_, err := c.Complete(context.Background(), Request{Prompt: "p"})
+		if err == nil || strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "Zx9Qm2") || !strings.Contains(err.Error(), Redacted) {
+			t.Errorf("%s: error %v; want the key redacted", backend, err)
+		}
+		b := &Breaker{Path: filepath.Join(t.TempDir(), "state", "b.json"), Limit: 1, Cooldown: time.Minute}
+		// Even an error worded elsewhere, holding the raw key, is redacted in the file.
+		if rerr := b.Record(errors.New("HTTP 401: Incorrect API key provided: " + key)); rerr != nil {
+			t.Fatal(rerr)
+		}
+		data, _ := os.ReadFile(b.Path)
+		if strings.Contains(string(data), "Zx9Qm2") {
+			t.Errorf("breaker file holds the key: %s", data)
+		}
+		if aerr := b.Allow(); aerr == nil || strings.Contains(aerr.Error(), "Zx9Qm2") {
+			t.Errorf("breaker message: %v", aerr)
+		}
+	}
+}
+
+// TestRedirectKeepsTheKey: a redirect to another host (or port) is not followed, so the
+// x-api-key or Authorization header never reaches it; the same origin may redirect.
+func TestRedirectKeepsTheKey(t *testing.T) {
+	var leaked atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("x-api-key") != "" || r.Header.Get("authorization") != "" {
+			leaked.Add(1)
+		}
+		w.Header().Set("content-type", "application/json")
+		w.Write([]byte(anthropicOK))
+	}))
+	defer other.Close()
+	for _, target := range []string{other.URL, strings.Replace(other.URL, "127.0.0.1", "localhost", 1)} {
+		var hits atomic.Int32
+		redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits.Add(1)
+			http.Redirect(w, r, target+r.URL.Path, http.StatusTemporaryRedirect)
+		}))
+		for _, backend := range []string{Anthropic, OpenAI} {
+			_, err := client(backend, redirector.URL, nil).Complete(context.Background(), Request{Prompt: "p"})
+			if !errors.Is(err, ErrRedirect) {
+				t.Errorf("%s redirected to %s: %v, want ErrRedirect", backend, target, err)
+			}
+		}
+		redirector.Close()
+		if hits.Load() != 2 {
+			t.Errorf("redirect tried %d times for 2 calls; a refused redirect is not retried", hits.Load())
+		}
+	}
+	if leaked.Load() != 0 {
+		t.Errorf("the key reached another host %d times", leaked.Load())
+	}
+
+	// Within the origin a redirect is followed.
+	var mux http.ServeMux
+	mux.HandleFunc("/v1/messages", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/v2/messages", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/v2/messages", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("x-api-key") == "" {
+			t.Error("same-origin redirect lost the key")
+		}
+		w.Header().Set("content-type", "application/json")
+		w.Write([]byte(anthropicOK))
+	})
+	same := httptest.NewServer(&mux)
+	defer same.Close()
+	if _, err := client(Anthropic, same.URL, nil).Complete(context.Background(), Request{Prompt: "p"}); err != nil {
+		t.Errorf("same-origin redirect: %v", err)
+	}
+}
+
+// TestBreakerRefusesALink: the state file is replaced atomically, never written through
+// a link planted at its path; a linked state directory is refused.
+func TestBreakerRefusesALink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("precious\n"), 0o600)
+	state := filepath.Join(dir, "state")
+	os.Mkdir(state, 0o700)
+	for _, link := range []string{filepath.Join(state, "b.json"), filepath.Join(state, "b.json.tmp")} {
+		if err := os.Symlink(victim, link); err != nil {
+			t.Skip("no symlinks:", err)
+		}
+	}
+	b := &Breaker{Path: filepath.Join(state, "b.json"), Limit: 3, Cooldown: time.Minute}
+	if err := b.Record(errors.New("HTTP 529: Overloaded")); !errors.Is(err, safefile.ErrUnsafe) {
+		t.Errorf("Record over a link: %v, want a refusal", err)
+	}
+	linkedDir := filepath.Join(dir, "linked")
+	os.Symlink(state, linkedDir)
+	b = &Breaker{Path: filepath.Join(linkedDir, "c.json"), Limit: 3, Cooldown: time.Minute}
+	if err := b.Record(errors.New("HTTP 529: Overloaded")); !errors.Is(err, safefile.ErrUnsafe) {
+		t.Errorf("Record into a linked folder: %v, want a refusal", err)
+	}
+	if data, _ := os.ReadFile(victim); string(data) != "precious\n" {
+		t.Errorf("written through a link: %q", data)
+	}
+	if p, q := BreakerPath("/s", Anthropic, "https://a"), BreakerPath("/s", Anthropic, "https://b"); p == q || filepath.Dir(p) != "/s" {
+		t.Errorf("BreakerPath: %s %s", p, q)
 	}
 }

@@ -21,6 +21,10 @@
 //     (os.Root), refuses symbolic links inside the store, and checks the SHA-256 of what
 //     it read. A reference in a document is data from outside; it cannot name another file.
 //   - Tool names and other metadata never become parts of a path.
+//   - Nothing is written through a symbolic link or into another user's folder or index
+//     (safefile's rules): the default store is .ctx-store in the working directory, and a
+//     cloned repository can carry that path as a link. Temp files (.tmp-<16 hex digits>)
+//     a killed run left in a shard are removed by the next run that writes there.
 package store
 
 import (
@@ -36,7 +40,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
+
+	"github.com/ctxkit/ctxkit/internal/safefile"
 )
 
 // IndexName is the index file inside the store directory.
@@ -62,6 +69,9 @@ type Store struct {
 	dir  string // absolute
 	root *os.Root
 	perm fs.FileMode
+
+	mu    sync.Mutex
+	swept map[string]bool // shards whose stale temp files this run removed
 }
 
 // Entry is one line of the index: a stored result and where it came from.
@@ -114,32 +124,45 @@ func name(h string) string { return h[:2] + "/" + h }
 // Create opens the store at dir, creating the directory (mode 0700) when it does not
 // exist.
 func Create(dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := safefile.MkdirAll(dir); err != nil {
+		if errors.Is(err, safefile.ErrUnsafe) {
+			return nil, fmt.Errorf("store %w", err)
+		}
 		return nil, fmt.Errorf("create store %q: %w", dir, reason(err))
 	}
 	return Open(dir)
 }
 
-// Open opens an existing store at dir. A missing directory is ErrNoStore.
+// Open opens an existing store at dir. A missing directory is ErrNoStore. The directory
+// itself may not be a symbolic link or another user's (safefile.ErrUnsafe): the default
+// store is a relative path, which a cloned repository can plant.
 func Open(dir string) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("store %q: %w", dir, err)
 	}
-	st, err := os.Stat(abs)
+	st, err := os.Lstat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("store %q: %w", dir, ErrNoStore)
 	case err != nil:
 		return nil, fmt.Errorf("store %q: %w", dir, reason(err))
-	case !st.IsDir():
+	case st.Mode()&fs.ModeSymlink == 0 && !st.IsDir():
 		return nil, fmt.Errorf("store %q: not a directory", dir)
+	}
+	if err := safefile.CheckDirInfo(dir, st); err != nil {
+		return nil, fmt.Errorf("store %w", err)
 	}
 	root, err := os.OpenRoot(abs)
 	if err != nil {
 		return nil, fmt.Errorf("store %q: %w", dir, reason(err))
 	}
-	return &Store{dir: abs, root: root, perm: st.Mode().Perm()}, nil
+	// What was opened must be what was checked (not a link swapped in between).
+	if got, err := root.Stat("."); err != nil || !os.SameFile(st, got) {
+		root.Close()
+		return nil, fmt.Errorf("store %q: changed while it was opened", dir)
+	}
+	return &Store{dir: abs, root: root, perm: st.Mode().Perm(), swept: map[string]bool{}}, nil
 }
 
 // Close releases the store's directory handle.
@@ -189,7 +212,9 @@ func (s *Store) Put(data []byte) (h string, created bool, err error) {
 	return h, created, nil
 }
 
-// mkdirShard makes the directory a file's name starts with, and checks that it is one.
+// mkdirShard makes the directory a file's name starts with, and checks that it is one,
+// the user's. The first time a run writes into an existing shard, it removes the temp
+// files killed runs left there, so repeated crashes cannot fill the disk.
 func (s *Store) mkdirShard(shard string) error {
 	err := s.root.Mkdir(shard, 0o700)
 	if err == nil {
@@ -206,8 +231,23 @@ func (s *Store) mkdirShard(shard string) error {
 	if !st.IsDir() {
 		return fmt.Errorf("store %q: %s: %w", s.dir, shard, ErrNotRegular)
 	}
+	if err := safefile.CheckDirInfo(filepath.Join(s.dir, shard), st); err != nil {
+		return fmt.Errorf("store %w", err)
+	}
+	s.mu.Lock()
+	sweep := !s.swept[shard]
+	s.swept[shard] = true
+	s.mu.Unlock()
+	if sweep {
+		safefile.RemoveStale(filepath.Join(s.dir, shard), isTemp, time.Now())
+	}
 	return nil
 }
+
+// tempPrefix starts the names of files being written; isTemp recognises exactly them.
+const tempPrefix = ".tmp-"
+
+func isTemp(name string) bool { return safefile.IsHexTemp(name, tempPrefix, "") }
 
 // intact reports whether target is a regular file holding exactly the bytes of hash h.
 func (s *Store) intact(target, h string, size int) bool {
@@ -226,7 +266,7 @@ func (s *Store) writeTemp(dir string, data []byte) (string, error) {
 	for try := 0; ; try++ {
 		var rnd [8]byte
 		rand.Read(rnd[:])
-		tmp = dir + "/.tmp-" + hex.EncodeToString(rnd[:])
+		tmp = dir + "/" + tempPrefix + hex.EncodeToString(rnd[:])
 		var err error
 		f, err = s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
@@ -329,9 +369,17 @@ func (s *Store) Append(entries ...Entry) error {
 	if st, err := s.root.Lstat(IndexName); err == nil && !st.Mode().IsRegular() {
 		return fmt.Errorf("store %q: %s: %w", s.dir, IndexName, ErrNotRegular)
 	}
-	f, err := s.root.OpenFile(IndexName, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := s.root.OpenFile(IndexName, os.O_WRONLY|os.O_APPEND|os.O_CREATE|safefile.NoFollow, 0o600)
 	if err != nil {
 		return fmt.Errorf("store %q: write %s: %w", s.dir, IndexName, reason(err))
+	}
+	// Another user's index (planted in a shared folder) is not appended to.
+	if st, err := f.Stat(); err != nil {
+		f.Close()
+		return fmt.Errorf("store %q: write %s: %w", s.dir, IndexName, reason(err))
+	} else if err := safefile.CheckInfo(filepath.Join(s.dir, IndexName), st); err != nil {
+		f.Close()
+		return fmt.Errorf("store %w", err)
 	}
 	for _, e := range entries {
 		line, merr := e.marshal()

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ctxkit/ctxkit/internal/safefile"
 )
 
 func mustCreate(t *testing.T, dir string) *Store {
@@ -321,5 +323,91 @@ func TestIndex(t *testing.T) {
 	}
 	if es[1].Tool != e.Tool || !es[1].Time.Equal(at) {
 		t.Errorf("entry %+v", es[1])
+	}
+}
+
+// TestPlantedLinks: a store folder, shard or index that is a symbolic link is refused and
+// nothing is written where it points.
+func TestPlantedLinks(t *testing.T) {
+	dir := t.TempDir()
+	elsewhere := filepath.Join(dir, "elsewhere")
+	os.Mkdir(elsewhere, 0o700)
+	link := filepath.Join(dir, "store")
+	if err := os.Symlink(elsewhere, link); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	if _, err := Create(link); !errors.Is(err, safefile.ErrUnsafe) {
+		t.Errorf("Create of a linked store: %v, want a refusal", err)
+	}
+	if _, err := Open(link); !errors.Is(err, safefile.ErrUnsafe) {
+		t.Errorf("Open of a linked store: %v, want a refusal", err)
+	}
+	if _, err := Create(filepath.Join(dir, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+
+	s := mustCreate(t, filepath.Join(dir, "real"))
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("precious\n"), 0o600)
+	os.Symlink(victim, filepath.Join(s.Dir(), IndexName))
+	if err := s.Append(Entry{Hash: Hash(nil)}); err == nil {
+		t.Errorf("Append through a linked index succeeded")
+	}
+	data := []byte("shard")
+	h := Hash(data)
+	os.Symlink(elsewhere, filepath.Join(s.Dir(), h[:2]))
+	if _, _, err := s.Put(data); err == nil {
+		t.Errorf("Put into a linked shard succeeded")
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("written through the index link: %q", b)
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+		t.Errorf("written through the shard link: %v", ents)
+	}
+}
+
+// TestStaleTemps: temp files of killed runs in a shard go once stale; a live run's stay.
+func TestStaleTemps(t *testing.T) {
+	s := mustCreate(t, filepath.Join(t.TempDir(), "store"))
+	data := []byte("x")
+	h := Hash(data)
+	shard := filepath.Join(s.Dir(), h[:2])
+	os.Mkdir(shard, 0o700)
+	old := time.Now().Add(-time.Hour)
+	for _, n := range []string{".tmp-0123456789abcdef", ".tmp-fedcba9876543210", ".tmp-notours", "keep"} {
+		os.WriteFile(filepath.Join(shard, n), []byte("partial"), 0o600)
+		if n != ".tmp-fedcba9876543210" {
+			os.Chtimes(filepath.Join(shard, n), old, old)
+		}
+	}
+	if _, _, err := s.Put(data); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	ents, _ := os.ReadDir(shard)
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	if want := ".tmp-fedcba9876543210 .tmp-notours " + h + " keep"; strings.Join(got, " ") != want {
+		t.Errorf("shard holds %q, want %q", got, want)
+	}
+}
+
+// TestSomeoneElsesIndex: an index another user owns is not appended to.
+func TestSomeoneElsesIndex(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving a file to another user needs root")
+	}
+	s := mustCreate(t, filepath.Join(t.TempDir(), "store"))
+	index := filepath.Join(s.Dir(), IndexName)
+	os.WriteFile(index, nil, 0o666)
+	os.Chown(index, 65534, 65534)
+	if err := s.Append(Entry{Hash: Hash(nil)}); !errors.Is(err, safefile.ErrUnsafe) {
+		t.Errorf("Append to another user's index: %v", err)
+	}
+	os.Chown(s.Dir(), 65534, 65534)
+	if _, err := Open(s.Dir()); !errors.Is(err, safefile.ErrUnsafe) {
+		t.Errorf("Open of another user's store: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/llm"
 	"github.com/ctxkit/ctxkit/internal/repair"
+	"github.com/ctxkit/ctxkit/internal/safefile"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -89,8 +90,9 @@ A later run folds an earlier summary into the new one.
 Backends: local (the default: offline, deterministic, extracted from the messages
 themselves), anthropic (ANTHROPIC_API_KEY) and openai (OPENAI_API_KEY; --base-url for any
 OpenAI-compatible server). Rate limits and overloads are retried; after 3 failures in a
-row a circuit breaker in the --store directory stops calling the model (--reset closes
-it). When the model fails nothing is written and the exit status is 4, unless --fallback
+row a circuit breaker stops calling the model (--reset closes it); its state is kept in
+$XDG_STATE_HOME/ctxkit (~/.local/state/ctxkit), or in the --store directory when one is
+named. Keys a server echoes in an error are redacted. When the model fails nothing is written and the exit status is 4, unless --fallback
 local. Details in ctx-summarize(1).`
 
 // Tool returns ctx-summarize's description for the runner.
@@ -345,7 +347,7 @@ func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.
 	if key == "" && (f.Backend == llm.Anthropic || f.BaseURL == "") {
 		return nil, fmt.Errorf("%s is not set", keyVar)
 	}
-	b := &llm.Breaker{Path: filepath.Join(c.Common.Store, llm.BreakerFile), Limit: breakerLimit, Cooldown: breakerCooldown, Now: c.Now}
+	b := &llm.Breaker{Path: breakerPath(c, f.Backend, f.BaseURL), Limit: breakerLimit, Cooldown: breakerCooldown, Now: c.Now}
 	if f.Reset {
 		if err := b.Reset(); err != nil {
 			return nil, err
@@ -362,7 +364,9 @@ func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.
 	if errors.Is(err, context.Canceled) {
 		return nil, err // the user stopped it: not the backend's failure
 	}
-	if rerr := b.Record(err); rerr != nil {
+	if rerr := b.Record(err); errors.Is(rerr, safefile.ErrUnsafe) {
+		return nil, fmt.Errorf("circuit breaker state: %w", rerr) // planted since Allow
+	} else if rerr != nil {
 		c.Warnf("circuit breaker state: %v", rerr)
 	}
 	if err != nil {
@@ -373,6 +377,21 @@ func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.
 		c.Warnf("the prompt was too long for %s: the oldest %d messages were left out of the summary", model, dropped)
 	}
 	return s, nil
+}
+
+// breakerPath is where the circuit breaker of a backend keeps its state: in the store
+// only when the user named one (--store, CTX_STORE); else in the user's state directory,
+// one file per backend and base URL. Never in the default store, .ctx-store in the
+// working directory: a cloned repository can plant that path. "" (no state kept) when
+// there is no home directory.
+func breakerPath(c *cli.Context, backend, baseURL string) string {
+	if c.Given("store") {
+		return filepath.Join(c.Common.Store, llm.BreakerFile)
+	}
+	if dir := c.StateDir(); dir != "" {
+		return llm.BreakerPath(dir, backend, baseURL)
+	}
+	return ""
 }
 
 // offload keeps the whole pre-summary document in the store and returns its path.

@@ -1,12 +1,22 @@
 package tokens
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/safefile"
 )
 
 // DiskCache keeps the exact counts of long texts in a file every run shares, so the tiers
@@ -17,18 +27,40 @@ import (
 //
 // Small runs never touch the file: it is read only once a run has counted diskLoadAfter
 // bytes of long texts itself, and written only by such a run. The file is a list of
-// fixed-size records (the first 16 bytes of the text's SHA-256, the count, a CRC of
-// both), appended to with one write per run, so runs may share it without locking; a
-// record that does not check out is skipped. Past diskMaxBytes it is cut to its newer
-// half.
+// fixed-size records, appended to with one write per run, so runs may share it without
+// locking. Past diskMaxBytes it is cut to its newer half.
+//
+// The counts decide whether a document is over its budget (ctx-count --fail-over,
+// ctx-trim --max-tokens), so the file is not trusted blindly:
+//
+//   - A record is keyed by an HMAC of the text's SHA-256 under a per-user secret kept
+//     beside the file (counts.key, 0600). Without the secret no one can write a record
+//     that matches a text, so a planted file (valid CRCs, every count 1) matches nothing.
+//   - The folder, the file and the key must be the user's, not links, not writable by
+//     group or others (the key not readable by them either). A cache that fails a check
+//     is ignored for the run, with one warning (Warn); it is never fatal.
+//   - Each record starts with a marker and ends with a CRC, and the reader resynchronises
+//     on the next marker after a bad byte: a torn write (a killed run) costs the records
+//     it cut, not every record after it. A file with such damage is rewritten whole by
+//     the next run that writes to it, instead of growing.
 type DiskCache struct {
 	path string
+	// Warn, if set, is told (once) why the cache is ignored.
+	Warn func(msg string)
 
 	mu      sync.Mutex
 	loaded  bool
+	usable  bool   // the checks passed and the secret is at hand
+	damaged bool   // the file holds bytes that are not records
+	secret  []byte // the HMAC key
 	known   map[[16]byte]uint32
-	fresh   []byte // records of this run, to append
-	counted int64  // bytes of long texts this run counted itself
+	fresh   []freshCount // counts of this run, to append
+	counted int64        // bytes of long texts this run counted itself
+}
+
+type freshCount struct {
+	sum [32]byte
+	n   uint32
 }
 
 const (
@@ -36,13 +68,22 @@ const (
 	diskMinBytes = 1 << 10
 	// diskLoadAfter is how much counting a run does before the file is worth reading.
 	diskLoadAfter = 2 << 20
-	// diskMaxBytes bounds the file (about 1.4 million counts).
+	// diskMaxBytes bounds the file (about 1.2 million counts).
 	diskMaxBytes = 32 << 20
-	diskRecord   = 24
-	// diskVersion names the counting the records were made with: bump it whenever a
-	// counter's result for some text changes, and old files are ignored.
-	diskVersion = 1
+	// diskRecord is a record's size: marker (4), tag (16), count (4), CRC of the rest (4).
+	diskRecord = 28
+	// diskVersion names the counting the records were made with and their layout: bump it
+	// whenever a counter's result for some text changes, and old files are ignored.
+	// 2: keyed tags, markers.
+	diskVersion = 2
+	// keyName is the secret's file in the cache folder, keySize its length.
+	keyName = "counts.key"
+	keySize = 32
 )
+
+// diskMarker starts every record; the version is in it so a record of another layout
+// never resynchronises as one of this.
+var diskMarker = [4]byte{0xC7, 'c', 'k', diskVersion}
 
 // NewDiskCache returns the cache of the counter called name (as New takes it) in dir, or
 // nil when dir is "" or the counter is not an exact one (estimates cost nothing).
@@ -79,7 +120,10 @@ func (d *DiskCache) lookup(sum [32]byte, size int) (int, bool) {
 		}
 		d.load()
 	}
-	n, ok := d.known[[16]byte(sum[:16])]
+	if !d.usable {
+		return 0, false
+	}
+	n, ok := d.known[d.tag(sum)]
 	return int(n), ok
 }
 
@@ -91,35 +135,173 @@ func (d *DiskCache) remember(sum [32]byte, size, n int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.counted += int64(size)
-	d.fresh = appendRecord(d.fresh, [16]byte(sum[:16]), uint32(n))
+	d.fresh = append(d.fresh, freshCount{sum, uint32(n)})
 }
 
-func appendRecord(b []byte, key [16]byte, n uint32) []byte {
-	b = append(b, key[:]...)
+// tag is the record key of a text's SHA-256: bound to the exact text and, without the
+// secret, impossible to forge.
+func (d *DiskCache) tag(sum [32]byte) [16]byte {
+	m := hmac.New(sha256.New, d.secret)
+	m.Write(sum[:])
+	return [16]byte(m.Sum(nil))
+}
+
+func appendRecord(b []byte, tag [16]byte, n uint32) []byte {
+	b = append(b, diskMarker[:]...)
+	b = append(b, tag[:]...)
 	b = binary.LittleEndian.AppendUint32(b, n)
-	return binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b[len(b)-20:]))
+	return binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b[len(b)-24:]))
 }
 
-// load reads the file's records (once; errors leave the cache empty).
+// parseRecords reads the records in data, resynchronising on the next marker after
+// anything that is not one; damaged says whether any byte was skipped.
+func parseRecords(data []byte, into map[[16]byte]uint32) (damaged bool) {
+	for len(data) > 0 {
+		if len(data) >= diskRecord && bytes.HasPrefix(data, diskMarker[:]) &&
+			crc32.ChecksumIEEE(data[:24]) == binary.LittleEndian.Uint32(data[24:diskRecord]) {
+			into[[16]byte(data[4:20])] = binary.LittleEndian.Uint32(data[20:24])
+			data = data[diskRecord:]
+			continue
+		}
+		damaged = true
+		next := bytes.Index(data[1:], diskMarker[:])
+		if next < 0 {
+			break
+		}
+		data = data[1+next:]
+	}
+	return damaged
+}
+
+// load makes the folder if needed, checks it, the secret and the file, and reads the
+// file's records (once). A failed check leaves the cache unusable for the run, with one
+// warning; a file or secret that does not exist yet is no failure.
 func (d *DiskCache) load() {
 	d.loaded = true
 	d.known = map[[16]byte]uint32{}
-	data, err := os.ReadFile(d.path)
+	// Only a run that counted enough to write gets here: the folder may be made now.
+	dir := filepath.Dir(d.path)
+	err := safefile.MkdirAll(dir)
+	if err == nil {
+		err = private(dir, true)
+	}
 	if err != nil {
+		d.warn(err)
 		return
 	}
-	for len(data) >= diskRecord {
-		r := data[:diskRecord]
-		data = data[diskRecord:]
-		if crc32.ChecksumIEEE(r[:20]) == binary.LittleEndian.Uint32(r[20:]) {
-			d.known[[16]byte(r[:16])] = binary.LittleEndian.Uint32(r[16:20])
+	secret, err := d.readSecret()
+	if err != nil {
+		d.warn(err)
+		return
+	}
+	d.secret, d.usable = secret, true
+	f, err := safefile.Open(d.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	var data []byte
+	if err == nil {
+		err = privateFile(d.path, f, 0o022)
+		if err == nil {
+			data, err = io.ReadAll(io.LimitReader(f, 2*diskMaxBytes))
+		}
+		f.Close()
+	}
+	if err != nil {
+		d.usable = false
+		d.warn(err)
+		return
+	}
+	d.damaged = parseRecords(data, d.known)
+}
+
+// readSecret returns the user's secret, made on first use: a temp file linked to its
+// name, so concurrent first runs agree on one secret and none reads a partial one.
+func (d *DiskCache) readSecret() ([]byte, error) {
+	path := filepath.Join(filepath.Dir(d.path), keyName)
+	for try := 0; ; try++ {
+		f, err := safefile.Open(path)
+		if err == nil {
+			var key []byte
+			err = privateFile(path, f, 0o077)
+			if err == nil {
+				key, err = io.ReadAll(io.LimitReader(f, keySize+1))
+			}
+			f.Close()
+			if err == nil && len(key) != keySize {
+				err = fmt.Errorf("%s: not a key of %d bytes", path, keySize)
+			}
+			return key, err
+		}
+		if !errors.Is(err, fs.ErrNotExist) || try > 0 {
+			return nil, err
+		}
+		if err := d.makeSecret(path); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, err
 		}
 	}
 }
 
+func (d *DiskCache) makeSecret(path string) error {
+	key := make([]byte, keySize)
+	rand.Read(key)
+	f, err := safefile.CreateTemp(filepath.Dir(path), ".counts-", ".tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(key)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Link(f.Name(), path) // never replaces a secret another run made
+}
+
+// private checks a path of the cache (the folder) with safefile's rules and that group
+// and others cannot write it.
+func private(path string, dir bool) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if dir {
+		err = safefile.CheckDirInfo(path, fi)
+	} else {
+		err = safefile.CheckInfo(path, fi)
+	}
+	if err == nil && fi.Mode().Perm()&0o022 != 0 {
+		err = fmt.Errorf("%q is writable by group or others (mode %v)", path, fi.Mode().Perm())
+	}
+	return err
+}
+
+// privateFile checks an open file of the cache: no permission bits in forbid.
+func privateFile(path string, f *os.File, forbid fs.FileMode) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&forbid != 0 {
+		return fmt.Errorf("%q is open to group or others (mode %v)", path, fi.Mode().Perm())
+	}
+	return nil
+}
+
+func (d *DiskCache) warn(err error) {
+	if d.Warn != nil {
+		d.Warn(fmt.Sprintf("count cache ignored: %v", err))
+	}
+}
+
 // Flush appends this run's counts to the file, when the run counted enough to have read
-// it, and cuts the file to its newer half when it has grown past its bound. Errors are
-// ignored: the cache only saves time.
+// it, and rewrites the file when it has grown past its bound (its newer half) or holds
+// damage (every good record). Errors are ignored: the cache only saves time.
 func (d *DiskCache) Flush() {
 	if d == nil {
 		return
@@ -129,52 +311,90 @@ func (d *DiskCache) Flush() {
 	if len(d.fresh) == 0 || d.counted < diskLoadAfter {
 		return
 	}
-	if d.loaded {
-		// What the file already holds need not be written again.
-		kept := d.fresh[:0]
-		for r := d.fresh; len(r) >= diskRecord; r = r[diskRecord:] {
-			if _, ok := d.known[[16]byte(r[:16])]; !ok {
-				kept = append(kept, r[:diskRecord]...)
-			}
-		}
-		d.fresh = kept
+	if !d.loaded {
+		d.load()
 	}
-	if err := os.MkdirAll(filepath.Dir(d.path), 0o700); err != nil {
+	if !d.usable {
 		return
 	}
-	f, err := os.OpenFile(d.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	safefile.RemoveStale(filepath.Dir(d.path), func(name string) bool { return safefile.IsHexTemp(name, ".counts-", ".tmp") }, time.Now())
+	var out []byte
+	for _, c := range d.fresh {
+		// What the file already holds need not be written again.
+		if t := d.tag(c.sum); !d.has(t) {
+			out = appendRecord(out, t, c.n)
+		}
+	}
+	d.fresh = nil
+	if d.damaged {
+		d.rewrite(out)
+		return
+	}
+	if len(out) == 0 {
+		return
+	}
+	f, err := safefile.OpenAppend(d.path, 0o600)
 	if err != nil {
 		return
 	}
-	_, err = f.Write(d.fresh) // one write: appends of runs sharing the file do not mix
+	_, err = f.Write(out) // one write: appends of runs sharing the file do not mix
 	st, serr := f.Stat()
 	f.Close()
-	d.fresh = nil
 	if err == nil && serr == nil && st.Size() > diskMaxBytes {
 		d.compact()
 	}
 }
 
+func (d *DiskCache) has(t [16]byte) bool {
+	_, ok := d.known[t]
+	return ok
+}
+
 // compact rewrites the file with its newer half.
 func (d *DiskCache) compact() {
-	data, err := os.ReadFile(d.path)
+	f, err := safefile.Open(d.path)
 	if err != nil {
 		return
 	}
-	keep := data[len(data)-len(data)%diskRecord:] // a torn last record goes
-	keep = data[:len(data)-len(keep)]
-	if half := len(keep) / diskRecord / 2 * diskRecord; half > 0 {
-		keep = keep[len(keep)-half:]
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(d.path), ".counts-*.tmp")
+	data, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		return
 	}
-	_, err = tmp.Write(keep)
+	for r := data; len(r) > 0; r = r[min(diskRecord, len(r)):] {
+		if len(r) < diskRecord || !bytes.HasPrefix(r, diskMarker[:]) {
+			d.rewrite(nil) // damage appended since this run loaded the file
+			return
+		}
+	}
+	half := len(data) / diskRecord / 2 * diskRecord
+	d.replace(data[len(data)-half:])
+}
+
+// rewrite replaces the file with the good records it held when loaded plus more.
+func (d *DiskCache) rewrite(more []byte) {
+	var out []byte
+	for t, n := range d.known {
+		out = appendRecord(out, t, n)
+	}
+	out = append(out, more...)
+	if len(out) > diskMaxBytes {
+		out = out[len(out)-diskMaxBytes/2/diskRecord*diskRecord:]
+	}
+	d.replace(out)
+}
+
+// replace puts data in the file's place atomically (a temp file renamed over it).
+func (d *DiskCache) replace(data []byte) {
+	tmp, err := safefile.CreateTemp(filepath.Dir(d.path), ".counts-", ".tmp")
+	if err != nil {
+		return
+	}
+	_, err = tmp.Write(data)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil || os.Rename(tmp.Name(), d.path) != nil {
+	if err != nil || safefile.CheckTarget(d.path) != nil || os.Rename(tmp.Name(), d.path) != nil {
 		os.Remove(tmp.Name())
 	}
 }

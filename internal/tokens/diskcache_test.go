@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // longTexts makes n distinct texts of about size bytes each.
@@ -36,7 +37,7 @@ func countWith(t *testing.T, d *DiskCache, texts []string) []int {
 // the next run uses them (a record planted with a wrong count shows that it does), and the
 // counts are the counter's own.
 func TestDiskCacheSharesCounts(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "not", "made", "yet")
 	texts := longTexts(600, 8<<10) // 4.8 MB, past diskLoadAfter
 	want := countWith(t, nil, texts)
 
@@ -59,7 +60,7 @@ func TestDiskCacheSharesCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Write(appendRecord(nil, [16]byte(sum[:16]), 7))
+	f.Write(appendRecord(nil, first.tag(sum), 7))
 	f.Close()
 	second := NewDiskCache(dir, "o200k")
 	got := countWith(t, second, texts)
@@ -94,23 +95,127 @@ func TestDiskCacheSmallRunsLeaveNoFile(t *testing.T) {
 	none.Flush() // no cache: nothing to do
 }
 
-// TestDiskCacheSkipsBadRecords: records that do not check out, and a torn last record,
-// are ignored; the rest are read.
+// TestDiskCacheSkipsBadRecords: records that do not check out, and torn records, are
+// ignored; the records after them are still read (the reader resynchronises).
 func TestDiskCacheSkipsBadRecords(t *testing.T) {
 	d := NewDiskCache(t.TempDir(), "o200k")
-	var good, bad [16]byte
-	good[0], bad[0] = 1, 2
+	var good, bad, after [16]byte
+	good[0], bad[0], after[0] = 1, 2, 4
 	data := appendRecord(nil, good, 42)
 	broken := appendRecord(nil, bad, 43)
-	broken[17] ^= 1 // the count, after its CRC was taken
+	broken[21] ^= 1 // the count, after its CRC was taken
 	data = append(data, broken...)
-	data = append(data, appendRecord(nil, [16]byte{3}, 44)[:10]...)
+	data = append(data, appendRecord(nil, [16]byte{3}, 44)[:10]...) // torn by a killed run
+	data = append(data, appendRecord(nil, after, 45)...)            // the next run's append
+	data = append(data, appendRecord(nil, [16]byte{5}, 46)[:27]...)
 	if err := os.WriteFile(d.path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d.load()
-	if len(d.known) != 1 || d.known[good] != 42 {
-		t.Fatalf("read %v, want only the good record", d.known)
+	if len(d.known) != 2 || d.known[good] != 42 || d.known[after] != 45 || !d.damaged {
+		t.Fatalf("read %v (damaged %v), want the good records and the one after the torn one", d.known, d.damaged)
+	}
+}
+
+// TestDiskCacheTornWriteHeals: after a torn write the next run that writes rewrites the
+// file whole, so it holds only records and does not grow run after run.
+func TestDiskCacheTornWriteHeals(t *testing.T) {
+	dir := t.TempDir()
+	texts := longTexts(300, 8<<10)
+	first := NewDiskCache(dir, "o200k")
+	countWith(t, first, texts)
+	first.Flush()
+	f, _ := os.OpenFile(first.path, os.O_WRONLY|os.O_APPEND, 0)
+	f.Write(appendRecord(nil, [16]byte{9}, 9)[:13]) // a run killed mid-write
+	f.Close()
+	var sizes []int64
+	for range 3 {
+		more := append(longTexts(300, 8<<10), fmt.Sprintf("%0*d", 4<<10, len(sizes)))
+		d := NewDiskCache(dir, "o200k")
+		countWith(t, d, more)
+		d.Flush()
+		st, _ := os.Stat(d.path)
+		sizes = append(sizes, st.Size())
+	}
+	if sizes[0]%diskRecord != 0 || sizes[0] != int64(301*diskRecord) || sizes[2] != int64(303*diskRecord) {
+		t.Errorf("file sizes %v; want the torn bytes gone and one record added a run", sizes)
+	}
+	check := NewDiskCache(dir, "o200k")
+	check.load()
+	if check.damaged || len(check.known) != 303 {
+		t.Errorf("after healing: damaged %v, %d records", check.damaged, len(check.known))
+	}
+}
+
+// TestDiskCachePlanted: a cache file someone else wrote is not believed. Records with
+// valid CRCs but keyed as the text's plain SHA-256 (all anyone without the secret can
+// compute) match nothing; a link, a file open to others, a secret others can read make the
+// cache ignored, with one warning, and nothing is written through a link.
+func TestDiskCachePlanted(t *testing.T) {
+	texts := longTexts(600, 8<<10)
+	want := countWith(t, nil, texts)
+
+	t.Run("forged records", func(t *testing.T) {
+		dir := t.TempDir()
+		var data []byte
+		for _, s := range texts {
+			sum := sha256.Sum256([]byte(s))
+			data = appendRecord(data, [16]byte(sum[:16]), 1)
+		}
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("counts-o200k-v%d.bin", diskVersion)), data, 0o600)
+		if got := countWith(t, NewDiskCache(dir, "o200k"), texts); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Error("forged counts were believed")
+		}
+	})
+
+	cases := map[string]func(t *testing.T, dir, path string){
+		"linked file": func(t *testing.T, dir, path string) {
+			os.WriteFile(filepath.Join(dir, "victim"), []byte("precious"), 0o600)
+			os.Symlink(filepath.Join(dir, "victim"), path)
+		},
+		"group-writable file": func(t *testing.T, dir, path string) {
+			os.WriteFile(path, nil, 0o600)
+			os.Chmod(path, 0o620)
+		},
+		"readable secret": func(t *testing.T, dir, path string) {
+			os.WriteFile(filepath.Join(dir, keyName), make([]byte, keySize), 0o600)
+			os.Chmod(filepath.Join(dir, keyName), 0o644)
+		},
+		"short secret": func(t *testing.T, dir, path string) {
+			os.WriteFile(filepath.Join(dir, keyName), []byte("x"), 0o600)
+		},
+		"world-writable folder": func(t *testing.T, dir, path string) {
+			os.Chmod(dir, 0o777)
+		},
+		"someone else's file": func(t *testing.T, dir, path string) {
+			if os.Geteuid() != 0 {
+				t.Skip("giving a file away needs root")
+			}
+			os.WriteFile(path, nil, 0o600)
+			os.Chown(path, 65534, 65534)
+		},
+	}
+	for name, plant := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "cache")
+			os.Mkdir(dir, 0o700)
+			path := filepath.Join(dir, fmt.Sprintf("counts-o200k-v%d.bin", diskVersion))
+			plant(t, dir, path)
+			before, _ := os.ReadFile(filepath.Join(dir, "victim"))
+			var warnings []string
+			d := NewDiskCache(dir, "o200k")
+			d.Warn = func(msg string) { warnings = append(warnings, msg) }
+			if got := countWith(t, d, texts); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Error("counts changed")
+			}
+			d.Flush()
+			if len(warnings) != 1 || !strings.Contains(warnings[0], "count cache ignored") {
+				t.Errorf("warnings %q, want one", warnings)
+			}
+			if after, _ := os.ReadFile(filepath.Join(dir, "victim")); string(after) != string(before) {
+				t.Errorf("written through the link: %q", after)
+			}
+		})
 	}
 }
 
@@ -128,7 +233,8 @@ func TestDiskCacheCompacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.counted = diskLoadAfter
-	d.fresh = appendRecord(nil, [16]byte{0xff, 0xff, 0xff, 0xff}, 1)
+	newest := sha256.Sum256([]byte("newest"))
+	d.fresh = []freshCount{{newest, 1}}
 	d.Flush()
 	st, err := os.Stat(d.path)
 	if err != nil {
@@ -139,7 +245,22 @@ func TestDiskCacheCompacts(t *testing.T) {
 	}
 	again := NewDiskCache(filepath.Dir(d.path), "o200k")
 	again.load()
-	if again.known[[16]byte{0xff, 0xff, 0xff, 0xff}] != 1 || len(again.known) != int(st.Size())/diskRecord {
+	if again.known[again.tag(newest)] != 1 || len(again.known) != int(st.Size())/diskRecord {
 		t.Fatal("compacting lost the newest records or kept broken ones")
+	}
+}
+
+// TestDiskCacheStaleTemps: temp files of a killed compaction are removed once stale.
+func TestDiskCacheStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, ".counts-0123456789abcdef.tmp")
+	os.WriteFile(stale, make([]byte, 1000), 0o600)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(stale, old, old)
+	d := NewDiskCache(dir, "o200k")
+	countWith(t, d, longTexts(300, 8<<10))
+	d.Flush()
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("a stale temp file was left")
 	}
 }
