@@ -397,7 +397,7 @@ func BlockTokens(t *transcript.Transcript, b *transcript.Block, c tokens.Counter
 
 // providerOf names the provider whose billing rules apply to a format.
 func providerOf(f transcript.Format) string {
-	if f == transcript.Anthropic || f == transcript.ClaudeCode {
+	if f.MessagesAPI() || f == transcript.ClaudeCode {
 		return "anthropic"
 	}
 	return "openai"
