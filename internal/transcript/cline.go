@@ -64,6 +64,11 @@ func isToolNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':'
 }
 
+// clineUserTools are the tools whose result is what the user answered.
+var clineUserTools = map[string]bool{
+	"ask_followup_question": true, "attempt_completion": true, "plan_mode_respond": true, "new_task": true,
+}
+
 // clineAgentTags open texts the agent writes into user messages for the model, not the
 // user's words.
 var clineAgentTags = []string{"<environment_details>"}
@@ -154,7 +159,7 @@ func markCline(t *Transcript) {
 				res.Head = n
 				text = text[n:]
 			}
-			res.Kind, res.ToolName, res.IsError = ToolResult, name, clineError(text)
+			res.Kind, res.ToolName, res.IsError, res.User = ToolResult, name, clineError(text), clineUserTools[name]
 			if len(waiting) > 0 {
 				res.ToolID = waiting[0]
 				waiting = waiting[1:]
@@ -188,6 +193,25 @@ func suffixQuote(raw string) string {
 		return ""
 	}
 	return `"`
+}
+
+// LabelOf is the label a result's body starts with (its first Head bytes), decoding no
+// more of the body than that takes; "" when it has none.
+func (t *Transcript) LabelOf(b *Block) string {
+	if b.Head <= 0 || b.BodyJSON || b.Body.IsZero() {
+		return ""
+	}
+	raw := t.Slice(b.Body)
+	// An escape spells at most 4 decoded bytes in 12 (a surrogate pair), so 6 bytes of
+	// literal a decoded byte are always enough; a cut escape only ends the decoding early.
+	if lim := 6*b.Head + 1; lim < len(raw)-1 {
+		raw = raw[:lim] + `"`
+	}
+	text := decodeString(raw)
+	if len(text) < b.Head {
+		return ""
+	}
+	return text[:b.Head]
 }
 
 // Label returns the label a tier keeps when it replaces a result's text (the first Head

@@ -110,6 +110,10 @@ type Block struct {
 	// Agent marks a text the agent wrote into a user message for the model (Cline's
 	// <environment_details>, a result's label): not something the user said.
 	Agent bool
+	// User marks a tool result that carries the user's own words (Cline's answer to
+	// ask_followup_question, feedback on attempt_completion): re-running the call would not
+	// give them back, so the tiers that cut, clear or offload results leave it whole.
+	User bool
 }
 
 // ImageRef locates an image's data.
