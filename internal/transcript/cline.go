@@ -113,11 +113,20 @@ func markCline(t *Transcript) {
 			b := &m.Blocks[bi]
 			switch {
 			case b.Kind == ToolResult:
-				// A real tool_result (Cline writes them when it knows the call's id).
+				// A real tool_result (Cline writes them when it knows the call's id, with
+				// the label in front of the text; so does ctx-repair).
 				for k, id := range waiting {
 					if id == b.ToolID {
 						waiting = append(waiting[:k], waiting[k+1:]...)
 						break
+					}
+				}
+				if len(b.Parts) == 0 && !b.BodyJSON && !b.Body.IsZero() {
+					if name, n := clineLabel(t.BodyText(b)); n > 0 {
+						b.Head, b.User = n, clineUserTools[name]
+						if b.ToolName == "" {
+							b.ToolName = name
+						}
 					}
 				}
 				continue

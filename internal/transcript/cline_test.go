@@ -103,3 +103,19 @@ func TestClineResults(t *testing.T) {
 		}
 	}
 }
+
+// Newer Cline versions, and ctx-repair, write labelled tool_result blocks: the document
+// is still a Cline history, and the label is the result's Head.
+func TestClineLabelledToolResult(t *testing.T) {
+	doc := `[{"role":"user","content":"go"},
+{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"read_file","input":{"path":"a.go"}}]},
+{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"[read_file for 'a.go'] Result:\npackage a"}]}]`
+	tr, err := Parse([]byte(doc), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &tr.Messages[2].Blocks[0]
+	if tr.Format != Cline || b.Kind != ToolResult || b.Head != 31 || tr.LabelOf(b) != "[read_file for 'a.go'] Result:\n" {
+		t.Fatalf("format %s, block %+v, label %q", tr.Format, *b, tr.LabelOf(b))
+	}
+}

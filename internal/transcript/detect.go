@@ -95,14 +95,21 @@ func detectJSON(root jval, rf *rootFields, arr jval) Format {
 		}
 		user := f[1].str() == "user"
 		f[6].each(func(b jval) bool {
-			var bf [3]jval
-			b.fields(bf[:], "type", "source", "text")
+			var bf [4]jval
+			b.fields(bf[:], "type", "source", "text", "content")
 			switch bf[0].str() {
 			case "text":
 				if user && clineSignal(bf[2].raw) {
 					cline++
 				}
-			case "tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "document":
+			case "tool_result":
+				// Cline labels the results it writes as tool_result blocks too (and
+				// ctx-repair writes them so): still a Cline history.
+				anth += 2
+				if clineSignal(bf[3].raw) {
+					cline++
+				}
+			case "tool_use", "thinking", "redacted_thinking", "server_tool_use", "document":
 				anth += 2
 			case "image":
 				if bf[1].exists() {

@@ -496,7 +496,14 @@ func gjDetectJSON(root, arr gjson.Result) Format {
 				if _, n := clineLabel(b.Get("text").String()); user && n > 0 {
 					cline++
 				}
-			case "tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "document":
+			case "tool_result":
+				anth += 2
+				if c := b.Get("content"); c.Type == gjson.String {
+					if _, n := clineLabel(c.String()); n > 0 {
+						cline++
+					}
+				}
+			case "tool_use", "thinking", "redacted_thinking", "server_tool_use", "document":
 				anth += 2
 			case "image":
 				if b.Get("source").Exists() {
