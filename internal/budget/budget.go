@@ -135,7 +135,11 @@ type unit struct {
 	// is Codex's {"output": ..., "metadata": ...} wrapper; the cut applies to that output.
 	inner    transcript.Span
 	hasInner bool
-	cutText  string // what the cut measures: the wrapped output, or text
+	// head is the length of a label the text starts with (Block.Head: Cline's
+	// "[tool for 'x'] Result:" line), which the cut keeps: the model still sees what the
+	// result was.
+	head     int
+	cutText  string // what the cut measures: the wrapped output, the text after its label, or text
 	cutRunes int
 	newText  string
 	newRunes int
@@ -265,7 +269,12 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 		u := &units[ui]
 		u.text = doc.BodyText(&transcript.Block{Body: u.body})
 		u.cutText = u.text
-		u.unwrap()
+		if u.head > 0 && u.head <= len(u.text) {
+			u.cutText = u.text[u.head:]
+		} else {
+			u.head = 0
+			u.unwrap()
+		}
 		u.cutRunes = utf8.RuneCountInString(u.cutText)
 		u.newText, u.newRunes = u.cutText, u.cutRunes
 		if _, ok := parseCut(u.cutText); ok {
@@ -301,8 +310,11 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 			continue
 		}
 		out := u.newText
-		if u.hasInner {
+		switch {
+		case u.hasInner:
 			out = u.text[:u.inner.Start] + transcript.Quote(out) + u.text[u.inner.End:]
+		case u.head > 0:
+			out = u.text[:u.head] + out
 		}
 		edits = append(edits, transcript.Edit{Span: u.body, With: transcript.Quote(out)})
 		st.CharsRemoved += u.cutRunes - u.newRunes
@@ -357,6 +369,9 @@ func measurer(l Limit, c tokens.Counter) func(string) int {
 // parts of its list content. Images and structured (non-string) content are left alone.
 // (A body that is not JSON is a string literal.)
 func textUnits(b *transcript.Block) []unit {
+	if b.User {
+		return nil // the user's words: no call gives them back
+	}
 	var us []unit
 	if len(b.Parts) > 0 {
 		for pi := range b.Parts {
@@ -368,7 +383,7 @@ func textUnits(b *transcript.Block) []unit {
 		return us
 	}
 	if !b.BodyJSON && !b.Body.IsZero() {
-		us = append(us, unit{body: b.Body})
+		us = append(us, unit{body: b.Body, head: b.Head})
 	}
 	return us
 }

@@ -144,7 +144,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown flag", []string{"--nope"}, nil,
 			"ctx-fake: error: unknown flag --nope\nhint: see 'ctx-fake --help'\n"},
 		{"bad enum", []string{"--format=xml"}, nil,
-			"ctx-fake: error: --format must be one of \"auto\",\"anthropic\",\"openai\",\"responses\",\"claude-code\",\"codex\" but got \"xml\"\nhint: see 'ctx-fake --help'\n"},
+			"ctx-fake: error: --format must be one of \"auto\",\"anthropic\",\"openai\",\"responses\",\"claude-code\",\"codex\",\"cline\" but got \"xml\"\nhint: see 'ctx-fake --help'\n"},
 		{"bad count", []string{"--window=abc"}, nil,
 			"ctx-fake: error: --window: invalid token count \"abc\": not a number (want e.g. 200000, 200k or 1.5M)\nhint: see 'ctx-fake --help'\n"},
 		{"bad size", []string{"--cap=1XB"}, nil,

@@ -14,7 +14,7 @@ import "github.com/alecthomas/kong"
 // tool's own. Environment variables are read through the getenv passed to [Main] (see
 // there), not by kong from the process.
 type Common struct {
-	Format     string           `help:"Input format; auto detects it." enum:"auto,anthropic,openai,responses,claude-code,codex" default:"auto" env:"CTX_FORMAT" placeholder:"auto|anthropic|openai|responses|claude-code|codex" group:"common"`
+	Format     string           `help:"Input format; auto detects it." enum:"auto,anthropic,openai,responses,claude-code,codex,cline" default:"auto" env:"CTX_FORMAT" placeholder:"auto|anthropic|openai|responses|claude-code|codex|cline" group:"common"`
 	Path       string           `help:"gjson path of the message array inside a wrapper document." env:"CTX_PATH" placeholder:"PATH" group:"common"`
 	Sidechains bool             `help:"Include Claude Code subagent (isSidechain) lines." group:"common"`
 	Tokenizer  string           `help:"Token counter; auto picks one per format." enum:"auto,estimate,o200k,cl100k" default:"auto" env:"CTX_TOKENIZER" placeholder:"auto|estimate|o200k|cl100k" group:"common"`

@@ -162,11 +162,17 @@ func (c *Context) Budget(t *transcript.Transcript) (tokens.Budget, error) {
 // figures (a streamed transcript's Outline).
 func (c *Context) BudgetOf(docModel string, usage []transcript.Usage) (tokens.Budget, error) {
 	model, window := c.Common.Model, c.Common.Window.Int()
+	// The window the agent itself recorded (Codex's model_context_window) beats the table:
+	// it is the input window the agent ran with, already net of the room it keeps for the
+	// reply (Codex records 95% of the model's input limit: 258,400 for gpt-5-codex, whose
+	// table entry gives 400,000 - 128,000).
+	recorded := false
 	if model == "" {
 		if _, ok := tokens.LookupModel(docModel); ok {
 			model = docModel
-		} else if u, ok := transcript.LastUsage(usage); ok && window == 0 && u.Window > 0 {
-			window = u.Window
+		}
+		if u, ok := transcript.LastUsage(usage); ok && window == 0 && u.Window > 0 {
+			window, recorded = u.Window, true
 		}
 	}
 	reserve := 0 // tokens.Window reads 0 as "the model's default"
@@ -177,8 +183,8 @@ func (c *Context) BudgetOf(docModel string, usage []transcript.Usage) (tokens.Bu
 	if err != nil {
 		return b, Usagef("%v", err)
 	}
-	if c.Common.Reserve != nil && reserve == 0 {
-		// An explicit --reserve 0: the whole window is for input.
+	if reserve == 0 && (c.Common.Reserve != nil || recorded) {
+		// An explicit --reserve 0, or a recorded input window: the whole window is for input.
 		b.Reserve, b.Effective = 0, b.Window
 	}
 	return b, nil

@@ -17,7 +17,7 @@ var Targets = []transcript.Format{transcript.Anthropic, transcript.OpenAI, trans
 // format. A request body has none: converting it needs a target.
 func DefaultTarget(t *transcript.Transcript) (transcript.Format, bool) {
 	switch t.Format {
-	case transcript.ClaudeCode:
+	case transcript.ClaudeCode, transcript.Cline:
 		return transcript.Anthropic, true
 	case transcript.Codex:
 		return transcript.Responses, true

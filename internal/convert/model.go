@@ -41,7 +41,7 @@ const (
 
 func familyOf(f transcript.Format) family {
 	switch f {
-	case transcript.Anthropic, transcript.ClaudeCode:
+	case transcript.Anthropic, transcript.ClaudeCode, transcript.Cline:
 		return anthropicFamily
 	case transcript.OpenAI:
 		return openaiFamily

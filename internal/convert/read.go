@@ -183,16 +183,42 @@ func readAnthropic(t *transcript.Transcript, c *conversation) {
 		}
 		msg := message{role: m.Role, str: len(m.Blocks) == 1 && isString(t, &m.Blocks[0])}
 		for bi := range m.Blocks {
-			msg.parts = append(msg.parts, anthropicPart(t, &m.Blocks[bi]))
+			b := &m.Blocks[bi]
+			if bi+1 < len(m.Blocks) && clineResult(&m.Blocks[bi+1]) && m.Blocks[bi+1].Lead == b.Span {
+				continue // the label of the result after it, which carries it
+			}
+			if clineResult(b) {
+				msg.parts = append(msg.parts, clinePart(t, m, bi))
+				continue
+			}
+			msg.parts = append(msg.parts, anthropicPart(t, b))
 		}
 		c.messages = append(c.messages, msg)
 	}
 }
 
+// clineResult reports whether a block is a Cline tool result that answers a call: a text
+// the target gets as a tool result. (One with no call, from XML tool use, stays text.)
+func clineResult(b *transcript.Block) bool {
+	return b.Kind == transcript.ToolResult && b.Type == "text" && b.ToolID != ""
+}
+
+// clinePart is the tool result of Cline's labelled text, block bi of m: the text with its
+// label, or the label block and the text when the label is a block of its own.
+func clinePart(t *transcript.Transcript, m *transcript.Message, bi int) part {
+	b := &m.Blocks[bi]
+	p := part{kind: resultPart, id: b.ToolID, resultS: true, result: []part{{kind: textPart, body: b}}}
+	if !b.Lead.IsZero() && bi > 0 && m.Blocks[bi-1].Span == b.Lead {
+		p.resultS = false
+		p.result = []part{{kind: textPart, body: &m.Blocks[bi-1]}, {kind: textPart, body: b}}
+	}
+	return p
+}
+
 func anthropicPart(t *transcript.Transcript, b *transcript.Block) part {
 	raw := t.Slice(b.Span)
 	switch {
-	case b.Kind == transcript.Text && (b.Type == "text" || isString(t, b)):
+	case (b.Kind == transcript.Text || b.Kind == transcript.ToolResult) && b.Type == "text", b.Kind == transcript.Text && isString(t, b):
 		return part{kind: textPart, body: b}
 	case b.Kind == transcript.ToolCall && b.Type == "tool_use":
 		args := "{}"

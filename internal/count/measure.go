@@ -114,13 +114,16 @@ type Options struct {
 
 // blockCount is the count of one block: all the report needs of it.
 type blockCount struct {
-	kind     transcript.Kind
-	tokens   int
-	chars    int // decoded characters of a result's text, for the budget tiers
-	bytes    int // and its size in bytes, for ctx-persist
-	toolName string
-	toolID   string
-	toolIDs  []string
+	kind   transcript.Kind
+	tokens int
+	chars  int // decoded characters of a result's text, for the budget tiers
+	bytes  int // and its size in bytes, for ctx-persist
+	// reasoning marks an OpenAI reasoning item's encrypted payload, which the API drops
+	// once a newer user message follows it (see dropStaleReasoning).
+	reasoning bool
+	toolName  string
+	toolID    string
+	toolIDs   []string
 }
 
 // counted is one message counted, without its text.
@@ -196,6 +199,7 @@ func summarise(tl tally, o Options) Report {
 		Messages:        make([]MessageCount, len(tl.messages)),
 	}
 	provider := providerOf(tl.format)
+	dropStaleReasoning(tl.messages)
 
 	// Which tool each result answers, for results that do not carry the name themselves.
 	resultTool := map[transcript.Ref]string{}
@@ -305,6 +309,37 @@ func summarise(tl tally, o Options) Report {
 	return r
 }
 
+// dropStaleReasoning prices at nothing the encrypted reasoning of every turn before the
+// newest user message, in place (so the per-block counts a tier reads agree with the
+// total).
+//
+// The model: OpenAI's Responses API keeps a reasoning item in the model's context only
+// within the turn that made it (the tool-calling loop since the last user message);
+// reasoning items of earlier turns are accepted in the input but dropped, not billed as
+// input. Codex sends every item back, so an old rollout is mostly such base64, and
+// counting it (at its decoded size, tokens.EncryptedTokens) put a real 2 MB rollout at
+// 281,004 tokens where its token_count recorded 153,122. Reasoning of the current turn
+// still counts at its decoded size, which is what it costs when the model reads it.
+// The visible summary text of every reasoning item is still counted as text: whether
+// the API drops it with the item is not documented, so the figure errs high by at most
+// the summaries, a few hundred tokens a turn.
+func dropStaleReasoning(ms []counted) {
+	last := -1
+	for mi := len(ms) - 1; mi >= 0; mi-- {
+		if ms[mi].role == "user" {
+			last = mi
+			break
+		}
+	}
+	for mi := 0; mi < last; mi++ {
+		for bi := range ms[mi].blocks {
+			if bc := &ms[mi].blocks[bi]; bc.reasoning {
+				bc.tokens = 0
+			}
+		}
+	}
+}
+
 // Total counts a transcript the way Measure does, without the breakdown: what a tier
 // uses to measure utilization, and its savings.
 func Total(t *transcript.Transcript, c tokens.Counter) int {
@@ -362,7 +397,7 @@ func BlockTokens(t *transcript.Transcript, b *transcript.Block, c tokens.Counter
 
 // providerOf names the provider whose billing rules apply to a format.
 func providerOf(f transcript.Format) string {
-	if f == transcript.Anthropic || f == transcript.ClaudeCode {
+	if f.MessagesAPI() || f == transcript.ClaudeCode {
 		return "anthropic"
 	}
 	return "openai"
@@ -437,6 +472,7 @@ func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 		return bc
 	case b.Encrypted > 0:
 		bc.tokens = tokens.EncryptedTokens(b.Encrypted)
+		bc.reasoning = b.Type == "encrypted_content"
 		return bc
 	}
 	if lc, ok := c.(tokens.ByLength); ok {

@@ -329,7 +329,7 @@ func Samples(t testing.TB) []string {
 	t.Helper()
 	dir := filepath.Join(repoRoot(t), "testdata")
 	var files []string
-	for _, f := range []string{"session.jsonl", "anthropic.json", "openai.json", "responses.json", "codex.jsonl"} {
+	for _, f := range []string{"session.jsonl", "anthropic.json", "openai.json", "responses.json", "codex.jsonl", "cline.json"} {
 		files = append(files, filepath.Join(dir, f))
 	}
 	return files

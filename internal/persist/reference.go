@@ -191,30 +191,40 @@ type unit struct {
 	// and the wrapper stays valid JSON around the reference.
 	inner    transcript.Span
 	hasInner bool
-	text     string // what is stored: the wrapped output, or outer
+	// head is the length of the label outer starts with (Block.Head: Cline's
+	// "[tool for 'x'] Result:" line): it stays in place, and what follows it is stored.
+	head int
+	text string // what is stored: the wrapped output, what follows the label, or outer
 }
 
 // units lists the texts of a result, decoded. Parts that are not text (images) are not
 // texts.
 func units(t *transcript.Transcript, b *transcript.Block) []unit {
+	if b.User {
+		return nil // the user's words stay where the model reads them
+	}
 	var us []unit
-	add := func(body transcript.Span) {
+	add := func(body transcript.Span, head int) {
 		u := unit{body: body, raw: t.Slice(body)}
 		u.outer = t.BodyText(&transcript.Block{Body: body})
 		u.text = u.outer
-		u.unwrap()
+		if head > 0 && head <= len(u.outer) {
+			u.head, u.text = head, u.outer[head:]
+		} else {
+			u.unwrap()
+		}
 		us = append(us, u)
 	}
 	if len(b.Parts) == 0 {
 		if !b.Body.IsZero() && !b.BodyJSON {
-			add(b.Body)
+			add(b.Body, b.Head)
 		}
 		return us
 	}
 	for i := range b.Parts {
 		p := &b.Parts[i]
 		if p.Kind == transcript.Text && !p.Body.IsZero() && !p.BodyJSON {
-			add(p.Body)
+			add(p.Body, 0)
 		}
 	}
 	return us
@@ -223,6 +233,9 @@ func units(t *transcript.Transcript, b *transcript.Block) []unit {
 // rawSize is an upper bound of the decoded size of a result's texts (escapes only shrink),
 // to pass over small results without decoding them.
 func rawSize(b *transcript.Block) int {
+	if b.User {
+		return 0
+	}
 	n := 0
 	if len(b.Parts) == 0 {
 		if !b.BodyJSON {
@@ -269,6 +282,9 @@ func (u *unit) canonical() bool {
 
 // replace returns the unit's decoded body with the stored text replaced by text.
 func (u *unit) replace(text string) string {
+	if u.head > 0 {
+		return u.outer[:u.head] + text
+	}
 	if !u.hasInner {
 		return text
 	}
@@ -278,6 +294,9 @@ func (u *unit) replace(text string) string {
 // spell returns the document bytes for the unit's body when its stored text is text,
 // spelled canonically: what was there before when the unit is canonical.
 func (u *unit) spell(text string) (string, bool) {
+	if u.head > 0 {
+		return encode(u.outer[:u.head] + text)
+	}
 	if !u.hasInner {
 		return encode(text)
 	}

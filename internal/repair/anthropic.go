@@ -60,16 +60,55 @@ func (f *fixer) checkAnthropic() {
 	f.checkPairing()
 }
 
-// leadingResult reports whether only results come before result r in its message.
+// leadingResult reports whether only results (and their labels) come before result r in
+// its message.
 func (f *fixer) leadingResult(r transcript.Ref) bool {
 	m := &f.t.Messages[r.Message]
 	for bi := 0; bi < r.Block; bi++ {
 		b := &m.Blocks[bi]
-		if !f.isResult(b) && f.nonEmpty(b) {
+		if !f.isResult(b) && f.nonEmpty(b) && !f.isLabel(transcript.Ref{Message: r.Message, Block: bi}) {
 			return false
 		}
 	}
 	return true
+}
+
+// checkCline reports each call a labelled user text answers: the API wants a tool_result
+// block, and a call answered by text alone it rejects.
+func (f *fixer) checkCline() {
+	for _, c := range f.calls {
+		r := f.resultOf[c]
+		if r == transcript.None || !f.textResult(f.t.Block(r)) {
+			continue
+		}
+		f.add(r.Message, TextResult, []string{f.t.Block(c).ToolID},
+			"tool call %s (%s) is answered by user text, not a tool_result block", quoteID(f.t.Block(c).ToolID), f.toolName(c))
+	}
+}
+
+// isLabel reports whether block at is the label block of the result after it (older
+// Cline), which goes wherever that result goes.
+func (f *fixer) isLabel(at transcript.Ref) bool {
+	m := &f.t.Messages[at.Message]
+	if at.Block+1 >= len(m.Blocks) {
+		return false
+	}
+	next := &m.Blocks[at.Block+1]
+	return f.textResult(next) && next.Lead == m.Blocks[at.Block].Span &&
+		len(f.callsOf[transcript.Ref{Message: at.Message, Block: at.Block + 1}]) > 0
+}
+
+// clineResultJSON is the tool_result block for a Cline text result r answering call c:
+// the same text, with its label (the label block and the text when the label is a block
+// of its own).
+func (f *fixer) clineResultJSON(c, r transcript.Ref) string {
+	t := f.t
+	b := t.Block(r)
+	content := t.Slice(b.Body)
+	if !b.Lead.IsZero() {
+		content = "[" + t.Slice(b.Lead) + "," + t.Slice(b.Span) + "]"
+	}
+	return `{"type":"tool_result","tool_use_id":` + f.callIDJSON(c) + `,"content":` + content + `}`
 }
 
 // piece is one content block of a rebuilt message: an original block (json empty) or new
@@ -103,7 +142,9 @@ func (f *fixer) fixAnthropic() ([]transcript.Edit, error) {
 			b := &m.Blocks[bi]
 			ref := transcript.Ref{Message: mi, Block: bi}
 			switch {
-			case f.isResult(b):
+			case f.isLabel(ref):
+				// Goes with its result.
+			case f.isResult(b) && (!f.textResult(b) || len(f.callsOf[ref]) > 0):
 				results++
 			case !f.nonEmpty(b):
 			case f.isCall(b) && m.Role == "assistant":
@@ -199,7 +240,9 @@ func (f *fixer) anthropicResults(calls []transcript.Ref) ([]piece, error) {
 			continue
 		}
 		p := piece{ref: r}
-		if b := f.t.Block(r); b.ToolID != id {
+		if b := f.t.Block(r); f.textResult(b) {
+			p.json = f.clineResultJSON(c, r)
+		} else if b.ToolID != id {
 			j, err := setField(f.t.Slice(b.Span), "tool_use_id", f.callIDJSON(c))
 			if err != nil {
 				return nil, err

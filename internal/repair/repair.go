@@ -57,10 +57,11 @@ const (
 	EmptyText       Rule = "empty-text"       // a text block with no text (Anthropic)
 	FirstNotUser    Rule = "first-not-user"   // an Anthropic conversation that does not open with a user message
 	ItemShape       Rule = "item-shape"       // a Responses input item that is not an item: a bare string, an object with neither type nor role
+	TextResult      Rule = "text-result"      // a tool call answered by user text, not a tool_result block (Cline)
 )
 
 // Rules lists every rule in a stable order.
-var Rules = []Rule{MissingResult, OrphanResult, MisplacedResult, DuplicateID, ToolCallIDs, ResultID, SameRole, EmptyMessage, EmptyText, FirstNotUser, ItemShape}
+var Rules = []Rule{MissingResult, OrphanResult, MisplacedResult, DuplicateID, ToolCallIDs, ResultID, SameRole, EmptyMessage, EmptyText, FirstNotUser, ItemShape, TextResult}
 
 // Problem is one thing the API would reject.
 type Problem struct {
@@ -159,6 +160,9 @@ func (f *fixer) check() []Problem {
 	switch f.t.Format {
 	case transcript.Anthropic:
 		f.checkAnthropic()
+	case transcript.Cline:
+		f.checkAnthropic()
+		f.checkCline()
 	case transcript.OpenAI:
 		f.checkOpenAI()
 	case transcript.Responses, transcript.Codex:
@@ -172,7 +176,7 @@ func (f *fixer) check() []Problem {
 
 func (f *fixer) fix() ([]transcript.Edit, error) {
 	switch f.t.Format {
-	case transcript.Anthropic:
+	case transcript.Anthropic, transcript.Cline:
 		return f.fixAnthropic()
 	case transcript.OpenAI:
 		return f.fixOpenAI()
@@ -195,7 +199,7 @@ func (f *fixer) isCall(b *transcript.Block) bool {
 		return false
 	}
 	switch f.t.Format {
-	case transcript.Anthropic, transcript.ClaudeCode:
+	case transcript.Anthropic, transcript.ClaudeCode, transcript.Cline:
 		return b.Type == "tool_use"
 	case transcript.OpenAI:
 		return b.Type != "function_call"
@@ -210,10 +214,19 @@ func (f *fixer) isResult(b *transcript.Block) bool {
 	switch f.t.Format {
 	case transcript.Anthropic, transcript.ClaudeCode:
 		return b.Type == "tool_result"
+	case transcript.Cline:
+		return b.Type == "tool_result" || b.Type == "text"
 	case transcript.OpenAI:
 		return b.Type == "tool"
 	}
 	return true
+}
+
+// textResult reports whether a result is a Cline labelled text: one that answers a call
+// becomes a tool_result block; one that answers none (the call was XML in the
+// assistant's text) is a user text the API accepts as it is, not an orphan.
+func (f *fixer) textResult(b *transcript.Block) bool {
+	return f.t.Format == transcript.Cline && b.Kind == transcript.ToolResult && b.Type == "text"
 }
 
 // pair links calls and results as transcript.Pairs does (a result answers the oldest
@@ -232,7 +245,7 @@ func (f *fixer) pair() {
 		case callOK:
 			f.calls = append(f.calls, p.Call)
 			f.resultOf[p.Call] = transcript.None
-		case resOK:
+		case resOK && !f.textResult(t.Block(p.Result)):
 			f.orphans = append(f.orphans, p.Result)
 		}
 	}
@@ -392,7 +405,7 @@ func (f *fixer) checkPairing() {
 		b := f.t.Block(r)
 		f.add(r.Message, OrphanResult, []string{b.ToolID}, "tool result for %s answers no call in the conversation", quoteID(b.ToolID))
 	}
-	if f.t.Format != transcript.Anthropic && f.t.Format != transcript.ClaudeCode {
+	if !f.t.Format.MessagesAPI() && f.t.Format != transcript.ClaudeCode {
 		return // OpenAI's is tool-call-ids; Responses pairs an empty call_id by position
 	}
 	for _, c := range f.calls {

@@ -150,6 +150,7 @@ type result struct {
 	protected bool
 	cleared   bool            // an earlier run's placeholder
 	content   transcript.Span // what a placeholder replaces; zero when it cannot be replaced
+	label     string          // what the placeholder keeps at its start
 	tokens    int
 	reason    Reason
 	with      string // the placeholder
@@ -184,9 +185,11 @@ type facts struct {
 	stubOK bool
 	saving int
 	// cleared: a placeholder already; content: the span a placeholder replaces (zero when
-	// the result cannot be replaced).
+	// the result cannot be replaced); label: what the placeholder keeps at its start
+	// (Block.Head: Cline's "[tool for 'x'] Result:" line).
 	cleared bool
 	content transcript.Span
+	label   string
 }
 
 // factsOf reads the facts of block b of t (a call or a result).
@@ -203,7 +206,8 @@ func factsOf(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.
 			}
 		}
 	case transcript.ToolResult:
-		f.cleared = isPlaceholder(t, b)
+		f.label = t.LabelOf(b)
+		f.cleared = isPlaceholder(t, b, f.label)
 		if editable(b) {
 			f.content = contentSpan(t, b)
 		}
@@ -216,6 +220,7 @@ func factsOf(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.
 func (f facts) detach() facts {
 	f.call.Tool, f.call.Arg, f.call.Key, f.call.File = strings.Clone(f.call.Tool), strings.Clone(f.call.Arg), strings.Clone(f.call.Key), strings.Clone(f.call.File)
 	f.stub.With = strings.Clone(f.stub.With)
+	f.label = strings.Clone(f.label)
 	return f
 }
 
@@ -377,7 +382,7 @@ func (p *planner) mark(i int, reason Reason) {
 	} else {
 		r.tokens = count.BlockTokens(p.t, p.t.Block(r.ref), p.c)
 	}
-	with := placeholder(r.call, reason, r.tokens, p.o)
+	with := r.label + placeholder(r.call, reason, r.tokens, p.o)
 	saved := r.tokens - p.c.Count(with)
 	if saved <= 0 {
 		return
@@ -442,7 +447,7 @@ func collect(t *transcript.Transcript, factsOf func(*transcript.Block) facts) []
 			}
 			ref := transcript.Ref{Message: mi, Block: bi}
 			f := factsOf(b)
-			r := result{ref: ref, calls: callsOf[ref], protected: protected[mi], cleared: f.cleared, content: f.content}
+			r := result{ref: ref, calls: callsOf[ref], protected: protected[mi], cleared: f.cleared, content: f.content, label: f.label}
 			switch {
 			case len(r.calls) == 1:
 				r.call = factsOf(t.Block(r.calls[0])).call
@@ -463,18 +468,33 @@ func collect(t *transcript.Transcript, factsOf func(*transcript.Block) facts) []
 // (web_search_tool_result and the like) and computer-use screenshots have a fixed shape
 // the API checks, so they stay.
 func editable(b *transcript.Block) bool {
+	if b.User {
+		return false // the user's words: re-running the call would not give them back
+	}
 	switch b.Type {
 	case "tool_result", "mcp_tool_result", "tool", "function",
 		"function_call_output", "custom_tool_call_output", "local_shell_call_output":
+		return true
+	case "text": // a Cline result, a user text block
 		return true
 	}
 	return false
 }
 
-// isPlaceholder reports whether a result is already one of this tier's placeholders.
-func isPlaceholder(t *transcript.Transcript, b *transcript.Block) bool {
-	return len(b.Parts) == 0 && !b.BodyJSON && b.Body.Len() > len(Marker) &&
-		strings.HasPrefix(t.Slice(b.Body), `"`+Marker)
+// isPlaceholder reports whether a result is already one of this tier's placeholders
+// (after its label, when it has one).
+func isPlaceholder(t *transcript.Transcript, b *transcript.Block, label string) bool {
+	if len(b.Parts) > 0 || b.BodyJSON || b.Body.Len() <= len(Marker) {
+		return false
+	}
+	raw := t.Slice(b.Body)
+	if label != "" {
+		// The label as this tier spells it (the one it wrote), then the marker.
+		lit := transcript.Quote(label)
+		lit = lit[:len(lit)-1]
+		return strings.HasPrefix(raw, lit) && strings.HasPrefix(raw[len(lit):], Marker)
+	}
+	return strings.HasPrefix(raw, `"`+Marker)
 }
 
 // contentSpan is the span of a result's content value: its body string, or the whole

@@ -565,7 +565,7 @@ func addedTokens(t *transcript.Transcript, o Options, edits []transcript.Edit) (
 	}
 	doc := summary
 	switch t.Format {
-	case transcript.Anthropic, transcript.OpenAI:
+	case transcript.Anthropic, transcript.OpenAI, transcript.Cline:
 		doc = `{"messages":[` + summary + `]}`
 	case transcript.Responses:
 		doc = `{"input":[` + summary + `]}`
@@ -607,7 +607,7 @@ func moved(t *transcript.Transcript, o Options, sp Split) int {
 // summarized message was, can meet another user message: only the Messages API refuses
 // that, and only then is the result read again for ctx-repair's rules.
 func mayMerge(t *transcript.Transcript, sp Split) bool {
-	if t.Format != transcript.Anthropic || len(sp.Summarized) == 0 {
+	if !t.Format.MessagesAPI() || len(sp.Summarized) == 0 {
 		return false
 	}
 	gone := map[int]bool{}

@@ -208,7 +208,7 @@ func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, 
 		drop[mi] = true
 	}
 	switch t.Format {
-	case transcript.Anthropic, transcript.OpenAI:
+	case transcript.Anthropic, transcript.OpenAI, transcript.Cline:
 		return placeJSON(t, drop, sp.Summarized[0], `{"role":"user","content":`+transcript.Quote(text)+`}`), nil
 	case transcript.Responses:
 		if t.Array.IsZero() || t.Slice(t.Array)[0] != '[' {

@@ -92,7 +92,7 @@ func (e *codexEmitter) tokenCount(u usage) {
 	b = appendTokenUsage(b, g.total.in, g.total.read, g.total.out, g.total.reasoning)
 	b = append(b, `,"last_token_usage":`...)
 	b = appendTokenUsage(b, u.in+u.read+u.create, u.read, u.out, u.reasoning)
-	b = append(b, `,"model_context_window":272000},"rate_limits":{"primary":{`...)
+	b = append(b, `,"model_context_window":258400},"rate_limits":{"primary":{`...)
 	b = appendKF(b, "used_percent", float64(min(99, g.step/4)))
 	b = append(b, `,"window_minutes":299,`...)
 	b = appendKI(b, "resets_in_seconds", g.r.between(60, 17000))

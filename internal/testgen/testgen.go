@@ -22,14 +22,14 @@ import (
 
 // Options selects what Generate writes.
 type Options struct {
-	Format string // anthropic, openai, responses, claude-code or codex
+	Format string // anthropic, openai, responses, claude-code, codex or cline
 	Size   int    // approximate size in bytes; the smallest document (one tool call) is about 10 KB
 	Seed   int64
 	Images bool // include small base64 PNG images
 }
 
 // Formats lists the accepted Options.Format values.
-var Formats = []string{"anthropic", "openai", "responses", "claude-code", "codex"}
+var Formats = []string{"anthropic", "openai", "responses", "claude-code", "codex", "cline"}
 
 // Generate writes one document described by o to w.
 func Generate(w io.Writer, o Options) error {
@@ -55,6 +55,9 @@ func Generate(w io.Writer, o Options) error {
 	case "codex":
 		g.d, g.factor = dCodex, 1.35
 		e = &codexEmitter{g: g}
+	case "cline":
+		g.d, g.factor = dCline, 1.2
+		e = &clineEmitter{g: g}
 	default:
 		return fmt.Errorf("testgen: unknown format %q (want one of %s)", o.Format, strings.Join(Formats, ", "))
 	}
@@ -73,6 +76,7 @@ const (
 	dChat                  // read_file, shell (string command), apply_patch
 	dResp                  // read_file, shell (argv command), apply_patch
 	dCodex                 // shell for everything, as the Codex CLI does
+	dCline                 // read_file, execute_command, search_files, replace_in_file
 )
 
 type kind int
@@ -401,7 +405,7 @@ func (g *gen) cost(c *call) int {
 
 func (g *gen) newID() string {
 	switch g.d {
-	case dClaude:
+	case dClaude, dCline:
 		return g.r.base62("toolu_01", 22)
 	default:
 		return g.r.base62("call_", 24)
@@ -721,6 +725,8 @@ func (g *gen) render(c *call) {
 			in = appendKV(append(in, '{'), "input", c.patch())
 			c.text = "Success. Updated the following files:\nM " + c.path + "\n"
 		}
+	case dCline:
+		in = g.renderCline(c)
 	case dCodex:
 		c.name = "shell"
 		in = append(in, '{')

@@ -25,6 +25,13 @@ func isJSONL(format string) bool { return format == "claude-code" || format == "
 // records decodes a document into its top-level value (JSON) or its lines (JSONL).
 func records(t *testing.T, format string, doc []byte) []map[string]any {
 	t.Helper()
+	if format == "cline" { // a bare array of messages
+		var v []any
+		if err := json.Unmarshal(doc, &v); err != nil {
+			t.Fatalf("%s: not valid JSON: %v", format, err)
+		}
+		return []map[string]any{{"messages": v}}
+	}
 	if !isJSONL(format) {
 		var v map[string]any
 		if err := json.Unmarshal(doc, &v); err != nil {
@@ -148,6 +155,34 @@ func pairs(t *testing.T, format string, recs []map[string]any) (calls, results [
 		for _, r := range recs {
 			if m, ok := r["message"].(map[string]any); ok {
 				anthropic(m)
+			}
+		}
+	case "cline":
+		// Results are user texts labelled with the call; they answer the calls of the
+		// message before them in order.
+		var waiting []string
+		for _, m := range recs[0]["messages"].([]any) {
+			msg := m.(map[string]any)
+			if msg["role"] == "assistant" {
+				for _, b := range blocks(msg["content"]) {
+					if b["type"] == "tool_use" {
+						calls = append(calls, b["id"].(string))
+						waiting = append(waiting, b["id"].(string))
+					}
+				}
+				continue
+			}
+			for _, b := range blocks(msg["content"]) {
+				text, _ := b["text"].(string)
+				head, body, ok := strings.Cut(text, "] Result:\n")
+				if !ok || !strings.HasPrefix(head, "[") || strings.HasPrefix(head, "[attempt_completion") {
+					continue
+				}
+				results = append(results, waiting[0])
+				waiting = waiting[1:]
+				if strings.HasPrefix(body, "The tool execution failed") || strings.HasPrefix(body, "The user denied") {
+					errs++
+				}
 			}
 		}
 	case "openai":
@@ -285,6 +320,8 @@ func TestFeatures(t *testing.T) {
 			want = append(want, `"image_url"`, `"role":"tool"`)
 		case "responses", "codex":
 			want = append(want, `"type":"reasoning"`, `"input_image"`, `"encrypted_content"`)
+		case "cline":
+			want = append(want, `[read_file for '`, `[execute_command for '`, `<environment_details>`, `The user denied this operation.`)
 		}
 		for _, w := range want {
 			found := false

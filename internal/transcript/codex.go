@@ -1,6 +1,9 @@
 package transcript
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // codexParser reads a Codex CLI rollout: response_item payloads are the items; a compacted
 // record replaces everything before it with its replacement_history (or, in older
@@ -11,6 +14,9 @@ type codexParser struct {
 	parts    [][]Part
 	usage    []Usage
 	model    string
+	// window is the model_context_window of the last task_started event: newer Codex
+	// versions record it there as well as in token_count.
+	window int
 }
 
 func (p *codexParser) record(seq int, r *Record, raw string) []Message {
@@ -64,9 +70,15 @@ func (p *codexParser) record(seq int, r *Record, raw string) []Message {
 				Blocks: []Block{textBlock(msg, "input_text")}})
 		}
 	case "event_msg":
-		var pf [2]jval
-		payload.fields(pf[:], "type", "info")
-		if pf[0].str() != "token_count" {
+		var pf [3]jval
+		payload.fields(pf[:], "type", "info", "model_context_window")
+		typ := pf[0].str()
+		if typ == "task_started" || typ == "turn_started" {
+			if w := int(pf[2].integer()); w > 0 {
+				p.window = w
+			}
+		}
+		if typ != "token_count" {
 			break
 		}
 		var inf [2]jval
@@ -82,7 +94,7 @@ func (p *codexParser) record(seq int, r *Record, raw string) []Message {
 			Input:     int(g[0].integer()),
 			CacheRead: int(g[1].integer()),
 			Output:    int(g[2].integer()),
-			Window:    int(inf[1].integer()),
+			Window:    cmp.Or(int(inf[1].integer()), p.window),
 		})
 	}
 	return out

@@ -63,7 +63,7 @@ func readRoot(root jval) rootFields {
 // detectJSON scores the evidence for each JSON format. It looks at the wrapper and at most
 // the first 200 messages: a signal is any field or block type that only one format uses.
 func detectJSON(root jval, rf *rootFields, arr jval) Format {
-	var anth, oai, resp int
+	var anth, oai, resp, cline int
 	if root.isObject() {
 		if rf.input.exists() || rf.instructions.exists() {
 			resp += 3
@@ -93,11 +93,23 @@ func detectJSON(root jval, rf *rootFields, arr jval) Format {
 		if f[2].exists() || f[3].exists() || f[4].exists() || f[5].exists() {
 			oai += 2
 		}
+		user := f[1].str() == "user"
 		f[6].each(func(b jval) bool {
-			var bf [2]jval
-			b.fields(bf[:], "type", "source")
+			var bf [4]jval
+			b.fields(bf[:], "type", "source", "text", "content")
 			switch bf[0].str() {
-			case "tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "document":
+			case "text":
+				if user && clineSignal(bf[2].raw) {
+					cline++
+				}
+			case "tool_result":
+				// Cline labels the results it writes as tool_result blocks too (and
+				// ctx-repair writes them so): still a Cline history.
+				anth += 2
+				if clineSignal(bf[3].raw) {
+					cline++
+				}
+			case "tool_use", "thinking", "redacted_thinking", "server_tool_use", "document":
 				anth += 2
 			case "image":
 				if bf[1].exists() {
@@ -115,6 +127,9 @@ func detectJSON(root jval, rf *rootFields, arr jval) Format {
 	switch {
 	case resp > anth && resp > oai:
 		return Responses
+	case cline > 0 && anth >= oai:
+		// Anthropic arrays whose tool results are user texts labelled with the call.
+		return Cline
 	case anth > oai:
 		return Anthropic
 	case oai > anth:

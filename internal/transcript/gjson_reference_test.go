@@ -5,6 +5,7 @@ package transcript
 // names, as the reference the differential tests hold Parse to (reader_test.go).
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -405,6 +406,12 @@ func (p gjCodexParser) record(seq int, r *Record, raw string) []Message {
 				Blocks: []Block{gjTextBlock(msg, "input_text")}})
 		}
 	case "event_msg":
+		switch payload.Get("type").String() {
+		case "task_started", "turn_started":
+			if w := int(payload.Get("model_context_window").Int()); w > 0 {
+				p.window = w
+			}
+		}
 		if payload.Get("type").String() != "token_count" {
 			break
 		}
@@ -419,7 +426,7 @@ func (p gjCodexParser) record(seq int, r *Record, raw string) []Message {
 			Input:     int(g[0].Int()),
 			CacheRead: int(g[1].Int()),
 			Output:    int(g[2].Int()),
-			Window:    int(info.Get("model_context_window").Int()),
+			Window:    cmp.Or(int(info.Get("model_context_window").Int()), p.window),
 		})
 	}
 	return out
@@ -453,7 +460,7 @@ func gjDetectJSONL(doc string, lines []Record) Format {
 }
 
 func gjDetectJSON(root, arr gjson.Result) Format {
-	var anth, oai, resp int
+	var anth, oai, resp, cline int
 	if root.IsObject() {
 		if root.Get("input").Exists() || root.Get("instructions").Exists() {
 			resp += 3
@@ -482,9 +489,21 @@ func gjDetectJSON(root, arr gjson.Result) Format {
 		if m.Get("tool_calls").Exists() || m.Get("tool_call_id").Exists() || m.Get("tool_call_ids").Exists() || m.Get("function_call").Exists() {
 			oai += 2
 		}
+		user := m.Get("role").String() == "user"
 		m.Get("content").ForEach(func(_, b gjson.Result) bool {
 			switch b.Get("type").String() {
-			case "tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "document":
+			case "text":
+				if _, n := clineLabel(b.Get("text").String()); user && n > 0 {
+					cline++
+				}
+			case "tool_result":
+				anth += 2
+				if c := b.Get("content"); c.Type == gjson.String {
+					if _, n := clineLabel(c.String()); n > 0 {
+						cline++
+					}
+				}
+			case "tool_use", "thinking", "redacted_thinking", "server_tool_use", "document":
 				anth += 2
 			case "image":
 				if b.Get("source").Exists() {
@@ -502,6 +521,8 @@ func gjDetectJSON(root, arr gjson.Result) Format {
 	switch {
 	case resp > anth && resp > oai:
 		return Responses
+	case cline > 0 && anth >= oai:
+		return Cline
 	case anth > oai:
 		return Anthropic
 	case oai > anth:
@@ -595,7 +616,7 @@ func gjParseJSONDocument(doc string, root gjson.Result, f Format, o Options) (*T
 		t.Model = root.Get("model").String()
 	}
 	switch f {
-	case Anthropic:
+	case Anthropic, Cline:
 		if root.IsObject() {
 			if sys := root.Get("system"); sys.Exists() && sys.Type != gjson.Null {
 				t.Messages = append(t.Messages, gjHeaderMessage(sys))
@@ -605,6 +626,9 @@ func gjParseJSONDocument(doc string, root gjson.Result, f Format, o Options) (*T
 			t.Messages = append(t.Messages, gjAnthropicMessage(m))
 			return true
 		})
+		if f == Cline {
+			markCline(t) // not a reader: the same step after either reader
+		}
 	case OpenAI:
 		arr.ForEach(func(_, m gjson.Result) bool {
 			t.Messages = append(t.Messages, gjOpenaiMessage(m))

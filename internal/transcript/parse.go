@@ -58,7 +58,7 @@ func ParseFormat(name string) (Format, error) {
 			return f, nil
 		}
 	}
-	return "", fmt.Errorf("unknown format %q (want auto, anthropic, openai, responses, claude-code or codex)", name)
+	return "", fmt.Errorf("unknown format %q (want auto, anthropic, openai, responses, claude-code, codex or cline)", name)
 }
 
 // Parse reads a document. data must not be modified while the Transcript is in use: the
@@ -146,7 +146,7 @@ func parseJSONDocument(doc string, root jval, f Format, o Options) (*Transcript,
 		t.Model = rf.model.str()
 	}
 	switch f {
-	case Anthropic:
+	case Anthropic, Cline:
 		if sys := rf.system; sys.exists() && !sys.isNull() {
 			t.Messages = append(t.Messages, headerMessage(sys))
 		}
@@ -154,6 +154,9 @@ func parseJSONDocument(doc string, root jval, f Format, o Options) (*Transcript,
 			t.Messages = append(t.Messages, anthropicMessage(m))
 			return true
 		})
+		if f == Cline {
+			markCline(t)
+		}
 	case OpenAI:
 		arr.each(func(m jval) bool {
 			t.Messages = append(t.Messages, openaiMessage(m))

@@ -1,6 +1,6 @@
 // Package transcript owns the conversation model every ctxkit tool works on: it detects and
-// reads the five document formats (Anthropic Messages, OpenAI Chat Completions, OpenAI
-// Responses, Claude Code session JSONL, Codex rollout JSONL) into messages and blocks that
+// reads the six document formats (Anthropic Messages, OpenAI Chat Completions, OpenAI
+// Responses, Claude Code session JSONL, Codex rollout JSONL, Cline / Roo Code task history) into messages and blocks that
 // remember the exact byte span they came from, and it pairs tool calls with their results.
 //
 // Nothing is unmarshalled into map trees: the document is kept as one string and every
@@ -28,10 +28,16 @@ const (
 	Responses  Format = "responses"
 	ClaudeCode Format = "claude-code"
 	Codex      Format = "codex"
+	Cline      Format = "cline"
 )
 
 // Formats lists every format in a stable order.
-var Formats = []Format{Anthropic, OpenAI, Responses, ClaudeCode, Codex}
+var Formats = []Format{Anthropic, OpenAI, Responses, ClaudeCode, Codex, Cline}
+
+// MessagesAPI reports whether a document of the format is a Messages API message array
+// as it is sent (an Anthropic request, a Cline history), so the API's structural rules
+// apply to it as it stands.
+func (f Format) MessagesAPI() bool { return f == Anthropic || f == Cline }
 
 // JSONL reports whether documents of the format are one JSON record a line.
 func (f Format) JSONL() bool { return f == ClaudeCode || f == Codex }
@@ -93,6 +99,21 @@ type Block struct {
 	// Encrypted is the size in bytes of an opaque payload the model still reads (redacted
 	// thinking, encrypted reasoning).
 	Encrypted int
+	// Head is the length of a label at the start of a result's decoded body, which a tier
+	// that replaces the result's text keeps (Cline's "[read_file for 'x'] Result:" line,
+	// see Label).
+	Head int
+	// Lead is the span of a text block before a result that is its label (older Cline
+	// versions write the label as a block of its own): the result as the provider should
+	// see it starts there.
+	Lead Span
+	// Agent marks a text the agent wrote into a user message for the model (Cline's
+	// <environment_details>, a result's label): not something the user said.
+	Agent bool
+	// User marks a tool result that carries the user's own words (Cline's answer to
+	// ask_followup_question, feedback on attempt_completion): re-running the call would not
+	// give them back, so the tiers that cut, clear or offload results leave it whole.
+	User bool
 }
 
 // ImageRef locates an image's data.

@@ -164,7 +164,7 @@ func Choose(t *transcript.Transcript, o Options) Drops {
 	// is an assistant's, an opening user message goes first, and its share counts.
 	first := firstMessage(t, drop, 0)
 	// (An input that already opens with an assistant message is ctx-repair's to fix.)
-	needsOpener := t.Format == transcript.Anthropic && first < n && t.Messages[first].Role != "assistant"
+	needsOpener := t.Format.MessagesAPI() && first < n && t.Messages[first].Role != "assistant"
 	openerTokens := 0
 	if needsOpener {
 		c := o.Counter
