@@ -106,6 +106,9 @@ func (x *Extractor) Add(t *transcript.Transcript, mi int) {
 			x.result(t, b)
 		case m.Summary:
 			// folded separately
+		case b.Agent:
+			// What the agent wrote into a user message (Cline's <environment_details>, a
+			// result's label): not a request.
 		case b.Kind == transcript.Text && m.Role == "user":
 			if text := strings.TrimSpace(t.BodyText(b)); userWords(text) {
 				x.requests = append(x.requests, quote(shorten(text, 600))) // quote copies

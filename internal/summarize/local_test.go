@@ -202,3 +202,23 @@ func TestExtractorPairing(t *testing.T) {
 	check(localReference(tr, all), "Commands and tests", "`make` → exit 2", "`go test` → ran: ok x", "`go test` → ran: ok x",
 		"`ls` → ran", "`pwd` → ran", "`go vet` → no result recorded")
 }
+
+// Cline appends <environment_details> to user messages and labels its results: the agent's
+// text, never quoted as a user request.
+func TestLocalSkipsAgentText(t *testing.T) {
+	doc := `[{"role":"user","content":[{"type":"text","text":"<task>\nFix the build\n</task>"},{"type":"text","text":"<environment_details>\n# VSCode Open Tabs\nmain.go\n</environment_details>"}]},` +
+		`{"role":"assistant","content":[{"type":"text","text":"Reading."},{"type":"tool_use","id":"toolu_1","name":"read_file","input":{"path":"main.go"}}]},` +
+		`{"role":"user","content":[{"type":"text","text":"[read_file for 'main.go'] Result:\npackage main"},{"type":"text","text":"<environment_details>\n# VSCode Open Tabs\nmain.go\n</environment_details>"}]},` +
+		`{"role":"assistant","content":"Done."}]`
+	tr, err := transcript.Parse([]byte(doc), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Format != transcript.Cline {
+		t.Fatalf("read as %s, want cline", tr.Format)
+	}
+	got := strings.Join(Local(tr, []int{0, 1, 2, 3})["Goal and user requests"], "\n")
+	if strings.Contains(got, "environment_details") || !strings.Contains(got, "Fix the build") {
+		t.Errorf("requests:\n%s\nwant the task only", got)
+	}
+}
