@@ -124,6 +124,8 @@ func (x *refExtractor) readMessage(mi int) {
 	for bi := range m.Blocks {
 		b := &m.Blocks[bi]
 		switch {
+		case b.Agent:
+			// the agent's own text in a user message: not a request
 		case b.Kind == transcript.Text && m.Role == "user":
 			if text := strings.TrimSpace(x.t.BodyText(b)); userWords(text) {
 				x.requests = append(x.requests, quote(shorten(text, 600)))

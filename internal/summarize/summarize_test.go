@@ -239,7 +239,7 @@ func TestCorpus(t *testing.T) {
 			for bi := range m.Blocks {
 				b := &m.Blocks[bi]
 				switch {
-				case b.Kind == transcript.Text && m.Role == "user" && !m.Summary:
+				case b.Kind == transcript.Text && m.Role == "user" && !m.Summary && !b.Agent:
 					words := strings.TrimSpace(src.BodyText(b))
 					if !userWords(words) {
 						continue
