@@ -522,16 +522,7 @@ func gjParse(data []byte, o Options) (*Transcript, error) {
 	}
 	first := firstNonSpace(doc)
 	if first < 0 {
-		// Claude Code creates a session file before its first record: an empty log is a
-		// conversation with no messages, not a broken document.
-		if o.Format.JSONL() || (o.Format == "" && strings.HasSuffix(o.Name, ".jsonl")) {
-			f := o.Format
-			if f == "" {
-				f = ClaudeCode
-			}
-			return &Transcript{Format: f, Doc: doc}, nil
-		}
-		return nil, ErrEmpty
+		return parseEmpty(doc, o.Format)
 	}
 	if c := doc[first]; c != '{' && c != '[' {
 		if !utf8.ValidString(doc[first:min(len(doc), first+64)]) {

@@ -20,7 +20,8 @@ type Options struct {
 	Path string
 	// Sidechains keeps Claude Code subagent lines (isSidechain) in the conversation.
 	Sidechains bool
-	// Name is the input's name (a file path), used to accept an empty session log.
+	// Name is the input's name (a file path). Reading does not depend on it: an input
+	// reads the same from a file as from stdin.
 	Name string
 }
 
@@ -45,9 +46,6 @@ func errorf(offset int64, format string, a ...any) *Error {
 	return &Error{Offset: offset, Msg: fmt.Sprintf(format, a...)}
 }
 
-// ErrEmpty is returned for input that holds nothing but white space.
-var ErrEmpty = errors.New("empty input: expected a JSON document or JSONL records")
-
 // ParseFormat checks a format name ("auto" and "" mean detect).
 func ParseFormat(name string) (Format, error) {
 	if name == "" || name == "auto" {
@@ -70,16 +68,7 @@ func Parse(data []byte, o Options) (*Transcript, error) {
 	}
 	first := firstNonSpace(doc)
 	if first < 0 {
-		// Claude Code creates a session file before its first record: an empty log is a
-		// conversation with no messages, not a broken document.
-		if o.Format.JSONL() || (o.Format == "" && strings.HasSuffix(o.Name, ".jsonl")) {
-			f := o.Format
-			if f == "" {
-				f = ClaudeCode
-			}
-			return &Transcript{Format: f, Doc: doc}, nil
-		}
-		return nil, ErrEmpty
+		return parseEmpty(doc, o.Format)
 	}
 	if c := doc[first]; c != '{' && c != '[' {
 		if !utf8.ValidString(doc[first:min(len(doc), first+64)]) {
@@ -127,6 +116,21 @@ func Parse(data []byte, o Options) (*Transcript, error) {
 		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("--format %s takes one JSON document, but the input is JSONL (%d records, one a line)", o.Format, len(lines))}
 	}
 	return nil, syntaxError(doc, 0)
+}
+
+// parseEmpty reads an input that holds nothing but white space. Claude Code creates a
+// session file before its first record, and a pipeline over such a session hands the next
+// tool the same nothing on stdin: an empty input is a conversation with no messages, read
+// as an empty JSONL log (the format that is nothing but its records), from a file and from
+// stdin alike. Only a format that must be one JSON value refuses it.
+func parseEmpty(doc string, f Format) (*Transcript, error) {
+	switch {
+	case f == "":
+		f = ClaudeCode
+	case !f.JSONL():
+		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("empty input: --format %s takes one JSON document", f)}
+	}
+	return &Transcript{Format: f, Doc: doc}, nil
 }
 
 func parseJSONDocument(doc string, root jval, f Format, o Options) (*Transcript, error) {

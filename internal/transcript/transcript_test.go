@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,8 +111,6 @@ func TestPath(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	cases := []struct{ name, doc, want string }{
-		{"empty", "", "empty input"},
-		{"blank", " \n\t\n", "empty input"},
 		{"invalid json", `{"messages": [}`, "byte 14: invalid JSON"},
 		{"truncated json", `{"messages": [{"role":"user"`, "truncated"},
 		{"scalar", `42`, "expected a JSON object or array"},
@@ -137,12 +134,30 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Parse(nil, Options{}); !errors.Is(err, ErrEmpty) {
-		t.Errorf("nil input: %v", err)
-	}
-	tr, err := Parse(nil, Options{Name: "session.jsonl"})
-	if err != nil || tr.Format != ClaudeCode || len(tr.Messages) != 0 {
-		t.Errorf("empty .jsonl file should be an empty session: %v %+v", err, tr)
+}
+
+// TestEmptyInput holds the one rule for an input of nothing but white space: an empty
+// conversation whatever the input is called (a file or stdin), unless --format names a
+// format that must be one JSON value.
+func TestEmptyInput(t *testing.T) {
+	for _, doc := range []string{"", " \n\t\r\n"} {
+		for _, name := range []string{"", "-", "session.jsonl", "request.json"} {
+			for _, f := range []Format{"", ClaudeCode, Codex} {
+				tr, err := Parse([]byte(doc), Options{Name: name, Format: f})
+				want := f
+				if want == "" {
+					want = ClaudeCode
+				}
+				if err != nil || tr.Format != want || len(tr.Messages) != 0 || tr.Doc != doc {
+					t.Errorf("%q named %q, --format %q: %v %+v", doc, name, f, err, tr)
+				}
+			}
+			for _, f := range []Format{Anthropic, OpenAI, Responses} {
+				if _, err := Parse([]byte(doc), Options{Name: name, Format: f}); err == nil || !strings.Contains(err.Error(), "empty input: --format "+string(f)) {
+					t.Errorf("%q named %q, --format %s: %v", doc, name, f, err)
+				}
+			}
+		}
 	}
 }
 
