@@ -85,7 +85,11 @@ func inputError(name string, format transcript.Format, err error) error {
 		name = "stdin"
 	}
 	e := InputError(fmt.Errorf("%s: %w", name, err))
-	if format == "" {
+	var te *transcript.Error
+	switch {
+	case errors.As(err, &te) && te.Hint != "":
+		e = WithHint(e, te.Hint)
+	case format == "":
 		e = WithHint(e, "if the format was misdetected, name it with --format")
 	}
 	return e

@@ -30,6 +30,11 @@ type Error struct {
 	Line   int   // 1-based line of a JSONL record, 0 when not line-based
 	Offset int64 // byte offset in the document, -1 when unknown
 	Msg    string
+	// Hint says what the user can do about it, when the reader knows ("" otherwise).
+	Hint string
+	// rule marks valid JSON refused on a rule of the reader's own (an element that is not
+	// a message, a duplicate key), which the gjson-based reader of the tests accepted.
+	rule bool
 }
 
 func (e *Error) Error() string {
@@ -154,15 +159,9 @@ func parseJSONDocument(doc string, root jval, f Format, o Options) (*Transcript,
 		if sys := rf.system; sys.exists() && !sys.isNull() {
 			t.Messages = append(t.Messages, headerMessage(sys))
 		}
-		arr.each(func(m jval) bool {
-			t.Messages = append(t.Messages, anthropicMessage(m))
-			return true
-		})
+		err = readElements(f, arr, path, t, anthropicMessage)
 	case OpenAI:
-		arr.each(func(m jval) bool {
-			t.Messages = append(t.Messages, openaiMessage(m))
-			return true
-		})
+		err = readElements(f, arr, path, t, openaiMessage)
 	case Responses:
 		if ins := rf.instructions; ins.isString() {
 			t.Messages = append(t.Messages, headerMessage(ins))
@@ -172,15 +171,43 @@ func parseJSONDocument(doc string, root jval, f Format, o Options) (*Transcript,
 			t.Messages = append(t.Messages, Message{Role: "user", Span: arr.span(), Blocks: []Block{textBlock(arr, "input_text")}})
 			break
 		}
-		arr.each(func(it jval) bool {
-			t.Messages = append(t.Messages, responsesItem(it))
-			return true
-		})
+		err = readElements(f, arr, path, t, responsesElement)
 	default:
 		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("a %s document is JSONL, one record a line, but the input is a single JSON value", f)}
 	}
+	if err != nil {
+		return nil, err
+	}
 	markSummaries(t)
 	return t, nil
+}
+
+// readElements reads each element of the message array with the format's reader, and
+// refuses the document at the first element that is not a message (checkElement). A
+// Responses "input" string read under another --format is read as it always was, one
+// message.
+func readElements(f Format, arr jval, path string, t *Transcript, read func(jval) (Message, jval)) error {
+	if !arr.isArray() {
+		m, _ := read(arr)
+		t.Messages = append(t.Messages, m)
+		return nil
+	}
+	var bad *Error
+	i := 0
+	arr.each(func(v jval) bool {
+		m, content := read(v)
+		if bad = checkElement(f, i, v, &m, content); bad != nil {
+			bad.Hint = conversationsHint(path, i, v)
+			return false
+		}
+		t.Messages = append(t.Messages, m)
+		i++
+		return true
+	})
+	if bad != nil {
+		return bad
+	}
+	return nil
 }
 
 // recordShaped reports whether a lone JSON object that names no format has the shape of a

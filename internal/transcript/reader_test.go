@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,7 +17,10 @@ func sameAsGjson(t *testing.T, name string, doc []byte, o Options) {
 	t.Helper()
 	got, gerr := Parse(doc, o)
 	want, werr := gjParse(doc, o)
+	var pe *Error
 	switch {
+	case gerr != nil && werr == nil && errors.As(gerr, &pe) && pe.rule:
+		return // a rule of Parse's own, which the old reader did not have
 	case (gerr == nil) != (werr == nil):
 		t.Fatalf("%s %+v: error %v, gjson reader %v", name, o, gerr, werr)
 	case gerr != nil:

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -385,5 +386,42 @@ func TestForcedFormatTrusted(t *testing.T) {
 	codex := "{\"timestamp\":\"t\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":\"x\"}}\n{\"timestamp\":\"t\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":\"y\"}}\n"
 	if _, err := Parse([]byte(codex), Options{Format: ClaudeCode}); err == nil || !strings.Contains(err.Error(), "codex records") {
 		t.Errorf("codex records with --format claude-code: %v", err)
+	}
+}
+
+// TestNotMessages: an element of the message array that is not a message is bad input,
+// named, with the --path of a conversation when the elements hold one; items and
+// messages that break the rules in other ways are still read.
+func TestNotMessages(t *testing.T) {
+	bad := []struct{ name, doc, want, hint string }{
+		{"record", `[{"id":1,"title":"x"}]`, `byte 1: element 0 of the message array is not a message: an object with no "role"`, ""},
+		{"number", `[1,2,3]`, "element 0 of the message array is not a message: a number", ""},
+		{"string", `[{"role":"user","content":"a"},"b"]`, "element 1 of the message array is not a message: a string", ""},
+		{"null", `{"messages":[null]}`, "element 0 of the message array is not a message: null", ""},
+		{"nested", `[[{"role":"user","content":"a"}]]`, "element 0 of the message array is not a message: an array", "select one with --path 0"},
+		{"runs", `[{"reward":1,"tr.aj":[{"role":"user","content":"a"}]}]`, "an object with no \"role\"", `select one with --path 0.tr\.aj`},
+		{"wrapped runs", `{"history":[{"traj":[{"role":"user","content":"a"}]}]}`, "element 0", "select one with --path history.0.traj"},
+		{"number content", `[{"role":"user","content":5}]`, "byte 26: message 0: content is a number", ""},
+		{"object content", `{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":{"text":"b"}}]}`, "message 1: content is an object", ""},
+		{"responses nested", `{"input":[{"role":"user","content":"a"},[{"role":"user","content":"b"}]]}`, `element 1 of the message array is not a message: an array`, "--path input.1"},
+		{"responses content", `{"input":[{"type":"message","role":"user","content":true}]}`, "message 0: content is a boolean", ""},
+	}
+	for _, c := range bad {
+		_, err := Parse([]byte(c.doc), Options{})
+		var e *Error
+		if !errors.As(err, &e) || !strings.Contains(e.Error(), c.want) || !strings.Contains(e.Hint, c.hint) || (c.hint == "") != (e.Hint == "") {
+			t.Errorf("%s: got %v (hint %q), want %q (hint %q)", c.name, err, e.Hint, c.want, c.hint)
+		}
+	}
+	good := []string{
+		`[{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"x"}]`,
+		`{"input":[{"type":"reasoning","summary":[]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"x"},{"type":"message","content":"no role"},{"type":"item_reference","id":"r"},"a string",{"note":1},7]}`,
+		`{"system":"s","messages":[{"role":"user"},{"role":"assistant","content":[]}]}`,
+		`[]`,
+	}
+	for _, doc := range good {
+		if _, err := Parse([]byte(doc), Options{}); err != nil {
+			t.Errorf("%s: %v", doc, err)
+		}
 	}
 }
