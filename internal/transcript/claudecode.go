@@ -55,10 +55,11 @@ const (
 	ccCompactSummary
 	ccLogicalParent
 	ccSubtype
+	ccType // read by the record reader (Record.Type), listed so that a duplicate is refused
 	ccFields
 )
 
-var ccRecordKeys = [ccFields]string{"uuid", "parentUuid", "isSidechain", "message", "timestamp", "isCompactSummary", "logicalParentUuid", "subtype"}
+var ccRecordKeys = [ccFields]string{"uuid", "parentUuid", "isSidechain", "message", "timestamp", "isCompactSummary", "logicalParentUuid", "subtype", "type"}
 
 func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 	var f [ccFields]jval

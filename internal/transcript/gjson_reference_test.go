@@ -515,7 +515,9 @@ func gjDetectJSON(root, arr gjson.Result) Format {
 	return OpenAI
 }
 
-func gjParse(data []byte, o Options) (*Transcript, error) {
+func gjParse(data []byte, o Options) (t *Transcript, err error) {
+	// Detection is shared with Parse, and refuses duplicate keys as Parse does.
+	defer catchDup(&err) // a panic leaves the other results unset
 	doc := unsafe.String(unsafe.SliceData(data), len(data))
 	if i := strings.IndexByte(doc, 0); i >= 0 {
 		return nil, errorf(int64(i), "binary data (NUL byte), not a JSON document")

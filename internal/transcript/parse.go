@@ -66,7 +66,8 @@ func ParseFormat(name string) (Format, error) {
 
 // Parse reads a document. data must not be modified while the Transcript is in use: the
 // transcript refers to it without copying.
-func Parse(data []byte, o Options) (*Transcript, error) {
+func Parse(data []byte, o Options) (t *Transcript, err error) {
+	defer catchDup(&err) // a panic leaves the other results unset
 	doc := unsafe.String(unsafe.SliceData(data), len(data))
 	if i := strings.IndexByte(doc, 0); i >= 0 {
 		return nil, errorf(int64(i), "binary data (NUL byte), not a JSON document")

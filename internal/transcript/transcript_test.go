@@ -425,3 +425,45 @@ func TestNotMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateKeys: a key the readers read, given twice in one object, is refused with
+// the key and the offset of the second value, by Parse, Stream and Sniff alike; other keys
+// may repeat.
+func TestDuplicateKeys(t *testing.T) {
+	bad := []struct{ doc, key string }{
+		{`{"messages":[{"role":"user","content":"a","content":"b"}]}`, "content"},
+		{`[{"role":"user","content":[{"type":"text","text":"a","type":"image"}]}]`, "type"},
+		{`{"messages":[],"messages":[{"role":"user","content":"b"}]}`, "messages"},
+		{`[{"role":"assistant","tool_calls":[{"id":"a","id":"b","type":"function","function":{"name":"f","arguments":"{}"}}]}]`, "id"},
+		{`{"input":[{"type":"function_call_output","call_id":"a","output":"x","call_id":"b"}]}`, "call_id"},
+		{"{\"type\":\"user\",\"uuid\":\"a\",\"uuid\":\"b\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}\n", "uuid"},
+		{"{\"type\":\"user\",\"uuid\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}\n{\"type\":\"user\",\"uuid\":\"b\",\"parentUuid\":\"a\",\"parentUuid\":\"z\",\"message\":{\"role\":\"user\",\"content\":\"y\"}}\n", "parentUuid"},
+	}
+	for _, c := range bad {
+		want := `key "` + c.key + `" is given twice in one object`
+		_, err := Parse([]byte(c.doc), Options{})
+		var e *Error
+		if !errors.As(err, &e) || !strings.Contains(e.Msg, want) || e.Hint == "" {
+			t.Errorf("Parse %s: %v, want %q", c.doc, err, want)
+			continue
+		}
+		second := strings.LastIndex(c.doc, `"`+c.key+`":`) + len(c.key) + 3
+		if e.Offset != int64(second) {
+			t.Errorf("Parse %s: offset %d, want %d", c.doc, e.Offset, second)
+		}
+		if _, data, err := Stream(strings.NewReader(c.doc), Options{}, func(int, *Transcript) error { return nil }); data == nil && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("Stream %s: %v, want %q", c.doc, err, want)
+		}
+	}
+	if _, _, err := Sniff(strings.NewReader("{\"type\":\"user\",\"type\":\"x\",\"uuid\":\"a\"}\n"), Options{}); err == nil || !strings.Contains(err.Error(), `key "type"`) {
+		t.Errorf("Sniff: %v", err)
+	}
+	for _, doc := range []string{
+		`{"messages":[{"role":"user","content":"a","x":1,"x":2}],"metadata":{},"metadata":{}}`,
+		`[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{"a":1,"a":2}}]}]`,
+	} {
+		if _, err := Parse([]byte(doc), Options{}); err != nil {
+			t.Errorf("%s: %v", doc, err)
+		}
+	}
+}
