@@ -217,11 +217,11 @@ func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bo
 }
 
 // explain names why each message line the live chain leaves out is left out: a subagent's
-// (sidechain), one on a branch of the live tree that a rewind or fork left (dead branch),
-// or one from before the compaction the live chain starts at (compacted). A message line
-// none of these explains is in a tree of its own with no compaction to account for it:
-// records whose parentUuid is null or names no record, as exported or hand-made logs
-// have. Following the chain would keep the newest message alone, so the whole file is
+// (sidechain), one on a branch of the live tree that a rewind or fork left, or on a branch
+// cut from it (dead branch), or one from before the compaction the live chain starts at
+// (compacted). A message line none of these explains is in a tree of its own with no
+// compaction to account for it: records whose parentUuid is null or names no record, as
+// exported or hand-made logs have. Following the chain would keep the newest message alone, so the whole file is
 // read in line order instead, every message line in it, and a warning says so.
 func (p *ccParser) explain(o *Outline, live []bool, top int, wanted func(*ccLine) bool) {
 	lines := p.lines
@@ -250,6 +250,12 @@ func (p *ccParser) explain(o *Outline, live []bool, top int, wanted func(*ccLine
 		case !wanted(l):
 			r.Left = Sidechain
 		case roots[i] == liveRoot:
+			r.Left = DeadBranch
+		case lines[top].parent == "" && lines[roots[i]].parent != "":
+			// A branch whose first record hangs off one no longer in the file, beside a
+			// live chain that starts at a true root: history was cut away (ctx-trim
+			// drops the oldest records and makes the first it keeps a root), and this
+			// hung off it, a branch the live chain had already left.
 			r.Left = DeadBranch
 		case lines[top].boundary && i < top:
 			r.Left = Compacted

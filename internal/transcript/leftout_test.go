@@ -48,6 +48,11 @@ func TestLeftOut(t *testing.T) {
 			[4]string{"user", "c", "a", userMsg("3")},
 			[4]string{"user", "d", "c", `,"isSidechain":true` + userMsg("4")},
 		), []Left{Read, DeadBranch, NotMessage, Read, Sidechain}, 2, ""},
+		{"cut branch", ccDoc(
+			[4]string{"user", "d", "gone", userMsg("a rewound prompt whose anchor was trimmed")},
+			[4]string{"user", "u", "", userMsg("1")},
+			[4]string{"user", "v", "u", userMsg("2")},
+		), []Left{DeadBranch, Read, Read}, 2, ""},
 		{"compaction", ccDoc(
 			[4]string{"user", "a", "", userMsg("1")},
 			[4]string{"user", "b", "a", userMsg("2")},
