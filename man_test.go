@@ -61,3 +61,20 @@ func TestManPages(t *testing.T) {
 		}
 	}
 }
+
+// TestManPagesInputRules checks that every page states the rules of reading input that
+// every tool shares: what is refused and when the reader says it departed from a format.
+func TestManPagesInputRules(t *testing.T) {
+	for _, mk := range tools {
+		tool := mk()
+		page, err := os.ReadFile(filepath.Join("man", tool.Name+".1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rule := range []string{".SS Input", "An empty input", "is not a message is refused", "\\-\\-path 0.traj", "given twice in one object is refused", "line order"} {
+			if !strings.Contains(string(page), rule) {
+				t.Errorf("%s.1: no %q", tool.Name, rule)
+			}
+		}
+	}
+}

@@ -22,7 +22,20 @@ func (c *Context) Parse(in Input) (*transcript.Transcript, error) {
 	if err != nil {
 		return nil, inputError(in.Name, o.Format, err)
 	}
+	c.readWarnings(in.Name, t.Warnings)
 	return t, nil
+}
+
+// readWarnings prints, once for each reading of an input, how the reader departed from
+// the format's rules so as not to lose messages: the user learns that the conversation
+// read is not the one the format's rules give.
+func (c *Context) readWarnings(name string, warnings []string) {
+	if name == "-" {
+		name = "stdin"
+	}
+	for _, w := range warnings {
+		c.Warnf("%s: %s", name, w)
+	}
 }
 
 // Stream reads input name (a file, or "-" for stdin) as Parse would, but a Claude Code or
@@ -59,6 +72,7 @@ func (c *Context) Stream(name string, fn func(seq int, rec *transcript.Transcrip
 		return nil, nil, RuntimeError(fmt.Errorf("read %q: %w", name, pathReason(err)))
 	}
 	if outline != nil {
+		c.readWarnings(name, outline.Warnings)
 		return nil, outline, nil
 	}
 	tuneGC(len(data))
@@ -85,7 +99,11 @@ func inputError(name string, format transcript.Format, err error) error {
 		name = "stdin"
 	}
 	e := InputError(fmt.Errorf("%s: %w", name, err))
-	if format == "" {
+	var te *transcript.Error
+	switch {
+	case errors.As(err, &te) && te.Hint != "":
+		e = WithHint(e, te.Hint)
+	case format == "":
 		e = WithHint(e, "if the format was misdetected, name it with --format")
 	}
 	return e

@@ -138,6 +138,7 @@ func (c *Context) ReadDocument(name string, fn func(seq int, rec *transcript.Tra
 		r.Close()
 	}
 	d.Outline = outline
+	d.c.readWarnings(name, outline.Warnings)
 	ok = true
 	return d, nil
 }

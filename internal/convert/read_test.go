@@ -12,7 +12,7 @@ import (
 func TestRootFields(t *testing.T) {
 	for _, c := range []struct{ doc, path string }{
 		{`{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":5,"tools":[{"name":"x"}]}`, ""},
-		{` { "messages" : [ {"role":"user","content":"hi"} ] , "stop":["a"], "stop":"b", "model":null, "model":"n" } `, ""},
+		{` { "messages" : [ {"role":"user","content":"hi"} ] , "stop":["a"], "stop":"b", "model":"n" } `, ""},
 		{`{"tools":[{"role":"user","content":"hi"}],"model":"m"}`, "tools"},
 		{`{"model":{"msgs":[{"role":"user","content":"hi"}]},"top_p":1}`, "model.msgs"},
 		{`{"temperature":[{"role":"user","content":"hi"}]}`, "temperature"},

@@ -1,6 +1,9 @@
 package transcript
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // ccLine is what the Claude Code reader keeps of one record: enough to find the live
 // conversation and to assemble its messages, a few hundred bytes however long the record.
@@ -16,10 +19,13 @@ type ccLine struct {
 	role    string
 	stamp   time.Time // zero when absent or unreadable
 	stampOK bool
-	summary bool   // isCompactSummary
-	model   string // message.model, unless synthetic
-	usage   Usage
-	counted bool // usage holds a real figure
+	summary bool // isCompactSummary
+	// boundary marks a compaction's boundary record: a new root (parentUuid null) that
+	// keeps a link to the history it replaces (logicalParentUuid).
+	boundary bool
+	model    string // message.model, unless synthetic
+	usage    Usage
+	counted  bool // usage holds a real figure
 }
 
 // ccParser reads a Claude Code session log.
@@ -47,16 +53,20 @@ const (
 	ccMessage
 	ccTimestamp
 	ccCompactSummary
+	ccLogicalParent
+	ccSubtype
+	ccType // read by the record reader (Record.Type), listed so that a duplicate is refused
 	ccFields
 )
 
-var ccRecordKeys = [ccFields]string{"uuid", "parentUuid", "isSidechain", "message", "timestamp", "isCompactSummary"}
+var ccRecordKeys = [ccFields]string{"uuid", "parentUuid", "isSidechain", "message", "timestamp", "isCompactSummary", "logicalParentUuid", "subtype", "type"}
 
 func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 	var f [ccFields]jval
 	recordValue(raw, r.Span.Start).fields(f[:], ccRecordKeys[:]...)
 	l := ccLine{uuid: keep(f[ccUUID].str()), parent: keep(f[ccParent].str()), sidechain: f[ccSidechain].boolean()}
 	r.UUID, r.Parent = l.uuid, l.parent
+	l.boundary = f[ccLogicalParent].str() != "" || f[ccSubtype].str() == "compact_boundary"
 	msg := f[ccMessage]
 	l.message = (r.Type == "user" || r.Type == "assistant") && msg.isObject()
 	var out []Message
@@ -100,7 +110,8 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 func (p *ccParser) finish(o *Outline) {
 	keepSide := p.sidechains || p.onlySidechains
 	wanted := func(l *ccLine) bool { return l.message && (keepSide || !l.sidechain) }
-	live := ccLive(p.lines, p.byUUID, p.onlySidechains, p.sidechains, wanted)
+	live, top := ccLive(p.lines, p.byUUID, p.onlySidechains, p.sidechains, wanted)
+	p.explain(o, live, top, wanted)
 
 	turnAt := make(map[string]int)
 	for i := range p.lines {
@@ -138,9 +149,12 @@ func (p *ccParser) finish(o *Outline) {
 	}
 }
 
-// ccLive marks the lines of the live conversation (see ccParser).
-func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bool, wanted func(*ccLine) bool) []bool {
-	live := make([]bool, len(lines))
+// ccLive marks the lines of the live conversation (see ccParser), and returns the top of
+// the chain it followed from the newest message: the line whose parent is null or names
+// no line (-1 when it followed none).
+func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bool, wanted func(*ccLine) bool) (live []bool, top int) {
+	live = make([]bool, len(lines))
+	top = -1
 	leaf := -1
 	for i := len(lines) - 1; i >= 0; i-- {
 		if l := &lines[i]; l.message && (onlySidechains || !l.sidechain) {
@@ -158,6 +172,7 @@ func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bo
 	default:
 		for i := leaf; !live[i]; {
 			live[i] = true
+			top = i
 			p, ok := byUUID[lines[i].parent]
 			if lines[i].parent == "" || !ok {
 				break
@@ -198,7 +213,98 @@ func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bo
 			}
 		}
 	}
-	return live
+	return live, top
+}
+
+// explain names why each message line the live chain leaves out is left out: a subagent's
+// (sidechain), one on a branch of the live tree that a rewind or fork left, or on a branch
+// cut from it (dead branch), or one from before the compaction the live chain starts at
+// (compacted). A message line none of these explains is in a tree of its own with no
+// compaction to account for it: records whose parentUuid is null or names no record, as
+// exported or hand-made logs have. Following the chain would keep the newest message alone, so the whole file is
+// read in line order instead, every message line in it, and a warning says so.
+func (p *ccParser) explain(o *Outline, live []bool, top int, wanted func(*ccLine) bool) {
+	lines := p.lines
+	if top < 0 {
+		for i := range lines {
+			if l := &lines[i]; l.message && !live[i] {
+				o.Records[i].Left = Sidechain // only subagent lines, left out by choice
+			}
+		}
+		return
+	}
+	roots := ccRoots(lines, p.byUUID)
+	liveRoot := roots[top]
+	unchained, messages := 0, 0
+	for i := range lines {
+		l := &lines[i]
+		if !l.message {
+			continue
+		}
+		if wanted(l) {
+			messages++
+		}
+		r := &o.Records[i]
+		switch {
+		case live[i]:
+		case !wanted(l):
+			r.Left = Sidechain
+		case roots[i] == liveRoot:
+			r.Left = DeadBranch
+		case lines[top].parent == "" && lines[roots[i]].parent != "":
+			// A branch whose first record hangs off one no longer in the file, beside a
+			// live chain that starts at a true root: history was cut away (ctx-trim
+			// drops the oldest records and makes the first it keeps a root), and this
+			// hung off it, a branch the live chain had already left.
+			r.Left = DeadBranch
+		case lines[top].boundary && i < top:
+			r.Left = Compacted
+		default:
+			unchained++
+		}
+	}
+	if unchained == 0 {
+		return
+	}
+	for i := range lines {
+		if l := &lines[i]; wanted(l) {
+			live[i], o.Records[i].Left = true, Read
+		}
+	}
+	o.Warnings = append(o.Warnings, fmt.Sprintf("%d of the %d message records do not chain to the newest message (parentUuid null or naming no record) and no rewind, compaction or subagent explains it: all %d are read in line order", unchained, messages, messages))
+}
+
+// ccRoots gives, for each line, the first line of its tree: the ancestor reached by
+// following parentUuid until it is null or names no line (or loops).
+func ccRoots(lines []ccLine, byUUID map[string]int) []int {
+	const unknown, visiting = -1, -2
+	roots := make([]int, len(lines))
+	for i := range roots {
+		roots[i] = unknown
+	}
+	var path []int
+	for i := range lines {
+		j := i
+		for roots[j] == unknown {
+			roots[j] = visiting
+			path = append(path, j)
+			p, ok := byUUID[lines[j].parent]
+			if lines[j].parent == "" || !ok {
+				roots[j] = j
+				break
+			}
+			j = p
+		}
+		root := roots[j]
+		if root == visiting { // a loop: its first line stands for its root
+			root = j
+		}
+		for _, k := range path {
+			roots[k] = root
+		}
+		path = path[:0]
+	}
+	return roots
 }
 
 // ccUsage reads an assistant message's usage: the prompt it answered (fresh, cache-read

@@ -536,23 +536,16 @@ func gjDetectJSON(root, arr gjson.Result) Format {
 	return OpenAI
 }
 
-func gjParse(data []byte, o Options) (*Transcript, error) {
+func gjParse(data []byte, o Options) (t *Transcript, err error) {
+	// Detection is shared with Parse, and refuses duplicate keys as Parse does.
+	defer catchDup(&err) // a panic leaves the other results unset
 	doc := unsafe.String(unsafe.SliceData(data), len(data))
 	if i := strings.IndexByte(doc, 0); i >= 0 {
 		return nil, errorf(int64(i), "binary data (NUL byte), not a JSON document")
 	}
 	first := firstNonSpace(doc)
 	if first < 0 {
-		// Claude Code creates a session file before its first record: an empty log is a
-		// conversation with no messages, not a broken document.
-		if o.Format.JSONL() || (o.Format == "" && strings.HasSuffix(o.Name, ".jsonl")) {
-			f := o.Format
-			if f == "" {
-				f = ClaudeCode
-			}
-			return &Transcript{Format: f, Doc: doc}, nil
-		}
-		return nil, ErrEmpty
+		return parseEmpty(doc, o.Format)
 	}
 	if c := doc[first]; c != '{' && c != '[' {
 		if !utf8.ValidString(doc[first:min(len(doc), first+64)]) {

@@ -22,9 +22,10 @@ type Outline struct {
 	// Code assistant turn written over several lines has one part per line; its blocks are
 	// the blocks of its parts, one after another.
 	Parts [][]Part
-	// Usage and Model are as in Transcript.
-	Usage []Usage
-	Model string
+	// Usage, Model and Warnings are as in Transcript.
+	Usage    []Usage
+	Model    string
+	Warnings []string
 }
 
 // Part names one message a record carries: Messages[Message] of the one-record transcript
@@ -55,13 +56,24 @@ func newRecordParser(f Format, sidechains bool) recordParser {
 	return nil
 }
 
-// resolve ends a parse: the parser's outline, with each record linked to its message.
+// resolve ends a parse: the parser's outline, with each record linked to its message, and
+// each record left out named with its reason (the parser names the reasons it knows in
+// finish; a record it names none for carries no message).
 func resolve(p recordParser, f Format, records []Record) *Outline {
 	o := &Outline{Format: f, Records: records}
 	p.finish(o)
 	for mi, parts := range o.Parts {
 		for _, pt := range parts {
 			o.Records[pt.Record].Message = mi
+			o.Records[pt.Record].Left = Read
+		}
+	}
+	for i := range o.Records {
+		if r := &o.Records[i]; r.Message < 0 && r.Left == Read {
+			r.Left = NotMessage
+			if f == Codex {
+				r.Left = codexLeft(r)
+			}
 		}
 	}
 	return o

@@ -38,13 +38,14 @@ func headerMessage(v jval) Message {
 	return m
 }
 
-// anthropicMessage reads a Messages API message (also the message of a Claude Code record).
-func anthropicMessage(v jval) Message {
+// anthropicMessage reads a Messages API message, and returns its content value too, for
+// checkElement.
+func anthropicMessage(v jval) (Message, jval) {
 	var f [2]jval
 	v.fields(f[:], "role", "content")
 	m := Message{Role: f[0].str(), Span: v.span()}
 	m.Blocks = anthropicContent(f[1], m.Blocks)
-	return m
+	return m, f[1]
 }
 
 func anthropicContent(c jval, blocks []Block) []Block {
@@ -161,8 +162,9 @@ const (
 
 var openaiMessageKeys = [omFields]string{"role", "name", "content", "tool_call_ids", "tool_call_id", "reasoning_content", "refusal", "tool_calls", "function_call"}
 
-// openaiMessage reads a Chat Completions message.
-func openaiMessage(v jval) Message {
+// openaiMessage reads a Chat Completions message, and returns its content value too, for
+// checkElement.
+func openaiMessage(v jval) (Message, jval) {
 	var f [omFields]jval
 	v.fields(f[:], openaiMessageKeys[:]...)
 	m := Message{Role: f[omRole].str(), Span: v.span(), Name: f[omName].str()}
@@ -186,7 +188,7 @@ func openaiMessage(v jval) Message {
 			bodyOf(&b, content)
 		}
 		m.Blocks = []Block{b}
-		return m
+		return m, content
 	}
 	if r := f[omReasoning]; r.isString() {
 		m.Blocks = append(m.Blocks, Block{Kind: Thinking, Type: "reasoning_content", Span: r.span(), Body: r.span()})
@@ -223,7 +225,7 @@ func openaiMessage(v jval) Message {
 		bodyOf(&b, ff[1])
 		m.Blocks = append(m.Blocks, b)
 	}
-	return m
+	return m, content
 }
 
 // openaiParts reads a list of content parts (Chat Completions and Responses share it).
@@ -294,6 +296,13 @@ var responsesItemKeys = [riFields]string{"type", "role", "content", "summary", "
 
 // responsesItem reads one Responses API input item as a message.
 func responsesItem(v jval) Message {
+	m, _ := responsesElement(v)
+	return m
+}
+
+// responsesElement is responsesItem that also returns the content value of a message
+// item (the zero jval for other items), for checkElement.
+func responsesElement(v jval) (Message, jval) {
 	var f [riFields]jval
 	v.fields(f[:], responsesItemKeys[:]...)
 	typ := f[riType].str()
@@ -310,7 +319,7 @@ func responsesItem(v jval) Message {
 		case c.isArray():
 			m.Blocks = openaiParts(c, nil)
 		}
-		return m
+		return m, c
 	case "reasoning":
 		m.Role = "assistant"
 		for _, list := range []jval{f[riSummary], f[riContent]} {
@@ -326,7 +335,7 @@ func responsesItem(v jval) Message {
 		if enc := f[riEncrypted]; enc.exists() {
 			m.Blocks = append(m.Blocks, Block{Kind: Thinking, Type: "encrypted_content", Span: enc.span(), Encrypted: len(enc.raw)})
 		}
-		return m
+		return m, jval{}
 	}
 	if strings.HasSuffix(typ, "_output") {
 		m.Role = "tool"
@@ -338,7 +347,7 @@ func responsesItem(v jval) Message {
 			bodyOf(&b, out)
 		}
 		m.Blocks = []Block{b}
-		return m
+		return m, jval{}
 	}
 	m.Role = "assistant"
 	if id := f[riCallID]; id.exists() {
@@ -355,8 +364,8 @@ func responsesItem(v jval) Message {
 			}
 		}
 		m.Blocks = []Block{b}
-		return m
+		return m, jval{}
 	}
 	m.Blocks = []Block{otherBlock(v, typ)}
-	return m
+	return m, jval{}
 }

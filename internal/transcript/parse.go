@@ -20,7 +20,8 @@ type Options struct {
 	Path string
 	// Sidechains keeps Claude Code subagent lines (isSidechain) in the conversation.
 	Sidechains bool
-	// Name is the input's name (a file path), used to accept an empty session log.
+	// Name is the input's name (a file path). Reading does not depend on it: an input
+	// reads the same from a file as from stdin.
 	Name string
 }
 
@@ -29,6 +30,11 @@ type Error struct {
 	Line   int   // 1-based line of a JSONL record, 0 when not line-based
 	Offset int64 // byte offset in the document, -1 when unknown
 	Msg    string
+	// Hint says what the user can do about it, when the reader knows ("" otherwise).
+	Hint string
+	// rule marks valid JSON refused on a rule of the reader's own (an element that is not
+	// a message, a duplicate key), which the gjson-based reader of the tests accepted.
+	rule bool
 }
 
 func (e *Error) Error() string {
@@ -45,9 +51,6 @@ func errorf(offset int64, format string, a ...any) *Error {
 	return &Error{Offset: offset, Msg: fmt.Sprintf(format, a...)}
 }
 
-// ErrEmpty is returned for input that holds nothing but white space.
-var ErrEmpty = errors.New("empty input: expected a JSON document or JSONL records")
-
 // ParseFormat checks a format name ("auto" and "" mean detect).
 func ParseFormat(name string) (Format, error) {
 	if name == "" || name == "auto" {
@@ -63,23 +66,15 @@ func ParseFormat(name string) (Format, error) {
 
 // Parse reads a document. data must not be modified while the Transcript is in use: the
 // transcript refers to it without copying.
-func Parse(data []byte, o Options) (*Transcript, error) {
+func Parse(data []byte, o Options) (t *Transcript, err error) {
+	defer catchDup(&err) // a panic leaves the other results unset
 	doc := unsafe.String(unsafe.SliceData(data), len(data))
 	if i := strings.IndexByte(doc, 0); i >= 0 {
 		return nil, errorf(int64(i), "binary data (NUL byte), not a JSON document")
 	}
 	first := firstNonSpace(doc)
 	if first < 0 {
-		// Claude Code creates a session file before its first record: an empty log is a
-		// conversation with no messages, not a broken document.
-		if o.Format.JSONL() || (o.Format == "" && strings.HasSuffix(o.Name, ".jsonl")) {
-			f := o.Format
-			if f == "" {
-				f = ClaudeCode
-			}
-			return &Transcript{Format: f, Doc: doc}, nil
-		}
-		return nil, ErrEmpty
+		return parseEmpty(doc, o.Format)
 	}
 	if c := doc[first]; c != '{' && c != '[' {
 		if !utf8.ValidString(doc[first:min(len(doc), first+64)]) {
@@ -129,6 +124,21 @@ func Parse(data []byte, o Options) (*Transcript, error) {
 	return nil, syntaxError(doc, 0)
 }
 
+// parseEmpty reads an input that holds nothing but white space. Claude Code creates a
+// session file before its first record, and a pipeline over such a session hands the next
+// tool the same nothing on stdin: an empty input is a conversation with no messages, read
+// as an empty JSONL log (the format that is nothing but its records), from a file and from
+// stdin alike. Only a format that must be one JSON value refuses it.
+func parseEmpty(doc string, f Format) (*Transcript, error) {
+	switch {
+	case f == "":
+		f = ClaudeCode
+	case !f.JSONL():
+		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("empty input: --format %s takes one JSON document", f)}
+	}
+	return &Transcript{Format: f, Doc: doc}, nil
+}
+
 func parseJSONDocument(doc string, root jval, f Format, o Options) (*Transcript, error) {
 	rf := readRoot(root)
 	arr, path, err := locateArray(doc, root, &rf, o.Path)
@@ -150,18 +160,12 @@ func parseJSONDocument(doc string, root jval, f Format, o Options) (*Transcript,
 		if sys := rf.system; sys.exists() && !sys.isNull() {
 			t.Messages = append(t.Messages, headerMessage(sys))
 		}
-		arr.each(func(m jval) bool {
-			t.Messages = append(t.Messages, anthropicMessage(m))
-			return true
-		})
-		if f == Cline {
+		err = readElements(f, arr, path, t, anthropicMessage)
+		if err == nil && f == Cline {
 			markCline(t)
 		}
 	case OpenAI:
-		arr.each(func(m jval) bool {
-			t.Messages = append(t.Messages, openaiMessage(m))
-			return true
-		})
+		err = readElements(f, arr, path, t, openaiMessage)
 	case Responses:
 		if ins := rf.instructions; ins.isString() {
 			t.Messages = append(t.Messages, headerMessage(ins))
@@ -171,15 +175,43 @@ func parseJSONDocument(doc string, root jval, f Format, o Options) (*Transcript,
 			t.Messages = append(t.Messages, Message{Role: "user", Span: arr.span(), Blocks: []Block{textBlock(arr, "input_text")}})
 			break
 		}
-		arr.each(func(it jval) bool {
-			t.Messages = append(t.Messages, responsesItem(it))
-			return true
-		})
+		err = readElements(f, arr, path, t, responsesElement)
 	default:
 		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("a %s document is JSONL, one record a line, but the input is a single JSON value", f)}
 	}
+	if err != nil {
+		return nil, err
+	}
 	markSummaries(t)
 	return t, nil
+}
+
+// readElements reads each element of the message array with the format's reader, and
+// refuses the document at the first element that is not a message (checkElement). A
+// Responses "input" string read under another --format is read as it always was, one
+// message.
+func readElements(f Format, arr jval, path string, t *Transcript, read func(jval) (Message, jval)) error {
+	if !arr.isArray() {
+		m, _ := read(arr)
+		t.Messages = append(t.Messages, m)
+		return nil
+	}
+	var bad *Error
+	i := 0
+	arr.each(func(v jval) bool {
+		m, content := read(v)
+		if bad = checkElement(f, i, v, &m, content); bad != nil {
+			bad.Hint = conversationsHint(path, i, v)
+			return false
+		}
+		t.Messages = append(t.Messages, m)
+		i++
+		return true
+	})
+	if bad != nil {
+		return bad
+	}
+	return nil
 }
 
 // recordShaped reports whether a lone JSON object that names no format has the shape of a

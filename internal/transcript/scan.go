@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -12,11 +13,18 @@ import (
 // (a block needs its text's span, not the text). A reader asks an object for all the
 // fields it wants at once (fields), instead of looking each up from the start again.
 //
-// Where a document breaks the rules the way gjson allows — a key given twice, a field of
-// the wrong type — the accessors answer as gjson's did (the first member of a name wins;
-// str, boolean and integer convert as gjson.Result's String, Bool and Int do), so the
-// messages read are the ones the gjson-based readers read; a differential test holds the
-// two to that.
+// Where a document breaks the rules the way gjson allows — a field of the wrong type — the
+// accessors answer as gjson's did (str, boolean and integer convert as gjson.Result's
+// String, Bool and Int do), so the messages read are the ones the gjson-based readers
+// read; a differential test holds the two to that.
+//
+// A key given twice in an object is the exception: gjson reads the first, every JSON
+// decoder a provider's API uses reads the last, so a tool would judge and edit a different
+// conversation than the provider sees, and a splicing writer cannot honour the last
+// without rewriting the object. fields, through which every key the readers use is read,
+// refuses a duplicate of a key it was asked for (dupKey); keys ctxkit does not read may
+// repeat, as they do no harm here. The check costs nothing but walking an object to its
+// end, which the readers mostly did anyway.
 
 // jval is one JSON value of the document: its text and the document offset of its first
 // byte. The zero jval stands for a missing value.
@@ -153,9 +161,10 @@ func floatToInt(f float64) int64 {
 	return int64(f)
 }
 
-// fields finds, in one walk over the object v, the first member named by each of keys:
-// out[i] gets the value of keys[i], or stays missing. A v that is not an object has no
-// fields. The walk stops once every key is found.
+// fields finds, in one walk over the object v, the member named by each of keys: out[i]
+// gets the value of keys[i], or stays missing. A v that is not an object has no fields.
+// A key of keys that the object gives twice panics with a dupKey, which Parse, Stream and
+// Sniff turn into an *Error.
 func (v jval) fields(out []jval, keys ...string) {
 	for i := range out {
 		out[i] = jval{}
@@ -163,24 +172,56 @@ func (v jval) fields(out []jval, keys ...string) {
 	if !v.isObject() {
 		return
 	}
-	left := len(keys)
 	v.members(func(key string, val jval) bool {
 		for i, k := range keys {
-			if k == key && !out[i].exists() {
+			if k == key {
+				if out[i].exists() {
+					panic(dupKey{key: key, at: val.at})
+				}
 				out[i] = val
-				left--
 				break
 			}
 		}
-		return left > 0
+		return true
 	})
 }
 
-// get is fields for one key.
+// get is fields for one key, where a duplicate does not matter or another fields call
+// over the same object checks it: the walk stops at the first member of the name.
 func (v jval) get(key string) jval {
-	var out [1]jval
-	v.fields(out[:], key)
-	return out[0]
+	var found jval
+	if v.isObject() {
+		v.members(func(k string, val jval) bool {
+			if k == key {
+				found = val
+				return false
+			}
+			return true
+		})
+	}
+	return found
+}
+
+// dupKey is a key given twice in an object the readers read (see fields): at is the
+// document offset of the second value.
+type dupKey struct {
+	key string
+	at  int
+}
+
+// catchDup, deferred (directly: recover works only there) by the package's entry points,
+// turns a dupKey panic into the refusal err returns; any other panic goes on.
+func catchDup(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	d, ok := r.(dupKey)
+	if !ok {
+		panic(r)
+	}
+	*err = &Error{Offset: int64(d.at), Msg: fmt.Sprintf("key %q is given twice in one object: ctxkit would read the first, the provider's JSON decoder the last", d.key),
+		Hint: "remove one of the two", rule: true}
 }
 
 // members calls fn with the name (decoded) and value of each member of the object v, in

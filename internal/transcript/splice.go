@@ -20,7 +20,7 @@ import (
 // Slice and BodyText must not be used on it: every span is a document offset, to be read
 // in the second pass (Splice). (Parse assembles its transcript the same way.)
 func (o *Outline) Conversation(carried [][]Message) *Transcript {
-	t := &Transcript{Format: o.Format, Records: o.Records, Usage: o.Usage, Model: o.Model}
+	t := &Transcript{Format: o.Format, Records: o.Records, Usage: o.Usage, Model: o.Model, Warnings: o.Warnings}
 	if len(o.Messages) > 0 {
 		t.Messages = make([]Message, len(o.Messages))
 	}

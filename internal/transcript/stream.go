@@ -33,7 +33,8 @@ const sniffRecords = 201
 // fn is not called. Bad records give Parse's errors (line numbers, truncated last line,
 // binary data), though fn may have seen the records before the bad one. An error from fn
 // stops the reading and is returned as it is; so is an error reading r.
-func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (*Outline, []byte, error) {
+func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (outline *Outline, data []byte, err error) {
+	defer catchDup(&err) // a panic leaves the other results unset
 	br := bufio.NewReaderSize(r, sniffBytes)
 	f, err := sniff(br, o)
 	if err != nil {
@@ -84,9 +85,10 @@ func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (*O
 // start (what was read ahead first), and Stream reads it without buffering it again. A
 // caller that must decide how to hold the input (a filter that reads a streamed document
 // twice keeps a copy of stdin, and of nothing else) asks first.
-func Sniff(r io.Reader, o Options) (Format, io.Reader, error) {
+func Sniff(r io.Reader, o Options) (f Format, rd io.Reader, err error) {
+	defer catchDup(&err)
 	br := bufio.NewReaderSize(r, sniffBytes)
-	f, err := sniff(br, o)
+	f, err = sniff(br, o)
 	return f, br, err
 }
 

@@ -161,6 +161,32 @@ type Record struct {
 	// a string): the links of the session's tree, kept so a tool can follow them without
 	// the document's text.
 	UUID, Parent string
+	// Left says why a record that is not part of the conversation (Message is -1) was
+	// left out; Read for one that is.
+	Left Left
+}
+
+// Left names why a JSONL record is not part of the conversation read. Every record is
+// either read or left out for one of these reasons, so that nothing is lost without a
+// name (the conformance test holds the readers to it).
+type Left uint8
+
+// Why records are left out.
+const (
+	Read       Left = iota // part of the conversation
+	NotMessage             // a record that carries no message: metadata, attachments, snapshots, usage events
+	DeadBranch             // a message on a branch of the session tree that a rewind or fork left behind
+	Sidechain              // a subagent's message (Claude Code isSidechain; --sidechains keeps them)
+	Compacted              // a message from before a compaction, which the compacted history stands for
+)
+
+var leftNames = [...]string{"read", "not a message", "dead branch", "sidechain", "compacted"}
+
+func (l Left) String() string {
+	if int(l) < len(leftNames) {
+		return leftNames[l]
+	}
+	return "unknown"
 }
 
 // Usage is a real token figure recorded by the agent that wrote the transcript.
@@ -198,6 +224,10 @@ type Transcript struct {
 	Usage []Usage
 	// Model is the model the document names, if any.
 	Model string
+	// Warnings say how the reader departed from the format's rules to read the document
+	// without losing messages (a Claude Code log whose records do not chain, read in line
+	// order). A tool prints each once on stderr.
+	Warnings []string
 
 	// excerpts hold text of a streamed document outside Doc (see AddExcerpt).
 	excerpts []excerpt

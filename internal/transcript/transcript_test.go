@@ -112,8 +112,6 @@ func TestPath(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	cases := []struct{ name, doc, want string }{
-		{"empty", "", "empty input"},
-		{"blank", " \n\t\n", "empty input"},
 		{"invalid json", `{"messages": [}`, "byte 14: invalid JSON"},
 		{"truncated json", `{"messages": [{"role":"user"`, "truncated"},
 		{"scalar", `42`, "expected a JSON object or array"},
@@ -137,12 +135,30 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Parse(nil, Options{}); !errors.Is(err, ErrEmpty) {
-		t.Errorf("nil input: %v", err)
-	}
-	tr, err := Parse(nil, Options{Name: "session.jsonl"})
-	if err != nil || tr.Format != ClaudeCode || len(tr.Messages) != 0 {
-		t.Errorf("empty .jsonl file should be an empty session: %v %+v", err, tr)
+}
+
+// TestEmptyInput holds the one rule for an input of nothing but white space: an empty
+// conversation whatever the input is called (a file or stdin), unless --format names a
+// format that must be one JSON value.
+func TestEmptyInput(t *testing.T) {
+	for _, doc := range []string{"", " \n\t\r\n"} {
+		for _, name := range []string{"", "-", "session.jsonl", "request.json"} {
+			for _, f := range []Format{"", ClaudeCode, Codex} {
+				tr, err := Parse([]byte(doc), Options{Name: name, Format: f})
+				want := f
+				if want == "" {
+					want = ClaudeCode
+				}
+				if err != nil || tr.Format != want || len(tr.Messages) != 0 || tr.Doc != doc {
+					t.Errorf("%q named %q, --format %q: %v %+v", doc, name, f, err, tr)
+				}
+			}
+			for _, f := range []Format{Anthropic, OpenAI, Responses} {
+				if _, err := Parse([]byte(doc), Options{Name: name, Format: f}); err == nil || !strings.Contains(err.Error(), "empty input: --format "+string(f)) {
+					t.Errorf("%q named %q, --format %s: %v", doc, name, f, err)
+				}
+			}
+		}
 	}
 }
 
@@ -370,5 +386,84 @@ func TestForcedFormatTrusted(t *testing.T) {
 	codex := "{\"timestamp\":\"t\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":\"x\"}}\n{\"timestamp\":\"t\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":\"y\"}}\n"
 	if _, err := Parse([]byte(codex), Options{Format: ClaudeCode}); err == nil || !strings.Contains(err.Error(), "codex records") {
 		t.Errorf("codex records with --format claude-code: %v", err)
+	}
+}
+
+// TestNotMessages: an element of the message array that is not a message is bad input,
+// named, with the --path of a conversation when the elements hold one; items and
+// messages that break the rules in other ways are still read.
+func TestNotMessages(t *testing.T) {
+	bad := []struct{ name, doc, want, hint string }{
+		{"record", `[{"id":1,"title":"x"}]`, `byte 1: element 0 of the message array is not a message: an object with no "role"`, ""},
+		{"number", `[1,2,3]`, "element 0 of the message array is not a message: a number", ""},
+		{"string", `[{"role":"user","content":"a"},"b"]`, "element 1 of the message array is not a message: a string", ""},
+		{"null", `{"messages":[null]}`, "element 0 of the message array is not a message: null", ""},
+		{"nested", `[[{"role":"user","content":"a"}]]`, "element 0 of the message array is not a message: an array", "select one with --path 0"},
+		{"runs", `[{"reward":1,"tr.aj":[{"role":"user","content":"a"}]}]`, "an object with no \"role\"", `select one with --path 0.tr\.aj`},
+		{"wrapped runs", `{"history":[{"traj":[{"role":"user","content":"a"}]}]}`, "element 0", "select one with --path history.0.traj"},
+		{"number content", `[{"role":"user","content":5}]`, "byte 26: message 0: content is a number", ""},
+		{"object content", `{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":{"text":"b"}}]}`, "message 1: content is an object", ""},
+		{"responses nested", `{"input":[{"role":"user","content":"a"},[{"role":"user","content":"b"}]]}`, `element 1 of the message array is not a message: an array`, "--path input.1"},
+		{"responses content", `{"input":[{"type":"message","role":"user","content":true}]}`, "message 0: content is a boolean", ""},
+	}
+	for _, c := range bad {
+		_, err := Parse([]byte(c.doc), Options{})
+		var e *Error
+		if !errors.As(err, &e) || !strings.Contains(e.Error(), c.want) || !strings.Contains(e.Hint, c.hint) || (c.hint == "") != (e.Hint == "") {
+			t.Errorf("%s: got %v (hint %q), want %q (hint %q)", c.name, err, e.Hint, c.want, c.hint)
+		}
+	}
+	good := []string{
+		`[{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"x"}]`,
+		`{"input":[{"type":"reasoning","summary":[]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"x"},{"type":"message","content":"no role"},{"type":"item_reference","id":"r"},"a string",{"note":1},7]}`,
+		`{"system":"s","messages":[{"role":"user"},{"role":"assistant","content":[]}]}`,
+		`[]`,
+	}
+	for _, doc := range good {
+		if _, err := Parse([]byte(doc), Options{}); err != nil {
+			t.Errorf("%s: %v", doc, err)
+		}
+	}
+}
+
+// TestDuplicateKeys: a key the readers read, given twice in one object, is refused with
+// the key and the offset of the second value, by Parse, Stream and Sniff alike; other keys
+// may repeat.
+func TestDuplicateKeys(t *testing.T) {
+	bad := []struct{ doc, key string }{
+		{`{"messages":[{"role":"user","content":"a","content":"b"}]}`, "content"},
+		{`[{"role":"user","content":[{"type":"text","text":"a","type":"image"}]}]`, "type"},
+		{`{"messages":[],"messages":[{"role":"user","content":"b"}]}`, "messages"},
+		{`[{"role":"assistant","tool_calls":[{"id":"a","id":"b","type":"function","function":{"name":"f","arguments":"{}"}}]}]`, "id"},
+		{`{"input":[{"type":"function_call_output","call_id":"a","output":"x","call_id":"b"}]}`, "call_id"},
+		{"{\"type\":\"user\",\"uuid\":\"a\",\"uuid\":\"b\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}\n", "uuid"},
+		{"{\"type\":\"user\",\"uuid\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}\n{\"type\":\"user\",\"uuid\":\"b\",\"parentUuid\":\"a\",\"parentUuid\":\"z\",\"message\":{\"role\":\"user\",\"content\":\"y\"}}\n", "parentUuid"},
+	}
+	for _, c := range bad {
+		want := `key "` + c.key + `" is given twice in one object`
+		_, err := Parse([]byte(c.doc), Options{})
+		var e *Error
+		if !errors.As(err, &e) || !strings.Contains(e.Msg, want) || e.Hint == "" {
+			t.Errorf("Parse %s: %v, want %q", c.doc, err, want)
+			continue
+		}
+		second := strings.LastIndex(c.doc, `"`+c.key+`":`) + len(c.key) + 3
+		if e.Offset != int64(second) {
+			t.Errorf("Parse %s: offset %d, want %d", c.doc, e.Offset, second)
+		}
+		if _, data, err := Stream(strings.NewReader(c.doc), Options{}, func(int, *Transcript) error { return nil }); data == nil && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("Stream %s: %v, want %q", c.doc, err, want)
+		}
+	}
+	if _, _, err := Sniff(strings.NewReader("{\"type\":\"user\",\"type\":\"x\",\"uuid\":\"a\"}\n"), Options{}); err == nil || !strings.Contains(err.Error(), `key "type"`) {
+		t.Errorf("Sniff: %v", err)
+	}
+	for _, doc := range []string{
+		`{"messages":[{"role":"user","content":"a","x":1,"x":2}],"metadata":{},"metadata":{}}`,
+		`[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{"a":1,"a":2}}]}]`,
+	} {
+		if _, err := Parse([]byte(doc), Options{}); err != nil {
+			t.Errorf("%s: %v", doc, err)
+		}
 	}
 }
