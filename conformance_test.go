@@ -9,11 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rogpeppe/go-internal/txtar"
-
 	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/convert"
 	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/snip"
@@ -191,18 +190,9 @@ func accountFor(t *testing.T, name, how string, c census, tr *transcript.Transcr
 // rules: name to text.
 func scriptDocs(t *testing.T) map[string][]byte {
 	t.Helper()
-	scripts, _ := filepath.Glob(filepath.Join("testdata", "script", "*.txtar"))
 	docs := map[string][]byte{}
-	for _, s := range scripts {
-		a, err := txtar.ParseFile(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range a.Files {
-			if strings.HasSuffix(f.Name, ".json") || strings.HasSuffix(f.Name, ".jsonl") {
-				docs[s+"/"+f.Name] = f.Data
-			}
-		}
+	for _, d := range invariant.ScriptDocuments(t) {
+		docs[filepath.Join("testdata", "script", d.Script)+"/"+d.Name] = d.Data
 	}
 	return docs
 }

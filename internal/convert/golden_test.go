@@ -17,7 +17,6 @@ import (
 	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/transcript"
-	"golang.org/x/tools/txtar"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.txt from the current code")
@@ -144,7 +143,6 @@ func sum(b []byte) string {
 // transcript.Quote would not write (the writers must not copy those as they are).
 func goldenInputs(t *testing.T) []goldenInput {
 	var ins, own []goldenInput
-	root := filepath.Join("..", "..")
 	for _, p := range corpusOrNone(t) {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -163,17 +161,8 @@ func goldenInputs(t *testing.T) []goldenInput {
 		}
 		own = append(own, goldenInput{name: "testdata/" + filepath.Base(p), data: data})
 	}
-	scripts, _ := filepath.Glob(filepath.Join(root, "testdata", "script", "*.txtar"))
-	for _, s := range scripts {
-		a, err := txtar.ParseFile(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range a.Files {
-			if strings.HasSuffix(f.Name, ".json") || strings.HasSuffix(f.Name, ".jsonl") {
-				own = append(own, goldenInput{name: "script/" + filepath.Base(s) + "/" + f.Name, data: f.Data})
-			}
-		}
+	for _, d := range invariant.ScriptDocuments(t) {
+		own = append(own, goldenInput{name: "script/" + d.Script + "/" + d.Name, data: d.Data})
 	}
 	fuzz, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzConvert", "*"))
 	for _, p := range fuzz {

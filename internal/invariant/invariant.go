@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/txtar"
+
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -333,6 +335,34 @@ func Samples(t testing.TB) []string {
 		files = append(files, filepath.Join(dir, f))
 	}
 	return files
+}
+
+// ScriptDocument is a JSON or JSONL document written into one of the testscript scripts.
+type ScriptDocument struct {
+	Script string // the script's file name (x.txtar)
+	Name   string // the document's name inside it
+	Data   []byte
+}
+
+// ScriptDocuments lists the documents of every script in testdata/script, in order. Many
+// are made to break the rules (bad input, wild shapes), which makes them worth reading in
+// every test that holds a reader to a promise.
+func ScriptDocuments(t testing.TB) []ScriptDocument {
+	t.Helper()
+	scripts, _ := filepath.Glob(filepath.Join(repoRoot(t), "testdata", "script", "*.txtar"))
+	var docs []ScriptDocument
+	for _, s := range scripts {
+		a, err := txtar.ParseFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range a.Files {
+			if strings.HasSuffix(f.Name, ".json") || strings.HasSuffix(f.Name, ".jsonl") {
+				docs = append(docs, ScriptDocument{Script: filepath.Base(s), Name: f.Name, Data: f.Data})
+			}
+		}
+	}
+	return docs
 }
 
 // Folder names the corpus folder a file belongs to (claude-code, tau-bench, swe-agent),
