@@ -183,7 +183,7 @@ func (d *DiskCache) load() {
 	dir := filepath.Dir(d.path)
 	err := safefile.MkdirAll(dir)
 	if err == nil {
-		err = private(dir, true)
+		err = privateDir(dir)
 	}
 	if err != nil {
 		d.warn(err)
@@ -263,18 +263,14 @@ func (d *DiskCache) makeSecret(path string) error {
 	return os.Link(f.Name(), path) // never replaces a secret another run made
 }
 
-// private checks a path of the cache (the folder) with safefile's rules and that group
-// and others cannot write it.
-func private(path string, dir bool) error {
+// privateDir checks the cache's folder with safefile's rules and that group and others
+// cannot write it.
+func privateDir(path string) error {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return err
 	}
-	if dir {
-		err = safefile.CheckDirInfo(path, fi)
-	} else {
-		err = safefile.CheckInfo(path, fi)
-	}
+	err = safefile.CheckDirInfo(path, fi)
 	if err == nil && fi.Mode().Perm()&0o022 != 0 {
 		err = fmt.Errorf("%q is writable by group or others (mode %v)", path, fi.Mode().Perm())
 	}
@@ -368,7 +364,7 @@ func (d *DiskCache) compact() {
 		}
 	}
 	half := len(data) / diskRecord / 2 * diskRecord
-	d.replace(data[len(data)-half:])
+	safefile.WriteFile(d.path, data[len(data)-half:]) // errors: the cache only saves time
 }
 
 // rewrite replaces the file with the good records it held when loaded plus more.
@@ -381,20 +377,5 @@ func (d *DiskCache) rewrite(more []byte) {
 	if len(out) > diskMaxBytes {
 		out = out[len(out)-diskMaxBytes/2/diskRecord*diskRecord:]
 	}
-	d.replace(out)
-}
-
-// replace puts data in the file's place atomically (a temp file renamed over it).
-func (d *DiskCache) replace(data []byte) {
-	tmp, err := safefile.CreateTemp(filepath.Dir(d.path), ".counts-", ".tmp")
-	if err != nil {
-		return
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil || safefile.CheckTarget(d.path) != nil || os.Rename(tmp.Name(), d.path) != nil {
-		os.Remove(tmp.Name())
-	}
+	safefile.WriteFile(d.path, out) // errors: the cache only saves time
 }
