@@ -269,8 +269,8 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 		u := &units[ui]
 		u.text = doc.BodyText(&transcript.Block{Body: u.body})
 		u.cutText = u.text
-		if u.head > 0 && u.head <= len(u.text) {
-			u.cutText = u.text[u.head:]
+		if label, rest := transcript.SplitLabel(u.text, u.head); label != "" {
+			u.cutText = rest
 		} else {
 			u.head = 0
 			u.unwrap()

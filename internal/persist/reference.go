@@ -208,8 +208,8 @@ func units(t *transcript.Transcript, b *transcript.Block) []unit {
 		u := unit{body: body, raw: t.Slice(body)}
 		u.outer = t.BodyText(&transcript.Block{Body: body})
 		u.text = u.outer
-		if head > 0 && head <= len(u.outer) {
-			u.head, u.text = head, u.outer[head:]
+		if label, rest := transcript.SplitLabel(u.outer, head); label != "" {
+			u.head, u.text = len(label), rest
 		} else {
 			u.unwrap()
 		}

@@ -223,11 +223,12 @@ func (t *Transcript) LabelOf(b *Block) string {
 	return text[:b.Head]
 }
 
-// Label returns the label a tier keeps when it replaces a result's text (the first Head
-// bytes of text, the block's decoded body) and the rest, which it may replace.
-func (b *Block) Label(text string) (label, rest string) {
-	if b.Head <= 0 || b.Head > len(text) {
+// SplitLabel returns the label a tier keeps when it replaces a result's text (the first
+// head bytes of text, the result's decoded body, where head is its Block.Head) and the
+// rest, which it may replace; no label when head does not fit in text.
+func SplitLabel(text string, head int) (label, rest string) {
+	if head <= 0 || head > len(text) {
 		return "", text
 	}
-	return text[:b.Head], text[b.Head:]
+	return text[:head], text[head:]
 }

@@ -64,7 +64,7 @@ func TestClineResults(t *testing.T) {
 		{m: 8, b: 0, id: "", name: "list_files", head: 29, text: "a.go\nb.go"},
 	} {
 		b := &tr.Messages[w.m].Blocks[w.b]
-		label, rest := b.Label(tr.BodyText(b))
+		label, rest := SplitLabel(tr.BodyText(b), b.Head)
 		if b.Kind != ToolResult || b.ToolID != w.id || b.ToolName != w.name || b.Head != w.head || b.IsError != w.err || rest != w.text || len(label) != w.head {
 			t.Errorf("message %d block %d: %+v (label %q, text %q)", w.m, w.b, *b, label, rest)
 		}

@@ -101,7 +101,7 @@ type Block struct {
 	Encrypted int
 	// Head is the length of a label at the start of a result's decoded body, which a tier
 	// that replaces the result's text keeps (Cline's "[read_file for 'x'] Result:" line,
-	// see Label).
+	// see SplitLabel).
 	Head int
 	// Lead is the span of a text block before a result that is its label (older Cline
 	// versions write the label as a block of its own): the result as the provider should
