@@ -9,16 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxkit/ctxkit/internal/budget"
-	"github.com/ctxkit/ctxkit/internal/convert"
-	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/invariant"
-	"github.com/ctxkit/ctxkit/internal/persist"
-	"github.com/ctxkit/ctxkit/internal/repair"
-	"github.com/ctxkit/ctxkit/internal/snip"
-	"github.com/ctxkit/ctxkit/internal/summarize"
 	"github.com/ctxkit/ctxkit/internal/transcript"
-	"github.com/ctxkit/ctxkit/internal/trim"
 )
 
 // The "no silent loss" conformance test: for every sample (testdata/*.json*) and every
@@ -309,12 +301,6 @@ func TestEveryToolKeepsEveryMessage(t *testing.T) {
 			}
 		}
 	}
-}
-
-// mains are the binaries' entry points.
-var mains = map[string]func(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int{
-	"ctx-count": count.Main, "ctx-persist": persist.Main, "ctx-budget": budget.Main, "ctx-snip": snip.Main,
-	"ctx-summarize": summarize.Main, "ctx-trim": trim.Main, "ctx-repair": repair.Main, "ctx-convert": convert.Main,
 }
 
 // runTool runs a binary's entry point in-process.

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -31,21 +32,17 @@ import (
 	"github.com/ctxkit/ctxkit/internal/trim"
 )
 
-// commands maps every binary to its entry point, run in-process by testscript.
-var commands = map[string]func() int{
-	"ctx-count":   func() int { return count.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
-	"ctx-budget":  func() int { return budget.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
-	"ctx-snip":    func() int { return snip.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
-	"ctx-persist": func() int { return persist.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
-	"ctx-repair":  func() int { return repair.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
-	"ctx-convert": func() int { return convert.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
-	"ctx-trim":    func() int { return trim.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) },
-	"ctx-summarize": func() int {
-		return summarize.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
-	},
+// mains are the binaries' entry points, run in-process by testscript and by the tests.
+var mains = map[string]func(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int{
+	"ctx-count": count.Main, "ctx-persist": persist.Main, "ctx-budget": budget.Main, "ctx-snip": snip.Main,
+	"ctx-summarize": summarize.Main, "ctx-trim": trim.Main, "ctx-repair": repair.Main, "ctx-convert": convert.Main,
 }
 
 func TestMain(m *testing.M) {
+	commands := map[string]func() int{}
+	for name, main := range mains {
+		commands[name] = func() int { return main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) }
+	}
 	os.Exit(testscript.RunMain(m, commands))
 }
 
