@@ -92,8 +92,8 @@ themselves), anthropic (ANTHROPIC_API_KEY) and openai (OPENAI_API_KEY; --base-ur
 OpenAI-compatible server). Rate limits and overloads are retried; after 3 failures in a
 row a circuit breaker stops calling the model (--reset closes it); its state is kept in
 $XDG_STATE_HOME/ctxkit (~/.local/state/ctxkit), or in the --store directory when one is
-named. Keys a server echoes in an error are redacted. When the model fails nothing is written and the exit status is 4, unless --fallback
-local. Details in ctx-summarize(1).`
+named. Keys a server echoes in an error are redacted. When the model fails nothing is
+written and the exit status is 4, unless --fallback local. Details in ctx-summarize(1).`
 
 // Tool returns ctx-summarize's description for the runner.
 func Tool() *cli.Tool {

@@ -221,8 +221,9 @@ func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bo
 // cut from it (dead branch), or one from before the compaction the live chain starts at
 // (compacted). A message line none of these explains is in a tree of its own with no
 // compaction to account for it: records whose parentUuid is null or names no record, as
-// exported or hand-made logs have. Following the chain would keep the newest message alone, so the whole file is
-// read in line order instead, every message line in it, and a warning says so.
+// exported or hand-made logs have. Following the chain would keep the newest message
+// alone, so the whole file is read in line order instead, every message line in it, and
+// a warning says so.
 func (p *ccParser) explain(o *Outline, live []bool, top int, wanted func(*ccLine) bool) {
 	lines := p.lines
 	if top < 0 {

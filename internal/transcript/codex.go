@@ -118,3 +118,14 @@ func (p *codexParser) compact() {
 func (p *codexParser) finish(o *Outline) {
 	o.Messages, o.Parts, o.Usage, o.Model = p.messages, p.parts, p.usage, p.model
 }
+
+// codexLeft names why a record of a Codex rollout is not part of the conversation: the
+// items (and the compacted history) a later compacted record replaced, or a record that
+// carries no message at all (session_meta without instructions, turn_context, events).
+func codexLeft(r *Record) Left {
+	switch r.Type {
+	case "response_item", "compacted":
+		return Compacted
+	}
+	return NotMessage
+}

@@ -1,7 +1,8 @@
 // Package transcript owns the conversation model every ctxkit tool works on: it detects and
 // reads the six document formats (Anthropic Messages, OpenAI Chat Completions, OpenAI
-// Responses, Claude Code session JSONL, Codex rollout JSONL, Cline / Roo Code task history) into messages and blocks that
-// remember the exact byte span they came from, and it pairs tool calls with their results.
+// Responses, Claude Code session JSONL, Codex rollout JSONL, Cline / Roo Code task
+// history) into messages and blocks that remember the exact byte span they came from, and
+// it pairs tool calls with their results.
 //
 // Nothing is unmarshalled into map trees: the document is kept as one string and every
 // message, block and text is a Span into it, so a writer can splice edits into the original
