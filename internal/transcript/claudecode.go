@@ -79,7 +79,11 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 		if r.Type == "assistant" {
 			l.msgID = keep(mf[0].str())
 		}
-		m := Message{Role: mf[1].str(), Span: msg.span()}
+		role := mf[1].str()
+		if role == "" {
+			role = r.Type // the record's type names the role when the message leaves it out
+		}
+		m := Message{Role: role, Span: msg.span()}
 		m.Blocks = anthropicContent(mf[2], nil)
 		for i := range m.Blocks {
 			switch b := &m.Blocks[i]; {
