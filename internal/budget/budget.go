@@ -15,7 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -83,7 +83,7 @@ type Stats struct {
 // Utilization measures a transcript against a budget: its total tokens (count.Total) and
 // that total over the effective window (0 when there is no window).
 func Utilization(t *transcript.Transcript, c tokens.Counter, b tokens.Budget) (total int, u float64) {
-	total = count.Total(t, c)
+	total = measure.Total(t, c)
 	return total, utilization(total, b)
 }
 

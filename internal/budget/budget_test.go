@@ -8,7 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -455,7 +455,7 @@ func TestTokensDeltaMatchesCount(t *testing.T) {
 		"codex":       codexDoc(0, text(60000), text(70000), "x"),
 	} {
 		out, st := plan(t, doc, opts(nil))
-		before, after := count.Total(parse(t, doc), c), count.Total(parse(t, out), c)
+		before, after := measure.Total(parse(t, doc), c), measure.Total(parse(t, out), c)
 		if st.TokensDelta != after-before || st.TokensDelta >= 0 {
 			t.Errorf("%s: delta %d, counted %d -> %d", name, st.TokensDelta, before, after)
 		}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ctxkit/ctxkit/internal/human"
 )
 
 // A cut result reads
@@ -30,7 +32,7 @@ func marker(o original, cut int, tool string) string {
 	if tool != "" {
 		call = "the " + tool + " call"
 	}
-	return markerStart + thousands(cut) + " of " + plural(o.chars, "character") + " here (originally " +
+	return markerStart + human.Thousands(cut) + " of " + plural(o.chars, "character") + " here (originally " +
 		plural(o.tokens, "token") + ", " + plural(o.lines, "line") + "); to see them, re-run " + call +
 		" narrowed to the part you need]"
 }

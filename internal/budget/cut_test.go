@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 )
 
@@ -57,7 +58,7 @@ func TestMarkerSaysWhatWasCut(t *testing.T) {
 	m := markerSyntax.FindString(out[strings.Index(out, markerStart):])
 	kept := runes(out) - runes(m) - 2
 	want := fmt.Sprintf("[ctx-budget: cut %s of 36,000 characters here (originally 9,000 tokens, 1,000 lines); to see them, re-run the Bash call narrowed to the part you need]",
-		thousands(36000-kept))
+		human.Thousands(36000-kept))
 	if m != want {
 		t.Errorf("marker\n got %s\nwant %s", m, want)
 	}

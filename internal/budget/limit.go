@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/human"
 )
 
 // Limit is the most a tool result may hold: N characters (Unicode code points of the text
@@ -112,25 +114,9 @@ func (l Limit) scale(f float64) Limit {
 	return Limit{N: max(n, 1), Tokens: l.Tokens}
 }
 
-// thousands writes n with grouping commas: 1234567 -> 1,234,567.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
 func plural(n int, unit string) string {
 	if n == 1 {
 		return "1 " + unit
 	}
-	return thousands(n) + " " + unit + "s"
+	return human.Thousands(n) + " " + unit + "s"
 }

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
-	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -82,102 +81,52 @@ func run(ctx *cli.Context, f *Flags) error {
 	if err != nil {
 		return err
 	}
-	names, err := ctx.DocumentNames(false)
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		if err := runOne(ctx, name, o); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ctx.Run(cli.Filter{Counted: true, Plan: func(d *cli.Doc) (*cli.Plan, error) { return planDoc(d, o) }})
 }
 
-// runOne caps the results of one document. A JSONL transcript is streamed: the first pass
-// keeps its messages' structure and counts its tokens, the second reads again only the
-// results that may be over a limit (see cli.Document).
-func runOne(ctx *cli.Context, name string, o Options) error {
-	counts := count.NewStreamed(ctx.Counter)
-	doc, err := ctx.ReadDocument(name, counts.Record)
-	counts.Close()
+// planDoc caps the results of one document. Only the results that may be over a limit
+// are read (in the second pass of a streamed document), and cut there.
+func planDoc(d *cli.Doc, o Options) (*cli.Plan, error) {
+	var err error
+	if o.Counter, err = d.Counter(); err != nil {
+		return nil, err
+	}
+	if !d.Context().StatsOn() && !MayCut(d.T, o) {
+		// Nothing can be over any limit: no need to measure the document.
+		return &cli.Plan{}, nil
+	}
+	u, _, _, err := d.Utilization()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer doc.Close()
-	if doc.Transcript != nil {
-		return runWhole(ctx, doc.Input, doc.Transcript, o)
-	}
-
-	t := counts.Conversation(doc.Outline)
-	if o.Counter, err = counts.CounterFor(t.Format); err != nil {
-		return err
-	}
-	window, err := ctx.Budget(t)
-	if err != nil {
-		return err
-	}
-	total := counts.Counts(doc.Outline, o.Counter).Total
-	u := utilization(total, window)
 	o.Utilization = u
-	p, st := newPlanner(t, o)
-	var regions []transcript.Span
+	p, st := newPlanner(d.T, o)
+	plan := &cli.Plan{}
 	var which []int
 	for i := range p.results {
 		if p.mayCut(i) {
-			regions = append(regions, t.Block(p.results[i]).Span)
+			plan.Regions = append(plan.Regions, d.T.Block(p.results[i]).Span)
 			which = append(which, i)
 		}
 	}
-	err = doc.Rewrite(regions, func(k int, text string, base int) ([]transcript.Edit, error) {
-		return p.cut(&transcript.Transcript{Format: t.Format, Doc: text, Base: base}, which[k], &st), nil
-	})
-	if err != nil {
-		return err
+	plan.Edit = func(k int, text string, base int) ([]transcript.Edit, error) {
+		return p.cut(&transcript.Transcript{Format: d.T.Format, Doc: text, Base: base}, which[k], &st), nil
 	}
-	return writeStats(ctx, name, t, total, u, &st)
-}
-
-// runWhole caps the results of a document read whole.
-func runWhole(ctx *cli.Context, in cli.Input, t *transcript.Transcript, o Options) error {
-	var err error
-	if o.Counter, err = ctx.Counter(t.Format); err != nil {
-		return err
+	plan.Written = func(s *cli.Stats) error {
+		*s = cli.Stats{
+			Items: st.Cut, Trigger: st.Trigger,
+			Extra: map[string]any{
+				"utilization":   u,
+				"limits":        st.Limits,
+				"results":       st.Results,
+				"recut":         st.Recut,
+				"skipped":       st.Skipped,
+				"errors":        st.Errors,
+				"chars_removed": st.CharsRemoved,
+			},
+		}
+		plan.TokensDelta = st.TokensDelta
+		return nil
 	}
-	window, err := ctx.Budget(t)
-	if err != nil {
-		return err
-	}
-	if !ctx.Common.Stats && !MayCut(t, o) {
-		// Nothing can be over any limit: no need to measure the document.
-		return ctx.WriteDocument(in, in.Data)
-	}
-	total, u := Utilization(t, o.Counter, window)
-	o.Utilization = u
-	edits, st := Plan(t, o)
-	out, err := t.Apply(edits)
-	if err != nil {
-		return cli.RuntimeError(err)
-	}
-	if err := ctx.WriteDocument(in, out); err != nil {
-		return err
-	}
-	return writeStats(ctx, in.Name, t, total, u, &st)
-}
-
-func writeStats(ctx *cli.Context, name string, t *transcript.Transcript, total int, u float64, st *Stats) error {
-	return ctx.WriteStats(cli.Stats{
-		File: name, Format: string(t.Format),
-		TokensBefore: total, TokensAfter: total + st.TokensDelta,
-		Items: st.Cut, Trigger: st.Trigger,
-		Extra: map[string]any{
-			"utilization":   u,
-			"limits":        st.Limits,
-			"results":       st.Results,
-			"recut":         st.Recut,
-			"skipped":       st.Skipped,
-			"errors":        st.Errors,
-			"chars_removed": st.CharsRemoved,
-		},
-	})
+	return plan, nil
 }

@@ -9,31 +9,7 @@ import (
 
 // wholeTool is ctx-budget reading every document whole, as it reads JSON documents: the
 // reference its streamed runs of JSONL transcripts are held to.
-func wholeTool() *cli.Tool {
-	tool := Tool()
-	f := tool.Grammar.(*Flags)
-	tool.Run = func(ctx *cli.Context) error {
-		o, err := f.options()
-		if err != nil {
-			return err
-		}
-		ins, err := ctx.Documents(false)
-		if err != nil {
-			return err
-		}
-		for _, in := range ins {
-			t, err := ctx.Parse(in)
-			if err != nil {
-				return err
-			}
-			if err := runWhole(ctx, in, t, o); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return tool
-}
+func wholeTool() *cli.Tool { return cli.ReadingWhole(Tool()) }
 
 // TestStreamedMatchesWhole: on every JSONL transcript, ctx-budget streaming the file, or
 // stdin, writes the same bytes and the same --stats as ctx-budget reading it whole, at

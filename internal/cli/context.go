@@ -37,10 +37,9 @@ type Context struct {
 	Version   string
 
 	out        *heldOutput
-	inputs     []Input
-	read       bool
 	stdinTaken bool
 	pending    []pendingFile
+	readWhole  bool // every document, also a JSONL transcript (ReadingWhole)
 	countsMu   sync.Mutex
 	counts     map[string]*tokens.DiskCache // by tokenizer name
 	given      map[string]bool              // flags the user set, by long name
@@ -63,7 +62,7 @@ func (c *Context) StateDir() string {
 	return ""
 }
 
-// Input is one document read by [Context.Inputs].
+// Input is one document read whole.
 type Input struct {
 	Name string // the file path as given, or "-" for stdin
 	Data []byte
@@ -75,53 +74,6 @@ func (in Input) IsStdin() bool { return in.Name == "-" }
 // Warnf prints "ctx-x: warning: ..." to stderr at once.
 func (c *Context) Warnf(format string, a ...any) {
 	fmt.Fprintf(c.Stderr, "%s: warning: %s\n", c.Tool.Name, fmt.Sprintf(format, a...))
-}
-
-// Inputs reads every file argument, or stdin when there is none ("-" also
-// names stdin). It reads once; later calls return the same inputs.
-//
-// A terminal on stdin with no file argument is a usage error (exit 2), so a
-// tool never hangs waiting for a document; an explicit "-" reads the
-// terminal anyway, as cat does. A file that cannot be read is a runtime
-// error (exit 4): read "path": reason.
-func (c *Context) Inputs() ([]Input, error) {
-	if c.read {
-		return c.inputs, nil
-	}
-	names, err := c.names()
-	if err != nil {
-		return nil, err
-	}
-	stdinUsed := false
-	ins := make([]Input, 0, len(names))
-	for _, name := range names {
-		var data []byte
-		var err error
-		if name == "-" {
-			if stdinUsed {
-				return nil, Usagef("stdin (%q) named more than once", name)
-			}
-			stdinUsed = true
-			if c.stdinTaken {
-				return nil, Usagef("stdin cannot be read twice; name a file")
-			}
-			c.stdinTaken = true
-			data, err = io.ReadAll(c.Stdin)
-			if err != nil {
-				return nil, RuntimeError(fmt.Errorf("read stdin: %w", err))
-			}
-		} else if data, err = os.ReadFile(name); err != nil {
-			return nil, RuntimeError(fmt.Errorf("read %q: %w", name, pathReason(err)))
-		}
-		ins = append(ins, Input{Name: name, Data: data})
-	}
-	c.inputs, c.read = ins, true
-	total := 0
-	for _, in := range ins {
-		total += len(in.Data)
-	}
-	tuneGC(total)
-	return ins, nil
 }
 
 // names lists the inputs: the file arguments, or "-" for stdin when there are none.
@@ -137,11 +89,12 @@ func (c *Context) names() ([]string, error) {
 	return names, nil
 }
 
-// Sources names the inputs for a tool that reads them itself with [Context.Open]
-// (to stream them rather than hold them): the file arguments, or "-" for stdin, with
-// the rules of [Context.Inputs]. Every file is checked now, so, as with Inputs, a file
-// that cannot be read fails the run (exit 4) before any document is read.
-func (c *Context) Sources() ([]string, error) {
+// sources names the inputs: the file arguments, or "-" for stdin. A terminal on stdin with
+// no file argument is a usage error (exit 2), so a tool never hangs waiting for a
+// document; an explicit "-" reads the terminal anyway, as cat does. Every file is checked
+// now, so a file that cannot be read fails the run (exit 4: read "path": reason) before
+// any document is read.
+func (c *Context) sources() ([]string, error) {
 	names, err := c.names()
 	if err != nil {
 		return nil, err
@@ -155,7 +108,7 @@ func (c *Context) Sources() ([]string, error) {
 			stdinUsed = true
 			continue
 		}
-		f, err := c.Open(name)
+		f, err := c.open(name)
 		if err != nil {
 			return nil, err
 		}
@@ -164,10 +117,9 @@ func (c *Context) Sources() ([]string, error) {
 	return names, nil
 }
 
-// Open opens one input for reading: a file, or stdin for "-". stdin can be taken once,
-// by Open or by Inputs. A file that cannot be read is a runtime error (exit 4), worded
-// as Inputs words it.
-func (c *Context) Open(name string) (io.ReadCloser, error) {
+// open opens one input for reading: a file, or stdin for "-", which can be taken once. A
+// file that cannot be read is a runtime error (exit 4).
+func (c *Context) open(name string) (io.ReadCloser, error) {
 	if name == "-" {
 		if c.stdinTaken {
 			return nil, Usagef("stdin cannot be read twice; name a file")
@@ -207,34 +159,6 @@ func pathReason(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// One returns the single input document. Several files are a usage error
-// unless --in-place is set, in which case the tool should loop over Inputs.
-func (c *Context) One() (Input, error) {
-	ins, err := c.Inputs()
-	if err != nil {
-		return Input{}, err
-	}
-	if len(ins) != 1 {
-		return Input{}, WithHint(Usagef("one document at a time; use --in-place to edit several files"),
-			fmt.Sprintf("see '%s --help'", c.Tool.Name))
-	}
-	return ins[0], nil
-}
-
-// Documents returns the documents a filter works on: every file argument with --in-place
-// or when the tool's mode takes several (a check, a dry run), else the one document that
-// One returns.
-func (c *Context) Documents(several bool) ([]Input, error) {
-	if several || c.Common.InPlace {
-		return c.Inputs()
-	}
-	in, err := c.One()
-	if err != nil {
-		return nil, err
-	}
-	return []Input{in}, nil
 }
 
 // WriteDocument emits the transformed bytes out for the input in:

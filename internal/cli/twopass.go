@@ -44,10 +44,10 @@ type Document struct {
 	seed  maphash.Seed
 }
 
-// DocumentNames lists the inputs a filter works on, as Documents does, without reading
-// them: every file argument with --in-place or when several is set, else exactly one.
-func (c *Context) DocumentNames(several bool) ([]string, error) {
-	names, err := c.Sources()
+// documentNames lists the inputs a run works on, without reading them: every file
+// argument with --in-place or when several is set, else exactly one.
+func (c *Context) documentNames(several bool) ([]string, error) {
+	names, err := c.sources()
 	if err != nil {
 		return nil, err
 	}
@@ -58,18 +58,25 @@ func (c *Context) DocumentNames(several bool) ([]string, error) {
 	return names, nil
 }
 
+// readMode says how ReadDocument reads: whole, whatever the format; or, for a document
+// read once (a report), streamed without keeping it for a second pass.
+type readMode struct {
+	whole, once bool
+}
+
 // ReadDocument reads input name (a file, or "-" for stdin). A Claude Code or Codex JSONL
 // transcript is streamed: fn sees each record as transcript.Stream passes it, and the
 // Document's Outline is set; the tool then plans its edits and calls Rewrite. Any other
-// document, and any document when the output is indented for a terminal, is read whole
-// and parsed, fn is not called, and Transcript is set. Errors are worded as Parse and
-// Stream word them; fn's own are returned as they are. Close the Document when done.
-func (c *Context) ReadDocument(name string, fn func(seq int, rec *transcript.Transcript) error) (*Document, error) {
+// document, any document when mode.whole is set or when the output is indented for a
+// terminal, is read whole and parsed, fn is not called, and Transcript is set. With
+// mode.once a streamed document is not kept for a second pass. Errors name the input;
+// fn's own are returned as they are. Close the Document when done.
+func (c *Context) ReadDocument(name string, mode readMode, fn func(seq int, rec *transcript.Transcript) error) (*Document, error) {
 	o, err := c.readOptions(name)
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.Open(name)
+	r, err := c.open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -96,13 +103,20 @@ func (c *Context) ReadDocument(name string, fn func(seq int, rec *transcript.Tra
 	if err != nil {
 		return nil, readErr(err)
 	}
-	if format == "" || c.prettyStdout() {
+	if format == "" || mode.whole || c.prettyStdout() && !mode.once {
 		ok = true
 		return d, d.readWhole(br, r, readErr)
 	}
 
 	var first io.Reader
-	if f, isFile := r.(*os.File); isFile && isRegular(f) {
+	if mode.once {
+		first = br
+		if f, isFile := r.(*os.File); isFile && isRegular(f) {
+			if st, err := f.Stat(); err == nil {
+				tuneGC(int(st.Size()))
+			}
+		}
+	} else if f, isFile := r.(*os.File); isFile && isRegular(f) {
 		d.file = f
 		first = &hashingReader{r: br, h: d.hasher()}
 		// A streamed document is not held, but each record's line and each region read
@@ -130,6 +144,8 @@ func (c *Context) ReadDocument(name string, fn func(seq int, rec *transcript.Tra
 	}
 	if h, isHash := first.(*hashingReader); isHash {
 		d.size, d.sum = h.n, h.h.Sum64()
+	} else if mode.once {
+		r.Close()
 	} else {
 		if d.spool.err != nil {
 			return nil, RuntimeError(fmt.Errorf("keep %s for a second reading: %w", displayName(name), d.spool.err))
@@ -152,7 +168,7 @@ func (d *Document) readWhole(br io.Reader, r io.ReadCloser, readErr func(error) 
 	}
 	tuneGC(len(data))
 	d.Input = Input{Name: d.Name, Data: data}
-	d.Transcript, err = d.c.Parse(d.Input)
+	d.Transcript, err = d.c.parse(d.Input)
 	return err
 }
 

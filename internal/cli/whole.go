@@ -36,7 +36,7 @@ func (d *Document) Whole() (Input, *transcript.Transcript, error) {
 	}
 	tuneGC(buf.Len())
 	in := Input{Name: d.Name, Data: buf.Bytes()}
-	t, err := d.c.Parse(in)
+	t, err := d.c.parse(in)
 	if err != nil {
 		return Input{}, nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
-	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -56,31 +56,29 @@ func run(ctx *cli.Context, f *Flags) error {
 	if f.InPlace {
 		return cli.Usagef("--in-place cannot change a file's format; use -o")
 	}
-	in, err := ctx.One()
-	if err != nil {
-		return err
-	}
-	t, err := ctx.Parse(in)
-	if err != nil {
-		return err
-	}
+	return ctx.Run(cli.Filter{Whole: true, Plan: func(d *cli.Doc) (*cli.Plan, error) { return planDoc(d, f) }})
+}
+
+// planDoc converts one document, read whole.
+func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
+	t := d.T
 	to, _ := transcript.ParseFormat(f.To)
 	if to == "" {
 		var ok bool
 		if to, ok = DefaultTarget(t); !ok {
-			return cli.WithHint(cli.Usagef("%s is already an API request: name the target with --to", t.Format),
+			return nil, cli.WithHint(cli.Usagef("%s is already an API request: name the target with --to", t.Format),
 				"--to anthropic, --to openai or --to responses")
 		}
 	}
 	res, err := Convert(t, to)
 	if err != nil {
-		return cli.RuntimeError(fmt.Errorf("%s: %w", name(in), err))
+		return nil, cli.RuntimeError(fmt.Errorf("%s: %w", d.Display(), err))
 	}
 	for _, l := range res.Losses {
-		ctx.Warnf("%s: %d × %s: %s", name(in), l.Count, l.Kind, l.Detail)
+		d.Warnf("%d × %s: %s", l.Count, l.Kind, l.Detail)
 	}
 	if lost := contentLosses(res.Losses); f.Strict && lost > 0 {
-		return cli.CheckFailed(fmt.Errorf("%s: --strict: %d kinds of content cannot be expressed in %s; nothing written", name(in), lost, to))
+		return nil, cli.CheckFailed(fmt.Errorf("%s: --strict: %d kinds of content cannot be expressed in %s; nothing written", d.Display(), lost, to))
 	}
 	if len(res.Repaired) > 0 {
 		var parts []string
@@ -90,12 +88,46 @@ func run(ctx *cli.Context, f *Flags) error {
 				parts = append(parts, fmt.Sprintf("%s %d", r, n))
 			}
 		}
-		ctx.Warnf("%s: repaired for the API (ctx-repair's rules): %s", name(in), strings.Join(parts, ", "))
+		d.Warnf("repaired for the API (ctx-repair's rules): %s", strings.Join(parts, ", "))
 	}
-	if err := ctx.WriteDocument(in, res.Doc); err != nil {
-		return err
+	p := &cli.Plan{Output: res.Doc}
+	if d.Context().StatsOn() {
+		if p.TokensDelta, err = tokensDelta(d, to, res); err != nil {
+			return nil, err
+		}
 	}
-	return writeStats(ctx, f, in, t, to, res)
+	losses := map[string]int{}
+	for _, l := range res.Losses {
+		losses[l.Kind] = l.Count
+	}
+	repaired := map[string]int{}
+	for r, n := range repair.Counts(res.Repaired) {
+		repaired[string(r)] = n
+	}
+	in := 0
+	for _, m := range t.Messages {
+		if !m.Header {
+			in++
+		}
+	}
+	p.Stats = cli.Stats{Items: res.Messages,
+		Extra: map[string]any{"to": string(to), "messages_in": in, "messages_out": res.Messages, "losses": losses, "repaired": repaired}}
+	return p, nil
+}
+
+// tokensDelta is what converting changed in the document's tokens, each side counted with
+// its format's counter. The output is counted as Convert parsed it to check it: a 100 MB
+// document is not parsed again.
+func tokensDelta(d *cli.Doc, to transcript.Format, res *Result) (int, error) {
+	n, err := d.Counts()
+	if err != nil {
+		return 0, err
+	}
+	after := n.Total
+	if c2, err := d.Context().Counter(to); err == nil {
+		after = measure.Total(res.out, c2)
+	}
+	return after - n.Total, nil
 }
 
 // contentLosses counts the kinds of conversation content lost; the model name, which is
@@ -108,47 +140,4 @@ func contentLosses(ls []Loss) int {
 		}
 	}
 	return n
-}
-
-func name(in cli.Input) string {
-	if in.IsStdin() {
-		return "stdin"
-	}
-	return in.Name
-}
-
-func writeStats(ctx *cli.Context, f *Flags, in cli.Input, t *transcript.Transcript, to transcript.Format, res *Result) error {
-	if !f.Stats && f.StatsFile == "" {
-		return nil
-	}
-	counter, err := ctx.Counter(t.Format)
-	if err != nil {
-		return err
-	}
-	before := count.Total(t, counter)
-	after := before
-	// The output as Convert parsed it to check it: a 100 MB document is not parsed again.
-	if c2, err := ctx.Counter(to); err == nil {
-		after = count.Total(res.out, c2)
-	}
-	losses := map[string]int{}
-	for _, l := range res.Losses {
-		losses[l.Kind] = l.Count
-	}
-	repaired := map[string]int{}
-	for r, n := range repair.Counts(res.Repaired) {
-		repaired[string(r)] = n
-	}
-	in0 := 0
-	for _, m := range t.Messages {
-		if !m.Header {
-			in0++
-		}
-	}
-	return ctx.WriteStats(cli.Stats{
-		File: in.Name, Format: string(t.Format),
-		TokensBefore: before, TokensAfter: after, Saved: before - after,
-		Items: res.Messages,
-		Extra: map[string]any{"to": string(to), "messages_in": in0, "messages_out": res.Messages, "losses": losses, "repaired": repaired},
-	})
 }

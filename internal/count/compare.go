@@ -1,6 +1,7 @@
 package count
 
 import (
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -37,7 +38,7 @@ func Compare(a *transcript.Transcript, ra Report, b *transcript.Transcript, rb R
 		After:  Side{File: rb.File, Tokens: rb.Tokens, Messages: len(b.Messages)},
 		Saved:  ra.Tokens - rb.Tokens,
 	}
-	c.SavedRatio = ratio(c.Saved, ra.Tokens)
+	c.SavedRatio = measure.Ratio(c.Saved, ra.Tokens)
 
 	// Messages are matched by their bytes, so dropping or inserting messages does not
 	// make every later message look changed.
@@ -83,7 +84,7 @@ func Compare(a *transcript.Transcript, ra Report, b *transcript.Transcript, rb R
 		}
 		c.PrefixTokens += ra.Messages[i].Tokens
 	}
-	c.PrefixRatio = ratio(c.PrefixTokens, ra.Tokens)
+	c.PrefixRatio = measure.Ratio(c.PrefixTokens, ra.Tokens)
 	return c
 }
 

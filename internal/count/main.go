@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
-	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // Flags is ctx-count's command line.
@@ -46,190 +44,110 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)
 }
 
-type measured struct {
-	in     cli.Input // Data only for --pass and --vs, which hold the document whole
-	t      *transcript.Transcript
-	report Report
-	err    error
-}
-
 func run(ctx *cli.Context, f *Flags) error {
 	if f.InPlace {
 		return cli.Usagef("ctx-count does not change documents; --in-place does not apply")
 	}
-	var results []measured
-	if f.Pass || f.Vs != "" {
-		// The document is passed on (-p) or compared (--vs): hold it whole.
-		inputs, err := ctx.Inputs()
-		if err != nil {
-			return err
-		}
-		if len(inputs) != 1 {
-			return cli.Usagef("--pass and --vs take one document, got %d", len(inputs))
-		}
-		results = []measured{measureOne(ctx, inputs[0])}
-	} else {
-		names, err := ctx.Sources()
-		if err != nil {
-			return err
-		}
-		results = streamAll(ctx, names)
+	if (f.Pass || f.Vs != "") && len(f.Files) > 1 {
+		return cli.Usagef("--pass and --vs take one document, got %d", len(f.Files))
 	}
-	for _, m := range results {
-		if m.err != nil {
-			return m.err
-		}
-	}
-	if f.Vs != "" {
-		return compare(ctx, f, results[0])
-	}
-
-	// The report goes to stdout (or -o), or with --pass to stderr while the document
-	// takes stdout (or -o).
-	var report bytes.Buffer
-	human, color := ctx.StdoutTTY && !f.JSON && f.Output == "", ctx.Color
-	if f.Pass {
-		if err := ctx.WriteDocument(results[0].in, results[0].in.Data); err != nil {
-			return err
-		}
-		human = ctx.StderrTTY && !f.JSON
-		color = human && ctx.Getenv("NO_COLOR") == "" && ctx.Getenv("TERM") != "dumb"
-	}
-	for i, m := range results {
-		if human {
-			if i > 0 {
-				fmt.Fprintln(&report)
+	reports, over := 0, 0
+	filter := cli.Filter{
+		// The report is the output; with --pass the document is, and the report goes to
+		// stderr. --pass and --vs hold the document whole (passed on, compared).
+		Reports:  !f.Pass,
+		Whole:    f.Pass || f.Vs != "",
+		Counted:  true,
+		Previews: true,
+		Plan: func(d *cli.Doc) (*cli.Plan, error) {
+			r, err := report(d)
+			if err != nil {
+				return nil, err
 			}
-			Render(&report, &m.report, color)
-			continue
-		}
-		if err := writeJSON(&report, m.report); err != nil {
-			return err
-		}
+			if f.FailOver > 0 && r.Utilization > float64(f.FailOver) {
+				over++
+			}
+			p := &cli.Plan{Stats: cli.Stats{Extra: map[string]any{"utilization": r.Utilization}}}
+			var out bytes.Buffer
+			switch {
+			case f.Vs != "":
+				err = compare(d, f, r, &out)
+				p.Report = out.Bytes()
+			case f.Pass:
+				human := d.Context().StderrTTY && !f.JSON
+				color := human && ctx.Getenv("NO_COLOR") == "" && ctx.Getenv("TERM") != "dumb"
+				if err = write(&out, r, human, color, reports); err == nil {
+					_, err = ctx.Stderr.Write(out.Bytes())
+				}
+			default:
+				err = write(&out, r, ctx.StdoutTTY && !f.JSON && f.Output == "", ctx.Color, reports)
+				p.Report = out.Bytes()
+			}
+			reports++
+			return p, err
+		},
+		Done: func() error {
+			if over > 0 {
+				return cli.CheckFailed(fmt.Errorf("%d of %d documents above %s utilization", over, reports, f.FailOver))
+			}
+			return nil
+		},
 	}
-	switch {
-	case f.Pass:
-		if _, err := ctx.Stderr.Write(report.Bytes()); err != nil {
-			return cli.RuntimeError(err)
-		}
-	case f.Output != "":
-		if err := ctx.WriteDocument(cli.Input{Name: "-"}, report.Bytes()); err != nil {
-			return err
-		}
-	default:
-		if _, err := ctx.Stdout.Write(report.Bytes()); err != nil {
-			return cli.RuntimeError(err)
-		}
-	}
+	return ctx.Run(filter)
+}
 
-	over := 0
-	for _, m := range results {
-		r := m.report
-		if err := ctx.WriteStats(cli.Stats{Tool: "ctx-count", File: m.in.Name, Format: r.Format,
-			TokensBefore: r.Tokens, TokensAfter: r.Tokens, Extra: map[string]any{"utilization": r.Utilization}}); err != nil {
-			return err
-		}
-		if f.FailOver > 0 && r.Utilization > float64(f.FailOver) {
-			over++
-		}
+// report measures one document.
+func report(d *cli.Doc) (Report, error) {
+	counter, err := d.Counter()
+	if err != nil {
+		return Report{}, err
 	}
-	if over > 0 {
-		return cli.CheckFailed(fmt.Errorf("%d of %d documents above %s utilization", over, len(results), f.FailOver))
+	window, err := d.Window()
+	if err != nil {
+		return Report{}, err
 	}
+	tl, err := d.Tally()
+	if err != nil {
+		return Report{}, err
+	}
+	return summarise(tl, Options{File: d.Name, Counter: counter, Window: window}), nil
+}
+
+// write writes one report: a picture for a person (after a blank line when it is not the
+// first), or a JSON line.
+func write(w *bytes.Buffer, r Report, human, color bool, i int) error {
+	if !human {
+		return writeJSON(w, r)
+	}
+	if i > 0 {
+		fmt.Fprintln(w)
+	}
+	Render(w, &r, color)
 	return nil
 }
 
-// streamAll counts each input, two files at a time. JSONL transcripts are streamed record
-// by record; other documents are read whole (cli.Context.Stream).
-func streamAll(ctx *cli.Context, names []string) []measured {
-	out := make([]measured, len(names))
-	sem := make(chan struct{}, 2)
-	var wg sync.WaitGroup
-	for i := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			out[i] = streamOne(ctx, names[i])
-		}()
-	}
-	wg.Wait()
-	return out
-}
-
-func streamOne(ctx *cli.Context, name string) measured {
-	rc := newRecordCounter(ctx.Counter)
-	t, outline, err := ctx.Stream(name, rc.record)
-	rc.close()
-	in := cli.Input{Name: name}
-	switch {
-	case err != nil:
-		return measured{in: in, err: err}
-	case t != nil:
-		return measureTranscript(ctx, in, t)
-	}
-	m := measured{in: in}
-	counter := rc.counter
-	if counter == nil {
-		if counter, m.err = ctx.Counter(outline.Format); m.err != nil {
-			return m
-		}
-	}
-	budget, err := ctx.BudgetOf(outline.Model, outline.Usage)
-	if err != nil {
-		m.err = err
-		return m
-	}
-	m.report = summarise(rc.tally(outline), Options{File: name, Counter: counter, Budget: budget})
-	return m
-}
-
-func measureOne(ctx *cli.Context, in cli.Input) measured {
-	t, err := ctx.Parse(in)
-	if err != nil {
-		return measured{in: in, err: err}
-	}
-	return measureTranscript(ctx, in, t)
-}
-
-func measureTranscript(ctx *cli.Context, in cli.Input, t *transcript.Transcript) measured {
-	m := measured{in: in, t: t}
-	counter, err := ctx.Counter(m.t.Format)
-	if err != nil {
-		m.err = err
-		return m
-	}
-	budget, err := ctx.Budget(m.t)
-	if err != nil {
-		m.err = err
-		return m
-	}
-	m.report = Measure(m.t, Options{File: in.Name, Counter: counter, Budget: budget})
-	return m
-}
-
-func compare(ctx *cli.Context, f *Flags, a measured) error {
-	other, err := ctx.ReadFile(f.Vs)
+// compare writes the comparison of the document with --vs OTHER, read whole.
+func compare(d *cli.Doc, f *Flags, r Report, w *bytes.Buffer) error {
+	ctx := d.Context()
+	b, err := ctx.ReadConversation(f.Vs)
 	if err != nil {
 		return err
 	}
-	b := measureOne(ctx, other)
-	if b.err != nil {
-		return b.err
+	counter, err := ctx.Counter(b.Format)
+	if err != nil {
+		return err
 	}
-	c := Compare(a.t, a.report, b.t, b.report)
-	var out bytes.Buffer
+	window, err := ctx.Window(b.Model, b.Usage)
+	if err != nil {
+		return err
+	}
+	rb := Measure(b, Options{File: f.Vs, Counter: counter, Window: window})
+	c := Compare(d.T, r, b, rb)
 	if ctx.StdoutTTY && !f.JSON && f.Output == "" {
-		RenderComparison(&out, &c)
-	} else if err := writeJSON(&out, c); err != nil {
-		return err
+		RenderComparison(w, &c)
+		return nil
 	}
-	if f.Output != "" {
-		return ctx.WriteDocument(cli.Input{Name: "-"}, out.Bytes())
-	}
-	_, err = ctx.Stdout.Write(out.Bytes())
-	return err
+	return writeJSON(w, c)
 }
 
 // writeJSON writes v as one line of JSON, with <, > and & as themselves: previews quote

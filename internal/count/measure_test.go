@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -29,7 +30,7 @@ func parse(t *testing.T, doc string) *transcript.Transcript {
 	return tr
 }
 
-var budget = tokens.Budget{Window: 1000, Reserve: 100, Effective: 900}
+var testWindow = tokens.Budget{Window: 1000, Reserve: 100, Effective: 900}
 
 func TestMeasureBreakdown(t *testing.T) {
 	doc := `{"model":"gpt-4o","tools":[{"type":"function"}],"messages":[
@@ -38,7 +39,7 @@ func TestMeasureBreakdown(t *testing.T) {
 	{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"read","arguments":"{\"p\":1}"}}]},
 	{"role":"tool","tool_call_id":"c1","content":"0123456789"},
 	{"role":"assistant","content":"done"}]}`
-	r := Measure(parse(t, doc), Options{File: "x.json", Counter: fixed{}, Budget: budget})
+	r := Measure(parse(t, doc), Options{File: "x.json", Counter: fixed{}, Window: testWindow})
 	oh := tokens.MessageOverhead("openai")
 	tools := len(`[{"type":"function"}]`)
 	call := len("read") + len(`{"p":1}`)
@@ -75,7 +76,7 @@ func TestTiersFollowUtilization(t *testing.T) {
 	doc := `[{"role":"user","content":"go"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"cat","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"` + big + `"}]`
 	tr := parse(t, doc)
 	acts := func(window int) map[string]bool {
-		r := Measure(tr, Options{Counter: fixed{}, Budget: tokens.Budget{Window: window, Effective: window}})
+		r := Measure(tr, Options{Counter: fixed{}, Window: tokens.Budget{Window: window, Effective: window}})
 		m := map[string]bool{}
 		for _, tier := range r.Tiers {
 			m[tier.Tool] = tier.Acts
@@ -83,15 +84,15 @@ func TestTiersFollowUtilization(t *testing.T) {
 		return m
 	}
 	low := acts(1_000_000) // 4%: the result is over the persist size but under the hard cap
-	if !low[tierPersist] || low[tierBudget] || low[tierSnip] || low[tierSummarize] || low[tierTrim] {
+	if !low["ctx-persist"] || low["ctx-budget"] || low["ctx-snip"] || low["ctx-summarize"] || low["ctx-trim"] {
 		t.Errorf("at 4%%: %v", low)
 	}
 	mid := acts(60_000) // ~67%: cap 30,000
-	if !mid[tierBudget] || !mid[tierSnip] || mid[tierSummarize] {
+	if !mid["ctx-budget"] || !mid["ctx-snip"] || mid["ctx-summarize"] {
 		t.Errorf("at 67%%: %v", mid)
 	}
 	full := acts(40_500) // ~99%
-	if !full[tierSummarize] || !full[tierTrim] {
+	if !full["ctx-summarize"] || !full["ctx-trim"] {
 		t.Errorf("at 99%%: %v", full)
 	}
 }
@@ -109,7 +110,7 @@ func TestAnchoredUsage(t *testing.T) {
 		line("assistant", "a1", "u1", `{"id":"m1","role":"assistant","content":[{"type":"text","text":"yo"}],"usage":{"input_tokens":5,"cache_read_input_tokens":1000,"cache_creation_input_tokens":200,"output_tokens":20}}`),
 		line("user", "u2", "a1", `{"role":"user","content":"0123456789"}`),
 	}, "\n") + "\n"
-	r := Measure(parse(t, doc), Options{Counter: fixed{}, Budget: budget})
+	r := Measure(parse(t, doc), Options{Counter: fixed{}, Window: testWindow})
 	a := r.Anchored
 	if a == nil {
 		t.Fatal("no anchored figure")
@@ -127,12 +128,12 @@ func TestImagesPricedByPixels(t *testing.T) {
 	// what matters is that the price comes from the pixel formula.
 	png1 := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 	doc := `{"system":"s","messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + png1 + `"}}]}]}`
-	r := Measure(parse(t, doc), Options{Counter: fixed{}, Budget: budget})
+	r := Measure(parse(t, doc), Options{Counter: fixed{}, Window: testWindow})
 	if got, want := r.ByKind["image"], tokens.AnthropicImageTokens(1, 1); got != want {
 		t.Errorf("image tokens = %d, want %d", got, want)
 	}
 	oai := `[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` + png1 + `","detail":"low"}}]}]`
-	r = Measure(parse(t, oai), Options{Counter: fixed{}, Budget: budget})
+	r = Measure(parse(t, oai), Options{Counter: fixed{}, Window: testWindow})
 	if got, want := r.ByKind["image"], tokens.OpenAIImageTokens(1, 1, "low"); got != want {
 		t.Errorf("openai image tokens = %d, want %d", got, want)
 	}
@@ -142,7 +143,7 @@ func TestCompare(t *testing.T) {
 	a := `[{"role":"user","content":"keep"},{"role":"assistant","content":"long answer here"},{"role":"user","content":"last"}]`
 	b := `[{"role":"user","content":"keep"},{"role":"assistant","content":"short"},{"role":"user","content":"last"}]`
 	ta, tb := parse(t, a), parse(t, b)
-	o := Options{Counter: fixed{}, Budget: budget}
+	o := Options{Counter: fixed{}, Window: testWindow}
 	ra, rb := Measure(ta, o), Measure(tb, o)
 	c := Compare(ta, ra, tb, rb)
 	if c.Saved != ra.Tokens-rb.Tokens || c.Saved != len("long answer here")-len("short") {
@@ -207,7 +208,7 @@ func TestCorpusCounts(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", f, err)
 			}
-			r := Measure(tr, Options{File: f, Counter: counter, Budget: tokens.Budget{Window: 200_000, Reserve: 20_000, Effective: 180_000}})
+			r := Measure(tr, Options{File: f, Counter: counter, Window: tokens.Budget{Window: 200_000, Reserve: 20_000, Effective: 180_000}})
 			c := r.Categories
 			if sum := c.System + c.Tools + c.User + c.Assistant + c.ToolResults; sum != r.Tokens {
 				t.Errorf("%s: categories add to %d, tokens %d", f, sum, r.Tokens)
@@ -219,7 +220,7 @@ func TestCorpusCounts(t *testing.T) {
 			if sum+r.ByKind["tools"]+tokensReply(len(tr.Messages)) != r.Tokens {
 				t.Errorf("%s: roles add to %d, tokens %d", f, sum, r.Tokens)
 			}
-			if total := Total(tr, counter); total != r.Tokens {
+			if total := measure.Total(tr, counter); total != r.Tokens {
 				t.Errorf("%s: Total = %d, Measure = %d", f, total, r.Tokens)
 			}
 			if len(tr.Messages) > 0 && r.Tokens <= 0 {
@@ -283,7 +284,7 @@ func TestLengthCountingMatchesDecoding(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		o := Options{File: name, Budget: streamBudget}
+		o := Options{File: name, Window: streamBudget}
 		o.Counter = estimate
 		got := Measure(tr, o)
 		o.Counter = decodingEstimate{}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 )
@@ -63,18 +64,18 @@ func TestCodexReasoningAndRecordedWindow(t *testing.T) {
 	for mi := range tr.Messages {
 		all += tokens.MessageOverhead("openai")
 		for bi := range tr.Messages[mi].Blocks {
-			all += countBlock(tr, &tr.Messages[mi].Blocks[bi], c, "openai").tokens
+			all += measure.BlockTokens(tr, &tr.Messages[mi].Blocks[bi], c)
 		}
 	}
 	all += tokens.ReplyPriming
 	if want := all - stale; r.Tokens != want {
 		t.Errorf("tokens = %d, want %d (%d counting stale reasoning, %d of it)", r.Tokens, want, all, stale)
 	}
-	if total := Total(tr, c); total != r.Tokens {
+	if total := measure.Total(tr, c); total != r.Tokens {
 		t.Errorf("Total = %d, report says %d", total, r.Tokens)
 	}
 	// Tiers read per-block counts: those agree with the total.
-	n := CountsOf(tr, c)
+	n := measure.CountsOf(tr, c)
 	sum := 0
 	for _, bs := range n.Blocks {
 		for _, v := range bs {

@@ -6,6 +6,11 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/snip"
+	"github.com/ctxkit/ctxkit/internal/summarize"
 )
 
 // barWidth is the width of the window picture in cells.
@@ -119,30 +124,30 @@ func Render(w io.Writer, r *Report, color bool) {
 		}
 	}
 	fmt.Fprintf(w, "  [%s]\n", bar.String())
-	pct := r.Utilization * percent
+	pct := r.Utilization * 100
 	status := fmt.Sprintf("%.1f%%", pct)
 	switch {
-	case r.Utilization > summarizeAt:
+	case r.Utilization > summarize.Defaults().Trigger:
 		status = paint("1;31", status)
-	case r.Utilization > snipAt:
+	case r.Utilization > snip.Defaults().Trigger:
 		status = paint("1;33", status)
 	default:
 		status = paint("1;32", status)
 	}
 	fmt.Fprintf(w, "  %s of %s effective tokens used (%s)  window %s, %s reserved for the reply\n",
-		thousands(r.Tokens), thousands(r.EffectiveWindow), status, thousands(r.Window), thousands(r.Reserve))
+		human.Thousands(r.Tokens), human.Thousands(r.EffectiveWindow), status, human.Thousands(r.Window), human.Thousands(r.Reserve))
 	var legend []string
 	for _, s := range segs {
 		mark := s.glyph
 		if color {
 			mark = paint(s.color, "█")
 		}
-		legend = append(legend, fmt.Sprintf("%s %s %s", mark, s.name, thousands(s.tokens)))
+		legend = append(legend, fmt.Sprintf("%s %s %s", mark, s.name, human.Thousands(s.tokens)))
 	}
 	fmt.Fprintf(w, "  %s\n", strings.Join(legend, "  "))
 	if a := r.Anchored; a != nil {
 		fmt.Fprintf(w, "  recorded by the agent (%s): %s at message %d, + ~%s counted after = %s (%.1f%%)\n",
-			a.Source, thousands(a.Recorded), a.RecordedAt, thousands(a.EstimatedAfter), thousands(a.Tokens), a.Utilization*percent)
+			a.Source, human.Thousands(a.Recorded), a.RecordedAt, human.Thousands(a.EstimatedAfter), human.Thousands(a.Tokens), a.Utilization*100)
 	}
 
 	if len(r.ByTool) > 0 {
@@ -157,8 +162,8 @@ func Render(w io.Writer, r *Report, color bool) {
 				calls = "call "
 			}
 			fmt.Fprintf(w, "  %-22s %4d %s  %10s tokens  %5.1f%%  (results %s, largest %s)\n",
-				clip(tc.Name, 22), tc.Calls, calls, thousands(tc.Tokens), ratio(tc.Tokens, r.Tokens)*percent,
-				thousands(tc.ResultTokens), thousands(tc.LargestResult))
+				human.Clip(tc.Name, 22), tc.Calls, calls, human.Thousands(tc.Tokens), measure.Ratio(tc.Tokens, r.Tokens)*100,
+				human.Thousands(tc.ResultTokens), human.Thousands(tc.LargestResult))
 		}
 	}
 
@@ -179,7 +184,7 @@ func Render(w io.Writer, r *Report, color bool) {
 			if len(m.Tools) > 0 {
 				label += " " + strings.Join(m.Tools, ",")
 			}
-			fmt.Fprintf(w, "  %-16s %-24s %9s  %s\n", where, clip(label, 24), thousands(m.Tokens), clip(m.Preview, 48))
+			fmt.Fprintf(w, "  %-16s %-24s %9s  %s\n", where, human.Clip(label, 24), human.Thousands(m.Tokens), human.Clip(m.Preview, 48))
 		}
 	}
 
@@ -195,10 +200,10 @@ func Render(w io.Writer, r *Report, color bool) {
 
 // RenderComparison writes the human view of a comparison.
 func RenderComparison(w io.Writer, c *Comparison) {
-	fmt.Fprintf(w, "before  %-40s %10s tokens  %d messages\n", clip(c.Before.File, 40), thousands(c.Before.Tokens), c.Before.Messages)
-	fmt.Fprintf(w, "after   %-40s %10s tokens  %d messages\n", clip(c.After.File, 40), thousands(c.After.Tokens), c.After.Messages)
-	fmt.Fprintf(w, "saved   %s tokens (%.1f%%)\n", thousands(c.Saved), c.SavedRatio*percent)
+	fmt.Fprintf(w, "before  %-40s %10s tokens  %d messages\n", human.Clip(c.Before.File, 40), human.Thousands(c.Before.Tokens), c.Before.Messages)
+	fmt.Fprintf(w, "after   %-40s %10s tokens  %d messages\n", human.Clip(c.After.File, 40), human.Thousands(c.After.Tokens), c.After.Messages)
+	fmt.Fprintf(w, "saved   %s tokens (%.1f%%)\n", human.Thousands(c.Saved), c.SavedRatio*100)
 	fmt.Fprintf(w, "messages  %d unchanged, %d changed, %d removed, %d added\n", c.Unchanged, c.Changed, c.Removed, c.Added)
 	fmt.Fprintf(w, "cache prefix  %s bytes identical, %s tokens of whole messages (%.1f%% of before)\n",
-		thousands(c.PrefixBytes), thousands(c.PrefixTokens), c.PrefixRatio*percent)
+		human.Thousands(c.PrefixBytes), human.Thousands(c.PrefixTokens), c.PrefixRatio*100)
 }

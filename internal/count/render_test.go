@@ -10,7 +10,7 @@ func TestRender(t *testing.T) {
 	doc := `{"model":"gpt-4o","messages":[{"role":"system","content":"sys"},{"role":"user","content":"hello there"},
 	{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a.go\"}"}}]},
 	{"role":"tool","tool_call_id":"c1","content":"package main"}]}`
-	r := Measure(parse(t, doc), Options{File: "x.json", Counter: fixed{}, Budget: budget})
+	r := Measure(parse(t, doc), Options{File: "x.json", Counter: fixed{}, Window: testWindow})
 	var plain, color bytes.Buffer
 	Render(&plain, &r, false)
 	Render(&color, &r, true)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -27,18 +28,18 @@ var streamBudget = tokens.Budget{Model: "m", Window: 200_000, Reserve: 20_000, E
 // record is counted.
 func streamReport(t testing.TB, r io.Reader, o transcript.Options, c tokens.Counter, onRecord func(seq int)) (Report, bool) {
 	t.Helper()
-	rc := newRecordCounter(func(transcript.Format) (tokens.Counter, error) { return c, nil })
+	rc := &measure.Streamed{NewCounter: func(transcript.Format) (tokens.Counter, error) { return c, nil }, Count: true, Previews: true}
 	outline, data, err := transcript.Stream(r, o, func(seq int, rec *transcript.Transcript) error {
 		if onRecord != nil {
 			onRecord(seq)
 		}
-		return rc.record(seq, rec)
+		return rc.Record(seq, rec)
 	})
-	rc.close()
+	rc.Close()
 	if err != nil {
 		t.Fatalf("%s: %v", o.Name, err)
 	}
-	opts := Options{File: o.Name, Counter: c, Budget: streamBudget}
+	opts := Options{File: o.Name, Counter: c, Window: streamBudget}
 	if outline == nil {
 		tr, err := transcript.Parse(data, o)
 		if err != nil {
@@ -46,7 +47,7 @@ func streamReport(t testing.TB, r io.Reader, o transcript.Options, c tokens.Coun
 		}
 		return Measure(tr, opts), false
 	}
-	return summarise(rc.tally(outline), opts), true
+	return summarise(rc.Tally(outline, c), opts), true
 }
 
 // sameReport fails unless the streamed report of doc equals Measure's of the parsed one.
@@ -57,7 +58,7 @@ func sameReport(t *testing.T, name string, doc []byte, o transcript.Options, c t
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	want := Measure(tr, Options{File: name, Counter: c, Budget: streamBudget})
+	want := Measure(tr, Options{File: name, Counter: c, Window: streamBudget})
 	got, streamed := streamReport(t, iotest.HalfReader(bytes.NewReader(doc)), o, c, nil)
 	if !streamed && tr.Format.JSONL() && len(bytes.TrimSpace(doc)) > 0 {
 		t.Errorf("%s: a %s document was not streamed", name, tr.Format)
@@ -77,7 +78,7 @@ func sameReport(t *testing.T, name string, doc []byte, o transcript.Options, c t
 	if !tr.Format.JSONL() {
 		return
 	}
-	s := NewStreamed(func(transcript.Format) (tokens.Counter, error) { return c, nil })
+	s := &measure.Streamed{NewCounter: func(transcript.Format) (tokens.Counter, error) { return c, nil }, Count: true}
 	outline, _, err := transcript.Stream(bytes.NewReader(doc), o, s.Record)
 	s.Close()
 	if err != nil {
@@ -86,11 +87,11 @@ func sameReport(t *testing.T, name string, doc []byte, o transcript.Options, c t
 	if outline == nil {
 		return // an empty log, read whole
 	}
-	if got, want := s.Counts(outline, c), CountsOf(tr, c); !reflect.DeepEqual(got, want) {
+	if got, want := s.Tally(outline, c).Counts(), measure.CountsOf(tr, c); !reflect.DeepEqual(got, want) {
 		t.Errorf("%s (%s): streamed counts %d %v, parsed %d %v", name, c.Name(), got.Total, got.Blocks, want.Total, want.Blocks)
 	}
-	if total := Total(tr, c); total != CountsOf(tr, c).Total {
-		t.Errorf("%s (%s): CountsOf total %d, Total %d", name, c.Name(), CountsOf(tr, c).Total, total)
+	if total := measure.Total(tr, c); total != measure.CountsOf(tr, c).Total {
+		t.Errorf("%s (%s): CountsOf total %d, Total %d", name, c.Name(), measure.CountsOf(tr, c).Total, total)
 	}
 }
 

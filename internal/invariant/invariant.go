@@ -17,7 +17,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -92,7 +92,7 @@ func Check(t testing.TB, name string, in []byte, tr Transform, o Options) []byte
 		if c == nil {
 			c, _ = tokens.New("estimate")
 		}
-		if b, a := count.Total(before, c), count.Total(after, c); a > b {
+		if b, a := measure.Total(before, c), measure.Total(after, c); a > b {
 			t.Errorf("%s: tokens went up from %d to %d", name, b, a)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
-	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -66,144 +65,66 @@ func run(ctx *cli.Context, f *Flags) error {
 		return list(ctx, f)
 	}
 	if f.Restore {
-		ins, err := ctx.Documents(false)
-		if err != nil {
-			return err
-		}
-		for _, in := range ins {
-			if err := restoreOne(ctx, f, in); err != nil {
-				return err
-			}
-		}
-		return nil
+		// Restore every reference, wherever ctx-persist may have put it: also in subagent
+		// lines, which a run with --sidechains offloads.
+		ctx.Common.Sidechains = true
+		return ctx.Run(cli.Filter{Whole: true, Plan: func(d *cli.Doc) (*cli.Plan, error) { return planRestore(d, f) }})
 	}
-	names, err := ctx.DocumentNames(false)
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		if err := persistOne(ctx, f, name); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ctx.Run(cli.Filter{Plan: func(d *cli.Doc) (*cli.Plan, error) { return planPersist(d, f) }})
 }
 
-// persistOne offloads the large results of one document. A JSONL transcript is streamed:
-// the first pass keeps its messages' structure (and counts its tokens for --stats), the
-// second reads again only the results that may be above the threshold, stores them and
-// splices in their references (see cli.Document).
-func persistOne(ctx *cli.Context, f *Flags, name string) error {
-	var carried [][]transcript.Message
-	var counts *count.Streamed
-	if ctx.Common.Stats {
-		counts = count.NewStreamed(ctx.Counter)
-	}
-	doc, err := ctx.ReadDocument(name, func(seq int, rec *transcript.Transcript) error {
-		carried = append(carried, rec.Messages)
-		if counts != nil {
-			return counts.Record(seq, rec)
-		}
-		return nil
-	})
-	if counts != nil {
-		counts.Close()
-	}
+// planPersist offloads the large results of one document: only the results that may be
+// above the threshold are read (in the second pass of a streamed document), stored, and
+// replaced by their references. Every file is durable before the document that refers to
+// it is emitted: the runner writes stdout (or renames the -o file) only after Run returns.
+func planPersist(d *cli.Doc, f *Flags) (*cli.Plan, error) {
+	counter, err := d.Counter()
 	if err != nil {
-		return err
-	}
-	defer doc.Close()
-	if doc.Transcript != nil {
-		return persistWhole(ctx, f, doc.Input, doc.Transcript)
-	}
-	t := doc.Outline.Conversation(carried)
-	o, sv, err := setUp(ctx, f, t, name)
-	if err != nil {
-		return err
-	}
-	defer sv.close()
-	p := newPlanner(t, o)
-	st := p.stats()
-	refs := p.candidates()
-	regions := make([]transcript.Span, len(refs))
-	for i, ref := range refs {
-		regions[i] = t.Block(ref).Span
-	}
-	err = doc.Rewrite(regions, func(i int, text string, base int) ([]transcript.Edit, error) {
-		edits, blobs := p.offload(&transcript.Transcript{Format: t.Format, Doc: text, Base: base}, refs[i], &st)
-		return edits, sv.put(blobs)
-	})
-	if err != nil {
-		return err
-	}
-	p.finish(&st)
-	return done(ctx, name, t, o, sv, &st, func() int { return counts.Counts(doc.Outline, o.Counter).Total })
-}
-
-// persistWhole offloads the large results of a document read whole.
-func persistWhole(ctx *cli.Context, f *Flags, in cli.Input, t *transcript.Transcript) error {
-	o, sv, err := setUp(ctx, f, t, in.Name)
-	if err != nil {
-		return err
-	}
-	defer sv.close()
-	edits, blobs, st := Plan(t, o)
-	if err := sv.put(blobs); err != nil {
-		return err
-	}
-	out, err := t.Apply(edits)
-	if err != nil {
-		return cli.RuntimeError(err)
-	}
-	if err := ctx.WriteDocument(in, out); err != nil {
-		return err
-	}
-	return done(ctx, in.Name, t, o, sv, &st, func() int { return count.Total(t, o.Counter) })
-}
-
-// setUp makes the tier's options and the saver for a document.
-func setUp(ctx *cli.Context, f *Flags, t *transcript.Transcript, name string) (Options, *saver, error) {
-	counter, err := ctx.Counter(t.Format)
-	if err != nil {
-		return Options{}, nil, err
+		return nil, err
 	}
 	dir, err := filepath.Abs(f.Store)
 	if err != nil {
-		return Options{}, nil, cli.RuntimeError(fmt.Errorf("store %q: %w", f.Store, err))
+		return nil, cli.RuntimeError(fmt.Errorf("store %q: %w", f.Store, err))
 	}
 	o := Options{Threshold: f.Threshold.Int(), Preview: f.Preview.Int(), Store: dir, Counter: counter}
-	return o, &saver{ctx: ctx, dir: f.Store, src: source(name)}, nil
-}
-
-// done waits for the stored files and writes --stats; total counts the document as it was.
-// Every file is durable before the document that refers to it is emitted: the runner
-// writes stdout (or renames the -o file) only after Run returns.
-func done(ctx *cli.Context, name string, t *transcript.Transcript, o Options, sv *saver, st *Stats, total func() int) error {
-	stored, err := sv.finish()
-	if err != nil {
-		return sv.failed(err)
+	sv := &saver{ctx: d.Context(), dir: f.Store, src: source(d.Name)}
+	t := d.T
+	p := newPlanner(t, o)
+	st := p.stats()
+	refs := p.candidates()
+	plan := &cli.Plan{Regions: make([]transcript.Span, len(refs)), Close: sv.close}
+	for i, ref := range refs {
+		plan.Regions[i] = t.Block(ref).Span
 	}
-	if !ctx.Common.Stats {
+	plan.Edit = func(i int, text string, base int) ([]transcript.Edit, error) {
+		edits, blobs := p.offload(&transcript.Transcript{Format: t.Format, Doc: text, Base: base}, refs[i], &st)
+		return edits, sv.put(blobs)
+	}
+	plan.Written = func(s *cli.Stats) error {
+		stored, err := sv.finish()
+		if err != nil {
+			return sv.failed(err)
+		}
+		p.finish(&st)
+		plan.TokensDelta = st.TokensDelta
+		*s = cli.Stats{
+			Items: st.Texts, Trigger: st.Trigger,
+			Extra: map[string]any{
+				"threshold":    o.Threshold,
+				"results":      st.Results,
+				"offloaded":    st.Offloaded,
+				"already":      st.Already,
+				"protected":    st.Protected,
+				"bytes_stored": st.BytesStored,
+				"bytes_left":   st.BytesLeft,
+				"raw":          st.Raw,
+				"new_files":    stored,
+				"store":        o.Store,
+			},
+		}
 		return nil
 	}
-	before := total()
-	return ctx.WriteStats(cli.Stats{
-		File: name, Format: string(t.Format),
-		TokensBefore: before, TokensAfter: before + st.TokensDelta,
-		Items: st.Texts, Trigger: st.Trigger,
-		Extra: map[string]any{
-			"threshold":    o.Threshold,
-			"results":      st.Results,
-			"offloaded":    st.Offloaded,
-			"already":      st.Already,
-			"protected":    st.Protected,
-			"bytes_stored": st.BytesStored,
-			"bytes_left":   st.BytesLeft,
-			"raw":          st.Raw,
-			"new_files":    stored,
-			"store":        o.Store,
-		},
-	})
+	return plan, nil
 }
 
 // source names the input in the index: the absolute path of a file, or "-" for stdin.
@@ -338,17 +259,9 @@ func (sv *saver) close() {
 	}
 }
 
-func restoreOne(ctx *cli.Context, f *Flags, in cli.Input) error {
-	// Restore every reference, wherever ctx-persist may have put it: also in subagent
-	// lines, which a run with --sidechains offloads.
-	ctx.Common.Sidechains = true
-	t, err := ctx.Parse(in)
-	if err != nil {
-		return err
-	}
-	if !bytes.Contains(in.Data, []byte(MarkerPrefix)) {
-		return ctx.WriteDocument(in, in.Data)
-	}
+// planRestore puts back every stored result of one document, read whole.
+func planRestore(d *cli.Doc, f *Flags) (*cli.Plan, error) {
+	t := d.T
 	var s *store.Store
 	get := func(h string) ([]byte, error) {
 		if s == nil {
@@ -364,52 +277,24 @@ func restoreOne(ctx *cli.Context, f *Flags, in cli.Input) error {
 		s.Close()
 	}
 	if err != nil {
-		e := cli.RuntimeError(fmt.Errorf("restore %s: %w", displayName(in), err))
+		name := fmt.Sprintf("%q", d.Name)
+		if d.Name == "-" {
+			name = "stdin"
+		}
+		e := cli.RuntimeError(fmt.Errorf("restore %s: %w", name, err))
 		if errors.Is(err, store.ErrNoStore) || errors.Is(err, store.ErrNotFound) {
-			return cli.WithHint(e, "name the store the document was persisted with: --store DIR or CTX_STORE")
+			return nil, cli.WithHint(e, "name the store the document was persisted with: --store DIR or CTX_STORE")
 		}
-		return e
-	}
-	out, err := t.Apply(edits)
-	if err != nil {
-		return cli.RuntimeError(err)
-	}
-	if err := ctx.WriteDocument(in, out); err != nil {
-		return err
-	}
-	if !ctx.Common.Stats {
-		return nil
-	}
-	counter, err := ctx.Counter(t.Format)
-	if err != nil {
-		return err
-	}
-	before := count.Total(t, counter)
-	after := before
-	if len(edits) > 0 {
-		rt, err := transcript.Parse(out, transcript.Options{Format: t.Format, Path: ctx.Common.Path, Sidechains: true, Name: in.Name})
-		if err != nil {
-			return cli.RuntimeError(fmt.Errorf("internal: restored document does not parse: %w", err))
-		}
-		after = count.Total(rt, counter)
+		return nil, e
 	}
 	trigger := "no references"
 	if st.Restored > 0 {
 		trigger = "restore"
 	}
-	return ctx.WriteStats(cli.Stats{
-		File: in.Name, Format: string(t.Format),
-		TokensBefore: before, TokensAfter: after, Saved: before - after,
-		Items: st.Restored, Trigger: trigger,
-		Extra: map[string]any{"bytes_restored": st.Bytes},
-	})
-}
-
-func displayName(in cli.Input) string {
-	if in.IsStdin() {
-		return "stdin"
-	}
-	return fmt.Sprintf("%q", in.Name)
+	return &cli.Plan{
+		Edits: edits, CountOutput: len(edits) > 0,
+		Stats: cli.Stats{Items: st.Restored, Trigger: trigger, Extra: map[string]any{"bytes_restored": st.Bytes}},
+	}, nil
 }
 
 // list prints the index: a table for people, the index lines as they are for programs.
@@ -439,18 +324,13 @@ func list(ctx *cli.Context, f *Flags) error {
 	var out bytes.Buffer
 	if ctx.StdoutTTY && f.Output == "" {
 		table(&out, entries, s.Dir())
-		_, err := ctx.Stdout.Write(out.Bytes())
-		return err
+	} else {
+		for _, e := range entries {
+			out.Write(e.Line)
+			out.WriteByte('\n')
+		}
 	}
-	for _, e := range entries {
-		out.Write(e.Line)
-		out.WriteByte('\n')
-	}
-	if f.Output != "" {
-		return ctx.WriteDocument(cli.Input{Name: "-"}, out.Bytes())
-	}
-	_, err = ctx.Stdout.Write(out.Bytes())
-	return err
+	return ctx.WriteReport(out.Bytes())
 }
 
 func table(w io.Writer, entries []store.Entry, dir string) {

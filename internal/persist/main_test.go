@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/invariant"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -96,8 +96,8 @@ func roundTrip(t *testing.T, name string, in []byte, sums map[string]*figures, e
 		f.bytesBefore += len(in)
 		f.bytesAfter += len(out)
 		if testing.Verbose() { // the figures are for people; exact counts cost time
-			f.tokensBefore += count.Total(before, c)
-			f.tokensAfter += count.Total(after, c)
+			f.tokensBefore += measure.Total(before, c)
+			f.tokensAfter += measure.Total(after, c)
 		}
 	}
 }
@@ -378,11 +378,11 @@ func TestStats(t *testing.T) {
 	before, _ := transcript.Parse(doc, transcript.Options{})
 	after, _ := transcript.Parse([]byte(out), transcript.Options{})
 	c, _ := tokens.New("estimate")
-	if int(st["tokens_before"].(float64)) != count.Total(before, c) || int(st["tokens_after"].(float64)) != count.Total(after, c) {
-		t.Errorf("stats tokens %v/%v, counted %d/%d", st["tokens_before"], st["tokens_after"], count.Total(before, c), count.Total(after, c))
+	if int(st["tokens_before"].(float64)) != measure.Total(before, c) || int(st["tokens_after"].(float64)) != measure.Total(after, c) {
+		t.Errorf("stats tokens %v/%v, counted %d/%d", st["tokens_before"], st["tokens_after"], measure.Total(before, c), measure.Total(after, c))
 	}
 	code, _, errs = runMain([]byte(out), "--store", dir, "--stats", "--restore")
-	if json.Unmarshal([]byte(errs), &st) != nil || st["items"] != 1.0 || st["tokens_after"].(float64) != float64(count.Total(before, c)) {
+	if json.Unmarshal([]byte(errs), &st) != nil || st["items"] != 1.0 || st["tokens_after"].(float64) != float64(measure.Total(before, c)) {
 		t.Errorf("restore stats %q", errs)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -243,11 +244,11 @@ func TestPlanFormats(t *testing.T) {
 			}
 			marker, ok := markerLine(texts[1])
 			if !ok {
-				t.Fatalf("no marker in %q", clip(texts[1], 300))
+				t.Fatalf("no marker in %q", human.Clip(texts[1], 300))
 			}
 			preview := strings.TrimSuffix(texts[1], marker)
 			if !strings.HasPrefix(large, preview) || len(preview) > 2000 || len(preview) < 1000 || !strings.HasSuffix(preview, "\n") {
-				t.Errorf("preview of %d bytes: %q", len(preview), clip(preview, 100))
+				t.Errorf("preview of %d bytes: %q", len(preview), human.Clip(preview, 100))
 			}
 			path := filepath.Join("/st", b.Hash[:2], b.Hash)
 			want := fmt.Sprintf("[ctx-persist: tool result stored in full (%d bytes, 800 lines, ~%d tokens); above are its first %d bytes. Read it all with a file tool or: cat %s]",
@@ -415,10 +416,10 @@ func TestPreviewOf(t *testing.T) {
 	} {
 		got := previewOf(c.text, c.size)
 		if got != c.want {
-			t.Errorf("previewOf(%q, %d) = %d, want %d", clip(c.text, 20), c.size, got, c.want)
+			t.Errorf("previewOf(%q, %d) = %d, want %d", human.Clip(c.text, 20), c.size, got, c.want)
 		}
 		if !utf8.ValidString(c.text[:got]) {
-			t.Errorf("previewOf(%q, %d) splits a UTF-8 sequence", clip(c.text, 20), c.size)
+			t.Errorf("previewOf(%q, %d) splits a UTF-8 sequence", human.Clip(c.text, 20), c.size)
 		}
 	}
 }

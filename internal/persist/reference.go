@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/human"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/ctxkit/ctxkit/internal/store"
@@ -65,7 +67,7 @@ var markerSyntax = regexp.MustCompile(`^\[ctx-persist: tool result stored in ful
 func ParseMarker(line string) (Reference, error) {
 	m := markerSyntax.FindStringSubmatch(line)
 	if m == nil {
-		return Reference{}, fmt.Errorf("malformed ctx-persist reference %q", clip(line, 160))
+		return Reference{}, fmt.Errorf("malformed ctx-persist reference %q", human.Clip(line, 160))
 	}
 	var r Reference
 	var err error
@@ -74,14 +76,14 @@ func ParseMarker(line string) (Reference, error) {
 			continue
 		}
 		if *p, err = strconv.Atoi(m[i+1]); err != nil {
-			return Reference{}, fmt.Errorf("malformed ctx-persist reference %q: %v", clip(line, 160), err)
+			return Reference{}, fmt.Errorf("malformed ctx-persist reference %q: %v", human.Clip(line, 160), err)
 		}
 	}
 	r.Path, r.Raw = shellUnquote(m[5]), m[6]
 	h := r.Path[max(0, len(r.Path)-64):]
 	rest := r.Path[:len(r.Path)-len(h)]
 	if !store.ValidHash(h) || len(rest) < 4 || !isSep(rest[len(rest)-1]) || rest[len(rest)-3:len(rest)-1] != h[:2] || !isSep(rest[len(rest)-4]) {
-		return Reference{}, fmt.Errorf("malformed ctx-persist reference: %q does not name a stored file (…/ab/ab…, a 64-digit SHA-256)", clip(r.Path, 160))
+		return Reference{}, fmt.Errorf("malformed ctx-persist reference: %q does not name a stored file (…/ab/ab…, a 64-digit SHA-256)", human.Clip(r.Path, 160))
 	}
 	if r.Shown > r.Bytes {
 		return Reference{}, fmt.Errorf("malformed ctx-persist reference: a preview of %d bytes of %d", r.Shown, r.Bytes)
@@ -108,16 +110,6 @@ func shellUnquote(p string) string {
 		return strings.ReplaceAll(p[1:len(p)-1], `'\''`, "'")
 	}
 	return p
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // markerLine returns the last line of a text when it is a marker (starts with

@@ -15,27 +15,7 @@ import (
 
 // wholeTool is ctx-persist reading every document whole, as it reads JSON documents: the
 // reference its streamed runs of JSONL transcripts are held to.
-func wholeTool() *cli.Tool {
-	tool := Tool()
-	f := tool.Grammar.(*Flags)
-	tool.Run = func(ctx *cli.Context) error {
-		ins, err := ctx.Documents(false)
-		if err != nil {
-			return err
-		}
-		for _, in := range ins {
-			t, err := ctx.Parse(in)
-			if err != nil {
-				return err
-			}
-			if err := persistWhole(ctx, f, in, t); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return tool
-}
+func wholeTool() *cli.Tool { return cli.ReadingWhole(Tool()) }
 
 // storeState lists a store's files with their contents, and its index lines without the
 // time they were written.

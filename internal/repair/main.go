@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
-	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -51,19 +50,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 }
 
 func run(ctx *cli.Context, f *Flags) error {
-	names, err := ctx.DocumentNames(f.Check)
-	if err != nil {
-		return err
-	}
 	found := 0
-	for _, name := range names {
-		n, err := runOne(ctx, f, name)
-		if err != nil {
-			return err
-		}
-		found += n
-	}
-	return verdict(f, found)
+	return ctx.Run(cli.Filter{
+		Reports: f.Check, // problems on stderr, not documents: several files too
+		Plan: func(d *cli.Doc) (*cli.Plan, error) {
+			p, n, err := planDoc(d, f)
+			found += n
+			return p, err
+		},
+		Done: func() error { return verdict(f, found) },
+	})
 }
 
 // verdict is the run's error once every document is checked: with --check, a failed
@@ -85,139 +81,61 @@ type reported struct {
 	Problem
 }
 
-// runOne checks or repairs one document and returns how many problems it has. A JSONL
-// transcript is streamed: the rules of Claude Code and Codex look only at the structure of
-// the conversation (roles, blocks, tool ids), which the first pass keeps, so --check
-// reads the document once (cli.Context.Stream, whatever stdout is). With nothing to fix
-// the document is copied through in a second pass (cli.Document.Rewrite); a document
-// that needs fixing is read again whole and repaired as a JSON document is, because the
-// fixes build new records from the text of the old ones.
-func runOne(ctx *cli.Context, f *Flags, name string) (int, error) {
-	var carried [][]transcript.Message
-	var counts *count.Streamed
-	if statsOn(f) {
-		counts = count.NewStreamed(ctx.Counter)
-	}
-	keep := func(seq int, rec *transcript.Transcript) error {
-		carried = append(carried, rec.Messages)
-		if counts != nil {
-			return counts.Record(seq, rec)
-		}
-		return nil
-	}
-	var t *transcript.Transcript
-	var outline *transcript.Outline
-	var doc *cli.Document
-	var err error
+// planDoc checks or repairs one document and returns how many problems it has. The rules
+// of Claude Code and Codex look only at the structure of the conversation (roles, blocks,
+// tool ids), which the first pass over a streamed transcript keeps, so a check reads the
+// document once; a document that needs fixing is read again whole, because the fixes
+// build new records from the text of the old ones.
+func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, int, error) {
+	problems := Check(d.T)
+	p := &cli.Plan{}
 	if f.Check {
-		t, outline, err = ctx.Stream(name, keep)
-	} else if doc, err = ctx.ReadDocument(name, keep); err == nil {
-		defer doc.Close()
-		t, outline = doc.Transcript, doc.Outline
-	}
-	if counts != nil {
-		counts.Close()
-	}
-	if err != nil {
-		return 0, err
-	}
-	if t != nil {
-		in := cli.Input{Name: name}
-		if doc != nil {
-			in = doc.Input
+		if err := writeProblems(d.Context(), d.Display(), problems); err != nil {
+			return nil, 0, err
 		}
-		return runWhole(ctx, f, in, t)
-	}
-
-	problems := Check(outline.Conversation(carried))
-	carried = nil // the first pass's structure has served
-	switch {
-	case f.Check:
-		if err := writeProblems(ctx, displayName(name), problems); err != nil {
-			return 0, err
+	} else if len(problems) > 0 {
+		if err := d.Whole(); err != nil {
+			return nil, 0, err
 		}
-	case len(problems) > 0:
-		// The fixes read the records they change, and build new ones from them.
-		in, t, err := doc.Whole()
+		edits, fixed, err := Plan(d.T)
 		if err != nil {
-			return 0, err
+			return nil, 0, cli.RuntimeError(fmt.Errorf("%s: %w", d.Display(), err))
 		}
-		return runWhole(ctx, f, in, t)
-	default:
-		if err := doc.Rewrite(nil, nil); err != nil {
-			return 0, err
-		}
-	}
-	if !statsOn(f) {
-		return len(problems), nil
-	}
-	c, err := counts.CounterFor(outline.Format)
-	if err != nil {
-		return 0, err
-	}
-	total := counts.Counts(outline, c).Total
-	return len(problems), writeStats(ctx, f, name, outline.Format, total, total, problems)
-}
-
-// runWhole checks or repairs a document read whole.
-func runWhole(ctx *cli.Context, f *Flags, in cli.Input, t *transcript.Transcript) (int, error) {
-	edits, problems, err := Plan(t)
-	if err != nil {
-		return 0, cli.RuntimeError(fmt.Errorf("%s: %w", displayName(in.Name), err))
-	}
-	out := in.Data
-	if f.Check {
-		if err := writeProblems(ctx, displayName(in.Name), problems); err != nil {
-			return 0, err
-		}
-	} else {
+		problems = fixed
+		p.Edits = edits
 		if len(edits) > 0 {
-			if out, err = t.Apply(edits); err != nil {
-				return 0, cli.RuntimeError(err)
+			p.CountOutput = true
+			p.Check = func(in *transcript.Transcript, out []byte) ([]byte, *transcript.Transcript, error) {
+				t, err := verify(out, in.Format, d.Name)
+				return out, t, err
 			}
-			if err := verify(out, t.Format, in.Name); err != nil {
-				return 0, cli.RuntimeError(fmt.Errorf("%s: %w", displayName(in.Name), err))
-			}
-		}
-		if err := ctx.WriteDocument(in, out); err != nil {
-			return 0, err
 		}
 	}
-	if !statsOn(f) {
-		return len(problems), nil
+	rules := map[string]int{}
+	for r, n := range Counts(problems) {
+		rules[string(r)] = n
 	}
-	counter, err := ctx.Counter(t.Format)
-	if err != nil {
-		return 0, err
+	extra := map[string]any{"problems": len(problems), "rules": rules}
+	if f.Check {
+		extra["check"] = true
+	} else {
+		extra["fixed"] = len(problems)
 	}
-	before := count.Total(t, counter)
-	after := before
-	if !f.Check && len(problems) > 0 {
-		if ta, err := transcript.Parse(out, transcript.Options{Format: t.Format, Name: in.Name}); err == nil {
-			after = count.Total(ta, counter)
-		}
-	}
-	return len(problems), writeStats(ctx, f, in.Name, t.Format, before, after, problems)
+	p.Stats = cli.Stats{Items: len(problems), Extra: extra}
+	return p, len(problems), nil
 }
 
 // verify re-reads a repaired document: it must parse as the same format and pass Check.
 // A failure here is a bug in repair, reported rather than written out.
-func verify(out []byte, format transcript.Format, name string) error {
+func verify(out []byte, format transcript.Format, name string) (*transcript.Transcript, error) {
 	t, err := transcript.Parse(out, transcript.Options{Format: format, Name: name})
 	if err != nil {
-		return fmt.Errorf("internal error: the repaired document does not parse: %w", err)
+		return nil, fmt.Errorf("internal error: the repaired document does not parse: %w", err)
 	}
 	if left := Check(t); len(left) > 0 {
-		return fmt.Errorf("internal error: the repaired document still breaks %d rules (first: %s)", len(left), left[0])
+		return nil, fmt.Errorf("internal error: the repaired document still breaks %d rules (first: %s)", len(left), left[0])
 	}
-	return nil
-}
-
-func displayName(name string) string {
-	if name == "-" {
-		return "stdin"
-	}
-	return name
+	return t, nil
 }
 
 func writeProblems(ctx *cli.Context, file string, problems []Problem) error {
@@ -239,24 +157,4 @@ func writeProblems(ctx *cli.Context, file string, problems []Problem) error {
 		return cli.RuntimeError(fmt.Errorf("write stderr: %w", err))
 	}
 	return nil
-}
-
-func statsOn(f *Flags) bool { return f.Stats || f.StatsFile != "" }
-
-func writeStats(ctx *cli.Context, f *Flags, name string, format transcript.Format, before, after int, problems []Problem) error {
-	rules := map[string]int{}
-	for r, n := range Counts(problems) {
-		rules[string(r)] = n
-	}
-	extra := map[string]any{"problems": len(problems), "rules": rules}
-	if f.Check {
-		extra["check"] = true
-	} else {
-		extra["fixed"] = len(problems)
-	}
-	return ctx.WriteStats(cli.Stats{
-		File: name, Format: string(format),
-		TokensBefore: before, TokensAfter: after, Saved: before - after,
-		Items: len(problems), Extra: extra,
-	})
 }

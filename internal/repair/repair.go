@@ -433,3 +433,25 @@ func (f *fixer) nonEmpty(b *transcript.Block) bool {
 	}
 	return strings.TrimSpace(f.t.BodyText(b)) != ""
 }
+
+// KeepValid applies the rules to out, a tier's edit of the document in, where the edit
+// broke one of them in a valid input: two user messages that meet once the messages
+// between them are gone are merged, an opening assistant message gets a user message
+// before it. A JSONL transcript is left as it is (its agent keeps the rules itself), and
+// so is an input that already broke them (fixing that is ctx-repair's call, not the
+// tier's). It returns the output and the problems it fixed.
+func KeepValid(in *transcript.Transcript, out []byte) ([]byte, []Problem, error) {
+	if in.Format.JSONL() || len(Check(in)) > 0 {
+		return out, nil, nil
+	}
+	t, err := transcript.Parse(out, transcript.Options{Format: in.Format})
+	if err != nil {
+		return nil, nil, fmt.Errorf("internal error: the edited document does not parse: %w", err)
+	}
+	edits, problems, err := Plan(t)
+	if err != nil || len(edits) == 0 {
+		return out, nil, err
+	}
+	fixed, err := t.Apply(edits)
+	return fixed, problems, err
+}

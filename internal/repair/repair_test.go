@@ -36,7 +36,7 @@ func repairDoc(name string, in []byte, o transcript.Options) ([]byte, []Problem,
 		return nil, nil, err
 	}
 	if len(edits) > 0 {
-		if err := verify(out, t.Format, name); err != nil {
+		if _, err := verify(out, t.Format, name); err != nil {
 			return nil, nil, err
 		}
 	}

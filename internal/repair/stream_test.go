@@ -24,30 +24,7 @@ import (
 // wholeTool is ctx-repair reading every document whole, as it reads JSON documents (and
 // as it read every document before JSONL transcripts were streamed): the reference its
 // streamed runs are held to.
-func wholeTool() *cli.Tool {
-	tool := Tool()
-	f := tool.Grammar.(*Flags)
-	tool.Run = func(ctx *cli.Context) error {
-		ins, err := ctx.Documents(f.Check)
-		if err != nil {
-			return err
-		}
-		found := 0
-		for _, in := range ins {
-			t, err := ctx.Parse(in)
-			if err != nil {
-				return err
-			}
-			n, err := runWhole(ctx, f, in, t)
-			if err != nil {
-				return err
-			}
-			found += n
-		}
-		return verdict(f, found)
-	}
-	return tool
-}
+func wholeTool() *cli.Tool { return cli.ReadingWhole(Tool()) }
 
 // variant is a document to run both ways: a file as it is, or a broken copy of it.
 type variant struct {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/invariant"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -36,7 +36,7 @@ func runDoc(t testing.TB, name string, in []byte, o Options, window int) ([]byte
 	if err != nil {
 		return nil, st, fmt.Errorf("output does not parse: %w", err)
 	}
-	if got := count.Total(after, o.Counter); got != o.Tokens+st.TokensDelta {
+	if got := measure.Total(after, o.Counter); got != o.Tokens+st.TokensDelta {
 		t.Errorf("%s: tokens after = %d, the tier said %d%+d", name, got, o.Tokens, st.TokensDelta)
 	}
 	return out, st, nil
@@ -55,7 +55,7 @@ func snipDoc(name string, in []byte, o Options, window int) ([]byte, Stats, Opti
 	if err != nil {
 		return nil, Stats{}, o, err
 	}
-	o.Tokens, o.Effective = count.Total(tr, o.Counter), b.Effective
+	o.Tokens, o.Effective = measure.Total(tr, o.Counter), b.Effective
 	edits, st := Plan(tr, o)
 	out, err := tr.Apply(edits)
 	return out, st, o, err

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"text/tabwriter"
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
-	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -125,125 +124,52 @@ func run(ctx *cli.Context, f *Flags) error {
 	if err != nil {
 		return err
 	}
-	// --dry-run writes a list, not documents, so it takes several files as well.
-	names, err := ctx.DocumentNames(f.DryRun)
-	if err != nil {
-		return err
-	}
-	var list bytes.Buffer
-	for _, name := range names {
-		if err := runOne(ctx, f, name, o, &list); err != nil {
-			return err
-		}
-	}
-	if !f.DryRun {
-		return nil
-	}
-	if f.Output != "" && !f.InPlace {
-		return ctx.WriteDocument(cli.Input{Name: "-"}, list.Bytes())
-	}
-	if _, err := ctx.Stdout.Write(list.Bytes()); err != nil {
-		return cli.RuntimeError(fmt.Errorf("write stdout: %w", err))
-	}
-	return nil
-}
-
-// runOne clears the stale results of one document. A JSONL transcript is streamed: the
-// first pass keeps its messages' structure, counts its tokens and reads the facts of its
-// calls and results, so the whole plan is made before the second pass, which only splices
-// the placeholders in (see cli.Document).
-func runOne(ctx *cli.Context, f *Flags, name string, o Options, list *bytes.Buffer) error {
-	known := map[int]facts{} // by the block's document offset
-	var c tokens.Counter
-	counts := count.NewStreamed(func(transcript.Format) (tokens.Counter, error) { return c, nil })
-	doc, err := ctx.ReadDocument(name, func(seq int, rec *transcript.Transcript) error {
-		if c == nil {
-			var err error
-			if c, err = ctx.Counter(rec.Format); err != nil {
-				return err
+	// The facts of each call and result, by the block's document offset: a streamed
+	// document gives them record by record in its first pass, so the whole plan is made
+	// before the second pass, which only splices the placeholders in.
+	var known map[int]facts
+	return ctx.Run(cli.Filter{
+		Reports: f.DryRun, // a list, not documents: several files too
+		Counted: true,
+		Record: func(_ int, rec *transcript.Transcript, c tokens.Counter) error {
+			if known == nil {
+				known = map[int]facts{}
 			}
-		}
-		for k := range rec.Messages {
-			for _, b := range rec.Messages[k].Blocks {
-				if b.Kind == transcript.ToolCall || b.Kind == transcript.ToolResult {
-					known[b.Span.Start] = factsOf(rec, &b, o, c).detach()
+			for k := range rec.Messages {
+				for _, b := range rec.Messages[k].Blocks {
+					if b.Kind == transcript.ToolCall || b.Kind == transcript.ToolResult {
+						known[b.Span.Start] = factsOf(rec, &b, o, c).detach()
+					}
 				}
 			}
-		}
-		return counts.Record(seq, rec)
+			return nil
+		},
+		Plan: func(d *cli.Doc) (*cli.Plan, error) {
+			defer func() { known = nil }()
+			return planDoc(d, f, o, known)
+		},
 	})
-	counts.Close()
-	if err != nil {
-		return err
-	}
-	defer doc.Close()
-
-	if doc.Transcript != nil {
-		return runWhole(ctx, f, doc.Input, doc.Transcript, o, list)
-	}
-	t := counts.Conversation(doc.Outline)
-	if o.Counter = c; c == nil {
-		if o.Counter, err = ctx.Counter(t.Format); err != nil {
-			return err
-		}
-	}
-	window, err := ctx.Budget(t)
-	if err != nil {
-		return err
-	}
-	n := counts.Counts(doc.Outline, o.Counter)
-	o.Tokens, o.Effective, o.Blocks = n.Total, window.Effective, n.Blocks
-	edits, st := plan(t, o, func(b *transcript.Block) facts { return known[b.Span.Start] })
-	if !f.DryRun {
-		sort.SliceStable(edits, func(i, j int) bool { return edits[i].Span.Start < edits[j].Span.Start })
-		regions := make([]transcript.Span, len(edits))
-		for i, e := range edits {
-			regions[i] = e.Span
-		}
-		err := doc.Rewrite(regions, func(i int, _ string, _ int) ([]transcript.Edit, error) {
-			return edits[i : i+1], nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return report(ctx, f, name, t, o, &st, list)
 }
 
-// runWhole clears the stale results of a document read whole.
-func runWhole(ctx *cli.Context, f *Flags, in cli.Input, t *transcript.Transcript, o Options, list *bytes.Buffer) error {
+// planDoc clears the stale results of one document.
+func planDoc(d *cli.Doc, f *Flags, o Options, known map[int]facts) (*cli.Plan, error) {
 	var err error
-	if o.Counter, err = ctx.Counter(t.Format); err != nil {
-		return err
+	if o.Counter, err = d.Counter(); err != nil {
+		return nil, err
 	}
-	window, err := ctx.Budget(t)
+	_, n, window, err := d.Utilization()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// One count for the total and for the blocks a placeholder replaces.
-	n := count.CountsOf(t, o.Counter)
 	o.Tokens, o.Effective, o.Blocks = n.Total, window.Effective, n.Blocks
-	edits, st := Plan(t, o)
-	if !f.DryRun {
-		out := in.Data // below the trigger: the input itself, not a copy of it
-		if len(edits) > 0 {
-			if out, err = t.Apply(edits); err != nil {
-				return cli.RuntimeError(err)
-			}
-		}
-		if err := ctx.WriteDocument(in, out); err != nil {
-			return err
-		}
-	}
-	return report(ctx, f, in.Name, t, o, &st, list)
-}
-
-// report lists what --dry-run would clear and writes --stats.
-func report(ctx *cli.Context, f *Flags, name string, t *transcript.Transcript, o Options, st *Stats, list *bytes.Buffer) error {
+	edits, st := plan(d.T, o, func(b *transcript.Block) facts { return known[b.Span.Start] })
+	p := &cli.Plan{Edits: edits, TokensDelta: st.TokensDelta}
 	if f.DryRun {
-		if err := writeList(list, name, st, ctx.StdoutTTY && f.Output == ""); err != nil {
-			return err
+		var list bytes.Buffer
+		if err := writeList(&list, d.Name, &st, d.Context().StdoutTTY && f.Output == ""); err != nil {
+			return nil, err
 		}
+		p.Report = list.Bytes()
 	}
 	reasons := map[string]int{}
 	for r, n := range st.Reasons() {
@@ -260,11 +186,8 @@ func report(ctx *cli.Context, f *Flags, name string, t *transcript.Transcript, o
 	if f.DryRun {
 		extra["dry_run"] = true
 	}
-	return ctx.WriteStats(cli.Stats{
-		File: name, Format: string(t.Format),
-		TokensBefore: o.Tokens, TokensAfter: o.Tokens + st.TokensDelta,
-		Items: len(st.Items), Trigger: st.Trigger, Extra: extra,
-	})
+	p.Stats = cli.Stats{Items: len(st.Items), Trigger: st.Trigger, Extra: extra}
+	return p, nil
 }
 
 // listed is one line of the --dry-run list.
@@ -274,8 +197,8 @@ type listed struct {
 }
 
 // writeList writes what a run would clear: JSON lines, or a table for a person.
-func writeList(w *bytes.Buffer, file string, st *Stats, human bool) error {
-	if !human {
+func writeList(w *bytes.Buffer, file string, st *Stats, forPerson bool) error {
+	if !forPerson {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		for _, it := range st.Items {
@@ -294,7 +217,7 @@ func writeList(w *bytes.Buffer, file string, st *Stats, human bool) error {
 		return nil
 	}
 	fmt.Fprintf(w, "%s: would clear %d of %d tool results, %s tokens: utilization %.0f%% -> %.0f%% (trigger: %s)\n",
-		file, len(st.Items), st.Results, thousands(saved), math.Floor(st.Utilization*100), math.Floor(st.UtilizationAfter*100), st.Trigger)
+		file, len(st.Items), st.Results, human.Thousands(saved), math.Floor(st.Utilization*100), math.Floor(st.UtilizationAfter*100), st.Trigger)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MESSAGE\tLINE\tTOKENS\tREASON\tTOOL\tARGUMENT")
 	for _, it := range st.Items {
@@ -302,7 +225,7 @@ func writeList(w *bytes.Buffer, file string, st *Stats, human bool) error {
 		if it.Line > 0 {
 			line = fmt.Sprint(it.Line)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", it.Message, line, thousands(it.Tokens), it.Reason, it.Tool, clip(it.Arg, 60))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", it.Message, line, human.Thousands(it.Tokens), it.Reason, it.Tool, human.Label(it.Arg, 60))
 	}
 	return tw.Flush()
 }

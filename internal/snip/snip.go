@@ -21,9 +21,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/human"
+
 	"github.com/tidwall/gjson"
 
-	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -72,7 +74,7 @@ type Options struct {
 	// Tokens is the document's token count before any edit (count.Total with Counter) and
 	// Effective the effective window it is measured against.
 	Tokens, Effective int
-	// Blocks, when set, are the tokens of each block (count.CountsOf(...).Blocks, counted
+	// Blocks, when set, are the tokens of each block (measure.CountsOf(...).Blocks, counted
 	// with Counter along with Tokens), so a cleared result is not counted again.
 	Blocks [][]int
 }
@@ -380,7 +382,7 @@ func (p *planner) mark(i int, reason Reason) {
 	if p.o.Blocks != nil {
 		r.tokens = p.o.Blocks[r.ref.Message][r.ref.Block]
 	} else {
-		r.tokens = count.BlockTokens(p.t, p.t.Block(r.ref), p.c)
+		r.tokens = measure.BlockTokens(p.t, p.t.Block(r.ref), p.c)
 	}
 	with := r.label + placeholder(r.call, reason, r.tokens, p.o)
 	saved := r.tokens - p.c.Count(with)
@@ -549,7 +551,7 @@ func placeholder(call Call, reason Reason, tok int, o Options) string {
 	what := "a tool result"
 	switch {
 	case call.Tool != "" && call.Arg != "":
-		what = fmt.Sprintf("result of %s(%q)", call.Tool, clip(call.Arg, 120))
+		what = fmt.Sprintf("result of %s(%q)", call.Tool, human.Label(call.Arg, 120))
 	case call.Tool != "":
 		what = fmt.Sprintf("result of %s", call.Tool)
 	}
@@ -570,7 +572,7 @@ func placeholder(call Call, reason Reason, tok int, o Options) string {
 	if call.Tool == "" {
 		how = "re-run the call that made it to see it"
 	}
-	return fmt.Sprintf("%s%s cleared (%s tokens); %s — %s]", Marker, what, thousands(tok), why, how)
+	return fmt.Sprintf("%s%s cleared (%s tokens); %s — %s]", Marker, what, human.Thousands(tok), why, how)
 }
 
 // coldCache reports whether the prompt cache has gone cold: the newest message carries a
@@ -616,17 +618,4 @@ func shortDuration(d time.Duration) string {
 
 func percent(f float64) string {
 	return fmt.Sprintf("%g%%", math.Round(f*100*1e6)/1e6)
-}
-
-// thousands writes n with grouping commas: 1234567 -> 1,234,567.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i := range s {
-		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

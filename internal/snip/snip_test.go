@@ -10,7 +10,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -73,7 +74,7 @@ func snipAt(t *testing.T, doc string, util float64, o Options) (string, Stats) {
 		t.Fatalf("parse: %v", err)
 	}
 	o.Counter = estimate()
-	o.Tokens = count.Total(tr, o.Counter)
+	o.Tokens = measure.Total(tr, o.Counter)
 	o.Effective = int(math.Ceil(float64(o.Tokens) / util))
 	edits, st := Plan(tr, o)
 	out, err := tr.Apply(edits)
@@ -84,7 +85,7 @@ func snipAt(t *testing.T, doc string, util float64, o Options) (string, Stats) {
 	if err != nil {
 		t.Fatalf("output does not parse: %v\n%s", err, out)
 	}
-	if got := count.Total(after, o.Counter); got != o.Tokens+st.TokensDelta {
+	if got := measure.Total(after, o.Counter); got != o.Tokens+st.TokensDelta {
 		t.Errorf("tokens after = %d, the tier said %d%+d", got, o.Tokens, st.TokensDelta)
 	}
 	return string(out), st
@@ -201,7 +202,7 @@ func TestPlaceholder(t *testing.T) {
 			}
 			continue
 		}
-		w = fmt.Sprintf(w, thousands(st.Items[i].Tokens))
+		w = fmt.Sprintf(w, human.Thousands(st.Items[i].Tokens))
 		if texts[i] != w {
 			t.Errorf("result %d:\n got %s\nwant %s", i, texts[i], w)
 		}
@@ -239,7 +240,7 @@ func TestIdempotentAndNeverTwice(t *testing.T) {
 	// Still above the trigger afterwards (a tiny window): nothing is cleared twice.
 	tr, _ := transcript.Parse([]byte(once), transcript.Options{})
 	o.Counter = estimate()
-	o.Tokens = count.Total(tr, o.Counter)
+	o.Tokens = measure.Total(tr, o.Counter)
 	o.Effective = o.Tokens / 2
 	edits, st2 := Plan(tr, o)
 	if len(edits) != 0 || len(st2.Items) != 0 {

@@ -5,7 +5,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -321,20 +320,4 @@ func compact(raw string) string {
 		return gjson.Parse(raw).Get("@ugly").Raw
 	}
 	return raw
-}
-
-// clip shortens s to at most n characters for a label, on a character boundary.
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i, k := 0, 0
-	for i = range s {
-		if k == n-1 {
-			break
-		}
-		k++
-	}
-	return s[:i] + "…"
 }

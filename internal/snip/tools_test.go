@@ -3,6 +3,8 @@ package snip
 import (
 	"strings"
 	"testing"
+
+	"github.com/ctxkit/ctxkit/internal/human"
 )
 
 func TestClassify(t *testing.T) {
@@ -150,13 +152,13 @@ func TestShellWords(t *testing.T) {
 }
 
 func TestClip(t *testing.T) {
-	if got := clip("abc", 5); got != "abc" {
+	if got := human.Label("abc", 5); got != "abc" {
 		t.Errorf("clip short = %q", got)
 	}
-	if got := clip("a  b\n c", 10); got != "a b c" {
+	if got := human.Label("a  b\n c", 10); got != "a b c" {
 		t.Errorf("clip spaces = %q", got)
 	}
-	got := clip(strings.Repeat("日本", 10), 5)
+	got := human.Label(strings.Repeat("日本", 10), 5)
 	if got != "日本日本…" {
 		t.Errorf("clip = %q", got)
 	}

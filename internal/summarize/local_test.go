@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/invariant"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -75,7 +76,7 @@ func messageLists(t *transcript.Transcript) map[string][]int {
 	}
 	o := Defaults()
 	o.Counter = estimate()
-	Measure(t, &o)
+	o.Tokens, o.PerMessage = measure.PerMessage(t, o.Counter)
 	o.Effective = o.Tokens
 	return map[string][]int{
 		"all":         all,

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
-	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/llm"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/safefile"
 	"github.com/ctxkit/ctxkit/internal/store"
@@ -124,57 +124,26 @@ func run(c *cli.Context, f *Flags) error {
 	if f.Retries < 0 {
 		return cli.Usagef("--retries must not be negative, got %d", f.Retries)
 	}
-	names, err := c.DocumentNames(false)
-	if err != nil {
-		return err
-	}
 	// With --in-place every file is summarized; the runner renames none of them over its
 	// original unless all succeed.
-	for _, name := range names {
-		if err := summarizeFile(c, f, name); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.Run(cli.Filter{Counted: true, Plan: func(d *cli.Doc) (*cli.Plan, error) { return planDoc(d, f) }})
 }
 
-// summarizeFile reads one input and summarizes it.
-func summarizeFile(c *cli.Context, f *Flags, name string) error {
-	counts := count.NewStreamed(c.Counter)
-	doc, err := c.ReadDocument(name, counts.Record)
-	counts.Close()
-	if err != nil {
-		return err
-	}
-	defer doc.Close()
-	return runOne(c, f, doc, counts)
-}
-
-// runOne summarizes one document. A JSONL transcript is streamed (see cli.Document): the
-// first pass keeps its messages' structure and counts them; the split needs no text; then
-// only the messages the summary covers, and the lines placing it edits, are read; the
-// second pass copies the document with the summary placed.
-//
-// A streamed doc comes with what its first pass kept (counts).
-func runOne(c *cli.Context, f *Flags, doc *cli.Document, counts *count.Streamed) error {
-	var err error
-	name := doc.Name
-	streamed := doc.Transcript == nil
-	t := doc.Transcript
+// planDoc summarizes one document. The split needs no text; then only the messages the
+// summary covers, and the lines placing it edits, are read (from a streamed document, by
+// offset, between its two passes).
+func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
+	c := d.Context()
+	t := d.T
 	o := Defaults()
 	o.Trigger, o.Force = f.Trigger.Fraction(), f.Force
-	if streamed {
-		t = counts.Conversation(doc.Outline)
-		o.Counter, err = counts.CounterFor(t.Format)
-	} else {
-		o.Counter, err = c.Counter(t.Format)
+	var err error
+	if o.Counter, err = d.Counter(); err != nil {
+		return nil, err
 	}
+	window, err := d.Window()
 	if err != nil {
-		return err
-	}
-	window, err := c.Budget(t)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	o.Effective = window.Effective
 	switch {
@@ -185,52 +154,35 @@ func runOne(c *cli.Context, f *Flags, doc *cli.Document, counts *count.Streamed)
 	case f.Keep.set:
 		o.KeepTokens = int(f.Keep.Share * float64(o.Effective))
 	}
-	if streamed {
-		n := counts.Counts(doc.Outline, o.Counter)
-		o.Tokens, o.PerMessage = n.Total, n.PerMessage
-	} else {
-		Measure(t, &o)
+	n, err := d.Counts()
+	if err != nil {
+		return nil, err
 	}
+	o.Tokens, o.PerMessage = n.Total, n.PerMessage
 	sp := Choose(t, o)
-	displayName := name
-	if name == "-" {
-		displayName = "stdin"
-	}
-	stats := cli.Stats{File: name, Format: string(t.Format), TokensBefore: o.Tokens, TokensAfter: o.Tokens, Trigger: sp.Trigger}
 	extra := map[string]any{"backend": f.Backend, "summarized": 0}
-	stats.Extra = extra
-	unchanged := func() error {
-		if streamed {
-			return doc.RewriteEdits(nil)
-		}
-		return c.WriteDocument(doc.Input, doc.Input.Data)
-	}
+	unchanged := &cli.Plan{Stats: cli.Stats{Trigger: sp.Trigger, Extra: extra}}
+	limit := int(o.Trigger * float64(o.Effective))
 	if !sp.Acts {
-		if limit := int(o.Trigger * float64(o.Effective)); o.Force || o.Tokens > limit {
-			c.Warnf("%s: nothing to summarize: the part to keep (--keep) holds the whole conversation", displayName)
+		if o.Force || o.Tokens > limit {
+			d.Warnf("nothing to summarize: the part to keep (--keep) holds the whole conversation")
 			if o.Tokens > limit {
 				extra["still_above_trigger"] = true
 			}
 		}
-		if err := unchanged(); err != nil {
-			return err
-		}
-		return c.WriteStats(stats)
+		return unchanged, nil
 	}
-	// The local summarizer reads the messages it summarizes; a streamed document gives them
-	// to it one at a time. Everything else that reads text (a model's prompt, earlier
-	// summaries, placing the summary) reads it from excerpts of the document.
-	local := func() (Sections, error) { return Local(t, newOnly(t, sp)), nil }
-	if streamed {
-		spans := TextNeeded(t, sp)
-		if f.Backend == "local" {
-			spans = PlaceText(t, sp)
-			local = func() (Sections, error) { return streamLocal(doc, t, newOnly(t, sp)) }
-		}
-		if err := doc.Excerpt(t, spans); err != nil {
-			return err
-		}
+	// The local summarizer reads the messages it summarizes one at a time. Everything else
+	// that reads text (a model's prompt, earlier summaries, placing the summary) reads it
+	// from excerpts of the document.
+	spans := TextNeeded(t, sp)
+	if f.Backend == "local" {
+		spans = PlaceText(t, sp)
 	}
+	if err := d.Excerpt(spans); err != nil {
+		return nil, err
+	}
+	local := func() (Sections, error) { return localOf(d, newOnly(t, sp)) }
 
 	// Ctrl-C cancels a model call cleanly: nothing is written.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -241,82 +193,68 @@ func runOne(c *cli.Context, f *Flags, doc *cli.Document, counts *count.Streamed)
 	var ce *cli.Error
 	if err != nil && !errors.As(err, &ce) {
 		if f.Fallback != "local" || errors.Is(err, context.Canceled) {
-			return cli.RuntimeError(fmt.Errorf("%s: summarizing failed: %w", displayName, err))
+			return nil, cli.RuntimeError(fmt.Errorf("%s: summarizing failed: %w", d.Display(), err))
 		}
-		c.Warnf("%s: the %s backend failed (%v); summarized locally instead (--fallback local)", displayName, f.Backend, err)
+		d.Warnf("the %s backend failed (%v); summarized locally instead (--fallback local)", f.Backend, err)
 		meta.Backend, meta.Dropped = "local", 0
 		sections = Fold(previous, Local(t, newOnly(t, sp)))
 		extra["fallback"] = true
 	} else if err != nil {
-		return err // reading the document again failed
+		return nil, err // reading the document again failed
 	}
 	if f.Offload {
-		data := doc.Input.Data
-		if streamed {
-			// The pre-summary document is stored whole, so it is read whole.
-			err = doc.Visit([]transcript.Span{{Start: 0, End: int(doc.Size())}}, func(text string, _ int) error {
-				data = []byte(text)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
+		// The pre-summary document is stored whole, so it is read whole.
+		var data []byte
+		err = d.Visit([]transcript.Span{{Start: 0, End: d.Size()}}, func(text string, _ int) error {
+			data = []byte(text)
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		path, err := offload(c, data)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		meta.Offloaded = path
 		extra["offloaded"] = path
 	}
-	var out []byte
-	var edits []transcript.Edit
-	var after int
-	if streamed {
-		edits, after, err = Placed(t, o, sp, sections, meta)
-	} else {
-		out, after, err = Write(t, o, sp, sections, meta)
-	}
+	edits, err := Place(t, sp, Render(sections, meta))
 	if err != nil {
-		return cli.RuntimeError(fmt.Errorf("%s: %w", displayName, err))
+		return nil, cli.RuntimeError(fmt.Errorf("%s: %w", d.Display(), err))
+	}
+	after, ok := tokensAfter(t, o, sp, edits)
+	if !ok {
+		return nil, cli.RuntimeError(fmt.Errorf("%s: internal error: the summary message does not read back", d.Display()))
 	}
 	if after >= o.Tokens {
 		// A summary no smaller than what it replaces: nothing to gain.
-		c.Warnf("%s: the summary would not be smaller than the %d messages it replaces; the document is left as it is", displayName, len(sp.Summarized))
+		d.Warnf("the summary would not be smaller than the %d messages it replaces; the document is left as it is", len(sp.Summarized))
 		extra["not_smaller"] = true
-		if err := unchanged(); err != nil {
-			return err
-		}
-		return c.WriteStats(stats)
+		return unchanged, nil
 	}
-	limit := int(o.Trigger * float64(o.Effective))
 	if after > limit {
 		// The compaction loop: summarizing again next turn would not help either.
-		c.Warnf("%s: still above the trigger after summarizing (%d tokens, trigger at %d): the kept part is too big; lower --keep or trim", displayName, after, limit)
+		d.Warnf("still above the trigger after summarizing (%d tokens, trigger at %d): the kept part is too big; lower --keep or trim", after, limit)
 		extra["still_above_trigger"] = true
 	}
-	if streamed {
-		err = doc.RewriteEdits(edits)
-	} else {
-		err = c.WriteDocument(doc.Input, out)
+	p := &cli.Plan{Edits: edits, TokensDelta: after - o.Tokens}
+	if mayMerge(t, sp) {
+		// The summary, a user message, may meet a kept user message: ctx-repair's rules
+		// merge them.
+		p.Check = func(in *transcript.Transcript, out []byte) ([]byte, *transcript.Transcript, error) {
+			fixed, _, err := repair.KeepValid(in, out)
+			return fixed, nil, err
+		}
 	}
-	if err != nil {
-		return err
-	}
-	stats.TokensAfter = after
-	stats.Items = len(sp.Summarized)
 	extra["summarized"] = len(sp.Summarized)
 	extra["folded"] = len(sp.Previous)
 	extra["backend"] = meta.Backend
 	if meta.Dropped > 0 {
 		extra["dropped_from_input"] = meta.Dropped
 	}
-	return c.WriteStats(stats)
-}
-
-// Measure fills in the document's measures: its tokens and each message's share.
-func Measure(t *transcript.Transcript, o *Options) {
-	o.Tokens, o.PerMessage = count.PerMessage(t, o.Counter)
+	p.Stats = cli.Stats{Items: len(sp.Summarized), Trigger: sp.Trigger, Extra: extra}
+	return p, nil
 }
 
 // newOnly is the summarized messages that are not earlier summaries.
@@ -412,9 +350,9 @@ func offload(c *cli.Context, data []byte) (string, error) {
 }
 
 // Write puts the summary of sections in place of the summarized messages and returns the
-// new document and its tokens. Where that breaks one of the API's rules in a valid input
-// (an Anthropic summary, a user message, next to a kept user message), ctx-repair's rules
-// fix it.
+// new document and its tokens, as ctx-summarize writes a document read whole. Where that
+// breaks one of the API's rules in a valid input (an Anthropic summary, a user message,
+// next to a kept user message), ctx-repair's rules fix it.
 func Write(t *transcript.Transcript, o Options, sp Split, sections Sections, meta Meta) ([]byte, int, error) {
 	edits, err := Place(t, sp, Render(sections, meta))
 	if err != nil {
@@ -424,47 +362,18 @@ func Write(t *transcript.Transcript, o Options, sp Split, sections Sections, met
 	if err != nil {
 		return nil, 0, err
 	}
-	fixed, merged := out, false
-	if mayMerge(t, sp) {
-		if fixed, merged, err = keepValid(t, out); err != nil {
-			return nil, 0, err
-		}
-	}
-	if !merged {
-		if after, ok := tokensAfter(t, o, sp, edits); ok {
-			return out, after, nil
-		}
-	}
-	out = fixed
-	name := "summarized.json"
-	if t.Format.JSONL() {
-		name = "summarized.jsonl"
-	}
-	after, err := transcript.Parse(out, transcript.Options{Format: t.Format, Name: name})
-	if err != nil {
-		return nil, 0, fmt.Errorf("internal error: the summarized document does not parse: %w", err)
-	}
-	return out, count.Total(after, o.Counter), nil
-}
-
-// Placed returns the edits that place the summary of sections, and the document's tokens
-// after them, without the document's whole text: t needs only the text TextNeeded names
-// (ctx-summarize streaming a JSONL transcript). Only the Messages API's rule that two user
-// messages must not meet needs the result read again (Write), and JSONL transcripts have
-// no such rule.
-func Placed(t *transcript.Transcript, o Options, sp Split, sections Sections, meta Meta) ([]transcript.Edit, int, error) {
-	if !t.Format.JSONL() {
-		return nil, 0, fmt.Errorf("internal error: a %s document must be written whole", t.Format)
-	}
-	edits, err := Place(t, sp, Render(sections, meta))
+	fixed, merged, err := repair.KeepValid(t, out)
 	if err != nil {
 		return nil, 0, err
 	}
-	after, ok := tokensAfter(t, o, sp, edits)
-	if !ok {
-		return nil, 0, fmt.Errorf("internal error: the summary message does not read back")
+	if after, ok := tokensAfter(t, o, sp, edits); ok && len(merged) == 0 {
+		return out, after, nil
 	}
-	return edits, after, nil
+	re, err := transcript.Parse(fixed, transcript.Options{Format: t.Format})
+	if err != nil {
+		return nil, 0, fmt.Errorf("internal error: the summarized document does not parse: %w", err)
+	}
+	return fixed, measure.Total(re, o.Counter), nil
 }
 
 // tokensAfter is the document's size after the edits that place the summary: the old size
@@ -536,12 +445,13 @@ func messageText(t *transcript.Transcript, mi int) transcript.Span {
 	return s
 }
 
-// streamLocal is Local over a streamed document: each message is read on its own, given
-// to the Extractor, and let go.
-func streamLocal(doc *cli.Document, t *transcript.Transcript, msgs []int) (Sections, error) {
+// localOf is Local over a document that may be streamed: each message is read on its
+// own, given to the Extractor, and let go.
+func localOf(d *cli.Doc, msgs []int) (Sections, error) {
+	t := d.T
 	x := NewExtractor()
 	for _, mi := range msgs {
-		err := doc.Visit([]transcript.Span{messageText(t, mi)}, func(text string, base int) error {
+		err := d.Visit([]transcript.Span{messageText(t, mi)}, func(text string, base int) error {
 			x.Add(&transcript.Transcript{Format: t.Format, Doc: text, Base: base, Messages: t.Messages}, mi)
 			return nil
 		})
@@ -578,8 +488,8 @@ func addedTokens(t *transcript.Transcript, o Options, edits []transcript.Edit) (
 		return 0, false
 	}
 	n := 0
-	for _, m := range count.Measure(mini, count.Options{Counter: o.Counter, NoPreviews: true}).Messages {
-		n += m.Tokens
+	for _, tokens := range measure.Of(mini, o.Counter, false).Counts().PerMessage {
+		n += tokens
 	}
 	return n, true
 }
@@ -629,22 +539,4 @@ func mayMerge(t *transcript.Transcript, sp Split) bool {
 		}
 	}
 	return false
-}
-
-// keepValid applies ctx-repair's rules where placing the summary broke one in a valid
-// input (an Anthropic summary, a user message, next to a kept user message is merged with it).
-func keepValid(in *transcript.Transcript, out []byte) ([]byte, bool, error) {
-	if in.Format.JSONL() || len(repair.Check(in)) > 0 {
-		return out, false, nil
-	}
-	t, err := transcript.Parse(out, transcript.Options{Format: in.Format})
-	if err != nil {
-		return nil, false, fmt.Errorf("internal error: the summarized document does not parse: %w", err)
-	}
-	edits, _, err := repair.Plan(t)
-	if err != nil || len(edits) == 0 {
-		return out, false, err
-	}
-	fixed, err := t.Apply(edits)
-	return fixed, err == nil, err
 }

@@ -7,31 +7,11 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/invariant"
-	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // wholeTool is ctx-summarize reading the document whole, as it reads JSON documents: the
 // reference its streamed runs of JSONL transcripts are held to.
-func wholeTool() *cli.Tool {
-	tool := Tool()
-	f := tool.Grammar.(*Flags)
-	tool.Run = func(c *cli.Context) error {
-		names, err := c.DocumentNames(false)
-		if err != nil {
-			return err
-		}
-		doc, err := c.ReadDocument(names[0], func(int, *transcript.Transcript) error { return nil })
-		if err != nil {
-			return err
-		}
-		defer doc.Close()
-		if _, _, err := doc.Whole(); err != nil {
-			return err
-		}
-		return runOne(c, f, doc, nil)
-	}
-	return tool
-}
+func wholeTool() *cli.Tool { return cli.ReadingWhole(Tool()) }
 
 // TestStreamedMatchesWhole: on every JSONL transcript, ctx-summarize streaming the file,
 // or stdin, writes the same bytes and --stats as ctx-summarize reading it whole, below the

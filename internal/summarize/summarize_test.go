@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/invariant"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -30,7 +30,7 @@ func summarizeDoc(name string, in []byte, effective int, force bool) ([]byte, Sp
 	}
 	o := Defaults()
 	o.Counter, o.Force = estimate(), force
-	Measure(t, &o)
+	o.Tokens, o.PerMessage = measure.PerMessage(t, o.Counter)
 	o.Effective = effective
 	if effective == 0 {
 		o.Effective = o.Tokens
@@ -48,7 +48,7 @@ func summarizeDoc(name string, in []byte, effective int, force bool) ([]byte, Sp
 	// The size Write works out without reading the result again is the size of the result.
 	if re, err := transcript.Parse(out, transcript.Options{Name: name}); err != nil {
 		return nil, sp, "", err
-	} else if n := count.Total(re, o.Counter); n != after {
+	} else if n := measure.Total(re, o.Counter); n != after {
 		return nil, sp, "", fmt.Errorf("Write says %d tokens, the result has %d", after, n)
 	}
 	return out, sp, Render(sections, meta), nil
@@ -187,7 +187,7 @@ func TestCorpus(t *testing.T) {
 		tl.files++
 		o := Defaults()
 		o.Counter = estimate()
-		Measure(src, &o)
+		o.Tokens, o.PerMessage = measure.PerMessage(src, o.Counter)
 		effective := o.Tokens
 		out, sp, text, err := summarizeDoc(path, in, effective, false)
 		if err != nil {
@@ -201,7 +201,7 @@ func TestCorpus(t *testing.T) {
 		}
 		o2 := Defaults()
 		o2.Counter = estimate()
-		Measure(after, &o2)
+		o2.Tokens, o2.PerMessage = measure.PerMessage(after, o2.Counter)
 		if text != "" && float64(o2.Tokens) > o.Trigger*float64(effective) {
 			// The compaction loop: the kept part alone is above the trigger, so a second
 			// run would summarize again (ctx-summarize warns). Not idempotent by nature.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -43,7 +44,7 @@ func BenchmarkPlan(b *testing.B) {
 			}
 			o := capped(100_000)
 			o.Counter = estimate()
-			Measure(t, &o)
+			o.Tokens, o.PerMessage = measure.PerMessage(t, o.Counter)
 			b.SetBytes(int64(buf.Len()))
 			b.ResetTimer()
 			for b.Loop() {

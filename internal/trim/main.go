@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
-	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -78,122 +77,78 @@ func run(ctx *cli.Context, f *Flags) error {
 	if err != nil {
 		return err
 	}
-	names, err := ctx.DocumentNames(f.DryRun)
-	if err != nil {
-		return err
-	}
-	var list bytes.Buffer
-	for _, name := range names {
-		if err := runOne(ctx, f, name, o, &list); err != nil {
-			return err
-		}
-	}
-	if f.DryRun {
-		if f.Output != "" && !f.InPlace {
-			return ctx.WriteDocument(cli.Input{Name: "-"}, list.Bytes())
-		}
-		if _, err := ctx.Stdout.Write(list.Bytes()); err != nil {
-			return cli.RuntimeError(fmt.Errorf("write stdout: %w", err))
-		}
-	}
-	return nil
+	return ctx.Run(cli.Filter{
+		Reports: f.DryRun, // a list, not documents: several files too
+		Counted: true,
+		Plan:    func(d *cli.Doc) (*cli.Plan, error) { return planDoc(d, f, o) },
+	})
 }
 
-// Measure fills in the document's measures: its tokens and each message's share.
-func Measure(t *transcript.Transcript, o *Options) {
-	o.Tokens, o.PerMessage = count.PerMessage(t, o.Counter)
-}
-
-// runOne trims one document. A JSONL transcript is streamed (see cli.Document): the first
-// pass keeps its messages' structure and counts them, the plan needs no text but the
-// first lines of the Claude Code messages it re-chains, and the second pass copies the
-// document without the dropped lines.
-func runOne(ctx *cli.Context, f *Flags, name string, o Options, list *bytes.Buffer) error {
-	counts := count.NewStreamed(ctx.Counter)
-	doc, err := ctx.ReadDocument(name, counts.Record)
-	counts.Close()
-	if err != nil {
-		return err
-	}
-	defer doc.Close()
-	if doc.Transcript != nil {
-		return runWhole(ctx, f, doc.Input, doc.Transcript, o, list)
-	}
-
-	t := counts.Conversation(doc.Outline)
-	if o.Counter, err = counts.CounterFor(t.Format); err != nil {
-		return err
-	}
-	window, err := ctx.Budget(t)
-	if err != nil {
-		return err
-	}
-	o.Effective = window.Effective
-	c := counts.Counts(doc.Outline, o.Counter)
-	o.Tokens, o.PerMessage = c.Total, c.PerMessage
-	d := Choose(t, o)
-	st := d.Stats
-	if f.DryRun {
-		if err := listDrops(list, displayName(name), t, &st, ctx.StdoutTTY && f.Output == ""); err != nil {
-			return err
-		}
-	} else {
-		// Dropping whole units never parts a call from its result, so a JSONL transcript
-		// that was valid stays valid: ctx-repair's rules have nothing to restore here.
-		if len(st.Dropped) > 0 {
-			var lines []transcript.Span
-			for _, rc := range t.RechainTargets(d.Drop, "") {
-				lines = append(lines, t.Messages[rc.Message].Lines[0])
-			}
-			if err := doc.Excerpt(t, lines); err != nil {
-				return err
-			}
-		}
-		if err := doc.RewriteEdits(d.Edits(t)); err != nil {
-			return err
-		}
-	}
-	return report(ctx, f, name, t.Format, o, &st, nil, o.Tokens-st.TokensDropped+st.OpenerTokens)
-}
-
-// runWhole trims a document read whole.
-func runWhole(ctx *cli.Context, f *Flags, in cli.Input, t *transcript.Transcript, o Options, list *bytes.Buffer) error {
+// planDoc trims one document. The plan needs no text but the first lines of the Claude
+// Code messages it re-chains.
+func planDoc(d *cli.Doc, f *Flags, o Options) (*cli.Plan, error) {
 	var err error
-	if o.Counter, err = ctx.Counter(t.Format); err != nil {
-		return err
+	if o.Counter, err = d.Counter(); err != nil {
+		return nil, err
 	}
-	window, err := ctx.Budget(t)
+	window, err := d.Window()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	o.Effective = window.Effective
-	Measure(t, &o)
-	var out []byte
-	var st Stats
-	var repaired []repair.Problem
-	if f.DryRun {
-		_, st = Plan(t, o)
-		if err := listDrops(list, displayName(in.Name), t, &st, ctx.StdoutTTY && f.Output == ""); err != nil {
-			return err
-		}
-	} else {
-		if out, st, repaired, err = Apply(t, o); err != nil {
-			return cli.RuntimeError(fmt.Errorf("%s: %w", displayName(in.Name), err))
-		}
-		if len(st.Dropped) == 0 {
-			out = in.Data
-		}
-		if err := ctx.WriteDocument(in, out); err != nil {
-			return err
-		}
+	n, err := d.Counts()
+	if err != nil {
+		return nil, err
 	}
+	o.Effective, o.Tokens, o.PerMessage = window.Effective, n.Total, n.PerMessage
+	t := d.T
+	drops := Choose(t, o)
+	st := drops.Stats
 	after := o.Tokens - st.TokensDropped + st.OpenerTokens
-	if !f.DryRun && len(st.Dropped) > 0 && (f.Stats || f.StatsFile != "") {
-		if ta, err := transcript.Parse(out, transcript.Options{Format: t.Format, Name: in.Name}); err == nil {
-			after = count.Total(ta, o.Counter)
+	p := &cli.Plan{TokensDelta: after - o.Tokens}
+	var repaired []repair.Problem
+	switch {
+	case f.DryRun:
+		var list bytes.Buffer
+		if err := listDrops(&list, d.Display(), t, &st, d.Context().StdoutTTY && f.Output == ""); err != nil {
+			return nil, err
+		}
+		p.Report = list.Bytes()
+	case len(st.Dropped) > 0:
+		var lines []transcript.Span
+		for _, rc := range t.RechainTargets(drops.Drop, "") {
+			lines = append(lines, t.Messages[rc.Message].Lines[0])
+		}
+		if err := d.Excerpt(lines); err != nil {
+			return nil, err
+		}
+		p.Edits = drops.Edits(t)
+		// Dropping whole units never parts a call from its result, but where two user
+		// messages meet the Messages API's rules want them merged.
+		p.Check = func(in *transcript.Transcript, out []byte) ([]byte, *transcript.Transcript, error) {
+			fixed, problems, err := repair.KeepValid(in, out)
+			repaired = problems
+			return fixed, nil, err
 		}
 	}
-	return report(ctx, f, in.Name, t.Format, o, &st, repaired, after)
+	if st.Acts && !st.Fits {
+		d.Warnf("cannot get down to %d tokens: what must be kept (system prompt, summaries, the newest exchange) is %d tokens", st.Goal, after)
+	}
+	p.Written = func(s *cli.Stats) error {
+		rules := map[string]int{}
+		for r, n := range repair.Counts(repaired) {
+			rules[string(r)] = n
+		}
+		if st.Opened {
+			rules[string(repair.FirstNotUser)]++
+		}
+		extra := map[string]any{"fits": st.Fits, "goal": st.Goal, "messages_kept": st.Kept, "repaired": rules, "strategy": o.Strategy}
+		if f.DryRun {
+			extra["dry_run"] = true
+		}
+		*s = cli.Stats{Items: len(st.Dropped), Trigger: st.Trigger, Extra: extra}
+		return nil
+	}
+	return p, nil
 }
 
 // listDrops adds the dry run's list of the messages to drop, with their line numbers.
@@ -208,37 +163,6 @@ func listDrops(list *bytes.Buffer, file string, t *transcript.Transcript, st *St
 		}
 	}
 	return writeList(list, file, st, human)
-}
-
-// report warns when the goal cannot be reached and writes the run's statistics; after is
-// the document's size after the run.
-func report(ctx *cli.Context, f *Flags, name string, format transcript.Format, o Options, st *Stats, repaired []repair.Problem, after int) error {
-	if st.Acts && !st.Fits {
-		ctx.Warnf("%s: cannot get down to %d tokens: what must be kept (system prompt, summaries, the newest exchange) is %d tokens", displayName(name), st.Goal, o.Tokens-st.TokensDropped+st.OpenerTokens)
-	}
-	rules := map[string]int{}
-	for r, n := range repair.Counts(repaired) {
-		rules[string(r)] = n
-	}
-	if st.Opened {
-		rules[string(repair.FirstNotUser)]++
-	}
-	extra := map[string]any{"fits": st.Fits, "goal": st.Goal, "messages_kept": st.Kept, "repaired": rules, "strategy": o.Strategy}
-	if f.DryRun {
-		extra["dry_run"] = true
-	}
-	return ctx.WriteStats(cli.Stats{
-		File: name, Format: string(format),
-		TokensBefore: o.Tokens, TokensAfter: after, Saved: o.Tokens - after,
-		Items: len(st.Dropped), Trigger: st.Trigger, Extra: extra,
-	})
-}
-
-func displayName(name string) string {
-	if name == "-" {
-		return "stdin"
-	}
-	return name
 }
 
 type listed struct {

@@ -1,7 +1,6 @@
 package trim
 
 import (
-	"bytes"
 	"strconv"
 	"testing"
 
@@ -11,36 +10,7 @@ import (
 
 // wholeTool is ctx-trim reading every document whole, as it reads JSON documents: the
 // reference its streamed runs of JSONL transcripts are held to.
-func wholeTool() *cli.Tool {
-	tool := Tool()
-	f := tool.Grammar.(*Flags)
-	tool.Run = func(ctx *cli.Context) error {
-		o, err := f.options()
-		if err != nil {
-			return err
-		}
-		ins, err := ctx.Documents(f.DryRun)
-		if err != nil {
-			return err
-		}
-		var list bytes.Buffer
-		for _, in := range ins {
-			t, err := ctx.Parse(in)
-			if err != nil {
-				return err
-			}
-			if err := runWhole(ctx, f, in, t, o, &list); err != nil {
-				return err
-			}
-		}
-		if f.DryRun {
-			_, err := ctx.Stdout.Write(list.Bytes())
-			return err
-		}
-		return nil
-	}
-	return tool
-}
+func wholeTool() *cli.Tool { return cli.ReadingWhole(Tool()) }
 
 // TestStreamedMatchesWhole: on every JSONL transcript, ctx-trim streaming the file, or
 // stdin, writes the same bytes, list and --stats as ctx-trim reading it whole (which

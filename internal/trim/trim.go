@@ -335,23 +335,7 @@ func Apply(t *transcript.Transcript, o Options) ([]byte, Stats, []repair.Problem
 	if err != nil {
 		return nil, st, nil, err
 	}
-	name := "trimmed.json"
-	if t.Format.JSONL() {
-		name = "trimmed.jsonl"
-	}
-	after, err := transcript.Parse(out, transcript.Options{Format: t.Format, Name: name})
-	if err != nil {
-		return nil, st, nil, fmt.Errorf("internal error: the trimmed document does not parse: %w", err)
-	}
-	if len(repair.Check(t)) > 0 {
-		// The input already broke the API's rules: fixing that is ctx-repair's call, not ours.
-		return out, st, nil, nil
-	}
-	fix, problems, err := repair.Plan(after)
-	if err != nil || len(fix) == 0 {
-		return out, st, nil, err
-	}
-	out, err = after.Apply(fix)
+	out, problems, err := repair.KeepValid(t, out)
 	return out, st, problems, err
 }
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/invariant"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -34,7 +34,7 @@ func trimDoc(name string, in []byte, o Options, window int) ([]byte, Stats, erro
 		return nil, Stats{}, err
 	}
 	o.Effective = b.Effective
-	Measure(t, &o)
+	o.Tokens, o.PerMessage = measure.PerMessage(t, o.Counter)
 	out, st, _, err := Apply(t, o)
 	return out, st, err
 }
@@ -157,7 +157,7 @@ func TestClaudeCodeChain(t *testing.T) {
 	if got, want := len(after.Messages), len(before.Messages)-len(st.Dropped); got != want {
 		t.Errorf("the trimmed session reads as %d messages, want %d (the chain broke?)", got, want)
 	}
-	if got := count.Total(after, estimate()); got > 5000 {
+	if got := measure.Total(after, estimate()); got > 5000 {
 		t.Errorf("%d tokens after trimming to 5000", got)
 	}
 }
@@ -236,7 +236,7 @@ func TestCorpus(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := count.Total(res, estimate()); st.Acts && st.Fits && got > st.Goal {
+				if got := measure.Total(res, estimate()); st.Acts && st.Fits && got > st.Goal {
 					t.Errorf("%s: %d tokens after trimming, above the goal of %d the stats say it fits", label, got, st.Goal)
 				}
 				for i := range src.Protected() {
@@ -249,7 +249,7 @@ func TestCorpus(t *testing.T) {
 					}
 				}
 				k := key{invariant.Folder(path), fmt.Sprintf("%dk %s", window/1000, strategy)}
-				b, a := count.Total(src, estimate()), count.Total(res, estimate())
+				b, a := measure.Total(src, estimate()), measure.Total(res, estimate())
 				before[k] += b
 				after[k] += a
 				if a < b {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 	"golang.org/x/tools/txtar"
@@ -23,7 +24,7 @@ func FuzzTrimValid(f *testing.F) {
 			return
 		}
 		o := Options{Strategy: KeepLast, Counter: estimate()}
-		Measure(tr, &o)
+		o.Tokens, o.PerMessage = measure.PerMessage(tr, o.Counter)
 		o.MaxTokens = max(o.Tokens/2, 1)
 		out, _, _, err := Apply(tr, o)
 		if err != nil {

@@ -1,0 +1,467 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// The run loop. Every filter runs the same way: for each input, read it (a Claude Code or
+// Codex transcript streamed in two passes, anything else whole: a document read whole is
+// the degenerate streamed one), let the tier plan what to change (Filter.Plan), write the
+// document with the plan's edits where WriteDocument would, and write --stats. The tier
+// decides; the loop reads, measures and writes.
+
+// Filter is what a tier gives the run loop.
+type Filter struct {
+	// Reports marks a mode that writes a report, not documents (a dry run, a check): it
+	// takes several files without --in-place, reads each once, and writes the Plans'
+	// Reports, in order, to stdout or -o.
+	Reports bool
+	// Counted says Plan reads the document's counts (Doc.Counts), so a streamed document
+	// is counted in its first pass, on every core. Without it a document is counted only
+	// when Plan asks, or for --stats.
+	Counted bool
+	// Previews, with Counted, keeps each message's first words too (ctx-count's report).
+	Previews bool
+	// Whole reads every document whole: the tier needs all of its text.
+	Whole bool
+	// Record, when set, sees each record of a streamed document's first pass with the
+	// run's counter, to keep what the plan needs of its text. A document read whole is
+	// given to it as one record.
+	Record func(seq int, rec *transcript.Transcript, c tokens.Counter) error
+	// Plan decides what to do with one document.
+	Plan func(d *Doc) (*Plan, error)
+	// Done, when set, runs once every document is written: a check's verdict.
+	Done func() error
+}
+
+// Plan is what a tier decided for one document. With no edits the document is written as
+// it came, byte for byte.
+type Plan struct {
+	// Edits are the changes, decided from the conversation (and its excerpts).
+	Edits []transcript.Edit
+	// Or, where the text of some regions must be read to decide and memory must stay
+	// bounded: Regions (in document order, not overlapping) and Edit, which gets each
+	// region's text and offset and returns the edits inside it (see transcript.Splice).
+	Regions []transcript.Span
+	Edit    func(i int, text string, base int) ([]transcript.Edit, error)
+	// Output, when set, is a new document written in place of the input (ctx-convert).
+	Output []byte
+	// Check, when set, is applied to the edited bytes of a document read whole (see
+	// CheckFunc); when it changes them the output is counted again for --stats.
+	Check CheckFunc
+	// Report is what a Reports mode prints for this document.
+	Report []byte
+	// Written, when set, runs once the document is written (staged for -o and
+	// --in-place), before its --stats: to finish side effects and add to the stats.
+	Written func(st *Stats) error
+	// Close, when set, frees what the plan holds, whether or not the run got that far.
+	Close func()
+	// TokensDelta is the change in the document's tokens the edits make; with
+	// CountOutput the output is counted instead (parsed again: only where the tier
+	// cannot work it out).
+	TokensDelta int
+	CountOutput bool
+	// Stats are the run's statistics; the loop fills in the file, the format and the
+	// tokens before and after.
+	Stats Stats
+}
+
+// CheckFunc is a last pass over the edited bytes of a document read whole: keeping valid a
+// document whose edits broke one of the API's rules in a valid input (ctx-repair's rules,
+// passed in by the tier: cli does not import the tiers), or verifying the output. It
+// returns the output, changed or not, and the output parsed when it parsed it (nil when
+// not), which --stats then counts instead of parsing it again.
+type CheckFunc func(in *transcript.Transcript, out []byte) ([]byte, *transcript.Transcript, error)
+
+// Run runs f over the inputs.
+func (c *Context) Run(f Filter) error {
+	names, err := c.documentNames(f.Reports)
+	if err != nil {
+		return err
+	}
+	var reports bytes.Buffer
+	for _, name := range names {
+		p, err := c.runOne(&f, name)
+		if err != nil {
+			return err
+		}
+		reports.Write(p.Report)
+	}
+	if f.Reports {
+		if err := c.WriteReport(reports.Bytes()); err != nil {
+			return err
+		}
+	}
+	if f.Done != nil {
+		return f.Done()
+	}
+	return nil
+}
+
+// WriteReport writes what a tool prints in place of a document (a list, a report): to
+// -o when given, else to stdout.
+func (c *Context) WriteReport(b []byte) error {
+	if c.Common.Output != "" && !c.Common.InPlace {
+		return c.stage(c.Common.Output, b)
+	}
+	if _, err := c.Stdout.Write(b); err != nil {
+		return RuntimeError(fmt.Errorf("write stdout: %w", err))
+	}
+	return nil
+}
+
+// runOne reads, plans and writes one document.
+func (c *Context) runOne(f *Filter, name string) (*Plan, error) {
+	d, err := c.readDoc(f, name)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	p, err := f.Plan(d)
+	if err != nil {
+		return nil, err
+	}
+	if p.Close != nil {
+		defer p.Close()
+	}
+	if !f.Reports {
+		if err := d.write(p); err != nil {
+			return nil, err
+		}
+	}
+	st := p.Stats
+	if p.Written != nil {
+		if err := p.Written(&st); err != nil {
+			return nil, err
+		}
+	}
+	if !c.StatsOn() {
+		return p, nil
+	}
+	n, err := d.Counts()
+	if err != nil {
+		return nil, err
+	}
+	st.File, st.Format = name, string(d.T.Format)
+	st.TokensBefore, st.TokensAfter = n.Total, n.Total+p.TokensDelta
+	if (p.CountOutput || d.recount) && d.out != nil {
+		if st.TokensAfter, err = d.countOutput(); err != nil {
+			return nil, err
+		}
+	}
+	return p, c.WriteStats(st)
+}
+
+// StatsOn reports whether the run writes --stats.
+func (c *Context) StatsOn() bool { return c.Common.Stats || c.Common.StatsFile != "" }
+
+// Doc is one input as a tier sees it: the conversation, its measures, and the reading of
+// its text. T has the whole text when the document was read whole; a streamed one has its
+// structure, and the text of what Excerpt read.
+type Doc struct {
+	Name string // as given: a path, or "-" for stdin
+	T    *transcript.Transcript
+
+	c        *Context
+	whole    *Input    // the bytes of a document read whole
+	stream   *Document // or the two passes of a streamed one
+	streamed *measure.Streamed
+	tally    *measure.Tally
+	counter  tokens.Counter
+	window   *tokens.Budget
+	counts   *measure.Counts
+	out      []byte                 // the output of a document read whole, once written
+	outT     *transcript.Transcript // and its parse, when Plan.Check made one
+	recount  bool                   // the output differs from what the edits made
+	previews bool
+}
+
+// readDoc reads one input for f: streamed when it is a JSONL transcript (and neither f nor
+// a terminal's indented output needs it whole), else whole.
+func (c *Context) readDoc(f *Filter, name string) (*Doc, error) {
+	d := &Doc{Name: name, c: c}
+	d.previews = f.Previews
+	d.streamed = &measure.Streamed{NewCounter: d.counterFor, Carry: true, Count: f.Counted || c.StatsOn(), Previews: f.Previews}
+	record := d.streamed.Record
+	if f.Record != nil {
+		record = func(seq int, rec *transcript.Transcript) error {
+			counter, err := d.counterFor(rec.Format)
+			if err != nil {
+				return err
+			}
+			if err := f.Record(seq, rec, counter); err != nil {
+				return err
+			}
+			return d.streamed.Record(seq, rec)
+		}
+	}
+	doc, err := c.ReadDocument(name, readMode{whole: f.Whole || c.readWhole, once: f.Reports}, record)
+	d.streamed.Close()
+	if err != nil {
+		return nil, err
+	}
+	if doc.Transcript != nil {
+		d.whole, d.T = &doc.Input, doc.Transcript
+		doc.Close()
+		d.streamed = nil
+		if f.Record != nil {
+			counter, err := d.Counter()
+			if err != nil {
+				return nil, err
+			}
+			if err := f.Record(0, d.T, counter); err != nil {
+				return nil, err
+			}
+		}
+		return d, nil
+	}
+	d.stream = doc
+	d.T = d.streamed.Conversation(doc.Outline)
+	return d, nil
+}
+
+func (d *Doc) close() {
+	if d.stream != nil {
+		d.stream.Close()
+	}
+}
+
+// Display names the input for a message: its path, or stdin.
+func (d *Doc) Display() string { return DisplayName(d.Name) }
+
+// DisplayName names an input for a message: its path, or stdin for "-".
+func DisplayName(name string) string {
+	if name == "-" {
+		return "stdin"
+	}
+	return name
+}
+
+// Warnf prints a warning about the document: "ctx-x: warning: NAME: ...".
+func (d *Doc) Warnf(format string, a ...any) {
+	d.c.Warnf("%s: %s", d.Display(), fmt.Sprintf(format, a...))
+}
+
+// Streamed reports whether the document is read in two passes (T without its text).
+func (d *Doc) Streamed() bool { return d.stream != nil }
+
+// Context is the run the document belongs to.
+func (d *Doc) Context() *Context { return d.c }
+
+// counterFor is the run's counter for the document, made once its format is known.
+func (d *Doc) counterFor(f transcript.Format) (tokens.Counter, error) {
+	if d.counter == nil {
+		c, err := d.c.Counter(f)
+		if err != nil {
+			return nil, err
+		}
+		d.counter = c
+	}
+	return d.counter, nil
+}
+
+// Counter is the token counter of the document: --tokenizer, or its format's default.
+func (d *Doc) Counter() (tokens.Counter, error) { return d.counterFor(d.T.Format) }
+
+// Window is the window the document is measured against (Context.Window).
+func (d *Doc) Window() (tokens.Budget, error) {
+	if d.window == nil {
+		w, err := d.c.Window(d.T.Model, d.T.Usage)
+		if err != nil {
+			return w, err
+		}
+		d.window = &w
+	}
+	return *d.window, nil
+}
+
+// Tally is the document counted message by message: made in the first pass of a streamed
+// document (on every core), or now.
+func (d *Doc) Tally() (*measure.Tally, error) {
+	if d.tally != nil {
+		return d.tally, nil
+	}
+	counter, err := d.Counter()
+	if err != nil {
+		return nil, err
+	}
+	if d.stream != nil {
+		if !d.streamed.Count {
+			return nil, fmt.Errorf("internal: the counts of %s were not made in its first pass (Filter.Counted)", d.Display())
+		}
+		d.tally = d.streamed.Tally(d.stream.Outline, counter)
+	} else {
+		d.tally = measure.Of(d.T, counter, d.previews)
+	}
+	return d.tally, nil
+}
+
+// Counts are the document's tokens: its total, each message's and each block's.
+func (d *Doc) Counts() (measure.Counts, error) {
+	if d.counts == nil {
+		tl, err := d.Tally()
+		if err != nil {
+			return measure.Counts{}, err
+		}
+		n := tl.Counts()
+		d.counts = &n
+	}
+	return *d.counts, nil
+}
+
+// Utilization is the document's tokens over its effective window, with both.
+func (d *Doc) Utilization() (float64, measure.Counts, tokens.Budget, error) {
+	n, err := d.Counts()
+	if err != nil {
+		return 0, n, tokens.Budget{}, err
+	}
+	w, err := d.Window()
+	if err != nil {
+		return 0, n, w, err
+	}
+	return measure.Ratio(n.Total, w.Effective), n, w, nil
+}
+
+// Visit reads the given spans of the document and calls fn with each part's text and
+// offset, in document order; overlapping or touching spans are read as one part. fn must
+// not keep text past its return unless it copies it.
+func (d *Doc) Visit(spans []transcript.Span, fn func(text string, base int) error) error {
+	if d.stream != nil {
+		return d.stream.Visit(spans, fn)
+	}
+	for _, p := range transcript.MergeSpans(spans) {
+		if err := fn(d.T.Doc[p.Start:p.End], p.Start); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Excerpt gives T the text of the given spans (transcript.AddExcerpt); a document read
+// whole has it all already.
+func (d *Doc) Excerpt(spans []transcript.Span) error {
+	if d.stream == nil {
+		return nil
+	}
+	return d.stream.Excerpt(d.T, spans)
+}
+
+// Whole reads a streamed document again, whole, and parses it: for a tier that learns from
+// the first pass that it needs all its text after all (ctx-repair fixing a transcript). T
+// is then the parsed document, with its text.
+func (d *Doc) Whole() error {
+	if d.stream == nil {
+		return nil
+	}
+	in, t, err := d.stream.Whole()
+	if err != nil {
+		return err
+	}
+	d.whole, d.T, d.stream = &in, t, nil
+	d.stream = nil
+	return nil
+}
+
+// Size is the document's size in bytes.
+func (d *Doc) Size() int {
+	if d.stream != nil {
+		return int(d.stream.Size())
+	}
+	return len(d.whole.Data)
+}
+
+// write writes the document with p's edits, where WriteDocument would.
+func (d *Doc) write(p *Plan) error {
+	if d.stream != nil {
+		switch {
+		case p.Output != nil:
+			return fmt.Errorf("internal: a new document for a streamed input")
+		case p.Edit != nil:
+			return d.stream.Rewrite(p.Regions, p.Edit)
+		}
+		return d.stream.RewriteEdits(p.Edits)
+	}
+	out, err := d.edited(p)
+	if err != nil {
+		return err
+	}
+	if p.Check != nil && !bytes.Equal(out, d.whole.Data) {
+		checked, parsed, err := p.Check(d.T, out)
+		if err != nil {
+			return RuntimeError(fmt.Errorf("%s: %w", d.Display(), err))
+		}
+		d.recount = !bytes.Equal(checked, out)
+		out, d.outT = checked, parsed
+	}
+	d.out = out
+	return d.c.WriteDocument(*d.whole, out)
+}
+
+// edited is a document read whole with p's edits made: the input itself (not a copy) when
+// there are none.
+func (d *Doc) edited(p *Plan) ([]byte, error) {
+	if p.Output != nil {
+		return p.Output, nil
+	}
+	edits := p.Edits
+	if p.Edit != nil {
+		edits = slices.Clone(edits)
+		for i, rg := range p.Regions {
+			more, err := p.Edit(i, d.T.Doc[rg.Start:rg.End], rg.Start)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, more...)
+		}
+	}
+	if len(edits) == 0 {
+		return d.whole.Data, nil
+	}
+	out, err := d.T.Apply(edits)
+	if err != nil {
+		return nil, RuntimeError(err)
+	}
+	return out, nil
+}
+
+// countOutput counts the output of a document read whole: parsed again, for a tier that
+// cannot work out what its edits changed.
+func (d *Doc) countOutput() (int, error) {
+	if bytes.Equal(d.out, d.whole.Data) {
+		n, err := d.Counts()
+		return n.Total, err
+	}
+	t := d.outT
+	if t == nil {
+		o, err := d.c.readOptions(d.Name)
+		if err != nil {
+			return 0, err
+		}
+		o.Format = d.T.Format
+		if t, err = transcript.Parse(d.out, o); err != nil {
+			return 0, RuntimeError(fmt.Errorf("%s: internal error: the output does not parse: %w", d.Display(), err))
+		}
+	}
+	counter, err := d.Counter()
+	if err != nil {
+		return 0, err
+	}
+	return measure.Total(t, counter), nil
+}
+
+// ReadingWhole returns tool changed to read every document whole, as it reads a JSON
+// document: the reference that tests hold its streamed reading of JSONL transcripts to.
+func ReadingWhole(tool *Tool) *Tool {
+	run := tool.Run
+	tool.Run = func(c *Context) error {
+		c.readWhole = true
+		return run(c)
+	}
+	return tool
+}

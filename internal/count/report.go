@@ -1,0 +1,265 @@
+package count
+
+import (
+	"sort"
+
+	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// MessageCount is one message's share of the total.
+type MessageCount struct {
+	Index   int      `json:"index"`
+	Role    string   `json:"role"`
+	Kinds   []string `json:"kinds"`
+	Tools   []string `json:"tools,omitempty"`
+	Tokens  int      `json:"tokens"`
+	Preview string   `json:"preview"`
+	// Line is the first JSONL line of the message (0 for JSON documents).
+	Line int `json:"line,omitempty"`
+}
+
+// ToolCount is what one tool costs: its calls and its results.
+type ToolCount struct {
+	Name          string `json:"name"`
+	Calls         int    `json:"calls"`
+	CallTokens    int    `json:"call_tokens"`
+	ResultTokens  int    `json:"result_tokens"`
+	Tokens        int    `json:"tokens"`
+	LargestResult int    `json:"largest_result_tokens"`
+}
+
+// Anchor reports a transcript's own usage figure and what came after it.
+type Anchor struct {
+	// Recorded is the last real context size the agent recorded, after message RecordedAt.
+	Recorded   int    `json:"recorded"`
+	RecordedAt int    `json:"recorded_at_message"`
+	Source     string `json:"source"`
+	// EstimatedAfter is our count of the messages after that point.
+	EstimatedAfter int     `json:"estimated_after"`
+	Tokens         int     `json:"tokens"`
+	Utilization    float64 `json:"utilization"`
+	CacheRead      int     `json:"cache_read"`
+	CacheCreation  int     `json:"cache_creation"`
+}
+
+// Tier says whether one tool of the pipeline would act on the document as it is.
+type Tier struct {
+	Tool   string `json:"tool"`
+	Acts   bool   `json:"acts"`
+	Reason string `json:"reason"`
+}
+
+// Report is ctx-count's measurement of one document. Its JSON form is documented in
+// ctx-count(1); keep the two in step.
+type Report struct {
+	File            string         `json:"file"`
+	Format          string         `json:"format"`
+	Tokenizer       string         `json:"tokenizer"`
+	Model           string         `json:"model,omitempty"`
+	Tokens          int            `json:"tokens"`
+	Window          int            `json:"window"`
+	Reserve         int            `json:"reserve"`
+	EffectiveWindow int            `json:"effective_window"`
+	Utilization     float64        `json:"utilization"`
+	Anchored        *Anchor        `json:"anchored,omitempty"`
+	ByRole          map[string]int `json:"by_role"`
+	ByKind          map[string]int `json:"by_kind"`
+	ByTool          []ToolCount    `json:"by_tool"`
+	// Categories split the total the way the window picture does.
+	Categories Categories     `json:"categories"`
+	Tiers      []Tier         `json:"tiers"`
+	Largest    LargestResult  `json:"largest_result"`
+	Messages   []MessageCount `json:"messages"`
+}
+
+// Categories is the split of the window the terminal picture draws.
+type Categories struct {
+	System      int `json:"system"`
+	Tools       int `json:"tools"`
+	User        int `json:"user"`
+	Assistant   int `json:"assistant"`
+	ToolResults int `json:"tool_results"`
+}
+
+// LargestResult is the biggest tool result, the one the cheap tiers cut first.
+type LargestResult struct {
+	Message int    `json:"message"`
+	Tool    string `json:"tool,omitempty"`
+	Chars   int    `json:"chars"`
+	Bytes   int    `json:"bytes"`
+	Tokens  int    `json:"tokens"`
+}
+
+// Options for Measure.
+type Options struct {
+	File    string
+	Counter tokens.Counter
+	Window  tokens.Budget
+}
+
+// Measure counts a transcript and reports on it.
+func Measure(t *transcript.Transcript, o Options) Report {
+	return summarise(measure.Of(t, o.Counter, true), o)
+}
+
+// summarise makes the report of a counted conversation.
+func summarise(tl *measure.Tally, o Options) Report {
+	r := Report{
+		File:            o.File,
+		Format:          string(tl.Format),
+		Tokenizer:       o.Counter.Name(),
+		Model:           o.Window.Model,
+		Window:          o.Window.Window,
+		Reserve:         o.Window.Reserve,
+		EffectiveWindow: o.Window.Effective,
+		ByRole:          map[string]int{},
+		ByKind:          map[string]int{},
+		Messages:        make([]MessageCount, len(tl.Messages)),
+	}
+
+	// Which tool each result answers, for results that do not carry the name themselves.
+	resultTool := map[transcript.Ref]string{}
+	for _, p := range transcript.PairsOf(tl) {
+		if p.Call != transcript.None && p.Result != transcript.None {
+			resultTool[p.Result] = tl.Messages[p.Call.Message].Blocks[p.Call.Block].ToolName
+		}
+	}
+	tools := map[string]*ToolCount{}
+	toolOf := func(name string) *ToolCount {
+		if name == "" {
+			name = "(unknown)"
+		}
+		tc := tools[name]
+		if tc == nil {
+			tc = &ToolCount{Name: name}
+			tools[name] = tc
+		}
+		return tc
+	}
+
+	overhead := tl.Overhead()
+	for mi := range tl.Messages {
+		m := &tl.Messages[mi]
+		mc := MessageCount{Index: mi, Role: m.Role, Tokens: overhead, Preview: m.Preview, Line: m.Line}
+		r.ByKind["framing"] += overhead
+		seen := map[string]bool{}
+		for bi := range m.Blocks {
+			bc := &m.Blocks[bi]
+			kind := bc.Kind.String()
+			mc.Tokens += bc.Tokens
+			r.ByKind[kind] += bc.Tokens
+			if !seen[kind] {
+				seen[kind] = true
+				mc.Kinds = append(mc.Kinds, kind)
+			}
+			switch bc.Kind {
+			case transcript.ToolCall:
+				tc := toolOf(bc.ToolName)
+				tc.Calls++
+				tc.CallTokens += bc.Tokens
+				mc.Tools = appendUnique(mc.Tools, tc.Name)
+				r.Categories.Assistant += bc.Tokens
+			case transcript.ToolResult:
+				name := bc.ToolName
+				if n, ok := resultTool[transcript.Ref{Message: mi, Block: bi}]; ok {
+					name = n
+				}
+				tc := toolOf(name)
+				tc.ResultTokens += bc.Tokens
+				tc.LargestResult = max(tc.LargestResult, bc.Tokens)
+				mc.Tools = appendUnique(mc.Tools, tc.Name)
+				r.Categories.ToolResults += bc.Tokens
+				if bc.Chars > r.Largest.Chars {
+					r.Largest = LargestResult{Message: mi, Tool: tc.Name, Chars: bc.Chars, Bytes: bc.Bytes, Tokens: bc.Tokens}
+				}
+			default:
+				switch m.Role {
+				case "system", "developer":
+					r.Categories.System += bc.Tokens
+				case "assistant":
+					r.Categories.Assistant += bc.Tokens
+				default:
+					r.Categories.User += bc.Tokens
+				}
+			}
+		}
+		// Framing goes with the message's role.
+		switch m.Role {
+		case "system", "developer":
+			r.Categories.System += overhead
+		case "assistant":
+			r.Categories.Assistant += overhead
+		default:
+			r.Categories.User += overhead
+		}
+		r.ByRole[roleKey(m.Role)] += mc.Tokens
+		r.Tokens += mc.Tokens
+		r.Messages[mi] = mc
+	}
+	if tl.HasSchema {
+		r.ByKind["tools"] += tl.Schema
+		r.Categories.Tools += tl.Schema
+		r.Tokens += tl.Schema
+	}
+	if len(tl.Messages) > 0 {
+		r.Tokens += tokens.ReplyPriming
+		r.ByKind["framing"] += tokens.ReplyPriming
+		r.Categories.Assistant += tokens.ReplyPriming
+	}
+	for _, tc := range tools {
+		tc.Tokens = tc.CallTokens + tc.ResultTokens
+		r.ByTool = append(r.ByTool, *tc)
+	}
+	sort.Slice(r.ByTool, func(i, j int) bool {
+		if r.ByTool[i].Tokens != r.ByTool[j].Tokens {
+			return r.ByTool[i].Tokens > r.ByTool[j].Tokens
+		}
+		return r.ByTool[i].Name < r.ByTool[j].Name
+	})
+	if r.ByTool == nil {
+		r.ByTool = []ToolCount{}
+	}
+	r.Utilization = measure.Ratio(r.Tokens, r.EffectiveWindow)
+	r.Anchored = anchor(tl, &r)
+	r.Tiers = tiers(&r)
+	return r
+}
+
+// anchor relates the count to the transcript's own last usage figure.
+func anchor(tl *measure.Tally, r *Report) *Anchor {
+	u, ok := transcript.LastUsage(tl.Usage)
+	if !ok {
+		return nil
+	}
+	a := &Anchor{Recorded: u.Context(), RecordedAt: u.After, CacheRead: u.CacheRead, CacheCreation: u.CacheCreation}
+	switch tl.Format {
+	case transcript.ClaudeCode:
+		a.Source = "message.usage"
+	case transcript.Codex:
+		a.Source = "token_count"
+	}
+	for i := u.After + 1; i < len(r.Messages); i++ {
+		a.EstimatedAfter += r.Messages[i].Tokens
+	}
+	a.Tokens = a.Recorded + a.EstimatedAfter
+	a.Utilization = measure.Ratio(a.Tokens, r.EffectiveWindow)
+	return a
+}
+
+func roleKey(role string) string {
+	if role == "" {
+		return "other"
+	}
+	return role
+}
+
+func appendUnique(s []string, v string) []string {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}

@@ -1,0 +1,59 @@
+// Package human writes numbers and text for a person to read: grouped digits, and text
+// clipped to fit a line. It is pure: no I/O.
+package human
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Thousands writes n with grouping commas: 1234567 -> 1,234,567.
+func Thousands(n int) string {
+	if n < 0 {
+		return "-" + Thousands(-n)
+	}
+	s := strconv.Itoa(n)
+	var b strings.Builder
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// Clip shortens s to at most n bytes, and an ellipsis, without splitting a UTF-8 sequence.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// Label is s on one line (runs of white space made one space) and at most n characters,
+// the last an ellipsis when it was cut: a table cell or a placeholder's name of a call.
+func Label(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, k := 0, 0
+	for i = range s {
+		if k == n-1 {
+			break
+		}
+		k++
+	}
+	return s[:i] + "…"
+}
+
+// OneLine joins the words of s with single spaces.
+func OneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
+}

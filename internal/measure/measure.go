@@ -1,0 +1,350 @@
+// Package measure counts what a conversation costs the model: every block's and message's
+// tokens, the document's total, and the window it is measured against. It is the one
+// figure every tier decides on and ctx-count reports; it reads transcripts (whole, or
+// streamed record by record) and writes nothing.
+package measure
+
+import (
+	"runtime"
+	"sort"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/ctxkit/ctxkit/internal/human"
+
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Block is one block counted, without its text.
+type Block struct {
+	Kind   transcript.Kind
+	Tokens int
+	Chars  int // decoded characters of a result's text, for the budget tiers
+	Bytes  int // and its size in bytes, for ctx-persist
+	// Reasoning marks an OpenAI reasoning item's encrypted payload, which the API drops
+	// once a newer user message follows it (see dropStaleReasoning).
+	Reasoning bool
+	ToolName  string
+	ToolID    string
+	ToolIDs   []string
+}
+
+// Message is one message counted, without its text.
+type Message struct {
+	Role    string
+	Blocks  []Block
+	Preview string // its first words, when previews were asked for
+	Line    int    // first JSONL line, 0 for JSON documents
+}
+
+// Tokens is the message's share of the total: its blocks and its framing.
+func (m *Message) Tokens(overhead int) int {
+	n := overhead
+	for i := range m.Blocks {
+		n += m.Blocks[i].Tokens
+	}
+	return n
+}
+
+// Tally is a conversation counted, message by message: what the figures a tier decides on
+// and ctx-count's report are made from. Of makes one from a whole transcript; a streamed
+// JSONL document is tallied record by record (Streamed).
+type Tally struct {
+	Format    transcript.Format
+	Counter   tokens.Counter
+	Messages  []Message
+	HasSchema bool // the request declares tool schemas, of Schema tokens
+	Schema    int
+	Usage     []transcript.Usage
+}
+
+// Len, Blocks and Tool let transcript.PairsOf pair calls and results among counted messages.
+func (tl *Tally) Len() int         { return len(tl.Messages) }
+func (tl *Tally) Blocks(m int) int { return len(tl.Messages[m].Blocks) }
+func (tl *Tally) Tool(m, b int) (transcript.Kind, string, []string) {
+	bc := &tl.Messages[m].Blocks[b]
+	return bc.Kind, bc.ToolID, bc.ToolIDs
+}
+
+// Overhead is what the provider adds around each message.
+func (tl *Tally) Overhead() int { return tokens.MessageOverhead(ProviderOf(tl.Format)) }
+
+// Of counts every message of a transcript, spreading messages over the cores; previews
+// asks for each message's first words too (ctx-count's report).
+func Of(t *transcript.Transcript, c tokens.Counter, previews bool) *Tally {
+	tl := &Tally{Format: t.Format, Counter: c, Messages: countMessages(t, c, ProviderOf(t.Format), previews), Usage: t.Usage}
+	for i := range t.Messages {
+		tl.Messages[i].Line = lineOf(t.Records, &t.Messages[i])
+	}
+	if !t.Tools.IsZero() {
+		tl.HasSchema, tl.Schema = true, c.Count(t.Slice(t.Tools))
+	}
+	dropStaleReasoning(tl.Messages)
+	return tl
+}
+
+// lineOf is the line number of a message's first JSONL record, 0 for JSON documents.
+func lineOf(records []transcript.Record, m *transcript.Message) int {
+	if len(m.Lines) == 0 {
+		return 0
+	}
+	at := m.Lines[0].Start
+	i := sort.Search(len(records), func(i int) bool { return records[i].Span.Start >= at })
+	if i < len(records) && records[i].Span.Start == at {
+		return records[i].Line
+	}
+	return 0
+}
+
+// dropStaleReasoning prices at nothing the encrypted reasoning of every turn before the
+// newest user message, in place (so the per-block counts a tier reads agree with the
+// total).
+//
+// The model: OpenAI's Responses API keeps a reasoning item in the model's context only
+// within the turn that made it (the tool-calling loop since the last user message);
+// reasoning items of earlier turns are accepted in the input but dropped, not billed as
+// input. Codex sends every item back, so an old rollout is mostly such base64, and
+// counting it (at its decoded size, tokens.EncryptedTokens) put a real 2 MB rollout at
+// 281,004 tokens where its token_count recorded 153,122. Reasoning of the current turn
+// still counts at its decoded size, which is what it costs when the model reads it.
+// The visible summary text of every reasoning item is still counted as text: whether
+// the API drops it with the item is not documented, so the figure errs high by at most
+// the summaries, a few hundred tokens a turn.
+func dropStaleReasoning(ms []Message) {
+	last := -1
+	for mi := len(ms) - 1; mi >= 0; mi-- {
+		if ms[mi].Role == "user" {
+			last = mi
+			break
+		}
+	}
+	for mi := 0; mi < last; mi++ {
+		for bi := range ms[mi].Blocks {
+			if bc := &ms[mi].Blocks[bi]; bc.Reasoning {
+				bc.Tokens = 0
+			}
+		}
+	}
+}
+
+// Counts are what a tier needs of a conversation's count: the total, each message's share
+// of it, and each block's tokens, as BlockTokens counts them (Blocks[m][b] for
+// Messages[m].Blocks[b]).
+type Counts struct {
+	Total      int
+	PerMessage []int
+	Blocks     [][]int
+}
+
+// Counts sums the tally: the total is every message's blocks and framing, the tool
+// schemas, and the priming of the reply.
+func (tl *Tally) Counts() Counts {
+	overhead := tl.Overhead()
+	n := Counts{PerMessage: make([]int, len(tl.Messages)), Blocks: make([][]int, len(tl.Messages))}
+	for mi := range tl.Messages {
+		m := &tl.Messages[mi]
+		n.PerMessage[mi] = m.Tokens(overhead)
+		n.Total += n.PerMessage[mi]
+		n.Blocks[mi] = make([]int, len(m.Blocks))
+		for bi := range m.Blocks {
+			n.Blocks[mi][bi] = m.Blocks[bi].Tokens
+		}
+	}
+	if tl.HasSchema {
+		n.Total += tl.Schema
+	}
+	if len(tl.Messages) > 0 {
+		n.Total += tokens.ReplyPriming
+	}
+	return n
+}
+
+// CountsOf counts a transcript.
+func CountsOf(t *transcript.Transcript, c tokens.Counter) Counts {
+	tl := Of(t, c, false)
+	return tl.Counts()
+}
+
+// Total counts a transcript: what a tier measures utilization and its savings with.
+func Total(t *transcript.Transcript, c tokens.Counter) int {
+	return CountsOf(t, c).Total
+}
+
+// BlockTokens is what one block costs the model in a document of the given format: its
+// text, a call's name, the parts of a result, an image by its pixels, encrypted reasoning
+// by its size. Tiers use it to price what they remove the way ctx-count prices it.
+func BlockTokens(t *transcript.Transcript, b *transcript.Block, c tokens.Counter) int {
+	return countBlock(t, b, c, ProviderOf(t.Format)).Tokens
+}
+
+// ProviderOf names the provider whose billing rules apply to a format.
+func ProviderOf(f transcript.Format) string {
+	if f.MessagesAPI() || f == transcript.ClaudeCode {
+		return "anthropic"
+	}
+	return "openai"
+}
+
+// countMessages counts every message of a transcript, spreading messages over the cores.
+func countMessages(t *transcript.Transcript, c tokens.Counter, provider string, previews bool) []Message {
+	out := make([]Message, len(t.Messages))
+	work := func(lo, hi int) {
+		for mi := lo; mi < hi; mi++ {
+			out[mi] = countMessage(t, &t.Messages[mi], c, provider, previews)
+		}
+	}
+	n := len(t.Messages)
+	workers := min(runtime.GOMAXPROCS(0), n/64+1)
+	if workers <= 1 {
+		work(0, n)
+		return out
+	}
+	// Interleaved chunks keep the cores busy when big results cluster in one place.
+	const chunk = 16
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				lo := next
+				next += chunk
+				mu.Unlock()
+				if lo >= n {
+					return
+				}
+				work(lo, min(lo+chunk, n))
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// countMessage counts one message of t (a whole transcript, or one record of a streamed
+// one). Its line is left for the caller.
+func countMessage(t *transcript.Transcript, m *transcript.Message, c tokens.Counter, provider string, previews bool) Message {
+	mc := Message{Role: m.Role, Blocks: make([]Block, len(m.Blocks))}
+	if previews {
+		mc.Preview = preview(t, m)
+	}
+	for bi := range m.Blocks {
+		b := &m.Blocks[bi]
+		bc := countBlock(t, b, c, provider)
+		bc.ToolName, bc.ToolID, bc.ToolIDs = b.ToolName, b.ToolID, b.ToolIDs
+		mc.Blocks[bi] = bc
+	}
+	return mc
+}
+
+func countBlock(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, provider string) Block {
+	// Only a result's size is reported (the largest result), so only results and their
+	// parts pay for counting characters.
+	return countSized(t, b, c, provider, b.Kind == transcript.ToolResult)
+}
+
+func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, provider string, sized bool) Block {
+	bc := Block{Kind: b.Kind}
+	switch {
+	case b.Kind == transcript.Image:
+		bc.Tokens = imageTokens(t, b.Image, provider)
+		return bc
+	case b.Encrypted > 0:
+		bc.Tokens = tokens.EncryptedTokens(b.Encrypted)
+		bc.Reasoning = b.Type == "encrypted_content"
+		return bc
+	}
+	if lc, ok := c.(tokens.ByLength); ok {
+		// The count needs the length alone: the text is never decoded.
+		if sized {
+			bc.Bytes, bc.Chars = t.BodySize(b)
+		} else {
+			bc.Bytes = t.BodyLen(b)
+		}
+		bc.Tokens = lc.CountLength(bc.Bytes)
+	} else {
+		text := t.BodyText(b)
+		bc.Tokens = c.Count(text)
+		bc.Bytes = len(text)
+		if sized {
+			bc.Chars = utf8.RuneCountInString(text)
+		}
+	}
+	if b.Kind == transcript.ToolCall {
+		bc.Tokens += c.Count(b.ToolName)
+	}
+	for pi := range b.Parts {
+		pc := countSized(t, &b.Parts[pi], c, provider, sized)
+		bc.Tokens += pc.Tokens
+		bc.Chars += pc.Chars
+		bc.Bytes += pc.Bytes
+	}
+	return bc
+}
+
+func imageTokens(t *transcript.Transcript, img *transcript.ImageRef, provider string) int {
+	var w, h int
+	if img != nil && !img.Data.IsZero() {
+		w, h, _ = tokens.ImageDimensions(t.BodyText(&transcript.Block{Body: img.Data}))
+	}
+	if provider == "anthropic" {
+		return tokens.AnthropicImageTokens(w, h)
+	}
+	detail := ""
+	if img != nil {
+		detail = img.Detail
+	}
+	return tokens.OpenAIImageTokens(w, h, detail)
+}
+
+// Ratio is a/b, 0 when b is not positive: a utilization with no window is none.
+func Ratio(a, b int) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// preview is the first words of a message, on one line.
+func preview(t *transcript.Transcript, m *transcript.Message) string {
+	const max = 80
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		var s string
+		switch b.Kind {
+		case transcript.Text, transcript.Thinking:
+			s = t.BodyText(b)
+		case transcript.ToolCall:
+			s = b.ToolName + " " + human.Clip(t.BodyText(b), 2*max)
+		case transcript.ToolResult:
+			s = human.Clip(t.BodyText(b), 4*max)
+			for pi := 0; s == "" && pi < len(b.Parts); pi++ {
+				s = partPreview(t, &b.Parts[pi])
+			}
+		case transcript.Image:
+			s = "[image]"
+		}
+		if s = human.OneLine(human.Clip(s, 4*max)); s != "" {
+			return human.Clip(s, max)
+		}
+	}
+	return ""
+}
+
+func partPreview(t *transcript.Transcript, b *transcript.Block) string {
+	if b.Kind == transcript.Image {
+		return "[image]"
+	}
+	return human.OneLine(human.Clip(t.BodyText(b), 320))
+}
+
+// PerMessage counts a transcript and returns its total and each message's share: what a
+// tier that drops or replaces whole messages decides on.
+func PerMessage(t *transcript.Transcript, c tokens.Counter) (total int, per []int) {
+	n := CountsOf(t, c)
+	return n.Total, n.PerMessage
+}

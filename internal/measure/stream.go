@@ -1,0 +1,143 @@
+package measure
+
+import (
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Streamed is what the first pass over a streamed JSONL document keeps (transcript.Stream):
+// each record's messages (their structure, not their text) when Carry is set, and their
+// counts when Count is set. Memory grows with the number of records, not their size.
+//
+// Records are counted by one worker per core, so exact BPE counting uses every core. The
+// job queue is short, so few lines are held at a time; each result goes to its record's
+// slot, so a slow record (a large CJK result under BPE) holds up no other worker, and the
+// order the counts arrive in does not matter.
+//
+// Use: pass Record to transcript.Stream, then call Close, then read the Tally and the
+// Conversation with the outline.
+type Streamed struct {
+	// NewCounter picks the tokenizer once the format is known (cli.Context.Counter).
+	NewCounter func(transcript.Format) (tokens.Counter, error)
+	// Count counts each record; Carry keeps its messages; Previews keeps each message's
+	// first words (ctx-count's report).
+	Count, Carry, Previews bool
+
+	counter  tokens.Counter
+	provider string
+	carried  [][]transcript.Message
+
+	jobs    chan recordJob
+	workers sync.WaitGroup
+
+	mu      sync.Mutex
+	records [][]Message // by record: its messages counted (nil when it carries none)
+}
+
+type recordJob struct {
+	seq int
+	rec *transcript.Transcript
+}
+
+// Record is the transcript.Stream callback.
+func (s *Streamed) Record(seq int, rec *transcript.Transcript) error {
+	if s.Carry {
+		s.carried = append(s.carried, rec.Messages)
+	}
+	if !s.Count {
+		return nil
+	}
+	if s.counter == nil {
+		c, err := s.NewCounter(rec.Format)
+		if err != nil {
+			return err
+		}
+		s.start(c, rec.Format)
+	}
+	if len(rec.Messages) == 0 {
+		return nil
+	}
+	s.jobs <- recordJob{seq, rec} // blocks while every worker is busy and the queue is full
+	return nil
+}
+
+func (s *Streamed) start(c tokens.Counter, f transcript.Format) {
+	s.counter, s.provider = c, ProviderOf(f)
+	workers := max(runtime.GOMAXPROCS(0), 1)
+	s.jobs = make(chan recordJob, workers)
+	for range workers {
+		s.workers.Add(1)
+		go func() {
+			defer s.workers.Done()
+			for j := range s.jobs {
+				rec := j.rec
+				out := make([]Message, len(rec.Messages))
+				for k := range rec.Messages {
+					out[k] = countMessage(rec, &rec.Messages[k], s.counter, s.provider, s.Previews)
+					// A short preview can be a piece of the line; keep a copy, not the line.
+					out[k].Preview = strings.Clone(out[k].Preview)
+				}
+				s.store(j.seq, out)
+			}
+		}()
+	}
+}
+
+func (s *Streamed) store(seq int, out []Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.records) <= seq {
+		s.records = append(s.records, nil)
+	}
+	s.records[seq] = out
+}
+
+// Close waits for the records in flight and stops the workers. Call it once Stream has
+// returned, whether or not it failed.
+func (s *Streamed) Close() {
+	if s.jobs != nil {
+		close(s.jobs)
+		s.workers.Wait()
+		s.jobs = nil
+	}
+}
+
+// Counter is the counter the records were counted with, or, when none was (no record
+// carried a message, or Count is off), a new one for the document's format.
+func (s *Streamed) Counter(f transcript.Format) (tokens.Counter, error) {
+	if s.counter != nil {
+		return s.counter, nil
+	}
+	return s.NewCounter(f)
+}
+
+// Conversation is the streamed conversation without its text (Outline.Conversation), from
+// the messages carried.
+func (s *Streamed) Conversation(o *transcript.Outline) *transcript.Transcript {
+	return o.Conversation(s.carried)
+}
+
+// Tally assembles the counted records into the outline's messages, as Of counts the parsed
+// document: a message's blocks are the blocks of its parts in order, its preview the first
+// part's that has one. c is the run's counter (Counter).
+func (s *Streamed) Tally(o *transcript.Outline, c tokens.Counter) *Tally {
+	tl := &Tally{Format: o.Format, Counter: c, Messages: make([]Message, len(o.Messages)), Usage: o.Usage}
+	for i := range o.Messages {
+		m := &o.Messages[i]
+		mc := Message{Role: m.Role, Line: lineOf(o.Records, m)}
+		for _, p := range o.Parts[i] {
+			part := &s.records[p.Record][p.Message]
+			mc.Blocks = append(mc.Blocks, part.Blocks...)
+			if mc.Preview == "" {
+				mc.Preview = part.Preview
+			}
+		}
+		tl.Messages[i] = mc
+	}
+	dropStaleReasoning(tl.Messages)
+	return tl
+}
