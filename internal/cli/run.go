@@ -28,6 +28,10 @@ type Filter struct {
 	Counted bool
 	// Previews, with Counted, keeps each message's first words too (ctx-count's report).
 	Previews bool
+	// TallyOnly says Plan reads the counts (Doc.Tally) but not the conversation's blocks,
+	// so a streamed document's messages are not kept (Doc.T has its messages without
+	// their blocks).
+	TallyOnly bool
 	// Whole reads every document whole: the tier needs all of its text.
 	Whole bool
 	// Record, when set, sees each record of a streamed document's first pass with the
@@ -187,7 +191,7 @@ type Doc struct {
 func (c *Context) readDoc(f *Filter, name string) (*Doc, error) {
 	d := &Doc{Name: name, c: c}
 	d.previews = f.Previews
-	d.streamed = &measure.Streamed{NewCounter: d.counterFor, Carry: true, Count: f.Counted || c.StatsOn(), Previews: f.Previews}
+	d.streamed = &measure.Streamed{NewCounter: d.counterFor, Carry: !f.TallyOnly, Count: f.Counted || c.StatsOn(), Previews: f.Previews}
 	record := d.streamed.Record
 	if f.Record != nil {
 		record = func(seq int, rec *transcript.Transcript) error {

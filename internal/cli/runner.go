@@ -223,7 +223,7 @@ func newParser(tool *Tool, stdout, stderr io.Writer, getenv func(string) string)
 		vars,
 		kong.ExplicitGroups([]kong.Group{{Key: "common", Title: "Common flags:"}}),
 		kong.ConfigureHelp(kong.HelpOptions{NoExpandSubcommands: true}),
-		kong.HelpFormatter(env.helpValue),
+		kong.ValueFormatter(env.helpValue),
 		kong.Resolvers(env),
 	)
 	if err != nil {

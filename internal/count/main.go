@@ -59,6 +59,8 @@ func run(ctx *cli.Context, f *Flags) error {
 		Whole:    f.Pass || f.Vs != "",
 		Counted:  true,
 		Previews: true,
+		// The report reads the counts; --vs compares the messages of a document read whole.
+		TallyOnly: true,
 		Plan: func(d *cli.Doc) (*cli.Plan, error) {
 			r, err := report(d)
 			if err != nil {

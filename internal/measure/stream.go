@@ -118,6 +118,9 @@ func (s *Streamed) Counter(f transcript.Format) (tokens.Counter, error) {
 // Conversation is the streamed conversation without its text (Outline.Conversation), from
 // the messages carried.
 func (s *Streamed) Conversation(o *transcript.Outline) *transcript.Transcript {
+	if !s.Carry {
+		return o.Conversation(nil) // the messages without their blocks, which were not kept
+	}
 	return o.Conversation(s.carried)
 }
 

@@ -48,9 +48,9 @@ var thresholds = []string{"30KB", "10KB", "1KB"}
 
 // figures adds up what a threshold saves over a folder of documents.
 type figures struct {
-	files, changed                         int
-	bytesBefore, bytesAfter                int
-	tokensBefore, tokensAfter, stored, raw int
+	files, changed            int
+	bytesBefore, bytesAfter   int
+	tokensBefore, tokensAfter int
 }
 
 // roundTrip persists a document at every threshold, checks the invariants and that
@@ -381,7 +381,7 @@ func TestStats(t *testing.T) {
 	if int(st["tokens_before"].(float64)) != measure.Total(before, c) || int(st["tokens_after"].(float64)) != measure.Total(after, c) {
 		t.Errorf("stats tokens %v/%v, counted %d/%d", st["tokens_before"], st["tokens_after"], measure.Total(before, c), measure.Total(after, c))
 	}
-	code, _, errs = runMain([]byte(out), "--store", dir, "--stats", "--restore")
+	_, _, errs = runMain([]byte(out), "--store", dir, "--stats", "--restore")
 	if json.Unmarshal([]byte(errs), &st) != nil || st["items"] != 1.0 || st["tokens_after"].(float64) != float64(measure.Total(before, c)) {
 		t.Errorf("restore stats %q", errs)
 	}

@@ -316,7 +316,6 @@ type planner struct {
 	o              Options
 	c              tokens.Counter
 	res            []result
-	provider       string
 	protectedCalls map[int]bool
 	facts          func(*transcript.Block) facts
 	delta          int // tokens saved so far, negative

@@ -48,14 +48,13 @@ func TestClineResults(t *testing.T) {
 		t.Fatalf("detected %s, want cline", tr.Format)
 	}
 	type want struct {
-		m, b  int
-		id    string
-		name  string
-		head  int
-		lead  bool
-		err   bool
-		text  string
-		agent []int
+		m, b int
+		id   string
+		name string
+		head int
+		lead bool
+		err  bool
+		text string
 	}
 	for _, w := range []want{
 		{m: 2, b: 0, id: "toolu_1", name: "read_file", head: 31, text: "package a"},

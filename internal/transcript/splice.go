@@ -18,16 +18,20 @@ import (
 // without its text: carried[seq] are the Messages that Stream passed for record seq, which
 // the caller kept; a message's blocks are those of its parts, in order. Doc is empty, so
 // Slice and BodyText must not be used on it: every span is a document offset, to be read
-// in the second pass (Splice). (Parse assembles its transcript the same way.)
+// in the second pass (Splice). (Parse assembles its transcript the same way.) With carried
+// nil, the messages come without their blocks.
 func (o *Outline) Conversation(carried [][]Message) *Transcript {
 	t := &Transcript{Format: o.Format, Records: o.Records, Usage: o.Usage, Model: o.Model, Warnings: o.Warnings}
 	if len(o.Messages) > 0 {
 		t.Messages = make([]Message, len(o.Messages))
 	}
 	for i, m := range o.Messages {
-		if parts := o.Parts[i]; len(parts) == 1 {
+		parts := o.Parts[i]
+		switch {
+		case carried == nil: // nothing was kept: the messages without their blocks
+		case len(parts) == 1:
 			m.Blocks = carried[parts[0].Record][parts[0].Message].Blocks
-		} else {
+		default:
 			for _, pt := range parts {
 				m.Blocks = append(m.Blocks, carried[pt.Record][pt.Message].Blocks...)
 			}
