@@ -1,0 +1,64 @@
+package ctxkit_test
+
+import (
+	"testing"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/ctxkit/ctxkit/internal/budget"
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/persist"
+	"github.com/ctxkit/ctxkit/internal/snip"
+	"github.com/ctxkit/ctxkit/internal/summarize"
+	"github.com/ctxkit/ctxkit/internal/trim"
+)
+
+// parseDefaults fills a tool's flags with their defaults, as a run with no flags does.
+func parseDefaults(t *testing.T, tool *cli.Tool) {
+	t.Helper()
+	k, err := kong.New(tool.Grammar, kong.Vars(tool.Vars))
+	if err != nil {
+		t.Fatalf("%s: %v", tool.Name, err)
+	}
+	if _, err := k.Parse(nil); err != nil {
+		t.Fatalf("%s: %v", tool.Name, err)
+	}
+}
+
+// TestFlagDefaultsAreTheTiers: the defaults a tool's flags give are its tier's Defaults(),
+// which ctx-count reports against (the tiers ctx-count says would act are the tools run
+// without flags).
+func TestFlagDefaultsAreTheTiers(t *testing.T) {
+	bt := budget.Tool()
+	parseDefaults(t, bt)
+	bf, b := bt.Grammar.(*budget.Flags), budget.Defaults()
+	if bf.Cap != b.Cap || bf.MidCap != b.MidCap || bf.HighCap != b.HighCap || bf.MidAt.Fraction() != b.MidAt ||
+		bf.HighAt.Fraction() != b.HighAt || bf.ErrorFactor != b.ErrorFactor || bf.KeepRecent != b.KeepRecent {
+		t.Errorf("ctx-budget flags %+v, budget.Defaults %+v", *bf, b)
+	}
+
+	st := snip.Tool()
+	parseDefaults(t, st)
+	sf, s := st.Grammar.(*snip.Flags), snip.Defaults()
+	if sf.Trigger.Fraction() != s.Trigger || sf.Keep != s.Keep || sf.MaxSearches != s.MaxSearches || sf.Idle != s.Idle {
+		t.Errorf("ctx-snip flags %+v, snip.Defaults %+v", *sf, s)
+	}
+
+	tt := trim.Tool()
+	parseDefaults(t, tt)
+	if tf, tr := tt.Grammar.(*trim.Flags), trim.Defaults(); tf.Trigger.Fraction() != tr.Trigger || tf.Strategy != string(tr.Strategy) {
+		t.Errorf("ctx-trim flags %+v, trim.Defaults %+v", *tf, tr)
+	}
+
+	mt := summarize.Tool()
+	parseDefaults(t, mt)
+	if mf, m := mt.Grammar.(*summarize.Flags), summarize.Defaults(); mf.Trigger.Fraction() != m.Trigger {
+		t.Errorf("ctx-summarize flags %+v, summarize.Defaults %+v", *mf, m)
+	}
+
+	pt := persist.Tool()
+	parseDefaults(t, pt)
+	if pf, p := pt.Grammar.(*persist.Flags), persist.Defaults(); pf.Threshold.Int() != p.Threshold || pf.Preview.Int() != p.Preview || pf.Store != p.Store {
+		t.Errorf("ctx-persist flags %+v, persist.Defaults %+v", *pf, p)
+	}
+}
