@@ -2,8 +2,13 @@
 // of a run: flag parsing (kong), stdin and stdout, -o/--output and
 // -i/--in-place, exit statuses, error text, TTY decisions, the version
 // string and --stats. Tools plug in a grammar struct that embeds [Common]
-// and a Run function; everything between the bytes in and the bytes out
-// stays in the tool's pure packages.
+// and a Run function.
+//
+// It also owns the run loop of every filter ([Context.Run]): it reads each
+// input (a Claude Code or Codex transcript streamed in two passes, anything
+// else whole), measures it (package measure), asks the tier for a [Plan]
+// (the tier decides, from a [Doc]), writes the document with the plan's
+// edits, and writes --stats. Tiers read, count and write nothing themselves.
 //
 // Invariants the runner enforces for every tool:
 //

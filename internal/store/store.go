@@ -1,6 +1,8 @@
 // Package store owns ctxkit's offload store, where ctx-persist (and later ctx-summarize
-// --offload) put tool results that are too big to keep in a conversation. With internal/cli
-// it is the only package that writes to disk: everything else in ctxkit is pure.
+// --offload) put tool results that are too big to keep in a conversation. The other
+// packages that write files are cli (-o, --in-place, --stats-file), tokens (the count
+// cache) and llm (the circuit breaker's state), all by safefile's rules; the tiers
+// themselves write nothing.
 //
 // The store is plain files on purpose, so grep -r, ls and cat are its retrieval tools:
 //

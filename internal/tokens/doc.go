@@ -5,5 +5,8 @@
 // encrypted reasoning, per-message framing), and the table of models with their context
 // windows and output limits from which a Budget is worked out.
 //
-// It is pure library code: no I/O beyond reading data compiled into the binary.
+// The counters themselves do no I/O: the vocabularies are compiled into the binary. The
+// one side effect is DiskCache, the cache of exact counts shared between runs
+// ($XDG_CACHE_HOME/ctxkit), which it reads and writes by safefile's rules when the runner
+// asks for it.
 package tokens
