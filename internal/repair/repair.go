@@ -455,3 +455,26 @@ func KeepValid(in *transcript.Transcript, out []byte) ([]byte, []Problem, error)
 	fixed, err := t.Apply(edits)
 	return fixed, problems, err
 }
+
+// WouldBreak reports whether dropping the messages drop marks from t breaks one of the
+// rules that KeepValid restores, so that a tier reads its edited document again only when
+// it must. It checks the structure of the messages kept, which needs no text. opened says
+// the tier puts an opening user message before the first message kept.
+func WouldBreak(t *transcript.Transcript, drop []bool, opened bool) bool {
+	if t.Format.JSONL() || len(Check(t)) > 0 {
+		return false // KeepValid leaves these as they are
+	}
+	kept := *t
+	kept.Messages = nil
+	for mi := range t.Messages {
+		if mi >= len(drop) || !drop[mi] {
+			kept.Messages = append(kept.Messages, t.Messages[mi])
+		}
+	}
+	for _, p := range Check(&kept) {
+		if !(opened && p.Rule == FirstNotUser) {
+			return true
+		}
+	}
+	return false
+}

@@ -64,7 +64,9 @@ var ccRecordKeys = [ccFields]string{"uuid", "parentUuid", "isSidechain", "messag
 func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 	var f [ccFields]jval
 	recordValue(raw, r.Span.Start).fields(f[:], ccRecordKeys[:]...)
-	l := ccLine{uuid: keep(f[ccUUID].str()), parent: keep(f[ccParent].str()), sidechain: f[ccSidechain].boolean()}
+	// An id that is not a string (false, {}) names nothing: the record is read as one with
+	// no id, not as one hanging off a record no longer in the file.
+	l := ccLine{uuid: keep(f[ccUUID].text()), parent: keep(f[ccParent].text()), sidechain: f[ccSidechain].boolean()}
 	r.UUID, r.Parent = l.uuid, l.parent
 	l.boundary = f[ccLogicalParent].str() != "" || f[ccSubtype].str() == "compact_boundary"
 	msg := f[ccMessage]

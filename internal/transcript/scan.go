@@ -46,6 +46,15 @@ func (v jval) isNumber() bool {
 // str is the value as gjson's Result.String gives it: a string decoded, a number as
 // written (or reformatted when it has a fraction or exponent), true and false as words,
 // an object or array as its JSON, null and a missing value as "".
+// text is the value when it is a JSON string, else "": for ids, where a number or an
+// object is no id at all.
+func (v jval) text() string {
+	if v.raw == "" || v.raw[0] != '"' {
+		return ""
+	}
+	return decodeString(v.raw)
+}
+
 func (v jval) str() string {
 	if v.raw == "" {
 		return ""

@@ -124,10 +124,8 @@ func planDoc(d *cli.Doc, f *Flags, o Options) (*cli.Plan, error) {
 		p.Edits = drops.Edits(t)
 		// Dropping whole units never parts a call from its result, but where two user
 		// messages meet the Messages API's rules want them merged.
-		p.Check = func(in *transcript.Transcript, out []byte) ([]byte, *transcript.Transcript, error) {
-			fixed, problems, err := repair.KeepValid(in, out)
-			repaired = problems
-			return fixed, nil, err
+		if repair.WouldBreak(t, drops.Drop, st.Opened) {
+			p.Check = checkFunc(&repaired)
 		}
 	}
 	if st.Acts && !st.Fits {
@@ -149,6 +147,16 @@ func planDoc(d *cli.Doc, f *Flags, o Options) (*cli.Plan, error) {
 		return nil
 	}
 	return p, nil
+}
+
+// checkFunc is the plan's last pass when dropping breaks one of the API's rules:
+// ctx-repair's rules restore it, and the problems they fixed go to repaired.
+func checkFunc(repaired *[]repair.Problem) cli.CheckFunc {
+	return func(in *transcript.Transcript, out []byte) ([]byte, *transcript.Transcript, error) {
+		fixed, problems, err := repair.KeepValid(in, out)
+		*repaired = problems
+		return fixed, nil, err
+	}
 }
 
 // listDrops adds the dry run's list of the messages to drop, with their line numbers.

@@ -327,13 +327,14 @@ func afterReasoning(t *transcript.Transcript, mi int) bool {
 // API accepts, ctx-repair's rules for what dropping broke in the format (two user messages
 // that now meet). It returns the output, the stats, and the problems the repair fixed.
 func Apply(t *transcript.Transcript, o Options) ([]byte, Stats, []repair.Problem, error) {
-	edits, st := Plan(t, o)
+	d := Choose(t, o)
+	edits, st := d.Edits(t), d.Stats
 	if len(edits) == 0 {
 		return []byte(t.Doc), st, nil, nil
 	}
 	out, err := t.Apply(edits)
-	if err != nil {
-		return nil, st, nil, err
+	if err != nil || !repair.WouldBreak(t, d.Drop, st.Opened) {
+		return out, st, nil, err
 	}
 	out, problems, err := repair.KeepValid(t, out)
 	return out, st, problems, err
