@@ -3,11 +3,10 @@ package budget
 import (
 	"fmt"
 	"math"
-	"math/big"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/human"
 )
 
@@ -34,8 +33,6 @@ func Chars(n int) Limit { return Limit{N: n} }
 // Toks returns a limit of n tokens.
 func Toks(n int) Limit { return Limit{N: n, Tokens: true} }
 
-var limitSyntax = regexp.MustCompile(`^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([a-z]*)$`)
-
 // limitUnit maps a unit to its multiplier and whether it counts tokens.
 func limitUnit(num, u string) (mult int64, tokens bool, why string) {
 	switch u {
@@ -54,35 +51,23 @@ func limitUnit(num, u string) (mult int64, tokens bool, why string) {
 	case "k", "m":
 		return 0, false, fmt.Sprintf("unit %q is ambiguous: write %s%sB for characters or %s%s tokens for tokens", u, num, strings.ToUpper(u), num, u)
 	}
-	return 0, false, fmt.Sprintf("unknown unit %q", u)
+	return 0, false, ""
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (l *Limit) UnmarshalText(b []byte) error {
-	s := strings.ToLower(strings.NewReplacer(" ", "", "\t", "", "_", "").Replace(string(b)))
-	bad := func(why string) error {
+	// Spaces go anywhere ("8 k tokens"), so they go before the number is read.
+	s := strings.NewReplacer(" ", "", "\t", "").Replace(string(b))
+	tokens := false
+	n, why := cli.ParseScaled(s, math.MaxInt32, func(num, u string) (int64, string) {
+		mult, tok, why := limitUnit(num, u)
+		tokens = tok
+		return mult, why
+	})
+	if why != "" {
 		return fmt.Errorf("invalid limit %q: %s (want e.g. 30000, 30KB or 8k tokens)", b, why)
 	}
-	m := limitSyntax.FindStringSubmatch(s)
-	if m == nil {
-		return bad("not a number")
-	}
-	mult, tok, why := limitUnit(m[1], m[2])
-	if why != "" {
-		return bad(why)
-	}
-	r, ok := new(big.Rat).SetString(m[1])
-	if !ok {
-		return bad("not a number")
-	}
-	r.Mul(r, new(big.Rat).SetInt64(mult))
-	if !r.IsInt() {
-		return bad("not a whole number")
-	}
-	if n := r.Num(); !n.IsInt64() || n.Int64() > math.MaxInt32 {
-		return bad("too large")
-	}
-	*l = Limit{N: int(r.Num().Int64()), Tokens: tok}
+	*l = Limit{N: int(n), Tokens: tokens}
 	return nil
 }
 

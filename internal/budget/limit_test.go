@@ -29,7 +29,7 @@ func TestLimitParse(t *testing.T) {
 		{"1 token", Toks(1), ""},
 		{"8k", Limit{}, `invalid limit "8k": unit "k" is ambiguous: write 8KB for characters or 8k tokens for tokens`},
 		{"1M", Limit{}, "ambiguous"},
-		{"30KiB", Limit{}, `unknown unit "kib"`},
+		{"30KiB", Limit{}, `unknown unit "KiB"`},
 		{"1.5", Limit{}, "not a whole number"},
 		{"1.0005KB", Limit{}, "not a whole number"},
 		{"-5", Limit{}, "not a number"},

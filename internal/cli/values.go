@@ -15,16 +15,23 @@ import (
 // Compiled once and only read; not state.
 var numberUnit = regexp.MustCompile(`^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z%]*)$`)
 
-// scaled parses s as a non-negative decimal times the factor unit gives for
-// its lower-cased suffix and returns the exact whole result.
-func scaled(s string, unit func(string) (int64, bool)) (int64, string) {
+// ParseScaled parses s, a non-negative decimal number and a unit, as the whole number
+// the unit scales it to, at most max; why says what is wrong when it cannot. unit gets
+// the number as written and the unit in lower case, and returns the unit's factor, or 0
+// and why it refuses the unit ("" for an unknown unit). Underscores group digits ("200_000")
+// and spaces may stand between number and unit; exponents, signs and hex are not accepted,
+// so a value means what it looks like. Every number-with-a-unit flag parses with it.
+func ParseScaled(s string, max int64, unit func(num, unit string) (int64, string)) (n int64, why string) {
 	t := strings.ReplaceAll(strings.TrimSpace(s), "_", "")
 	m := numberUnit.FindStringSubmatch(t)
 	if m == nil {
 		return 0, "not a number"
 	}
-	mult, ok := unit(strings.ToLower(m[2]))
-	if !ok {
+	mult, why := unit(m[1], strings.ToLower(m[2]))
+	switch {
+	case why != "":
+		return 0, why
+	case mult == 0:
 		return 0, fmt.Sprintf("unknown unit %q", m[2])
 	}
 	r, ok := new(big.Rat).SetString(m[1])
@@ -35,11 +42,10 @@ func scaled(s string, unit func(string) (int64, bool)) (int64, string) {
 	if !r.IsInt() {
 		return 0, "not a whole number"
 	}
-	n := r.Num()
-	if !n.IsInt64() || n.Int64() > math.MaxInt {
+	if v := r.Num(); !v.IsInt64() || v.Int64() > max {
 		return 0, "too large"
 	}
-	return n.Int64(), ""
+	return r.Num().Int64(), ""
 }
 
 // Count is a number of tokens: "200000", "200k", "1.5M", "8K". The suffixes
@@ -47,21 +53,21 @@ func scaled(s string, unit func(string) (int64, bool)) (int64, string) {
 // how context windows are quoted ("200k", "1M"). The result must be whole.
 type Count int
 
-func countUnit(u string) (int64, bool) {
+func countUnit(_, u string) (int64, string) {
 	switch u {
 	case "":
-		return 1, true
+		return 1, ""
 	case "k":
-		return 1e3, true
+		return 1e3, ""
 	case "m":
-		return 1e6, true
+		return 1e6, ""
 	}
-	return 0, false
+	return 0, ""
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (c *Count) UnmarshalText(b []byte) error {
-	n, why := scaled(string(b), countUnit)
+	n, why := ParseScaled(string(b), math.MaxInt, countUnit)
 	if why != "" {
 		return fmt.Errorf("invalid token count %q: %s (want e.g. 200000, 200k or 1.5M)", b, why)
 	}
@@ -82,29 +88,29 @@ func (c Count) Int() int { return int(c) }
 // alone, or no unit, means bytes. The result must be whole.
 type Size int64
 
-func sizeUnit(u string) (int64, bool) {
+func sizeUnit(_, u string) (int64, string) {
 	switch u {
 	case "", "b":
-		return 1, true
+		return 1, ""
 	case "k", "kb":
-		return 1e3, true
+		return 1e3, ""
 	case "m", "mb":
-		return 1e6, true
+		return 1e6, ""
 	case "g", "gb":
-		return 1e9, true
+		return 1e9, ""
 	case "ki", "kib":
-		return 1 << 10, true
+		return 1 << 10, ""
 	case "mi", "mib":
-		return 1 << 20, true
+		return 1 << 20, ""
 	case "gi", "gib":
-		return 1 << 30, true
+		return 1 << 30, ""
 	}
-	return 0, false
+	return 0, ""
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (s *Size) UnmarshalText(b []byte) error {
-	n, why := scaled(string(b), sizeUnit)
+	n, why := ParseScaled(string(b), math.MaxInt, sizeUnit)
 	if why != "" {
 		return fmt.Errorf("invalid size %q: %s (want e.g. 30000, 30KB or 1MiB)", b, why)
 	}
