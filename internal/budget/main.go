@@ -34,15 +34,7 @@ byte. Details in ctx-budget(1).`
 
 // Tool returns ctx-budget's description for the runner.
 func Tool() *cli.Tool {
-	f := &Flags{}
-	return &cli.Tool{
-		Name:    "ctx-budget",
-		Summary: "Cap the size of tool results, tighter as the context window fills.",
-		Help:    help,
-		Grammar: f,
-		Common:  func() *cli.Common { return &f.Common },
-		Run:     func(ctx *cli.Context) error { return run(ctx, f) },
-	}
+	return cli.Command("ctx-budget", "Cap the size of tool results, tighter as the context window fills.", help, run)
 }
 
 // Main runs ctx-budget and returns its exit status.

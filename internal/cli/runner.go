@@ -28,6 +28,13 @@ type Tool struct {
 	Run    func(ctx *Context) error
 }
 
+// Command describes a tool whose flags are an F, which embeds Common: a fresh F for each
+// call, handed to run with the run's Context.
+func Command[F any](name, summary, help string, run func(*Context, *F) error) *Tool {
+	f := new(F)
+	return &Tool{Name: name, Summary: summary, Help: help, Grammar: f, Run: func(c *Context) error { return run(c, f) }}
+}
+
 // Terminal is checked first when the runner decides whether stdin or stdout
 // is a terminal: a reader or writer that implements it answers for itself
 // (tests use it to force TTY behaviour). Otherwise an *os.File is tested

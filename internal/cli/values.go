@@ -191,3 +191,17 @@ func (p *OptionalPercent) UnmarshalText(b []byte) error {
 	p.Set = true
 	return nil
 }
+
+// TriggerTarget reads a tier's --trigger and --target: the utilization it acts above and
+// the one it brings the document down to, by default 10 points below the trigger. A
+// target above the trigger is a usage error.
+func TriggerTarget(trigger Percent, target OptionalPercent) (at, to float64, err error) {
+	at, to = trigger.Fraction(), max(trigger.Fraction()-0.10, 0)
+	if target.Set {
+		to = target.Fraction()
+		if to > at {
+			return at, to, Usagef("--target %s is above --trigger %s", target, trigger)
+		}
+	}
+	return at, to, nil
+}

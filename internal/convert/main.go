@@ -36,15 +36,7 @@ two user messages in a row) is fixed and reported. Details in ctx-convert(1).`
 
 // Tool returns ctx-convert's description for the runner.
 func Tool() *cli.Tool {
-	f := &Flags{}
-	return &cli.Tool{
-		Name:    "ctx-convert",
-		Summary: "Convert a conversation between API formats; saved transcripts to API requests.",
-		Help:    help,
-		Grammar: f,
-		Common:  func() *cli.Common { return &f.Common },
-		Run:     func(ctx *cli.Context) error { return run(ctx, f) },
-	}
+	return cli.Command("ctx-convert", "Convert a conversation between API formats; saved transcripts to API requests.", help, run)
 }
 
 // Main runs ctx-convert and returns its exit status.

@@ -28,15 +28,7 @@ The report's fields are described in ctx-count(1).`
 
 // Tool returns ctx-count's description for the runner.
 func Tool() *cli.Tool {
-	f := &Flags{}
-	return &cli.Tool{
-		Name:    "ctx-count",
-		Summary: "Count a conversation's tokens and show where they go.",
-		Help:    help,
-		Grammar: f,
-		Common:  func() *cli.Common { return &f.Common },
-		Run:     func(ctx *cli.Context) error { return run(ctx, f) },
-	}
+	return cli.Command("ctx-count", "Count a conversation's tokens and show where they go.", help, run)
 }
 
 // Main runs ctx-count and returns its exit status.

@@ -38,15 +38,7 @@ output is the input, byte for byte, and the store is not touched. Details in ctx
 
 // Tool returns ctx-persist's description for the runner.
 func Tool() *cli.Tool {
-	f := &Flags{}
-	return &cli.Tool{
-		Name:    "ctx-persist",
-		Summary: "Offload big tool results to a store, and bring them back exactly.",
-		Help:    help,
-		Grammar: f,
-		Common:  func() *cli.Common { return &f.Common },
-		Run:     func(ctx *cli.Context) error { return run(ctx, f) },
-	}
+	return cli.Command("ctx-persist", "Offload big tool results to a store, and bring them back exactly.", help, run)
 }
 
 // Main runs ctx-persist and returns its exit status.

@@ -33,15 +33,7 @@ there is none. It takes several files. Rules and their names are in ctx-repair(1
 
 // Tool returns ctx-repair's description for the runner.
 func Tool() *cli.Tool {
-	f := &Flags{}
-	return &cli.Tool{
-		Name:    "ctx-repair",
-		Summary: "Make a conversation one the API accepts: pair tool calls and results, fix roles.",
-		Help:    help,
-		Grammar: f,
-		Common:  func() *cli.Common { return &f.Common },
-		Run:     func(ctx *cli.Context) error { return run(ctx, f) },
-	}
+	return cli.Command("ctx-repair", "Make a conversation one the API accepts: pair tool calls and results, fix roles.", help, run)
 }
 
 // Main runs ctx-repair and returns its exit status.

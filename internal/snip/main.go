@@ -64,15 +64,7 @@ Details in ctx-snip(1).`
 
 // Tool returns ctx-snip's description for the runner.
 func Tool() *cli.Tool {
-	f := &Flags{}
-	return &cli.Tool{
-		Name:    "ctx-snip",
-		Summary: "Clear stale tool results: re-read files, repeated searches, old results.",
-		Help:    help,
-		Grammar: f,
-		Common:  func() *cli.Common { return &f.Common },
-		Run:     func(ctx *cli.Context) error { return run(ctx, f) },
-	}
+	return cli.Command("ctx-snip", "Clear stale tool results: re-read files, repeated searches, old results.", help, run)
 }
 
 // Main runs ctx-snip and returns its exit status.
@@ -83,13 +75,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 // options turns the flags into the tier's options (without the document's measures).
 func (f *Flags) options(now time.Time) (Options, error) {
 	o := Defaults()
-	o.Trigger = f.Trigger.Fraction()
-	o.Target = max(o.Trigger-0.10, 0)
-	if f.Target.Set {
-		o.Target = f.Target.Fraction()
-		if o.Target > o.Trigger {
-			return o, cli.Usagef("--target %s is above --trigger %s", f.Target, f.Trigger)
-		}
+	var err error
+	if o.Trigger, o.Target, err = cli.TriggerTarget(f.Trigger, f.Target); err != nil {
+		return o, err
 	}
 	if f.Keep < 0 {
 		return o, cli.Usagef("--keep must not be negative, got %d", f.Keep)

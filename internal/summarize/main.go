@@ -97,15 +97,7 @@ written and the exit status is 4, unless --fallback local. Details in ctx-summar
 
 // Tool returns ctx-summarize's description for the runner.
 func Tool() *cli.Tool {
-	f := &Flags{}
-	return &cli.Tool{
-		Name:    "ctx-summarize",
-		Summary: "Replace older history with one structured summary.",
-		Help:    help,
-		Grammar: f,
-		Common:  func() *cli.Common { return &f.Common },
-		Run:     func(ctx *cli.Context) error { return run(ctx, f) },
-	}
+	return cli.Command("ctx-summarize", "Replace older history with one structured summary.", help, run)
 }
 
 // Main runs ctx-summarize and returns its exit status.

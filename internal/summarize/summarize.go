@@ -84,7 +84,7 @@ func Choose(t *transcript.Transcript, o Options) Split {
 	}
 	canStart := func(mi int) bool {
 		m := &t.Messages[mi]
-		return !glued[mi] && !onlyResults(m) && !stays(m) && !afterReasoning(t, mi)
+		return !glued[mi] && !m.OnlyResults() && !stays(m) && !t.AfterReasoning(mi)
 	}
 	// Walk back from the end until the tail holds the goal.
 	keep := o.KeepTokens
@@ -100,7 +100,7 @@ func Choose(t *transcript.Transcript, o Options) Split {
 			if turns >= o.KeepTurns && canStart(cut) {
 				break
 			}
-			if m.Role == "user" && !onlyResults(m) && !m.Summary && !stays(m) {
+			if m.Role == "user" && !m.OnlyResults() && !m.Summary && !stays(m) {
 				turns++
 			}
 		} else if size >= keep && cut < n && canStart(cut) {
@@ -122,7 +122,7 @@ func Choose(t *transcript.Transcript, o Options) Split {
 	// then starts where that call's step starts.
 	for mi := 0; mi < cut; mi++ {
 		m := &t.Messages[mi]
-		if protected[mi] && !stays(m) && !m.Summary && (glued[mi] || onlyResults(m)) {
+		if protected[mi] && !stays(m) && !m.Summary && (glued[mi] || m.OnlyResults()) {
 			cut = mi
 			for cut > 0 && !canStart(cut) {
 				cut--
@@ -149,26 +149,7 @@ func Choose(t *transcript.Transcript, o Options) Split {
 	return sp
 }
 
-func onlyResults(m *transcript.Message) bool {
-	if len(m.Blocks) == 0 {
-		return false
-	}
-	for bi := range m.Blocks {
-		if m.Blocks[bi].Kind != transcript.ToolResult {
-			return false
-		}
-	}
-	return true
-}
 
-// afterReasoning: in Responses a reasoning item stays with the item it leads to.
-func afterReasoning(t *transcript.Transcript, mi int) bool {
-	if mi == 0 || mi >= len(t.Messages) || (t.Format != transcript.Responses && t.Format != transcript.Codex) {
-		return false
-	}
-	prev := &t.Messages[mi-1]
-	return len(prev.Blocks) > 0 && prev.Blocks[0].Kind == transcript.Thinking
-}
 
 // PreviousSections reads the earlier summaries among the summarized messages: the
 // sections of ctxkit's own, and the text of other agents' (Claude Code's compact summary,

@@ -95,3 +95,27 @@ func (s transcriptBlocks) Tool(m, b int) (Kind, string, []string) {
 func (t *Transcript) Block(r Ref) *Block {
 	return &t.Messages[r.Message].Blocks[r.Block]
 }
+
+// OnlyResults reports whether a message holds nothing but tool results.
+func (m *Message) OnlyResults() bool {
+	if len(m.Blocks) == 0 {
+		return false
+	}
+	for bi := range m.Blocks {
+		if m.Blocks[bi].Kind != ToolResult {
+			return false
+		}
+	}
+	return true
+}
+
+// AfterReasoning reports whether message mi follows a Responses (or Codex) reasoning item,
+// which must stay with the call or message it leads to: a tier that drops or replaces
+// messages never parts the two.
+func (t *Transcript) AfterReasoning(mi int) bool {
+	if mi == 0 || mi >= len(t.Messages) || (t.Format != Responses && t.Format != Codex) {
+		return false
+	}
+	prev := &t.Messages[mi-1]
+	return len(prev.Blocks) > 0 && prev.Blocks[0].Kind == Thinking
+}

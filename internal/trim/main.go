@@ -41,15 +41,7 @@ Details in ctx-trim(1).`
 
 // Tool returns ctx-trim's description for the runner.
 func Tool() *cli.Tool {
-	f := &Flags{}
-	return &cli.Tool{
-		Name:    "ctx-trim",
-		Summary: "Drop the oldest turns until the conversation fits.",
-		Help:    help,
-		Grammar: f,
-		Common:  func() *cli.Common { return &f.Common },
-		Run:     func(ctx *cli.Context) error { return run(ctx, f) },
-	}
+	return cli.Command("ctx-trim", "Drop the oldest turns until the conversation fits.", help, run)
 }
 
 // Main runs ctx-trim and returns its exit status.
@@ -59,13 +51,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 
 func (f *Flags) options() (Options, error) {
 	o := Defaults()
-	o.Trigger = f.Trigger.Fraction()
-	o.Target = max(o.Trigger-0.10, 0)
-	if f.Target.Set {
-		o.Target = f.Target.Fraction()
-		if o.Target > o.Trigger {
-			return o, cli.Usagef("--target %s is above --trigger %s", f.Target, f.Trigger)
-		}
+	var err error
+	if o.Trigger, o.Target, err = cli.TriggerTarget(f.Trigger, f.Target); err != nil {
+		return o, err
 	}
 	o.MaxTokens = f.MaxTokens.Int()
 	o.Strategy = f.Strategy

@@ -269,7 +269,7 @@ func droppableUnits(t *transcript.Transcript) ([]unit, int) {
 	}
 	first := -1
 	for i := range t.Messages {
-		if m := &t.Messages[i]; m.Role == "user" && !keep(m) && !onlyResults(m) {
+		if m := &t.Messages[i]; m.Role == "user" && !keep(m) && !m.OnlyResults() {
 			first = i
 			break
 		}
@@ -282,7 +282,7 @@ func droppableUnits(t *transcript.Transcript) ([]unit, int) {
 			continue
 		}
 		n := len(units)
-		if n == 0 || units[n-1].end != mi || !glued[mi] && !onlyResults(m) && !afterReasoning(t, mi) {
+		if n == 0 || units[n-1].end != mi || !glued[mi] && !m.OnlyResults() && !t.AfterReasoning(mi) {
 			units = append(units, unit{mi, mi + 1})
 		} else {
 			units[n-1].end = mi + 1
@@ -300,28 +300,7 @@ func droppableUnits(t *transcript.Transcript) ([]unit, int) {
 	return out, first
 }
 
-// onlyResults reports whether a message holds nothing but tool results.
-func onlyResults(m *transcript.Message) bool {
-	if len(m.Blocks) == 0 {
-		return false
-	}
-	for bi := range m.Blocks {
-		if m.Blocks[bi].Kind != transcript.ToolResult {
-			return false
-		}
-	}
-	return true
-}
 
-// afterReasoning reports whether message mi follows a Responses reasoning item, which
-// must stay with the call or message it leads to.
-func afterReasoning(t *transcript.Transcript, mi int) bool {
-	if mi == 0 || (t.Format != transcript.Responses && t.Format != transcript.Codex) {
-		return false
-	}
-	prev := &t.Messages[mi-1]
-	return len(prev.Blocks) > 0 && prev.Blocks[0].Kind == transcript.Thinking
-}
 
 // Apply runs the tier on a document: plan, splice, then, when the input was a request the
 // API accepts, ctx-repair's rules for what dropping broke in the format (two user messages
