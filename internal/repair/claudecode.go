@@ -1,7 +1,6 @@
 package repair
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -74,15 +73,7 @@ func (f *fixer) fixClaudeCode() ([]transcript.Edit, error) {
 		return nil, err
 	}
 	edits = append(edits, orphanEdits...)
-	ends := make([]int, 0, len(inserts))
-	for end := range inserts {
-		ends = append(ends, end)
-	}
-	sort.Ints(ends)
-	for _, end := range ends {
-		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: end, End: end}, With: "\n" + strings.Join(inserts[end], "\n")})
-	}
-	return edits, nil
+	return append(edits, insertLines(inserts)...), nil
 }
 
 // cutOrphans removes orphan results from their records: each from its content array, or

@@ -478,3 +478,19 @@ func WouldBreak(t *transcript.Transcript, drop []bool, opened bool) bool {
 	}
 	return false
 }
+
+// insertLines are the edits that insert new JSONL lines: inserts maps the end of a line to
+// the lines that go after it, in order. The edits come in document order, so repairing
+// twice gives the same bytes.
+func insertLines(inserts map[int][]string) []transcript.Edit {
+	ends := make([]int, 0, len(inserts))
+	for end := range inserts {
+		ends = append(ends, end)
+	}
+	sort.Ints(ends)
+	edits := make([]transcript.Edit, 0, len(ends))
+	for _, end := range ends {
+		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: end, End: end}, With: "\n" + strings.Join(inserts[end], "\n")})
+	}
+	return edits
+}

@@ -1,7 +1,6 @@
 package repair
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -219,15 +218,7 @@ func (f *fixer) fixCodex() ([]transcript.Edit, error) {
 		}
 	}
 	edits = append(edits, f.dropItems(dedupeRefs(drop))...)
-	ends := make([]int, 0, len(inserts))
-	for end := range inserts {
-		ends = append(ends, end)
-	}
-	sort.Ints(ends)
-	for _, end := range ends {
-		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: end, End: end}, With: "\n" + strings.Join(inserts[end], "\n")})
-	}
-	return edits, nil
+	return append(edits, insertLines(inserts)...), nil
 }
 
 // dropItems removes Codex items: the whole record line when the item is the record's
