@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // fakeGrammar is the flag struct of a tiny filter used to drive the runner.
@@ -39,41 +42,33 @@ func newTool() *cli.Tool {
 	}
 }
 
+// fakeRun runs the fake filter through the run loop: every document is read whole and
+// written back upper-cased (a new document, Plan.Output), or as a copy of itself
+// (--action=same); --action=env writes a report of the flags instead of the document.
+// --fail makes the run fail once the loop has written everything.
 func fakeRun(c *cli.Context, g *fakeGrammar) error {
-	var ins []cli.Input
-	if c.Common.InPlace {
-		var err error
-		if ins, err = c.Inputs(); err != nil {
-			return err
-		}
-	} else {
-		in, err := c.One()
-		if err != nil {
-			return err
-		}
-		ins = []cli.Input{in}
-	}
-	for _, in := range ins {
-		if g.Action == "env" {
-			fmt.Fprintf(c.Stdout, "format=%s window=%d tokenizer=%s store=%s level=%s cap=%s color=%v stdout_tty=%v\n",
-				c.Common.Format, c.Common.Window, c.Common.Tokenizer, c.Common.Store, g.Level, g.Cap, c.Color, c.StdoutTTY)
-			continue
-		}
-		out := in.Data
-		if g.Action == "upper" {
-			out = bytes.ToUpper(in.Data)
-		}
-		if err := c.WriteDocument(in, out); err != nil {
-			return err
-		}
-		extra := map[string]any{"z": "last", "a": 1}
-		if g.Pad > 0 {
-			extra["pad"] = strings.Repeat("x", g.Pad)
-		}
-		if err := c.WriteStats(cli.Stats{File: in.Name, Format: c.Common.Format, TokensBefore: 5, TokensAfter: 3,
-			Items: 1, Trigger: "test", Extra: extra}); err != nil {
-			return err
-		}
+	err := c.Run(cli.Filter{
+		Whole:   true,
+		Reports: g.Action == "env",
+		Plan: func(d *cli.Doc) (*cli.Plan, error) {
+			if g.Action == "env" {
+				return &cli.Plan{Report: fmt.Appendf(nil, "format=%s window=%d tokenizer=%s store=%s level=%s cap=%s color=%v stdout_tty=%v\n",
+					c.Common.Format, c.Common.Window, c.Common.Tokenizer, c.Common.Store, g.Level, g.Cap, c.Color, c.StdoutTTY)}, nil
+			}
+			// d.T.Doc is the whole text of a document read whole.
+			out := []byte(d.T.Doc) // a copy: the loop must compare bytes, not slices
+			if g.Action == "upper" {
+				out = bytes.ToUpper(out)
+			}
+			extra := map[string]any{"z": "last", "a": 1}
+			if g.Pad > 0 {
+				extra["pad"] = strings.Repeat("x", g.Pad)
+			}
+			return &cli.Plan{Output: out, TokensDelta: -2, Stats: cli.Stats{Items: 1, Trigger: "test", Extra: extra}}, nil
+		},
+	})
+	if err != nil {
+		return err
 	}
 	switch g.Fail {
 	case "check":
@@ -91,6 +86,14 @@ func fakeRun(c *cli.Context, g *fakeGrammar) error {
 	}
 	return nil
 }
+
+// conv is a small conversation document: one user message saying text.
+func conv(text string) string {
+	return `{"messages":[{"role":"user","content":"` + text + `"}]}`
+}
+
+// upperConv is conv(text) as the fake filter writes it.
+func upperConv(text string) string { return strings.ToUpper(conv(text)) }
 
 // ttyReader and ttyWriter force the runner's terminal decision.
 type ttyReader struct{ t *testing.T }
@@ -114,7 +117,7 @@ type runOpts struct {
 func run(t *testing.T, args []string, o runOpts) (code int, stdout, stderr string) {
 	t.Helper()
 	if o.stdin == nil {
-		o.stdin = strings.NewReader("hello\n")
+		o.stdin = strings.NewReader(conv("hello") + "\n")
 	}
 	var out interface {
 		io.Writer
@@ -132,7 +135,7 @@ func run(t *testing.T, args []string, o runOpts) (code int, stdout, stderr strin
 func TestUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.json")
-	if err := os.WriteFile(a, []byte("{}"), 0o644); err != nil {
+	if err := os.WriteFile(a, []byte(conv("a")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -206,9 +209,9 @@ func TestRunErrors(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{"none", cli.ExitOK, "HELLO\n", ""},
-		{"check", cli.ExitCheck, "HELLO\n", "ctx-fake: error: 2 problems found\nhint: run without --check to fix them\n"},
-		{"checkquiet", cli.ExitCheck, "HELLO\n", ""},
+		{"none", cli.ExitOK, upperConv("hello") + "\n", ""},
+		{"check", cli.ExitCheck, upperConv("hello") + "\n", "ctx-fake: error: 2 problems found\nhint: run without --check to fix them\n"},
+		{"checkquiet", cli.ExitCheck, upperConv("hello") + "\n", ""},
 		{"input", cli.ExitInput, "", "ctx-fake: error: parse \"x\": message 1: tool_result has no tool_use_id\n"},
 		{"runtime", cli.ExitRuntime, "", "ctx-fake: error: store: disk full\n"},
 		{"plain", cli.ExitRuntime, "", "ctx-fake: error: something broke\n"},
@@ -231,9 +234,9 @@ func TestStdinTerminal(t *testing.T) {
 	}
 	// A file argument is read even when stdin is a terminal.
 	f := filepath.Join(t.TempDir(), "doc.json")
-	os.WriteFile(f, []byte("abc"), 0o644)
+	os.WriteFile(f, []byte(conv("abc")), 0o644)
 	code, stdout, stderr = run(t, []string{f}, runOpts{stdin: ttyReader{t}})
-	if code != cli.ExitOK || stdout != "ABC" || stderr != "" {
+	if code != cli.ExitOK || stdout != upperConv("abc") || stderr != "" {
 		t.Errorf("file arg: exit %d stdout %q stderr %q", code, stdout, stderr)
 	}
 }
@@ -264,30 +267,34 @@ func TestOutputAtomic(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.json")
 	out := filepath.Join(dir, "out.json")
-	os.WriteFile(in, []byte(`{"a":"b"}`), 0o644)
+	os.WriteFile(in, []byte(conv("b")), 0o644)
 
 	// A new file gets 0644 and the content; stdout stays empty.
 	code, stdout, stderr := run(t, []string{"-o", out, in}, runOpts{})
 	if code != 0 || stdout != "" || stderr != "" {
 		t.Fatalf("exit %d stdout %q stderr %q", code, stdout, stderr)
 	}
-	if b, _ := os.ReadFile(out); string(b) != `{"A":"B"}` {
+	if b, _ := os.ReadFile(out); string(b) != upperConv("b") {
 		t.Errorf("out = %q", b)
 	}
-	if st, _ := os.Stat(out); st.Mode().Perm() != 0o644 {
+	if st, err := os.Stat(out); err != nil {
+		t.Error(err)
+	} else if st.Mode().Perm() != 0o644 {
 		t.Errorf("new file mode %v, want 0644", st.Mode().Perm())
 	}
 
 	// An existing file keeps its mode.
 	os.Chmod(out, 0o600)
-	os.WriteFile(in, []byte("second"), 0o644)
+	os.WriteFile(in, []byte(conv("second")), 0o644)
 	if code, _, stderr := run(t, []string{"--output=" + out, in}, runOpts{}); code != 0 {
 		t.Fatalf("exit %d stderr %q", code, stderr)
 	}
-	if b, _ := os.ReadFile(out); string(b) != "SECOND" {
+	if b, _ := os.ReadFile(out); string(b) != upperConv("second") {
 		t.Errorf("out = %q", b)
 	}
-	if st, _ := os.Stat(out); st.Mode().Perm() != 0o600 {
+	if st, err := os.Stat(out); err != nil {
+		t.Error(err)
+	} else if st.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v, want 0600 kept", st.Mode().Perm())
 	}
 
@@ -295,7 +302,7 @@ func TestOutputAtomic(t *testing.T) {
 	if code, _, _ := run(t, []string{"-o", out, "--fail=runtime", in}, runOpts{}); code != cli.ExitRuntime {
 		t.Fatalf("exit %d", code)
 	}
-	if b, _ := os.ReadFile(out); string(b) != "SECOND" {
+	if b, _ := os.ReadFile(out); string(b) != upperConv("second") {
 		t.Errorf("failed run changed -o file: %q", b)
 	}
 	fresh := filepath.Join(dir, "fresh.json")
@@ -313,7 +320,7 @@ func TestOutputAtomic(t *testing.T) {
 	if err := os.Symlink("out.json", link); err != nil {
 		t.Skip("no symlinks:", err)
 	}
-	os.WriteFile(in, []byte("third"), 0o644)
+	os.WriteFile(in, []byte(conv("third")), 0o644)
 	code, _, stderr = run(t, []string{"-o", link, in}, runOpts{})
 	if code != cli.ExitRuntime || !strings.Contains(stderr, "is a symbolic link") || !strings.Contains(stderr, "hint: ") || !strings.Contains(stderr, out) {
 		t.Fatalf("exit %d stderr %q; want 4, the link refused and %s named", code, stderr, out)
@@ -321,7 +328,7 @@ func TestOutputAtomic(t *testing.T) {
 	if st, _ := os.Lstat(link); st.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("symlink replaced by a file")
 	}
-	if b, _ := os.ReadFile(out); string(b) != "SECOND" {
+	if b, _ := os.ReadFile(out); string(b) != upperConv("second") {
 		t.Errorf("out = %q, written through the link", b)
 	}
 }
@@ -331,7 +338,7 @@ func TestOutputAtomic(t *testing.T) {
 func TestTempFilesOfKilledRuns(t *testing.T) {
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in.json"), filepath.Join(dir, "out.json")
-	os.WriteFile(in, []byte("x"), 0o644)
+	os.WriteFile(in, []byte(conv("x")), 0o644)
 	old := time.Now().Add(-time.Hour)
 	stale := []string{".out.json.00112233aabbccdd.tmp", ".in.json.00112233aabbccdd.tmp"}
 	kept := []string{".out.json.0011223344556677.tmp", ".out.json.notours.tmp", "notes.tmp"}
@@ -359,7 +366,7 @@ func TestTempFilesOfKilledRuns(t *testing.T) {
 func TestInPlaceRefusesALink(t *testing.T) {
 	dir := t.TempDir()
 	real, link := filepath.Join(dir, "real.jsonl"), filepath.Join(dir, "link.jsonl")
-	os.WriteFile(real, []byte("one\n"), 0o644)
+	os.WriteFile(real, []byte(conv("one")+"\n"), 0o644)
 	if err := os.Symlink(real, link); err != nil {
 		t.Skip("no symlinks:", err)
 	}
@@ -367,7 +374,7 @@ func TestInPlaceRefusesALink(t *testing.T) {
 	if code != cli.ExitRuntime || !strings.Contains(stderr, real) {
 		t.Fatalf("exit %d stderr %q; want 4 and the real file named", code, stderr)
 	}
-	if b, _ := os.ReadFile(real); string(b) != "one\n" {
+	if b, _ := os.ReadFile(real); string(b) != conv("one")+"\n" {
 		t.Errorf("target rewritten: %q", b)
 	}
 }
@@ -375,13 +382,13 @@ func TestInPlaceRefusesALink(t *testing.T) {
 func TestInPlace(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
-	os.WriteFile(a, []byte("one\n"), 0o640)
-	os.WriteFile(b, []byte("two\n"), 0o644)
+	os.WriteFile(a, []byte(conv("one")+"\n"), 0o640)
+	os.WriteFile(b, []byte(conv("two")+"\n"), 0o644)
 	code, stdout, stderr := run(t, []string{"--in-place", a, b}, runOpts{})
 	if code != 0 || stdout != "" || stderr != "" {
 		t.Fatalf("exit %d stdout %q stderr %q", code, stdout, stderr)
 	}
-	for name, want := range map[string]string{a: "ONE\n", b: "TWO\n"} {
+	for name, want := range map[string]string{a: upperConv("one") + "\n", b: upperConv("two") + "\n"} {
 		if got, _ := os.ReadFile(name); string(got) != want {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
@@ -393,15 +400,23 @@ func TestInPlace(t *testing.T) {
 		t.Errorf("directory holds %q", got)
 	}
 
-	// An error in the run leaves every file as it was.
+	// An error in the run, after every file was staged, leaves every file as it was.
+	os.WriteFile(a, []byte(conv("one")+"\n"), 0o640)
+	os.WriteFile(b, []byte(conv("two")+"\n"), 0o644)
 	if code, _, _ := run(t, []string{"-i", "--fail=plain", a, b}, runOpts{}); code != cli.ExitRuntime {
 		t.Fatalf("exit %d", code)
 	}
-	os.WriteFile(a, []byte("one\n"), 0o640)
-	if code, _, _ := run(t, []string{"-i", "--fail=plain", a, b}, runOpts{}); code != cli.ExitRuntime {
+	for name, want := range map[string]string{a: conv("one") + "\n", b: conv("two") + "\n"} {
+		if got, _ := os.ReadFile(name); string(got) != want {
+			t.Errorf("failed run rewrote %s: %q", name, got)
+		}
+	}
+	// So does an input that is not a document, after the first was staged.
+	os.WriteFile(b, []byte("two\n"), 0o644)
+	if code, _, _ := run(t, []string{"-i", a, b}, runOpts{}); code != cli.ExitInput {
 		t.Fatalf("exit %d", code)
 	}
-	if got, _ := os.ReadFile(a); string(got) != "one\n" {
+	if got, _ := os.ReadFile(a); string(got) != conv("one")+"\n" {
 		t.Errorf("failed run rewrote %s: %q", a, got)
 	}
 	if got := strings.Join(listDir(t, dir), " "); got != "a.jsonl b.jsonl" {
@@ -412,7 +427,7 @@ func TestInPlace(t *testing.T) {
 func TestInPlaceIdenticalKeepsMtime(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.json")
-	os.WriteFile(a, []byte("same"), 0o644)
+	os.WriteFile(a, []byte(conv("same")), 0o644)
 	old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
 	os.Chtimes(a, old, old)
 	if code, _, stderr := run(t, []string{"-i", "--action=same", a}, runOpts{}); code != 0 {
@@ -430,16 +445,56 @@ func TestInPlaceIdenticalKeepsMtime(t *testing.T) {
 	}
 }
 
+// TestStatsStderr: the loop writes the plan's stats with the file, the format and the
+// document's tokens filled in (after: before plus the plan's TokensDelta).
 func TestStatsStderr(t *testing.T) {
 	code, stdout, stderr := run(t, []string{"--stats", "--format=openai"}, runOpts{})
-	want := `{"tool":"ctx-fake","file":"-","format":"openai","tokens_before":5,"tokens_after":3,"saved":2,"items":1,"trigger":"test","a":1,"z":"last"}` + "\n"
-	if code != 0 || stdout != "HELLO\n" || stderr != want {
+	before := countOf(t, conv("hello")+"\n", transcript.OpenAI)
+	want := fmt.Sprintf(`{"tool":"ctx-fake","file":"-","format":"openai","tokens_before":%d,"tokens_after":%d,"saved":2,"items":1,"trigger":"test","a":1,"z":"last"}`, before, before-2) + "\n"
+	if code != 0 || stdout != upperConv("hello")+"\n" || stderr != want {
 		t.Errorf("exit %d stdout %q\nstderr %q\nwant   %q", code, stdout, stderr, want)
 	}
 	// Without --stats nothing is written.
 	if _, _, stderr := run(t, nil, runOpts{}); stderr != "" {
 		t.Errorf("stats without --stats: %q", stderr)
 	}
+	// Each file of an --in-place run has its line, counted with its format's tokenizer.
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	docA, docB := `{"system":"be brief","messages":[{"role":"user","content":"one"}]}`, `[{"role":"user","content":"a longer message, counted again"}]`
+	os.WriteFile(a, []byte(docA), 0o644)
+	os.WriteFile(b, []byte(docB), 0o644)
+	code, _, stderr = run(t, []string{"--stats", "-i", a, b}, runOpts{})
+	var lines []string
+	for _, f := range []struct {
+		name, text string
+		format     transcript.Format
+	}{{a, docA, transcript.Anthropic}, {b, docB, transcript.OpenAI}} {
+		n := countOf(t, f.text, f.format)
+		lines = append(lines, fmt.Sprintf(`{"tool":"ctx-fake","file":%q,"format":%q,"tokens_before":%d,"tokens_after":%d,"saved":2,"items":1,"trigger":"test","a":1,"z":"last"}`+"\n", f.name, f.format, n, n-2))
+	}
+	if code != 0 || stderr != strings.Join(lines, "") {
+		t.Errorf("--in-place: exit %d\nstderr %q\nwant   %q", code, stderr, strings.Join(lines, ""))
+	}
+}
+
+// countOf is the tokens of doc as the run loop counts them: the format's default tokenizer
+// over the parsed conversation.
+func countOf(t *testing.T, doc string, format transcript.Format) int {
+	t.Helper()
+	tr, err := transcript.Parse([]byte(doc), transcript.Options{Format: format})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter, err := tokens.New(tokens.DefaultTokenizer(string(format)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := measure.Total(tr, counter)
+	if n <= 2 {
+		t.Fatalf("%s counts %d tokens: too few to tell", doc, n)
+	}
+	return n
 }
 
 // TestStatsFileRefusesALink: --stats-file does not append through a symbolic link.
@@ -469,7 +524,7 @@ func TestStatsFileConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var out, errb bytes.Buffer
-			code := cli.Main(newTool(), []string{"--pad", fmt.Sprint(pad)}, strings.NewReader(fmt.Sprint(i)), &out, &errb,
+			code := cli.Main(newTool(), []string{"--pad", fmt.Sprint(pad)}, strings.NewReader(conv(fmt.Sprint(i))), &out, &errb,
 				func(k string) string {
 					if k == "CTX_STATS_FILE" {
 						return file
@@ -506,8 +561,8 @@ func TestEnv(t *testing.T) {
 		t.Errorf("stdout %q stderr %q\nwant %q", stdout, stderr, want)
 	}
 	// The command line beats the environment.
-	_, stdout, _ = run(t, []string{"--action=env", "--format=codex", "--window=1M"}, runOpts{env: env})
-	if !strings.HasPrefix(stdout, "format=codex window=1000000 ") {
+	_, stdout, _ = run(t, []string{"--action=env", "--format=anthropic", "--window=1M"}, runOpts{env: env})
+	if !strings.HasPrefix(stdout, "format=anthropic window=1000000 ") {
 		t.Errorf("flags did not override env: %q", stdout)
 	}
 }
@@ -527,9 +582,10 @@ func TestColorAndPretty(t *testing.T) {
 		}
 	}
 	// A terminal gets indented JSON; a pipe gets the bytes as they are.
-	doc := `{"a":[1,{"b":"c"}]}`
+	doc := `{"messages":[{"role":"user","content":[{"type":"text","text":"c"}]}]}`
 	_, stdout, _ := run(t, []string{"--action=same"}, runOpts{stdin: strings.NewReader(doc), stdoutTTY: true})
-	if want := "{\n  \"a\": [\n    1,\n    {\n      \"b\": \"c\"\n    }\n  ]\n}\n"; stdout != want {
+	want := "{\n  \"messages\": [\n    {\n      \"role\": \"user\",\n      \"content\": [\n        {\n          \"type\": \"text\",\n          \"text\": \"c\"\n        }\n      ]\n    }\n  ]\n}\n"
+	if stdout != want {
 		t.Errorf("tty output %q, want %q", stdout, want)
 	}
 	_, stdout, _ = run(t, []string{"--action=same"}, runOpts{stdin: strings.NewReader(doc)})
@@ -566,7 +622,7 @@ func TestGiven(t *testing.T) {
 		run := tool.Run
 		tool.Run = func(c *cli.Context) error { got = c.Given("store"); return run(c) }
 		var out, errb bytes.Buffer
-		cli.Main(tool, tc.args, strings.NewReader("x"), &out, &errb, func(k string) string {
+		cli.Main(tool, tc.args, strings.NewReader(conv("x")), &out, &errb, func(k string) string {
 			if k == "CTX_STORE" {
 				return tc.env
 			}

@@ -367,8 +367,10 @@ func (d *Doc) Whole() error {
 	if err != nil {
 		return err
 	}
+	// The bytes are in memory now: the file (or the spool of stdin) the passes read is
+	// not needed again, and close, which knows only d.stream, would not free it.
+	d.stream.Close()
 	d.whole, d.T, d.stream = &in, t, nil
-	d.stream = nil
 	return nil
 }
 

@@ -12,11 +12,14 @@ import (
 	"testing/iotest"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
-// streamTool reads its inputs with Sources and Stream, as ctx-count does, and prints what
-// it got: "name: N records streamed, M messages" or "name: read whole, M messages".
+// streamTool reads its inputs through Context.Run in a Reports mode, as ctx-count does
+// (several files, each read once), and reports what it got: "name: N records streamed, M
+// messages" or "name: read whole, N records, M messages" (Filter.Record sees a document
+// read whole as one record).
 func streamTool() *cli.Tool {
 	g := &struct {
 		cli.Common `embed:""`
@@ -27,23 +30,18 @@ func streamTool() *cli.Tool {
 		Grammar: g,
 		Common:  func() *cli.Common { return &g.Common },
 		Run: func(c *cli.Context) error {
-			names, err := c.Sources()
-			if err != nil {
-				return err
-			}
-			for _, name := range names {
-				n := 0
-				t, o, err := c.Stream(name, func(int, *transcript.Transcript) error { n++; return nil })
-				switch {
-				case err != nil:
-					return err
-				case t != nil:
-					fmt.Fprintf(c.Stdout, "%s: read whole, %d messages\n", name, len(t.Messages))
-				default:
-					fmt.Fprintf(c.Stdout, "%s: %d records streamed, %d messages\n", name, n, len(o.Messages))
-				}
-			}
-			return nil
+			n := 0
+			return c.Run(cli.Filter{
+				Reports: true,
+				Record:  func(int, *transcript.Transcript, tokens.Counter) error { n++; return nil },
+				Plan: func(d *cli.Doc) (*cli.Plan, error) {
+					defer func() { n = 0 }()
+					if !d.Streamed() {
+						return &cli.Plan{Report: fmt.Appendf(nil, "%s: read whole, %d records, %d messages\n", d.Name, n, len(d.T.Messages))}, nil
+					}
+					return &cli.Plan{Report: fmt.Appendf(nil, "%s: %d records streamed, %d messages\n", d.Name, n, len(d.T.Messages))}, nil
+				},
+			})
 		},
 	}
 }
@@ -52,6 +50,18 @@ func runStream(args []string, stdin io.Reader) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := cli.Main(streamTool(), args, stdin, &out, &errb, nil)
 	return code, out.String(), errb.String()
+}
+
+// TestStreamTerminal: a report is streamed also for a terminal (only a document written
+// to one is indented, and needs reading whole).
+func TestStreamTerminal(t *testing.T) {
+	jsonl := `{"type":"user","uuid":"a","message":{"role":"user","content":"x"}}` + "\n"
+	out := &ttyOut{}
+	var errb bytes.Buffer
+	code := cli.Main(streamTool(), nil, strings.NewReader(jsonl), out, &errb, nil)
+	if want := "-: 1 records streamed, 1 messages\n"; code != 0 || out.String() != want || errb.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, out.String(), errb.String(), want)
+	}
 }
 
 func TestStream(t *testing.T) {
@@ -74,7 +84,7 @@ func TestStream(t *testing.T) {
 	}{
 		{"jsonl on stdin", nil, strings.NewReader(jsonl), 0, "-: 2 records streamed, 2 messages\n", ""},
 		{"files", []string{chat, session}, nil, 0,
-			chat + ": read whole, 1 messages\n" + session + ": 2 records streamed, 2 messages\n", ""},
+			chat + ": read whole, 1 records, 1 messages\n" + session + ": 2 records streamed, 2 messages\n", ""},
 		{"a missing file fails before any is read", []string{chat, missing}, nil, cli.ExitRuntime, "",
 			fmt.Sprintf("ctx-fake: error: read %q: no such file or directory\n", missing)},
 		{"a directory", []string{dir}, nil, cli.ExitRuntime, "",
@@ -101,15 +111,15 @@ func TestStream(t *testing.T) {
 	}
 }
 
-// TestSourcesMatchInputs: the tools that stream and the tools that read whole report an
-// unreadable input in the same words.
-func TestSourcesMatchInputs(t *testing.T) {
+// TestStreamedMatchesWhole: a filter that reads whole and a report that streams word an
+// unreadable input alike.
+func TestStreamedMatchesWhole(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{{filepath.Join(dir, "nope.json")}, {dir}} {
 		code1, _, err1 := run(t, args, runOpts{})
 		code2, _, err2 := runStream(args, strings.NewReader(""))
 		if code1 != code2 || err1 != err2 {
-			t.Errorf("%v: Inputs says %d %q, Sources says %d %q", args, code1, err1, code2, err2)
+			t.Errorf("%v: read whole: %d %q, streamed: %d %q", args, code1, err1, code2, err2)
 		}
 	}
 }

@@ -7,16 +7,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
-// wholeTool reads its document with ReadDocument and then, streamed or not, whole with
-// Whole, and writes it with every text "x" spelled "X" through WriteDocument. It reports
-// on stderr how the document was read and how many messages each pass found. between, if
-// set, runs between the two readings.
+// wholeTool reads its documents through Context.Run and, in Plan, streamed or not, again
+// whole with Doc.Whole, and writes them with every text "x" spelled "X" (Plan.Edits on the
+// document read whole). It reports on stderr how each document was read and how many
+// messages each reading found. between, if set, runs between the two readings.
 func wholeTool(between func()) *cli.Tool {
 	g := &struct {
 		cli.Common `embed:""`
@@ -27,43 +28,23 @@ func wholeTool(between func()) *cli.Tool {
 		Grammar: g,
 		Common:  func() *cli.Common { return &g.Common },
 		Run: func(c *cli.Context) error {
-			names, err := c.DocumentNames(false)
-			if err != nil {
-				return err
-			}
-			for _, name := range names {
-				var carried [][]transcript.Message
-				doc, err := c.ReadDocument(name, func(seq int, rec *transcript.Transcript) error {
-					carried = append(carried, rec.Messages)
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-				defer doc.Close()
-				how, first := "whole", 0
-				if doc.Outline != nil {
-					how, first = "streamed", len(doc.Outline.Conversation(carried).Messages)
-				} else {
-					first = len(doc.Transcript.Messages)
+			return c.Run(cli.Filter{Plan: func(d *cli.Doc) (*cli.Plan, error) {
+				how, first := "whole", len(d.T.Messages)
+				if d.Streamed() {
+					how = "streamed"
 				}
 				if between != nil {
 					between()
 				}
-				in, t, err := doc.Whole()
-				if err != nil {
-					return err
+				if err := d.Whole(); err != nil {
+					return nil, err
 				}
-				fmt.Fprintf(c.Stderr, "%s: %s, %d messages, then %d\n", name, how, first, len(t.Messages))
-				out, err := t.Apply(upper(t, t))
-				if err != nil {
-					return err
+				if d.Streamed() || d.Size() != len(d.T.Doc) {
+					return nil, fmt.Errorf("after Whole: streamed %v, %d bytes, %d of text", d.Streamed(), d.Size(), len(d.T.Doc))
 				}
-				if err := c.WriteDocument(in, out); err != nil {
-					return err
-				}
-			}
-			return nil
+				fmt.Fprintf(c.Stderr, "%s: %s, %d messages, then %d\n", d.Name, how, first, len(d.T.Messages))
+				return &cli.Plan{Edits: upper(d.T, d.T)}, nil
+			}})
 		},
 	}
 }
@@ -107,6 +88,25 @@ func TestWhole(t *testing.T) {
 		if code != 0 || out.String() != c.stdout || errb.String() != c.stderr {
 			t.Errorf("%s: exit %d, stdout %.100q, stderr %q\nwant stdout %.100q, stderr %q", c.name, code, out.String(), errb.String(), c.stdout, c.stderr)
 		}
+	}
+
+	// Once read whole, a streamed document is written as one: --in-place rewrites a file
+	// it changed and leaves alone one it did not, and --stats counts what the first pass
+	// counted.
+	plain := filepath.Join(dir, "plain.jsonl")
+	os.WriteFile(plain, []byte(strings.ReplaceAll(session, `"x"`, `"y"`)), 0o644)
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	os.Chtimes(plain, old, old)
+	var out, errb bytes.Buffer
+	code := cli.Main(wholeTool(nil), []string{"--stats", "-i", file, plain}, strings.NewReader(""), &out, &errb, nil)
+	if code != 0 || out.Len() != 0 || strings.Count(errb.String(), `"tokens_before":`) != 2 {
+		t.Errorf("-i: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	if got, _ := os.ReadFile(file); string(got) != want {
+		t.Errorf("-i wrote %q", got)
+	}
+	if st, err := os.Stat(plain); err != nil || !st.ModTime().Equal(old) {
+		t.Errorf("-i touched a file it did not change (%v)", err)
 	}
 }
 
