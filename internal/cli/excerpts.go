@@ -71,6 +71,9 @@ func (d *Document) RewriteEdits(edits []transcript.Edit) error {
 
 // readerAt reads the input as the first pass read it, at any offset.
 func (d *Document) readerAt() (io.ReaderAt, error) {
+	if d.spool == nil && d.file == nil {
+		return nil, errReadOnce
+	}
 	if d.spool == nil {
 		return d.file, nil
 	}

@@ -384,6 +384,9 @@ func (d *Doc) Size() int {
 
 // write writes the document with p's edits, where WriteDocument would.
 func (d *Doc) write(p *Plan) error {
+	if p.Edit != nil && len(p.Edits) > 0 {
+		return fmt.Errorf("internal: a plan with both Edits and Regions: they are one or the other")
+	}
 	if d.stream != nil {
 		switch {
 		case p.Output != nil:

@@ -400,3 +400,35 @@ func TestOutputOfStreamed(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, errb.String())
 	}
 }
+
+// TestPlanMisuse: what a tier cannot do fails the run with an internal error, not a wrong
+// output: reading again a document a report read once, and a plan with both Edits and
+// Regions.
+func TestPlanMisuse(t *testing.T) {
+	dir := t.TempDir()
+	b := filepath.Join(dir, "b.jsonl")
+	os.WriteFile(b, []byte(session), 0o644)
+	var stderr bytes.Buffer
+	code, _ := runLoop(loopTool(func(*cli.Context) cli.Filter {
+		return cli.Filter{Reports: true, Plan: func(d *cli.Doc) (*cli.Plan, error) {
+			return &cli.Plan{}, d.Excerpt([]transcript.Span{{Start: 0, End: 1}})
+		}}
+	}), []string{b}, &stderr)
+	if code != cli.ExitRuntime || !strings.Contains(stderr.String(), "read once") {
+		t.Errorf("excerpt of a report's document: exit %d, stderr %q", code, stderr.String())
+	}
+	for _, name := range []string{b, filepath.Join(dir, "a.json")} {
+		os.WriteFile(filepath.Join(dir, "a.json"), []byte(conv("one")), 0o644)
+		stderr.Reset()
+		code, out := runLoop(loopTool(func(*cli.Context) cli.Filter {
+			return cli.Filter{Plan: func(d *cli.Doc) (*cli.Plan, error) {
+				span := transcript.Span{Start: 0, End: 1}
+				return &cli.Plan{Edits: []transcript.Edit{{Span: span, With: "{"}}, Regions: []transcript.Span{span},
+					Edit: func(int, string, int) ([]transcript.Edit, error) { return nil, nil }}, nil
+			}}
+		}), []string{name}, &stderr)
+		if code != cli.ExitRuntime || out != "" || !strings.Contains(stderr.String(), "both Edits and Regions") {
+			t.Errorf("%s: Edits and Regions: exit %d, stdout %q, stderr %q", name, code, out, stderr.String())
+		}
+	}
+}

@@ -225,6 +225,9 @@ func (d *Document) Rewrite(regions []transcript.Span, edit func(i int, text stri
 // bytes the first pass read (a session log that grew since is edited as it was then);
 // check, called at the end, fails if those bytes changed.
 func (d *Document) reread() (r io.Reader, check func() error, err error) {
+	if d.spool == nil && d.file == nil {
+		return nil, nil, errReadOnce
+	}
 	if d.spool != nil {
 		r, err := d.spool.reader()
 		return r, func() error { return nil }, err
@@ -242,6 +245,10 @@ func (d *Document) reread() (r io.Reader, check func() error, err error) {
 }
 
 var errChanged = errors.New("the input changed while it was being read; run again")
+
+// errReadOnce is a tier reading again a document that a report mode read once
+// (Filter.Reports): a bug in the tier.
+var errReadOnce = errors.New("internal: a document read once (Filter.Reports) cannot be read again")
 
 // rereadError words an error of the second pass: errors already worded (the tool's, read
 // and write errors) as they are, a changed input as a runtime error naming the input.
