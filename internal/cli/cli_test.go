@@ -37,7 +37,6 @@ func newTool() *cli.Tool {
 		Summary: "Upper-case a document.",
 		Help:    "A fake filter used by the runner's tests.",
 		Grammar: g,
-		Common:  func() *cli.Common { return &g.Common },
 		Run:     func(c *cli.Context) error { return fakeRun(c, g) },
 	}
 }

@@ -161,7 +161,7 @@ func pathReason(err error) error {
 	return err
 }
 
-// WriteDocument emits the transformed bytes out for the input in:
+// writeDocument emits the transformed bytes out for the input in:
 //
 //   - with --in-place it replaces the file in.Name (a usage error for
 //     stdin); when out is byte-identical to in.Data the file is not touched,
@@ -175,7 +175,7 @@ func pathReason(err error) error {
 // succeeds (or fails a check); otherwise the temp file is removed. A new
 // file gets mode 0644, an existing one keeps its mode, and a symlink
 // target is written through (the link stays).
-func (c *Context) WriteDocument(in Input, out []byte) error {
+func (c *Context) writeDocument(in Input, out []byte) error {
 	switch {
 	case c.Common.InPlace:
 		if in.IsStdin() {
@@ -204,7 +204,7 @@ func (c *Context) WriteDocument(in Input, out []byte) error {
 // heldOutput keeps what a tool writes to stdout until the run is known to have succeeded
 // (on an error nothing reaches stdout). Writes are copied, as io.Writer requires, into a
 // spool (memory, then a temp file, so a streamed document is not held in memory); a whole
-// document handed over by WriteDocument is kept by reference, so a filter's output is not
+// document handed over by writeDocument is kept by reference, so a filter's output is not
 // held twice.
 type heldOutput struct {
 	parts []heldPart

@@ -19,7 +19,7 @@ import (
 // part. fn must not keep text past its return unless it copies it. The bytes are read as
 // they are now; Rewrite checks afterwards that the input did not change since the first
 // pass, so a plan made from changed bytes is never written.
-func (d *Document) Visit(spans []transcript.Span, fn func(text string, base int) error) error {
+func (d *document) visit(spans []transcript.Span, fn func(text string, base int) error) error {
 	if d.Outline == nil {
 		return errors.New("internal: Visit of a document that was not streamed")
 	}
@@ -29,7 +29,7 @@ func (d *Document) Visit(spans []transcript.Span, fn func(text string, base int)
 	}
 	var buf []byte
 	for _, p := range transcript.MergeSpans(spans) {
-		if int64(p.End) > d.Size() {
+		if int64(p.End) > d.length() {
 			return d.rereadError(errChanged)
 		}
 		buf = slices.Grow(buf[:0], p.Len())[:p.Len()]
@@ -48,8 +48,8 @@ func (d *Document) Visit(spans []transcript.Span, fn func(text string, base int)
 
 // Excerpt gives t (the Document's conversation, without text) the text of the given spans
 // (see transcript.AddExcerpt), read as Visit reads them.
-func (d *Document) Excerpt(t *transcript.Transcript, spans []transcript.Span) error {
-	return d.Visit(spans, func(text string, base int) error {
+func (d *document) excerpt(t *transcript.Transcript, spans []transcript.Span) error {
+	return d.visit(spans, func(text string, base int) error {
 		t.AddExcerpt(base, text)
 		return nil
 	})
@@ -57,20 +57,20 @@ func (d *Document) Excerpt(t *transcript.Transcript, spans []transcript.Span) er
 
 // RewriteEdits is Rewrite with edits decided beforehand (from the conversation and its
 // excerpts): the second pass copies the document and splices them in.
-func (d *Document) RewriteEdits(edits []transcript.Edit) error {
+func (d *document) rewriteEdits(edits []transcript.Edit) error {
 	sorted := slices.Clone(edits)
 	slices.SortStableFunc(sorted, func(a, b transcript.Edit) int { return a.Span.Start - b.Span.Start })
 	regions := make([]transcript.Span, len(sorted))
 	for i, e := range sorted {
 		regions[i] = e.Span
 	}
-	return d.Rewrite(regions, func(i int, _ string, _ int) ([]transcript.Edit, error) {
+	return d.rewrite(regions, func(i int, _ string, _ int) ([]transcript.Edit, error) {
 		return sorted[i : i+1], nil
 	})
 }
 
 // readerAt reads the input as the first pass read it, at any offset.
-func (d *Document) readerAt() (io.ReaderAt, error) {
+func (d *document) readerAt() (io.ReaderAt, error) {
 	if d.spool == nil && d.file == nil {
 		return nil, errReadOnce
 	}
@@ -87,7 +87,7 @@ func (d *Document) readerAt() (io.ReaderAt, error) {
 }
 
 // Size is how many bytes of a streamed Document the first pass read.
-func (d *Document) Size() int64 {
+func (d *document) length() int64 {
 	if d.spool != nil {
 		return d.spool.size
 	}

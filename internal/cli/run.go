@@ -13,7 +13,7 @@ import (
 // The run loop. Every filter runs the same way: for each input, read it (a Claude Code or
 // Codex transcript streamed in two passes, anything else whole: a document read whole is
 // the degenerate streamed one), let the tier plan what to change (Filter.Plan), write the
-// document with the plan's edits where WriteDocument would, and write --stats. The tier
+// document with the plan's edits where writeDocument would, and write --stats. The tier
 // decides; the loop reads, measures and writes.
 
 // Filter is what a tier gives the run loop.
@@ -159,7 +159,7 @@ func (c *Context) runOne(f *Filter, name string) (*Plan, error) {
 			return nil, err
 		}
 	}
-	return p, c.WriteStats(st)
+	return p, c.writeStats(st)
 }
 
 // StatsOn reports whether the run writes --stats.
@@ -174,7 +174,7 @@ type Doc struct {
 
 	c        *Context
 	whole    *Input    // the bytes of a document read whole
-	stream   *Document // or the two passes of a streamed one
+	stream   *document // or the two passes of a streamed one
 	streamed *measure.Streamed
 	tally    *measure.Tally
 	counter  tokens.Counter
@@ -205,14 +205,14 @@ func (c *Context) readDoc(f *Filter, name string) (*Doc, error) {
 			return d.streamed.Record(seq, rec)
 		}
 	}
-	doc, err := c.ReadDocument(name, readMode{whole: f.Whole || c.readWhole, once: f.Reports}, record)
+	doc, err := c.readDocument(name, readMode{whole: f.Whole || c.readWhole, once: f.Reports}, record)
 	d.streamed.Close()
 	if err != nil {
 		return nil, err
 	}
 	if doc.Transcript != nil {
 		d.whole, d.T = &doc.Input, doc.Transcript
-		doc.Close()
+		doc.close()
 		d.streamed = nil
 		if f.Record != nil {
 			counter, err := d.Counter()
@@ -232,7 +232,7 @@ func (c *Context) readDoc(f *Filter, name string) (*Doc, error) {
 
 func (d *Doc) close() {
 	if d.stream != nil {
-		d.stream.Close()
+		d.stream.close()
 	}
 }
 
@@ -337,7 +337,7 @@ func (d *Doc) Utilization() (float64, measure.Counts, tokens.Budget, error) {
 // not keep text past its return unless it copies it.
 func (d *Doc) Visit(spans []transcript.Span, fn func(text string, base int) error) error {
 	if d.stream != nil {
-		return d.stream.Visit(spans, fn)
+		return d.stream.visit(spans, fn)
 	}
 	for _, p := range transcript.MergeSpans(spans) {
 		if err := fn(d.T.Doc[p.Start:p.End], p.Start); err != nil {
@@ -353,7 +353,7 @@ func (d *Doc) Excerpt(spans []transcript.Span) error {
 	if d.stream == nil {
 		return nil
 	}
-	return d.stream.Excerpt(d.T, spans)
+	return d.stream.excerpt(d.T, spans)
 }
 
 // Whole reads a streamed document again, whole, and parses it: for a tier that learns from
@@ -363,13 +363,13 @@ func (d *Doc) Whole() error {
 	if d.stream == nil {
 		return nil
 	}
-	in, t, err := d.stream.Whole()
+	in, t, err := d.stream.whole()
 	if err != nil {
 		return err
 	}
 	// The bytes are in memory now: the file (or the spool of stdin) the passes read is
 	// not needed again, and close, which knows only d.stream, would not free it.
-	d.stream.Close()
+	d.stream.close()
 	d.whole, d.T, d.stream = &in, t, nil
 	return nil
 }
@@ -377,12 +377,12 @@ func (d *Doc) Whole() error {
 // Size is the document's size in bytes.
 func (d *Doc) Size() int {
 	if d.stream != nil {
-		return int(d.stream.Size())
+		return int(d.stream.length())
 	}
 	return len(d.whole.Data)
 }
 
-// write writes the document with p's edits, where WriteDocument would.
+// write writes the document with p's edits, where writeDocument would.
 func (d *Doc) write(p *Plan) error {
 	if p.Edit != nil && len(p.Edits) > 0 {
 		return fmt.Errorf("internal: a plan with both Edits and Regions: they are one or the other")
@@ -392,9 +392,9 @@ func (d *Doc) write(p *Plan) error {
 		case p.Output != nil:
 			return fmt.Errorf("internal: a new document for a streamed input")
 		case p.Edit != nil:
-			return d.stream.Rewrite(p.Regions, p.Edit)
+			return d.stream.rewrite(p.Regions, p.Edit)
 		}
-		return d.stream.RewriteEdits(p.Edits)
+		return d.stream.rewriteEdits(p.Edits)
 	}
 	out, err := d.edited(p)
 	if err != nil {
@@ -409,7 +409,7 @@ func (d *Doc) write(p *Plan) error {
 		out, d.outT = checked, parsed
 	}
 	d.out = out
-	return d.c.WriteDocument(*d.whole, out)
+	return d.c.writeDocument(*d.whole, out)
 }
 
 // edited is a document read whole with p's edits made: the input itself (not a copy) when

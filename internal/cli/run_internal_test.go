@@ -17,14 +17,13 @@ func TestDocWholeClosesTheStream(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "s.jsonl")
 	os.WriteFile(file, []byte(session), 0o644)
 	for _, args := range [][]string{{file}, nil} {
-		var streams []*Document
+		var streams []*document
 		g := &struct {
 			Common `embed:""`
 		}{}
 		tool := &Tool{
 			Name:    "ctx-fake",
 			Grammar: g,
-			Common:  func() *Common { return &g.Common },
 			Run: func(c *Context) error {
 				return c.Run(Filter{Plan: func(d *Doc) (*Plan, error) {
 					streams = append(streams, d.stream)

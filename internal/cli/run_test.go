@@ -25,7 +25,6 @@ func loopTool(filter func(c *cli.Context) cli.Filter) *cli.Tool {
 		Name:    "ctx-fake",
 		Summary: "Run the loop.",
 		Grammar: g,
-		Common:  func() *cli.Common { return &g.Common },
 		Run:     func(c *cli.Context) error { return c.Run(filter(c)) },
 	}
 }

@@ -17,15 +17,12 @@ import (
 // parsing writes into Grammar, so a Tool must not be shared between
 // concurrent runs.
 type Tool struct {
-	Name    string // "ctx-count"
-	Summary string // one line, shown first in --help
-	Help    string // longer description for --help (may be empty)
-	Grammar any    // pointer to the tool's flag struct, which embeds Common
-	// Common returns the Common embedded in Grammar. When nil the runner
-	// uses the CommonFlags method that the embedding promotes.
-	Common func() *Common
-	Vars   kong.Vars // extra interpolation variables for the grammar's tags
-	Run    func(ctx *Context) error
+	Name    string    // "ctx-count"
+	Summary string    // one line, shown first in --help
+	Help    string    // longer description for --help (may be empty)
+	Grammar any       // pointer to the tool's flag struct, which embeds Common
+	Vars    kong.Vars // extra interpolation variables for the grammar's tags
+	Run     func(ctx *Context) error
 }
 
 // Command describes a tool whose flags are an F, which embeds Common: a fresh F for each
@@ -155,9 +152,6 @@ func report(w io.Writer, name string, err error, hint string) {
 }
 
 func commonOf(tool *Tool) *Common {
-	if tool.Common != nil {
-		return tool.Common()
-	}
 	if g, ok := tool.Grammar.(interface{ CommonFlags() *Common }); ok {
 		return g.CommonFlags()
 	}

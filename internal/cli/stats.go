@@ -27,15 +27,15 @@ func isStatsKey(k string) bool {
 	return false
 }
 
-// WriteStats writes s as one JSON line when --stats or --stats-file is set,
+// writeStats writes s as one JSON line when --stats or --stats-file is set,
 // and does nothing otherwise. Keys come in a fixed order — tool, file,
 // format, tokens_before, tokens_after, saved, items, trigger — then the
 // Extra keys sorted; an Extra key may not reuse a fixed name. The line goes
 // to stderr, or is appended to --stats-file with O_APPEND in a single
 // write, so concurrent runs sharing a file never interleave lines.
 //
-// Call it once per document after WriteDocument.
-func (c *Context) WriteStats(s Stats) error {
+// Call it once per document after writeDocument.
+func (c *Context) writeStats(s Stats) error {
 	if !c.Common.Stats && c.Common.StatsFile == "" {
 		return nil
 	}

@@ -28,7 +28,6 @@ func streamTool() *cli.Tool {
 		Name:    "ctx-fake",
 		Summary: "Stream documents.",
 		Grammar: g,
-		Common:  func() *cli.Common { return &g.Common },
 		Run: func(c *cli.Context) error {
 			n := 0
 			return c.Run(cli.Filter{

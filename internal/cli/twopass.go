@@ -22,15 +22,15 @@ import (
 //
 // A regular file is simply read again. Anything else (stdin, a pipe) is kept during the
 // first pass in a spool: in memory up to spoolMemory, then in a temp file. The output
-// goes where WriteDocument would put it: a spool of held stdout (written only once the run
+// goes where writeDocument would put it: a spool of held stdout (written only once the run
 // has succeeded), or the -o/--in-place temp file. Peak memory is then what the tool keeps
 // per message, whatever the size of the document; JSON documents, and output for a
 // terminal (indented, which needs the whole document), are read whole as before.
 
-// Document is one input of a filter, read by ReadDocument: either read whole and parsed
-// (Transcript set, Input holding the bytes, to be written with WriteDocument), or a
+// document is one input of a filter, read by readDocument: either read whole and parsed
+// (Transcript set, Input holding the bytes, to be written with writeDocument), or a
 // streamed JSONL transcript (Outline set), to be written with Rewrite.
-type Document struct {
+type document struct {
 	Name       string
 	Input      Input
 	Transcript *transcript.Transcript
@@ -58,20 +58,20 @@ func (c *Context) documentNames(several bool) ([]string, error) {
 	return names, nil
 }
 
-// readMode says how ReadDocument reads: whole, whatever the format; or, for a document
+// readMode says how readDocument reads: whole, whatever the format; or, for a document
 // read once (a report), streamed without keeping it for a second pass.
 type readMode struct {
 	whole, once bool
 }
 
-// ReadDocument reads input name (a file, or "-" for stdin). A Claude Code or Codex JSONL
+// readDocument reads input name (a file, or "-" for stdin). A Claude Code or Codex JSONL
 // transcript is streamed: fn sees each record as transcript.Stream passes it, and the
 // Document's Outline is set; the tool then plans its edits and calls Rewrite. Any other
 // document, any document when mode.whole is set or when the output is indented for a
 // terminal, is read whole and parsed, fn is not called, and Transcript is set. With
 // mode.once a streamed document is not kept for a second pass. Errors name the input;
 // fn's own are returned as they are. Close the Document when done.
-func (c *Context) ReadDocument(name string, mode readMode, fn func(seq int, rec *transcript.Transcript) error) (*Document, error) {
+func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec *transcript.Transcript) error) (*document, error) {
 	o, err := c.readOptions(name)
 	if err != nil {
 		return nil, err
@@ -80,12 +80,12 @@ func (c *Context) ReadDocument(name string, mode readMode, fn func(seq int, rec 
 	if err != nil {
 		return nil, err
 	}
-	d := &Document{Name: name, c: c, seed: maphash.MakeSeed()}
+	d := &document{Name: name, c: c, seed: maphash.MakeSeed()}
 	ok := false
 	defer func() {
 		if !ok {
 			r.Close()
-			d.Close()
+			d.close()
 		}
 	}()
 	readErr := func(err error) error {
@@ -160,7 +160,7 @@ func (c *Context) ReadDocument(name string, mode readMode, fn func(seq int, rec 
 }
 
 // readWhole reads the rest of br (which reads r) into d.Input, closes r, and parses it.
-func (d *Document) readWhole(br io.Reader, r io.ReadCloser, readErr func(error) error) error {
+func (d *document) readWhole(br io.Reader, r io.ReadCloser, readErr func(error) error) error {
 	data, err := readWhole(br, r)
 	r.Close()
 	if err != nil {
@@ -179,10 +179,10 @@ func (c *Context) prettyStdout() bool {
 
 // Rewrite is the second pass over a streamed Document: it reads the document again and
 // writes it, with the edits edit makes in regions (see transcript.Splice), where
-// WriteDocument would. With --in-place a file that no edit changed is not touched. edit's
+// writeDocument would. With --in-place a file that no edit changed is not touched. edit's
 // errors are returned as they are (word them as the tool's); if the input no longer holds
 // the bytes the first pass read, Rewrite fails and nothing is written.
-func (d *Document) Rewrite(regions []transcript.Span, edit func(i int, text string, base int) ([]transcript.Edit, error)) error {
+func (d *document) rewrite(regions []transcript.Span, edit func(i int, text string, base int) ([]transcript.Edit, error)) error {
 	if d.Outline == nil {
 		return errors.New("internal: Rewrite of a document that was not streamed")
 	}
@@ -224,7 +224,7 @@ func (d *Document) Rewrite(regions []transcript.Span, edit func(i int, text stri
 // reread opens the second pass: the spool, or the file from its start, limited to the
 // bytes the first pass read (a session log that grew since is edited as it was then);
 // check, called at the end, fails if those bytes changed.
-func (d *Document) reread() (r io.Reader, check func() error, err error) {
+func (d *document) reread() (r io.Reader, check func() error, err error) {
 	if d.spool == nil && d.file == nil {
 		return nil, nil, errReadOnce
 	}
@@ -252,7 +252,7 @@ var errReadOnce = errors.New("internal: a document read once (Filter.Reports) ca
 
 // rereadError words an error of the second pass: errors already worded (the tool's, read
 // and write errors) as they are, a changed input as a runtime error naming the input.
-func (d *Document) rereadError(err error) error {
+func (d *document) rereadError(err error) error {
 	var ce *Error
 	switch {
 	case errors.As(err, &ce):
@@ -291,14 +291,14 @@ func (w *writeErrors) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (d *Document) hasher() *maphash.Hash {
+func (d *document) hasher() *maphash.Hash {
 	h := &maphash.Hash{}
 	h.SetSeed(d.seed)
 	return h
 }
 
 // Close frees what the Document holds.
-func (d *Document) Close() {
+func (d *document) close() {
 	if d.file != nil {
 		d.file.Close()
 		d.file = nil

@@ -28,7 +28,6 @@ func editTool(between func(), excerpts bool) *cli.Tool {
 		Name:    "ctx-fake",
 		Summary: "Edit documents.",
 		Grammar: g,
-		Common:  func() *cli.Common { return &g.Common },
 		Run: func(c *cli.Context) error {
 			return c.Run(cli.Filter{Plan: func(d *cli.Doc) (*cli.Plan, error) {
 				t := d.T

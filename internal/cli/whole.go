@@ -8,14 +8,14 @@ import (
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
-// Whole reads a streamed Document again, whole, and parses it as ReadDocument parses a
+// Whole reads a streamed Document again, whole, and parses it as readDocument parses a
 // document it reads whole, for a tool that learns from the first pass that it needs the
 // text of the whole document after all (ctx-repair fixing a broken transcript). The input
 // is what the first pass read: the spool, or the file's first bytes, which must not have
 // changed since (as Rewrite checks). The Document becomes one read whole (Input and
-// Transcript set, Outline nil): write it with WriteDocument, not Rewrite. A Document read
+// Transcript set, Outline nil): write it with writeDocument, not Rewrite. A Document read
 // whole is returned as it is.
-func (d *Document) Whole() (Input, *transcript.Transcript, error) {
+func (d *document) whole() (Input, *transcript.Transcript, error) {
 	if d.Transcript != nil {
 		return d.Input, d.Transcript, nil
 	}
@@ -26,7 +26,7 @@ func (d *Document) Whole() (Input, *transcript.Transcript, error) {
 	if err != nil {
 		return Input{}, nil, RuntimeError(fmt.Errorf("read %s again: %w", displayName(d.Name), err))
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, d.Size()+bytes.MinRead))
+	buf := bytes.NewBuffer(make([]byte, 0, d.length()+bytes.MinRead))
 	_, err = buf.ReadFrom(&readErrors{r: r, what: "read " + displayName(d.Name) + " again"})
 	if err == nil {
 		err = check()

@@ -26,7 +26,6 @@ func wholeTool(between func()) *cli.Tool {
 		Name:    "ctx-fake",
 		Summary: "Read documents again, whole.",
 		Grammar: g,
-		Common:  func() *cli.Common { return &g.Common },
 		Run: func(c *cli.Context) error {
 			return c.Run(cli.Filter{Plan: func(d *cli.Doc) (*cli.Plan, error) {
 				how, first := "whole", len(d.T.Messages)

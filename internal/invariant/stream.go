@@ -17,7 +17,7 @@ import (
 )
 
 // JSONLDocuments lists JSONL transcripts for the tests that hold a filter's streamed run
-// (two passes over the file or stdin, cli.Document) to its run on the document read whole:
+// (two passes over the file or stdin, cli's two passes) to its run on the document read whole:
 // the samples, the corpus's JSONL files when the corpus is there, and generated Claude Code
 // and Codex sessions written to dir, one of them larger than what a spool keeps in memory.
 func JSONLDocuments(t testing.TB, dir string) []string {

@@ -149,8 +149,6 @@ func Choose(t *transcript.Transcript, o Options) Split {
 	return sp
 }
 
-
-
 // PreviousSections reads the earlier summaries among the summarized messages: the
 // sections of ctxkit's own, and the text of other agents' (Claude Code's compact summary,
 // Codex's compacted history) as one item under "Goal and user requests".

@@ -300,8 +300,6 @@ func droppableUnits(t *transcript.Transcript) ([]unit, int) {
 	return out, first
 }
 
-
-
 // Apply runs the tier on a document: plan, splice, then, when the input was a request the
 // API accepts, ctx-repair's rules for what dropping broke in the format (two user messages
 // that now meet). It returns the output, the stats, and the problems the repair fixed.
