@@ -10,14 +10,14 @@ import (
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
-// Between the two passes over a streamed Document, a tool may need the text of a few
+// Between the two passes over a streamed document, a tool may need the text of a few
 // parts of it (the lines it edits, the messages it summarizes): Visit reads them from the
 // file, or from the spool of stdin, by offset, without going through the rest.
 
-// Visit reads the given spans of a streamed Document and calls fn with each part's text
+// visit reads the given spans of a streamed document and calls fn with each part's text
 // and document offset, in document order. Overlapping or touching spans are read as one
 // part. fn must not keep text past its return unless it copies it. The bytes are read as
-// they are now; Rewrite checks afterwards that the input did not change since the first
+// they are now; rewrite checks afterwards that the input did not change since the first
 // pass, so a plan made from changed bytes is never written.
 func (d *document) visit(spans []transcript.Span, fn func(text string, base int) error) error {
 	if d.Outline == nil {
@@ -46,8 +46,8 @@ func (d *document) visit(spans []transcript.Span, fn func(text string, base int)
 	return nil
 }
 
-// Excerpt gives t (the Document's conversation, without text) the text of the given spans
-// (see transcript.AddExcerpt), read as Visit reads them.
+// excerpt gives t (the document's conversation, without text) the text of the given spans
+// (see transcript.AddExcerpt), read as visit reads them.
 func (d *document) excerpt(t *transcript.Transcript, spans []transcript.Span) error {
 	return d.visit(spans, func(text string, base int) error {
 		t.AddExcerpt(base, text)
@@ -55,7 +55,7 @@ func (d *document) excerpt(t *transcript.Transcript, spans []transcript.Span) er
 	})
 }
 
-// RewriteEdits is Rewrite with edits decided beforehand (from the conversation and its
+// rewriteEdits is rewrite with edits decided beforehand (from the conversation and its
 // excerpts): the second pass copies the document and splices them in.
 func (d *document) rewriteEdits(edits []transcript.Edit) error {
 	sorted := slices.Clone(edits)
@@ -86,7 +86,7 @@ func (d *document) readerAt() (io.ReaderAt, error) {
 	return d.spool.file, nil
 }
 
-// Size is how many bytes of a streamed Document the first pass read.
+// size is how many bytes of a streamed document the first pass read.
 func (d *document) length() int64 {
 	if d.spool != nil {
 		return d.spool.size

@@ -29,7 +29,7 @@ import (
 
 // document is one input of a filter, read by readDocument: either read whole and parsed
 // (Transcript set, Input holding the bytes, to be written with writeDocument), or a
-// streamed JSONL transcript (Outline set), to be written with Rewrite.
+// streamed JSONL transcript (Outline set), to be written with rewrite.
 type document struct {
 	Name       string
 	Input      Input
@@ -66,11 +66,11 @@ type readMode struct {
 
 // readDocument reads input name (a file, or "-" for stdin). A Claude Code or Codex JSONL
 // transcript is streamed: fn sees each record as transcript.Stream passes it, and the
-// Document's Outline is set; the tool then plans its edits and calls Rewrite. Any other
+// document's Outline is set; the tool then plans its edits and calls rewrite. Any other
 // document, any document when mode.whole is set or when the output is indented for a
 // terminal, is read whole and parsed, fn is not called, and Transcript is set. With
 // mode.once a streamed document is not kept for a second pass. Errors name the input;
-// fn's own are returned as they are. Close the Document when done.
+// fn's own are returned as they are. close the document when done.
 func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec *transcript.Transcript) error) (*document, error) {
 	o, err := c.readOptions(name)
 	if err != nil {
@@ -177,11 +177,11 @@ func (c *Context) prettyStdout() bool {
 	return c.StdoutTTY && !c.Common.InPlace && c.Common.Output == ""
 }
 
-// Rewrite is the second pass over a streamed Document: it reads the document again and
+// rewrite is the second pass over a streamed document: it reads the document again and
 // writes it, with the edits edit makes in regions (see transcript.Splice), where
 // writeDocument would. With --in-place a file that no edit changed is not touched. edit's
 // errors are returned as they are (word them as the tool's); if the input no longer holds
-// the bytes the first pass read, Rewrite fails and nothing is written.
+// the bytes the first pass read, rewrite fails and nothing is written.
 func (d *document) rewrite(regions []transcript.Span, edit func(i int, text string, base int) ([]transcript.Edit, error)) error {
 	if d.Outline == nil {
 		return errors.New("internal: Rewrite of a document that was not streamed")
@@ -297,7 +297,7 @@ func (d *document) hasher() *maphash.Hash {
 	return h
 }
 
-// Close frees what the Document holds.
+// close frees what the document holds.
 func (d *document) close() {
 	if d.file != nil {
 		d.file.Close()

@@ -8,12 +8,12 @@ import (
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
-// Whole reads a streamed Document again, whole, and parses it as readDocument parses a
+// whole reads a streamed document again, whole, and parses it as readDocument parses a
 // document it reads whole, for a tool that learns from the first pass that it needs the
 // text of the whole document after all (ctx-repair fixing a broken transcript). The input
 // is what the first pass read: the spool, or the file's first bytes, which must not have
-// changed since (as Rewrite checks). The Document becomes one read whole (Input and
-// Transcript set, Outline nil): write it with writeDocument, not Rewrite. A Document read
+// changed since (as rewrite checks). The document becomes one read whole (Input and
+// Transcript set, Outline nil): write it with writeDocument, not rewrite. A Document read
 // whole is returned as it is.
 func (d *document) whole() (Input, *transcript.Transcript, error) {
 	if d.Transcript != nil {
