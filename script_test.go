@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -47,6 +48,10 @@ func TestMain(m *testing.M) {
 	os.Exit(testscript.RunMain(m, commands))
 }
 
+// -update: rewrite, in each script, the files that cmp stdout or cmp stderr compares with
+// (testscript.Params.UpdateScripts), from what the tools print now.
+var update = flag.Bool("update", false, "rewrite the scripts' expected files from the current output")
+
 func TestScripts(t *testing.T) {
 	root, err := filepath.Abs(".")
 	if err != nil {
@@ -55,6 +60,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: false,
+		UpdateScripts:       *update,
 		Setup: func(env *testscript.Env) error {
 			// Scripts reach the shipped samples through $SAMPLES and the shared corpus
 			// through $CORPUS (which may not exist: scripts that use it check first).
