@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,6 +48,10 @@ func TestMain(m *testing.M) {
 	os.Exit(testscript.RunMain(m, commands))
 }
 
+// -update: rewrite, in each script, the files that cmp stdout or cmp stderr compares with
+// (testscript.Params.UpdateScripts), from what the tools print now.
+var update = flag.Bool("update", false, "rewrite the scripts' expected files from the current output")
+
 func TestScripts(t *testing.T) {
 	root, err := filepath.Abs(".")
 	if err != nil {
@@ -54,6 +60,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: false,
+		UpdateScripts:       *update,
 		Setup: func(env *testscript.Env) error {
 			// Scripts reach the shipped samples through $SAMPLES and the shared corpus
 			// through $CORPUS (which may not exist: scripts that use it check first).
@@ -206,4 +213,166 @@ func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("fakemodel: unknown kind %q", args[0])
 	}
 	ts.Setenv(args[1], url)
+}
+
+// TestScriptsPinStderr holds every script to asserting the whole stderr of each run that
+// succeeds, so that a new warning (or a stray line) fails a test instead of going unseen.
+// A run is an exec that must succeed (no ! or ? before it), a binary named without exec,
+// or a wait (the stderr of the runs started with &). Before the next run or the end of
+// the script, one of these must pin its stderr:
+//
+//	! stderr .               nothing on stderr
+//	stderr -count=N '\n'     exactly N lines, with at least one stderr match of their text
+//	cmp stderr FILE          (or cmpenv) the whole text
+func TestScriptsPinStderr(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "script", "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	unpinned := 0
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range unpinnedRuns(string(data)) {
+			t.Errorf("%s:%d: %s: stderr not pinned (add ! stderr ., or stderr -count=N '\\n' and a match of each line)", file, r.line, r.text)
+			unpinned++
+		}
+	}
+	if unpinned > 0 {
+		t.Logf("%d successful runs do not pin their stderr", unpinned)
+	}
+}
+
+// TestUnpinnedRuns: the checker itself, on a script with every case.
+func TestUnpinnedRuns(t *testing.T) {
+	script := `exec ctx-count a.json
+stdout x
+exec ctx-count b.json
+stderr warning
+exec ctx-count c.json
+stderr -count=1 '\n'
+exec ctx-count d.json
+! stderr .
+exec ctx-count e.json
+stderr -count=1 '\n' # counted
+stderr '^ctx-count: warning: e$'
+exec ctx-count f.json &
+exec ctx-count g.json &
+wait
+! exec ctx-count h.json
+stderr 'error'
+[root] exec chown 1 i.json
+[root] ! stderr .
+exec ctx-count j.json
+cmp stderr want.txt
+ctx-count k.json
+-- a.json --
+exec ctx-count l.json
+`
+	var got []int
+	for _, r := range unpinnedRuns(script) {
+		got = append(got, r.line)
+	}
+	if want := []int{1, 3, 5, 14, 21}; !slices.Equal(got, want) {
+		t.Errorf("unpinned runs on lines %v, want %v", got, want)
+	}
+}
+
+type scriptRun struct {
+	line          int
+	text          string
+	pinned        bool // by ! stderr ., cmp stderr, or a line count
+	counted, seen bool // a line count; a positive stderr match
+}
+
+// unpinnedRuns returns the runs of a script (the part before its first file) whose stderr
+// no assertion pins.
+func unpinnedRuns(script string) []scriptRun {
+	var runs []scriptRun
+	open := -1 // index in runs of the run whose stderr the next assertions see
+	for i, line := range strings.Split(script, "\n") {
+		if strings.HasPrefix(line, "-- ") && strings.HasSuffix(strings.TrimSpace(line), " --") {
+			break
+		}
+		words := scriptWords(line)
+		for len(words) > 0 && strings.HasPrefix(words[0], "[") {
+			words = words[1:] // a condition
+		}
+		neg := len(words) > 0 && (words[0] == "!" || words[0] == "?")
+		if neg {
+			words = words[1:]
+		}
+		if len(words) == 0 {
+			continue
+		}
+		_, binary := mains[words[0]]
+		switch {
+		case words[0] == "exec" || binary:
+			if words[len(words)-1] == "&" {
+				continue // its stderr is the wait's
+			}
+			open = -1
+			if !neg {
+				runs = append(runs, scriptRun{line: i + 1, text: strings.TrimSpace(line)})
+				open = len(runs) - 1
+			}
+		case words[0] == "wait":
+			runs = append(runs, scriptRun{line: i + 1, text: strings.TrimSpace(line)})
+			open = len(runs) - 1
+		case open < 0:
+		case words[0] == "stderr" && neg && len(words) == 2 && words[1] == ".":
+			runs[open].pinned = true
+		case (words[0] == "cmp" || words[0] == "cmpenv") && len(words) == 3 && words[1] == "stderr":
+			runs[open].pinned = true
+		case words[0] == "stderr" && !neg && len(words) == 3 && strings.HasPrefix(words[1], "-count=") && words[2] == `\n`:
+			runs[open].counted = true
+		case words[0] == "stderr" && !neg:
+			runs[open].seen = true
+		}
+	}
+	var out []scriptRun
+	for _, r := range runs {
+		if !r.pinned && !(r.counted && r.seen) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// scriptWords splits a script line into words as testscript does (single quotes group,
+// ” is a quote, # outside quotes starts a comment), without expanding variables.
+func scriptWords(line string) []string {
+	var words []string
+	var w strings.Builder
+	inWord, quoted := false, false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quoted && c == '\'' && i+1 < len(line) && line[i+1] == '\'':
+			w.WriteByte(c)
+			i++
+		case c == '\'':
+			quoted, inWord = !quoted, true
+		case quoted:
+			w.WriteByte(c)
+		case c == ' ' || c == '\t' || c == '\r' || c == '#':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+			if c == '#' {
+				return words
+			}
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
 }

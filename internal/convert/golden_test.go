@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,42 +17,319 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/rogpeppe/go-internal/txtar"
+
 	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/golden.txt from the current code")
+var update = flag.Bool("update", false, "rewrite the golden files from the current code")
 
-const goldenPath = "testdata/golden.txt"
+const (
+	// goldenPath holds a SHA-256 line for each conversion of an input too big or too
+	// numerous to read: the corpus, the generated documents, the respelled inputs.
+	goldenPath = "testdata/golden.txt"
+	// goldenDir holds one readable archive for each of the other inputs (the samples, the
+	// scripts' documents, the fuzz seeds): what each target gets, shown.
+	goldenDir = "testdata/golden"
+)
 
 // goldenInput is one document the golden tests convert.
 type goldenInput struct {
 	name string // corpus/... for the shared corpus, which may be absent
 	data []byte
+	file string // its archive under goldenDir, or "" when its outputs are hashed in goldenPath
 }
 
 // TestGolden pins every output of Convert byte for byte: for each input and target, the
-// SHA-256 of the document, the losses, the repairs and the message count, as the code
-// wrote them when the golden file was made. It lets the writers be rewritten for speed
-// with proof that nothing they write changed. The input's own hash is kept too, so a
+// document, the losses, the repairs and the message count, as the code wrote them when
+// the golden files were made. It lets the writers be rewritten for speed with proof that
+// nothing they write changed, and shows a reviewer what a change does change: the
+// hand-made inputs have their outputs written out in testdata/golden/ (one archive per
+// input), the rest a SHA-256 line in golden.txt. The input's own hash is kept too, so a
 // changed input (a corpus update, a change to internal/testgen) is told apart from a
 // changed output; after such a change, rerun with -update from code known to be right.
 func TestGolden(t *testing.T) {
+	ins := goldenInputs(t)
+	refuseUpdateWithoutCorpus(t, ins)
 	var lines []string
-	for _, in := range goldenInputs(t) {
+	files := map[string]bool{}
+	for _, in := range ins {
 		tr, err := transcript.Parse(in.data, transcript.Options{Name: in.name})
+		sections := map[string]string{}
 		for _, to := range Targets {
-			var out string
-			if err != nil {
-				out = sum([]byte("parse error: " + err.Error()))
-			} else {
-				out = resultSum(Convert(tr, to))
+			var res *Result
+			var cerr error
+			if err == nil {
+				res, cerr = Convert(tr, to)
 			}
-			lines = append(lines, in.name+" "+string(to)+" "+sum(in.data)+" "+out)
+			switch {
+			case in.file == "" && err != nil:
+				lines = append(lines, in.name+" "+string(to)+" "+sum(in.data)+" "+sum([]byte("parse error: "+err.Error())))
+			case in.file == "":
+				lines = append(lines, in.name+" "+string(to)+" "+sum(in.data)+" "+resultSum(res, cerr))
+			case err != nil:
+				sections[string(to)+".report"] = "parse error: " + err.Error() + "\n"
+			default:
+				sections[string(to)+".report"] = report(res, cerr)
+				if cerr == nil {
+					sections[string(to)+".json"] = render(res.Doc)
+				}
+			}
+		}
+		if in.file != "" {
+			files[in.file] = true
+			checkArchive(t, in, sections)
 		}
 	}
 	checkGolden(t, goldenPath, lines)
+	checkNoStaleArchives(t, files)
+}
+
+// refuseUpdateWithoutCorpus: with -update and no corpus, the golden lines would lose
+// their corpus lines.
+func refuseUpdateWithoutCorpus(t *testing.T, ins []goldenInput) {
+	if *update && !slices.ContainsFunc(ins, func(in goldenInput) bool { return strings.HasPrefix(in.name, "corpus/") }) {
+		t.Fatal("-update needs the shared corpus: the golden files would lose its lines")
+	}
+}
+
+// report is what Convert returned, but the document: the message count, the document's
+// size and SHA-256 (the rendering beside it shortens long strings), the losses and
+// repairs (what ctx-convert warns about), or the error.
+func report(res *Result, err error) string {
+	if err != nil {
+		return "error: " + err.Error() + "\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "messages %d\ndocument %d bytes, sha256 %s\n", res.Messages, len(res.Doc), sum(res.Doc))
+	for _, l := range res.Losses {
+		fmt.Fprintf(&b, "loss %s %d: %s\n", l.Kind, l.Count, l.Detail)
+	}
+	for _, p := range res.Repaired {
+		fmt.Fprintf(&b, "repaired %s\n", p)
+	}
+	return b.String()
+}
+
+// render shows a converted document for reading: a value that fits in 100 columns stays
+// on one line, a bigger object or array has a line for each member, and a string literal
+// over 120 bytes is cut after its first 72 and followed by its length and the start of
+// its SHA-256, so that a long tool result takes a line, not a page. The report beside it
+// holds the whole document's hash; literals are shown as the document spells them.
+func render(doc []byte) string {
+	var c bytes.Buffer
+	if err := json.Compact(&c, doc); err != nil {
+		return string(doc) // not JSON (Convert writes only JSON): as it is
+	}
+	var out strings.Builder
+	layout(&out, c.Bytes(), "", 0)
+	out.WriteByte('\n')
+	return out.String()
+}
+
+// layout writes the compact JSON value v, which starts in column col of a line indented
+// by indent.
+func layout(out *strings.Builder, v []byte, indent string, col int) {
+	short := oneLine(v)
+	if col+len(short) <= 100 || (v[0] != '{' && v[0] != '[') {
+		out.WriteString(short)
+		return
+	}
+	members := splitMembers(v[1 : len(v)-1])
+	out.WriteByte(v[0])
+	for i, m := range members {
+		out.WriteString("\n" + indent + "  ")
+		col := len(indent) + 2
+		if v[0] == '{' {
+			end := literalEnd(m, 0)
+			key := oneLine(m[:end+1]) + ": "
+			out.WriteString(key)
+			m, col = m[end+2:], col+len(key)
+		}
+		layout(out, m, indent+"  ", col)
+		if i < len(members)-1 {
+			out.WriteByte(',')
+		}
+	}
+	out.WriteString("\n" + indent)
+	out.WriteByte(v[len(v)-1])
+}
+
+// oneLine is the compact JSON value v with a space after each colon and comma and its
+// long string literals cut.
+func oneLine(v []byte) string {
+	var out strings.Builder
+	for i := 0; i < len(v); {
+		if v[i] != '"' {
+			out.WriteByte(v[i])
+			if v[i] == ':' || v[i] == ',' {
+				out.WriteByte(' ')
+			}
+			i++
+			continue
+		}
+		end := literalEnd(v, i)
+		lit := v[i : end+1]
+		if len(lit) <= 120 {
+			out.Write(lit)
+		} else {
+			cut := i + 1 // after the last whole character or escape within 72 bytes
+			for j := i + 1; j < end; {
+				n := 1
+				if v[j] == '\\' {
+					n = 2
+					if v[j+1] == 'u' {
+						n = 6
+					}
+				} else if _, size := utf8.DecodeRune(v[j:]); size > 1 {
+					n = size
+				}
+				if j+n-i-1 > 72 {
+					break
+				}
+				j += n
+				cut = j
+			}
+			fmt.Fprintf(&out, "%s…[%d bytes, sha256 %s]\"", v[i:cut], len(lit), sum(lit)[:12])
+		}
+		i = end + 1
+	}
+	return out.String()
+}
+
+// literalEnd is the index of the quote that ends the string literal starting at v[i].
+func literalEnd(v []byte, i int) int {
+	for j := i + 1; j < len(v); j++ {
+		switch v[j] {
+		case '\\':
+			j++
+		case '"':
+			return j
+		}
+	}
+	return len(v) - 1
+}
+
+// splitMembers splits the inside of a compact JSON object or array at its top-level
+// commas.
+func splitMembers(v []byte) [][]byte {
+	var out [][]byte
+	depth, start := 0, 0
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '"':
+			i = literalEnd(v, i)
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, v[start:i])
+				start = i + 1
+			}
+		}
+	}
+	if start < len(v) {
+		out = append(out, v[start:])
+	}
+	return out
+}
+
+// checkArchive compares in's archive with sections (TARGET.report, TARGET.json), or with
+// -update rewrites it. Its comment names the input and its hash, so a changed input is
+// told apart from a changed output.
+func checkArchive(t *testing.T, in goldenInput, sections map[string]string) {
+	t.Helper()
+	comment := fmt.Sprintf("What ctx-convert makes of %s (sha256 %s), for each target.\n"+
+		"Strings over 120 bytes are cut; the report has the whole document's hash.\n"+
+		"go test ./internal/convert -update rewrites this file.\n", in.name, sum(in.data))
+	var names []string
+	for _, to := range Targets {
+		for _, kind := range []string{".report", ".json"} {
+			if _, ok := sections[string(to)+kind]; ok {
+				names = append(names, string(to)+kind)
+			}
+		}
+	}
+	path := filepath.FromSlash(in.file)
+	if *update {
+		a := &txtar.Archive{Comment: []byte(comment)}
+		for _, name := range names {
+			a.Files = append(a.Files, txtar.File{Name: name, Data: []byte(sections[name])})
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, txtar.Format(a), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	a, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Errorf("%s: %v (rerun -update from code known to be right)", in.name, err)
+		return
+	}
+	if string(a.Comment) != comment {
+		t.Errorf("%s: the input changed since %s was written (rerun -update from code known to be right)", in.name, path)
+		return
+	}
+	have := map[string]string{}
+	for _, f := range a.Files {
+		have[f.Name] = string(f.Data)
+	}
+	for _, name := range names {
+		h, ok := have[name]
+		delete(have, name)
+		switch {
+		case !ok:
+			t.Errorf("%s: %s: not in %s", in.name, name, path)
+		case h != sections[name]:
+			t.Errorf("%s: %s differs from %s: %s", in.name, name, path, firstLineDiff(sections[name], h))
+		}
+	}
+	for name := range have {
+		t.Errorf("%s: %s: in %s but no longer made", in.name, name, path)
+	}
+}
+
+// firstLineDiff names the first line where got and want differ.
+func firstLineDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < max(len(g), len(w)); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return fmt.Sprintf("line %d: got %q, want %q", i+1, gl, wl)
+		}
+	}
+	return "same lines"
+}
+
+// checkNoStaleArchives: every archive under goldenDir belongs to an input; with -update
+// the others are removed.
+func checkNoStaleArchives(t *testing.T, files map[string]bool) {
+	err := filepath.WalkDir(goldenDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || files[filepath.ToSlash(path)] {
+			return err
+		}
+		if *update {
+			return os.Remove(path)
+		}
+		t.Errorf("%s: no input makes it (rerun -update from code known to be right)", path)
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
 }
 
 // checkGolden compares lines of NAME TARGET INPUT-SHA OUTPUT-SHA with the golden file at
@@ -57,9 +337,6 @@ func TestGolden(t *testing.T) {
 func checkGolden(t *testing.T, path string, lines []string) {
 	haveCorpus := slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "corpus/") })
 	if *update {
-		if !haveCorpus {
-			t.Fatal("-update needs the shared corpus: the golden file would lose its corpus lines")
-		}
 		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +472,14 @@ func goldenInputs(t *testing.T) []goldenInput {
 			own = append(own, goldenInput{name: name, data: buf.Bytes()})
 		}
 	}
+	// The hand-made inputs get a readable archive each, but for a document that an earlier
+	// one already is (scripts share some); the generated ones are too big to read.
+	seen := map[string]bool{}
 	for _, in := range own {
+		if h := sum(in.data); !seen[h] && !strings.HasPrefix(in.name, "gen/") {
+			seen[h] = true
+			in.file = goldenDir + "/" + strings.Replace(in.name, ".txtar/", "/", 1) + ".txtar"
+		}
 		ins = append(ins, in,
 			goldenInput{name: in.name + "+respelled", data: respell(in.data, true)},
 			goldenInput{name: in.name + "+slashes", data: respell(in.data, false)})
@@ -295,13 +579,17 @@ const goldenCLIPath = "testdata/golden-cli.txt"
 // TestGoldenCLI pins what ctx-convert --stats writes for every golden input and target:
 // the SHA-256 of stdout, stderr (warnings and the statistics line, with the temporary
 // directory's name taken out) and the exit status. It covers what Main adds to Convert.
+// Its stdout is the document TestGolden shows and its warnings the losses shown beside
+// it, so golden-cli.txt keeps hashes only, for every input.
 func TestGoldenCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("converts every golden input through Main")
 	}
+	ins := goldenInputs(t)
+	refuseUpdateWithoutCorpus(t, ins)
 	dir := t.TempDir()
 	var lines []string
-	for _, in := range goldenInputs(t) {
+	for _, in := range ins {
 		ext := ".json"
 		if strings.HasSuffix(strings.TrimSuffix(strings.TrimSuffix(in.name, "+respelled"), "+slashes"), ".jsonl") {
 			ext = ".jsonl"
