@@ -41,11 +41,11 @@ var mains = map[string]func(args []string, stdin io.Reader, stdout, stderr io.Wr
 }
 
 func TestMain(m *testing.M) {
-	commands := map[string]func() int{}
+	commands := map[string]func(){}
 	for name, main := range mains {
-		commands[name] = func() int { return main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv) }
+		commands[name] = func() { os.Exit(main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) }
 	}
-	os.Exit(testscript.RunMain(m, commands))
+	testscript.Main(m, commands)
 }
 
 // -update: rewrite, in each script, the files that cmp stdout or cmp stderr compares with
