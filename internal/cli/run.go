@@ -134,6 +134,9 @@ func (c *Context) runOne(f *Filter, name string) (*Plan, error) {
 	if p.Close != nil {
 		defer p.Close()
 	}
+	if p.Edit == nil {
+		d.release()
+	}
 	if !f.Reports {
 		if err := d.write(p); err != nil {
 			return nil, err
@@ -148,12 +151,12 @@ func (c *Context) runOne(f *Filter, name string) (*Plan, error) {
 	if !c.StatsOn() {
 		return p, nil
 	}
-	n, err := d.Counts()
+	before, err := d.Tokens()
 	if err != nil {
 		return nil, err
 	}
 	st.File, st.Format = name, string(d.T.Format)
-	st.TokensBefore, st.TokensAfter = n.Total, n.Total+p.TokensDelta
+	st.TokensBefore, st.TokensAfter = before, before+p.TokensDelta
 	if (p.CountOutput || d.recount) && d.out != nil {
 		if st.TokensAfter, err = d.countOutput(); err != nil {
 			return nil, err
@@ -179,7 +182,7 @@ type Doc struct {
 	tally    *measure.Tally
 	counter  tokens.Counter
 	window   *tokens.Budget
-	counts   *measure.Counts
+	total    *int // the document's tokens, once counted
 	out      []byte                 // the output of a document read whole, once written
 	outT     *transcript.Transcript // and its parse, when Plan.Check made one
 	recount  bool                   // the output differs from what the edits made
@@ -286,8 +289,20 @@ func (d *Doc) Window() (tokens.Budget, error) {
 }
 
 // Tally is the document counted message by message: made in the first pass of a streamed
-// document (on every core), or now.
+// document (on every core), or now. The Doc keeps it.
 func (d *Doc) Tally() (*measure.Tally, error) {
+	if d.tally == nil {
+		tl, err := d.count()
+		if err != nil {
+			return nil, err
+		}
+		d.tally = tl
+	}
+	return d.tally, nil
+}
+
+// count makes the tally (Tally) without keeping it.
+func (d *Doc) count() (*measure.Tally, error) {
 	if d.tally != nil {
 		return d.tally, nil
 	}
@@ -295,41 +310,61 @@ func (d *Doc) Tally() (*measure.Tally, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.stream != nil {
-		if !d.streamed.Count {
-			return nil, fmt.Errorf("internal: the counts of %s were not made in its first pass (Filter.Counted)", d.Display())
-		}
-		d.tally = d.streamed.Tally(d.stream.Outline, counter)
-	} else {
-		d.tally = measure.Of(d.T, counter, d.previews)
+	if d.stream == nil {
+		return measure.Of(d.T, counter, d.previews), nil
 	}
-	return d.tally, nil
+	if !d.streamed.Count {
+		return nil, fmt.Errorf("internal: the counts of %s were not made in its first pass (Filter.Counted)", d.Display())
+	}
+	return d.streamed.Tally(d.stream.Outline, counter), nil
 }
 
-// Counts are the document's tokens: its total, each message's and each block's.
+// Counts are the document's tokens: its total, each message's and each block's. They are
+// made anew for each call (a tier asks once), so that what they take is the tier's to keep
+// or let go; the Doc keeps only the total.
 func (d *Doc) Counts() (measure.Counts, error) {
-	if d.counts == nil {
-		tl, err := d.Tally()
-		if err != nil {
-			return measure.Counts{}, err
-		}
-		n := tl.Counts()
-		d.counts = &n
+	tl, err := d.count()
+	if err != nil {
+		return measure.Counts{}, err
 	}
-	return *d.counts, nil
+	n := tl.Counts()
+	d.total = &n.Total
+	return n, nil
+}
+
+// Tokens is the document's total tokens.
+func (d *Doc) Tokens() (int, error) {
+	if d.total == nil {
+		tl, err := d.count()
+		if err != nil {
+			return 0, err
+		}
+		n := tl.Total()
+		d.total = &n
+	}
+	return *d.total, nil
+}
+
+// release lets go of a streamed document's conversation once its plan is made, when
+// writing it needs no more than the plan's edits: the second pass then runs in the memory
+// the first pass's structure took. What --stats needs (the format, the counts) stays.
+func (d *Doc) release() {
+	if d.stream == nil {
+		return
+	}
+	d.T = &transcript.Transcript{Format: d.T.Format, Model: d.T.Model, Usage: d.T.Usage}
+	d.streamed.Release()
 }
 
 // Utilization is the document's tokens over its effective window, with both.
-func (d *Doc) Utilization() (float64, measure.Counts, tokens.Budget, error) {
-	n, err := d.Counts()
-	if err != nil {
-		return 0, n, tokens.Budget{}, err
+func (d *Doc) Utilization() (u float64, tokens int, w tokens.Budget, err error) {
+	if tokens, err = d.Tokens(); err != nil {
+		return 0, 0, w, err
 	}
-	w, err := d.Window()
-	if err != nil {
-		return 0, n, w, err
+	if w, err = d.Window(); err != nil {
+		return 0, tokens, w, err
 	}
-	return measure.Ratio(n.Total, w.Effective), n, w, nil
+	return measure.Ratio(tokens, w.Effective), tokens, w, nil
 }
 
 // Visit reads the given spans of the document and calls fn with each part's text and
@@ -443,8 +478,7 @@ func (d *Doc) edited(p *Plan) ([]byte, error) {
 // cannot work out what its edits changed.
 func (d *Doc) countOutput() (int, error) {
 	if bytes.Equal(d.out, d.whole.Data) {
-		n, err := d.Counts()
-		return n.Total, err
+		return d.Tokens()
 	}
 	t := d.outT
 	if t == nil {

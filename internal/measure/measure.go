@@ -138,24 +138,33 @@ type Counts struct {
 }
 
 // Counts sums the tally: the total is every message's blocks and framing, the tool
-// schemas, and the priming of the reply.
+// schemas, and the priming of the reply (as Total sums it).
 func (tl *Tally) Counts() Counts {
 	overhead := tl.Overhead()
-	n := Counts{PerMessage: make([]int, len(tl.Messages)), Blocks: make([][]int, len(tl.Messages))}
+	n := Counts{Total: tl.Total(), PerMessage: make([]int, len(tl.Messages)), Blocks: make([][]int, len(tl.Messages))}
 	for mi := range tl.Messages {
 		m := &tl.Messages[mi]
 		n.PerMessage[mi] = m.Tokens(overhead)
-		n.Total += n.PerMessage[mi]
 		n.Blocks[mi] = make([]int, len(m.Blocks))
 		for bi := range m.Blocks {
 			n.Blocks[mi][bi] = m.Blocks[bi].Tokens
 		}
 	}
+	return n
+}
+
+// Total is the conversation's tokens: every message's blocks and framing, the tool schemas,
+// and the priming of the reply.
+func (tl *Tally) Total() int {
+	overhead, n := tl.Overhead(), 0
+	for mi := range tl.Messages {
+		n += tl.Messages[mi].Tokens(overhead)
+	}
 	if tl.HasSchema {
-		n.Total += tl.Schema
+		n += tl.Schema
 	}
 	if len(tl.Messages) > 0 {
-		n.Total += tokens.ReplyPriming
+		n += tokens.ReplyPriming
 	}
 	return n
 }

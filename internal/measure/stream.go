@@ -115,6 +115,10 @@ func (s *Streamed) Counter(f transcript.Format) (tokens.Counter, error) {
 	return s.NewCounter(f)
 }
 
+// Release lets go of the messages carried, once the conversation made of them is done
+// with; the counts stay.
+func (s *Streamed) Release() { s.carried = nil }
+
 // Conversation is the streamed conversation without its text (Outline.Conversation), from
 // the messages carried.
 func (s *Streamed) Conversation(o *transcript.Outline) *transcript.Transcript {

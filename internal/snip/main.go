@@ -145,7 +145,11 @@ func planDoc(d *cli.Doc, f *Flags, o Options, known map[int]facts) (*cli.Plan, e
 	if o.Counter, err = d.Counter(); err != nil {
 		return nil, err
 	}
-	_, n, window, err := d.Utilization()
+	window, err := d.Window()
+	if err != nil {
+		return nil, err
+	}
+	n, err := d.Counts()
 	if err != nil {
 		return nil, err
 	}
