@@ -182,7 +182,7 @@ type Doc struct {
 	tally    *measure.Tally
 	counter  tokens.Counter
 	window   *tokens.Budget
-	total    *int // the document's tokens, once counted
+	total    *int                   // the document's tokens, once counted
 	out      []byte                 // the output of a document read whole, once written
 	outT     *transcript.Transcript // and its parse, when Plan.Check made one
 	recount  bool                   // the output differs from what the edits made
