@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/ctxkit/ctxkit/internal/safefile"
@@ -113,4 +114,20 @@ func (s Stats) marshal(tool string) ([]byte, error) {
 	}
 	b.WriteString("}\n")
 	return b.Bytes(), nil
+}
+
+// JSONLines writes each value as one line of JSON, with <, > and & as themselves: what the
+// tools print quotes transcripts full of tags and shell, which escapes would make
+// unreadable. An error is a runtime error.
+func JSONLines[T any](w io.Writer, vs ...T) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for _, v := range vs {
+		if err := enc.Encode(v); err != nil {
+			return RuntimeError(err)
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
 }

@@ -2,7 +2,6 @@ package count
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -111,7 +110,7 @@ func report(d *cli.Doc) (Report, error) {
 // first), or a JSON line.
 func write(w *bytes.Buffer, r Report, human, color bool, i int) error {
 	if !human {
-		return writeJSON(w, r)
+		return cli.JSONLines(w, r)
 	}
 	if i > 0 {
 		fmt.Fprintln(w)
@@ -141,18 +140,5 @@ func compare(d *cli.Doc, f *Flags, r Report, w *bytes.Buffer) error {
 		RenderComparison(w, &c)
 		return nil
 	}
-	return writeJSON(w, c)
-}
-
-// writeJSON writes v as one line of JSON, with <, > and & as themselves: previews quote
-// transcripts full of tags and shell, which escapes would make unreadable.
-func writeJSON(w io.Writer, v any) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	_, err := w.Write(b.Bytes())
-	return err
+	return cli.JSONLines(w, c)
 }

@@ -2,7 +2,6 @@ package repair
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -137,12 +136,12 @@ func writeProblems(ctx *cli.Context, file string, problems []Problem) error {
 			fmt.Fprintf(&buf, "%s: %s\n", file, p)
 		}
 	} else {
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		for _, p := range problems {
-			if err := enc.Encode(reported{File: file, Problem: p}); err != nil {
-				return cli.RuntimeError(err)
-			}
+		lines := make([]reported, len(problems))
+		for i, p := range problems {
+			lines[i] = reported{File: file, Problem: p}
+		}
+		if err := cli.JSONLines(&buf, lines...); err != nil {
+			return err
 		}
 	}
 	if _, err := ctx.Stderr.Write(buf.Bytes()); err != nil {

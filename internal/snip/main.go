@@ -2,7 +2,6 @@ package snip
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -191,14 +190,11 @@ type listed struct {
 // writeList writes what a run would clear: JSON lines, or a table for a person.
 func writeList(w *bytes.Buffer, file string, st *Stats, forPerson bool) error {
 	if !forPerson {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		for _, it := range st.Items {
-			if err := enc.Encode(listed{File: file, Item: it}); err != nil {
-				return cli.RuntimeError(err)
-			}
+		lines := make([]listed, len(st.Items))
+		for i, it := range st.Items {
+			lines[i] = listed{File: file, Item: it}
 		}
-		return nil
+		return cli.JSONLines(w, lines...)
 	}
 	saved := 0
 	for _, it := range st.Items {

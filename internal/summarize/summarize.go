@@ -68,17 +68,7 @@ func Choose(t *transcript.Transcript, o Options) Split {
 		return sp
 	}
 	n := len(t.Messages)
-	// Tool call spans: a message inside one is glued to the one before it.
-	glued := make([]bool, n+1)
-	for _, p := range t.Pairs() {
-		if p.Call == transcript.None || p.Result == transcript.None {
-			continue
-		}
-		lo, hi := min(p.Call.Message, p.Result.Message), max(p.Call.Message, p.Result.Message)
-		for mi := lo + 1; mi <= hi; mi++ {
-			glued[mi] = true
-		}
-	}
+	glued := t.Glued() // a call is never parted from its result
 	stays := func(m *transcript.Message) bool {
 		return m.Header || m.Role == "system" || m.Role == "developer"
 	}

@@ -119,3 +119,20 @@ func (t *Transcript) AfterReasoning(mi int) bool {
 	prev := &t.Messages[mi-1]
 	return len(prev.Blocks) > 0 && prev.Blocks[0].Kind == Thinking
 }
+
+// Glued marks the messages a tier may not part from the one before them: every message
+// inside a call..result span (glued[m] for message m; one more entry, false, for the end),
+// so a call is never dropped or summarized away without its result.
+func (t *Transcript) Glued() []bool {
+	glued := make([]bool, len(t.Messages)+1)
+	for _, p := range t.Pairs() {
+		if p.Call == None || p.Result == None {
+			continue
+		}
+		lo, hi := min(p.Call.Message, p.Result.Message), max(p.Call.Message, p.Result.Message)
+		for mi := lo + 1; mi <= hi; mi++ {
+			glued[mi] = true
+		}
+	}
+	return glued
+}

@@ -2,7 +2,6 @@ package trim
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -168,14 +167,11 @@ type listed struct {
 
 func writeList(w *bytes.Buffer, file string, st *Stats, human bool) error {
 	if !human {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		for _, d := range st.Dropped {
-			if err := enc.Encode(listed{File: file, Dropped: d}); err != nil {
-				return cli.RuntimeError(err)
-			}
+		lines := make([]listed, len(st.Dropped))
+		for i, d := range st.Dropped {
+			lines[i] = listed{File: file, Dropped: d}
 		}
-		return nil
+		return cli.JSONLines(w, lines...)
 	}
 	if len(st.Dropped) == 0 {
 		fmt.Fprintf(w, "%s: nothing to drop (%s)\n", file, st.Trigger)

@@ -252,18 +252,7 @@ func droppableUnits(t *transcript.Transcript) ([]unit, int) {
 			last = max(last, i)
 		}
 	}
-	// Pairs may not be split: every message inside a call..result span is glued to the
-	// one before it.
-	glued := make([]bool, len(t.Messages)+1)
-	for _, p := range t.Pairs() {
-		if p.Call == transcript.None || p.Result == transcript.None {
-			continue
-		}
-		lo, hi := min(p.Call.Message, p.Result.Message), max(p.Call.Message, p.Result.Message)
-		for mi := lo + 1; mi <= hi; mi++ {
-			glued[mi] = true
-		}
-	}
+	glued := t.Glued() // a call is never parted from its result
 	keep := func(m *transcript.Message) bool {
 		return m.Header || m.Summary || m.Role == "system" || m.Role == "developer"
 	}
