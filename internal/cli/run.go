@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"slices"
 
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -356,6 +355,28 @@ func (d *Doc) release() {
 	d.streamed.Release()
 }
 
+// Measures are what a tier that decides on the size of the whole conversation reads: the
+// counter, the window, and the counts.
+type Measures struct {
+	Counter tokens.Counter
+	Window  tokens.Budget
+	Counts  measure.Counts
+}
+
+// Measure gives the document's Measures.
+func (d *Doc) Measure() (Measures, error) {
+	var m Measures
+	var err error
+	if m.Counter, err = d.Counter(); err != nil {
+		return m, err
+	}
+	if m.Window, err = d.Window(); err != nil {
+		return m, err
+	}
+	m.Counts, err = d.Counts()
+	return m, err
+}
+
 // Utilization is the document's tokens over its effective window, with both.
 func (d *Doc) Utilization() (u float64, tokens int, w tokens.Budget, err error) {
 	if tokens, err = d.Tokens(); err != nil {
@@ -454,15 +475,12 @@ func (d *Doc) edited(p *Plan) ([]byte, error) {
 		return p.Output, nil
 	}
 	edits := p.Edits
-	if p.Edit != nil {
-		edits = slices.Clone(edits)
-		for i, rg := range p.Regions {
-			more, err := p.Edit(i, d.T.Doc[rg.Start:rg.End], rg.Start)
-			if err != nil {
-				return nil, err
-			}
-			edits = append(edits, more...)
+	for i, rg := range p.Regions { // Edits and Regions are one or the other (write)
+		more, err := p.Edit(i, d.T.Doc[rg.Start:rg.End], rg.Start)
+		if err != nil {
+			return nil, err
 		}
+		edits = append(edits, more...)
 	}
 	if len(edits) == 0 {
 		return d.whole.Data, nil

@@ -140,19 +140,11 @@ func run(ctx *cli.Context, f *Flags) error {
 
 // planDoc clears the stale results of one document.
 func planDoc(d *cli.Doc, f *Flags, o Options, known map[int]facts) (*cli.Plan, error) {
-	var err error
-	if o.Counter, err = d.Counter(); err != nil {
-		return nil, err
-	}
-	window, err := d.Window()
+	m, err := d.Measure()
 	if err != nil {
 		return nil, err
 	}
-	n, err := d.Counts()
-	if err != nil {
-		return nil, err
-	}
-	o.Tokens, o.Effective, o.Blocks = n.Total, window.Effective, n.Blocks
+	o.Counter, o.Tokens, o.Effective, o.Blocks = m.Counter, m.Counts.Total, m.Window.Effective, m.Counts.Blocks
 	edits, st := plan(d.T, o, func(b *transcript.Block) facts { return known[b.Span.Start] })
 	p := &cli.Plan{Edits: edits, TokensDelta: st.TokensDelta}
 	if f.DryRun {

@@ -129,15 +129,12 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	t := d.T
 	o := Defaults()
 	o.Trigger, o.Force = f.Trigger.Fraction(), f.Force
-	var err error
-	if o.Counter, err = d.Counter(); err != nil {
-		return nil, err
-	}
-	window, err := d.Window()
+	m, err := d.Measure()
 	if err != nil {
 		return nil, err
 	}
-	o.Effective = window.Effective
+	o.Counter, o.Effective = m.Counter, m.Window.Effective
+	o.Tokens, o.PerMessage = m.Counts.Total, m.Counts.PerMessage
 	switch {
 	case f.Keep.Turns > 0:
 		o.KeepTurns = f.Keep.Turns
@@ -146,11 +143,6 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	case f.Keep.set:
 		o.KeepTokens = int(f.Keep.Share * float64(o.Effective))
 	}
-	n, err := d.Counts()
-	if err != nil {
-		return nil, err
-	}
-	o.Tokens, o.PerMessage = n.Total, n.PerMessage
 	sp := Choose(t, o)
 	extra := map[string]any{"backend": f.Backend, "summarized": 0}
 	unchanged := &cli.Plan{Stats: cli.Stats{Trigger: sp.Trigger, Extra: extra}}

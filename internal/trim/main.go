@@ -74,19 +74,11 @@ func run(ctx *cli.Context, f *Flags) error {
 // planDoc trims one document. The plan needs no text but the first lines of the Claude
 // Code messages it re-chains.
 func planDoc(d *cli.Doc, f *Flags, o Options) (*cli.Plan, error) {
-	var err error
-	if o.Counter, err = d.Counter(); err != nil {
-		return nil, err
-	}
-	window, err := d.Window()
+	m, err := d.Measure()
 	if err != nil {
 		return nil, err
 	}
-	n, err := d.Counts()
-	if err != nil {
-		return nil, err
-	}
-	o.Effective, o.Tokens, o.PerMessage = window.Effective, n.Total, n.PerMessage
+	o.Counter, o.Effective, o.Tokens, o.PerMessage = m.Counter, m.Window.Effective, m.Counts.Total, m.Counts.PerMessage
 	t := d.T
 	drops := Choose(t, o)
 	st := drops.Stats
