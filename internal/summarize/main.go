@@ -346,9 +346,11 @@ func Write(t *transcript.Transcript, o Options, sp Split, sections Sections, met
 	if err != nil {
 		return nil, 0, err
 	}
-	fixed, merged, err := repair.KeepValid(t, out)
-	if err != nil {
-		return nil, 0, err
+	fixed, merged := out, []repair.Problem(nil)
+	if mayMerge(t, sp) { // as ctx-summarize decides it
+		if fixed, merged, err = repair.KeepValid(t, out); err != nil {
+			return nil, 0, err
+		}
 	}
 	if after, ok := tokensAfter(t, o, sp, edits); ok && len(merged) == 0 {
 		return out, after, nil
