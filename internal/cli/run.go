@@ -309,13 +309,17 @@ func (d *Doc) count() (*measure.Tally, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.stream == nil {
-		return measure.Of(d.T, counter, d.previews), nil
-	}
-	if !d.streamed.Count {
+	var tl *measure.Tally
+	switch {
+	case d.stream == nil:
+		tl = measure.Of(d.T, counter, d.previews)
+	case !d.streamed.Count:
 		return nil, fmt.Errorf("internal: the counts of %s were not made in its first pass (Filter.Counted)", d.Display())
+	default:
+		tl = d.streamed.Tally(d.stream.Outline, counter)
 	}
-	return d.streamed.Tally(d.stream.Outline, counter), nil
+	tl.AddOverhead(d.c.Common.Overhead.Int())
+	return tl, nil
 }
 
 // Counts are the document's tokens: its total, each message's and each block's. They are

@@ -26,9 +26,10 @@ type segment struct {
 
 func segments(r *Report) []segment {
 	c := r.Categories
-	used := c.System + c.Tools + c.User + c.Assistant + c.ToolResults
+	used := c.Hidden + c.System + c.Tools + c.User + c.Assistant + c.ToolResults
 	free := max(r.EffectiveWindow-used, 0)
 	return []segment{
+		{"hidden", c.Hidden, "H", "2;35"},
 		{"system", c.System, "S", "35"},
 		{"tools", c.Tools, "T", "34"},
 		{"user", c.User, "U", "32"},
@@ -145,9 +146,16 @@ func Render(w io.Writer, r *Report, color bool) {
 		legend = append(legend, fmt.Sprintf("%s %s %s", mark, s.name, human.Thousands(s.tokens)))
 	}
 	fmt.Fprintf(w, "  %s\n", strings.Join(legend, "  "))
+	if h := r.Hidden; h != nil {
+		fmt.Fprintf(w, "  hidden: system prompt, tools and the like, not in the file: %s, from %s\n", human.Thousands(h.Tokens), h.Source)
+	}
 	if a := r.Anchored; a != nil {
-		fmt.Fprintf(w, "  recorded by the agent (%s): %s at message %d, + ~%s counted after = %s (%.1f%%)\n",
-			a.Source, human.Thousands(a.Recorded), a.RecordedAt, human.Thousands(a.EstimatedAfter), human.Thousands(a.Tokens), a.Utilization*100)
+		removed := ""
+		if a.Removed > 0 {
+			removed = fmt.Sprintf(", - %s removed by edits since", human.Thousands(a.Removed))
+		}
+		fmt.Fprintf(w, "  recorded by the agent (%s): %s up to message %d, + %s counted after%s\n",
+			a.Source, human.Thousands(a.Recorded), a.RecordedAt, human.Thousands(a.EstimatedAfter), removed)
 	}
 
 	if len(r.ByTool) > 0 {

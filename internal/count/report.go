@@ -30,18 +30,30 @@ type ToolCount struct {
 	LargestResult int    `json:"largest_result_tokens"`
 }
 
-// Anchor reports a transcript's own usage figure and what came after it.
+// Anchor is the evidence behind the hidden part: the newest usage figure the agent
+// recorded, and how the headline is made from it.
 type Anchor struct {
-	// Recorded is the last real context size the agent recorded, after message RecordedAt.
+	// Recorded is the context the agent recorded at its newest request, up to and with
+	// message RecordedAt (the prompt, plus the reply at least as its content counts).
 	Recorded   int    `json:"recorded"`
 	RecordedAt int    `json:"recorded_at_message"`
 	Source     string `json:"source"`
-	// EstimatedAfter is our count of the messages after that point.
+	// CountedBefore is our count of messages 0..RecordedAt as they are now; Removed what
+	// ctxkit's markers among them say edits took out since the figure was recorded.
+	CountedBefore int `json:"counted_before"`
+	Removed       int `json:"removed"`
+	// EstimatedAfter is our count of the messages after RecordedAt.
 	EstimatedAfter int     `json:"estimated_after"`
 	Tokens         int     `json:"tokens"`
 	Utilization    float64 `json:"utilization"`
 	CacheRead      int     `json:"cache_read"`
 	CacheCreation  int     `json:"cache_creation"`
+}
+
+// Hidden is the part of what the model sees that the file does not hold.
+type Hidden struct {
+	Tokens int    `json:"tokens"`
+	Source string `json:"source"` // "recorded usage" or "--overhead"
 }
 
 // Tier says whether one tool of the pipeline would act on the document as it is.
@@ -54,19 +66,22 @@ type Tier struct {
 // Report is ctx-count's measurement of one document. Its JSON form is documented in
 // ctx-count(1); keep the two in step.
 type Report struct {
-	File            string         `json:"file"`
-	Format          string         `json:"format"`
-	Tokenizer       string         `json:"tokenizer"`
-	Model           string         `json:"model,omitempty"`
-	Tokens          int            `json:"tokens"`
-	Window          int            `json:"window"`
-	Reserve         int            `json:"reserve"`
-	EffectiveWindow int            `json:"effective_window"`
-	Utilization     float64        `json:"utilization"`
-	Anchored        *Anchor        `json:"anchored,omitempty"`
-	ByRole          map[string]int `json:"by_role"`
-	ByKind          map[string]int `json:"by_kind"`
-	ByTool          []ToolCount    `json:"by_tool"`
+	File            string  `json:"file"`
+	Format          string  `json:"format"`
+	Tokenizer       string  `json:"tokenizer"`
+	Model           string  `json:"model,omitempty"`
+	Tokens          int     `json:"tokens"`
+	Window          int     `json:"window"`
+	Reserve         int     `json:"reserve"`
+	EffectiveWindow int     `json:"effective_window"`
+	Utilization     float64 `json:"utilization"`
+	// Counted is what the file holds; Tokens adds Hidden to it.
+	Counted  int            `json:"counted"`
+	Hidden   *Hidden        `json:"hidden,omitempty"`
+	Anchored *Anchor        `json:"anchored,omitempty"`
+	ByRole   map[string]int `json:"by_role"`
+	ByKind   map[string]int `json:"by_kind"`
+	ByTool   []ToolCount    `json:"by_tool"`
 	// Categories split the total the way the window picture does.
 	Categories Categories     `json:"categories"`
 	Tiers      []Tier         `json:"tiers"`
@@ -76,6 +91,9 @@ type Report struct {
 
 // Categories is the split of the window the terminal picture draws.
 type Categories struct {
+	// Hidden is the system prompt, tool schemas and anything else an agent sent that the
+	// file does not hold (Report.Hidden).
+	Hidden      int `json:"hidden"`
 	System      int `json:"system"`
 	Tools       int `json:"tools"`
 	User        int `json:"user"`
@@ -221,29 +239,36 @@ func summarise(tl *measure.Tally, o Options) Report {
 	if r.ByTool == nil {
 		r.ByTool = []ToolCount{}
 	}
+	r.Counted = r.Tokens
+	if tl.Hidden > 0 {
+		r.Hidden = &Hidden{Tokens: tl.Hidden, Source: tl.HiddenFrom}
+		r.Categories.Hidden = tl.Hidden
+		r.Tokens += tl.Hidden
+	}
 	r.Utilization = measure.Ratio(r.Tokens, r.EffectiveWindow)
 	r.Anchored = anchor(tl, &r)
 	r.Tiers = tiers(&r)
 	return r
 }
 
-// anchor relates the count to the transcript's own last usage figure.
+// anchor reports the evidence behind the hidden part.
 func anchor(tl *measure.Tally, r *Report) *Anchor {
-	u, ok := transcript.LastUsage(tl.Usage)
-	if !ok {
+	ma := tl.Anchor
+	if ma == nil {
 		return nil
 	}
-	a := &Anchor{Recorded: u.Context(), RecordedAt: u.After, CacheRead: u.CacheRead, CacheCreation: u.CacheCreation}
+	a := &Anchor{Recorded: ma.Recorded, RecordedAt: ma.At, CacheRead: ma.CacheRead, CacheCreation: ma.CacheCreation,
+		CountedBefore: ma.Counted, Removed: ma.Removed}
 	switch tl.Format {
 	case transcript.ClaudeCode:
 		a.Source = "message.usage"
 	case transcript.Codex:
 		a.Source = "token_count"
 	}
-	for i := u.After + 1; i < len(r.Messages); i++ {
+	for i := ma.At + 1; i < len(r.Messages); i++ {
 		a.EstimatedAfter += r.Messages[i].Tokens
 	}
-	a.Tokens = a.Recorded + a.EstimatedAfter
+	a.Tokens = a.Recorded + a.EstimatedAfter - a.Removed
 	a.Utilization = measure.Ratio(a.Tokens, r.EffectiveWindow)
 	return a
 }

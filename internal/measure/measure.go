@@ -25,9 +25,12 @@ type Block struct {
 	// Reasoning marks an OpenAI reasoning item's encrypted payload, which the API drops
 	// once a newer user message follows it (see dropStaleReasoning).
 	Reasoning bool
-	ToolName  string
-	ToolID    string
-	ToolIDs   []string
+	// Was is what the text a ctxkit marker in the block stands for held, in tokens, as
+	// the marker says (0 without one): what an edit removed is Was - Tokens.
+	Was      int
+	ToolName string
+	ToolID   string
+	ToolIDs  []string
 }
 
 // Message is one message counted, without its text.
@@ -57,6 +60,13 @@ type Tally struct {
 	HasSchema bool // the request declares tool schemas, of Schema tokens
 	Schema    int
 	Usage     []transcript.Usage
+	// Hidden is the part of what the model sees that the file does not hold (system
+	// prompt and tool schemas an agent sends, content it stores empty), learned from the
+	// newest recorded usage figure (Anchor) or said by the user (AddOverhead); HiddenFrom
+	// says which, "" when there is none.
+	Hidden     int
+	HiddenFrom string
+	Anchor     *Anchor
 }
 
 // Len, Blocks and Tool let transcript.PairsOf pair calls and results among counted messages.
@@ -81,6 +91,7 @@ func Of(t *transcript.Transcript, c tokens.Counter, previews bool) *Tally {
 		tl.HasSchema, tl.Schema = true, c.Count(t.Slice(t.Tools))
 	}
 	dropStaleReasoning(tl.Messages)
+	tl.anchor()
 	return tl
 }
 
@@ -138,7 +149,7 @@ type Counts struct {
 }
 
 // Counts sums the tally: the total is every message's blocks and framing, the tool
-// schemas, and the priming of the reply (as Total sums it).
+// schemas, the priming of the reply and the part not in the file (as Total sums it).
 func (tl *Tally) Counts() Counts {
 	overhead := tl.Overhead()
 	n := Counts{Total: tl.Total(), PerMessage: make([]int, len(tl.Messages)), Blocks: make([][]int, len(tl.Messages))}
@@ -153,9 +164,13 @@ func (tl *Tally) Counts() Counts {
 	return n
 }
 
-// Total is the conversation's tokens: every message's blocks and framing, the tool schemas,
-// and the priming of the reply.
-func (tl *Tally) Total() int {
+// Total is what the model would see if the conversation were sent now: every message's
+// blocks and framing, the tool schemas, the priming of the reply, and the part the file
+// does not hold (Hidden).
+func (tl *Tally) Total() int { return tl.Counted() + tl.Hidden }
+
+// Counted is the total without Hidden: what the file holds.
+func (tl *Tally) Counted() int {
 	overhead, n := tl.Overhead(), 0
 	for mi := range tl.Messages {
 		n += tl.Messages[mi].Tokens(overhead)
@@ -163,10 +178,15 @@ func (tl *Tally) Total() int {
 	if tl.HasSchema {
 		n += tl.Schema
 	}
-	if len(tl.Messages) > 0 {
-		n += tokens.ReplyPriming
+	return n + replyPriming(len(tl.Messages))
+}
+
+// replyPriming is what priming the reply costs a conversation of n messages.
+func replyPriming(n int) int {
+	if n > 0 {
+		return tokens.ReplyPriming
 	}
-	return n
+	return 0
 }
 
 // CountsOf counts a transcript.
@@ -283,6 +303,15 @@ func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 			bc.Chars = utf8.RuneCountInString(text)
 		}
 	}
+	removed := 0
+	if !b.Body.IsZero() {
+		// What a ctxkit marker in the text says the text held (see Tally.anchor).
+		was, messages := markerWas(t.Slice(b.Body))
+		if messages {
+			was -= tokens.MessageOverhead(provider)
+		}
+		removed = max(0, was-bc.Tokens)
+	}
 	if b.Kind == transcript.ToolCall {
 		bc.Tokens += c.Count(b.ToolName)
 	}
@@ -291,6 +320,10 @@ func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 		bc.Tokens += pc.Tokens
 		bc.Chars += pc.Chars
 		bc.Bytes += pc.Bytes
+		removed += max(0, pc.Was-pc.Tokens)
+	}
+	if removed > 0 {
+		bc.Was = bc.Tokens + removed
 	}
 	return bc
 }

@@ -146,5 +146,6 @@ func (s *Streamed) Tally(o *transcript.Outline, c tokens.Counter) *Tally {
 		tl.Messages[i] = mc
 	}
 	dropStaleReasoning(tl.Messages)
+	tl.anchor()
 	return tl
 }

@@ -138,11 +138,21 @@ const Marker = "[ctx-snip: "
 
 // The stubs --clear-inputs writes: an object where the API wants an object, a JSON object
 // in a string where it wants a JSON string (Chat Completions and Responses arguments), and
-// text for free-form inputs (custom tools).
+// text for free-form inputs (custom tools). Each says how many tokens the input had, which
+// ctx-count reads back (measure.markerWas); an input that starts like one was cleared
+// before (stubs of older versions said no figure).
 const (
-	stubJSON = `{"ctx_snip":"input cleared"}`
-	stubText = "[ctx-snip: input cleared]"
+	stubJSONStart = `{"ctx_snip":"`
+	stubTextStart = Marker
 )
+
+func stubJSON(tokens int) string {
+	return stubJSONStart + "cleared " + human.Thousands(tokens) + ` tokens"}`
+}
+
+func stubText(tokens int) string {
+	return stubTextStart + "cleared " + human.Thousands(tokens) + " tokens]"
+}
 
 // result is the tier's view of one tool result.
 type result struct {
@@ -201,7 +211,7 @@ func factsOf(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.
 	case transcript.ToolCall:
 		f.call = Classify(b.ToolName, t.BodyText(b), o.Tools)
 		if o.ClearInputs {
-			if with, ok := inputStub(t, b); ok {
+			if with, ok := inputStub(t, b, c); ok {
 				f.stub = transcript.Edit{Span: b.Body, With: with}
 				f.saving = inputSaving(t, f.stub, c)
 				f.stubOK = f.saving < 0
@@ -523,25 +533,25 @@ func contentSpan(t *transcript.Transcript, b *transcript.Block) transcript.Span 
 // tool_use input), a JSON-object string for a JSON string (Chat Completions and Responses
 // arguments), a text for free-form input. ok is false when there is nothing to replace,
 // it was replaced before, or the API would not accept a stub (Codex local_shell actions).
-func inputStub(t *transcript.Transcript, b *transcript.Block) (with string, ok bool) {
+func inputStub(t *transcript.Transcript, b *transcript.Block, c tokens.Counter) (with string, ok bool) {
 	if b.Body.IsZero() || b.Type == "local_shell_call" {
 		return "", false
 	}
 	raw := t.Slice(b.Body)
 	if b.BodyJSON {
-		if !strings.HasPrefix(raw, "{") || raw == stubJSON {
+		if !strings.HasPrefix(raw, "{") || strings.HasPrefix(raw, stubJSONStart) {
 			return "", false
 		}
-		return stubJSON, true
+		return stubJSON(c.Count(raw)), true
 	}
 	text := t.BodyText(b)
-	if text == stubJSON || text == stubText {
+	if strings.HasPrefix(text, stubJSONStart) || strings.HasPrefix(text, stubTextStart) {
 		return "", false
 	}
 	if trimmed := strings.TrimSpace(text); strings.HasPrefix(trimmed, "{") && gjson.Valid(trimmed) {
-		return transcript.Quote(stubJSON), true
+		return transcript.Quote(stubJSON(c.Count(text))), true
 	}
-	return transcript.Quote(stubText), true
+	return transcript.Quote(stubText(c.Count(text))), true
 }
 
 // placeholder is the text that replaces a result: what was cleared, why, and how to get

@@ -267,7 +267,7 @@ func TestProtectedMessages(t *testing.T) {
 	}
 	// The first call's input is cleared; the second call is in the newest assistant
 	// message and keeps it.
-	if !strings.Contains(out, `"input":{"ctx_snip":"input cleared"}`) || !strings.Contains(out, `"id":"b","name":"Read","input":{"file_path":"/repo/internal/server/handler.go"}`) {
+	if !strings.Contains(out, `"input":{"ctx_snip":"cleared 12 tokens"}`) || !strings.Contains(out, `"id":"b","name":"Read","input":{"file_path":"/repo/internal/server/handler.go"}`) {
 		t.Errorf("inputs: %s", out)
 	}
 }
@@ -297,8 +297,8 @@ func TestClearInputs(t *testing.T) {
 	if st.Inputs != 1 || !st.Items[0].InputCleared {
 		t.Errorf("inputs cleared: %d, item %+v", st.Inputs, st.Items)
 	}
-	if got := gjson.Get(out, "messages.1.content.0.input").Raw; got != stubJSON {
-		t.Errorf("anthropic input = %s, want %s", got, stubJSON)
+	if got := gjson.Get(out, "messages.1.content.0.input").Raw; !strings.HasPrefix(got, stubJSONStart) || !strings.HasSuffix(got, ` tokens"}`) {
+		t.Errorf("anthropic input = %s, want %s (N tokens)", got, stubJSONStart)
 	}
 	if got := gjson.Get(out, "messages.3.content.0.input").Raw; got != `{"file_path":"`+long+`"}` {
 		t.Errorf("kept call's input = %s", got)
@@ -306,8 +306,8 @@ func TestClearInputs(t *testing.T) {
 
 	out, _ = snipAt(t, openaiDoc(steps...), 0.7, o)
 	args := gjson.Get(out, "messages.2.tool_calls.0.function.arguments")
-	if args.Type != gjson.String || args.Str != stubJSON {
-		t.Errorf("openai arguments = %s, want a string holding %s", args.Raw, stubJSON)
+	if args.Type != gjson.String || !strings.HasPrefix(args.Str, stubJSONStart) {
+		t.Errorf("openai arguments = %s, want a string holding %s", args.Raw, stubJSONStart)
 	}
 
 	// A free-form input (a custom tool) gets a text stub.
@@ -320,8 +320,8 @@ func TestClearInputs(t *testing.T) {
 		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}]}`
 	o.Keep, o.Target = 0, 0
 	out, st = snipAt(t, doc, 0.9, o)
-	if got := gjson.Get(out, "input.1.input").Str; got != stubText {
-		t.Errorf("custom input = %q, want %q (items %+v)", got, stubText, st.Items)
+	if got := gjson.Get(out, "input.1.input").Str; !strings.HasPrefix(got, stubTextStart) {
+		t.Errorf("custom input = %q, want %q (items %+v)", got, stubTextStart, st.Items)
 	}
 	// Not cleared: the stub would not be smaller than "x", nor the placeholder than "ok".
 	if got := gjson.Get(out, "input.3.input").Str; got != "x" {
@@ -336,7 +336,7 @@ func TestClearInputs(t *testing.T) {
 	o = Defaults()
 	o.ClearInputs = true
 	second, st2 := snipAt(t, first, 0.7, o)
-	if st2.Inputs != 1 || len(st2.Items) != 0 || gjson.Get(second, "messages.1.content.0.input").Raw != stubJSON {
+	if st2.Inputs != 1 || len(st2.Items) != 0 || !strings.HasPrefix(gjson.Get(second, "messages.1.content.0.input").Raw, stubJSONStart) {
 		t.Errorf("second run: inputs %d, items %d", st2.Inputs, len(st2.Items))
 	}
 }

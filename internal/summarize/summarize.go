@@ -238,32 +238,15 @@ func placeClaudeCode(t *transcript.Transcript, sp Split, drop []bool, text strin
 		return nil, fmt.Errorf("nothing is kept after the summary")
 	}
 	first := &t.Messages[sp.Summarized[0]]
-	g := gjson.GetMany(t.Slice(first.Lines[0]), "sessionId", "cwd", "version", "gitBranch", "timestamp", "uuid", "userType", "isSidechain", "agentId")
-	uuid := transcript.DeriveUUID(g[5].String() + "\x00" + text)
+	line := t.Slice(first.Lines[0])
+	uuid := transcript.DeriveUUID(gjson.Get(line, "uuid").String() + "\x00" + text)
 	boundary := transcript.DeriveUUID(uuid + "\x00compact_boundary")
 	last := &t.Messages[sp.Summarized[len(sp.Summarized)-1]]
 	logical := gjson.Get(t.Slice(last.Lines[len(last.Lines)-1]), "uuid").Raw
 	if logical == "" {
 		logical = "null"
 	}
-	// What both records share with the session's own lines. A subagent's log is all
-	// sidechain lines: the two are sidechain lines too.
-	common := `"isSidechain":false`
-	if g[7].Bool() {
-		common = `"isSidechain":true`
-	}
-	if g[8].Exists() {
-		common += `,"agentId":` + g[8].Raw
-	}
-	for i, key := range []string{"userType", "cwd", "sessionId", "version", "gitBranch"} {
-		if v := g[[]int{6, 1, 0, 2, 3}[i]]; v.Exists() {
-			common += `,"` + key + `":` + v.Raw
-		}
-	}
-	stamp := ""
-	if g[4].Exists() {
-		stamp = `,"timestamp":` + g[4].Raw
-	}
+	common, stamp := transcript.SessionFields(line)
 	trigger := "auto"
 	if sp.Forced {
 		trigger = "manual"

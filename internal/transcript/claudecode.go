@@ -99,7 +99,7 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 		if ts, err := time.Parse(time.RFC3339Nano, f[ccTimestamp].str()); err == nil {
 			l.stamp, l.stampOK = ts, true
 		}
-		l.summary = f[ccCompactSummary].boolean()
+		l.summary = f[ccCompactSummary].boolean() || opensWith(raw, r.Span.Start, &m, TrimNote)
 		if model := mf[3].str(); model != "" && model != "<synthetic>" {
 			l.model = intern(model)
 		}

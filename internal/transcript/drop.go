@@ -46,6 +46,17 @@ func (t *Transcript) DropMessages(drop []bool) []Edit {
 }
 
 func (t *Transcript) dropLines(drop []bool) []Edit {
+	edits := t.DropLines(drop)
+	if t.Format == ClaudeCode {
+		edits = append(edits, t.Rechain(drop, "")...)
+	}
+	return edits
+}
+
+// DropLines returns the edits that delete the record lines of the messages marked in drop
+// (a JSONL document), without re-chaining what is left: a caller that chains the kept
+// messages its own way uses it with RechainTargets and ParentEdit.
+func (t *Transcript) DropLines(drop []bool) []Edit {
 	gone := map[int]bool{} // record starts
 	for mi, d := range drop {
 		if d {
@@ -59,9 +70,6 @@ func (t *Transcript) dropLines(drop []bool) []Edit {
 		if gone[r.Span.Start] {
 			edits = append(edits, Edit{Span: Span{Start: r.Span.Start, End: max(r.Next, r.Span.End)}})
 		}
-	}
-	if t.Format == ClaudeCode {
-		edits = append(edits, t.Rechain(drop, "")...)
 	}
 	return edits
 }
@@ -78,15 +86,23 @@ func (t *Transcript) dropLines(drop []bool) []Edit {
 func (t *Transcript) Rechain(drop []bool, root string) []Edit {
 	var edits []Edit
 	for _, rc := range t.RechainTargets(drop, root) {
-		first := t.Messages[rc.Message].Lines[0]
-		p := gjson.Get(t.Slice(first), "parentUuid")
-		if p.Index <= 0 {
-			continue
+		if e, ok := t.ParentEdit(rc.Message, rc.Parent); ok {
+			edits = append(edits, e)
 		}
-		s := first.Start + p.Index
-		edits = append(edits, Edit{Span: Span{Start: s, End: s + len(p.Raw)}, With: rc.Parent})
 	}
 	return edits
+}
+
+// ParentEdit is the edit that sets the parentUuid of message mi's first line to parent (a
+// JSON value: a quoted uuid, or null); ok is false when the line has none to set.
+func (t *Transcript) ParentEdit(mi int, parent string) (e Edit, ok bool) {
+	first := t.Messages[mi].Lines[0]
+	p := gjson.Get(t.Slice(first), "parentUuid")
+	if p.Index <= 0 {
+		return Edit{}, false
+	}
+	s := first.Start + p.Index
+	return Edit{Span: Span{Start: s, End: s + len(p.Raw)}, With: parent}, true
 }
 
 // Rechained is a kept message of a Claude Code session to hang off a new parent: Parent
@@ -163,4 +179,28 @@ func DeriveUUID(seed string) string {
 	sum := sha256.Sum256([]byte(seed))
 	h := hex.EncodeToString(sum[:])
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// SessionFields are what a record ctxkit writes into a Claude Code session shares with the
+// session's line it goes beside: common holds isSidechain (a subagent's log is all
+// sidechain lines), agentId, userType, cwd, sessionId, version and gitBranch as JSON
+// members; stamp is `,"timestamp":...`, or "" when the line has none.
+func SessionFields(line string) (common, stamp string) {
+	g := gjson.GetMany(line, "sessionId", "cwd", "version", "gitBranch", "timestamp", "userType", "isSidechain", "agentId")
+	common = `"isSidechain":false`
+	if g[6].Bool() {
+		common = `"isSidechain":true`
+	}
+	if g[7].Exists() {
+		common += `,"agentId":` + g[7].Raw
+	}
+	for i, key := range []string{"userType", "cwd", "sessionId", "version", "gitBranch"} {
+		if v := g[[]int{5, 1, 0, 2, 3}[i]]; v.Exists() {
+			common += `,"` + key + `":` + v.Raw
+		}
+	}
+	if g[4].Exists() {
+		stamp = `,"timestamp":` + g[4].Raw
+	}
+	return common, stamp
 }

@@ -9,24 +9,35 @@ import "strings"
 // (Claude Code and Codex transcripts have their own markers: isCompactSummary, compacted.)
 const SummaryTag = "<ctxkit-summary"
 
-// markSummaries sets Summary on messages whose first text block opens with SummaryTag.
-// The tag has nothing a JSON string would escape, so the raw literal is checked as it is.
+// TrimNote opens the note ctx-trim leaves where it dropped the start of a session log
+// (Claude Code, Codex): it stands for history that is gone, as a summary does, so it is a
+// Summary too, and a later ctx-trim keeps it.
+const TrimNote = "[ctx-trim: "
+
+// markSummaries sets Summary on messages whose first text block opens with SummaryTag or
+// TrimNote.
 func markSummaries(t *Transcript) {
 	for i := range t.Messages {
-		m := &t.Messages[i]
-		if m.Header || m.Summary {
-			continue
-		}
-		for j := range m.Blocks {
-			b := &m.Blocks[j]
-			if b.Kind != Text {
-				continue
-			}
-			if !b.BodyJSON && !b.Body.IsZero() {
-				raw := t.Slice(b.Body)
-				m.Summary = len(raw) > 1 && strings.HasPrefix(raw[1:], SummaryTag)
-			}
-			break
+		if m := &t.Messages[i]; !m.Header && !m.Summary {
+			m.Summary = opensWith(t.Doc, t.Base, m, SummaryTag) || opensWith(t.Doc, t.Base, m, TrimNote)
 		}
 	}
+}
+
+// opensWith says whether the first text block of m, in doc (whose first byte is at
+// document offset base), opens with prefix. Neither SummaryTag nor TrimNote has anything a
+// JSON string would escape, so the raw literal is checked as it is.
+func opensWith(doc string, base int, m *Message, prefix string) bool {
+	for j := range m.Blocks {
+		b := &m.Blocks[j]
+		if b.Kind != Text {
+			continue
+		}
+		if b.BodyJSON || b.Body.IsZero() {
+			return false
+		}
+		raw := doc[b.Body.Start-base : b.Body.End-base]
+		return len(raw) > 1 && strings.HasPrefix(raw[1:], prefix)
+	}
+	return false
 }

@@ -69,6 +69,6 @@ func FuzzTrim(f *testing.F) {
 			return
 		}
 		invariant.Check(t, name, []byte(doc), transform(name, o, 0),
-			invariant.Options{Structural: true, Lossy: true, Drops: true, Added: []string{repair.FirstUserText}})
+			invariant.Options{Structural: true, Lossy: true, Drops: true, Added: []string{repair.FirstUserText, transcript.TrimNote}})
 	})
 }

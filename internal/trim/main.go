@@ -82,7 +82,7 @@ func planDoc(d *cli.Doc, f *Flags, o Options) (*cli.Plan, error) {
 	t := d.T
 	drops := Choose(t, o)
 	st := drops.Stats
-	after := o.Tokens - st.TokensDropped + st.OpenerTokens
+	after := o.Tokens - st.TokensDropped + st.OpenerTokens + st.NoteTokens
 	p := &cli.Plan{TokensDelta: after - o.Tokens}
 	var repaired []repair.Problem
 	switch {
@@ -96,6 +96,9 @@ func planDoc(d *cli.Doc, f *Flags, o Options) (*cli.Plan, error) {
 		var lines []transcript.Span
 		for _, rc := range t.RechainTargets(drops.Drop, "") {
 			lines = append(lines, t.Messages[rc.Message].Lines[0])
+		}
+		if st.Noted {
+			lines = append(lines, drops.NoteLine(t))
 		}
 		if err := d.Excerpt(lines); err != nil {
 			return nil, err

@@ -12,10 +12,14 @@
 package trim
 
 import (
+	"github.com/tidwall/gjson"
+
 	"fmt"
 	"math"
 	"strings"
 
+	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -73,6 +77,32 @@ type Stats struct {
 	// it kept is one. OpenerTokens is the opener's share, counted in Fits.
 	Opened       bool
 	OpenerTokens int
+	// Noted says the tier put a note where the dropped messages were (noteText): in a
+	// session log that records usage (Claude Code, Codex), so the model is told what is
+	// gone, and the figures recorded before the drop still read right (the note says how
+	// many tokens it stands for). NoteTokens is the note's share, counted in Fits.
+	Noted      bool
+	NoteTokens int
+}
+
+// notes says whether the tier notes what it dropped in t: a session log that records
+// usage, whose figures the note keeps right.
+func notes(t *transcript.Transcript) bool {
+	return (t.Format == transcript.ClaudeCode || t.Format == transcript.Codex) && len(t.Usage) > 0
+}
+
+// noteText is the note that stands for the dropped messages. ctx-count reads the figure
+// back (measure.markerWas).
+func noteText(messages, tokens int) string {
+	return fmt.Sprintf("[ctx-trim: the %s earlier %s of this conversation were dropped to fit the context window (%s tokens); they are not available here]",
+		human.Thousands(messages), plural(messages, "message"), human.Thousands(tokens))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // opener is the opening user message of an Anthropic conversation whose beginning was
@@ -92,6 +122,7 @@ type Drops struct {
 	Drop  []bool
 	Stats Stats
 	first int // the first message kept, where the opener goes when Stats.Opened
+	note  int // the first message kept after the first dropped one, where the note goes
 }
 
 // Edits returns the edits that carry out the drops. In a Claude Code session it reads the
@@ -101,12 +132,53 @@ func (d *Drops) Edits(t *transcript.Transcript) []transcript.Edit {
 	if len(d.Stats.Dropped) == 0 {
 		return nil
 	}
+	if d.Stats.Noted {
+		return d.noted(t)
+	}
 	edits := t.DropMessages(d.Drop)
 	if d.Stats.Opened {
 		at := t.Messages[d.first].Span.Start
 		edits = append(edits, transcript.Edit{Span: transcript.Span{Start: at, End: at}, With: opener + ","})
 	}
 	return edits
+}
+
+// noted returns the edits that drop the messages and put the note in their place: a user
+// record in a Claude Code session, chained between the kept messages around it, or a
+// user message item in a Codex rollout.
+func (d *Drops) noted(t *transcript.Transcript) []transcript.Edit {
+	text := noteText(len(d.Stats.Dropped), d.Stats.TokensDropped)
+	line := d.NoteLine(t)
+	at := t.Slice(line)
+	edits := t.DropLines(d.Drop)
+	if t.Format == transcript.Codex {
+		stamp := gjson.Get(at, "timestamp").Raw
+		if stamp == "" {
+			stamp = `""`
+		}
+		rec := `{"timestamp":` + stamp + `,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":` + transcript.Quote(text) + `}]}}` + "\n"
+		return append(edits, transcript.Edit{Span: transcript.Span{Start: line.Start, End: line.Start}, With: rec})
+	}
+	uuid := transcript.DeriveUUID(gjson.Get(at, "uuid").String() + "\x00ctx-trim")
+	parent := "null"
+	for _, rc := range t.RechainTargets(d.Drop, "") {
+		with := rc.Parent
+		if rc.Message == d.note {
+			parent, with = rc.Parent, transcript.Quote(uuid)
+		}
+		if e, ok := t.ParentEdit(rc.Message, with); ok {
+			edits = append(edits, e)
+		}
+	}
+	common, stamp := transcript.SessionFields(at)
+	rec := `{"parentUuid":` + parent + `,` + common + `,"type":"user","message":{"role":"user","content":` + transcript.Quote(text) + `},"uuid":` + transcript.Quote(uuid) + stamp + "}\n"
+	return append(edits, transcript.Edit{Span: transcript.Span{Start: line.Start, End: line.Start}, With: rec})
+}
+
+// NoteLine is the first line of the message the note goes before (Stats.Noted): the
+// lines a plan that writes the note must read are it and RechainTargets'.
+func (d *Drops) NoteLine(t *transcript.Transcript) transcript.Span {
+	return t.Messages[d.note].Lines[0]
 }
 
 // Choose works out which messages to drop.
@@ -176,10 +248,23 @@ func Choose(t *transcript.Transcript, o Options) Drops {
 	opened := func(first int) bool {
 		return needsOpener && first < n && t.Messages[first].Role == "assistant"
 	}
-	// cost is what is left of the document, the opener included when one is needed.
+	// The note's share, at its longest (the figures it holds grow with what is dropped).
+	noteTokens := 0
+	if notes(t) {
+		c := o.Counter
+		if c == nil {
+			c, _ = tokens.New("estimate")
+		}
+		noteTokens = tokens.MessageOverhead(measure.ProviderOf(t.Format)) + c.Count(noteText(n, o.Tokens))
+	}
+	// cost is what is left of the document, the opener and the note included when they
+	// are needed.
 	cost := func(size, first int) int {
 		if opened(first) {
-			return size + openerTokens
+			size += openerTokens
+		}
+		if size < o.Tokens {
+			size += noteTokens // something is dropped
 		}
 		return size
 	}
@@ -222,7 +307,20 @@ func Choose(t *transcript.Transcript, o Options) Drops {
 	if opened(first) {
 		st.Opened, st.OpenerTokens = true, openerTokens
 	}
-	return Drops{Drop: drop, Stats: st, first: first}
+	d := Drops{Drop: drop, Stats: st, first: first}
+	if notes(t) {
+		d.note = firstMessage(t, drop, st.Dropped[0].Message)
+		if d.note < n && len(t.Messages[d.note].Lines) > 0 {
+			c := o.Counter
+			if c == nil {
+				c, _ = tokens.New("estimate")
+			}
+			d.Stats.Noted = true
+			d.Stats.NoteTokens = tokens.MessageOverhead(measure.ProviderOf(t.Format)) + c.Count(noteText(len(st.Dropped), st.TokensDropped))
+			d.Stats.Fits = size+d.Stats.OpenerTokens+d.Stats.NoteTokens <= goal
+		}
+	}
+	return d
 }
 
 // firstMessage is the first message of the array at or after from that is not dropped

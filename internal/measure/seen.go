@@ -1,0 +1,127 @@
+package measure
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// The figure every decision uses is what the model would see if the document were sent
+// now (DESIGN §5). The file does not hold all of it: an agent sends a system prompt and
+// tool schemas its transcript never records (Claude Code: 15-28K tokens), and content it
+// stores empty (Opus 4.7's thinking). Where the transcript records usage, the newest
+// figure is the truth at that request; the tally learns from it the part not in the file
+// (Hidden), and the total is Hidden plus everything counted. So the total at the newest
+// request equals what was recorded, and what came after it is counted on top.
+//
+// An edit by a ctxkit tier leaves the recorded figures as they were, measuring content
+// that is no longer there. Every tier's marker says how much the text it stands for held
+// (Block.Was): the part not in the file is worked out against the content as it was, so a
+// tier's output counts what it saved less, not the same as before (no stale anchor).
+
+// Anchor is the evidence behind Hidden: the recorded figure it was learned from.
+type Anchor struct {
+	// Recorded is the context the agent recorded at its newest request: the prompt, plus
+	// the reply as the next request sends it (its recorded output, or its content when
+	// that holds more: output is sometimes logged at stream start).
+	Recorded int
+	// At is the message the figure covers up to (the reply).
+	At int
+	// CacheRead and CacheCreation are the parts of the prompt the provider reported as
+	// cache hits and cache writes.
+	CacheRead, CacheCreation int
+	// Counted is our count of messages 0..At as they are now; Removed what ctxkit's
+	// markers among them say was taken out of them since.
+	Counted, Removed int
+}
+
+// Hidden sources.
+const (
+	FromUsage    = "recorded usage"
+	FromOverhead = "--overhead"
+)
+
+// anchor works out the part of the conversation the file does not hold, from the newest
+// usage figure: Hidden = recorded - (counted up to it + what edits removed up to it), never
+// below zero. Without a figure it leaves Hidden to the caller (AddOverhead).
+func (tl *Tally) anchor() {
+	u, ok := transcript.LastUsage(tl.Usage)
+	if !ok || u.After < 0 || u.After >= len(tl.Messages) {
+		return
+	}
+	overhead := tl.Overhead()
+	a := &Anchor{At: u.After, CacheRead: u.CacheRead, CacheCreation: u.CacheCreation}
+	for mi := 0; mi <= u.After; mi++ {
+		m := &tl.Messages[mi]
+		a.Counted += m.Tokens(overhead)
+		for bi := range m.Blocks {
+			if b := &m.Blocks[bi]; b.Was > b.Tokens {
+				a.Removed += b.Was - b.Tokens
+			}
+		}
+	}
+	if tl.HasSchema {
+		a.Counted += tl.Schema
+	}
+	a.Counted += replyPriming(len(tl.Messages))
+	a.Recorded = u.Context()
+	if tl.Format == transcript.ClaudeCode {
+		// The figure is the prompt of the reply at u.After; the reply itself is sent
+		// back with the next request. Its output_tokens is sometimes logged when the
+		// stream starts (a 15K-character edit recorded as 1 token), so it counts at
+		// least what its content holds.
+		reply := tl.Messages[u.After].Tokens(overhead)
+		a.Recorded = u.Input + max(u.Output, reply)
+	}
+	tl.Anchor = a
+	tl.Hidden = max(0, a.Recorded-a.Counted-a.Removed)
+	tl.HiddenFrom = FromUsage
+}
+
+// AddOverhead sets the part not in the file for a conversation that records no usage:
+// what the user says the agent adds (--overhead). A recorded figure wins over it.
+func (tl *Tally) AddOverhead(n int) {
+	if tl.Anchor != nil || n <= 0 {
+		return
+	}
+	tl.Hidden, tl.HiddenFrom = n, FromOverhead
+}
+
+// markerWas reads the size a ctxkit marker in a block's text says the text it stands for
+// had (the tokens of a cleared, cut or stored result, or of the messages a summary
+// replaces), 0 when the text holds no marker. text may be the block's JSON string literal
+// as written: the parts read hold no characters JSON escapes.
+//
+// A summary's figure (and ctx-trim's note's) is of whole messages, their framing
+// included, where the text that stands for them is framed once: messages says so.
+func markerWas(text string) (n int, messages bool) {
+	if !strings.Contains(text, "[ctx-") && !strings.Contains(text, "<ctxkit-summary") && !strings.Contains(text, "ctx_snip") {
+		return 0, false
+	}
+	for k, re := range wasSyntax {
+		if m := re.FindStringSubmatch(text); m != nil {
+			n, err := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
+			if err == nil {
+				return n, k >= wholeMessages
+			}
+		}
+	}
+	return 0, false
+}
+
+// wasSyntax finds the original size in each tier's marker: ctx-snip's placeholder,
+// ctx-budget's cut, ctx-persist's reference and ctx-summarize's summary.
+// The entries from wholeMessages on stand for whole messages.
+var wasSyntax = []*regexp.Regexp{
+	regexp.MustCompile(`\[ctx-snip: .*? cleared \(([0-9,]+) tokens?\)`),
+	regexp.MustCompile(`^"?\{\\?"ctx_snip\\?":\\?"cleared ([0-9,]+) tokens?`),
+	regexp.MustCompile(`^"\[ctx-snip: cleared ([0-9,]+) tokens?\]`),
+	regexp.MustCompile(`\[ctx-budget: cut [0-9,]+ of [0-9,]+ characters? here \(originally ([0-9,]+) tokens?`),
+	regexp.MustCompile(`\[ctx-persist: tool result stored in full \([0-9]+ bytes?, [0-9]+ lines?, ~([0-9]+) tokens?\)`),
+	regexp.MustCompile(`<ctxkit-summary [^>]*?tokens=\\?"([0-9]+)\\?"`),
+	regexp.MustCompile(`\[ctx-trim: .*? \(([0-9,]+) tokens?\)`),
+}
+
+const wholeMessages = 5
