@@ -1,9 +1,10 @@
-// Package llm owns ctxkit's calls to a language model: one request, one text answer, over
+// Package llm owns ctxkit's calls to a model provider: one request, one text answer, over
 // the Anthropic Messages API or the OpenAI Chat Completions API (and every server that
-// speaks it: Ollama, llama.cpp, vLLM, LM Studio). It retries what is worth retrying (429,
-// 529, 5xx, timeouts) with backoff, honouring retry-after; it tells a prompt that is too
-// long and an answer that was cut off from other failures; and a circuit breaker, whose
-// state is a file, stops calling a backend that keeps failing.
+// speaks it: Ollama, llama.cpp, vLLM, LM Studio), and Anthropic's count_tokens, whose
+// answers a CountCache keeps so a document is never sent twice. It retries what is worth
+// retrying (429, 529, 5xx, timeouts) with backoff, honouring retry-after; it tells a
+// prompt that is too long and an answer that was cut off from other failures; and a
+// circuit breaker, whose state is a file, stops calling a backend that keeps failing.
 package llm
 
 import (
@@ -20,6 +21,9 @@ import (
 
 	"github.com/tidwall/gjson"
 )
+
+// anthropicVersion is the Messages API version ctxkit speaks.
+const anthropicVersion = "2023-06-01"
 
 // Backends.
 const (
@@ -209,7 +213,7 @@ func (c *Client) base() string {
 }
 
 func (c *Client) anthropicHeaders() map[string]string {
-	return map[string]string{"x-api-key": c.APIKey, "anthropic-version": "2023-06-01"}
+	return map[string]string{"x-api-key": c.APIKey, "anthropic-version": anthropicVersion}
 }
 
 // marshal encodes a request body as it is: no HTML escaping of <, > and & (prompts are
