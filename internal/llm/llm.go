@@ -1,9 +1,10 @@
-// Package llm owns ctxkit's calls to a language model: one request, one text answer, over
+// Package llm owns ctxkit's calls to a model provider: one request, one text answer, over
 // the Anthropic Messages API or the OpenAI Chat Completions API (and every server that
-// speaks it: Ollama, llama.cpp, vLLM, LM Studio). It retries what is worth retrying (429,
-// 529, 5xx, timeouts) with backoff, honouring retry-after; it tells a prompt that is too
-// long and an answer that was cut off from other failures; and a circuit breaker, whose
-// state is a file, stops calling a backend that keeps failing.
+// speaks it: Ollama, llama.cpp, vLLM, LM Studio), and Anthropic's count_tokens, whose
+// answers a CountCache keeps so a document is never sent twice. It retries what is worth
+// retrying (429, 529, 5xx, timeouts) with backoff, honouring retry-after; it tells a
+// prompt that is too long and an answer that was cut off from other failures; and a
+// circuit breaker, whose state is a file, stops calling a backend that keeps failing.
 package llm
 
 import (
@@ -20,6 +21,9 @@ import (
 
 	"github.com/tidwall/gjson"
 )
+
+// anthropicVersion is the Messages API version ctxkit speaks.
+const anthropicVersion = "2023-06-01"
 
 // Backends.
 const (
@@ -89,6 +93,20 @@ func (c *Client) Complete(ctx context.Context, r Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	var text string
+	err = c.post(ctx, url, headers, body, func(data []byte) (err error) {
+		text, err = c.decode(data)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return text, nil
+}
+
+// post sends body to url until an attempt succeeds, a failure is final, or the retries
+// are spent. decode reads a 200 answer that is JSON; its error fails the attempt.
+func (c *Client) post(ctx context.Context, url string, headers map[string]string, body []byte, decode func([]byte) error) error {
 	wait := c.Backoff
 	if wait <= 0 {
 		wait = time.Second
@@ -101,32 +119,32 @@ func (c *Client) Complete(ctx context.Context, r Request) (string, error) {
 			if errors.As(last, &se) && se.RetryAfter > 0 {
 				d = se.RetryAfter
 				if d > c.maxWait() {
-					return "", fmt.Errorf("the server asks to wait %s before trying again, longer than %s: %w", d.Round(time.Second), c.maxWait(), last)
+					return fmt.Errorf("the server asks to wait %s before trying again, longer than %s: %w", d.Round(time.Second), c.maxWait(), last)
 				}
 			} else {
 				wait = min(wait*2, c.maxBackoff())
 			}
 			if err := c.sleep(ctx, d); err != nil {
-				return "", err
+				return err
 			}
 		}
-		text, err := c.attempt(ctx, url, headers, body)
+		err := c.attempt(ctx, url, headers, body, decode)
 		if err == nil {
-			return text, nil
+			return nil
 		}
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			return ctx.Err()
 		}
 		last = err
 		var se *StatusError
 		switch {
 		case errors.Is(err, ErrPromptTooLong), errors.Is(err, ErrCutOff), errors.Is(err, ErrRedirect):
-			return "", err
+			return err
 		case errors.As(err, &se) && !retryable(se.Code):
-			return "", err
+			return err
 		}
 	}
-	return "", fmt.Errorf("gave up after %d attempts: %w", c.Retries+1, last)
+	return fmt.Errorf("gave up after %d attempts: %w", c.Retries+1, last)
 }
 
 func (c *Client) maxBackoff() time.Duration {
@@ -162,21 +180,14 @@ func (c *Client) encode(r Request) ([]byte, string, map[string]string, error) {
 	if maxTokens <= 0 {
 		maxTokens = 4096
 	}
-	base := strings.TrimRight(c.BaseURL, "/")
 	switch c.Backend {
 	case Anthropic:
-		if base == "" {
-			base = "https://api.anthropic.com"
-		}
 		body, err := marshal(map[string]any{
 			"model": c.Model, "max_tokens": maxTokens, "system": r.System,
 			"messages": []map[string]string{{"role": "user", "content": r.Prompt}},
 		})
-		return body, base + "/v1/messages", map[string]string{"x-api-key": c.APIKey, "anthropic-version": "2023-06-01"}, err
+		return body, c.base() + "/v1/messages", c.anthropicHeaders(), err
 	case OpenAI:
-		if base == "" {
-			base = "https://api.openai.com/v1"
-		}
 		body, err := marshal(map[string]any{
 			"model": c.Model, "max_tokens": maxTokens,
 			"messages": []map[string]string{{"role": "system", "content": r.System}, {"role": "user", "content": r.Prompt}},
@@ -185,9 +196,24 @@ func (c *Client) encode(r Request) ([]byte, string, map[string]string, error) {
 		if c.APIKey != "" {
 			h["Authorization"] = "Bearer " + c.APIKey
 		}
-		return body, base + "/chat/completions", h, err
+		return body, c.base() + "/chat/completions", h, err
 	}
 	return nil, "", nil, fmt.Errorf("unknown backend %q (want anthropic or openai)", c.Backend)
+}
+
+// base is BaseURL without its trailing slash, or the backend's public API.
+func (c *Client) base() string {
+	if base := strings.TrimRight(c.BaseURL, "/"); base != "" {
+		return base
+	}
+	if c.Backend == OpenAI {
+		return "https://api.openai.com/v1"
+	}
+	return "https://api.anthropic.com"
+}
+
+func (c *Client) anthropicHeaders() map[string]string {
+	return map[string]string{"x-api-key": c.APIKey, "anthropic-version": anthropicVersion}
 }
 
 // marshal encodes a request body as it is: no HTML escaping of <, > and & (prompts are
@@ -200,7 +226,7 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
 
-func (c *Client) attempt(ctx context.Context, url string, headers map[string]string, body []byte) (string, error) {
+func (c *Client) attempt(ctx context.Context, url string, headers map[string]string, body []byte, decode func([]byte) error) error {
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
@@ -208,7 +234,7 @@ func (c *Client) attempt(ctx context.Context, url string, headers map[string]str
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return "", err
+		return err
 	}
 	req.Header.Set("content-type", "application/json")
 	for k, v := range headers {
@@ -216,20 +242,20 @@ func (c *Client) attempt(ctx context.Context, url string, headers map[string]str
 	}
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
-		return "", fmt.Errorf("request failed: %w", scrub(err))
+		return fmt.Errorf("request failed: %w", scrub(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return "", fmt.Errorf("reading the answer: %w", err)
+		return fmt.Errorf("reading the answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", c.statusError(resp, data)
+		return c.statusError(resp, data)
 	}
 	if !gjson.ValidBytes(data) {
-		return "", fmt.Errorf("the answer is not JSON (cut off?): %d bytes", len(data))
+		return fmt.Errorf("the answer is not JSON (cut off?): %d bytes", len(data))
 	}
-	return c.decode(data)
+	return decode(data)
 }
 
 // httpClient is c.HTTP (or a default client) that follows redirects only within the

@@ -113,6 +113,22 @@ func CheckDir(path string) error {
 	return check(path, fi, true)
 }
 
+// CheckPrivateDir is CheckDir for a cache whose entries are trusted: group and others
+// may not write in it either, or they could plant entries.
+func CheckPrivateDir(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if err := check(path, fi, true); err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return &UnsafeError{Path: path, Why: fmt.Sprintf("is writable by group or others (mode %v)", fi.Mode().Perm())}
+	}
+	return nil
+}
+
 // CheckInfo applies the rules to what Stat of an open file said (fstat, so it cannot be
 // swapped in between) or Lstat said of a name: a regular file the user owns.
 func CheckInfo(path string, fi fs.FileInfo) error { return check(path, fi, false) }

@@ -149,3 +149,23 @@ func TestRemoveStale(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckPrivateDir(t *testing.T) {
+	dir := t.TempDir()
+	own := filepath.Join(dir, "own")
+	os.Mkdir(own, 0o700)
+	if err := CheckPrivateDir(own); err != nil {
+		t.Errorf("a 0700 folder of the user's: %v", err)
+	}
+	shared := filepath.Join(dir, "shared")
+	os.Mkdir(shared, 0o700)
+	os.Chmod(shared, 0o775) // not through Mkdir: the umask would clear the bits
+	if err := CheckPrivateDir(shared); !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), "writable by group or others") {
+		t.Errorf("a group-writable folder: %v", err)
+	}
+	link := filepath.Join(dir, "link")
+	os.Symlink(own, link)
+	if err := CheckPrivateDir(link); !errors.Is(err, ErrUnsafe) {
+		t.Errorf("a link to a folder: %v", err)
+	}
+}

@@ -183,7 +183,7 @@ func (d *DiskCache) load() {
 	dir := filepath.Dir(d.path)
 	err := safefile.MkdirAll(dir)
 	if err == nil {
-		err = privateDir(dir)
+		err = safefile.CheckPrivateDir(dir)
 	}
 	if err != nil {
 		d.warn(err)
@@ -261,20 +261,6 @@ func (d *DiskCache) makeSecret(path string) error {
 		return err
 	}
 	return os.Link(f.Name(), path) // never replaces a secret another run made
-}
-
-// privateDir checks the cache's folder with safefile's rules and that group and others
-// cannot write it.
-func privateDir(path string) error {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return err
-	}
-	err = safefile.CheckDirInfo(path, fi)
-	if err == nil && fi.Mode().Perm()&0o022 != 0 {
-		err = fmt.Errorf("%q is writable by group or others (mode %v)", path, fi.Mode().Perm())
-	}
-	return err
 }
 
 // privateFile checks an open file of the cache: no permission bits in forbid.
