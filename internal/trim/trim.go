@@ -98,6 +98,11 @@ func noteText(messages, tokens int) string {
 		human.Thousands(messages), plural(messages, "message"), human.Thousands(tokens))
 }
 
+// noteShare is what the note for the given figures costs, its framing included.
+func noteShare(t *transcript.Transcript, c tokens.Counter, messages, dropped int) int {
+	return tokens.MessageOverhead(measure.ProviderOf(t.Format)) + c.Count(noteText(messages, dropped))
+}
+
 func plural(n int, word string) string {
 	if n == 1 {
 		return word
@@ -237,12 +242,12 @@ func Choose(t *transcript.Transcript, o Options) Drops {
 	first := firstMessage(t, drop, 0)
 	// (An input that already opens with an assistant message is ctx-repair's to fix.)
 	needsOpener := t.Format.MessagesAPI() && first < n && t.Messages[first].Role != "assistant"
+	c := o.Counter
+	if c == nil {
+		c, _ = tokens.New("estimate")
+	}
 	openerTokens := 0
 	if needsOpener {
-		c := o.Counter
-		if c == nil {
-			c, _ = tokens.New("estimate")
-		}
 		openerTokens = tokens.MessageOverhead("anthropic") + c.Count(repair.FirstUserText)
 	}
 	opened := func(first int) bool {
@@ -251,11 +256,7 @@ func Choose(t *transcript.Transcript, o Options) Drops {
 	// The note's share, at its longest (the figures it holds grow with what is dropped).
 	noteTokens := 0
 	if notes(t) {
-		c := o.Counter
-		if c == nil {
-			c, _ = tokens.New("estimate")
-		}
-		noteTokens = tokens.MessageOverhead(measure.ProviderOf(t.Format)) + c.Count(noteText(n, o.Tokens))
+		noteTokens = noteShare(t, c, n, o.Tokens)
 	}
 	// cost is what is left of the document, the opener and the note included when they
 	// are needed.
@@ -311,12 +312,8 @@ func Choose(t *transcript.Transcript, o Options) Drops {
 	if notes(t) {
 		d.note = firstMessage(t, drop, st.Dropped[0].Message)
 		if d.note < n && len(t.Messages[d.note].Lines) > 0 {
-			c := o.Counter
-			if c == nil {
-				c, _ = tokens.New("estimate")
-			}
 			d.Stats.Noted = true
-			d.Stats.NoteTokens = tokens.MessageOverhead(measure.ProviderOf(t.Format)) + c.Count(noteText(len(st.Dropped), st.TokensDropped))
+			d.Stats.NoteTokens = noteShare(t, c, len(st.Dropped), st.TokensDropped)
 			d.Stats.Fits = size+d.Stats.OpenerTokens+d.Stats.NoteTokens <= goal
 		}
 	}
