@@ -2,8 +2,13 @@ package count
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/tokens"
 )
 
 func TestRender(t *testing.T) {
@@ -47,4 +52,37 @@ func TestRenderComparison(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, b.String())
 		}
 	}
+}
+
+// TestRenderHidden: a session that records usage shows the part the file does not hold,
+// in the bar and on its own line, with the figure it was learned from.
+func TestRenderHidden(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Measure(parse(t, string(data)), Options{File: "session.jsonl", Counter: estimateCounter(t), Window: testWindow})
+	if r.Hidden == nil || r.Hidden.Tokens <= 0 || r.Tokens != r.Counted+r.Hidden.Tokens {
+		t.Fatalf("hidden %+v, tokens %d, counted %d", r.Hidden, r.Tokens, r.Counted)
+	}
+	var b bytes.Buffer
+	Render(&b, &r, false)
+	for _, want := range []string{
+		"H hidden " + human.Thousands(r.Hidden.Tokens),
+		"hidden: system prompt, tools and the like, not in the file: " + human.Thousands(r.Hidden.Tokens) + ", from recorded usage",
+		"recorded by the agent (message.usage): ",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+}
+
+func estimateCounter(t *testing.T) tokens.Counter {
+	t.Helper()
+	c, err := tokens.New("estimate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
