@@ -178,7 +178,8 @@ func CountAll(c Counter, texts []string) []int {
 		total += len(s)
 	}
 	workers := runtime.GOMAXPROCS(0)
-	if _, cheap := c.(estimator); cheap || workers < 2 || len(texts) < 2 || total < parallelMinBytes {
+	_, claude := c.(*ClaudeCounter)
+	if _, cheap := c.(estimator); cheap || claude || workers < 2 || len(texts) < 2 || total < parallelMinBytes {
 		for i, s := range texts {
 			out[i] = c.Count(s)
 		}

@@ -1,6 +1,8 @@
 // Package tokens owns everything ctxkit knows about the size of a conversation in tokens:
-// the token counters (a byte-based estimate and the exact o200k_base and cl100k_base BPE
-// vocabularies, embedded so counting never touches the network or a cache directory),
+// the token counters (a byte-based estimate; the Claude estimate, which prices characters
+// by class at prices fitted per model family on real Claude usage; and the exact
+// o200k_base and cl100k_base BPE vocabularies, embedded so counting never touches the
+// network or a cache directory),
 // the cost of content that is not counted as text (images priced from their pixel size,
 // encrypted reasoning, per-message framing), and the table of models with their context
 // windows and output limits from which a Budget is worked out.

@@ -8,7 +8,11 @@ import "strings"
 // tokens beyond the content, the figure OpenAI's own counting examples use. Anthropic
 // does not publish how it frames messages; its turn markers ("\n\nHuman:",
 // "\n\nAssistant:" in the older text format) cost about as much, so the same 3 is used.
-// Any other provider gets the same figure.
+// The usage Claude Code records cannot pin it down: nearly every recorded interval is a
+// reply and one result message per tool call, so the price of a message moves with that
+// of a tool block (AnthropicToolCallOverhead), and fits with 0 to 10 tokens a message
+// are equally good (scripts/calibrate prints them). Any other provider gets the same
+// figure.
 func MessageOverhead(provider string) int {
 	if strings.EqualFold(provider, "anthropic") {
 		return anthropicMessageOverhead
