@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -113,26 +114,49 @@ func noEnv(name string) string {
 }
 
 // TestHeadlineIsWhatTheModelSaw holds ctx-count's headline to the recorded prompt size at
-// sampled request points of every corpus session that records usage: within 3% on the
-// mean. The goal at worst is 10%; with the 4-byte estimate of Claude's tokens a large
-// result after the newest figure still misses by up to 17%, so the worst is held to 20%
-// until the fitted Claude estimator lands (issue 15).
+// sampled request points. Issue 15's measure, the 8 largest sessions at 10 request points
+// each, is held to its goal: within 3% on the mean and 10% at worst. Every session of the
+// corpus that records usage, subagents' logs included, is held to 3% on the mean and 20%
+// at worst: some requests carry text that no file holds and nothing before them foretells
+// (a subagent's second request is 2.5K tokens heavier than its visible growth; a hook that
+// reformats a file makes Claude Code send the change), and a cut just before such a
+// request misses it by up to 16%.
 func TestHeadlineIsWhatTheModelSaw(t *testing.T) {
-	points := requestPoints(t, recordedSessions(t), 10)
-	var sum, worst float64
-	var worstAt string
-	for _, p := range points {
-		r := countReport(t, p.doc)
-		e := float64(r.Tokens-p.recorded) / float64(p.recorded)
-		sum += math.Abs(e)
-		if math.Abs(e) > math.Abs(worst) {
-			worst, worstAt = e, fmt.Sprintf("%s figure %d: %d tokens, recorded %d", filepath.Base(p.file), p.k, r.Tokens, p.recorded)
-		}
+	sessions := recordedSessions(t)
+	var names []string
+	for name := range sessions {
+		names = append(names, name)
 	}
-	mean := sum / float64(len(points))
-	t.Logf("%d request points: mean |error| %.2f%%, worst %+.2f%% (%s)", len(points), 100*mean, 100*worst, worstAt)
-	if mean > 0.03 || math.Abs(worst) > 0.20 {
-		t.Errorf("headline off the recorded size: mean |error| %.2f%% (at most 3%%), worst %+.2f%% (at most 20%%): %s", 100*mean, 100*worst, worstAt)
+	sort.Slice(names, func(i, j int) bool { return len(sessions[names[i]]) > len(sessions[names[j]]) })
+	largest := map[string][]byte{}
+	for _, name := range names[:min(8, len(names))] {
+		largest[name] = sessions[name]
+	}
+	for _, c := range []struct {
+		name           string
+		sessions       map[string][]byte
+		mean, worstMax float64
+	}{
+		{"the 8 largest sessions", largest, 0.03, 0.10},
+		{"every session", sessions, 0.03, 0.20},
+	} {
+		points := requestPoints(t, c.sessions, 10)
+		var sum, worst float64
+		var worstAt string
+		for _, p := range points {
+			r := countReport(t, p.doc)
+			e := float64(r.Tokens-p.recorded) / float64(p.recorded)
+			sum += math.Abs(e)
+			if math.Abs(e) > math.Abs(worst) {
+				worst, worstAt = e, fmt.Sprintf("%s figure %d: %d tokens, recorded %d", filepath.Base(p.file), p.k, r.Tokens, p.recorded)
+			}
+		}
+		mean := sum / float64(len(points))
+		t.Logf("%s, %d request points: mean |error| %.2f%%, worst %+.2f%% (%s)", c.name, len(points), 100*mean, 100*worst, worstAt)
+		if mean > c.mean || math.Abs(worst) > c.worstMax {
+			t.Errorf("%s: headline off the recorded size: mean |error| %.2f%% (at most %.0f%%), worst %+.2f%% (at most %.0f%%): %s",
+				c.name, 100*mean, 100*c.mean, 100*worst, 100*c.worstMax, worstAt)
+		}
 	}
 }
 
@@ -204,4 +228,74 @@ func TestEditedCountsWhatItSaved(t *testing.T) {
 func lastLine(b []byte) []byte {
 	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
 	return lines[len(lines)-1]
+}
+
+// TestTiersActAtTheirTrigger: each tier that a utilization triggers acts on a session whose
+// recorded prompt size fills its window halfway between its trigger and full (ctx-snip: 80%
+// of the window, over its 60%), and leaves the session as it is when that size fills 30%.
+// Acting is the trigger firing; most of those sessions must be edited too.
+// Counted from the file alone, every session looked a third of its size: snip's trigger
+// fired at a real 154K-312K tokens of a 200K window.
+func TestTiersActAtTheirTrigger(t *testing.T) {
+	sessions := recordedSessions(t)
+	var names []string
+	for name, data := range sessions {
+		if tr, _ := transcript.Parse(data, transcript.Options{}); len(tr.Messages) >= 20 {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	tiers := []struct {
+		tierRun
+		trigger float64
+	}{
+		{tierRun{"ctx-snip", snip.Main, []string{"--idle", "0"}}, 0.60},
+		{tierRun{"ctx-summarize", summarize.Main, nil}, 0.85},
+		{tierRun{"ctx-trim", trim.Main, nil}, 0.95},
+	}
+	for _, tier := range tiers {
+		t.Run(tier.name, func(t *testing.T) {
+			fires, edited := 0, 0
+			for _, name := range names {
+				in := sessions[name]
+				tr, _ := transcript.Parse(in, transcript.Options{})
+				recorded := tr.Usage[len(tr.Usage)-1].Input
+				for _, fill := range []float64{(tier.trigger + 1) / 2, 0.30} {
+					window := strconv.Itoa(int(math.Ceil(float64(recorded) / fill)))
+					var stdout, stderr bytes.Buffer
+					args := append(append([]string{"--stats", "--window", window, "--reserve", "0"}, tier.flags...), "-")
+					if code := tier.main(args, bytes.NewReader(in), &stdout, &stderr, noEnv); code != 0 {
+						t.Fatalf("%s %v on %s: exit %d: %s", tier.name, args, name, code, stderr.String())
+					}
+					var st struct {
+						Trigger string `json:"trigger"`
+						Items   int    `json:"items"`
+					}
+					if err := json.Unmarshal(lastLine(stderr.Bytes()), &st); err != nil {
+						t.Fatalf("%s on %s: stats: %v: %s", tier.name, name, err, stderr.String())
+					}
+					fired := !strings.HasPrefix(st.Trigger, "below")
+					switch {
+					case fill > 0.5 && !fired:
+						t.Errorf("%s on %s, recorded %d = %.1f%% of --window %s: did not act (trigger %q)",
+							tier.name, filepath.Base(name), recorded, 100*fill, window, st.Trigger)
+					case fill > 0.5:
+						fires++
+						if st.Items > 0 {
+							edited++
+						}
+					case fired || !bytes.Equal(stdout.Bytes(), in):
+						t.Errorf("%s on %s, recorded %d = 30%% of --window %s: acted (trigger %q)", tier.name, filepath.Base(name), recorded, window, st.Trigger)
+					}
+				}
+			}
+			// Acting is deciding to: a summary that would not be smaller than the few
+			// messages outside --keep is not written (a session whose prompt is mostly
+			// the hidden part), which the tier says.
+			t.Logf("%s acted on %d of %d sessions at %.1f%% (edited %d), on none at 30%%", tier.name, fires, len(names), 50*(tier.trigger+1), edited)
+			if edited < fires*3/4 {
+				t.Errorf("%s edited %d of the %d sessions it acted on", tier.name, edited, fires)
+			}
+		})
+	}
 }

@@ -63,18 +63,10 @@ const (
 )
 
 // Framing is what the estimate adds for the structure of a conversation, in tokens.
-type Framing struct {
-	Message, ToolCall, ToolResult int
-}
+type Framing = tokens.Framing
 
-// Current is the framing measure will add for Anthropic formats.
-func Current() Framing {
-	return Framing{
-		Message:    tokens.MessageOverhead("anthropic"),
-		ToolCall:   tokens.AnthropicToolCallOverhead,
-		ToolResult: tokens.AnthropicToolResultOverhead,
-	}
-}
+// Current is the framing measure adds for Anthropic formats.
+func Current() Framing { return tokens.FramingOf("anthropic") }
 
 // Estimate is what a counter and a framing say the interval costs, counted block by
 // block as measure counts it (measure.BlockTokens), plus the framing of each message,
@@ -140,7 +132,7 @@ func Intervals(data []byte, name string) []Interval {
 		return nil
 	}
 	est, _ := tokens.New("estimate")
-	_, old := measure.PerMessage(t, est)
+	oldFraming := Framing{Message: tokens.MessageOverhead("anthropic")}
 	held := Held(name)
 	model := func(u transcript.Usage) string {
 		return gjson.Get(t.Slice(t.Messages[u.After].Lines[0]), "message.model").String()
@@ -159,7 +151,6 @@ func Intervals(data []byte, name string) []Interval {
 		for mi := a.After; mi < b.After; mi++ {
 			m := &t.Messages[mi]
 			iv.Messages++
-			iv.old += old[mi]
 			if m.Summary {
 				iv.Skip = SkipCompacted
 			}
@@ -167,6 +158,7 @@ func Intervals(data []byte, name string) []Interval {
 				iv.block(&m.Blocks[bi], est)
 			}
 		}
+		iv.old = iv.Estimate(est, oldFraming)
 		out = append(out, iv)
 	}
 	return out

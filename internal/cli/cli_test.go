@@ -156,7 +156,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bad env count", nil, map[string]string{"CTX_WINDOW": "lots"},
 			"ctx-fake: error: --window: invalid token count \"lots\": not a number (want e.g. 200000, 200k or 1.5M) (from $CTX_WINDOW)\nhint: see 'ctx-fake --help'\n"},
 		{"bad env enum", nil, map[string]string{"CTX_TOKENIZER": "gpt2"},
-			"ctx-fake: error: --tokenizer: must be one of [\"auto\" \"estimate\" \"o200k\" \"cl100k\"] but got \"gpt2\" (from $CTX_TOKENIZER)\nhint: see 'ctx-fake --help'\n"},
+			"ctx-fake: error: --tokenizer: must be one of [\"auto\" \"estimate\" \"o200k\" \"cl100k\" \"api\"] but got \"gpt2\" (from $CTX_TOKENIZER)\nhint: see 'ctx-fake --help'\n"},
 		{"output and in-place", []string{"-o", "x", "-i", a}, nil,
 			"ctx-fake: error: -o/--output and -i/--in-place cannot be used together\nhint: see 'ctx-fake --help'\n"},
 		{"in-place without files", []string{"--in-place"}, nil,

@@ -64,12 +64,22 @@ func inputError(name string, format transcript.Format, err error) error {
 	return e
 }
 
-// Counter returns the token counter for a document of the given format: --tokenizer, or
-// with "auto" the format's default.
-func (c *Context) Counter(format transcript.Format) (tokens.Counter, error) {
+// Counter returns the token counter for a document of the given format, sent to model
+// ("" when it names none): --tokenizer, or with "auto" the format's default. The estimate
+// of a document Claude reads (an Anthropic format) is the Claude estimate of the model's
+// family (tokens.Claude).
+func (c *Context) Counter(format transcript.Format, model string) (tokens.Counter, error) {
 	name := c.Common.Tokenizer
 	if name == "" || name == "auto" {
 		name = tokens.DefaultTokenizer(string(format))
+	}
+	if name == "api" {
+		// The endpoint counts whole documents (Doc.countByAPI); blocks are counted with
+		// the format's estimate, calibrated on that count.
+		name = tokens.DefaultTokenizer(string(format))
+	}
+	if name == "estimate" && measure.ProviderOf(format) == "anthropic" {
+		return tokens.Claude(model), nil
 	}
 	counter, err := tokens.NewCached(name, c.countCache(name))
 	if err != nil {
@@ -89,17 +99,7 @@ func (c *Context) countCache(name string) *tokens.DiskCache {
 	if d, ok := c.counts[name]; ok {
 		return d
 	}
-	dir := c.Getenv("CTX_CACHE_DIR")
-	switch {
-	case dir == "off":
-		dir = ""
-	case dir != "":
-	case c.Getenv("XDG_CACHE_HOME") != "":
-		dir = filepath.Join(c.Getenv("XDG_CACHE_HOME"), "ctxkit")
-	case c.Getenv("HOME") != "":
-		dir = filepath.Join(c.Getenv("HOME"), ".cache", "ctxkit")
-	}
-	d := tokens.NewDiskCache(dir, name)
+	d := tokens.NewDiskCache(c.cacheDir(), name)
 	if d != nil {
 		// A cache that fails its checks (a link, another user's, open to others) only
 		// costs time, so the run goes on; the user hears of it once.
@@ -110,6 +110,24 @@ func (c *Context) countCache(name string) *tokens.DiskCache {
 	}
 	c.counts[name] = d
 	return d
+}
+
+// cacheDir is ctxkit's cache directory: $CTX_CACHE_DIR, by default
+// $XDG_CACHE_HOME/ctxkit or ~/.cache/ctxkit; "" when CTX_CACHE_DIR is "off" or no
+// directory is known.
+func (c *Context) cacheDir() string {
+	dir := c.Getenv("CTX_CACHE_DIR")
+	switch {
+	case dir == "off":
+		return ""
+	case dir != "":
+		return dir
+	case c.Getenv("XDG_CACHE_HOME") != "":
+		return filepath.Join(c.Getenv("XDG_CACHE_HOME"), "ctxkit")
+	case c.Getenv("HOME") != "":
+		return filepath.Join(c.Getenv("HOME"), ".cache", "ctxkit")
+	}
+	return ""
 }
 
 // flushCounts writes the run's count caches.

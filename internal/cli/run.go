@@ -174,18 +174,20 @@ type Doc struct {
 	Name string // as given: a path, or "-" for stdin
 	T    *transcript.Transcript
 
-	c        *Context
-	whole    *Input    // the bytes of a document read whole
-	stream   *document // or the two passes of a streamed one
-	streamed *measure.Streamed
-	tally    *measure.Tally
-	counter  tokens.Counter
-	window   *tokens.Budget
-	total    *int                   // the document's tokens, once counted
-	out      []byte                 // the output of a document read whole, once written
-	outT     *transcript.Transcript // and its parse, when Plan.Check made one
-	recount  bool                   // the output differs from what the edits made
-	previews bool
+	c         *Context
+	whole     *Input    // the bytes of a document read whole
+	stream    *document // or the two passes of a streamed one
+	streamed  *measure.Streamed
+	tally     *measure.Tally
+	counter   tokens.Counter
+	headModel string    // the model a streamed document's first records name
+	api       *APICount // what count_tokens said of it, under --tokenizer api
+	window    *tokens.Budget
+	total     *int                   // the document's tokens, once counted
+	out       []byte                 // the output of a document read whole, once written
+	outT      *transcript.Transcript // and its parse, when Plan.Check made one
+	recount   bool                   // the output differs from what the edits made
+	previews  bool
 }
 
 // readDoc reads one input for f: streamed when it is a JSONL transcript (and neither f nor
@@ -207,7 +209,7 @@ func (c *Context) readDoc(f *Filter, name string) (*Doc, error) {
 			return d.streamed.Record(seq, rec)
 		}
 	}
-	doc, err := c.readDocument(name, readMode{whole: f.Whole || c.readWhole, once: f.Reports}, record)
+	doc, err := c.readDocument(name, readMode{whole: f.Whole || c.readWhole, once: f.Reports, model: &d.headModel}, record)
 	d.streamed.Close()
 	if err != nil {
 		return nil, err
@@ -260,12 +262,23 @@ func (d *Doc) Streamed() bool { return d.stream != nil }
 // Context is the run the document belongs to.
 func (d *Doc) Context() *Context { return d.c }
 
-// counterFor is the run's counter for the document, made once its format is known.
+// counterFor is the run's counter for the document, made once its format is known: for
+// the model the document names, or while a streamed one is read, the model its first
+// records name.
 func (d *Doc) counterFor(f transcript.Format) (tokens.Counter, error) {
 	if d.counter == nil {
-		c, err := d.c.Counter(f)
+		model := d.headModel
+		if d.T != nil && d.T.Model != "" {
+			model = d.T.Model
+		}
+		c, err := d.c.Counter(f, model)
 		if err != nil {
 			return nil, err
+		}
+		if d.c.Common.Tokenizer == "api" {
+			if c, err = d.calibrate(c); err != nil {
+				return nil, err
+			}
 		}
 		d.counter = c
 	}

@@ -116,6 +116,13 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		given:     given,
 	}
 	c.Color = c.StdoutTTY && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+	if common.Tokenizer == "api" {
+		if getenv(apiKeyVar) == "" {
+			return fail(WithHint(Usagef("--tokenizer api needs an Anthropic API key: %s is not set", apiKeyVar),
+				"set it, or count offline with --tokenizer auto (the default)"))
+		}
+		c.readWhole = true // the endpoint counts the document as it would be sent
+	}
 	// Removes temp files of -o/--in-place writes that were never committed,
 	// also when Run panics.
 	defer c.discard()

@@ -62,6 +62,7 @@ func (c *Context) documentNames(several bool) ([]string, error) {
 // read once (a report), streamed without keeping it for a second pass.
 type readMode struct {
 	whole, once bool
+	model       *string // when set, gets the model a streamed document's first records name
 }
 
 // readDocument reads input name (a file, or "-" for stdin). A Claude Code or Codex JSONL
@@ -108,6 +109,9 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 		return d, d.readWhole(br, r, readErr)
 	}
 
+	if mode.model != nil {
+		*mode.model = transcript.HeadModel(br)
+	}
 	var first io.Reader
 	if mode.once {
 		first = br

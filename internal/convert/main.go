@@ -116,7 +116,7 @@ func tokensDelta(d *cli.Doc, to transcript.Format, res *Result) (int, error) {
 		return 0, err
 	}
 	after := n.Total
-	if c2, err := d.Context().Counter(to); err == nil {
+	if c2, err := d.Context().Counter(to, res.out.Model); err == nil {
 		after = measure.Total(res.out, c2)
 	}
 	return after - n.Total, nil

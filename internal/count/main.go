@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 )
@@ -103,7 +104,11 @@ func report(d *cli.Doc) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	return summarise(tl, Options{File: d.Name, Counter: counter, Window: window}), nil
+	o := Options{File: d.Name, Counter: counter, Window: window}
+	if a := d.APICount(); a != nil {
+		o.API = &API{Tokens: a.Tokens, Model: a.Model, Cached: a.Cached, Scale: math.Round(a.Scale*1000) / 1000}
+	}
+	return summarise(tl, o), nil
 }
 
 // write writes one report: a picture for a person (after a blank line when it is not the
@@ -126,7 +131,7 @@ func compare(d *cli.Doc, f *Flags, r Report, w *bytes.Buffer) error {
 	if err != nil {
 		return err
 	}
-	counter, err := ctx.Counter(b.Format)
+	counter, err := ctx.Counter(b.Format, b.Model)
 	if err != nil {
 		return err
 	}

@@ -63,6 +63,16 @@ type Tier struct {
 	Reason string `json:"reason"`
 }
 
+// API is what Anthropic's count_tokens said of the document under --tokenizer api: its
+// tokens as the request for Model, whether the answer came from the cache, and the factor
+// the estimate's prices were scaled by to agree with it.
+type API struct {
+	Tokens int     `json:"tokens"`
+	Model  string  `json:"model"`
+	Cached bool    `json:"cached"`
+	Scale  float64 `json:"scale"`
+}
+
 // Report is ctx-count's measurement of one document. Its JSON form is documented in
 // ctx-count(1); keep the two in step.
 type Report struct {
@@ -76,7 +86,9 @@ type Report struct {
 	EffectiveWindow int     `json:"effective_window"`
 	Utilization     float64 `json:"utilization"`
 	// Counted is what the file holds; Tokens adds Hidden to it.
-	Counted  int            `json:"counted"`
+	Counted int `json:"counted"`
+	// API is the count_tokens figure the count was calibrated on (--tokenizer api).
+	API      *API           `json:"api,omitempty"`
 	Hidden   *Hidden        `json:"hidden,omitempty"`
 	Anchored *Anchor        `json:"anchored,omitempty"`
 	ByRole   map[string]int `json:"by_role"`
@@ -115,6 +127,7 @@ type Options struct {
 	File    string
 	Counter tokens.Counter
 	Window  tokens.Budget
+	API     *API // the count_tokens figure, under --tokenizer api
 }
 
 // Measure counts a transcript and reports on it.
@@ -132,6 +145,7 @@ func summarise(tl *measure.Tally, o Options) Report {
 		Window:          o.Window.Window,
 		Reserve:         o.Window.Reserve,
 		EffectiveWindow: o.Window.Effective,
+		API:             o.API,
 		ByRole:          map[string]int{},
 		ByKind:          map[string]int{},
 		Messages:        make([]MessageCount, len(tl.Messages)),
@@ -157,9 +171,10 @@ func summarise(tl *measure.Tally, o Options) Report {
 		return tc
 	}
 
-	overhead := tl.Overhead()
+	framing := tl.Framing()
 	for mi := range tl.Messages {
 		m := &tl.Messages[mi]
+		overhead := m.Framing(framing)
 		mc := MessageCount{Index: mi, Role: m.Role, Tokens: overhead, Preview: m.Preview, Line: m.Line}
 		r.ByKind["framing"] += overhead
 		seen := map[string]bool{}
@@ -178,7 +193,8 @@ func summarise(tl *measure.Tally, o Options) Report {
 				tc.Calls++
 				tc.CallTokens += bc.Tokens
 				mc.Tools = appendUnique(mc.Tools, tc.Name)
-				r.Categories.Assistant += bc.Tokens
+				r.Categories.Assistant += bc.Tokens + framing.ToolCall
+				overhead -= framing.ToolCall
 			case transcript.ToolResult:
 				name := bc.ToolName
 				if n, ok := resultTool[transcript.Ref{Message: mi, Block: bi}]; ok {
@@ -188,7 +204,8 @@ func summarise(tl *measure.Tally, o Options) Report {
 				tc.ResultTokens += bc.Tokens
 				tc.LargestResult = max(tc.LargestResult, bc.Tokens)
 				mc.Tools = appendUnique(mc.Tools, tc.Name)
-				r.Categories.ToolResults += bc.Tokens
+				r.Categories.ToolResults += bc.Tokens + framing.ToolResult
+				overhead -= framing.ToolResult
 				if bc.Chars > r.Largest.Chars {
 					r.Largest = LargestResult{Message: mi, Tool: tc.Name, Chars: bc.Chars, Bytes: bc.Bytes, Tokens: bc.Tokens}
 				}
@@ -203,7 +220,7 @@ func summarise(tl *measure.Tally, o Options) Report {
 				}
 			}
 		}
-		// Framing goes with the message's role.
+		// A tool block's framing went with its kind; the message's goes with its role.
 		switch m.Role {
 		case "system", "developer":
 			r.Categories.System += overhead

@@ -27,7 +27,10 @@ type Block struct {
 	Reasoning bool
 	// Was is what the text a ctxkit marker in the block stands for held, in tokens, as
 	// the marker says (0 without one): what an edit removed is Was - Tokens.
-	Was      int
+	Was int
+	// Fixed is the part of Tokens the counter did not count: images, priced by their
+	// pixels, and encrypted reasoning, by its size.
+	Fixed    int
 	ToolName string
 	ToolID   string
 	ToolIDs  []string
@@ -42,10 +45,27 @@ type Message struct {
 }
 
 // Tokens is the message's share of the total: its blocks and its framing.
-func (m *Message) Tokens(overhead int) int {
-	n := overhead
+func (m *Message) Tokens(f tokens.Framing) int {
+	n := m.Framing(f)
 	for i := range m.Blocks {
 		n += m.Blocks[i].Tokens
+	}
+	return n
+}
+
+// Framing is what the provider adds around the message and its tool blocks.
+func (m *Message) Framing(f tokens.Framing) int {
+	n := f.Message
+	if f.ToolCall == 0 && f.ToolResult == 0 {
+		return n
+	}
+	for i := range m.Blocks {
+		switch m.Blocks[i].Kind {
+		case transcript.ToolCall:
+			n += f.ToolCall
+		case transcript.ToolResult:
+			n += f.ToolResult
+		}
 	}
 	return n
 }
@@ -77,8 +97,15 @@ func (tl *Tally) Tool(m, b int) (transcript.Kind, string, []string) {
 	return bc.Kind, bc.ToolID, bc.ToolIDs
 }
 
-// Overhead is what the provider adds around each message.
-func (tl *Tally) Overhead() int { return tokens.MessageOverhead(ProviderOf(tl.Format)) }
+// Framing is what the provider adds around each message and tool block. A Cline
+// history sends its tool results as user text, which carries no tool_result framing.
+func (tl *Tally) Framing() tokens.Framing {
+	f := tokens.FramingOf(ProviderOf(tl.Format))
+	if tl.Format == transcript.Cline {
+		f.ToolResult = 0
+	}
+	return f
+}
 
 // Of counts every message of a transcript, spreading messages over the cores; previews
 // asks for each message's first words too (ctx-count's report).
@@ -151,11 +178,11 @@ type Counts struct {
 // Counts sums the tally: the total is every message's blocks and framing, the tool
 // schemas, the priming of the reply and the part not in the file (as Total sums it).
 func (tl *Tally) Counts() Counts {
-	overhead := tl.Overhead()
+	framing := tl.Framing()
 	n := Counts{Total: tl.Total(), PerMessage: make([]int, len(tl.Messages)), Blocks: make([][]int, len(tl.Messages))}
 	for mi := range tl.Messages {
 		m := &tl.Messages[mi]
-		n.PerMessage[mi] = m.Tokens(overhead)
+		n.PerMessage[mi] = m.Tokens(framing)
 		n.Blocks[mi] = make([]int, len(m.Blocks))
 		for bi := range m.Blocks {
 			n.Blocks[mi][bi] = m.Blocks[bi].Tokens
@@ -171,14 +198,31 @@ func (tl *Tally) Total() int { return tl.Counted() + tl.Hidden }
 
 // Counted is the total without Hidden: what the file holds.
 func (tl *Tally) Counted() int {
-	overhead, n := tl.Overhead(), 0
+	framing, n := tl.Framing(), 0
 	for mi := range tl.Messages {
-		n += tl.Messages[mi].Tokens(overhead)
+		n += tl.Messages[mi].Tokens(framing)
 	}
 	if tl.HasSchema {
 		n += tl.Schema
 	}
 	return n + replyPriming(len(tl.Messages))
+}
+
+// Countered is the part of Counted the counter counted: every block's text and the tool
+// schemas, without framing, images and encrypted reasoning. A counter scaled by r would
+// make Counted grow by (r-1)*Counter (to rounding).
+func (tl *Tally) Countered() int {
+	n := 0
+	for mi := range tl.Messages {
+		for bi := range tl.Messages[mi].Blocks {
+			b := &tl.Messages[mi].Blocks[bi]
+			n += b.Tokens - b.Fixed
+		}
+	}
+	if tl.HasSchema {
+		n += tl.Schema
+	}
+	return n
 }
 
 // replyPriming is what priming the reply costs a conversation of n messages.
@@ -281,20 +325,31 @@ func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 	switch {
 	case b.Kind == transcript.Image:
 		bc.Tokens = imageTokens(t, b.Image, provider)
+		bc.Fixed = bc.Tokens
 		return bc
 	case b.Encrypted > 0:
 		bc.Tokens = tokens.EncryptedTokens(b.Encrypted)
+		bc.Fixed = bc.Tokens
 		bc.Reasoning = b.Type == "encrypted_content"
 		return bc
 	}
-	if lc, ok := c.(tokens.ByLength); ok {
-		// The count needs the length alone: the text is never decoded.
+	lit, byLiteral := c.(tokens.ByLiteral)
+	if lc, ok := c.(tokens.ByLength); ok || byLiteral {
+		// The count needs the length alone, or reads the literal as written: the text is
+		// never decoded.
 		if sized {
 			bc.Bytes, bc.Chars = t.BodySize(b)
 		} else {
 			bc.Bytes = t.BodyLen(b)
 		}
-		bc.Tokens = lc.CountLength(bc.Bytes)
+		switch {
+		case ok:
+			bc.Tokens = lc.CountLength(bc.Bytes)
+		case b.BodyJSON || b.Body.IsZero():
+			bc.Tokens = c.Count(t.BodyText(b))
+		default:
+			bc.Tokens = lit.CountLiteral(t.Slice(b.Body))
+		}
 	} else {
 		text := t.BodyText(b)
 		bc.Tokens = c.Count(text)
@@ -318,6 +373,7 @@ func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 	for pi := range b.Parts {
 		pc := countSized(t, &b.Parts[pi], c, provider, sized)
 		bc.Tokens += pc.Tokens
+		bc.Fixed += pc.Fixed
 		bc.Chars += pc.Chars
 		bc.Bytes += pc.Bytes
 		removed += max(0, pc.Was-pc.Tokens)

@@ -51,11 +51,11 @@ func (tl *Tally) anchor() {
 	if !ok || u.After < 0 || u.After >= len(tl.Messages) {
 		return
 	}
-	overhead := tl.Overhead()
+	framing := tl.Framing()
 	a := &Anchor{At: u.After, CacheRead: u.CacheRead, CacheCreation: u.CacheCreation}
 	for mi := 0; mi <= u.After; mi++ {
 		m := &tl.Messages[mi]
-		a.Counted += m.Tokens(overhead)
+		a.Counted += m.Tokens(framing)
 		for bi := range m.Blocks {
 			if b := &m.Blocks[bi]; b.Was > b.Tokens {
 				a.Removed += b.Was - b.Tokens
@@ -72,7 +72,7 @@ func (tl *Tally) anchor() {
 		// back with the next request. Its output_tokens is sometimes logged when the
 		// stream starts (a 15K-character edit recorded as 1 token), so it counts at
 		// least what its content holds.
-		reply := tl.Messages[u.After].Tokens(overhead)
+		reply := tl.Messages[u.After].Tokens(framing)
 		a.Recorded = u.Input + max(u.Output, reply)
 	}
 	tl.Anchor = a

@@ -148,7 +148,7 @@ func TestPromptTooLongDropsOldest(t *testing.T) {
 	}))
 	defer s.Close()
 	code, out, errOut := runMain(t, map[string]string{"ANTHROPIC_API_KEY": "k"}, "--force", "--backend", "anthropic", "--base-url", s.URL, "--store", t.TempDir(), sample(t))
-	if code != 0 || n != 2 || !strings.Contains(errOut, "the oldest 2 messages were left out") || !strings.Contains(out, "did not fit the summarizer") {
+	if code != 0 || n != 2 || !strings.Contains(errOut, "the oldest 3 messages were left out") || !strings.Contains(out, "did not fit the summarizer") {
 		t.Errorf("exit %d, %d requests, stderr %s", code, n, errOut)
 	}
 }

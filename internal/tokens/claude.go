@@ -102,6 +102,7 @@ type ClaudeCounter struct {
 	// in units of 2^-claudeShift tokens, so a text's price is a sum of integers.
 	ascii [utf8.RuneSelf]int64
 	class [NumClaudeClasses]int64
+	name  string // "" for "estimate"
 }
 
 const claudeShift = 16
@@ -126,8 +127,28 @@ var claudeCounters = func() (cs [len(claudeFamilies)]*ClaudeCounter) {
 	return cs
 }()
 
-// Name is "estimate".
-func (c *ClaudeCounter) Name() string { return "estimate" }
+// Name is "estimate", or the name Scaled gave.
+func (c *ClaudeCounter) Name() string {
+	if c.name == "" {
+		return "estimate"
+	}
+	return c.name
+}
+
+// Scaled returns the estimate with every price times r, called name: the estimate
+// calibrated on an exact count of one document (the count endpoint's, for --tokenizer
+// api), so that its blocks, and what a tier writes in place of some, are counted at the
+// document's own rate.
+func (c *ClaudeCounter) Scaled(r float64, name string) *ClaudeCounter {
+	s := &ClaudeCounter{name: name}
+	for k, v := range c.class {
+		s.class[k] = int64(float64(v)*r + 0.5)
+	}
+	for b, v := range c.ascii {
+		s.ascii[b] = int64(float64(v)*r + 0.5)
+	}
+	return s
+}
 
 // Count prices every character of text by its class and rounds the sum; a text that is
 // not empty costs at least 1 token.

@@ -25,6 +25,26 @@ const (
 	anthropicMessageOverhead = 3
 )
 
+// Framing is what a provider adds around the text of a conversation, in tokens: around
+// each message, and around each tool call and tool result beyond their text. A block
+// keeps its framing when a tier replaces its text, so it is counted with the message
+// (measure), not with the block.
+type Framing struct {
+	Message, ToolCall, ToolResult int
+}
+
+// FramingOf is the framing of a provider: MessageOverhead a message, and for Anthropic
+// the fitted price of its tool blocks (AnthropicToolCallOverhead). OpenAI's tool calls
+// and results are counted as their text and the message that carries them, so they add
+// nothing more.
+func FramingOf(provider string) Framing {
+	f := Framing{Message: MessageOverhead(provider)}
+	if strings.EqualFold(provider, "anthropic") {
+		f.ToolCall, f.ToolResult = AnthropicToolCallOverhead, AnthropicToolResultOverhead
+	}
+	return f
+}
+
 // ReplyPriming is the tokens that prime the assistant's reply once per request
 // (<|start|>assistant<|message|> in OpenAI's format).
 const ReplyPriming = 3

@@ -208,3 +208,31 @@ func (lr *lineReader) finishBad(e *Error, truncated bool) error {
 	}
 	return e
 }
+
+// HeadModel is the newest model that the records Sniff read ahead name (a Claude Code
+// assistant record's, a Codex turn context's), "" when they name none or rd is not the
+// reader Sniff returned. A counter priced per model is chosen by it before a streamed
+// document's records are counted; the model the whole document ends on (Outline.Model)
+// is known only once they have been.
+func HeadModel(rd io.Reader) string {
+	br, ok := rd.(*bufio.Reader)
+	if !ok {
+		return ""
+	}
+	head, _ := br.Peek(br.Buffered())
+	// A key of a string inside a record is written \"model\", so the key as written,
+	// unescaped, is one of the record's own objects.
+	const key = `"model":"`
+	for len(head) > 0 {
+		i := bytes.LastIndex(head, []byte(key))
+		if i < 0 {
+			return ""
+		}
+		v := head[i+len(key):]
+		if j := bytes.IndexByte(v, '"'); j > 0 && j <= 100 && bytes.IndexByte(v[:j], '\\') < 0 {
+			return string(v[:j])
+		}
+		head = head[:i]
+	}
+	return ""
+}

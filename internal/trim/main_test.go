@@ -45,14 +45,14 @@ func TestDryRunTable(t *testing.T) {
 		}
 		return out.String()
 	}
-	got := run("-n", "--max-tokens", "120")
+	got := run("-n", "--max-tokens", "300")
 	for _, want := range []string{
-		"chat.json: would drop 3 messages, 73 tokens (above --max-tokens 120; goal 120 tokens)\n",
+		"chat.json: would drop 3 messages, 198 tokens (above --max-tokens 300; goal 300 tokens)\n",
 		"and put an opening user message first (17 tokens): the first message kept is the assistant's\n",
 		"MESSAGE  LINE  ROLE       TOKENS\n",
 		"1        -     user       9\n",
-		"2        -     assistant  11\n",
-		"3        -     user       53\n",
+		"2        -     assistant  60\n",
+		"3        -     user       129\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
