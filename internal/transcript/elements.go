@@ -53,6 +53,9 @@ func conversationsHint(arrPath string, i int, v jval) string {
 		return fmt.Sprintf("each element is a conversation of its own: select one with --path %s", prefix)
 	}
 	var hint string
+	if !v.isObject() {
+		return "" // only an object has members
+	}
 	v.members(func(key string, val jval) bool {
 		if looksLikeMessages(val) {
 			hint = fmt.Sprintf("each element holds a conversation in %q: select one with --path %s.%s", key, prefix, pathKey(key))
