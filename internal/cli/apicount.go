@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -46,12 +45,12 @@ func RegisterAPICounter(f func(ctx context.Context, r APIRequest) (n int, cached
 	apiCounter = f
 }
 
-// APICount is what count_tokens said of a document.
+// APICount is what count_tokens said of a document (ctx-count reports it as "api").
 type APICount struct {
-	Tokens int     // the endpoint's input_tokens: what the file holds, as the model reads it
-	Model  string  // the model it was counted for
-	Cached bool    // the answer came from the cache, not a request
-	Scale  float64 // the estimate's prices were multiplied by it
+	Tokens int     `json:"tokens"` // the endpoint's input_tokens: what the file holds, as the model reads it
+	Model  string  `json:"model"`  // the model it was counted for
+	Cached bool    `json:"cached"` // the answer came from the cache, not a request
+	Scale  float64 `json:"scale"`  // the estimate's prices were multiplied by it
 }
 
 // APICount is the count_tokens figure the document was calibrated on, nil when none
@@ -69,7 +68,7 @@ func (d *Doc) calibrate(base tokens.Counter) (tokens.Counter, error) {
 	if model == "" {
 		model = d.T.Model
 	}
-	if !strings.HasPrefix(strings.ToLower(model), "claude") {
+	if !tokens.IsClaude(model) {
 		what := "names no model"
 		if model != "" {
 			what = fmt.Sprintf("is for %s", model)

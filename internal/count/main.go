@@ -106,7 +106,9 @@ func report(d *cli.Doc) (Report, error) {
 	}
 	o := Options{File: d.Name, Counter: counter, Window: window}
 	if a := d.APICount(); a != nil {
-		o.API = &API{Tokens: a.Tokens, Model: a.Model, Cached: a.Cached, Scale: math.Round(a.Scale*1000) / 1000}
+		shown := *a
+		shown.Scale = math.Round(a.Scale*1000) / 1000
+		o.API = &shown
 	}
 	return summarise(tl, o), nil
 }

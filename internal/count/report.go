@@ -3,6 +3,7 @@ package count
 import (
 	"sort"
 
+	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -63,16 +64,6 @@ type Tier struct {
 	Reason string `json:"reason"`
 }
 
-// API is what Anthropic's count_tokens said of the document under --tokenizer api: its
-// tokens as the request for Model, whether the answer came from the cache, and the factor
-// the estimate's prices were scaled by to agree with it.
-type API struct {
-	Tokens int     `json:"tokens"`
-	Model  string  `json:"model"`
-	Cached bool    `json:"cached"`
-	Scale  float64 `json:"scale"`
-}
-
 // Report is ctx-count's measurement of one document. Its JSON form is documented in
 // ctx-count(1); keep the two in step.
 type Report struct {
@@ -88,7 +79,7 @@ type Report struct {
 	// Counted is what the file holds; Tokens adds Hidden to it.
 	Counted int `json:"counted"`
 	// API is the count_tokens figure the count was calibrated on (--tokenizer api).
-	API      *API           `json:"api,omitempty"`
+	API      *cli.APICount  `json:"api,omitempty"`
 	Hidden   *Hidden        `json:"hidden,omitempty"`
 	Anchored *Anchor        `json:"anchored,omitempty"`
 	ByRole   map[string]int `json:"by_role"`
@@ -127,7 +118,7 @@ type Options struct {
 	File    string
 	Counter tokens.Counter
 	Window  tokens.Budget
-	API     *API // the count_tokens figure, under --tokenizer api
+	API     *cli.APICount // the count_tokens figure, under --tokenizer api
 }
 
 // Measure counts a transcript and reports on it.
@@ -174,9 +165,8 @@ func summarise(tl *measure.Tally, o Options) Report {
 	framing := tl.Framing()
 	for mi := range tl.Messages {
 		m := &tl.Messages[mi]
-		overhead := m.Framing(framing)
-		mc := MessageCount{Index: mi, Role: m.Role, Tokens: overhead, Preview: m.Preview, Line: m.Line}
-		r.ByKind["framing"] += overhead
+		mc := MessageCount{Index: mi, Role: m.Role, Tokens: m.Framing(framing), Preview: m.Preview, Line: m.Line}
+		r.ByKind["framing"] += mc.Tokens
 		seen := map[string]bool{}
 		for bi := range m.Blocks {
 			bc := &m.Blocks[bi]
@@ -194,7 +184,6 @@ func summarise(tl *measure.Tally, o Options) Report {
 				tc.CallTokens += bc.Tokens
 				mc.Tools = appendUnique(mc.Tools, tc.Name)
 				r.Categories.Assistant += bc.Tokens + framing.ToolCall
-				overhead -= framing.ToolCall
 			case transcript.ToolResult:
 				name := bc.ToolName
 				if n, ok := resultTool[transcript.Ref{Message: mi, Block: bi}]; ok {
@@ -205,7 +194,6 @@ func summarise(tl *measure.Tally, o Options) Report {
 				tc.LargestResult = max(tc.LargestResult, bc.Tokens)
 				mc.Tools = appendUnique(mc.Tools, tc.Name)
 				r.Categories.ToolResults += bc.Tokens + framing.ToolResult
-				overhead -= framing.ToolResult
 				if bc.Chars > r.Largest.Chars {
 					r.Largest = LargestResult{Message: mi, Tool: tc.Name, Chars: bc.Chars, Bytes: bc.Bytes, Tokens: bc.Tokens}
 				}
@@ -223,11 +211,11 @@ func summarise(tl *measure.Tally, o Options) Report {
 		// A tool block's framing went with its kind; the message's goes with its role.
 		switch m.Role {
 		case "system", "developer":
-			r.Categories.System += overhead
+			r.Categories.System += framing.Message
 		case "assistant":
-			r.Categories.Assistant += overhead
+			r.Categories.Assistant += framing.Message
 		default:
-			r.Categories.User += overhead
+			r.Categories.User += framing.Message
 		}
 		r.ByRole[roleKey(m.Role)] += mc.Tokens
 		r.Tokens += mc.Tokens

@@ -71,6 +71,10 @@ func ClaudeFamilyOf(model string) ClaudeFamily {
 	return claudeFamilies[claudeFamilyIndex(model)]
 }
 
+// IsClaude reports whether a model name, read as LookupModel reads it, is a Claude
+// model's.
+func IsClaude(model string) bool { return strings.HasPrefix(normalizeModel(model), "claude-") }
+
 func claudeFamilyIndex(model string) int {
 	n := normalizeModel(model)
 	for i := 1; i < len(claudeFamilies); i++ {

@@ -296,3 +296,14 @@ func TestClaudeValidUTF8Classes(t *testing.T) {
 		}
 	}
 }
+
+func TestIsClaude(t *testing.T) {
+	for name, want := range map[string]bool{
+		"claude-sonnet-4-5": true, "us.anthropic.claude-opus-4-1-20250805-v1:0": true,
+		"anthropic/claude-haiku-4.5": true, "gpt-4o": false, "": false, "claudette": false,
+	} {
+		if got := IsClaude(name); got != want {
+			t.Errorf("IsClaude(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
