@@ -148,6 +148,13 @@ func TestTokenizerAPI(t *testing.T) {
 		t.Errorf("openai: exit %d, %d requests, %s %s", code, *requests, ob.String()[:min(200, ob.Len())], oe.String())
 	}
 
+	// An answer the estimate is ten times off from is not a calibration: warned, not used.
+	oddURL, _ := fakeCountTokens(t, 1, http.StatusOK)
+	odd, stderr, code := measureWith(apiEnv(oddURL, "off", "test-key"), "--tokenizer", "api")
+	if code != 0 || odd.API == nil || odd.API.Scale != 1 || odd.Counted != estimate.Counted || !strings.Contains(stderr, "the estimate is kept") {
+		t.Errorf("an answer of 1 token: exit %d, api %+v, counted %d (estimate %d): %s", code, odd.API, odd.Counted, estimate.Counted, stderr)
+	}
+
 	// The endpoint fails: a runtime failure, with what the server said.
 	badURL, badRequests := fakeCountTokens(t, 0, http.StatusBadRequest)
 	_, stderr, code = measureWith(apiEnv(badURL, "off", "test-key"), "--tokenizer", "api")
