@@ -304,7 +304,7 @@ func gjResponsesItem(v gjson.Result) Message {
 
 func (p gjCCParser) record(seq int, r *Record, raw string) []Message {
 	f := gjson.GetMany(raw, "uuid", "parentUuid", "isSidechain", "message")
-	l := ccLine{uuid: keep(f[0].String()), parent: keep(f[1].String()), sidechain: f[2].Bool()}
+	l := ccLine{uuid: keep(gjText(f[0])), parent: keep(gjText(f[1])), sidechain: f[2].Bool()}
 	r.UUID, r.Parent = l.uuid, l.parent
 	msg := f[3]
 	l.message = (r.Type == "user" || r.Type == "assistant") && msg.IsObject()
@@ -659,7 +659,8 @@ func gjLocateArray(root gjson.Result, path string) (gjson.Result, string, error)
 			return arr, path, &Error{Offset: int64(arr.Index), Msg: fmt.Sprintf("--path %q is a %s, not an array of messages", path, typeName(arr))}
 		}
 		// Modifiers, literals and queries compute new JSON; edits need the document's own bytes.
-		if doc := root.Raw; arr.Index < 0 || arr.Index+len(arr.Raw) > len(doc) || doc[arr.Index:arr.Index+len(arr.Raw)] != arr.Raw {
+		// Result.Get gives document offsets; root.Raw starts at root.Index (after white space).
+		if doc, at := root.Raw, arr.Index-root.Index; at < 0 || at+len(arr.Raw) > len(doc) || doc[at:at+len(arr.Raw)] != arr.Raw {
 			return arr, path, &Error{Offset: -1, Msg: fmt.Sprintf("--path %q computes a value instead of naming one in the document (modifiers, literals and queries are not supported)", path)}
 		}
 		return arr, path, nil
@@ -690,7 +691,19 @@ func gjValidateLines(doc string, lines []Record) error {
 	return nil
 }
 
+// gjText is a JSON string's value, else "": a number or an object is no id at all.
+func gjText(r gjson.Result) string {
+	if r.Type != gjson.String {
+		return ""
+	}
+	return r.Str
+}
+
 func gjSpanOf(r gjson.Result) Span {
+	if !r.Exists() {
+		// Result.Get gives a missing member its parent's Index; an absent value has no place.
+		return Span{}
+	}
 	return Span{r.Index, r.Index + len(r.Raw)}
 }
 
