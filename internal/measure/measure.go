@@ -173,19 +173,26 @@ type Counts struct {
 	Total      int
 	PerMessage []int
 	Blocks     [][]int
+	// Removed is, per message, what ctxkit markers in it say earlier edits took out of it
+	// (Block.Was less Block.Tokens): a tier that replaces the message, or a block of it,
+	// with a marker of its own states its size as it was, Tokens plus Removed, so that
+	// edits upon edits still say what the content first held.
+	Removed []int
 }
 
 // Counts sums the tally: the total is every message's blocks and framing, the tool
 // schemas, the priming of the reply and the part not in the file (as Total sums it).
 func (tl *Tally) Counts() Counts {
 	framing := tl.Framing()
-	n := Counts{Total: tl.Total(), PerMessage: make([]int, len(tl.Messages)), Blocks: make([][]int, len(tl.Messages))}
+	n := Counts{Total: tl.Total(), PerMessage: make([]int, len(tl.Messages)), Blocks: make([][]int, len(tl.Messages)), Removed: make([]int, len(tl.Messages))}
 	for mi := range tl.Messages {
 		m := &tl.Messages[mi]
 		n.PerMessage[mi] = m.Tokens(framing)
 		n.Blocks[mi] = make([]int, len(m.Blocks))
 		for bi := range m.Blocks {
-			n.Blocks[mi][bi] = m.Blocks[bi].Tokens
+			b := &m.Blocks[bi]
+			n.Blocks[mi][bi] = b.Tokens
+			n.Removed[mi] += max(0, b.Was-b.Tokens)
 		}
 	}
 	return n

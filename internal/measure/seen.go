@@ -100,8 +100,11 @@ func markerWas(text string) (n int, messages bool) {
 	if !strings.Contains(text, "[ctx-") && !strings.Contains(text, "<ctxkit-summary") && !strings.Contains(text, "ctx_snip") {
 		return 0, false
 	}
-	for k, re := range wasSyntax {
-		if m := re.FindStringSubmatch(text); m != nil {
+	// Whole-message markers first: a summary quotes the markers of what it summarizes
+	// (a cleared result's placeholder), and its own figure is the one that counts.
+	for i := range wasSyntax {
+		k := (i + wholeMessages) % len(wasSyntax)
+		if m := wasSyntax[k].FindStringSubmatch(text); m != nil {
 			n, err := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
 			if err == nil {
 				return n, k >= wholeMessages

@@ -134,7 +134,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		return nil, err
 	}
 	o.Counter, o.Effective = m.Counter, m.Window.Effective
-	o.Tokens, o.PerMessage = m.Counts.Total, m.Counts.PerMessage
+	o.Tokens, o.PerMessage, o.Removed = m.Counts.Total, m.Counts.PerMessage, m.Counts.Removed
 	switch {
 	case f.Keep.Turns > 0:
 		o.KeepTurns = f.Keep.Turns
@@ -172,7 +172,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	previous := PreviousSections(t, sp)
-	meta := Meta{Messages: len(sp.Summarized), Tokens: sp.Tokens, Backend: f.Backend}
+	meta := Meta{Messages: len(sp.Summarized), Tokens: sp.Was, Backend: f.Backend}
 	sections, err := summarizeWith(ctx, c, f, t, sp, previous, &meta, local)
 	var ce *cli.Error
 	if err != nil && !errors.As(err, &ce) {

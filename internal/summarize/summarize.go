@@ -31,6 +31,9 @@ type Options struct {
 	// message's share.
 	Tokens, Effective int
 	PerMessage        []int
+	// Removed is what earlier edits took out of each message (measure.Counts.Removed); nil
+	// when nothing was.
+	Removed []int
 }
 
 // Defaults are ctx-summarize's defaults (measures aside).
@@ -44,6 +47,7 @@ type Split struct {
 	// summaries among them, which are folded in rather than summarized again.
 	Summarized, Previous []int
 	Tokens               int // the summarized messages' share
+	Was                  int // what they held before any ctxkit edit: the size the summary states
 	Keep                 int // the kept tail's goal, in tokens (or turns, with KeepTurns)
 	// Forced and Before say what set the run off and how big the document was: a Claude
 	// Code compact boundary records both.
@@ -127,6 +131,10 @@ func Choose(t *transcript.Transcript, o Options) Split {
 		}
 		sp.Summarized = append(sp.Summarized, mi)
 		sp.Tokens += o.PerMessage[mi]
+		sp.Was += o.PerMessage[mi]
+		if mi < len(o.Removed) {
+			sp.Was += o.Removed[mi]
+		}
 		if m.Summary {
 			sp.Previous = append(sp.Previous, mi)
 		}
@@ -134,7 +142,7 @@ func Choose(t *transcript.Transcript, o Options) Split {
 	// Nothing new to summarize: only an earlier summary, or nothing at all.
 	sp.Acts = len(sp.Summarized) > len(sp.Previous)
 	if !sp.Acts {
-		sp.Summarized, sp.Previous, sp.Tokens = nil, nil, 0
+		sp.Summarized, sp.Previous, sp.Tokens, sp.Was = nil, nil, 0, 0
 	}
 	return sp
 }

@@ -46,6 +46,9 @@ type Options struct {
 	// PerMessage each message's share (index-aligned with the transcript's messages).
 	Tokens, Effective int
 	PerMessage        []int
+	// Removed is what earlier edits took out of each message (measure.Counts.Removed), so
+	// the note states what the dropped messages first held; nil when nothing was.
+	Removed []int
 }
 
 // Defaults are ctx-trim's defaults (the counter and measures aside).
@@ -70,6 +73,9 @@ type Stats struct {
 	// TokensDropped is the sum of the dropped messages' shares; Fits whether the rest is
 	// at or under Goal.
 	TokensDropped int
+	// Was is what the dropped messages held before any ctxkit edit: the size the note
+	// states.
+	Was int
 	Fits          bool
 	Kept          int // messages kept
 	// Opened says the tier put an opening user message first (repair.FirstUserText): in an
@@ -152,7 +158,7 @@ func (d *Drops) Edits(t *transcript.Transcript) []transcript.Edit {
 // record in a Claude Code session, chained between the kept messages around it, or a
 // user message item in a Codex rollout.
 func (d *Drops) noted(t *transcript.Transcript) []transcript.Edit {
-	text := noteText(len(d.Stats.Dropped), d.Stats.TokensDropped)
+	text := noteText(len(d.Stats.Dropped), d.Stats.Was)
 	line := d.NoteLine(t)
 	at := t.Slice(line)
 	edits := t.DropLines(d.Drop)
@@ -298,6 +304,10 @@ func Choose(t *transcript.Transcript, o Options) Drops {
 	for _, u := range units[:k] {
 		for mi := u.start; mi < u.end; mi++ {
 			st.TokensDropped += o.PerMessage[mi]
+			st.Was += o.PerMessage[mi]
+			if mi < len(o.Removed) {
+				st.Was += o.Removed[mi]
+			}
 			st.Dropped = append(st.Dropped, Dropped{Message: mi, Role: t.Messages[mi].Role, Tokens: o.PerMessage[mi]})
 		}
 	}
@@ -313,7 +323,7 @@ func Choose(t *transcript.Transcript, o Options) Drops {
 		d.note = firstMessage(t, drop, st.Dropped[0].Message)
 		if d.note < n && len(t.Messages[d.note].Lines) > 0 {
 			d.Stats.Noted = true
-			d.Stats.NoteTokens = noteShare(t, c, len(st.Dropped), st.TokensDropped)
+			d.Stats.NoteTokens = noteShare(t, c, len(st.Dropped), st.Was)
 			d.Stats.Fits = size+d.Stats.OpenerTokens+d.Stats.NoteTokens <= goal
 		}
 	}
