@@ -75,9 +75,9 @@ type Stats struct {
 	TokensDropped int
 	// Was is what the dropped messages held before any ctxkit edit: the size the note
 	// states.
-	Was int
-	Fits          bool
-	Kept          int // messages kept
+	Was  int
+	Fits bool
+	Kept int // messages kept
 	// Opened says the tier put an opening user message first (repair.FirstUserText): in an
 	// Anthropic conversation that did not open with an assistant message, the first message
 	// it kept is one. OpenerTokens is the opener's share, counted in Fits.
