@@ -40,7 +40,8 @@ func TestFlagDefaultsAreTheTiers(t *testing.T) {
 	st := snip.Tool()
 	parseDefaults(t, st)
 	sf, s := st.Grammar.(*snip.Flags), snip.Defaults()
-	if sf.Trigger.Fraction() != s.Trigger || sf.Keep != s.Keep || sf.MaxSearches != s.MaxSearches || sf.Idle != s.Idle {
+	if sf.Trigger.Fraction() != s.Trigger || sf.Keep != s.Keep || sf.MaxSearches != s.MaxSearches || sf.Idle != s.Idle ||
+		sf.ClearAtLeast.Share != s.MinShare || sf.ClearAtLeast.Tokens != s.MinSaving || sf.Repay != s.Repay {
 		t.Errorf("ctx-snip flags %+v, snip.Defaults %+v", *sf, s)
 	}
 

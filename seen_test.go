@@ -249,7 +249,9 @@ func TestTiersActAtTheirTrigger(t *testing.T) {
 		tierRun
 		trigger float64
 	}{
-		{tierRun{"ctx-snip", snip.Main, []string{"--idle", "0"}}, 0.60},
+		// A single document: whether a clearing repays the prompt cache is the loop's test
+		// (ctx-replay), not the trigger's.
+		{tierRun{"ctx-snip", snip.Main, []string{"--idle", "0", "--repay", "0", "--clear-at-least", "0"}}, 0.60},
 		{tierRun{"ctx-summarize", summarize.Main, nil}, 0.85},
 		{tierRun{"ctx-trim", trim.Main, nil}, 0.95},
 	}

@@ -205,3 +205,45 @@ func TriggerTarget(trigger Percent, target OptionalPercent) (at, to float64, err
 	}
 	return at, to, nil
 }
+
+// Amount is a number of tokens ("20000", "20k") or, with a percent sign, a share of the
+// effective window ("5%"): a floor that should grow with the window unless given in tokens.
+type Amount struct {
+	Tokens int
+	Share  float64 // of the effective window, when written with "%"
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (a *Amount) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if strings.HasSuffix(s, "%") {
+		var p Percent
+		if err := p.UnmarshalText([]byte(s)); err != nil {
+			return err
+		}
+		*a = Amount{Share: p.Fraction()}
+		return nil
+	}
+	var c Count
+	if err := c.UnmarshalText([]byte(s)); err != nil {
+		return err
+	}
+	*a = Amount{Tokens: c.Int()}
+	return nil
+}
+
+// String is the amount as written: tokens, or a percentage.
+func (a Amount) String() string {
+	if a.Share > 0 {
+		return Percent(a.Share).String()
+	}
+	return strconv.Itoa(a.Tokens)
+}
+
+// Of is the amount in tokens for an effective window.
+func (a Amount) Of(effective int) int {
+	if a.Share > 0 {
+		return int(a.Share * float64(effective))
+	}
+	return a.Tokens
+}

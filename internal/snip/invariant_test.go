@@ -83,8 +83,9 @@ func checkAll(t *testing.T, files []string) (changed int) {
 		}
 		for _, w := range windows {
 			check(fmt.Sprintf("window%d", w), Defaults(), w)
+			check(fmt.Sprintf("rules/window%d", w), rules(), w)
 		}
-		o := Defaults()
+		o := rules()
 		o.Now = future
 		check("now2100", o, 0)
 		// Everything the tier can do at once: keep nothing, clear inputs too.

@@ -2,6 +2,7 @@ package snip
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -18,16 +20,18 @@ import (
 type Flags struct {
 	cli.Common `embed:""`
 
-	Trigger     cli.Percent         `name:"trigger" default:"60%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_SNIP_TRIGGER"`
-	Target      cli.OptionalPercent `name:"target" placeholder:"PCT" help:"Clear old results, oldest first, down to this utilization (default 10 points below --trigger)." env:"CTX_SNIP_TARGET"`
-	Keep        int                 `name:"keep" default:"3" placeholder:"N" help:"Clear the newest N tool results only when a later call supersedes them." env:"CTX_SNIP_KEEP"`
-	MaxSearches int                 `name:"max-searches" default:"5" placeholder:"K" help:"Keep only the newest K results of each search tool; 0 keeps them all." env:"CTX_SNIP_MAX_SEARCHES"`
-	Idle        time.Duration       `name:"idle" default:"5m" placeholder:"DURATION" help:"Microcompact once the newest message is older than this; 0 turns it off." env:"CTX_SNIP_IDLE"`
-	Now         Instant             `name:"now" placeholder:"TIME" help:"The current time, RFC 3339 (for tests and replays); default the clock." env:"CTX_NOW"`
-	ClearInputs bool                `name:"clear-inputs" help:"Also replace the arguments of cleared calls with a stub." env:"CTX_SNIP_CLEAR_INPUTS"`
-	ReadTools   []string            `name:"read-tools" sep:"," placeholder:"TOOL" help:"More tools that read files (comma list, repeatable)." env:"CTX_SNIP_READ_TOOLS"`
-	SearchTools []string            `name:"search-tools" sep:"," placeholder:"TOOL" help:"More tools that search or list files (comma list, repeatable)." env:"CTX_SNIP_SEARCH_TOOLS"`
-	DryRun      bool                `name:"dry-run" short:"n" help:"List what would be cleared and why; do not change the document."`
+	Trigger      cli.Percent         `name:"trigger" default:"60%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_SNIP_TRIGGER"`
+	Target       cli.OptionalPercent `name:"target" placeholder:"PCT" help:"Clear old results, oldest first, down to this utilization (default 10 points below --trigger)." env:"CTX_SNIP_TARGET"`
+	Keep         int                 `name:"keep" default:"3" placeholder:"N" help:"Clear the newest N tool results only when a later call supersedes them." env:"CTX_SNIP_KEEP"`
+	MaxSearches  int                 `name:"max-searches" default:"5" placeholder:"K" help:"Keep only the newest K results of each search tool; 0 keeps them all." env:"CTX_SNIP_MAX_SEARCHES"`
+	Idle         time.Duration       `name:"idle" default:"5m" placeholder:"DURATION" help:"Microcompact once the newest message is older than this; 0 turns it off." env:"CTX_SNIP_IDLE"`
+	Now          Instant             `name:"now" placeholder:"TIME" help:"The current time, RFC 3339 (for tests and replays); default the clock." env:"CTX_NOW"`
+	ClearInputs  bool                `name:"clear-inputs" help:"Also replace the arguments of cleared calls with a stub." env:"CTX_SNIP_CLEAR_INPUTS"`
+	ReadTools    []string            `name:"read-tools" sep:"," placeholder:"TOOL" help:"More tools that read files (comma list, repeatable)." env:"CTX_SNIP_READ_TOOLS"`
+	SearchTools  []string            `name:"search-tools" sep:"," placeholder:"TOOL" help:"More tools that search or list files (comma list, repeatable)." env:"CTX_SNIP_SEARCH_TOOLS"`
+	ClearAtLeast cli.Amount          `name:"clear-at-least" default:"5%" placeholder:"TOKENS|PCT" help:"With a warm cache, act only when clearing saves at least this: tokens (20k) or a share of the effective window (5%)." env:"CTX_SNIP_CLEAR_AT_LEAST"`
+	Repay        int                 `name:"repay" default:"10" placeholder:"N" help:"With a warm cache, act only when what clearing saves pays back the prompt cache it breaks within N requests, at the model's cache prices; 0 turns the test off." env:"CTX_SNIP_REPAY"`
+	DryRun       bool                `name:"dry-run" short:"n" help:"List what would be cleared and why; do not change the document."`
 }
 
 // Instant is a point in time given as RFC 3339 ("2026-03-04T05:20:12Z").
@@ -51,6 +55,12 @@ Above --trigger (60%) of the effective window it clears, in this order: a file r
 later read of the same file supersedes; a search that a later identical search supersedes;
 results of a search tool beyond its newest --max-searches (5); then results older than the
 newest --keep (3), oldest first, until utilization is down to --target (50%).
+
+With a warm prompt cache a firing must be worth the cache it breaks (every token from the
+first cleared result on is written again): it must save at least --clear-at-least (5% of
+the window) and pay that back within --repay (10) requests at the model's cache prices. If
+clearing down to the target is not worth it, every old result is cleared; if that is not
+either, nothing is, and the later tiers are left to act.
 
 Microcompact: when the newest message is older than --idle (5m) by the transcript's
 timestamps and the clock (or --now), the prompt cache has gone cold, and every result but
@@ -87,7 +97,11 @@ func (f *Flags) options(now time.Time) (Options, error) {
 	if f.Idle < 0 {
 		return o, cli.Usagef("--idle must not be negative, got %s", f.Idle)
 	}
-	o.Keep, o.MaxSearches, o.Idle, o.ClearInputs = f.Keep, f.MaxSearches, f.Idle, f.ClearInputs
+	if f.Repay < 0 {
+		return o, cli.Usagef("--repay must not be negative, got %d", f.Repay)
+	}
+	o.Keep, o.MaxSearches, o.Idle, o.ClearInputs, o.Repay = f.Keep, f.MaxSearches, f.Idle, f.ClearInputs, f.Repay
+	o.MinSaving, o.MinShare = f.ClearAtLeast.Tokens, f.ClearAtLeast.Share
 	o.Now = now
 	if !f.Now.IsZero() {
 		o.Now = f.Now.Time
@@ -144,7 +158,8 @@ func planDoc(d *cli.Doc, f *Flags, o Options, known map[int]facts) (*cli.Plan, e
 	if err != nil {
 		return nil, err
 	}
-	o.Counter, o.Tokens, o.Effective, o.Blocks = m.Counter, m.Counts.Total, m.Window.Effective, m.Counts.Blocks
+	o.Counter, o.Tokens, o.Effective, o.Blocks, o.PerMessage = m.Counter, m.Counts.Total, m.Window.Effective, m.Counts.Blocks, m.Counts.PerMessage
+	o.Price = tokens.PriceOf(cmp.Or(m.Window.Model, d.T.Model), measure.ProviderOf(d.T.Format))
 	edits, st := plan(d.T, o, func(b *transcript.Block) facts { return known[b.Span.Start] })
 	p := &cli.Plan{Edits: edits, TokensDelta: st.TokensDelta}
 	if f.DryRun {

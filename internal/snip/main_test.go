@@ -31,7 +31,7 @@ func TestDryRunTable(t *testing.T) {
 	p := writeDoc(t, anthropicDoc(read("/repo/main.go", ""), bash("make"), read("/repo/main.go", ""), bash("make test")))
 	var out ttyWriter
 	var errb bytes.Buffer
-	code := Main([]string{"-n", "--tokenizer", "estimate", "--window", "33000", "--reserve", "0", p}, strings.NewReader(""), &out, &errb, nil)
+	code := Main([]string{"-n", "--tokenizer", "estimate", "--window", "33000", "--reserve", "0", "--repay", "0", p}, strings.NewReader(""), &out, &errb, nil)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}

@@ -75,15 +75,28 @@ type Options struct {
 	// Effective the effective window it is measured against.
 	Tokens, Effective int
 	// Blocks, when set, are the tokens of each block (measure.CountsOf(...).Blocks, counted
-	// with Counter along with Tokens), so a cleared result is not counted again.
-	Blocks [][]int
+	// with Counter along with Tokens), so a cleared result is not counted again; PerMessage,
+	// when set, each message's share.
+	Blocks     [][]int
+	PerMessage []int
+
+	// A firing with a warm cache must be worth the prompt cache it breaks: every token
+	// from the first cleared result on is written to the cache again. It must save at
+	// least MinSaving tokens, and, with Repay > 0, pay the cache back within Repay
+	// requests at Price (each later request reads fewer tokens). Otherwise the tier does
+	// not act, and leaves the document to the tiers after it. A cold cache costs nothing
+	// to break: microcompact is exempt.
+	MinSaving int
+	MinShare  float64 // of the effective window, when it asks for more than MinSaving
+	Repay     int
+	Price     tokens.Price
 }
 
 // Defaults returns the documented defaults: act above 60% utilization and clear old
 // results down to 50%, keep the newest 3 results and 5 results of each search tool,
 // microcompact after 5 minutes of idleness.
 func Defaults() Options {
-	return Options{Trigger: 0.60, Target: 0.50, Keep: 3, MaxSearches: 5, Idle: 5 * time.Minute}
+	return Options{Trigger: 0.60, Target: 0.50, Keep: 3, MaxSearches: 5, Idle: 5 * time.Minute, MinShare: 0.05, Repay: 10}
 }
 
 // Item is one cleared result.
@@ -281,11 +294,23 @@ func plan(t *transcript.Transcript, o Options, factsOf func(*transcript.Block) f
 		reason = Idle
 	}
 	goal := o.Target * float64(o.Effective)
-	for i := 0; i < recent; i++ {
+	next := 0
+	for ; next < recent; next++ {
 		if !idle && float64(o.Tokens+p.delta) <= goal {
 			break
 		}
-		p.mark(i, reason)
+		p.mark(next, reason)
+	}
+	if !idle && !p.worth() {
+		// Not worth the cache at the target: clear the rest of the old results too, since
+		// the cache from the first cleared result on is lost either way.
+		for ; next < recent; next++ {
+			p.mark(next, reason)
+		}
+		if why := p.notWorth(); why != "" {
+			st.Acted, st.Trigger = false, st.Trigger+": "+why
+			return nil, st
+		}
 	}
 	if o.ClearInputs {
 		// Inputs of results an earlier run cleared go too.
@@ -319,6 +344,79 @@ func plan(t *transcript.Transcript, o Options, factsOf func(*transcript.Block) f
 		st.UtilizationAfter = float64(o.Tokens+p.delta) / float64(o.Effective)
 	}
 	return edits, st
+}
+
+// worth reports whether the results marked so far repay the cache they break.
+func (p *planner) worth() bool { return p.notWorth() == "" }
+
+// notWorth says why the results marked so far do not repay the prompt cache they break,
+// or "" when they do (or nothing is marked).
+func (p *planner) notWorth() string {
+	saved := -p.delta
+	first := -1
+	for i := range p.res {
+		r := &p.res[i]
+		if r.reason == "" && len(r.inputs) == 0 {
+			continue
+		}
+		at := r.ref.Message
+		if len(r.inputs) > 0 {
+			for _, c := range r.calls {
+				at = min(at, c.Message)
+			}
+		}
+		if first < 0 || at < first {
+			first = at
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	if least := max(p.o.MinSaving, int(p.o.MinShare*float64(p.o.Effective))); saved < least {
+		return fmt.Sprintf("clearing would save %s tokens, less than the %s it must (--clear-at-least)", human.Thousands(saved), human.Thousands(least))
+	}
+	if p.o.Repay <= 0 {
+		return ""
+	}
+	uncached := 0
+	for mi := first; mi < len(p.t.Messages); mi++ {
+		uncached += p.messageTokens(mi)
+	}
+	// Breaking costs uncached-saved tokens written instead of uncached read; each later
+	// request reads saved fewer.
+	pr := p.o.Price
+	if pr.CacheWrite <= 0 {
+		pr = tokens.PriceOf("", "anthropic")
+	}
+	cost := pr.CacheWrite*float64(uncached-saved) - pr.CacheRead*float64(uncached)
+	if gain := pr.CacheRead * float64(saved) * float64(p.o.Repay); gain < cost {
+		requests := "requests"
+		if p.o.Repay == 1 {
+			requests = "request"
+		}
+		return fmt.Sprintf("clearing %s tokens would not repay the %s it takes out of the prompt cache within %d %s (--repay)", human.Thousands(saved), human.Thousands(uncached), p.o.Repay, requests)
+	}
+	return ""
+}
+
+// messageTokens is message mi's share of the count.
+func (p *planner) messageTokens(mi int) int {
+	if mi < len(p.o.PerMessage) {
+		return p.o.PerMessage[mi]
+	}
+	if p.o.Blocks != nil {
+		n := 0
+		for _, b := range p.o.Blocks[mi] {
+			n += b
+		}
+		return n
+	}
+	n := 0
+	m := &p.t.Messages[mi]
+	for bi := range m.Blocks {
+		n += measure.BlockTokens(p.t, &m.Blocks[bi], p.c)
+	}
+	return n
 }
 
 type planner struct {

@@ -16,6 +16,14 @@ import (
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
+// rules are the defaults without the test of what a firing is worth: the tests of which
+// results each rule clears.
+func rules() Options {
+	o := Defaults()
+	o.MinShare, o.Repay = 0, 0
+	return o
+}
+
 func estimate() tokens.Counter {
 	c, _ := tokens.New("estimate")
 	return c
@@ -128,7 +136,7 @@ func bash(cmd string) step {
 func TestRules(t *testing.T) {
 	// Keep 0 and a target at the trigger leave old results alone unless the stale rules
 	// fire, so each case shows one rule; util 0.7 is above the default trigger.
-	stale := Defaults()
+	stale := rules()
 	stale.Target = stale.Trigger
 	tests := []struct {
 		name  string
@@ -137,8 +145,8 @@ func TestRules(t *testing.T) {
 		util  float64
 		want  string
 	}{
-		{"below trigger", []step{read("/a", ""), read("/a", "")}, Defaults(), 0.5, "- -"},
-		{"at trigger", []step{read("/a", ""), read("/a", "")}, Defaults(), 0.6, "- -"},
+		{"below trigger", []step{read("/a", ""), read("/a", "")}, rules(), 0.5, "- -"},
+		{"at trigger", []step{read("/a", ""), read("/a", "")}, rules(), 0.6, "- -"},
 		{"reread", []step{read("/a", ""), read("/b", ""), read("/a", "")}, stale, 0.7, "reread - -"},
 		{"reread twice", []step{read("/a", ""), read("/a", ""), read("/a", "")}, stale, 0.7, "reread reread -"},
 		{"whole supersedes range", []step{read("/a", `,"offset":10`), read("/a", "")}, stale, 0.7, "reread -"},
@@ -156,10 +164,10 @@ func TestRules(t *testing.T) {
 		{"max searches per tool", []step{grep("a"), bash("rg a"), grep("b"), bash("rg b")}, func() Options { o := stale; o.MaxSearches = 1; o.Keep = 0; return o }(), 0.7, "max-searches max-searches - -"},
 		{"max searches spare the newest", []step{grep("a"), bash("rg a"), grep("b"), bash("rg b")}, func() Options { o := stale; o.MaxSearches = 1; return o }(), 0.7, "max-searches - - -"},
 		{"max searches off", []step{grep("a"), grep("b"), grep("c")}, func() Options { o := stale; o.MaxSearches = 0; return o }(), 0.7, "- - -"},
-		{"old down to target", []step{bash("make a"), bash("make b"), bash("make c"), bash("make d"), bash("make e")}, func() Options { o := Defaults(); o.Keep = 1; o.Target = 0.6; return o }(), 0.7, "old - - - -"},
-		{"old all when target 0", []step{bash("make a"), bash("make b"), bash("make c"), bash("make d"), bash("make e")}, func() Options { o := Defaults(); o.Target = 0; return o }(), 0.7, "old old - - -"},
-		{"keep more than results", []step{bash("make a"), bash("make b")}, func() Options { o := Defaults(); o.Keep = 9; o.Target = 0; return o }(), 0.9, "- -"},
-		{"stale within keep", []step{read("/a", ""), read("/a", "")}, func() Options { o := Defaults(); o.Keep = 5; return o }(), 0.7, "reread -"},
+		{"old down to target", []step{bash("make a"), bash("make b"), bash("make c"), bash("make d"), bash("make e")}, func() Options { o := rules(); o.Keep = 1; o.Target = 0.6; return o }(), 0.7, "old - - - -"},
+		{"old all when target 0", []step{bash("make a"), bash("make b"), bash("make c"), bash("make d"), bash("make e")}, func() Options { o := rules(); o.Target = 0; return o }(), 0.7, "old old - - -"},
+		{"keep more than results", []step{bash("make a"), bash("make b")}, func() Options { o := rules(); o.Keep = 9; o.Target = 0; return o }(), 0.9, "- -"},
+		{"stale within keep", []step{read("/a", ""), read("/a", "")}, func() Options { o := rules(); o.Keep = 5; return o }(), 0.7, "reread -"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -183,7 +191,7 @@ func TestRules(t *testing.T) {
 
 func TestPlaceholder(t *testing.T) {
 	doc := anthropicDoc(read("/repo/main.go", ""), read("/repo/main.go", ""), bash("go test ./..."), grep("x"), grep("y"), grep("z"))
-	o := Defaults()
+	o := rules()
 	o.Keep, o.MaxSearches, o.Target = 1, 1, 0
 	out, st := snipAt(t, doc, 0.7, o)
 	texts := resultTexts(t, out)
@@ -231,7 +239,7 @@ func resultTexts(t *testing.T, doc string) []string {
 
 func TestIdempotentAndNeverTwice(t *testing.T) {
 	doc := anthropicDoc(read("/a", ""), bash("make"), read("/a", ""), grep("x"), grep("x"), bash("make 2"))
-	o := Defaults()
+	o := rules()
 	o.Keep, o.Target = 1, 0
 	once, st := snipAt(t, doc, 0.9, o)
 	if len(st.Items) == 0 {
@@ -259,7 +267,7 @@ func TestProtectedMessages(t *testing.T) {
 		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":` + q(big("old")) + `}]},` +
 		`{"role":"assistant","content":[{"type":"tool_use","id":"b","name":"Read","input":{"file_path":"/repo/internal/server/handler.go"}}]},` +
 		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"b","content":` + q(big("new")) + `}]}]}`
-	o := Defaults()
+	o := rules()
 	o.Keep, o.Target, o.ClearInputs = 0, 0, true
 	out, st := snipAt(t, doc, 0.9, o)
 	if got := outcome(t, doc, st); got != "reread -" {
@@ -280,7 +288,7 @@ func TestClearInputsNotInProtectedCall(t *testing.T) {
 	doc := `{"messages":[{"role":"user","content":"go"},` +
 		`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":` + args + `}}]},` +
 		`{"role":"tool","tool_call_id":"c1","content":` + q(big("file")) + `}]}`
-	o := Defaults()
+	o := rules()
 	o.Keep, o.Target, o.ClearInputs = 0, 0, true
 	out, st := snipAt(t, doc, 0.9, o)
 	if len(st.Items) != 1 || st.Inputs != 0 || !strings.Contains(out, `"arguments":`+args) {
@@ -291,7 +299,7 @@ func TestClearInputsNotInProtectedCall(t *testing.T) {
 func TestClearInputs(t *testing.T) {
 	const long = "/repo/internal/server/handler.go"
 	steps := []step{read(long, ""), read(long, "")}
-	o := Defaults()
+	o := rules()
 	o.ClearInputs = true
 	out, st := snipAt(t, anthropicDoc(steps...), 0.7, o)
 	if st.Inputs != 1 || !st.Items[0].InputCleared {
@@ -332,8 +340,8 @@ func TestClearInputs(t *testing.T) {
 	}
 
 	// A second run with --clear-inputs also stubs the inputs of results cleared before.
-	first, _ := snipAt(t, anthropicDoc(steps...), 0.7, Defaults())
-	o = Defaults()
+	first, _ := snipAt(t, anthropicDoc(steps...), 0.7, rules())
+	o = rules()
 	o.ClearInputs = true
 	second, st2 := snipAt(t, first, 0.7, o)
 	if st2.Inputs != 1 || len(st2.Items) != 0 || !strings.HasPrefix(gjson.Get(second, "messages.1.content.0.input").Raw, stubJSONStart) {
@@ -350,7 +358,7 @@ func TestListContent(t *testing.T) {
 		`{"role":"assistant","content":[{"type":"tool_use","id":"b","name":"Read","input":{"file_path":"/shot.png"}}]},` +
 		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"b","content":"new"}]},` +
 		`{"role":"assistant","content":"done"},{"role":"user","content":"ok"}]}`
-	out, st := snipAt(t, doc, 0.7, Defaults())
+	out, st := snipAt(t, doc, 0.7, rules())
 	if len(st.Items) != 1 {
 		t.Fatalf("items = %+v", st.Items)
 	}
@@ -366,7 +374,7 @@ func TestServerToolResultsStay(t *testing.T) {
 		`{"role":"assistant","content":[{"type":"server_tool_use","id":"s","name":"web_search","input":{"query":"x"}}]},` +
 		`{"role":"assistant","content":[{"type":"web_search_tool_result","tool_use_id":"s","content":[{"type":"web_search_result","url":"u","title":` + q(big("t")) + `}]}]},` +
 		`{"role":"assistant","content":"done"},{"role":"user","content":"ok"}]}`
-	o := Defaults()
+	o := rules()
 	o.Keep, o.Target = 0, 0
 	out, st := snipAt(t, doc, 0.9, o)
 	if out != doc || len(st.Items) != 0 {
@@ -404,7 +412,7 @@ func ccDoc(last time.Time, results int) string {
 func TestMicrocompact(t *testing.T) {
 	last := time.Date(2026, 3, 4, 5, 20, 0, 0, time.UTC)
 	doc := ccDoc(last, 6)
-	o := Defaults()
+	o := rules()
 	o.Now = last.Add(10 * time.Minute)
 	// Cold cache: all but the newest 3 go, whatever the utilization.
 	out, st := snipAt(t, doc, 0.01, o)
@@ -449,7 +457,7 @@ func TestNothingToDoAboveTrigger(t *testing.T) {
 	// Above the trigger with nothing stale and every result among the newest N: the tier
 	// acts but changes nothing.
 	doc := anthropicDoc(bash("a"), bash("b"))
-	out, st := snipAt(t, doc, 0.95, Defaults())
+	out, st := snipAt(t, doc, 0.95, rules())
 	if out != doc || !st.Acted || len(st.Items) != 0 {
 		t.Errorf("acted %v, items %d, changed %v", st.Acted, len(st.Items), out != doc)
 	}
@@ -457,10 +465,10 @@ func TestNothingToDoAboveTrigger(t *testing.T) {
 
 func TestStatsTrigger(t *testing.T) {
 	doc := anthropicDoc(read("/a", ""), read("/a", ""))
-	if _, st := snipAt(t, doc, 0.5, Defaults()); st.Trigger != "below 60% of window" {
+	if _, st := snipAt(t, doc, 0.5, rules()); st.Trigger != "below 60% of window" {
 		t.Errorf("below: %q", st.Trigger)
 	}
-	if _, st := snipAt(t, doc, 0.734, Defaults()); st.Trigger != "utilization 73%" {
+	if _, st := snipAt(t, doc, 0.734, rules()); st.Trigger != "utilization 73%" {
 		t.Errorf("above: %q", st.Trigger)
 	}
 }
@@ -475,9 +483,53 @@ func TestCodexShell(t *testing.T) {
 		`{"timestamp":"2026-03-04T05:20:00.100Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]}}` + "\n" +
 		mk(1, "sed -n '1,200p' internal/a.go") + mk(2, "cat /repo/internal/a.go") + mk(3, "rg -n foo") + mk(4, "rg -n foo") +
 		`{"timestamp":"2026-03-04T05:20:59.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}}` + "\n"
-	o := Defaults()
+	o := rules()
 	_, st := snipAt(t, doc, 0.7, o)
 	if got := outcome(t, doc, st); got != "reread - repeated-search -" {
 		t.Errorf("codex: %s", got)
+	}
+}
+
+// With a warm cache a firing must repay the prompt cache it breaks: every token from the
+// first cleared result on is written again.
+func TestWorthTheCache(t *testing.T) {
+	bulk := func(s string) step {
+		return step{tool: "Bash", input: `{"command":` + q(s) + `}`, result: strings.Repeat(s+" ", 4000)}
+	}
+	o := Defaults()
+	o.MinShare = 0
+
+	// One old result ahead of three big kept ones: clearing it saves a fifth of what it
+	// takes out of the cache.
+	doc := anthropicDoc(bash("old"), bulk("k1"), bulk("k2"), bulk("k3"))
+	out, st := snipAt(t, doc, 0.62, o)
+	if out != doc || st.Acted || !strings.Contains(st.Trigger, "--repay") {
+		t.Errorf("not worth it: acted %v, changed %v, trigger %q", st.Acted, out != doc, st.Trigger)
+	}
+	o.Repay = 0
+	if _, st := snipAt(t, doc, 0.62, o); outcome(t, doc, st) != "old - - -" {
+		t.Errorf("--repay 0: %s", outcome(t, doc, st))
+	}
+
+	// Down to the target is not worth it, all the old results are: it clears them all.
+	o.Repay = 10
+	doc = anthropicDoc(bulk("o1"), bulk("o2"), bulk("o3"), bulk("o4"), bulk("k1"), bulk("k2"), bulk("k3"))
+	if _, st := snipAt(t, doc, 0.62, o); outcome(t, doc, st) != "old old old old - - -" {
+		t.Errorf("extended: %s (%s)", outcome(t, doc, st), st.Trigger)
+	}
+
+	// A saving below --clear-at-least does not fire.
+	o.MinShare = 0.5
+	if out, st := snipAt(t, doc, 0.62, o); out != doc || !strings.Contains(st.Trigger, "--clear-at-least") {
+		t.Errorf("below --clear-at-least: changed %v, trigger %q", out != doc, st.Trigger)
+	}
+
+	// A cold cache costs nothing to break: microcompact clears whatever it saves.
+	last := time.Date(2026, 3, 4, 5, 20, 0, 0, time.UTC)
+	o = Defaults()
+	o.Now = last.Add(10 * time.Minute)
+	cc := ccDoc(last, 6)
+	if _, st := snipAt(t, cc, 0.01, o); outcome(t, cc, st) != "idle idle idle - - -" {
+		t.Errorf("cold cache with the defaults: %s (%s)", outcome(t, cc, st), st.Trigger)
 	}
 }

@@ -28,7 +28,7 @@ type Flags struct {
 
 	Trigger      cli.Percent   `name:"trigger" default:"85%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_SUMMARIZE_TRIGGER"`
 	Force        bool          `name:"force" short:"f" help:"Summarize now, whatever the utilization."`
-	Keep         Keep          `name:"keep" placeholder:"SIZE" help:"The newest part to keep whole: tokens (40k), a share of the window (20%), or turns (3 turns). Default 20%." env:"CTX_SUMMARIZE_KEEP"`
+	Keep         Keep          `name:"keep" placeholder:"SIZE" help:"The newest part to keep whole: tokens (40k), a share of the window (20%), or turns (3 turns). Default: a fifth of what the system prompt and tools leave of the window." env:"CTX_SUMMARIZE_KEEP"`
 	Backend      string        `name:"backend" enum:"local,anthropic,openai" default:"local" placeholder:"local|anthropic|openai" help:"Who writes the summary." env:"CTX_SUMMARIZE_BACKEND"`
 	LLMModel     string        `name:"llm-model" placeholder:"NAME" help:"The model that summarizes (default claude-haiku-4-5, or gpt-4o-mini for openai)." env:"CTX_SUMMARIZE_MODEL"`
 	BaseURL      string        `name:"base-url" placeholder:"URL" help:"The API's base URL (an OpenAI-compatible server: Ollama, llama.cpp, vLLM, LM Studio)." env:"CTX_SUMMARIZE_BASE_URL"`
@@ -79,8 +79,8 @@ func (k *Keep) UnmarshalText(b []byte) error {
 
 const help = `The lossy tier: above --trigger (85%) of the effective window, or with --force,
 replaces the older part of the conversation with one summary message, keeping the newest
-part whole (--keep, default 20% of the window) and the system prompt in place. A tool call
-is never separated from its result.
+part whole (--keep, default a fifth of the room the messages have in the window) and the
+system prompt in place. A tool call is never separated from its result.
 
 The summary is a working-state snapshot in fixed sections: the goal and every user
 request, decisions, files read and changed, commands and tests with their outcome, errors

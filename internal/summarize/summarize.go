@@ -24,7 +24,8 @@ type Options struct {
 	Counter tokens.Counter
 	Trigger float64 // act above this utilization
 	Force   bool    // act whatever the utilization
-	// KeepTokens or KeepTurns size the kept tail; with both zero it is 20% of the window
+	// KeepTokens or KeepTurns size the kept tail; with both zero it is 20% of the room the
+	// messages have in the window, what the system prompt, tools and schemas leave of it
 	// (of the document, when that is smaller).
 	KeepTokens, KeepTurns int
 	// The document's measures: its tokens, the window it is measured against, and each
@@ -83,8 +84,15 @@ func Choose(t *transcript.Transcript, o Options) Split {
 	// Walk back from the end until the tail holds the goal.
 	keep := o.KeepTokens
 	if keep <= 0 && o.KeepTurns <= 0 {
-		// A fifth of the window, or of the document when it is smaller (--force).
-		keep = min(o.Effective, o.Tokens) / 5
+		// A fifth of the room the messages have: the window (or the document, when it is
+		// smaller: --force) less what is sent whatever is summarized (the system prompt
+		// and tools an agent adds, tool schemas). Where those fill most of a small window,
+		// a fifth of the window would be kept and summarized again a few turns later.
+		fixed := o.Tokens
+		for _, n := range o.PerMessage {
+			fixed -= n
+		}
+		keep = max(0, min(o.Effective, o.Tokens)-max(0, fixed)) / 5
 	}
 	sp.Keep = keep
 	cut, size, turns := n, 0, 0

@@ -427,3 +427,29 @@ func TestLocalFailedCalls(t *testing.T) {
 		t.Errorf("errors:\n%q\nwant\n%q", s["Errors"], want)
 	}
 }
+
+// The default tail is a fifth of the room the messages have: what the system prompt and
+// tools an agent adds leave of the window. A small window mostly filled by them keeps a
+// small tail, so that the next summary is not due a few turns later.
+func TestDefaultKeepIsAFifthOfTheRoom(t *testing.T) {
+	doc := `{"messages":[{"role":"user","content":"task"},` +
+		`{"role":"assistant","content":"a"},{"role":"user","content":"b"},{"role":"assistant","content":"c"},{"role":"user","content":"d"},` +
+		`{"role":"assistant","content":"e"},{"role":"user","content":"f"},{"role":"assistant","content":"g"}]}`
+	tr, err := transcript.Parse([]byte(doc), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Defaults()
+	o.PerMessage = []int{100, 100, 100, 100, 100, 100, 100, 100}
+	// 800 tokens of messages and 7,200 the file does not hold (89% of a window of
+	// 9,000): the tail is a fifth of the 800, 160 (a fifth of the document would keep
+	// 1,600: every message).
+	o.Tokens, o.Effective = 8000, 9000
+	sp := Choose(tr, o)
+	if sp.Keep != 160 {
+		t.Errorf("keep %d tokens, want 160", sp.Keep)
+	}
+	if got := fmt.Sprint(sp.Summarized); got != "[0 1 2 3 4 5]" {
+		t.Errorf("summarized %s, want [0 1 2 3 4 5]", got)
+	}
+}
