@@ -382,14 +382,11 @@ func (p *planner) notWorth() string {
 	for mi := first; mi < len(p.t.Messages); mi++ {
 		uncached += p.messageTokens(mi)
 	}
-	// Breaking costs uncached-saved tokens written instead of uncached read; each later
-	// request reads saved fewer.
 	pr := p.o.Price
 	if pr.CacheWrite <= 0 {
 		pr = tokens.PriceOf("", "anthropic")
 	}
-	cost := pr.CacheWrite*float64(uncached-saved) - pr.CacheRead*float64(uncached)
-	if gain := pr.CacheRead * float64(saved) * float64(p.o.Repay); gain < cost {
+	if !pr.Repays(saved, uncached, p.o.Repay) {
 		requests := "requests"
 		if p.o.Repay == 1 {
 			requests = "request"

@@ -113,3 +113,12 @@ func ParsePrice(text string, base Price) (Price, error) {
 func (p Price) Cost(total, cached int) float64 {
 	return (float64(cached)*p.CacheRead + float64(max(0, total-cached))*p.CacheWrite) / 1e6
 }
+
+// Repays reports whether an edit that saves saved tokens of a prompt, changing it from a
+// point with uncached tokens after it (the saved ones among them), pays back within
+// requests later requests what it costs the prompt cache: once, the rest of those tokens
+// are written instead of read; then each request reads saved fewer.
+func (p Price) Repays(saved, uncached, requests int) bool {
+	cost := p.CacheWrite*float64(uncached-saved) - p.CacheRead*float64(uncached)
+	return p.CacheRead*float64(saved)*float64(requests) >= cost
+}
