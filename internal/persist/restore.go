@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ctxkit/ctxkit/internal/offload"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -103,7 +104,7 @@ func restoreUnit(u *unit, fetch func(string) ([]byte, error)) (lit string, size 
 	text := string(data)
 	// The whole text must be what Plan wrote for this file: a reference is recognised by
 	// what it says, and what it says must be true.
-	if len(text) != r.Bytes || lineCount(text) != r.Lines || r.Shown > len(text) || offloaded(shown(text, r.Shown), r) != u.text {
+	if len(text) != r.Bytes || offload.LineCount(text) != r.Lines || r.Shown > len(text) || offloaded(shown(text, r.Shown), r) != u.text {
 		return "", 0, false, fmt.Errorf("the reference to %s does not match the stored file (edited document, or a different file under that name)", r.Hash)
 	}
 	if r.Raw != "" {
