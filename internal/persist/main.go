@@ -136,7 +136,8 @@ func planRestore(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		}
 		return s.Get(h)
 	}
-	edits, st, err := Restore(t, get)
+	o := transcript.Options{Format: t.Format, Path: f.Path, Sidechains: true, Name: d.Name}
+	out, st, err := RestoreAll(t, o, get)
 	if s != nil {
 		s.Close()
 	}
@@ -147,17 +148,17 @@ func planRestore(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		}
 		e := cli.RuntimeError(fmt.Errorf("restore %s: %w", name, err))
 		if errors.Is(err, store.ErrNoStore) || errors.Is(err, store.ErrNotFound) {
-			return nil, cli.WithHint(e, "name the store the document was persisted with: --store DIR or CTX_STORE")
+			return nil, cli.WithHint(e, "name the store the document was persisted with (or snipped with): --store DIR or CTX_STORE")
 		}
 		return nil, e
 	}
 	trigger := "no references"
-	if st.Restored > 0 {
+	if out != nil {
 		trigger = "restore"
 	}
 	return &cli.Plan{
-		Edits: edits, CountOutput: len(edits) > 0,
-		Stats: cli.Stats{Items: st.Restored, Trigger: trigger, Extra: map[string]any{"bytes_restored": st.Bytes}},
+		Output: out, CountOutput: out != nil,
+		Stats: cli.Stats{Items: st.Restored + st.Cleared, Trigger: trigger, Extra: map[string]any{"bytes_restored": st.Bytes, "cleared_restored": st.Cleared}},
 	}, nil
 }
 
