@@ -118,7 +118,7 @@ func TestTokenizerAPI(t *testing.T) {
 
 	// A tier decides on the same figure: ctx-snip's tokens_before is ctx-count's headline.
 	var out, errb bytes.Buffer
-	if code := snip.Main([]string{"--tokenizer", "api", "--stats", "--window", "10k", "--reserve", "0"}, bytes.NewReader(doc), &out, &errb, env); code != 0 {
+	if code := snip.Main([]string{"--tokenizer", "api", "--stats", "--window", "10k", "--reserve", "0", "--store", t.TempDir()}, bytes.NewReader(doc), &out, &errb, env); code != 0 {
 		t.Fatalf("ctx-snip: exit %d: %s", code, errb.String())
 	}
 	if got := gjson.Get(errb.String(), "tokens_before").Int(); got != int64(r.Tokens) {

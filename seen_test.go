@@ -176,7 +176,7 @@ func TestEditedCountsWhatItSaved(t *testing.T) {
 	tiers := []tierRun{
 		{"ctx-persist", persist.Main, []string{"--threshold", "2000", "--store", store}},
 		{"ctx-budget", budget.Main, []string{"--cap", "2000"}},
-		{"ctx-snip", snip.Main, []string{"--window", "20k", "--idle", "0"}},
+		{"ctx-snip", snip.Main, []string{"--window", "20k", "--idle", "0", "--store", store}},
 		{"ctx-summarize", summarize.Main, []string{"--window", "20k"}},
 		{"ctx-trim", trim.Main, []string{"--window", "20k"}},
 	}
@@ -251,7 +251,7 @@ func TestTiersActAtTheirTrigger(t *testing.T) {
 	}{
 		// A single document: whether a clearing repays the prompt cache is the loop's test
 		// (ctx-replay), not the trigger's.
-		{tierRun{"ctx-snip", snip.Main, []string{"--idle", "0", "--repay", "0", "--clear-at-least", "0"}}, 0.60},
+		{tierRun{"ctx-snip", snip.Main, []string{"--idle", "0", "--repay", "0", "--clear-at-least", "0", "--store", t.TempDir()}}, 0.60},
 		{tierRun{"ctx-summarize", summarize.Main, nil}, 0.85},
 		{tierRun{"ctx-trim", trim.Main, nil}, 0.95},
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/testgen"
+	"github.com/tidwall/gjson"
 )
 
 // JSONLDocuments lists JSONL transcripts for the tests that hold a filter's streamed run
@@ -173,4 +175,31 @@ func SameOnFile(t *testing.T, tool, whole func() *cli.Tool, doc string, args ...
 	if s := RunTool(tool(), args, nil); s != w {
 		t.Fatalf("streamed run differs from the whole run\nstreamed: %+v\nwhole:    %+v", s, w)
 	}
+}
+
+// StoreState lists a store's files with their contents, and its index lines without the
+// time they were written.
+func StoreState(t *testing.T, dir string) string {
+	t.Helper()
+	var lines []string
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if filepath.Base(p) == "index.jsonl" {
+			for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				lines = append(lines, "index "+gjson.Get(l, `@this|{hash,tool,tool_call_id,bytes,lines,tokens,source}`).Raw)
+			}
+			return nil
+		}
+		lines = append(lines, rel+" "+string(data))
+		return nil
+	})
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }

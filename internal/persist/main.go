@@ -7,12 +7,11 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"sync"
 	"text/tabwriter"
-	"time"
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/offload"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -47,11 +46,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 }
 
 func run(ctx *cli.Context, f *Flags) error {
-	if strings.TrimSpace(f.Store) == "" {
-		return cli.Usagef("--store: empty directory name")
-	}
-	if strings.ContainsAny(f.Store, "\n\r") {
-		return cli.Usagef("--store: a directory name with a line break cannot be written in a reference")
+	if err := offload.CheckDir(f.Store); err != nil {
+		return cli.Usagef("--store: %v", err)
 	}
 	if f.List {
 		return list(ctx, f)
@@ -79,23 +75,26 @@ func planPersist(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		return nil, cli.RuntimeError(fmt.Errorf("store %q: %w", f.Store, err))
 	}
 	o := Options{Threshold: f.Threshold.Int(), Preview: f.Preview.Int(), Store: dir, Counter: counter}
-	sv := &saver{ctx: d.Context(), dir: f.Store, src: source(d.Name)}
+	sv := offload.NewSaver(f.Store, d.Name, d.Context().Now, d.Context().Warnf)
 	t := d.T
 	p := newPlanner(t, o)
 	st := p.stats()
 	refs := p.candidates()
-	plan := &cli.Plan{Regions: make([]transcript.Span, len(refs)), Close: sv.close}
+	plan := &cli.Plan{Regions: make([]transcript.Span, len(refs)), Close: sv.Close}
 	for i, ref := range refs {
 		plan.Regions[i] = t.Block(ref).Span
 	}
 	plan.Edit = func(i int, text string, base int) ([]transcript.Edit, error) {
 		edits, blobs := p.offload(&transcript.Transcript{Format: t.Format, Doc: text, Base: base}, refs[i], &st)
-		return edits, sv.put(blobs)
+		if err := sv.Put(blobs...); err != nil {
+			return nil, failed(err)
+		}
+		return edits, nil
 	}
 	plan.Written = func(s *cli.Stats) error {
-		stored, err := sv.finish()
+		stored, err := sv.Finish()
 		if err != nil {
-			return sv.failed(err)
+			return failed(err)
 		}
 		p.finish(&st)
 		plan.TokensDelta = st.TokensDelta
@@ -119,136 +118,9 @@ func planPersist(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	return plan, nil
 }
 
-// source names the input in the index: the absolute path of a file, or "-" for stdin.
-func source(name string) string {
-	if name == "-" {
-		return "-"
-	}
-	if abs, err := filepath.Abs(name); err == nil {
-		return abs
-	}
-	return name
-}
-
-// saver writes the plan's files into the store as they come, a few at a time so that their
-// syncs overlap, and at the end appends an index line for each result that brought a new
-// file. The store is created when the first file comes.
-type saver struct {
-	ctx *cli.Context
-	dir string // the store as --store names it
-	src string // the input, for the index
-
-	s       *store.Store
-	wg      sync.WaitGroup
-	sem     chan struct{}
-	files   map[string]*storedFile // one write per distinct file
-	order   []*storedFile
-	entries []pendingEntry
-}
-
-type storedFile struct {
-	hash    string
-	created bool
-	err     error
-}
-
-// pendingEntry is an index line waiting for its files to be written.
-type pendingEntry struct {
-	meta      store.Entry
-	text, raw *storedFile
-}
-
 // failed words a store error.
-func (sv *saver) failed(err error) error {
+func failed(err error) error {
 	return cli.WithHint(cli.RuntimeError(err), "the document was not changed; fix the store or name another with --store")
-}
-
-// put starts writing the files of blobs; a blob's data is not kept once written. The error
-// is the store's (it cannot be created); a write's own comes from finish.
-func (sv *saver) put(blobs []Blob) error {
-	if len(blobs) == 0 {
-		return nil
-	}
-	if sv.s == nil {
-		s, err := store.Create(sv.dir)
-		if err != nil {
-			return sv.failed(err)
-		}
-		sv.s, sv.sem, sv.files = s, make(chan struct{}, 4), map[string]*storedFile{}
-		if s.Perm()&0o077 != 0 {
-			sv.ctx.Warnf("store %q has mode %#o: other users can read the stored results (chmod 700 %s)", sv.dir, s.Perm(), shellQuote(sv.dir))
-		}
-	}
-	add := func(h, data string) *storedFile {
-		if h == "" {
-			return nil
-		}
-		if fl := sv.files[h]; fl != nil {
-			return fl
-		}
-		fl := &storedFile{hash: h}
-		sv.files[h] = fl
-		sv.order = append(sv.order, fl)
-		sv.wg.Add(1)
-		sv.sem <- struct{}{}
-		go func() {
-			defer sv.wg.Done()
-			defer func() { <-sv.sem }()
-			got, created, err := sv.s.Put([]byte(data))
-			if err == nil && got != fl.hash {
-				err = fmt.Errorf("store %q: internal: %s stored as %s", sv.dir, fl.hash, got)
-			}
-			fl.created, fl.err = created, err // read only after wg.Wait
-		}()
-		return fl
-	}
-	for _, b := range blobs {
-		sv.entries = append(sv.entries, pendingEntry{meta: b.Meta, text: add(b.Hash, b.Data), raw: add(b.RawHash, b.RawData)})
-	}
-	return nil
-}
-
-// finish waits for the files, then appends the index lines. It returns how many files were
-// new.
-func (sv *saver) finish() (int, error) {
-	if sv.s == nil {
-		return 0, nil
-	}
-	sv.wg.Wait()
-	n := 0
-	for _, fl := range sv.order {
-		if fl.err != nil {
-			return 0, fl.err
-		}
-		if fl.created {
-			n++
-		}
-	}
-	now := sv.ctx.Now().UTC().Truncate(time.Second)
-	var entries []store.Entry
-	for _, pe := range sv.entries {
-		if pe.text.created || pe.raw != nil && pe.raw.created {
-			pe.text.created = false // one line per new file, not per reference to it
-			if pe.raw != nil {
-				pe.raw.created = false
-			}
-			e := pe.meta
-			e.Source, e.Time = sv.src, now
-			entries = append(entries, e)
-		}
-	}
-	if err := sv.s.Append(entries...); err != nil {
-		return 0, err
-	}
-	return n, nil
-}
-
-// close waits for writes in flight and closes the store.
-func (sv *saver) close() {
-	if sv.s != nil {
-		sv.wg.Wait()
-		sv.s.Close()
-	}
 }
 
 // planRestore puts back every stored result of one document, read whole.
@@ -264,7 +136,8 @@ func planRestore(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		}
 		return s.Get(h)
 	}
-	edits, st, err := Restore(t, get)
+	o := transcript.Options{Format: t.Format, Path: f.Path, Sidechains: true, Name: d.Name}
+	out, st, err := RestoreAll(t, o, get)
 	if s != nil {
 		s.Close()
 	}
@@ -275,17 +148,17 @@ func planRestore(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		}
 		e := cli.RuntimeError(fmt.Errorf("restore %s: %w", name, err))
 		if errors.Is(err, store.ErrNoStore) || errors.Is(err, store.ErrNotFound) {
-			return nil, cli.WithHint(e, "name the store the document was persisted with: --store DIR or CTX_STORE")
+			return nil, cli.WithHint(e, "name the store the document was persisted with (or snipped with): --store DIR or CTX_STORE")
 		}
 		return nil, e
 	}
 	trigger := "no references"
-	if st.Restored > 0 {
+	if out != nil {
 		trigger = "restore"
 	}
 	return &cli.Plan{
-		Edits: edits, CountOutput: len(edits) > 0,
-		Stats: cli.Stats{Items: st.Restored, Trigger: trigger, Extra: map[string]any{"bytes_restored": st.Bytes}},
+		Output: out, CountOutput: out != nil,
+		Stats: cli.Stats{Items: st.Restored + st.Cleared, Trigger: trigger, Extra: map[string]any{"bytes_restored": st.Bytes, "cleared_restored": st.Cleared}},
 	}, nil
 }
 
@@ -338,7 +211,7 @@ func table(w io.Writer, entries []store.Entry, dir string) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d %s stored in %s; read one with: cat %s\n", len(entries), plural(len(entries), "result"),
-		shellQuote(dir), shellQuote(dir+string(filepath.Separator))+"FILE")
+		offload.ShellQuote(dir), offload.ShellQuote(dir+string(filepath.Separator))+"FILE")
 }
 
 // cell keeps a table cell on one line and readable.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,8 +12,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -384,5 +387,64 @@ func TestStats(t *testing.T) {
 	_, _, errs = runMain([]byte(out), "--store", dir, "--stats", "--restore")
 	if json.Unmarshal([]byte(errs), &st) != nil || st["items"] != 1.0 || st["tokens_after"].(float64) != float64(measure.Total(before, c)) {
 		t.Errorf("restore stats %q", errs)
+	}
+}
+
+// TestRestoreSnipped: ctx-persist --restore puts back what ctx-snip cleared into the store,
+// byte for byte, in every format, call inputs too; and nested markers: a result ctx-budget
+// cut then ctx-snip cleared comes back as cut, a reference ctx-persist left then ctx-snip
+// cleared comes back as the original.
+func TestRestoreSnipped(t *testing.T) {
+	snipAll := []string{"--trigger", "0", "--target", "0", "--keep", "0", "--max-searches", "1", "--clear-inputs", "--repay", "0", "--clear-at-least", "0", "--now", "2100-01-01T00:00:00Z"}
+	run := func(main func([]string, io.Reader, io.Writer, io.Writer, func(string) string) int, in []byte, args ...string) []byte {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := main(args, bytes.NewReader(in), &out, &errb, nil); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		return out.Bytes()
+	}
+	restored := func(name string, in, want []byte, dir string) {
+		t.Helper()
+		if code, back, errs := runMain(in, "--restore", "--store", dir); code != 0 || back != string(want) {
+			t.Errorf("%s: restore: exit %d %s; differs at byte %d", name, code, errs, firstDiff(back, string(want)))
+		}
+	}
+	var docs []string
+	var names []string
+	for _, format := range testgen.Formats {
+		var buf bytes.Buffer
+		if err := testgen.Generate(&buf, testgen.Options{Format: format, Size: 200 << 10, Seed: 6, Images: true}); err != nil {
+			t.Fatal(err)
+		}
+		docs, names = append(docs, buf.String()), append(names, format)
+	}
+	for _, f := range invariant.Samples(t) {
+		in, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, names = append(docs, string(in)), append(names, filepath.Base(f))
+	}
+	for i, doc := range docs {
+		name, in := names[i], []byte(doc)
+		dir := filepath.Join(t.TempDir(), "store")
+		format := []string{"--store", dir}
+
+		snipped := run(snip.Main, in, append(snipAll, format...)...)
+		if bytes.Equal(snipped, in) || !bytes.Contains(snipped, []byte(dir)) {
+			t.Errorf("%s: ctx-snip kept nothing in the store", name)
+		}
+		restored(name, snipped, in, dir)
+
+		cut := run(budget.Main, in, "--cap", "3000")
+		restored(name+"/budget", run(snip.Main, cut, append(snipAll, format...)...), cut, dir)
+
+		persisted := run(Main, in, "--threshold", "2KB", "--preview", "500", "--store", dir)
+		twice := run(snip.Main, persisted, append(snipAll, format...)...)
+		if bytes.Count(twice, []byte(MarkerPrefix)) >= bytes.Count(persisted, []byte(MarkerPrefix)) {
+			t.Errorf("%s: ctx-snip cleared no ctx-persist reference", name)
+		}
+		restored(name+"/persist", twice, in, dir)
 	}
 }

@@ -14,7 +14,7 @@
 // and grep work on it. Restore has to give back the document's bytes, not just the text:
 // the document may spell the same text with other escapes (\u003c for <, \/ for /, \u00e9
 // for é, invalid UTF-8 or lone surrogates). Plan re-encodes each text with one canonical
-// spelling (encode, fixed in this package) and compares it with the document's bytes. When
+// spelling (offload.Encode, fixed there) and compares it with the document's bytes. When
 // they match, which is the case for every result in the corpus, the text alone is stored
 // and Restore re-encodes it. When they differ, the original JSON string literal is stored
 // as a second file too, its hash is written in the reference ("original encoding:
@@ -25,6 +25,7 @@ package persist
 import (
 	"fmt"
 
+	"github.com/ctxkit/ctxkit/internal/offload"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -49,17 +50,8 @@ func Defaults() Options {
 	return Options{Threshold: 30_000, Preview: 2_000, Store: ".ctx-store"}
 }
 
-// Blob is one stored text the plan's edits refer to: it must be in the store before they
-// are emitted.
-type Blob struct {
-	Hash string // store.Hash of Data
-	Data string // the text as the model reads it
-	// RawHash and RawData, when set, are the result's original JSON string literal, stored
-	// as a second file because re-encoding Data would not give its bytes back.
-	RawHash, RawData string
-	// Meta describes the result for its index line; Source and Time are the caller's.
-	Meta store.Entry
-}
+// Blob is one stored text the plan's edits refer to (see offload.Blob).
+type Blob = offload.Blob
 
 // Stats describe one run of Plan.
 type Stats struct {
@@ -167,7 +159,7 @@ func (p *planner) offload(doc *transcript.Transcript, ref transcript.Ref, st *St
 			st.Already++
 			continue
 		}
-		e, blob, saved, ok := offload(u, p.o, p.c, p.names[ref], b.ToolID)
+		e, blob, saved, ok := offloadUnit(u, p.o, p.c, p.names[ref], b.ToolID)
 		if !ok {
 			continue
 		}
@@ -194,37 +186,35 @@ func (p *planner) finish(st *Stats) {
 	}
 }
 
-// offload stores one text: the edit that leaves its preview and reference, the files to
+// offloadUnit stores one text: the edit that leaves its preview and reference, the files to
 // store, and the tokens saved. ok is false when the reference would not be smaller than
 // the text, in bytes or in tokens.
-func offload(u *unit, o Options, c tokens.Counter, tool, callID string) (transcript.Edit, Blob, int, bool) {
+func offloadUnit(u *unit, o Options, c tokens.Counter, tool, callID string) (transcript.Edit, Blob, int, bool) {
 	text := u.text
 	n := previewOf(text, o.Preview)
 	if n >= len(text) {
 		return transcript.Edit{}, Blob{}, 0, false
 	}
+	raw := ""
+	if !u.canonical() {
+		raw = u.raw
+	}
+	blob := offload.Text(text, raw)
 	r := Reference{
 		Bytes:  len(text),
-		Lines:  lineCount(text),
+		Lines:  blob.Meta.Lines,
 		Tokens: c.Count(text),
 		Shown:  n,
-		Hash:   store.Hash([]byte(text)),
+		Hash:   blob.Hash,
+		Raw:    blob.RawHash,
 	}
 	r.Path = store.Path(o.Store, r.Hash)
-	blob := Blob{Hash: r.Hash, Data: text}
-	if !u.canonical() {
-		blob.RawHash, blob.RawData = store.Hash([]byte(u.raw)), u.raw
-		r.Raw = blob.RawHash
-	}
 	newOuter := u.replace(offloaded(shown(text, n), r))
 	before, after := c.Count(u.outer), c.Count(newOuter)
 	if len(newOuter) >= len(u.outer) || after >= before {
 		return transcript.Edit{}, Blob{}, 0, false
 	}
-	blob.Meta = store.Entry{
-		Hash: r.Hash, Tool: tool, ToolCallID: callID,
-		Bytes: r.Bytes, Lines: r.Lines, Tokens: r.Tokens, Tokenizer: c.Name(), Raw: r.Raw,
-	}
+	blob.Meta.Tool, blob.Meta.ToolCallID, blob.Meta.Tokens, blob.Meta.Tokenizer = tool, callID, r.Tokens, c.Name()
 	return transcript.Edit{Span: u.body, With: transcript.Quote(newOuter)}, blob, before - after, true
 }
 

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/offload"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -332,7 +332,7 @@ func TestPlanParts(t *testing.T) {
 // back keep their original literal, and come back byte for byte.
 func TestExactness(t *testing.T) {
 	text := strings.ReplaceAll(big("x", 800), "line 7:", "line 7: <a/b> é \x7f \x1f \b")
-	canonical, _ := encode(text)
+	canonical, _ := offload.Encode(text)
 	for _, c := range []struct {
 		name, from, to string
 		raw            bool
@@ -369,34 +369,6 @@ func TestExactness(t *testing.T) {
 				t.Errorf("stats %+v", st)
 			}
 		})
-	}
-}
-
-func TestEncodeIsQuote(t *testing.T) {
-	cases := []string{"", "a", "\"\\/", "\b\f\n\r\t\x00\x01\x1f\x7f", "<>&", "\u2028\u2029", "é😀", "\ufffd", strings.Repeat("ab\n", 100)}
-	r := rand.New(rand.NewSource(1))
-	alphabet := []rune{'a', '"', '\\', '\n', 0, 0x1f, 0x7f, '<', 'é', 0x2028, 0x2029, 0x1F600, '/', '\t', 0xfffd}
-	for i := 0; i < 2000; i++ {
-		var b strings.Builder
-		for j := r.Intn(20); j > 0; j-- {
-			b.WriteRune(alphabet[r.Intn(len(alphabet))])
-		}
-		cases = append(cases, b.String())
-	}
-	for _, s := range cases {
-		got, ok := encode(s)
-		if !ok || got != transcript.Quote(s) {
-			t.Fatalf("encode(%q) = %q, %v; Quote gives %q", s, got, ok, transcript.Quote(s))
-		}
-		var back string
-		if err := json.Unmarshal([]byte(got), &back); err != nil || back != s {
-			t.Fatalf("encode(%q) does not decode back: %q %v", s, back, err)
-		}
-	}
-	for _, s := range []string{"\xff", "a\xc3", "\xed\xa0\x80"} {
-		if _, ok := encode(s); ok {
-			t.Errorf("encode(%q) accepted invalid UTF-8", s)
-		}
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/ctxkit/ctxkit/internal/store"
+	"github.com/ctxkit/ctxkit/internal/offload"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -44,7 +44,7 @@ func (r Reference) Marker() string {
 	} else {
 		b.WriteString("no preview")
 	}
-	fmt.Fprintf(&b, ". Read it all with a file tool or: cat %s", shellQuote(r.Path))
+	fmt.Fprintf(&b, ". Read it all with a file tool or: cat %s", offload.ShellQuote(r.Path))
 	if r.Raw != "" {
 		fmt.Fprintf(&b, "; original encoding: sha256:%s", r.Raw)
 	}
@@ -79,37 +79,16 @@ func ParseMarker(line string) (Reference, error) {
 			return Reference{}, fmt.Errorf("malformed ctx-persist reference %q: %v", human.Clip(line, 160), err)
 		}
 	}
-	r.Path, r.Raw = shellUnquote(m[5]), m[6]
-	h := r.Path[max(0, len(r.Path)-64):]
-	rest := r.Path[:len(r.Path)-len(h)]
-	if !store.ValidHash(h) || len(rest) < 4 || !isSep(rest[len(rest)-1]) || rest[len(rest)-3:len(rest)-1] != h[:2] || !isSep(rest[len(rest)-4]) {
-		return Reference{}, fmt.Errorf("malformed ctx-persist reference: %q does not name a stored file (…/ab/ab…, a 64-digit SHA-256)", human.Clip(r.Path, 160))
+	r.Path, r.Raw = offload.ShellUnquote(m[5]), m[6]
+	h, err := offload.HashOfPath(r.Path)
+	if err != nil {
+		return Reference{}, fmt.Errorf("malformed ctx-persist reference: %w", err)
 	}
 	if r.Shown > r.Bytes {
 		return Reference{}, fmt.Errorf("malformed ctx-persist reference: a preview of %d bytes of %d", r.Shown, r.Bytes)
 	}
 	r.Hash = h
 	return r, nil
-}
-
-func isSep(c byte) bool { return c == '/' || c == '\\' }
-
-// shellQuote quotes a path for a POSIX shell when it holds anything but safe characters.
-func shellQuote(p string) string {
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("/._-+:@%=,~", c) >= 0) {
-			return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
-		}
-	}
-	return p
-}
-
-func shellUnquote(p string) string {
-	if len(p) >= 2 && p[0] == '\'' && p[len(p)-1] == '\'' {
-		return strings.ReplaceAll(p[1:len(p)-1], `'\''`, "'")
-	}
-	return p
 }
 
 // markerLine returns the last line of a text when it is a marker (starts with
@@ -152,25 +131,6 @@ func previewOf(text string, size int) int {
 // shown is a preview as the document holds it: valid UTF-8 (JSON cannot carry anything
 // else), each run of invalid bytes shown as U+FFFD.
 func shown(text string, n int) string { return strings.ToValidUTF8(text[:n], "\uFFFD") }
-
-// lineCount is the number of lines of text, the last one counted without a final line break.
-func lineCount(text string) int {
-	n := strings.Count(text, "\n")
-	if text != "" && text[len(text)-1] != '\n' {
-		n++
-	}
-	return n
-}
-
-// encode writes s as a JSON string literal in transcript.Quote's spelling, which is fixed
-// so that a text stored today is re-encoded the same way by any later version. ok is false
-// when s is not valid UTF-8, which no literal spells canonically.
-func encode(s string) (lit string, ok bool) {
-	if !utf8.ValidString(s) {
-		return "", false
-	}
-	return transcript.Quote(s), true
-}
 
 // unit is one text of a tool result that can be stored: the result's content string or
 // one text part of its list content.
@@ -261,14 +221,14 @@ func (u *unit) unwrap() {
 // canonical reports whether re-encoding the unit's text gives back the document's bytes
 // exactly, so the store needs only the text.
 func (u *unit) canonical() bool {
-	lit, ok := encode(u.outer)
+	lit, ok := offload.Encode(u.outer)
 	if !ok || lit != u.raw {
 		return false
 	}
 	if !u.hasInner {
 		return true
 	}
-	lit, ok = encode(u.text)
+	lit, ok = offload.Encode(u.text)
 	return ok && lit == u.outer[u.inner.Start:u.inner.End]
 }
 
@@ -287,14 +247,14 @@ func (u *unit) replace(text string) string {
 // spelled canonically: what was there before when the unit is canonical.
 func (u *unit) spell(text string) (string, bool) {
 	if u.head > 0 {
-		return encode(u.outer[:u.head] + text)
+		return offload.Encode(u.outer[:u.head] + text)
 	}
 	if !u.hasInner {
-		return encode(text)
+		return offload.Encode(text)
 	}
-	inner, ok := encode(text)
+	inner, ok := offload.Encode(text)
 	if !ok {
 		return "", false
 	}
-	return encode(u.outer[:u.inner.Start] + inner + u.outer[u.inner.End:])
+	return offload.Encode(u.outer[:u.inner.Start] + inner + u.outer[u.inner.End:])
 }

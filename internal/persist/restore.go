@@ -1,25 +1,67 @@
 package persist
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ctxkit/ctxkit/internal/offload"
+	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // RestoreStats describe one run of Restore.
 type RestoreStats struct {
-	// Restored is the number of references put back; Bytes the size of the texts.
+	// Restored is the number of references put back; Bytes the size of their texts.
 	Restored, Bytes int
+	// Cleared is the number of ctx-snip placeholders and input stubs put back (RestoreAll).
+	Cleared int
+}
+
+// maxRounds bounds how deeply RestoreAll follows markers inside what it restored: a
+// reference ctx-snip cleared is two; a stored file cannot hold its own reference.
+const maxRounds = 16
+
+// RestoreAll puts back every reference of this tier and every placeholder of ctx-snip that
+// names a stored file (snip.Restore), then does it again on what came back while it holds
+// more: a ctx-persist reference ctx-snip cleared comes back as the reference, then as the
+// original. o reads each restored document again (the format and reading flags of t). It
+// returns the restored document, or nil when t held nothing to restore.
+func RestoreAll(t *transcript.Transcript, o transcript.Options, get func(hash string) ([]byte, error)) ([]byte, RestoreStats, error) {
+	var st RestoreStats
+	var out []byte
+	for round := 0; ; round++ {
+		edits, rs, err := Restore(t, get)
+		if err != nil {
+			return nil, st, err
+		}
+		cleared, n, err := snip.Restore(t, get)
+		if err != nil {
+			return nil, st, err
+		}
+		st.Restored, st.Bytes, st.Cleared = st.Restored+rs.Restored, st.Bytes+rs.Bytes, st.Cleared+n
+		edits = append(edits, cleared...)
+		if len(edits) == 0 {
+			return out, st, nil
+		}
+		if round == maxRounds {
+			return nil, st, fmt.Errorf("%w: stored texts hold markers more than %d deep", ErrReference, maxRounds)
+		}
+		if out, err = t.Apply(edits); err != nil {
+			return nil, st, err
+		}
+		o.Format = t.Format
+		if t, err = transcript.Parse(out, o); err != nil {
+			return nil, st, fmt.Errorf("%w: the restored document does not parse: %w", ErrReference, err)
+		}
+	}
 }
 
 // ErrReference is wrapped by every error about a reference that cannot be restored: one
 // that does not parse, names a file the store does not have or that fails its check, or
-// does not match its stored file.
-var ErrReference = errors.New("cannot restore")
+// does not match its stored file; and so by ctx-snip's (snip.ErrRestore).
+var ErrReference = snip.ErrRestore
 
 // Restore finds every reference Plan left in the tool results of t and returns the edits
 // that put the original bytes back. get fetches a stored file by hash and must check it
@@ -103,7 +145,7 @@ func restoreUnit(u *unit, fetch func(string) ([]byte, error)) (lit string, size 
 	text := string(data)
 	// The whole text must be what Plan wrote for this file: a reference is recognised by
 	// what it says, and what it says must be true.
-	if len(text) != r.Bytes || lineCount(text) != r.Lines || r.Shown > len(text) || offloaded(shown(text, r.Shown), r) != u.text {
+	if len(text) != r.Bytes || offload.LineCount(text) != r.Lines || r.Shown > len(text) || offloaded(shown(text, r.Shown), r) != u.text {
 		return "", 0, false, fmt.Errorf("the reference to %s does not match the stored file (edited document, or a different file under that name)", r.Hash)
 	}
 	if r.Raw != "" {

@@ -47,7 +47,7 @@ func BenchmarkPlan(b *testing.B) {
 	b.SetBytes(int64(buf.Len()))
 	b.ResetTimer()
 	for b.Loop() {
-		if edits, _ := Plan(t, o); len(edits) == 0 {
+		if edits, _, _ := Plan(t, o); len(edits) == 0 {
 			b.Fatal("nothing cleared")
 		}
 	}

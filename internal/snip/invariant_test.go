@@ -56,7 +56,7 @@ func snipDoc(name string, in []byte, o Options, window int) ([]byte, Stats, Opti
 		return nil, Stats{}, o, err
 	}
 	o.Tokens, o.Effective = measure.Total(tr, o.Counter), b.Effective
-	edits, st := Plan(tr, o)
+	edits, _, st := Plan(tr, o)
 	out, err := tr.Apply(edits)
 	return out, st, o, err
 }
@@ -91,6 +91,12 @@ func checkAll(t *testing.T, files []string) (changed int) {
 		// Everything the tier can do at once: keep nothing, clear inputs too.
 		o.Keep, o.MaxSearches, o.Trigger, o.Target, o.ClearInputs = 0, 1, 0, 0, true
 		check("all", o, 20_000)
+		// The same keeping every cleared text in a store: longer placeholders.
+		o.Store = storeDir
+		check("all-store", o, 20_000)
+		st := Defaults()
+		st.Store = storeDir
+		check("window20000-store", st, 20_000)
 		if differs {
 			changed++
 		}

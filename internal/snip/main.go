@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/offload"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -27,6 +29,7 @@ type Flags struct {
 	Idle         time.Duration       `name:"idle" default:"5m" placeholder:"DURATION" help:"Microcompact once the newest message is older than this; 0 turns it off." env:"CTX_SNIP_IDLE"`
 	Now          Instant             `name:"now" placeholder:"TIME" help:"The current time, RFC 3339 (for tests and replays); default the clock." env:"CTX_NOW"`
 	ClearInputs  bool                `name:"clear-inputs" help:"Also replace the arguments of cleared calls with a stub." env:"CTX_SNIP_CLEAR_INPUTS"`
+	NoStore      bool                `name:"no-store" help:"Clear without keeping the cleared texts in the --store directory; placeholders only say to re-run the call." env:"CTX_SNIP_NO_STORE"`
 	ReadTools    []string            `name:"read-tools" sep:"," placeholder:"TOOL" help:"More tools that read files (comma list, repeatable)." env:"CTX_SNIP_READ_TOOLS"`
 	SearchTools  []string            `name:"search-tools" sep:"," placeholder:"TOOL" help:"More tools that search or list files (comma list, repeatable)." env:"CTX_SNIP_SEARCH_TOOLS"`
 	ClearAtLeast cli.Amount          `name:"clear-at-least" default:"5%" placeholder:"TOKENS|PCT" help:"With a warm cache, act only when clearing saves at least this: tokens (20k) or a share of the effective window (5%)." env:"CTX_SNIP_CLEAR_AT_LEAST"`
@@ -49,7 +52,9 @@ func (t *Instant) UnmarshalText(b []byte) error {
 
 const help = `Replaces stale tool results in a conversation document with a short placeholder that
 names the call (tool and main argument: file, pattern, command) and says how to get the result
-back: re-run the call. The tool calls are kept.
+back: read the file it was kept in (in the --store directory, .ctx-store, synced before the
+document is written), or re-run the call. The tool calls are kept. ctx-persist --restore puts
+every cleared result back, byte for byte; --no-store clears without keeping them.
 
 Above --trigger (60%) of the effective window it clears, in this order: a file read that a
 later read of the same file supersedes; a search that a later identical search supersedes;
@@ -102,6 +107,16 @@ func (f *Flags) options(now time.Time) (Options, error) {
 	}
 	o.Keep, o.MaxSearches, o.Idle, o.ClearInputs, o.Repay = f.Keep, f.MaxSearches, f.Idle, f.ClearInputs, f.Repay
 	o.MinSaving, o.MinShare = f.ClearAtLeast.Tokens, f.ClearAtLeast.Share
+	if !f.NoStore {
+		if err := offload.CheckDir(f.Store); err != nil {
+			return o, cli.Usagef("--store: %v", err)
+		}
+		dir, err := filepath.Abs(f.Store)
+		if err != nil {
+			return o, cli.RuntimeError(fmt.Errorf("store %q: %w", f.Store, err))
+		}
+		o.Store = dir
+	}
 	o.Now = now
 	if !f.Now.IsZero() {
 		o.Now = f.Now.Time
@@ -160,8 +175,15 @@ func planDoc(d *cli.Doc, f *Flags, o Options, known map[int]facts) (*cli.Plan, e
 	}
 	o.Counter, o.Tokens, o.Effective, o.Blocks, o.PerMessage = m.Counter, m.Counts.Total, m.Window.Effective, m.Counts.Blocks, m.Counts.PerMessage
 	o.Price = tokens.PriceOf(cmp.Or(m.Window.Model, d.T.Model), measure.ProviderOf(d.T.Format))
-	edits, st := plan(d.T, o, func(b *transcript.Block) facts { return known[b.Span.Start] })
-	p := &cli.Plan{Edits: edits, TokensDelta: st.TokensDelta}
+	changes, st := plan(d.T, o, func(b *transcript.Block) facts { return known[b.Span.Start] })
+	p := &cli.Plan{TokensDelta: st.TokensDelta}
+	if f.DryRun || st.Stored == 0 {
+		for i := range changes {
+			p.Edits = append(p.Edits, changes[i].edit)
+		}
+	} else {
+		keepIn(p, d, f, changes)
+	}
 	if f.DryRun {
 		var list bytes.Buffer
 		if err := writeList(&list, d.Name, &st, d.Context().StdoutTTY && f.Output == ""); err != nil {
@@ -184,8 +206,54 @@ func planDoc(d *cli.Doc, f *Flags, o Options, known map[int]facts) (*cli.Plan, e
 	if f.DryRun {
 		extra["dry_run"] = true
 	}
+	if o.Store != "" && !f.DryRun {
+		extra["stored"] = st.Stored
+		extra["store"] = o.Store
+	}
 	p.Stats = cli.Stats{Items: len(st.Items), Trigger: st.Trigger, Extra: extra}
 	return p, nil
+}
+
+// keepIn makes p keep the texts its changes replace in the store: each is read (in the
+// second pass of a streamed document), checked to be what the plan read, and written; the
+// document is emitted only once every file is durable (Written, before the runner lets go
+// of stdout or renames the -o file). A store that cannot be written fails the run (exit
+// 4) and nothing is emitted.
+func keepIn(p *cli.Plan, d *cli.Doc, f *Flags, changes []change) {
+	ctx := d.Context()
+	sv := offload.NewSaver(f.Store, d.Name, ctx.Now, ctx.Warnf)
+	p.Regions = make([]transcript.Span, len(changes))
+	for i := range changes {
+		p.Regions[i] = changes[i].edit.Span
+	}
+	p.Edit = func(i int, text string, _ int) ([]transcript.Edit, error) {
+		ch := &changes[i]
+		if ch.kept.hash == "" {
+			return []transcript.Edit{ch.edit}, nil
+		}
+		b, err := ch.blob(text)
+		if err != nil {
+			return nil, cli.RuntimeError(fmt.Errorf("%s: %w", d.Display(), err))
+		}
+		if err := sv.Put(b); err != nil {
+			return nil, failed(err)
+		}
+		return []transcript.Edit{ch.edit}, nil
+	}
+	p.Written = func(s *cli.Stats) error {
+		n, err := sv.Finish()
+		if err != nil {
+			return failed(err)
+		}
+		s.Extra["new_files"] = n
+		return nil
+	}
+	p.Close = sv.Close
+}
+
+// failed words a store error.
+func failed(err error) error {
+	return cli.WithHint(cli.RuntimeError(err), "the document was not changed; fix the store, name another with --store, or clear without keeping: --no-store")
 }
 
 // listed is one line of the --dry-run list.

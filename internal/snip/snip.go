@@ -1,7 +1,9 @@
 // Package snip is ctx-snip, tiers 2-3 of the ctxkit pipeline: it replaces stale tool
 // results with a short placeholder that names the call and says how to get the result
-// back (re-run the call). The tool calls themselves are kept, so the model still knows
-// what it did.
+// back: read the file the result was kept in (the offload store, internal/store, as
+// ctx-persist uses it), or re-run the call. The tool calls themselves are kept, so the
+// model still knows what it did. Restore puts back what the placeholders replaced, byte
+// for byte (ctx-persist --restore runs it).
 //
 // A result is stale when a later read of the same file supersedes it, when a later
 // identical search does, when more than K results of the same search tool came after it,
@@ -26,6 +28,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/offload"
+	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -67,6 +71,11 @@ type Options struct {
 	Now  time.Time
 	// ClearInputs also replaces the arguments of cleared calls with a stub.
 	ClearInputs bool
+	// Store is the offload store's directory as placeholders name it (absolute reads best:
+	// a model's file tools may not share the working directory). Each cleared text is
+	// kept there and its placeholder names the file; "" clears without keeping
+	// (--no-store), and the placeholder only says to re-run the call.
+	Store string
 	// Tools adds tool names to the built-in reads and searches.
 	Tools Tools
 	// Counter measures tokens; nil means the estimate.
@@ -132,6 +141,8 @@ type Stats struct {
 	// Inputs is the number of call inputs replaced by the stub (also of results cleared
 	// by an earlier run).
 	Inputs int
+	// Stored is the number of texts (results and inputs) kept in the store.
+	Stored int
 	// TokensDelta is the change in the document's token count: zero or negative.
 	TokensDelta int
 }
@@ -152,19 +163,30 @@ const Marker = "[ctx-snip: "
 // The stubs --clear-inputs writes: an object where the API wants an object, a JSON object
 // in a string where it wants a JSON string (Chat Completions and Responses arguments), and
 // text for free-form inputs (custom tools). Each says how many tokens the input had, which
-// ctx-count reads back (measure.markerWas); an input that starts like one was cleared
-// before (stubs of older versions said no figure).
+// ctx-count reads back (measure.markerWas), and where the input is kept; an input that
+// starts like one was cleared before (stubs of older versions said no figure, of --no-store
+// runs no file).
 const (
 	stubJSONStart = `{"ctx_snip":"`
 	stubTextStart = Marker
 )
 
-func stubJSON(tokens int) string {
-	return stubJSONStart + "cleared " + human.Thousands(tokens) + ` tokens"}`
+// stubNote is what a stub says: the tokens the input had and, when it was kept, where.
+func stubNote(tokens int, at string) string {
+	note := "cleared " + human.Thousands(tokens) + " tokens"
+	if at != "" {
+		note += "; stored in " + at
+	}
+	return note
 }
 
-func stubText(tokens int) string {
-	return stubTextStart + "cleared " + human.Thousands(tokens) + " tokens]"
+// stubObject is the stub object that carries note.
+func stubObject(note string) string { return `{"ctx_snip":` + transcript.Quote(note) + "}" }
+
+func stubJSON(tokens int, at string) string { return stubObject(stubNote(tokens, at)) }
+
+func stubText(tokens int, at string) string {
+	return stubTextStart + stubNote(tokens, at) + "]"
 }
 
 // result is the tier's view of one tool result.
@@ -176,18 +198,58 @@ type result struct {
 	cleared   bool            // an earlier run's placeholder
 	content   transcript.Span // what a placeholder replaces; zero when it cannot be replaced
 	label     string          // what the placeholder keeps at its start
+	kept      kept            // where the content is kept (with Options.Store)
 	tokens    int
 	reason    Reason
 	with      string // the placeholder
 	saved     int
-	inputs    []transcript.Edit
+	inputs    []change
 }
 
-// Plan decides which results to clear: the edits to apply with t.Apply, and the run's
-// statistics. It does no I/O.
-func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
+// change is one edit of the plan and, when the text it replaces is kept in the store, how:
+// the files its placeholder names, the label the placeholder keeps (not stored), the index
+// line's description.
+type change struct {
+	edit  transcript.Edit
+	kept  kept
+	label string
+	value bool // a call's input kept as the JSON value it is (see keep)
+	meta  store.Entry
+}
+
+// blob is what change ch keeps, read from raw, the document's bytes at its span: the same
+// files its placeholder names, or an error when the text is not what the plan read.
+func (ch *change) blob(raw string) (offload.Blob, error) {
+	b := keep(raw, ch.label, ch.value)
+	if keptOf(b) != ch.kept {
+		return offload.Blob{}, fmt.Errorf("the text at bytes %d-%d changed since it was read", ch.edit.Span.Start, ch.edit.Span.End)
+	}
+	m := ch.meta
+	m.Hash, m.Bytes, m.Lines, m.Raw = b.Meta.Hash, b.Meta.Bytes, b.Meta.Lines, b.Meta.Raw
+	b.Meta = m
+	return b, nil
+}
+
+// Plan decides which results to clear: the edits to apply with t.Apply, the texts they
+// replace, which must be in the store before the edits are emitted (with Options.Store),
+// and the run's statistics. It does no I/O.
+func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, []offload.Blob, Stats) {
 	c := counter(o)
-	return plan(t, o, func(b *transcript.Block) facts { return factsOf(t, b, o, c) })
+	changes, st := plan(t, o, func(b *transcript.Block) facts { return factsOf(t, b, o, c) })
+	var edits []transcript.Edit
+	var blobs []offload.Blob
+	for i := range changes {
+		ch := &changes[i]
+		edits = append(edits, ch.edit)
+		if ch.kept.hash != "" {
+			b, err := ch.blob(t.Slice(ch.edit.Span))
+			if err != nil {
+				panic("snip: " + err.Error()) // the plan read this very text
+			}
+			blobs = append(blobs, b)
+		}
+	}
+	return edits, blobs, st
 }
 
 func counter(o Options) tokens.Counter {
@@ -209,13 +271,41 @@ type facts struct {
 	stub   transcript.Edit
 	stubOK bool
 	saving int
+	// input is where the call's input is kept and the tokens it had (with a stub and
+	// Options.Store).
+	input       kept
+	inputTokens int
 	// cleared: a placeholder already; content: the span a placeholder replaces (zero when
 	// the result cannot be replaced); label: what the placeholder keeps at its start
 	// (Block.Head: Cline's "[tool for 'x'] Result:" line).
 	cleared bool
 	content transcript.Span
 	label   string
+	// kept is where the content is kept when cleared (with Options.Store).
+	kept kept
 }
+
+// kept names the files a cleared text is kept in: the text as the model reads it and, when
+// re-encoding that text would not give the document's bytes back, the original JSON.
+type kept struct{ hash, raw string }
+
+// at is what a placeholder says of where the text is: the path of its file, and the hash
+// of the original JSON when that was kept too.
+func (k kept) at(dir string) string {
+	if k.hash == "" {
+		return ""
+	}
+	s := offload.ShellQuote(store.Path(dir, k.hash))
+	if k.raw != "" {
+		s += rawNote + k.raw
+	}
+	return s
+}
+
+// rawNote precedes the hash of a kept original JSON in a placeholder.
+const rawNote = "; original JSON: sha256:"
+
+func keptOf(b offload.Blob) kept { return kept{b.Hash, b.RawHash} }
 
 // factsOf reads the facts of block b of t (a call or a result).
 func factsOf(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.Counter) facts {
@@ -224,7 +314,8 @@ func factsOf(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.
 	case transcript.ToolCall:
 		f.call = Classify(b.ToolName, t.BodyText(b), o.Tools)
 		if o.ClearInputs {
-			if with, ok := inputStub(t, b, c); ok {
+			if with, in, n, ok := inputStub(t, b, c, o.Store); ok {
+				f.input, f.inputTokens = in, n
 				f.stub = transcript.Edit{Span: b.Body, With: with}
 				f.saving = inputSaving(t, f.stub, c)
 				f.stubOK = f.saving < 0
@@ -236,6 +327,9 @@ func factsOf(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.
 		if editable(b) {
 			f.content = contentSpan(t, b)
 		}
+		if o.Store != "" && !f.cleared && !f.content.IsZero() {
+			f.kept = keptOf(keep(t.Slice(f.content), f.label, false))
+		}
 	}
 	return f
 }
@@ -246,11 +340,12 @@ func (f facts) detach() facts {
 	f.call.Tool, f.call.Arg, f.call.Key, f.call.File = strings.Clone(f.call.Tool), strings.Clone(f.call.Arg), strings.Clone(f.call.Key), strings.Clone(f.call.File)
 	f.stub.With = strings.Clone(f.stub.With)
 	f.label = strings.Clone(f.label)
-	return f
+	return f // kept's hashes are new strings, not slices of the record
 }
 
-// plan is Plan with the facts of each block given by factsOf.
-func plan(t *transcript.Transcript, o Options, factsOf func(*transcript.Block) facts) ([]transcript.Edit, Stats) {
+// plan is Plan with the facts of each block given by factsOf: the changes in document
+// order.
+func plan(t *transcript.Transcript, o Options, factsOf func(*transcript.Block) facts) ([]change, Stats) {
 	c := counter(o)
 	st := Stats{}
 	if o.Effective > 0 {
@@ -316,34 +411,45 @@ func plan(t *transcript.Transcript, o Options, factsOf func(*transcript.Block) f
 		// Inputs of results an earlier run cleared go too.
 		for i := range res {
 			if res[i].cleared {
-				for _, f := range p.inputEdits(&res[i]) {
-					res[i].inputs = append(res[i].inputs, f.stub)
-					p.delta += f.saving
+				for _, in := range p.inputEdits(&res[i]) {
+					res[i].inputs = append(res[i].inputs, in.change)
+					p.delta += in.saving
 				}
 			}
 		}
 	}
 
-	var edits []transcript.Edit
+	var changes []change
 	for i := range res {
 		r := &res[i]
-		edits = append(edits, r.inputs...)
+		changes = append(changes, r.inputs...)
 		st.Inputs += len(r.inputs)
 		if r.reason == "" {
 			continue
 		}
-		edits = append(edits, transcript.Edit{Span: r.content, With: transcript.Quote(r.with)})
+		b := t.Block(r.ref)
+		changes = append(changes, change{
+			edit: transcript.Edit{Span: r.content, With: transcript.Quote(r.with)},
+			kept: r.kept, label: r.label,
+			meta: store.Entry{Tool: r.call.Tool, ToolCallID: b.ToolID, Tokens: r.tokens, Tokenizer: c.Name()},
+		})
 		st.Items = append(st.Items, Item{
 			Message: r.ref.Message, Block: r.ref.Block, Line: lineOf(t, t.Block(r.ref).Span.Start),
 			ID: t.Block(r.ref).ToolID, Tool: r.call.Tool, Arg: r.call.Arg, Reason: r.reason,
 			Tokens: r.tokens, Saved: r.saved, InputCleared: len(r.inputs) > 0,
 		})
 	}
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].edit.Span.Start < changes[j].edit.Span.Start })
+	for i := range changes {
+		if changes[i].kept.hash != "" {
+			st.Stored++
+		}
+	}
 	st.TokensDelta = p.delta
 	if o.Effective > 0 {
 		st.UtilizationAfter = float64(o.Tokens+p.delta) / float64(o.Effective)
 	}
-	return edits, st
+	return changes, st
 }
 
 // worth reports whether the results marked so far repay the cache they break.
@@ -488,33 +594,42 @@ func (p *planner) mark(i int, reason Reason) {
 	} else {
 		r.tokens = measure.BlockTokens(p.t, p.t.Block(r.ref), p.c)
 	}
-	with := r.label + placeholder(r.call, reason, r.tokens, p.o)
+	with := r.label + placeholder(r.call, reason, r.tokens, p.o, r.kept.at(p.o.Store))
 	saved := r.tokens - p.c.Count(with)
 	if saved <= 0 {
 		return
 	}
 	r.reason, r.with, r.saved = reason, with, saved
 	p.delta -= saved
-	for _, f := range p.inputEdits(r) {
-		r.inputs = append(r.inputs, f.stub)
-		r.saved += -f.saving
-		p.delta += f.saving
+	for _, in := range p.inputEdits(r) {
+		r.inputs = append(r.inputs, in.change)
+		r.saved += -in.saving
+		p.delta += in.saving
 	}
+}
+
+// stubbed is a call's input replaced by its stub, and the tokens that changes.
+type stubbed struct {
+	change
+	saving int
 }
 
 // inputEdits are the stubs for the inputs of a cleared result's calls (--clear-inputs),
 // with what each saves.
-func (p *planner) inputEdits(r *result) []facts {
+func (p *planner) inputEdits(r *result) []stubbed {
 	if !p.o.ClearInputs {
 		return nil
 	}
-	var stubs []facts
+	var stubs []stubbed
 	for _, ref := range r.calls {
 		if p.protectedCalls[ref.Message] {
 			continue
 		}
-		if f := p.facts(p.t.Block(ref)); f.stubOK {
-			stubs = append(stubs, f)
+		b := p.t.Block(ref)
+		if f := p.facts(b); f.stubOK {
+			ch := change{edit: f.stub, kept: f.input, value: b.BodyJSON,
+				meta: store.Entry{Tool: b.ToolName, ToolCallID: b.ToolID, Tokens: f.inputTokens, Tokenizer: p.c.Name(), Input: true}}
+			stubs = append(stubs, stubbed{ch, f.saving})
 		}
 	}
 	return stubs
@@ -553,7 +668,7 @@ func collect(t *transcript.Transcript, factsOf func(*transcript.Block) facts) []
 			}
 			ref := transcript.Ref{Message: mi, Block: bi}
 			f := factsOf(b)
-			r := result{ref: ref, calls: callsOf[ref], protected: protected[mi], cleared: f.cleared, content: f.content, label: f.label}
+			r := result{ref: ref, calls: callsOf[ref], protected: protected[mi], cleared: f.cleared, content: f.content, label: f.label, kept: f.kept}
 			switch {
 			case len(r.calls) == 1:
 				r.call = factsOf(t.Block(r.calls[0])).call
@@ -626,32 +741,41 @@ func contentSpan(t *transcript.Transcript, b *transcript.Block) transcript.Span 
 
 // inputStub returns what replaces a call's input: an object for an object (Anthropic
 // tool_use input), a JSON-object string for a JSON string (Chat Completions and Responses
-// arguments), a text for free-form input. ok is false when there is nothing to replace,
-// it was replaced before, or the API would not accept a stub (Codex local_shell actions).
-func inputStub(t *transcript.Transcript, b *transcript.Block, c tokens.Counter) (with string, ok bool) {
+// arguments), a text for free-form input; with a store dir, where the input is kept, and
+// the tokens it had. ok is false when there is nothing to replace, it was replaced before,
+// or the API would not accept a stub (Codex local_shell actions).
+func inputStub(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, dir string) (with string, in kept, n int, ok bool) {
 	if b.Body.IsZero() || b.Type == "local_shell_call" {
-		return "", false
+		return "", kept{}, 0, false
 	}
 	raw := t.Slice(b.Body)
 	if b.BodyJSON {
 		if !strings.HasPrefix(raw, "{") || strings.HasPrefix(raw, stubJSONStart) {
-			return "", false
+			return "", kept{}, 0, false
 		}
-		return stubJSON(c.Count(raw)), true
+	} else if text := t.BodyText(b); strings.HasPrefix(text, stubJSONStart) || strings.HasPrefix(text, stubTextStart) {
+		return "", kept{}, 0, false
+	}
+	if dir != "" {
+		in = keptOf(keep(raw, "", b.BodyJSON))
+	}
+	at := in.at(dir)
+	if b.BodyJSON {
+		n = c.Count(raw)
+		return stubJSON(n, at), in, n, true
 	}
 	text := t.BodyText(b)
-	if strings.HasPrefix(text, stubJSONStart) || strings.HasPrefix(text, stubTextStart) {
-		return "", false
-	}
+	n = c.Count(text)
 	if trimmed := strings.TrimSpace(text); strings.HasPrefix(trimmed, "{") && gjson.Valid(trimmed) {
-		return transcript.Quote(stubJSON(c.Count(text))), true
+		return transcript.Quote(stubJSON(n, at)), in, n, true
 	}
-	return transcript.Quote(stubText(c.Count(text))), true
+	return transcript.Quote(stubText(n, at)), in, n, true
 }
 
 // placeholder is the text that replaces a result: what was cleared, why, and how to get
-// it back.
-func placeholder(call Call, reason Reason, tok int, o Options) string {
+// it back (readKept finds the file it names).
+// at, when not "", says where the result is kept.
+func placeholder(call Call, reason Reason, tok int, o Options, at string) string {
 	what := "a tool result"
 	switch {
 	case call.Tool != "" && call.Arg != "":
@@ -672,9 +796,14 @@ func placeholder(call Call, reason Reason, tok int, o Options) string {
 	default:
 		why = "an older result, cleared to free context"
 	}
-	how := "re-run the call to see it"
+	how := "re-run the call"
 	if call.Tool == "" {
-		how = "re-run the call that made it to see it"
+		how = "re-run the call that made it"
+	}
+	if at != "" {
+		how += " or read " + at
+	} else {
+		how += " to see it"
 	}
 	return fmt.Sprintf("%s%s cleared (%s tokens); %s — %s]", Marker, what, human.Thousands(tok), why, how)
 }

@@ -84,7 +84,7 @@ func snipAt(t *testing.T, doc string, util float64, o Options) (string, Stats) {
 	o.Counter = estimate()
 	o.Tokens = measure.Total(tr, o.Counter)
 	o.Effective = int(math.Ceil(float64(o.Tokens) / util))
-	edits, st := Plan(tr, o)
+	edits, _, st := Plan(tr, o)
 	out, err := tr.Apply(edits)
 	if err != nil {
 		t.Fatalf("apply: %v", err)
@@ -250,7 +250,7 @@ func TestIdempotentAndNeverTwice(t *testing.T) {
 	o.Counter = estimate()
 	o.Tokens = measure.Total(tr, o.Counter)
 	o.Effective = o.Tokens / 2
-	edits, st2 := Plan(tr, o)
+	edits, _, st2 := Plan(tr, o)
 	if len(edits) != 0 || len(st2.Items) != 0 {
 		t.Errorf("second run changed %d spans: %+v", len(edits), st2.Items)
 	}

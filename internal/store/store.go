@@ -1,5 +1,6 @@
-// Package store owns ctxkit's offload store, where ctx-persist (and later ctx-summarize
-// --offload) put tool results that are too big to keep in a conversation. The other
+// Package store owns ctxkit's offload store, where ctx-persist puts tool results that are
+// too big to keep in a conversation, ctx-snip the results (and call inputs) it clears, and
+// ctx-summarize --offload the document it summarized. The other
 // packages that write files are cli (-o, --in-place, --stats-file), tokens (the count
 // cache) and llm (the circuit breaker's state), all by safefile's rules; the tiers
 // themselves write nothing.
@@ -91,6 +92,8 @@ type Entry struct {
 	// string literal, kept when the document spelled the text with escapes a re-encoding
 	// would not reproduce.
 	Raw string `json:"raw,omitempty"`
+	// Input marks the arguments of a tool call (ctx-snip --clear-inputs), not its result.
+	Input bool `json:"input,omitempty"`
 
 	// Line is the index line as read (Index only).
 	Line []byte `json:"-"`

@@ -1,0 +1,146 @@
+package offload
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/store"
+)
+
+// Saver writes a plan's blobs into the store as they come, a few at a time so that their
+// syncs overlap, and at the end appends an index line for each blob that brought a new
+// file. The store is created when the first blob comes: a run that stores nothing leaves
+// no store behind.
+type Saver struct {
+	dir    string // the store as --store names it
+	source string // the input, for the index
+	now    func() time.Time
+	warnf  func(format string, a ...any)
+
+	s       *store.Store
+	wg      sync.WaitGroup
+	sem     chan struct{}
+	files   map[string]*storedFile // one write per distinct file
+	order   []*storedFile
+	entries []pendingEntry
+}
+
+type storedFile struct {
+	hash    string
+	created bool
+	err     error
+}
+
+// pendingEntry is an index line waiting for its files to be written.
+type pendingEntry struct {
+	meta      store.Entry
+	text, raw *storedFile
+}
+
+// NewSaver returns a Saver into the store at dir (as --store names it) for the input called
+// name ("-" for stdin), its index lines dated by now. warnf tells the user, once, when other
+// users can read the store.
+func NewSaver(dir, name string, now func() time.Time, warnf func(format string, a ...any)) *Saver {
+	return &Saver{dir: dir, source: Source(name), now: now, warnf: warnf}
+}
+
+// Source names an input in the index: the absolute path of a file, or "-" for stdin.
+func Source(name string) string {
+	if name == "-" {
+		return "-"
+	}
+	if abs, err := filepath.Abs(name); err == nil {
+		return abs
+	}
+	return name
+}
+
+// Put starts writing the files of blobs; a blob's data is not kept once written. The error
+// is the store's (it cannot be created); a write's own comes from Finish.
+func (sv *Saver) Put(blobs ...Blob) error {
+	if len(blobs) == 0 {
+		return nil
+	}
+	if sv.s == nil {
+		s, err := store.Create(sv.dir)
+		if err != nil {
+			return err
+		}
+		sv.s, sv.sem, sv.files = s, make(chan struct{}, 4), map[string]*storedFile{}
+		if perm := s.Perm(); perm&0o077 != 0 {
+			sv.warnf("store %q has mode %#o: other users can read the stored results (chmod 700 %s)", sv.dir, perm, ShellQuote(sv.dir))
+		}
+	}
+	add := func(h, data string) *storedFile {
+		if h == "" {
+			return nil
+		}
+		if fl := sv.files[h]; fl != nil {
+			return fl
+		}
+		fl := &storedFile{hash: h}
+		sv.files[h] = fl
+		sv.order = append(sv.order, fl)
+		sv.wg.Add(1)
+		sv.sem <- struct{}{}
+		go func() {
+			defer sv.wg.Done()
+			defer func() { <-sv.sem }()
+			got, created, err := sv.s.Put([]byte(data))
+			if err == nil && got != fl.hash {
+				err = fmt.Errorf("store %q: internal: %s stored as %s", sv.dir, fl.hash, got)
+			}
+			fl.created, fl.err = created, err // read only after wg.Wait
+		}()
+		return fl
+	}
+	for _, b := range blobs {
+		sv.entries = append(sv.entries, pendingEntry{meta: b.Meta, text: add(b.Hash, b.Data), raw: add(b.RawHash, b.RawData)})
+	}
+	return nil
+}
+
+// Finish waits for the files, then appends the index lines. It returns how many files were
+// new. Every file is durable when it returns without error.
+func (sv *Saver) Finish() (int, error) {
+	if sv.s == nil {
+		return 0, nil
+	}
+	sv.wg.Wait()
+	n := 0
+	for _, fl := range sv.order {
+		if fl.err != nil {
+			return 0, fl.err
+		}
+		if fl.created {
+			n++
+		}
+	}
+	now := sv.now().UTC().Truncate(time.Second)
+	var entries []store.Entry
+	for _, pe := range sv.entries {
+		if pe.text.created || pe.raw != nil && pe.raw.created {
+			pe.text.created = false // one line per new file, not per reference to it
+			if pe.raw != nil {
+				pe.raw.created = false
+			}
+			e := pe.meta
+			e.Source, e.Time = sv.source, now
+			entries = append(entries, e)
+		}
+	}
+	if err := sv.s.Append(entries...); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// Close waits for writes in flight and closes the store.
+func (sv *Saver) Close() {
+	if sv.s != nil {
+		sv.wg.Wait()
+		sv.s.Close()
+	}
+}

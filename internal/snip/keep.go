@@ -1,0 +1,91 @@
+package snip
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ctxkit/ctxkit/internal/offload"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// keep is how a text a placeholder or stub replaces is kept in the store. raw is its JSON
+// as the document spells it: a string literal, a result's list of parts, a call's input
+// object. label is what the placeholder keeps at its start (Cline's "[tool for 'x']
+// Result:" line), which is not stored.
+//
+// The stored file is what the model would read: a string's decoded text, the texts of a
+// list of parts. When that does not give the document's bytes back (a list, an escape
+// spelled otherwise than offload.Encode spells it), the original JSON is kept as a second
+// file, which the placeholder names too (persist's rule). value says the replacement is a
+// JSON value itself (the stub object of an input object): the stored file is then the
+// value as written, which restoring puts back as it is.
+func keep(raw, label string, value bool) offload.Blob {
+	if !strings.HasPrefix(raw, `"`) {
+		if value {
+			return offload.Text(raw, "")
+		}
+		return offload.Text(partsText(raw), raw)
+	}
+	text := decode(raw)
+	if !strings.HasPrefix(text, label) {
+		return offload.Text(text, raw)
+	}
+	if lit, ok := offload.Encode(text); ok && lit == raw {
+		return offload.Text(text[len(label):], "")
+	}
+	return offload.Text(text[len(label):], raw)
+}
+
+// decode is the text of a JSON string literal.
+func decode(lit string) string {
+	return (&transcript.Transcript{Doc: lit}).BodyText(&transcript.Block{Body: transcript.Span{End: len(lit)}})
+}
+
+// partsText is what a model reads of a list of parts: its texts, a line apart; a value
+// that holds no text is kept as written.
+func partsText(raw string) string {
+	var texts []string
+	v := gjson.Parse(raw)
+	if v.IsArray() {
+		v.ForEach(func(_, p gjson.Result) bool {
+			if t := p.Get("text"); t.Type == gjson.String {
+				texts = append(texts, t.String())
+			}
+			return true
+		})
+	}
+	if len(texts) == 0 {
+		return raw
+	}
+	return strings.Join(texts, "\n")
+}
+
+// Compiled once and only read; not state. The path is shell-quoted when it needs to be
+// (offload.ShellQuote), and the placeholder's argument comes before it: the last " or read "
+// is the one this tier wrote.
+var (
+	keptResult = regexp.MustCompile(`(?s)^\[ctx-snip: .* cleared \([0-9,]+ tokens?\); .* — re-run the call(?: that made it)? or read (.+?)(?:` + regexp.QuoteMeta(rawNote) + `([0-9a-f]{64}))?\]$`)
+	keptNote   = regexp.MustCompile(`(?s)^cleared [0-9,]+ tokens?; stored in (.+?)(?:` + regexp.QuoteMeta(rawNote) + `([0-9a-f]{64}))?$`)
+)
+
+// errMalformed is wrapped by every error about a placeholder that cannot be read.
+var errMalformed = errors.New("malformed ctx-snip placeholder")
+
+// keptIn reads where a placeholder (without its label) or a stub's note says its text is
+// kept; ok is false when it names no file (a --no-store placeholder, or one of an older
+// version): then there is nothing to restore.
+func keptIn(re *regexp.Regexp, text string) (k kept, ok bool, err error) {
+	m := re.FindStringSubmatch(text)
+	if m == nil {
+		return kept{}, false, nil
+	}
+	h, err := offload.HashOfPath(offload.ShellUnquote(m[1]))
+	if err != nil {
+		return kept{}, false, fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	return kept{hash: h, raw: m[2]}, true, nil
+}
