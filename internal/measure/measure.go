@@ -178,20 +178,25 @@ type Counts struct {
 	// with a marker of its own states its size as it was, Tokens plus Removed, so that
 	// edits upon edits still say what the content first held.
 	Removed []int
+	// Was is, per block, its size before any ctxkit edit: Blocks plus what its markers
+	// say earlier edits took out of it.
+	Was [][]int
 }
 
 // Counts sums the tally: the total is every message's blocks and framing, the tool
 // schemas, the priming of the reply and the part not in the file (as Total sums it).
 func (tl *Tally) Counts() Counts {
 	framing := tl.Framing()
-	n := Counts{Total: tl.Total(), PerMessage: make([]int, len(tl.Messages)), Blocks: make([][]int, len(tl.Messages)), Removed: make([]int, len(tl.Messages))}
+	n := Counts{Total: tl.Total(), PerMessage: make([]int, len(tl.Messages)), Blocks: make([][]int, len(tl.Messages)), Removed: make([]int, len(tl.Messages)), Was: make([][]int, len(tl.Messages))}
 	for mi := range tl.Messages {
 		m := &tl.Messages[mi]
 		n.PerMessage[mi] = m.Tokens(framing)
 		n.Blocks[mi] = make([]int, len(m.Blocks))
+		n.Was[mi] = make([]int, len(m.Blocks))
 		for bi := range m.Blocks {
 			b := &m.Blocks[bi]
 			n.Blocks[mi][bi] = b.Tokens
+			n.Was[mi][bi] = max(b.Tokens, b.Was)
 			n.Removed[mi] += max(0, b.Was-b.Tokens)
 		}
 	}

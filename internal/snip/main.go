@@ -173,7 +173,7 @@ func planDoc(d *cli.Doc, f *Flags, o Options, known map[int]facts) (*cli.Plan, e
 	if err != nil {
 		return nil, err
 	}
-	o.Counter, o.Tokens, o.Effective, o.Blocks, o.PerMessage = m.Counter, m.Counts.Total, m.Window.Effective, m.Counts.Blocks, m.Counts.PerMessage
+	o.Counter, o.Tokens, o.Effective, o.Blocks, o.PerMessage, o.Was = m.Counter, m.Counts.Total, m.Window.Effective, m.Counts.Blocks, m.Counts.PerMessage, m.Counts.Was
 	o.Price = tokens.PriceOf(cmp.Or(m.Window.Model, d.T.Model), measure.ProviderOf(d.T.Format))
 	changes, st := plan(d.T, o, func(b *transcript.Block) facts { return known[b.Span.Start] })
 	p := &cli.Plan{TokensDelta: st.TokensDelta}

@@ -88,6 +88,10 @@ type Options struct {
 	// when set, each message's share.
 	Blocks     [][]int
 	PerMessage []int
+	// Was, when set, is each block's size before any ctxkit edit (measure.Counts.Was): a
+	// placeholder states it, so clearing a result ctx-budget cut or ctx-persist stored
+	// still says what the result first held.
+	Was [][]int
 
 	// A firing with a warm cache must be worth the prompt cache it breaks: every token
 	// from the first cleared result on is written to the cache again. It must save at
@@ -594,7 +598,11 @@ func (p *planner) mark(i int, reason Reason) {
 	} else {
 		r.tokens = measure.BlockTokens(p.t, p.t.Block(r.ref), p.c)
 	}
-	with := r.label + placeholder(r.call, reason, r.tokens, p.o, r.kept.at(p.o.Store))
+	stated := r.tokens
+	if p.o.Was != nil {
+		stated = max(stated, p.o.Was[r.ref.Message][r.ref.Block])
+	}
+	with := r.label + placeholder(r.call, reason, stated, p.o, r.kept.at(p.o.Store))
 	saved := r.tokens - p.c.Count(with)
 	if saved <= 0 {
 		return

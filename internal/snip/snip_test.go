@@ -533,3 +533,29 @@ func TestWorthTheCache(t *testing.T) {
 		t.Errorf("cold cache with the defaults: %s (%s)", outcome(t, cc, st), st.Trigger)
 	}
 }
+
+// Clearing a result an earlier tier cut states what the result first held, so that the
+// count (which learns the part the file does not hold from what markers say was removed)
+// stays right after edits upon edits.
+func TestPlaceholderStatesTheOriginalSize(t *testing.T) {
+	cut := "head of the log\n[ctx-budget: cut 90,000 of 100,000 characters here (originally 25,000 tokens); re-run the call to see it all]\ntail of the log"
+	doc := anthropicDoc(step{tool: "Bash", input: `{"command":"make"}`, result: cut}, bash("a"), bash("b"), bash("c"))
+	tr, err := transcript.Parse([]byte(doc), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := rules()
+	o.Target = 0
+	o.Counter = estimate()
+	counts := measure.Of(tr, o.Counter, false).Counts()
+	o.Tokens, o.Blocks, o.PerMessage, o.Was = counts.Total, counts.Blocks, counts.PerMessage, counts.Was
+	o.Effective = o.Tokens
+	edits, _, st := Plan(tr, o)
+	if len(st.Items) != 1 {
+		t.Fatalf("cleared %d results, want the cut one", len(st.Items))
+	}
+	out, _ := tr.Apply(edits)
+	if !strings.Contains(string(out), "cleared (25,000 tokens)") {
+		t.Errorf("the placeholder does not state the 25,000 tokens the result first held:\n%s", out)
+	}
+}
