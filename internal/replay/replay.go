@@ -319,19 +319,23 @@ func (s *sent) setHidden(n int) {
 // the file does not hold (system prompt and tools an agent sends first, unchanged), the
 // tool schemas when they are prev's, then cur's messages as long as they are prev's, byte
 // for byte. extends says whether all of prev is a prefix of cur.
+//
+// The part the file does not hold is prev's: prev's size is the truth recorded for it, and
+// its hidden part is that truth less our count of it, so a request that extends prev reads
+// all of prev. cur's hidden part also carries the estimate's error on the messages cur adds,
+// which belongs to what cur writes, not to what it reads.
 func cachedPrefix(prev, cur *sent) (cached int, extends bool) {
-	cached = max(0, min(prev.hidden, cur.hidden))
 	if prev.schema != cur.schema {
-		return cached, false
+		return min(max(0, min(prev.hidden, cur.hidden)), cur.total), false
 	}
-	cached += cur.fixed
+	cached = prev.hidden + cur.fixed
 	n := min(len(prev.messages), len(cur.messages))
 	k := 0
 	for k < n && messageBytes(prev.t, k) == messageBytes(cur.t, k) {
 		cached += cur.messages[k]
 		k++
 	}
-	return min(cached, cur.total), k == len(prev.messages)
+	return max(0, min(cached, cur.total)), k == len(prev.messages)
 }
 
 // messageBytes is message k as written: its lines (JSONL) or its JSON value.
