@@ -90,6 +90,8 @@ type Turn struct {
 	Seen        int     `json:"seen,omitempty"`
 	Utilization float64 `json:"utilization"`
 	OverWindow  bool    `json:"over_window"`
+	// OverWindowUncompacted: the request as the session sent it was over the window.
+	OverWindowUncompacted bool `json:"over_window_uncompacted"`
 	// Problems are ctx-repair's findings on the request sent (with Options.Check).
 	Problems        int     `json:"problems,omitempty"`
 	Cost            float64 `json:"cost"`
@@ -180,6 +182,9 @@ func ratio(a, b float64) float64 {
 func (tot *Totals) add(t Turn) {
 	if t.OverWindow {
 		tot.OverWindow++
+	}
+	if t.OverWindowUncompacted {
+		tot.OverUncompacted++
 	}
 	if t.CacheBreak {
 		tot.CacheBreaks++
@@ -278,6 +283,7 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	if o.Effective > 0 {
 		turn.Utilization = float64(turn.Tokens) / float64(o.Effective)
 		turn.OverWindow = turn.Tokens > o.Effective
+		turn.OverWindowUncompacted = turn.Uncompacted > o.Effective
 	}
 	if o.Check {
 		turn.Problems = len(repair.Check(s.t))

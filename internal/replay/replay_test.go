@@ -241,3 +241,40 @@ func usageAt(tr *transcript.Transcript, k int) transcript.Usage {
 	}
 	return transcript.Usage{}
 }
+
+// Requests over the window are counted for the session as it was sent too: with a
+// pipeline that changes nothing, as many as sent. (over_window_uncompacted was never
+// counted: always 0.)
+func TestOverWindowAsRecorded(t *testing.T) {
+	tr := parseFile(t, "anthropic.json")
+	pipe, err := ParsePipe("ctx-count -p", Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []Turn
+	tot, err := Replay(context.Background(), tr, Options{
+		Pipe: pipe,
+		Parse: func(b []byte) (*transcript.Transcript, error) {
+			return transcript.Parse(b, transcript.Options{Format: tr.Format})
+		},
+		Counter:   tokens.Claude(tr.Model),
+		Effective: 8000,
+		Getenv:    func(string) string { return "" },
+		Env:       map[string]string{"CTX_CACHE_DIR": "off"},
+	}, func(tn Turn) error { turns = append(turns, tn); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	over := 0
+	for _, tn := range turns {
+		if tn.OverWindowUncompacted != (tn.Uncompacted > 8000) {
+			t.Errorf("turn %d: %d tokens as recorded, over_window_uncompacted %v", tn.Turn, tn.Uncompacted, tn.OverWindowUncompacted)
+		}
+		if tn.OverWindowUncompacted {
+			over++
+		}
+	}
+	if over == 0 || tot.OverUncompacted != over || tot.OverWindow != over {
+		t.Errorf("%d requests over 8000 tokens as recorded; totals say %d as recorded, %d as sent", over, tot.OverUncompacted, tot.OverWindow)
+	}
+}
