@@ -120,10 +120,7 @@ type StageError struct {
 }
 
 func (e *StageError) Error() string {
-	msg := strings.TrimSpace(e.Stderr)
-	if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
-		msg = msg[i+1:] // the error line; warnings come before it
-	}
+	msg := errorLine(e.Stderr)
 	if msg == "" {
 		msg = "no message"
 	}
@@ -131,6 +128,24 @@ func (e *StageError) Error() string {
 		return fmt.Sprintf("%s did not finish: %s", e.Stage, msg)
 	}
 	return fmt.Sprintf("%s exited %d: %s", e.Stage, e.Code, msg)
+}
+
+// errorLine is the line of a stage's stderr that says why it failed: the last error line
+// ("ctx-x: error: ..."; warnings come before it, a hint after it), else the last line that
+// is not a hint, else the last line.
+func errorLine(stderr string) string {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], ": error: ") {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if !strings.HasPrefix(lines[i], "hint:") {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // Run sends in through the pipeline and returns what it wrote. env holds the variables
