@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // MainFunc is a ctxkit command's entry point (x.Main).
@@ -163,7 +164,7 @@ func (p *Pipeline) Run(ctx context.Context, in []byte, getenv func(string) strin
 	data := in
 	for _, s := range p.stages {
 		if err := ctx.Err(); err != nil {
-			return nil, &StageError{Stage: s.name, Code: -1, Stderr: err.Error()}
+			return nil, &StageError{Stage: s.name, Code: -1, Stderr: stopped(err) + " before it started"}
 		}
 		var out, errs bytes.Buffer
 		if code := s.main(s.args, bytes.NewReader(data), &out, &errs, lookup); code != 0 && code != 1 {
@@ -175,12 +176,23 @@ func (p *Pipeline) Run(ctx context.Context, in []byte, getenv func(string) strin
 	return data, nil
 }
 
+// stopped says why a pipeline was stopped: its time was up, or the replay was cancelled.
+func stopped(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "out of time (--timeout)"
+	}
+	return err.Error()
+}
+
 func (p *Pipeline) runShell(ctx context.Context, in []byte, env map[string]string) ([]byte, error) {
 	// bash can say which stage of a pipe failed (pipefail); a plain sh only knows the last.
 	cmd := exec.CommandContext(ctx, "sh", "-c", p.Text)
 	if bash, err := exec.LookPath("bash"); err == nil {
 		cmd = exec.CommandContext(ctx, bash, "-o", "pipefail", "-c", p.Text)
 	}
+	ownGroup(cmd)
+	// Should a program outlive the kill and hold the output open, stop waiting for it.
+	cmd.WaitDelay = time.Second
 	cmd.Env = os.Environ()
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -196,7 +208,7 @@ func (p *Pipeline) runShell(ctx context.Context, in []byte, env map[string]strin
 		return nil, &StageError{Stage: "sh -c", Code: exit.ExitCode(), Stderr: errs.String()}
 	}
 	if ctx.Err() != nil {
-		return nil, &StageError{Stage: "sh -c", Code: -1, Stderr: ctx.Err().Error()}
+		return nil, &StageError{Stage: "sh -c", Code: -1, Stderr: stopped(ctx.Err())}
 	}
 	return nil, &StageError{Stage: "sh -c", Code: -1, Stderr: err.Error()}
 }
