@@ -171,6 +171,18 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 		StatsFile: env["CTX_STATS_FILE"],
 		Check:     true,
 	}
+	if f.Format == "auto" {
+		// The format was detected: every request should read as the same one.
+		o.Detect = func(b []byte) (transcript.Format, error) {
+			opts := parseOpts
+			opts.Format = ""
+			t, err := transcript.Parse(b, opts)
+			if err != nil {
+				return "", err
+			}
+			return t.Format, nil
+		}
+	}
 	if f.Save != "" {
 		if err := safefile.MkdirAll(f.Save); err != nil {
 			return cli.RuntimeError(fmt.Errorf("--save: %w", err))

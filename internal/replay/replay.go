@@ -32,7 +32,13 @@ import (
 type Options struct {
 	Pipe *Pipeline
 	// Parse reads a document the way the session was read (format, --path, sidechains).
-	Parse   func([]byte) (*transcript.Transcript, error)
+	Parse func([]byte) (*transcript.Transcript, error)
+	// Detect, when set, is the format a document reads as when none is given. Parse reads
+	// the pipeline's output in the session's format, as a tier's output must read; Detect
+	// tells a pipeline that handed back another format (ctx-convert, a program of the
+	// user's), which is refused. Only JSON formats are checked: Parse refuses a JSONL log
+	// of another format by itself.
+	Detect  func([]byte) (transcript.Format, error)
 	Counter tokens.Counter
 	// Effective is the window a request must fit in (the window less the reply's reserve).
 	Effective int
@@ -240,6 +246,11 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 			return turn, nil, nil, nil, err
 		}
 	}
+	if o.Detect != nil && !orig.Format.JSONL() {
+		if err := o.sameFormat(in, out); err != nil {
+			return turn, nil, nil, nil, err
+		}
+	}
 	fired, firedSet, seen, err := o.readStats()
 	if err != nil {
 		return turn, nil, nil, nil, err
@@ -289,6 +300,20 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 		turn.Problems = len(repair.Check(s.t))
 	}
 	return turn, s, u, firedSet, nil
+}
+
+// sameFormat refuses a pipeline whose output reads as another format than its input did.
+// Either that does not parse is left to the measuring that follows, which says why.
+func (o *Options) sameFormat(in, out []byte) error {
+	was, err := o.Detect(in)
+	if err != nil {
+		return nil
+	}
+	is, err := o.Detect(out)
+	if err != nil || is == was {
+		return nil
+	}
+	return fmt.Errorf("the pipeline's output reads as %s, its input as %s: a replay needs the session's format back", is, was)
 }
 
 // measure parses and counts one request.

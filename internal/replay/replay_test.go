@@ -3,13 +3,16 @@ package replay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/convert"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -276,5 +279,37 @@ func TestOverWindowAsRecorded(t *testing.T) {
 	}
 	if over == 0 || tot.OverUncompacted != over || tot.OverWindow != over {
 		t.Errorf("%d requests over 8000 tokens as recorded; totals say %d as recorded, %d as sent", over, tot.OverUncompacted, tot.OverWindow)
+	}
+}
+
+// A pipeline that hands back another format is refused, naming both: the output is read in
+// the session's format, so a converted request was measured as something it is not (an
+// OpenAI request read as an Anthropic one) and the replay went on with made-up figures.
+func TestConvertedOutputIsRefused(t *testing.T) {
+	tr := parseFile(t, "anthropic.json")
+	pipe, err := ParsePipe("ctx-convert --to openai", map[string]MainFunc{"ctx-convert": convert.Main})
+	if err != nil || !pipe.InProcess() {
+		t.Fatalf("ParsePipe: %v", err)
+	}
+	_, err = Replay(context.Background(), tr, Options{
+		Pipe: pipe,
+		Parse: func(b []byte) (*transcript.Transcript, error) {
+			return transcript.Parse(b, transcript.Options{Format: tr.Format})
+		},
+		Detect: func(b []byte) (transcript.Format, error) {
+			t, err := transcript.Parse(b, transcript.Options{})
+			if err != nil {
+				return "", err
+			}
+			return t.Format, nil
+		},
+		Counter:   tokens.Claude(tr.Model),
+		Effective: 1 << 30,
+		Getenv:    func(string) string { return "" },
+		Env:       map[string]string{"CTX_CACHE_DIR": "off"},
+	}, func(Turn) error { return nil })
+	var te *TurnError
+	if !errors.As(err, &te) || te.Turn != 1 || !strings.Contains(err.Error(), "openai") || !strings.Contains(err.Error(), "anthropic") {
+		t.Errorf("err %v, want request 1 refused as openai against anthropic", err)
 	}
 }
