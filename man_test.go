@@ -14,13 +14,14 @@ import (
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
+	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/summarize"
 	"github.com/ctxkit/ctxkit/internal/trim"
 )
 
 // tools lists every binary's description, for the tests that check all of them.
-var tools = []func() *cli.Tool{count.Tool, budget.Tool, snip.Tool, persist.Tool, repair.Tool, convert.Tool, trim.Tool, summarize.Tool}
+var tools = []func() *cli.Tool{count.Tool, budget.Tool, snip.Tool, persist.Tool, repair.Tool, convert.Tool, trim.Tool, summarize.Tool, replay.Tool}
 
 // TestManPages checks that every binary has a man page with the standard sections and
 // that every flag it accepts is documented there.
@@ -38,7 +39,7 @@ func TestManPages(t *testing.T) {
 				t.Errorf("%s.1: no %s section", tool.Name, section)
 			}
 		}
-		parser, err := kong.New(tool.Grammar, kong.Name(tool.Name))
+		parser, err := kong.New(tool.Grammar, kong.Name(tool.Name), kong.Vars(tool.Vars))
 		if err != nil {
 			t.Fatalf("%s: %v", tool.Name, err)
 		}

@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"hash/crc32"
@@ -13,7 +15,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +33,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
+	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/summarize"
 	"github.com/ctxkit/ctxkit/internal/testgen"
@@ -39,6 +44,7 @@ import (
 var mains = map[string]func(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int{
 	"ctx-count": count.Main, "ctx-persist": persist.Main, "ctx-budget": budget.Main, "ctx-snip": snip.Main,
 	"ctx-summarize": summarize.Main, "ctx-trim": trim.Main, "ctx-repair": repair.Main, "ctx-convert": convert.Main,
+	"ctx-replay": replay.Main,
 }
 
 func TestMain(m *testing.M) {
@@ -87,6 +93,8 @@ func TestScripts(t *testing.T) {
 			"plantcache": cmdPlantCache,
 			"fakemodel":  cmdFakeModel,
 			"age":        cmdAge,
+			"status":     cmdStatus,
+			"cmpjson":    cmdCmpJSON,
 		},
 	})
 }
@@ -144,6 +152,72 @@ func cmdPlantCache(ts *testscript.TestScript, neg bool, args []string) {
 	for _, tok := range []string{"o200k", "cl100k"} {
 		ts.Check(os.WriteFile(filepath.Join(dir, "counts-"+tok+"-v1.bin"), v1, 0o600))
 		ts.Check(os.WriteFile(filepath.Join(dir, "counts-"+tok+"-v2.bin"), v2, 0o600))
+	}
+}
+
+// status N PROG [ARGS...] runs PROG as exec does, keeping its stdout and stderr for the
+// checks that follow, and fails unless it exits with status N: exec and ! exec tell success
+// from failure only, and ctxkit's statuses say which failure (2 usage, 3 input, 4 runtime).
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: status N PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = exit.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// cmpjson [-ignore KEY,...] A B compares two files of JSON values, one a line: the same
+// values in the same order, but for the top-level members named (the report of a replay
+// names its pipeline, which two ways of running the same stages spell differently).
+func cmdCmpJSON(ts *testscript.TestScript, neg bool, args []string) {
+	var ignore []string
+	if len(args) > 0 && args[0] == "-ignore" {
+		if len(args) < 2 {
+			ts.Fatalf("usage: cmpjson [-ignore KEY,...] A B")
+		}
+		ignore, args = strings.Split(args[1], ","), args[2:]
+	}
+	if len(args) != 2 {
+		ts.Fatalf("usage: cmpjson [-ignore KEY,...] A B")
+	}
+	read := func(name string) []any {
+		data := ts.ReadFile(name)
+		var out []any
+		for i, line := range strings.Split(strings.TrimSpace(data), "\n") {
+			var v any
+			if err := json.Unmarshal([]byte(line), &v); err != nil {
+				ts.Fatalf("%s: line %d: %v", name, i+1, err)
+			}
+			if m, ok := v.(map[string]any); ok {
+				for _, k := range ignore {
+					delete(m, k)
+				}
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	a, b := read(args[0]), read(args[1])
+	same := len(a) == len(b)
+	for i := 0; same && i < len(a); i++ {
+		same = reflect.DeepEqual(a[i], b[i])
+	}
+	if same == neg {
+		if neg {
+			ts.Fatalf("%s and %s are the same", args[0], args[1])
+		}
+		ts.Fatalf("%s and %s differ", args[0], args[1])
 	}
 }
 
@@ -219,7 +293,7 @@ func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 // TestScriptsPinStderr holds every script to asserting the whole stderr of each run that
 // succeeds, so that a new warning (or a stray line) fails a test instead of going unseen.
 // A run is an exec that must succeed (no ! or ? before it), a binary named without exec,
-// or a wait (the stderr of the runs started with &). Before the next run or the end of
+// a status 0, or a wait (the stderr of the runs started with &). Before the next run or the end of
 // the script, one of these must pin its stderr:
 //
 //	! stderr .               nothing on stderr
@@ -269,6 +343,8 @@ stderr 'error'
 exec ctx-count j.json
 cmp stderr want.txt
 ctx-count k.json
+status 0 ctx-count m.json
+status 4 ctx-count n.json
 -- a.json --
 exec ctx-count l.json
 `
@@ -276,7 +352,7 @@ exec ctx-count l.json
 	for _, r := range unpinnedRuns(script) {
 		got = append(got, r.line)
 	}
-	if want := []int{1, 3, 5, 14, 21}; !slices.Equal(got, want) {
+	if want := []int{1, 3, 5, 14, 21, 22}; !slices.Equal(got, want) {
 		t.Errorf("unpinned runs on lines %v, want %v", got, want)
 	}
 }
@@ -316,6 +392,13 @@ func unpinnedRuns(script string) []scriptRun {
 			}
 			open = -1
 			if !neg {
+				runs = append(runs, scriptRun{line: i + 1, text: strings.TrimSpace(line)})
+				open = len(runs) - 1
+			}
+		case words[0] == "status":
+			// status N runs a binary too; only status 0 must succeed.
+			open = -1
+			if !neg && len(words) > 1 && words[1] == "0" {
 				runs = append(runs, scriptRun{line: i + 1, text: strings.TrimSpace(line)})
 				open = len(runs) - 1
 			}

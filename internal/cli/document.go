@@ -168,3 +168,13 @@ func (c *Context) ReadConversation(name string) (*transcript.Transcript, error) 
 	}
 	return c.parse(Input{Name: name, Data: data})
 }
+
+// ReadOptions are the options the document was read with (--format as detected, --path,
+// --sidechains): another version of it (a tier's output) reads the same way with them.
+func (d *Doc) ReadOptions() transcript.Options {
+	o, _ := d.c.readOptions(d.Name)
+	if d.T != nil {
+		o.Format = d.T.Format
+	}
+	return o
+}

@@ -1,0 +1,256 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/budget"
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/persist"
+	"github.com/ctxkit/ctxkit/internal/repair"
+	"github.com/ctxkit/ctxkit/internal/safefile"
+	"github.com/ctxkit/ctxkit/internal/snip"
+	"github.com/ctxkit/ctxkit/internal/summarize"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/ctxkit/ctxkit/internal/trim"
+)
+
+// DefaultPipe is the pipeline replayed unless --pipe names another: the five tiers.
+const DefaultPipe = "ctx-persist | ctx-budget | ctx-snip | ctx-summarize | ctx-trim"
+
+// Tools are the commands a pipeline runs in this process.
+var Tools = map[string]MainFunc{
+	"ctx-persist": persist.Main, "ctx-budget": budget.Main, "ctx-snip": snip.Main,
+	"ctx-summarize": summarize.Main, "ctx-trim": trim.Main, "ctx-repair": repair.Main,
+	"ctx-count": count.Main,
+}
+
+// Flags is ctx-replay's command line.
+type Flags struct {
+	cli.Common `embed:""`
+
+	Pipe     string        `name:"pipe" default:"${defaultPipe}" placeholder:"PIPELINE" help:"The filters each request goes through, as a shell pipeline." env:"CTX_REPLAY_PIPE"`
+	Price    string        `name:"price" placeholder:"input=D,write=D,read=D" help:"Prompt prices in dollars per million tokens; default the model's."`
+	CacheTTL time.Duration `name:"cache-ttl" default:"5m" placeholder:"DURATION" help:"How long a cached prompt lives after its last use; 0: forever."`
+	Timeout  time.Duration `name:"timeout" default:"2m" placeholder:"DURATION" help:"Most time the pipeline may take on one request; 0: no limit."`
+	Turns    bool          `name:"turns" help:"Write one JSON line per request, then the totals line."`
+	JSON     bool          `name:"json" help:"Write the JSON report even when stdout is a terminal."`
+	Save     string        `name:"save" placeholder:"DIR" help:"Write every request as sent to DIR (0001.json, 0002.json...), to look at or count."`
+}
+
+const help = `Replays a saved session request by request, the way an agent running a ctxkit pipeline
+before every request would have sent it: each request is the one sent before plus the
+messages that came since, through --pipe (the five tiers by default). For every request it
+measures the tokens sent, the part read from the prompt cache and the part written to it,
+which tiers fired and what they saved, and whether it would overflow the window; in total,
+the cost at the model's cache prices against the session as it was sent.
+
+On a terminal it prints a table and a chart of utilization per request; piped, one JSON
+report (--turns: one line per request, then the totals). Details in ctx-replay(1).`
+
+// Tool returns ctx-replay's description for the runner.
+func Tool() *cli.Tool {
+	t := cli.Command("ctx-replay", "Replay a session turn by turn through a pipeline: tokens, cache, cost.", help, run)
+	t.Vars = map[string]string{"defaultPipe": DefaultPipe}
+	return t
+}
+
+// Main runs ctx-replay and returns its exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)
+}
+
+// Report is what a replay of one session prints.
+type Report struct {
+	File      string       `json:"file"`
+	Format    string       `json:"format"`
+	Model     string       `json:"model,omitempty"`
+	Pipe      string       `json:"pipe"`
+	Window    int          `json:"window"`
+	Effective int          `json:"effective_window"`
+	Price     tokens.Price `json:"price"`
+	Totals
+	Turns []Turn `json:"turns,omitempty"`
+}
+
+func run(ctx *cli.Context, f *Flags) error {
+	if f.InPlace {
+		return cli.Usagef("ctx-replay does not change documents; --in-place does not apply")
+	}
+	if f.CacheTTL < 0 || f.Timeout < 0 {
+		return cli.Usagef("--cache-ttl and --timeout must not be negative")
+	}
+	pipe, err := ParsePipe(f.Pipe, Tools)
+	if err != nil {
+		return cli.Usagef("--pipe: %v", err)
+	}
+	reports := 0
+	return ctx.Run(cli.Filter{
+		Reports: true,
+		Whole:   true,
+		Plan: func(d *cli.Doc) (*cli.Plan, error) {
+			var out bytes.Buffer
+			err := replayDoc(ctx, d, f, pipe, &out, reports)
+			reports++
+			return &cli.Plan{Report: out.Bytes()}, err
+		},
+	})
+}
+
+func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.Buffer, nth int) error {
+	counter, err := d.Counter()
+	if err != nil {
+		return err
+	}
+	window, err := d.Window()
+	if err != nil {
+		return err
+	}
+	provider := measure.ProviderOf(d.T.Format)
+	price := tokens.PriceOf(window.Model, provider)
+	if window.Model == "" {
+		price = tokens.PriceOf(d.T.Model, provider)
+	}
+	if f.Price != "" {
+		if price, err = tokens.ParsePrice(f.Price, price); err != nil {
+			return cli.Usagef("--price: %v", err)
+		}
+	}
+	if len(Points(d.T)) == 0 {
+		return cli.InputError(fmt.Errorf("%s: no request to replay: the conversation has no reply", d.Display()))
+	}
+
+	// The stages keep what they offload in a store of their own unless --store names one,
+	// and report to a stats file the replay reads after each request.
+	work, err := os.MkdirTemp("", "ctx-replay-")
+	if err != nil {
+		return cli.RuntimeError(fmt.Errorf("make a work directory: %w", err))
+	}
+	defer os.RemoveAll(work)
+	env := map[string]string{
+		"CTX_STATS_FILE": work + "/stats.jsonl",
+		"CTX_FORMAT":     string(d.T.Format),
+		"CTX_STORE":      work + "/store",
+	}
+	if ctx.Given("store") {
+		env["CTX_STORE"] = f.Store
+	}
+	if f.Path != "" {
+		env["CTX_PATH"] = f.Path
+	}
+	for name, v := range map[string]string{"window": strconv.Itoa(window.Window), "reserve": strconv.Itoa(window.Reserve), "model": f.Model, "tokenizer": f.Tokenizer, "overhead": strconv.Itoa(int(f.Overhead))} {
+		if ctx.Given(name) {
+			env["CTX_"+upper(name)] = v
+		}
+	}
+
+	r := Report{File: d.Display(), Format: string(d.T.Format), Model: cmpOr(window.Model, d.T.Model), Pipe: pipe.Text,
+		Window: window.Window, Effective: window.Effective, Price: price}
+	parseOpts := d.ReadOptions()
+	o := Options{
+		Pipe:      pipe,
+		Parse:     func(b []byte) (*transcript.Transcript, error) { return transcript.Parse(b, parseOpts) },
+		Counter:   counter,
+		Effective: window.Effective,
+		Overhead:  int(f.Overhead),
+		Price:     price,
+		TTL:       f.CacheTTL,
+		Timeout:   f.Timeout,
+		Getenv:    ctx.Getenv,
+		Env:       env,
+		StatsFile: env["CTX_STATS_FILE"],
+		Check:     true,
+	}
+	if f.Format == "auto" {
+		// The format was detected: every request should read as the same one.
+		o.Detect = func(b []byte) (transcript.Format, error) {
+			opts := parseOpts
+			opts.Format = ""
+			t, err := transcript.Parse(b, opts)
+			if err != nil {
+				return "", err
+			}
+			return t.Format, nil
+		}
+	}
+	if f.Save != "" {
+		if err := safefile.MkdirAll(f.Save); err != nil {
+			return cli.RuntimeError(fmt.Errorf("--save: %w", err))
+		}
+		ext := ".json"
+		if d.T.Array.IsZero() {
+			ext = ".jsonl"
+		}
+		o.Save = func(turn int, doc []byte) error {
+			name := filepath.Join(f.Save, fmt.Sprintf("%04d%s", turn, ext))
+			if err := safefile.WriteFile(name, doc); err != nil {
+				return fmt.Errorf("--save: %w", err)
+			}
+			return nil
+		}
+	}
+	human := ctx.StdoutTTY && !f.JSON && !f.Turns && f.Output == ""
+	tot, err := Replay(context.Background(), d.T, o, func(t Turn) error {
+		if f.Turns {
+			return cli.JSONLines(w, t)
+		}
+		r.Turns = append(r.Turns, t)
+		return nil
+	})
+	if err != nil {
+		var te *TurnError
+		if errors.As(err, &te) {
+			return cli.RuntimeError(fmt.Errorf("%s: %w", d.Display(), err))
+		}
+		return err
+	}
+	r.Totals = tot
+	switch {
+	case f.Turns:
+		r.Turns = nil
+		return cli.JSONLines(w, r)
+	case human:
+		if nth > 0 {
+			fmt.Fprintln(w)
+		}
+		Render(w, &r, width(ctx.Getenv), ctx.Color)
+		return nil
+	default:
+		return cli.JSONLines(w, r)
+	}
+}
+
+func upper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// width is the terminal's width: COLUMNS, else 80.
+func width(getenv func(string) string) int {
+	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n >= 40 {
+		return n
+	}
+	return 80
+}

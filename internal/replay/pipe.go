@@ -1,0 +1,214 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// MainFunc is a ctxkit command's entry point (x.Main).
+type MainFunc func(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int
+
+// Pipeline is the --pipe text, ready to run on one request. When every stage is a ctxkit
+// filter with plain arguments it runs in this process (no fork, no PATH lookup, the same
+// bytes); anything else (another program, shell syntax) runs as "sh -c TEXT".
+type Pipeline struct {
+	Text   string
+	stages []stage // nil: run by the shell
+}
+
+type stage struct {
+	name string
+	main MainFunc
+	args []string
+}
+
+// InProcess reports whether the pipeline runs in this process.
+func (p *Pipeline) InProcess() bool { return p.stages != nil }
+
+// ParsePipe reads a pipeline of filters separated by "|". tools are the commands that can
+// run in process, by name.
+func ParsePipe(text string, tools map[string]MainFunc) (*Pipeline, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, errors.New("empty pipeline")
+	}
+	p := &Pipeline{Text: text}
+	parts, ok := splitPlain(text)
+	if !ok {
+		return p, nil
+	}
+	var stages []stage
+	for _, words := range parts {
+		if len(words) == 0 {
+			return nil, fmt.Errorf("pipeline %q has an empty stage", text)
+		}
+		main, known := tools[filepath.Base(words[0])]
+		if !known {
+			return p, nil
+		}
+		stages = append(stages, stage{name: filepath.Base(words[0]), main: main, args: words[1:]})
+	}
+	p.stages = stages
+	return p, nil
+}
+
+// splitPlain splits a pipeline into its stages' words, or says it needs a shell: quotes
+// are understood, any other shell syntax ($, redirections, ;, &&, globs, subshells) is not.
+func splitPlain(text string) ([][]string, bool) {
+	var stages [][]string
+	var words []string
+	var word strings.Builder
+	inWord := false
+	endWord := func() {
+		if inWord {
+			words = append(words, word.String())
+			word.Reset()
+			inWord = false
+		}
+	}
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			endWord()
+		case c == '|':
+			if i+1 < len(text) && text[i+1] == '|' {
+				return nil, false
+			}
+			endWord()
+			stages = append(stages, words)
+			words = nil
+		case c == '\'':
+			j := strings.IndexByte(text[i+1:], '\'')
+			if j < 0 {
+				return nil, false
+			}
+			word.WriteString(text[i+1 : i+1+j])
+			inWord = true
+			i += j + 1
+		case c == '"':
+			j := strings.IndexByte(text[i+1:], '"')
+			if j < 0 || strings.ContainsAny(text[i+1:i+1+j], "$`\\") {
+				return nil, false
+			}
+			word.WriteString(text[i+1 : i+1+j])
+			inWord = true
+			i += j + 1
+		case strings.IndexByte("$`\\<>;&(){}*?[]~#=", c) >= 0 && !(c == '=' && inWord):
+			return nil, false
+		default:
+			word.WriteByte(c)
+			inWord = true
+		}
+	}
+	endWord()
+	stages = append(stages, words)
+	return stages, true
+}
+
+// StageError is a pipeline that failed: which stage (in process) and what it said.
+type StageError struct {
+	Stage  string // the command, or "sh -c" for a shell pipeline
+	Code   int    // its exit status; -1 when it did not exit (killed, timed out)
+	Stderr string
+}
+
+func (e *StageError) Error() string {
+	msg := errorLine(e.Stderr)
+	if msg == "" {
+		msg = "no message"
+	}
+	if e.Code < 0 {
+		return fmt.Sprintf("%s did not finish: %s", e.Stage, msg)
+	}
+	return fmt.Sprintf("%s exited %d: %s", e.Stage, e.Code, msg)
+}
+
+// errorLine is the line of a stage's stderr that says why it failed: the last error line
+// ("ctx-x: error: ..."; warnings come before it, a hint after it), else the last line that
+// is not a hint, else the last line.
+func errorLine(stderr string) string {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], ": error: ") {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if !strings.HasPrefix(lines[i], "hint:") {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// Run sends in through the pipeline and returns what it wrote. env holds the variables
+// set for every stage on top of getenv (the process environment for a shell pipeline).
+func (p *Pipeline) Run(ctx context.Context, in []byte, getenv func(string) string, env map[string]string) ([]byte, error) {
+	if p.stages == nil {
+		return p.runShell(ctx, in, env)
+	}
+	lookup := func(name string) string {
+		if v, ok := env[name]; ok {
+			return v
+		}
+		return getenv(name)
+	}
+	data := in
+	for _, s := range p.stages {
+		if err := ctx.Err(); err != nil {
+			return nil, &StageError{Stage: s.name, Code: -1, Stderr: stopped(err) + " before it started"}
+		}
+		var out, errs bytes.Buffer
+		if code := s.main(s.args, bytes.NewReader(data), &out, &errs, lookup); code != 0 && code != 1 {
+			// 1 is a check that fired (ctx-count --fail-over): the document still went on.
+			return nil, &StageError{Stage: s.name, Code: code, Stderr: errs.String()}
+		}
+		data = out.Bytes()
+	}
+	return data, nil
+}
+
+// stopped says why a pipeline was stopped: its time was up, or the replay was cancelled.
+func stopped(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "out of time (--timeout)"
+	}
+	return err.Error()
+}
+
+func (p *Pipeline) runShell(ctx context.Context, in []byte, env map[string]string) ([]byte, error) {
+	// bash can say which stage of a pipe failed (pipefail); a plain sh only knows the last.
+	cmd := exec.CommandContext(ctx, "sh", "-c", p.Text)
+	if bash, err := exec.LookPath("bash"); err == nil {
+		cmd = exec.CommandContext(ctx, bash, "-o", "pipefail", "-c", p.Text)
+	}
+	ownGroup(cmd)
+	// Should a program outlive the kill and hold the output open, stop waiting for it.
+	cmd.WaitDelay = time.Second
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var out, errs bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &out, &errs
+	err := cmd.Run()
+	if err == nil {
+		return out.Bytes(), nil
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && ctx.Err() == nil && exit.ExitCode() >= 0 {
+		return nil, &StageError{Stage: "sh -c", Code: exit.ExitCode(), Stderr: errs.String()}
+	}
+	if ctx.Err() != nil {
+		return nil, &StageError{Stage: "sh -c", Code: -1, Stderr: stopped(ctx.Err())}
+	}
+	return nil, &StageError{Stage: "sh -c", Code: -1, Stderr: err.Error()}
+}

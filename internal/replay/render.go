@@ -1,0 +1,152 @@
+package replay
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/human"
+)
+
+// tierMark is the letter the chart marks a tier's firing with.
+var tierMark = map[string]byte{
+	"ctx-persist": 'p', "ctx-budget": 'b', "ctx-snip": 's', "ctx-summarize": 'S', "ctx-trim": 't', "ctx-repair": 'r',
+}
+
+// Render writes the report for a person: the totals as a table, then utilization per
+// request as a chart cols wide.
+func Render(w *bytes.Buffer, r *Report, cols int, color bool) {
+	fmt.Fprintf(w, "%s: %d requests through %s\n", r.File, r.Requests, r.Pipe)
+	model := r.Model
+	if model == "" {
+		model = "model unknown"
+	}
+	fmt.Fprintf(w, "window %s (%s for the prompt), %s, priced %s\n\n", human.Thousands(r.Window), human.Thousands(r.Effective), model, priceText(r))
+
+	row := func(label, sent, was, note string) {
+		fmt.Fprintf(w, "  %-14s %14s %14s  %s\n", label, sent, was, note)
+	}
+	row("", "sent", "as recorded", "")
+	row("tokens", human.Thousands(r.Tokens), human.Thousands(r.Uncompacted), fmt.Sprintf("%.2f×", r.SentRatio))
+	row("from cache", human.Thousands(r.Cached), human.Thousands(r.CachedUncompacted), "")
+	row("cost", dollars(r.Cost), dollars(r.CostUncompacted), fmt.Sprintf("billed %.2f×", r.BilledRatio))
+	row("over window", fmt.Sprint(r.OverWindow), fmt.Sprint(r.OverUncompacted), "requests")
+	row("cache breaks", fmt.Sprint(r.CacheBreaks), "", "")
+	if r.Problems > 0 {
+		row("invalid", fmt.Sprint(r.Problems), "", "requests ctx-repair --check would reject")
+	}
+	var tools []string
+	for t := range r.Firings {
+		tools = append(tools, t)
+	}
+	sort.Strings(tools)
+	for i, t := range tools {
+		label := ""
+		if i == 0 {
+			label = "fired"
+		}
+		row(label, fmt.Sprintf("%s ×%d", t, r.Firings[t]), "", "saved "+human.Thousands(r.Saved[t])+" tokens in all")
+	}
+	if len(r.Turns) > 0 {
+		fmt.Fprintln(w)
+		chart(w, r, cols, color)
+	}
+}
+
+func priceText(r *Report) string {
+	p := r.Price
+	if p.Model == "relative" {
+		return "relatively (input 1, cache write " + fmt.Sprint(p.CacheWrite) + ", read " + fmt.Sprint(p.CacheRead) + ")"
+	}
+	return fmt.Sprintf("$%.2f in, $%.2f cache write, $%.2f cache read a million", p.Input, p.CacheWrite, p.CacheRead)
+}
+
+func dollars(x float64) string {
+	if x < 10 {
+		return fmt.Sprintf("$%.3f", x)
+	}
+	return "$" + human.Thousands(int(x+0.5))
+}
+
+// chart draws utilization per request: a column per request (or per group of requests
+// when there are more than the width), the request sent in full blocks, the session as
+// recorded behind it in light shade, the window as a rule; under it, which tiers fired.
+func chart(w *bytes.Buffer, r *Report, cols int, color bool) {
+	const height = 8
+	axis := 6
+	n := len(r.Turns)
+	cells := max(10, cols-axis-1)
+	group := (n + cells - 1) / cells
+	columns := (n + group - 1) / group
+	sent := make([]float64, columns)
+	was := make([]float64, columns)
+	marks := make([]byte, columns)
+	over := make([]bool, columns)
+	for i, t := range r.Turns {
+		c := i / group
+		sent[c] = max(sent[c], t.Utilization)
+		if r.Effective > 0 {
+			was[c] = max(was[c], float64(t.Uncompacted)/float64(r.Effective))
+		}
+		over[c] = over[c] || t.OverWindow
+		for _, f := range t.Fired {
+			m, ok := tierMark[f.Tool]
+			if !ok {
+				m = '*'
+			}
+			if marks[c] != 0 && marks[c] != m {
+				m = '*'
+			}
+			marks[c] = m
+		}
+	}
+	top := 1.0
+	for _, v := range was {
+		top = max(top, v)
+	}
+	top = float64(int(top*4+0.999)) / 4 // a whole quarter
+	fmt.Fprintf(w, "utilization per request (█ sent, ░ as recorded, ─ the window)\n")
+	for row := 0; row < height; row++ {
+		hi := top * float64(height-row) / height
+		lo := top * float64(height-row-1) / height
+		label := ""
+		if row == 0 || row == height-1 || (lo < 1 && hi >= 1) {
+			label = fmt.Sprintf("%.0f%%", hi*100)
+		}
+		fmt.Fprintf(w, "%*s ┤", axis-1, label)
+		var line strings.Builder
+		for c := 0; c < columns; c++ {
+			mid := (hi + lo) / 2
+			switch {
+			case sent[c] >= mid:
+				line.WriteString("█")
+			case was[c] >= mid:
+				line.WriteString("░")
+			case lo < 1 && hi >= 1:
+				line.WriteString("─")
+			default:
+				line.WriteByte(' ')
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(line.String(), " "))
+	}
+	var m strings.Builder
+	for c := 0; c < columns; c++ {
+		switch {
+		case over[c]:
+			m.WriteByte('!')
+		case marks[c] != 0:
+			m.WriteByte(marks[c])
+		default:
+			m.WriteByte(' ')
+		}
+	}
+	fmt.Fprintf(w, "%*s  %s\n", axis-1, "", strings.TrimRight(m.String(), " "))
+	per := ""
+	if group > 1 {
+		per = fmt.Sprintf(", a column is %d requests", group)
+	}
+	fmt.Fprintf(w, "%*s  fired: p persist, b budget, s snip, S summarize, t trim, * several; ! over the window%s\n", axis-1, "", per)
+	_ = color
+}

@@ -1,0 +1,484 @@
+// Package replay is ctx-replay: it replays a saved session request by request through a
+// pipeline of filters, the way an agent running ctxkit before every request would have
+// sent it, and measures what each request cost with the prompt cache.
+//
+// At each request point (Points) the history is the previous request as sent plus the
+// messages that came since; the pipeline's output is the request sent. Each request is
+// measured with the figure every tier decides on (the recorded prompt size where the
+// session records one, less what the pipeline removed), its cached prefix (the messages it
+// shares, byte for byte, with the request before, plus the part the file does not hold),
+// and its cost at the model's cache prices, against the session sent as it was.
+//
+// Replay is the loop; Main is the command-line adapter around it.
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/repair"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Options configure a replay.
+type Options struct {
+	Pipe *Pipeline
+	// Parse reads a document the way the session was read (format, --path, sidechains).
+	Parse func([]byte) (*transcript.Transcript, error)
+	// Detect, when set, is the format a document reads as when none is given. Parse reads
+	// the pipeline's output in the session's format, as a tier's output must read; Detect
+	// tells a pipeline that handed back another format (ctx-convert, a program of the
+	// user's), which is refused. Only JSON formats are checked: Parse refuses a JSONL log
+	// of another format by itself.
+	Detect  func([]byte) (transcript.Format, error)
+	Counter tokens.Counter
+	// Effective is the window a request must fit in (the window less the reply's reserve).
+	Effective int
+	// Overhead is the part the document does not hold, for a session that records no usage.
+	Overhead int
+	Price    tokens.Price
+	// TTL is how long the provider keeps a prompt cached after its last use; a request
+	// sent later than that after the one before reads nothing from the cache. 0: forever.
+	TTL time.Duration
+	// Timeout bounds one request's pipeline run; 0: no bound.
+	Timeout time.Duration
+	// Getenv is the environment in-process stages see; Env is set for every stage on top
+	// of it (the store, the stats file, the window), and CTX_NOW to each request's time.
+	Getenv func(string) string
+	Env    map[string]string
+	// StatsFile is where every stage appends its --stats line (CTX_STATS_FILE); Replay
+	// reads and empties it after each request.
+	StatsFile string
+	// Check runs ctx-repair's rules on every request sent.
+	Check bool
+	// Save, when set, is given every request as sent (turn is 1-based).
+	Save func(turn int, doc []byte) error
+}
+
+// Firing is one stage of the pipeline that changed a request.
+type Firing struct {
+	Tool    string `json:"tool"`
+	Saved   int    `json:"saved"`
+	Items   int    `json:"items"`
+	Trigger string `json:"trigger,omitempty"`
+}
+
+// Turn is one request replayed.
+type Turn struct {
+	Turn    int       `json:"turn"`    // 1-based
+	Message int       `json:"message"` // index of the reply in the session
+	Time    time.Time `json:"time,omitzero"`
+	// Tokens is the request as sent, Uncompacted as the session sent it.
+	Tokens      int `json:"tokens"`
+	Uncompacted int `json:"tokens_uncompacted"`
+	// Cached is the part of the request read from the prompt cache; Written the rest,
+	// which the request writes to it.
+	Cached             int `json:"cached"`
+	Written            int `json:"cache_written"`
+	CachedUncompacted  int `json:"cached_uncompacted"`
+	WrittenUncompacted int `json:"cache_written_uncompacted"`
+	// CacheBreak: the request does not extend the one before (the pipeline changed what
+	// had been sent), while the cache was still warm.
+	CacheBreak bool `json:"cache_break"`
+	// Cold: the cache had expired (TTL) since the request before.
+	Cold  bool     `json:"cold,omitempty"`
+	Fired []Firing `json:"fired"`
+	// Seen is the size the pipeline's last stage gave for the request it wrote: what the
+	// tiers believed they sent (Tokens is the truth).
+	Seen        int     `json:"seen,omitempty"`
+	Utilization float64 `json:"utilization"`
+	OverWindow  bool    `json:"over_window"`
+	// OverWindowUncompacted: the request as the session sent it was over the window.
+	OverWindowUncompacted bool `json:"over_window_uncompacted"`
+	// Problems are ctx-repair's findings on the request sent (with Options.Check).
+	Problems        int     `json:"problems,omitempty"`
+	Cost            float64 `json:"cost"`
+	CostUncompacted float64 `json:"cost_uncompacted"`
+}
+
+// Totals sum a replay.
+type Totals struct {
+	Requests          int            `json:"requests"`
+	OverWindow        int            `json:"over_window"`
+	OverUncompacted   int            `json:"over_window_uncompacted"`
+	CacheBreaks       int            `json:"cache_breaks"`
+	Firings           map[string]int `json:"firings"`
+	Saved             map[string]int `json:"saved"`
+	Tokens            int            `json:"tokens_sent"`
+	Uncompacted       int            `json:"tokens_uncompacted"`
+	Cached            int            `json:"tokens_cached"`
+	CachedUncompacted int            `json:"tokens_cached_uncompacted"`
+	Cost              float64        `json:"cost"`
+	CostUncompacted   float64        `json:"cost_uncompacted"`
+	BilledRatio       float64        `json:"billed_ratio"`
+	SentRatio         float64        `json:"sent_ratio"`
+	// Repeats counts turns on which a stage fired right after firing the turn before.
+	Repeats  int `json:"repeat_firings"`
+	Problems int `json:"requests_with_problems,omitempty"`
+}
+
+// TurnError is a replay that stopped: the request it stopped at and why.
+type TurnError struct {
+	Turn, Requests int
+	Err            error
+}
+
+func (e *TurnError) Error() string {
+	return fmt.Sprintf("request %d of %d: %v", e.Turn, e.Requests, e.Err)
+}
+func (e *TurnError) Unwrap() error { return e.Err }
+
+// sent is a request as measured: its document, its messages' tokens, its size.
+type sent struct {
+	t        *transcript.Transcript
+	messages []int  // each message's tokens, framing included
+	schema   string // the tool schemas as written
+	fixed    int    // the tool schemas' tokens and the reply's priming
+	counted  int    // what the file holds, in tokens
+	hidden   int    // the part it does not hold (may be negative: counted too high)
+	total    int    // counted + hidden: the request's size
+	time     time.Time
+}
+
+// Replay runs the session orig through the pipeline at every request point and calls each
+// with each turn as it is measured.
+func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each func(Turn) error) (Totals, error) {
+	points := Points(orig)
+	tot := Totals{Requests: len(points), Firings: map[string]int{}, Saved: map[string]int{}}
+	var prevSent, prevOrig *sent
+	var prevFired map[string]bool
+	for i, p := range points {
+		turn, s, u, fired, err := o.step(ctx, orig, points, i, prevSent, prevOrig)
+		if err != nil {
+			return tot, &TurnError{Turn: i + 1, Requests: len(points), Err: err}
+		}
+		for tool := range fired {
+			if prevFired[tool] {
+				tot.Repeats++
+				break
+			}
+		}
+		turn.Message = p.Message
+		tot.add(turn)
+		if err := each(turn); err != nil {
+			return tot, err
+		}
+		prevSent, prevOrig, prevFired = s, u, fired
+	}
+	tot.BilledRatio = ratio(tot.Cost, tot.CostUncompacted)
+	tot.SentRatio = ratio(float64(tot.Tokens), float64(tot.Uncompacted))
+	return tot, nil
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func (tot *Totals) add(t Turn) {
+	if t.OverWindow {
+		tot.OverWindow++
+	}
+	if t.OverWindowUncompacted {
+		tot.OverUncompacted++
+	}
+	if t.CacheBreak {
+		tot.CacheBreaks++
+	}
+	for _, f := range t.Fired {
+		tot.Firings[f.Tool]++
+		tot.Saved[f.Tool] += f.Saved
+	}
+	if t.Problems > 0 {
+		tot.Problems++
+	}
+	tot.Tokens += t.Tokens
+	tot.Uncompacted += t.Uncompacted
+	tot.Cached += t.Cached
+	tot.CachedUncompacted += t.CachedUncompacted
+	tot.Cost += t.Cost
+	tot.CostUncompacted += t.CostUncompacted
+}
+
+// step replays request i: builds what the agent would send, pipes it, measures both.
+func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points []Point, i int, prevSent, prevOrig *sent) (Turn, *sent, *sent, map[string]bool, error) {
+	p := points[i]
+	turn := Turn{Turn: i + 1, Time: p.Time}
+	origDoc := historyOf(orig, p.Cut)
+	var in []byte
+	if prevSent == nil {
+		in = origDoc
+	} else {
+		var err error
+		if in, err = extend(prevSent.t, orig, orig.Doc[points[i-1].Cut:p.Cut]); err != nil {
+			return turn, nil, nil, nil, err
+		}
+	}
+
+	env := make(map[string]string, len(o.Env)+1)
+	for k, v := range o.Env {
+		env[k] = v
+	}
+	if !p.Time.IsZero() {
+		env["CTX_NOW"] = p.Time.UTC().Format(time.RFC3339Nano)
+	}
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if o.Timeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, o.Timeout)
+	}
+	out, err := o.Pipe.Run(runCtx, in, o.Getenv, env)
+	cancel()
+	if err != nil {
+		return turn, nil, nil, nil, err
+	}
+	if o.Save != nil {
+		if err := o.Save(i+1, out); err != nil {
+			return turn, nil, nil, nil, err
+		}
+	}
+	if o.Detect != nil && !orig.Format.JSONL() {
+		if err := o.sameFormat(in, out); err != nil {
+			return turn, nil, nil, nil, err
+		}
+	}
+	fired, firedSet, seen, err := o.readStats()
+	if err != nil {
+		return turn, nil, nil, nil, err
+	}
+	turn.Fired, turn.Seen = fired, seen
+
+	u, err := o.measure(origDoc, p.Time)
+	if err != nil {
+		return turn, nil, nil, nil, fmt.Errorf("reading the session's own request: %w", err)
+	}
+	s, err := o.measure(out, p.Time)
+	if err != nil {
+		return turn, nil, nil, nil, fmt.Errorf("the pipeline's output: %w", err)
+	}
+	if s.t.Format != orig.Format {
+		return turn, nil, nil, nil, fmt.Errorf("the pipeline's output is %s, the session %s: a replay needs the session's format back", s.t.Format, orig.Format)
+	}
+	// Where the session records the request's size, that is the truth for the request as
+	// the session sent it; the request sent is that less what the pipeline took out.
+	if p.Recorded > 0 {
+		u.setHidden(p.Recorded - u.counted)
+		s.setHidden(p.Recorded - u.counted)
+	} else {
+		u.setHidden(o.Overhead)
+		s.setHidden(o.Overhead)
+	}
+	turn.Tokens, turn.Uncompacted = s.total, u.total
+
+	warm := prevSent != nil && (o.TTL <= 0 || p.Time.IsZero() || prevSent.time.IsZero() || p.Time.Sub(prevSent.time) <= o.TTL)
+	turn.Cold = prevSent != nil && !warm
+	if warm {
+		var extends bool
+		turn.Cached, extends = cachedPrefix(prevSent, s)
+		turn.CacheBreak = !extends
+		turn.CachedUncompacted, _ = cachedPrefix(prevOrig, u)
+	}
+	turn.Written = turn.Tokens - turn.Cached
+	turn.WrittenUncompacted = turn.Uncompacted - turn.CachedUncompacted
+	turn.Cost = o.Price.Cost(turn.Tokens, turn.Cached)
+	turn.CostUncompacted = o.Price.Cost(turn.Uncompacted, turn.CachedUncompacted)
+	if o.Effective > 0 {
+		turn.Utilization = float64(turn.Tokens) / float64(o.Effective)
+		turn.OverWindow = turn.Tokens > o.Effective
+		turn.OverWindowUncompacted = turn.Uncompacted > o.Effective
+	}
+	if o.Check {
+		turn.Problems = len(repair.Check(s.t))
+	}
+	return turn, s, u, firedSet, nil
+}
+
+// sameFormat refuses a pipeline whose output reads as another format than its input did.
+// Either that does not parse is left to the measuring that follows, which says why.
+func (o *Options) sameFormat(in, out []byte) error {
+	was, err := o.Detect(in)
+	if err != nil {
+		return nil
+	}
+	is, err := o.Detect(out)
+	if err != nil || is == was {
+		return nil
+	}
+	return fmt.Errorf("the pipeline's output reads as %s, its input as %s: a replay needs the session's format back", is, was)
+}
+
+// measure parses and counts one request.
+func (o *Options) measure(doc []byte, at time.Time) (*sent, error) {
+	t, err := o.Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	tl := measure.Of(t, o.Counter, false)
+	framing := tl.Framing()
+	s := &sent{t: t, messages: make([]int, len(tl.Messages)), time: at}
+	for i := range tl.Messages {
+		s.messages[i] = tl.Messages[i].Tokens(framing)
+	}
+	if !t.Tools.IsZero() {
+		s.schema = t.Slice(t.Tools)
+	}
+	s.counted = tl.Counted()
+	s.total = s.counted
+	s.fixed = s.counted
+	for _, n := range s.messages {
+		s.fixed -= n
+	}
+	return s, nil
+}
+
+// setHidden sets the part of the request its file does not hold, and so its size.
+func (s *sent) setHidden(n int) {
+	s.hidden = n
+	s.total = max(0, s.counted+n)
+}
+
+// cachedPrefix is the part of cur the provider reads from the cache prev wrote: the part
+// the file does not hold (system prompt and tools an agent sends first, unchanged), the
+// tool schemas when they are prev's, then cur's messages as long as they are prev's, byte
+// for byte. extends says whether all of prev is a prefix of cur.
+//
+// The part the file does not hold is prev's: prev's size is the truth recorded for it, and
+// its hidden part is that truth less our count of it, so a request that extends prev reads
+// all of prev. cur's hidden part also carries the estimate's error on the messages cur adds,
+// which belongs to what cur writes, not to what it reads.
+func cachedPrefix(prev, cur *sent) (cached int, extends bool) {
+	if prev.schema != cur.schema {
+		return min(max(0, min(prev.hidden, cur.hidden)), cur.total), false
+	}
+	cached = prev.hidden + cur.fixed
+	n := min(len(prev.messages), len(cur.messages))
+	k := 0
+	for k < n && messageBytes(prev.t, k) == messageBytes(cur.t, k) {
+		cached += cur.messages[k]
+		k++
+	}
+	return max(0, min(cached, cur.total)), k == len(prev.messages)
+}
+
+// messageBytes is message k as written: its lines (JSONL) or its JSON value.
+func messageBytes(t *transcript.Transcript, k int) string {
+	m := &t.Messages[k]
+	if len(m.Lines) <= 1 {
+		return t.Slice(m.Span)
+	}
+	var b strings.Builder
+	for _, l := range m.Lines {
+		b.WriteString(t.Slice(l))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// historyOf is the session cut where a request's history ends: the lines before the cut
+// (JSONL), or the document with its message array closed at the cut (JSON).
+func historyOf(t *transcript.Transcript, cut int) []byte {
+	doc := t.Doc
+	if t.Array.IsZero() {
+		return []byte(doc[:cut])
+	}
+	closeAt := closingBracket(t)
+	out := make([]byte, 0, cut+len(doc)-closeAt)
+	out = append(out, doc[:cut]...)
+	return append(out, doc[closeAt:]...)
+}
+
+// extend is the request sent before (prev) with chunk added, the session's messages
+// between two cuts: what an agent sends next.
+func extend(prev, orig *transcript.Transcript, chunk string) ([]byte, error) {
+	if orig.Array.IsZero() {
+		out := make([]byte, 0, len(prev.Doc)+len(chunk)+1)
+		out = append(out, prev.Doc...)
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			out = append(out, '\n')
+		}
+		return append(out, chunk...), nil
+	}
+	if prev.Array.IsZero() {
+		return nil, errors.New("the pipeline's output has no message array")
+	}
+	// The chunk starts just after the message that ended the request before: with the
+	// comma that separates it from the next.
+	if len(prev.Messages) == countHeaders(prev) {
+		chunk = strings.TrimLeft(chunk, " \t\r\n,")
+	} else if c := strings.TrimLeft(chunk, " \t\r\n"); c != "" && c[0] != ',' {
+		chunk = "," + chunk
+	}
+	closeAt := closingBracket(prev)
+	out := make([]byte, 0, len(prev.Doc)+len(chunk))
+	out = append(out, prev.Doc[:closeAt]...)
+	if chunk != "" {
+		// white space the tier left before "]" goes after the new messages
+		trimmed := bytes.TrimRight(out, " \t\r\n")
+		ws := string(out[len(trimmed):]) // a copy: the append below writes over it
+		out = append(append(trimmed, chunk...), ws...)
+	}
+	return append(out, prev.Doc[closeAt:]...), nil
+}
+
+// closingBracket is the offset of the "]" that closes the message array (a bare array's
+// span may run on over white space after it).
+func closingBracket(t *transcript.Transcript) int {
+	return strings.LastIndexByte(t.Doc[:t.Array.End-t.Base], ']') + t.Base
+}
+
+func countHeaders(t *transcript.Transcript) int {
+	n := 0
+	for i := range t.Messages {
+		if t.Messages[i].Header {
+			n++
+		}
+	}
+	return n
+}
+
+// readStats reads and empties the stats file: one line per stage that ran.
+func (o *Options) readStats() (fired []Firing, set map[string]bool, seen int, err error) {
+	if o.StatsFile == "" {
+		return nil, nil, 0, nil
+	}
+	data, err := os.ReadFile(o.StatsFile)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, 0, err
+	}
+	if err := os.Truncate(o.StatsFile, 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, 0, err
+	}
+	fired = []Firing{}
+	set = map[string]bool{}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var s struct {
+			Tool    string `json:"tool"`
+			After   int    `json:"tokens_after"`
+			Saved   int    `json:"saved"`
+			Items   int    `json:"items"`
+			Trigger string `json:"trigger"`
+		}
+		if json.Unmarshal(line, &s) != nil {
+			continue
+		}
+		seen = s.After
+		if s.Items == 0 {
+			continue
+		}
+		fired = append(fired, Firing{Tool: s.Tool, Saved: s.Saved, Items: s.Items, Trigger: s.Trigger})
+		set[s.Tool] = true
+	}
+	return fired, set, seen, nil
+}

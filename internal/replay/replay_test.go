@@ -1,0 +1,315 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/convert"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+func parseFile(t *testing.T, name string) *transcript.Transcript {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := transcript.Parse(data, transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// A pipeline that changes nothing sends the session as it was: every request extends the
+// one before, the figures are the session's own, and the cost ratio is 1.
+func TestIdentityPipelineIsTheSession(t *testing.T) {
+	for _, name := range []string{"anthropic.json", "openai.json", "responses.json", "cline.json", "session.jsonl", "codex.jsonl"} {
+		t.Run(name, func(t *testing.T) {
+			tr := parseFile(t, name)
+			pipe, err := ParsePipe("ctx-count -p", Tools)
+			if err != nil || !pipe.InProcess() {
+				t.Fatalf("ParsePipe: %v, in process %v", err, pipe.InProcess())
+			}
+			c, _ := tokens.New("estimate")
+			var turns []Turn
+			tot, err := Replay(context.Background(), tr, Options{
+				Pipe: pipe,
+				Parse: func(b []byte) (*transcript.Transcript, error) {
+					return transcript.Parse(b, transcript.Options{Format: tr.Format})
+				},
+				Counter:   c,
+				Effective: 1 << 30,
+				Price:     tokens.PriceOf("claude-sonnet-4-5", "anthropic"),
+				Getenv:    func(string) string { return "" },
+				Env:       map[string]string{"CTX_CACHE_DIR": "off"},
+				Check:     true,
+			}, func(tn Turn) error { turns = append(turns, tn); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tot.Requests < 2 || len(turns) != tot.Requests {
+				t.Fatalf("%d requests, %d turns", tot.Requests, len(turns))
+			}
+			if tot.CacheBreaks != 0 || tot.Tokens != tot.Uncompacted || tot.Cost != tot.CostUncompacted || tot.BilledRatio != 1 {
+				t.Errorf("identity: %+v", tot)
+			}
+			for _, tn := range turns {
+				if len(tn.Fired) != 0 || tn.Tokens != tn.Uncompacted {
+					t.Errorf("turn %d: %+v", tn.Turn, tn)
+				}
+				if tn.Turn > 1 && tn.Cached == 0 {
+					t.Errorf("turn %d reads nothing from the cache", tn.Turn)
+				}
+			}
+		})
+	}
+}
+
+func TestParsePipe(t *testing.T) {
+	for _, c := range []struct {
+		text      string
+		inProcess bool
+		stages    int
+	}{
+		{DefaultPipe, true, 5},
+		{"ctx-snip --keep 2 --clear-inputs | ctx-trim", true, 2},
+		{`ctx-budget --cap '20 KB'`, true, 1},
+		{"/usr/local/bin/ctx-trim", true, 1},
+		{"ctx-snip | jq -c .", false, 0},
+		{"ctx-snip > /tmp/x", false, 0},
+		{"ctx-snip --keep $N", false, 0},
+		{"ctx-snip || cat", false, 0},
+	} {
+		p, err := ParsePipe(c.text, Tools)
+		if err != nil {
+			t.Errorf("%q: %v", c.text, err)
+			continue
+		}
+		if p.InProcess() != c.inProcess || len(p.stages) != c.stages {
+			t.Errorf("%q: in process %v with %d stages, want %v with %d", c.text, p.InProcess(), len(p.stages), c.inProcess, c.stages)
+		}
+	}
+	if _, err := ParsePipe("ctx-snip | | ctx-trim", Tools); err == nil {
+		t.Error("an empty stage is accepted")
+	}
+}
+
+// The history of a JSON document closes its array where the request ends, and the next
+// request is the one sent plus what came since.
+func TestHistoryAndExtend(t *testing.T) {
+	doc := []byte("[\n {\"role\":\"user\",\"content\":\"a\"},\n {\"role\":\"assistant\",\"content\":\"b\"},\n {\"role\":\"user\",\"content\":\"c\"},\n {\"role\":\"assistant\",\"content\":\"d\"}\n]\n")
+	tr, err := transcript.Parse(doc, transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := Points(tr)
+	if len(ps) != 2 || ps[0].Message != 1 || ps[1].Message != 3 {
+		t.Fatalf("points %+v", ps)
+	}
+	first := historyOf(tr, ps[0].Cut)
+	if want := "[\n {\"role\":\"user\",\"content\":\"a\"}]\n"; string(first) != want {
+		t.Errorf("first request %q, want %q", first, want)
+	}
+	sent, err := transcript.Parse(first, transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := extend(sent, tr, tr.Doc[ps[0].Cut:ps[1].Cut])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := string(historyOf(tr, ps[1].Cut)); !bytes.Equal(next, []byte(want)) {
+		t.Errorf("second request %q, want %q", next, want)
+	}
+}
+
+// identityReplay replays a session through a pipeline that changes nothing.
+func identityReplay(t *testing.T, tr *transcript.Transcript) (Totals, []Turn) {
+	t.Helper()
+	pipe, err := ParsePipe("ctx-count -p", Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []Turn
+	tot, err := Replay(context.Background(), tr, Options{
+		Pipe: pipe,
+		Parse: func(b []byte) (*transcript.Transcript, error) {
+			return transcript.Parse(b, transcript.Options{Format: tr.Format})
+		},
+		Counter:   tokens.Claude(tr.Model),
+		Effective: 1 << 30,
+		Price:     tokens.PriceOf("claude-sonnet-4-5", "anthropic"),
+		TTL:       5 * time.Minute,
+		Getenv:    func(string) string { return "" },
+		Env:       map[string]string{"CTX_CACHE_DIR": "off"},
+	}, func(tn Turn) error { turns = append(turns, tn); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tot, turns
+}
+
+// A request that extends the one before, while the cache is warm, reads all of that one
+// from the cache and writes only what it adds: the estimate's error on the new messages
+// belongs to what is written. (It was charged to the cached part: on session.jsonl, whose
+// recorded sizes the estimate misses, request 4 read 5,014 tokens of the 7,812 sent before,
+// and requests 10, 12 and 13 wrote nothing though each added messages.)
+func TestExtendingRequestReadsAllOfTheOneBefore(t *testing.T) {
+	for _, name := range []string{"anthropic.json", "openai.json", "responses.json", "cline.json", "session.jsonl", "codex.jsonl"} {
+		t.Run(name, func(t *testing.T) {
+			_, turns := identityReplay(t, parseFile(t, name))
+			for i := 1; i < len(turns); i++ {
+				prev, tn := turns[i-1], turns[i]
+				if tn.CacheBreak || tn.Cold {
+					t.Fatalf("turn %d: identity pipeline broke the cache: %+v", tn.Turn, tn)
+				}
+				if tn.Cached != min(prev.Tokens, tn.Tokens) || tn.CachedUncompacted != min(prev.Uncompacted, tn.Uncompacted) {
+					t.Errorf("turn %d reads %d tokens from the cache (%d as recorded); the request before was %d (%d)",
+						tn.Turn, tn.Cached, tn.CachedUncompacted, prev.Tokens, prev.Uncompacted)
+				}
+				if tn.Written != tn.Tokens-tn.Cached {
+					t.Errorf("turn %d: %d written of %d, %d cached", tn.Turn, tn.Written, tn.Tokens, tn.Cached)
+				}
+			}
+		})
+	}
+}
+
+// On the corpus's Claude Code sessions, the cache reads a replay of the session as it was
+// sent works out are the ones Claude Code recorded: within 0.5% of the request on 93% of
+// the requests (431 of 450; 390 before the hidden part was taken from the request before).
+// The rest are cache misses the session met and the model does not (a read of only the
+// system prompt, 10-15K tokens, in the middle of a session).
+func TestCachedIsWhatTheSessionRecorded(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "corpus", "claude-code")
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
+	if len(files) == 0 {
+		t.Skipf("no corpus at %s", dir)
+	}
+	var sum float64
+	n, near := 0, 0
+	worst, worstAt := 0.0, ""
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := transcript.Parse(data, transcript.Options{})
+		if err != nil || len(tr.Usage) < 2 || len(Points(tr)) < 2 {
+			continue
+		}
+		_, turns := identityReplay(t, tr)
+		for _, tn := range turns[1:] {
+			u := usageAt(tr, tn.Message)
+			if tn.Cold || u.CacheRead == 0 || tn.Uncompacted == 0 {
+				continue // the cache had expired, or the session records no reads
+			}
+			e := math.Abs(float64(tn.CachedUncompacted-u.CacheRead)) / float64(tn.Uncompacted)
+			sum += e
+			n++
+			if e <= 0.005 {
+				near++
+			}
+			if e > worst {
+				worst, worstAt = e, fmt.Sprintf("%s turn %d: %d cached, %d recorded", filepath.Base(f), tn.Turn, tn.CachedUncompacted, u.CacheRead)
+			}
+		}
+	}
+	if n == 0 {
+		t.Skip("no session of the corpus records cache reads")
+	}
+	t.Logf("%d requests: %d within 0.5%% of the request, mean |error| %.2f%%, worst %.2f%% (%s)", n, near, 100*sum/float64(n), 100*worst, worstAt)
+	if float64(near) < 0.93*float64(n) || sum/float64(n) > 0.015 {
+		t.Errorf("cache reads off what the sessions recorded: %d of %d requests within 0.5%% (at least 93%%), mean |error| %.2f%% (at most 1.5%%), worst %.2f%% (%s)",
+			near, n, 100*sum/float64(n), 100*worst, worstAt)
+	}
+}
+
+// usageAt is the usage figure of the reply that starts at message k: the first that covers it.
+func usageAt(tr *transcript.Transcript, k int) transcript.Usage {
+	for _, u := range tr.Usage {
+		if u.After >= k {
+			return u
+		}
+	}
+	return transcript.Usage{}
+}
+
+// Requests over the window are counted for the session as it was sent too: with a
+// pipeline that changes nothing, as many as sent. (over_window_uncompacted was never
+// counted: always 0.)
+func TestOverWindowAsRecorded(t *testing.T) {
+	tr := parseFile(t, "anthropic.json")
+	pipe, err := ParsePipe("ctx-count -p", Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []Turn
+	tot, err := Replay(context.Background(), tr, Options{
+		Pipe: pipe,
+		Parse: func(b []byte) (*transcript.Transcript, error) {
+			return transcript.Parse(b, transcript.Options{Format: tr.Format})
+		},
+		Counter:   tokens.Claude(tr.Model),
+		Effective: 8000,
+		Getenv:    func(string) string { return "" },
+		Env:       map[string]string{"CTX_CACHE_DIR": "off"},
+	}, func(tn Turn) error { turns = append(turns, tn); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	over := 0
+	for _, tn := range turns {
+		if tn.OverWindowUncompacted != (tn.Uncompacted > 8000) {
+			t.Errorf("turn %d: %d tokens as recorded, over_window_uncompacted %v", tn.Turn, tn.Uncompacted, tn.OverWindowUncompacted)
+		}
+		if tn.OverWindowUncompacted {
+			over++
+		}
+	}
+	if over == 0 || tot.OverUncompacted != over || tot.OverWindow != over {
+		t.Errorf("%d requests over 8000 tokens as recorded; totals say %d as recorded, %d as sent", over, tot.OverUncompacted, tot.OverWindow)
+	}
+}
+
+// A pipeline that hands back another format is refused, naming both: the output is read in
+// the session's format, so a converted request was measured as something it is not (an
+// OpenAI request read as an Anthropic one) and the replay went on with made-up figures.
+func TestConvertedOutputIsRefused(t *testing.T) {
+	tr := parseFile(t, "anthropic.json")
+	pipe, err := ParsePipe("ctx-convert --to openai", map[string]MainFunc{"ctx-convert": convert.Main})
+	if err != nil || !pipe.InProcess() {
+		t.Fatalf("ParsePipe: %v", err)
+	}
+	_, err = Replay(context.Background(), tr, Options{
+		Pipe: pipe,
+		Parse: func(b []byte) (*transcript.Transcript, error) {
+			return transcript.Parse(b, transcript.Options{Format: tr.Format})
+		},
+		Detect: func(b []byte) (transcript.Format, error) {
+			t, err := transcript.Parse(b, transcript.Options{})
+			if err != nil {
+				return "", err
+			}
+			return t.Format, nil
+		},
+		Counter:   tokens.Claude(tr.Model),
+		Effective: 1 << 30,
+		Getenv:    func(string) string { return "" },
+		Env:       map[string]string{"CTX_CACHE_DIR": "off"},
+	}, func(Turn) error { return nil })
+	var te *TurnError
+	if !errors.As(err, &te) || te.Turn != 1 || !strings.Contains(err.Error(), "openai") || !strings.Contains(err.Error(), "anthropic") {
+		t.Errorf("err %v, want request 1 refused as openai against anthropic", err)
+	}
+}
