@@ -182,14 +182,15 @@ table_jq() {
 		def fired: to_entries | map("\(.key | ltrimstr("ctx-")) \(.value)") | join(", ") | if . == "" then "none" else . end;
 		def kb: if . >= 1048576 then "\(. / 1048576 * 10 | round / 10) MB" else "\(. / 1024 | round) KB" end;
 		def row(name; size; window):
-			"| \(name) | \(size) | \(window) | \(.requests) | \(.over_window) | \(.over_window_uncompacted) | \(.cache_breaks) | \(.repeat_firings) | \(ratio(.tokens_sent; .tokens_uncompacted)) | \(ratio(.cost; .cost_uncompacted)) | \(.firings | fired) |";
+			"| \(name) | \(size) | \(window) | \(.requests) | \(.over_window) | \(.over_window_unavoidable) | \(.over_window_uncompacted) | \(.cache_breaks) | \(.repeat_firings) | \(ratio(.tokens_sent; .tokens_uncompacted)) | \(ratio(.cost; .cost_uncompacted)) | \(.firings | fired) |";
 		[inputs] as $all
 		| ($all | map(select(has("requests")))) as $r
 		| ($all | map(select(has("meta")) | .meta)) as $m
-		| "| session | size | window | requests | over window | over window as recorded | cache breaks | repeat firings | tokens sent | billed | firings |",
-		  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+		| "| session | size | window | requests | over window | of which unavoidable | over window as recorded | cache breaks | repeat firings | tokens sent | billed | firings |",
+		  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
 		  (range($r | length) as $i | $r[$i] | row(.file | split("/") | last | .[0:8]; $m[$i].size | kb; $m[$i].window)),
 		  ($r | {requests: (map(.requests) | add), over_window: (map(.over_window) | add),
+		         over_window_unavoidable: (map(.over_window_unavoidable) | add),
 		         over_window_uncompacted: (map(.over_window_uncompacted) | add),
 		         cache_breaks: (map(.cache_breaks) | add), repeat_firings: (map(.repeat_firings) | add),
 		         tokens_sent: (map(.tokens_sent) | add), tokens_uncompacted: (map(.tokens_uncompacted) | add),
@@ -217,13 +218,13 @@ def kb(n):
     return f"{round(n / 1048576, 1)} MB" if n >= 1048576 else f"{round(n / 1024)} KB"
 
 def row(name, size, window, r):
-    return (f"| {name} | {size} | {window} | {r['requests']} | {r['over_window']} | {r['over_window_uncompacted']} "
+    return (f"| {name} | {size} | {window} | {r['requests']} | {r['over_window']} | {r['over_window_unavoidable']} | {r['over_window_uncompacted']} "
             f"| {r['cache_breaks']} | {r['repeat_firings']} | {ratio(r['tokens_sent'], r['tokens_uncompacted'])} "
             f"| {ratio(r['cost'], r['cost_uncompacted'])} | {fired(r['firings'])} |")
 
-print("| session | size | window | requests | over window | over window as recorded | cache breaks | repeat firings | tokens sent | billed | firings |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-total = {k: 0 for k in ("requests", "over_window", "over_window_uncompacted", "cache_breaks", "repeat_firings",
+print("| session | size | window | requests | over window | of which unavoidable | over window as recorded | cache breaks | repeat firings | tokens sent | billed | firings |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+total = {k: 0 for k in ("requests", "over_window", "over_window_unavoidable", "over_window_uncompacted", "cache_breaks", "repeat_firings",
                         "tokens_sent", "tokens_uncompacted", "cost", "cost_uncompacted")}
 total["firings"] = {}
 for meta, r in rows:

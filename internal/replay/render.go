@@ -31,7 +31,11 @@ func Render(w *bytes.Buffer, r *Report, cols int, color bool) {
 	row("tokens", human.Thousands(r.Tokens), human.Thousands(r.Uncompacted), fmt.Sprintf("%.2f×", r.SentRatio))
 	row("from cache", human.Thousands(r.Cached), human.Thousands(r.CachedUncompacted), "")
 	row("cost", dollars(r.Cost), dollars(r.CostUncompacted), fmt.Sprintf("billed %.2f×", r.BilledRatio))
-	row("over window", fmt.Sprint(r.OverWindow), fmt.Sprint(r.OverUncompacted), "requests")
+	over := "requests"
+	if r.Unavoidable > 0 {
+		over = fmt.Sprintf("requests; %d could not fit: what no tier may change is over the window", r.Unavoidable)
+	}
+	row("over window", fmt.Sprint(r.OverWindow), fmt.Sprint(r.OverUncompacted), over)
 	row("cache breaks", fmt.Sprint(r.CacheBreaks), "", "")
 	if r.Problems > 0 {
 		row("invalid", fmt.Sprint(r.Problems), "", "requests ctx-repair --check would reject")

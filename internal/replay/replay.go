@@ -98,7 +98,14 @@ type Turn struct {
 	OverWindow  bool    `json:"over_window"`
 	// OverWindowUncompacted: the request as the session sent it was over the window.
 	OverWindowUncompacted bool `json:"over_window_uncompacted"`
-	// Problems are ctx-repair's findings on the request sent (with Options.Check).
+	// Floor is the least the request could be: the part the file does not hold, the tool
+	// schemas, and the messages no tier may change (the system prompt, the newest user
+	// and the newest assistant message); Unavoidable says it is over the window, so that
+	// no pipeline of ctxkit's tiers could have fitted it.
+	Floor       int  `json:"floor"`
+	Unavoidable bool `json:"over_window_unavoidable,omitempty"`
+	// Problems are ctx-repair's findings on the request sent that the session's own
+	// request does not have (with Options.Check): what the pipeline broke.
 	Problems        int     `json:"problems,omitempty"`
 	Cost            float64 `json:"cost"`
 	CostUncompacted float64 `json:"cost_uncompacted"`
@@ -109,6 +116,7 @@ type Totals struct {
 	Requests          int            `json:"requests"`
 	OverWindow        int            `json:"over_window"`
 	OverUncompacted   int            `json:"over_window_uncompacted"`
+	Unavoidable       int            `json:"over_window_unavoidable"`
 	CacheBreaks       int            `json:"cache_breaks"`
 	Firings           map[string]int `json:"firings"`
 	Saved             map[string]int `json:"saved"`
@@ -186,6 +194,9 @@ func ratio(a, b float64) float64 {
 }
 
 func (tot *Totals) add(t Turn) {
+	if t.Unavoidable {
+		tot.Unavoidable++
+	}
 	if t.OverWindow {
 		tot.OverWindow++
 	}
@@ -296,8 +307,10 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 		turn.OverWindow = turn.Tokens > o.Effective
 		turn.OverWindowUncompacted = turn.Uncompacted > o.Effective
 	}
+	turn.Floor = u.floor()
+	turn.Unavoidable = o.Effective > 0 && turn.Floor > o.Effective
 	if o.Check {
-		turn.Problems = len(repair.Check(s.t))
+		turn.Problems = introduced(repair.Counts(repair.Check(u.t)), repair.Counts(repair.Check(s.t)))
 	}
 	return turn, s, u, firedSet, nil
 }
@@ -314,6 +327,27 @@ func (o *Options) sameFormat(in, out []byte) error {
 		return nil
 	}
 	return fmt.Errorf("the pipeline's output reads as %s, its input as %s: a replay needs the session's format back", is, was)
+}
+
+// floor is the least the request could be made: what no tier may change.
+func (s *sent) floor() int {
+	n := max(0, s.hidden) + s.fixed
+	for mi := range s.t.Protected() { // system prompts, the newest user and assistant message
+		if mi < len(s.messages) {
+			n += s.messages[mi]
+		}
+	}
+	return n
+}
+
+// introduced counts the problems of each rule the request sent has beyond the session's
+// own request.
+func introduced(was, now map[repair.Rule]int) int {
+	n := 0
+	for rule, k := range now {
+		n += max(0, k-was[rule])
+	}
+	return n
 }
 
 // measure parses and counts one request.

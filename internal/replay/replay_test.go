@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -311,5 +312,40 @@ func TestConvertedOutputIsRefused(t *testing.T) {
 	var te *TurnError
 	if !errors.As(err, &te) || te.Turn != 1 || !strings.Contains(err.Error(), "openai") || !strings.Contains(err.Error(), "anthropic") {
 		t.Errorf("err %v, want request 1 refused as openai against anthropic", err)
+	}
+}
+
+// Problems are what the pipeline broke: a stage that orphans every tool result makes each
+// request with a result one ctx-repair rejects, where the session's own were fine.
+func TestProblemsAreWhatThePipelineBroke(t *testing.T) {
+	tr := parseFile(t, "anthropic.json")
+	breaker := func(_ []string, stdin io.Reader, stdout, _ io.Writer, _ func(string) string) int {
+		b, _ := io.ReadAll(stdin)
+		stdout.Write(bytes.ReplaceAll(b, []byte(`"tool_use_id":"`), []byte(`"tool_use_id":"orphan-`)))
+		return 0
+	}
+	for _, c := range []struct {
+		pipe string
+		some bool
+	}{{"ctx-count -p", false}, {"breaker", true}} {
+		pipe, err := ParsePipe(c.pipe, map[string]MainFunc{"breaker": breaker, "ctx-count": Tools["ctx-count"]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		counter, _ := tokens.New("estimate")
+		tot, err := Replay(context.Background(), tr, Options{
+			Pipe: pipe,
+			Parse: func(b []byte) (*transcript.Transcript, error) {
+				return transcript.Parse(b, transcript.Options{Format: tr.Format})
+			},
+			Counter: counter, Effective: 1 << 30, Price: tokens.PriceOf("claude-sonnet-4-5", "anthropic"),
+			Getenv: func(string) string { return "" }, Env: map[string]string{"CTX_CACHE_DIR": "off"}, Check: true,
+		}, func(Turn) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (tot.Problems > 0) != c.some || (c.some && tot.Problems < tot.Requests-2) {
+			t.Errorf("%s: %d of %d requests with problems", c.pipe, tot.Problems, tot.Requests)
+		}
 	}
 }
