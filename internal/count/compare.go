@@ -44,10 +44,10 @@ func Compare(a *transcript.Transcript, ra Report, b *transcript.Transcript, rb R
 	// make every later message look changed.
 	inB := make(map[string]int, len(b.Messages))
 	for i := range b.Messages {
-		inB[messageBytes(b, &b.Messages[i])]++
+		inB[b.MessageBytes(i)]++
 	}
 	for i := range a.Messages {
-		key := messageBytes(a, &a.Messages[i])
+		key := a.MessageBytes(i)
 		if inB[key] > 0 {
 			inB[key]--
 			c.Unchanged++
@@ -86,16 +86,4 @@ func Compare(a *transcript.Transcript, ra Report, b *transcript.Transcript, rb R
 	}
 	c.PrefixRatio = measure.Ratio(c.PrefixTokens, ra.Tokens)
 	return c
-}
-
-// messageBytes is a message's text in its document: its span, or its lines for JSONL.
-func messageBytes(t *transcript.Transcript, m *transcript.Message) string {
-	if len(m.Lines) <= 1 {
-		return t.Slice(m.Span)
-	}
-	s := ""
-	for _, l := range m.Lines {
-		s += t.Slice(l) + "\n"
-	}
-	return s
 }

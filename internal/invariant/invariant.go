@@ -132,7 +132,7 @@ func checkMessages(t testing.TB, name string, before, after *transcript.Transcri
 		return
 	}
 	for i := range before.Protected() {
-		if messageBytes(before, i) != messageBytes(after, i) {
+		if before.MessageBytes(i) != after.MessageBytes(i) {
 			t.Errorf("%s: protected message %d (%s) was altered", name, i, before.Messages[i].Role)
 		}
 	}
@@ -267,19 +267,6 @@ func insideMessage(tr *transcript.Transcript, p int) bool {
 		}
 	}
 	return false
-}
-
-func messageBytes(tr *transcript.Transcript, i int) string {
-	m := &tr.Messages[i]
-	if len(m.Lines) <= 1 {
-		return tr.Slice(m.Span)
-	}
-	var b strings.Builder
-	for _, l := range m.Lines {
-		b.WriteString(tr.Slice(l))
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 func orphans(tr *transcript.Transcript) int {

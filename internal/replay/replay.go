@@ -396,25 +396,11 @@ func cachedPrefix(prev, cur *sent) (cached int, extends bool) {
 	cached = prev.hidden + cur.fixed
 	n := min(len(prev.messages), len(cur.messages))
 	k := 0
-	for k < n && messageBytes(prev.t, k) == messageBytes(cur.t, k) {
+	for k < n && prev.t.MessageBytes(k) == cur.t.MessageBytes(k) {
 		cached += cur.messages[k]
 		k++
 	}
 	return max(0, min(cached, cur.total)), k == len(prev.messages)
-}
-
-// messageBytes is message k as written: its lines (JSONL) or its JSON value.
-func messageBytes(t *transcript.Transcript, k int) string {
-	m := &t.Messages[k]
-	if len(m.Lines) <= 1 {
-		return t.Slice(m.Span)
-	}
-	var b strings.Builder
-	for _, l := range m.Lines {
-		b.WriteString(t.Slice(l))
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 // historyOf is the session cut where a request's history ends: the lines before the cut

@@ -41,20 +41,10 @@ func TestIdentityPipelineIsTheSession(t *testing.T) {
 			if err != nil || !pipe.InProcess() {
 				t.Fatalf("ParsePipe: %v, in process %v", err, pipe.InProcess())
 			}
-			c, _ := tokens.New("estimate")
+			o := testOptions(tr, pipe)
+			o.Counter, _ = tokens.New("estimate")
 			var turns []Turn
-			tot, err := Replay(context.Background(), tr, Options{
-				Pipe: pipe,
-				Parse: func(b []byte) (*transcript.Transcript, error) {
-					return transcript.Parse(b, transcript.Options{Format: tr.Format})
-				},
-				Counter:   c,
-				Effective: 1 << 30,
-				Price:     tokens.PriceOf("claude-sonnet-4-5", "anthropic"),
-				Getenv:    func(string) string { return "" },
-				Env:       map[string]string{"CTX_CACHE_DIR": "off"},
-				Check:     true,
-			}, func(tn Turn) error { turns = append(turns, tn); return nil })
+			tot, err := Replay(context.Background(), tr, o, collect(&turns))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,19 +131,10 @@ func identityReplay(t *testing.T, tr *transcript.Transcript) (Totals, []Turn) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	o := testOptions(tr, pipe)
+	o.TTL, o.Check = 5*time.Minute, false
 	var turns []Turn
-	tot, err := Replay(context.Background(), tr, Options{
-		Pipe: pipe,
-		Parse: func(b []byte) (*transcript.Transcript, error) {
-			return transcript.Parse(b, transcript.Options{Format: tr.Format})
-		},
-		Counter:   tokens.Claude(tr.Model),
-		Effective: 1 << 30,
-		Price:     tokens.PriceOf("claude-sonnet-4-5", "anthropic"),
-		TTL:       5 * time.Minute,
-		Getenv:    func(string) string { return "" },
-		Env:       map[string]string{"CTX_CACHE_DIR": "off"},
-	}, func(tn Turn) error { turns = append(turns, tn); return nil })
+	tot, err := Replay(context.Background(), tr, o, collect(&turns))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,17 +236,10 @@ func TestOverWindowAsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	o := testOptions(tr, pipe)
+	o.Effective, o.Check = 8000, false
 	var turns []Turn
-	tot, err := Replay(context.Background(), tr, Options{
-		Pipe: pipe,
-		Parse: func(b []byte) (*transcript.Transcript, error) {
-			return transcript.Parse(b, transcript.Options{Format: tr.Format})
-		},
-		Counter:   tokens.Claude(tr.Model),
-		Effective: 8000,
-		Getenv:    func(string) string { return "" },
-		Env:       map[string]string{"CTX_CACHE_DIR": "off"},
-	}, func(tn Turn) error { turns = append(turns, tn); return nil })
+	tot, err := Replay(context.Background(), tr, o, collect(&turns))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,23 +266,15 @@ func TestConvertedOutputIsRefused(t *testing.T) {
 	if err != nil || !pipe.InProcess() {
 		t.Fatalf("ParsePipe: %v", err)
 	}
-	_, err = Replay(context.Background(), tr, Options{
-		Pipe: pipe,
-		Parse: func(b []byte) (*transcript.Transcript, error) {
-			return transcript.Parse(b, transcript.Options{Format: tr.Format})
-		},
-		Detect: func(b []byte) (transcript.Format, error) {
-			t, err := transcript.Parse(b, transcript.Options{})
-			if err != nil {
-				return "", err
-			}
-			return t.Format, nil
-		},
-		Counter:   tokens.Claude(tr.Model),
-		Effective: 1 << 30,
-		Getenv:    func(string) string { return "" },
-		Env:       map[string]string{"CTX_CACHE_DIR": "off"},
-	}, func(Turn) error { return nil })
+	o := testOptions(tr, pipe)
+	o.Detect = func(b []byte) (transcript.Format, error) {
+		t, err := transcript.Parse(b, transcript.Options{})
+		if err != nil {
+			return "", err
+		}
+		return t.Format, nil
+	}
+	_, err = Replay(context.Background(), tr, o, func(Turn) error { return nil })
 	var te *TurnError
 	if !errors.As(err, &te) || te.Turn != 1 || !strings.Contains(err.Error(), "openai") || !strings.Contains(err.Error(), "anthropic") {
 		t.Errorf("err %v, want request 1 refused as openai against anthropic", err)
@@ -332,15 +298,7 @@ func TestProblemsAreWhatThePipelineBroke(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		counter, _ := tokens.New("estimate")
-		tot, err := Replay(context.Background(), tr, Options{
-			Pipe: pipe,
-			Parse: func(b []byte) (*transcript.Transcript, error) {
-				return transcript.Parse(b, transcript.Options{Format: tr.Format})
-			},
-			Counter: counter, Effective: 1 << 30, Price: tokens.PriceOf("claude-sonnet-4-5", "anthropic"),
-			Getenv: func(string) string { return "" }, Env: map[string]string{"CTX_CACHE_DIR": "off"}, Check: true,
-		}, func(Turn) error { return nil })
+		tot, err := Replay(context.Background(), tr, testOptions(tr, pipe), func(Turn) error { return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -348,4 +306,26 @@ func TestProblemsAreWhatThePipelineBroke(t *testing.T) {
 			t.Errorf("%s: %d of %d requests with problems", c.pipe, tot.Problems, tot.Requests)
 		}
 	}
+}
+
+// testOptions are the options the tests replay tr with: read as tr was, counted by the
+// Claude estimate, checked, no count cache, an unbounded window unless the test sets one.
+func testOptions(tr *transcript.Transcript, pipe *Pipeline) Options {
+	return Options{
+		Pipe: pipe,
+		Parse: func(b []byte) (*transcript.Transcript, error) {
+			return transcript.Parse(b, transcript.Options{Format: tr.Format})
+		},
+		Counter:   tokens.Claude(tr.Model),
+		Effective: 1 << 30,
+		Price:     tokens.PriceOf("claude-sonnet-4-5", "anthropic"),
+		Getenv:    func(string) string { return "" },
+		Env:       map[string]string{"CTX_CACHE_DIR": "off"},
+		Check:     true,
+	}
+}
+
+// collect returns the callback that keeps every turn in turns.
+func collect(turns *[]Turn) func(Turn) error {
+	return func(tn Turn) error { *turns = append(*turns, tn); return nil }
 }

@@ -15,6 +15,7 @@ package transcript
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -326,4 +327,20 @@ func LastUsage(us []Usage) (Usage, bool) {
 		return Usage{}, false
 	}
 	return us[len(us)-1], true
+}
+
+// MessageBytes is message i as written in the document: its JSON value, or its lines for
+// JSONL (a line break after each). Two versions of a conversation share a message when
+// these bytes are equal.
+func (t *Transcript) MessageBytes(i int) string {
+	m := &t.Messages[i]
+	if len(m.Lines) <= 1 {
+		return t.Slice(m.Span)
+	}
+	var b strings.Builder
+	for _, l := range m.Lines {
+		b.WriteString(t.Slice(l))
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
