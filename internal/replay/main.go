@@ -127,7 +127,11 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 		}
 	}
 	if len(Points(d.T)) == 0 {
-		return cli.InputError(fmt.Errorf("%s: no request to replay: the conversation has no reply", d.Display()))
+		err := cli.InputError(fmt.Errorf("%s: no request to replay: no reply follows a message of the conversation", d.Display()))
+		if len(d.T.Messages) > 0 && d.T.Format == transcript.ClaudeCode {
+			return cli.WithHint(err, "a subagent's log starts with its first reply: the request is in the parent session's log")
+		}
+		return err
 	}
 
 	// The stages keep what they offload in a store of their own unless --store names one,
