@@ -17,6 +17,7 @@ type Flags struct {
 	FailOver cli.Percent `name:"fail-over" placeholder:"PCT" help:"Exit 1 when utilization is above PCT (85% or 0.85)." env:"CTX_FAIL_OVER"`
 	Vs       string      `name:"vs" placeholder:"OTHER" help:"Compare with OTHER, another version of the conversation: tokens saved, messages changed, cache prefix kept."`
 	JSON     bool        `name:"json" help:"Write the JSON report even when stdout is a terminal."`
+	Savings  bool        `name:"savings" help:"Run each tier on the document: what it would save now, what it would take out of the prompt cache, and whether that pays back within 10 requests."`
 }
 
 const help = `Counts the tokens of a conversation document and shows where they go: by message, role,
@@ -48,15 +49,20 @@ func run(ctx *cli.Context, f *Flags) error {
 		// The report is the output; with --pass the document is, and the report goes to
 		// stderr. --pass and --vs hold the document whole (passed on, compared).
 		Reports:  !f.Pass,
-		Whole:    f.Pass || f.Vs != "",
+		Whole:    f.Pass || f.Vs != "" || f.Savings,
 		Counted:  true,
 		Previews: true,
 		// The report reads the counts; --vs compares the messages of a document read whole.
-		TallyOnly: true,
+		TallyOnly: !f.Savings,
 		Plan: func(d *cli.Doc) (*cli.Plan, error) {
 			r, err := report(d)
 			if err != nil {
 				return nil, err
+			}
+			if f.Savings {
+				if err := addSavings(d, &r); err != nil {
+					return nil, err
+				}
 			}
 			if f.FailOver > 0 && r.Utilization > float64(f.FailOver) {
 				over++

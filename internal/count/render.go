@@ -203,6 +203,14 @@ func Render(w io.Writer, r *Report, color bool) {
 			mark = paint("1;33", "  ✓")
 		}
 		fmt.Fprintf(w, "%s %-14s %s\n", mark, t.Tool, t.Reason)
+		if t.Saves != nil && *t.Saves > 0 {
+			verdict := "does not repay it"
+			if t.Repays != nil && *t.Repays {
+				verdict = "repays it"
+			}
+			fmt.Fprintf(w, "    %-14s would save %s tokens and re-write %s of the prompt cache: %s within %d requests\n",
+				"", human.Thousands(*t.Saves), human.Thousands(*t.Uncached), verdict, RepayRequests)
+		}
 	}
 }
 

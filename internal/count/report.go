@@ -62,6 +62,12 @@ type Tier struct {
 	Tool   string `json:"tool"`
 	Acts   bool   `json:"acts"`
 	Reason string `json:"reason"`
+	// With --savings, from a run of the tier on the document: the tokens it would save,
+	// the tokens of the prompt from its first change on (written to the cache again), and
+	// whether the saving pays that back within RepayRequests requests.
+	Saves    *int  `json:"saves,omitempty"`
+	Uncached *int  `json:"uncached,omitempty"`
+	Repays   *bool `json:"repays,omitempty"`
 }
 
 // Report is ctx-count's measurement of one document. Its JSON form is documented in

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/budget"
@@ -154,7 +155,7 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 	}
 	for name, v := range map[string]string{"window": strconv.Itoa(window.Window), "reserve": strconv.Itoa(window.Reserve), "model": f.Model, "tokenizer": f.Tokenizer, "overhead": strconv.Itoa(int(f.Overhead))} {
 		if ctx.Given(name) {
-			env["CTX_"+upper(name)] = v
+			env["CTX_"+strings.ToUpper(name)] = v
 		}
 	}
 
@@ -232,16 +233,6 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 	default:
 		return cli.JSONLines(w, r)
 	}
-}
-
-func upper(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'a' <= c && c <= 'z' {
-			b[i] = c - 'a' + 'A'
-		}
-	}
-	return string(b)
 }
 
 func cmpOr(a, b string) string {

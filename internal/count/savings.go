@@ -1,0 +1,126 @@
+package count
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/budget"
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/persist"
+	"github.com/ctxkit/ctxkit/internal/snip"
+	"github.com/ctxkit/ctxkit/internal/summarize"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/ctxkit/ctxkit/internal/trim"
+)
+
+// RepayRequests is the horizon --savings judges a tier's edit by: it must pay back the
+// prompt cache it breaks within this many requests (ctx-snip's --repay default).
+const RepayRequests = 10
+
+type tierMain func(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int
+
+// tierMains are the tiers --savings runs, by name, as the pipeline orders them.
+var tierMains = map[string]tierMain{
+	"ctx-persist": persist.Main, "ctx-budget": budget.Main, "ctx-snip": snip.Main,
+	"ctx-summarize": summarize.Main, "ctx-trim": trim.Main,
+}
+
+// addSavings runs each tier, with its defaults and the run's window, on the document as it
+// is, and says in r.Tiers what it would save, how much of the prompt it would take out of
+// the cache (every token from its first change on), and whether the saving pays that back
+// within RepayRequests requests at the model's cache prices. The tiers' offload stores go
+// to a temporary directory, removed after.
+func addSavings(d *cli.Doc, r *Report) error {
+	ctx := d.Context()
+	work, err := os.MkdirTemp("", "ctx-count-")
+	if err != nil {
+		return cli.RuntimeError(fmt.Errorf("--savings: make a work directory: %w", err))
+	}
+	defer os.RemoveAll(work)
+	stats := filepath.Join(work, "stats.jsonl")
+	env := map[string]string{
+		"CTX_STORE":      filepath.Join(work, "store"),
+		"CTX_STATS_FILE": stats,
+		"CTX_FORMAT":     string(d.T.Format),
+		// The window the report measured against, so every tier sees the same.
+		"CTX_WINDOW":  strconv.Itoa(r.Window),
+		"CTX_RESERVE": strconv.Itoa(r.Reserve),
+	}
+	for _, name := range []string{"path", "model", "tokenizer", "overhead"} {
+		if ctx.Given(name) {
+			env["CTX_"+strings.ToUpper(name)] = ctx.Getenv("CTX_" + strings.ToUpper(name))
+		}
+	}
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return ctx.Getenv(k)
+	}
+	doc := []byte(d.T.Doc)
+	price := tokens.PriceOf(r.Model, measure.ProviderOf(d.T.Format))
+	for i := range r.Tiers {
+		main, ok := tierMains[r.Tiers[i].Tool]
+		if !ok {
+			continue
+		}
+		os.Remove(stats)
+		var out, errs bytes.Buffer
+		if code := main([]string{"-"}, bytes.NewReader(doc), &out, &errs, getenv); code != 0 {
+			return cli.RuntimeError(fmt.Errorf("--savings: %s exited %d: %s", r.Tiers[i].Tool, code, lastLine(errs.String())))
+		}
+		var st struct {
+			Saved int `json:"saved"`
+			Items int `json:"items"`
+		}
+		if line, err := os.ReadFile(stats); err == nil {
+			json.Unmarshal(line, &st)
+		}
+		saves, uncached := 0, 0
+		if st.Items > 0 && !bytes.Equal(out.Bytes(), doc) {
+			after, err := transcript.Parse(out.Bytes(), d.ReadOptions())
+			if err != nil {
+				return cli.RuntimeError(fmt.Errorf("--savings: %s wrote what does not read: %w", r.Tiers[i].Tool, err))
+			}
+			saves = st.Saved
+			uncached = uncachedBy(d.T, after, r)
+		}
+		repays := saves > 0 && price.Repays(saves, uncached, RepayRequests)
+		r.Tiers[i].Saves, r.Tiers[i].Uncached, r.Tiers[i].Repays = &saves, &uncached, &repays
+	}
+	return nil
+}
+
+// uncachedBy is what changing the conversation before into after takes out of the prompt
+// cache: the tokens of before from its first message that after does not hold as it was,
+// byte for byte, to the end (and the tool schemas, when they changed). Messages are
+// compared as sent, not the file's bytes: a Claude Code summary is appended to the log but
+// replaces the history before it.
+func uncachedBy(before, after *transcript.Transcript, r *Report) int {
+	k := 0
+	for k < len(before.Messages) && k < len(after.Messages) && before.MessageBytes(k) == after.MessageBytes(k) {
+		k++
+	}
+	n := 0
+	if before.Slice(before.Tools) != after.Slice(after.Tools) {
+		n += r.ByKind["tools"]
+		k = 0
+	}
+	for mi := k; mi < len(r.Messages); mi++ {
+		n += r.Messages[mi].Tokens
+	}
+	return n
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
