@@ -353,3 +353,27 @@ func ensureNewline(b []byte) []byte {
 	}
 	return b
 }
+
+// CommonEnv is the shared reading and measuring flags the user set (on the command line or
+// through their CTX_ variables), as the CTX_ variables that set them: what a tool passes on
+// to the ctxkit tools it runs, so they read and measure the document as it does.
+func (c *Context) CommonEnv() map[string]string {
+	f := c.Common
+	env := map[string]string{}
+	set := func(flag, name, value string) {
+		if c.Given(flag) {
+			env[name] = value
+		}
+	}
+	set("format", "CTX_FORMAT", f.Format)
+	set("path", "CTX_PATH", f.Path)
+	set("tokenizer", "CTX_TOKENIZER", f.Tokenizer)
+	set("model", "CTX_MODEL", f.Model)
+	set("window", "CTX_WINDOW", f.Window.String())
+	if f.Reserve != nil {
+		set("reserve", "CTX_RESERVE", f.Reserve.String())
+	}
+	set("overhead", "CTX_OVERHEAD", f.Overhead.String())
+	set("store", "CTX_STORE", f.Store)
+	return env
+}

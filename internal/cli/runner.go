@@ -59,6 +59,10 @@ func isTerminal(x any) bool {
 // have printed) unwinds out of Parse without ending the process.
 type exitSignal struct{ code int }
 
+// MainFunc is a ctxkit command's entry point, as each tier's Main has it: what a tool that
+// runs other tools in this process (ctx-replay's pipeline, ctx-count --savings) calls.
+type MainFunc func(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int
+
 // Main runs tool with the command-line arguments args (without the program
 // name) and returns the exit status. getenv supplies the environment: the
 // CTX_* flag variables, NO_COLOR and TERM are read only through it, never

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,10 +24,9 @@ import (
 // prompt cache it breaks within this many requests (ctx-snip's --repay default).
 const RepayRequests = 10
 
-type tierMain func(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int
-
-// tierMains are the tiers --savings runs, by name, as the pipeline orders them.
-var tierMains = map[string]tierMain{
+// TierMains are the tiers of the pipeline by name: what --savings runs, and what ctx-replay
+// runs in process.
+var TierMains = map[string]cli.MainFunc{
 	"ctx-persist": persist.Main, "ctx-budget": budget.Main, "ctx-snip": snip.Main,
 	"ctx-summarize": summarize.Main, "ctx-trim": trim.Main,
 }
@@ -37,7 +35,7 @@ var tierMains = map[string]tierMain{
 // is, and says in r.Tiers what it would save, how much of the prompt it would take out of
 // the cache (every token from its first change on), and whether the saving pays that back
 // within RepayRequests requests at the model's cache prices. The tiers' offload stores go
-// to a temporary directory, removed after.
+// to a temporary directory, removed after, unless --store names one.
 func addSavings(d *cli.Doc, r *Report) error {
 	ctx := d.Context()
 	work, err := os.MkdirTemp("", "ctx-count-")
@@ -46,19 +44,16 @@ func addSavings(d *cli.Doc, r *Report) error {
 	}
 	defer os.RemoveAll(work)
 	stats := filepath.Join(work, "stats.jsonl")
-	env := map[string]string{
-		"CTX_STORE":      filepath.Join(work, "store"),
-		"CTX_STATS_FILE": stats,
-		"CTX_FORMAT":     string(d.T.Format),
-		// The window the report measured against, so every tier sees the same.
-		"CTX_WINDOW":  strconv.Itoa(r.Window),
-		"CTX_RESERVE": strconv.Itoa(r.Reserve),
+	// The user's reading and measuring flags, the window the report measured against (so
+	// every tier sees the same), and a store of the run's own unless --store names one.
+	env := ctx.CommonEnv()
+	if !ctx.Given("store") {
+		env["CTX_STORE"] = filepath.Join(work, "store")
 	}
-	for _, name := range []string{"path", "model", "tokenizer", "overhead"} {
-		if ctx.Given(name) {
-			env["CTX_"+strings.ToUpper(name)] = ctx.Getenv("CTX_" + strings.ToUpper(name))
-		}
-	}
+	env["CTX_STATS_FILE"] = stats
+	env["CTX_FORMAT"] = string(d.T.Format)
+	env["CTX_WINDOW"] = strconv.Itoa(r.Window)
+	env["CTX_RESERVE"] = strconv.Itoa(r.Reserve)
 	getenv := func(k string) string {
 		if v, ok := env[k]; ok {
 			return v
@@ -68,7 +63,7 @@ func addSavings(d *cli.Doc, r *Report) error {
 	doc := []byte(d.T.Doc)
 	price := tokens.PriceOf(r.Model, measure.ProviderOf(d.T.Format))
 	for i := range r.Tiers {
-		main, ok := tierMains[r.Tiers[i].Tool]
+		main, ok := TierMains[r.Tiers[i].Tool]
 		if !ok {
 			continue
 		}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,32 +10,29 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/measure"
-	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/safefile"
-	"github.com/ctxkit/ctxkit/internal/snip"
-	"github.com/ctxkit/ctxkit/internal/summarize"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
-	"github.com/ctxkit/ctxkit/internal/trim"
 )
 
 // DefaultPipe is the pipeline replayed unless --pipe names another: the five tiers.
 const DefaultPipe = "ctx-persist | ctx-budget | ctx-snip | ctx-summarize | ctx-trim"
 
-// Tools are the commands a pipeline runs in this process.
-var Tools = map[string]MainFunc{
-	"ctx-persist": persist.Main, "ctx-budget": budget.Main, "ctx-snip": snip.Main,
-	"ctx-summarize": summarize.Main, "ctx-trim": trim.Main, "ctx-repair": repair.Main,
-	"ctx-count": count.Main,
-}
+// Tools are the commands a pipeline runs in this process: the tiers, ctx-repair and
+// ctx-count.
+var Tools = func() map[string]cli.MainFunc {
+	tools := map[string]cli.MainFunc{"ctx-repair": repair.Main, "ctx-count": count.Main}
+	for name, main := range count.TierMains {
+		tools[name] = main
+	}
+	return tools
+}()
 
 // Flags is ctx-replay's command line.
 type Flags struct {
@@ -142,24 +140,14 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 		return cli.RuntimeError(fmt.Errorf("make a work directory: %w", err))
 	}
 	defer os.RemoveAll(work)
-	env := map[string]string{
-		"CTX_STATS_FILE": work + "/stats.jsonl",
-		"CTX_FORMAT":     string(d.T.Format),
-		"CTX_STORE":      work + "/store",
-	}
-	if ctx.Given("store") {
-		env["CTX_STORE"] = f.Store
-	}
-	if f.Path != "" {
-		env["CTX_PATH"] = f.Path
-	}
-	for name, v := range map[string]string{"window": strconv.Itoa(window.Window), "reserve": strconv.Itoa(window.Reserve), "model": f.Model, "tokenizer": f.Tokenizer, "overhead": strconv.Itoa(int(f.Overhead))} {
-		if ctx.Given(name) {
-			env["CTX_"+strings.ToUpper(name)] = v
-		}
+	env := ctx.CommonEnv()
+	env["CTX_STATS_FILE"] = work + "/stats.jsonl"
+	env["CTX_FORMAT"] = string(d.T.Format)
+	if !ctx.Given("store") {
+		env["CTX_STORE"] = work + "/store"
 	}
 
-	r := Report{File: d.Display(), Format: string(d.T.Format), Model: cmpOr(window.Model, d.T.Model), Pipe: pipe.Text,
+	r := Report{File: d.Display(), Format: string(d.T.Format), Model: cmp.Or(window.Model, d.T.Model), Pipe: pipe.Text,
 		Window: window.Window, Effective: window.Effective, Price: price}
 	parseOpts := d.ReadOptions()
 	o := Options{
@@ -233,13 +221,6 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 	default:
 		return cli.JSONLines(w, r)
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // width is the terminal's width: COLUMNS, else 80.

@@ -5,16 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
-)
 
-// MainFunc is a ctxkit command's entry point (x.Main).
-type MainFunc func(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int
+	"github.com/ctxkit/ctxkit/internal/cli"
+)
 
 // Pipeline is the --pipe text, ready to run on one request. When every stage is a ctxkit
 // filter with plain arguments it runs in this process (no fork, no PATH lookup, the same
@@ -26,7 +24,7 @@ type Pipeline struct {
 
 type stage struct {
 	name string
-	main MainFunc
+	main cli.MainFunc
 	args []string
 }
 
@@ -35,7 +33,7 @@ func (p *Pipeline) InProcess() bool { return p.stages != nil }
 
 // ParsePipe reads a pipeline of filters separated by "|". tools are the commands that can
 // run in process, by name.
-func ParsePipe(text string, tools map[string]MainFunc) (*Pipeline, error) {
+func ParsePipe(text string, tools map[string]cli.MainFunc) (*Pipeline, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, errors.New("empty pipeline")
 	}

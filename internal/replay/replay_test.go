@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convert"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -262,7 +263,7 @@ func TestOverWindowAsRecorded(t *testing.T) {
 // OpenAI request read as an Anthropic one) and the replay went on with made-up figures.
 func TestConvertedOutputIsRefused(t *testing.T) {
 	tr := parseFile(t, "anthropic.json")
-	pipe, err := ParsePipe("ctx-convert --to openai", map[string]MainFunc{"ctx-convert": convert.Main})
+	pipe, err := ParsePipe("ctx-convert --to openai", map[string]cli.MainFunc{"ctx-convert": convert.Main})
 	if err != nil || !pipe.InProcess() {
 		t.Fatalf("ParsePipe: %v", err)
 	}
@@ -294,7 +295,7 @@ func TestProblemsAreWhatThePipelineBroke(t *testing.T) {
 		pipe string
 		some bool
 	}{{"ctx-count -p", false}, {"breaker", true}} {
-		pipe, err := ParsePipe(c.pipe, map[string]MainFunc{"breaker": breaker, "ctx-count": Tools["ctx-count"]})
+		pipe, err := ParsePipe(c.pipe, map[string]cli.MainFunc{"breaker": breaker, "ctx-count": Tools["ctx-count"]})
 		if err != nil {
 			t.Fatal(err)
 		}
