@@ -21,8 +21,8 @@ import (
 )
 
 // RepayRequests is the horizon --savings judges a tier's edit by: it must pay back the
-// prompt cache it breaks within this many requests (ctx-snip's --repay default).
-const RepayRequests = 10
+// prompt cache it breaks within this many requests, ctx-snip's --repay default.
+var RepayRequests = snip.Defaults().Repay
 
 // TierMains are the tiers of the pipeline by name: what --savings runs, and what ctx-replay
 // runs in process.

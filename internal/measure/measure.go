@@ -173,21 +173,30 @@ type Counts struct {
 	Total      int
 	PerMessage []int
 	Blocks     [][]int
-	// Removed is, per message, what ctxkit markers in it say earlier edits took out of it
-	// (Block.Was less Block.Tokens): a tier that replaces the message, or a block of it,
-	// with a marker of its own states its size as it was, Tokens plus Removed, so that
-	// edits upon edits still say what the content first held.
-	Removed []int
 	// Was is, per block, its size before any ctxkit edit: Blocks plus what its markers
-	// say earlier edits took out of it.
+	// say earlier edits took out of it. A tier that replaces a block, or a message (see
+	// Removed), with a marker of its own states the size as it was, so that edits upon
+	// edits still say what the content first held.
 	Was [][]int
+}
+
+// Removed is, per message, what ctxkit markers in it say earlier edits took out of it:
+// its blocks' Was less their tokens.
+func (n Counts) Removed() []int {
+	out := make([]int, len(n.Was))
+	for mi := range n.Was {
+		for bi, was := range n.Was[mi] {
+			out[mi] += was - n.Blocks[mi][bi]
+		}
+	}
+	return out
 }
 
 // Counts sums the tally: the total is every message's blocks and framing, the tool
 // schemas, the priming of the reply and the part not in the file (as Total sums it).
 func (tl *Tally) Counts() Counts {
 	framing := tl.Framing()
-	n := Counts{Total: tl.Total(), PerMessage: make([]int, len(tl.Messages)), Blocks: make([][]int, len(tl.Messages)), Removed: make([]int, len(tl.Messages)), Was: make([][]int, len(tl.Messages))}
+	n := Counts{Total: tl.Total(), PerMessage: make([]int, len(tl.Messages)), Blocks: make([][]int, len(tl.Messages)), Was: make([][]int, len(tl.Messages))}
 	for mi := range tl.Messages {
 		m := &tl.Messages[mi]
 		n.PerMessage[mi] = m.Tokens(framing)
@@ -197,7 +206,6 @@ func (tl *Tally) Counts() Counts {
 			b := &m.Blocks[bi]
 			n.Blocks[mi][bi] = b.Tokens
 			n.Was[mi][bi] = max(b.Tokens, b.Was)
-			n.Removed[mi] += max(0, b.Was-b.Tokens)
 		}
 	}
 	return n

@@ -35,10 +35,11 @@ func TestCountsRemoved(t *testing.T) {
 	}
 	c, _ := tokens.New("estimate")
 	n := Of(tr, c, false).Counts()
-	if n.Removed[0] != 0 || n.Removed[1] != 0 {
-		t.Errorf("Removed = %v: only the cleared result stands for more", n.Removed)
+	removed := n.Removed()
+	if removed[0] != 0 || removed[1] != 0 {
+		t.Errorf("Removed = %v: only the cleared result stands for more", removed)
 	}
-	if want := 5000 - n.Blocks[2][0]; n.Removed[2] != want {
-		t.Errorf("Removed[2] = %d, want %d", n.Removed[2], want)
+	if want := 5000 - n.Blocks[2][0]; removed[2] != want {
+		t.Errorf("Removed[2] = %d, want %d", removed[2], want)
 	}
 }

@@ -400,7 +400,7 @@ func plan(t *transcript.Transcript, o Options, factsOf func(*transcript.Block) f
 		}
 		p.mark(next, reason)
 	}
-	if !idle && !p.worth() {
+	if !idle && p.notWorth() != "" {
 		// Not worth the cache at the target: clear the rest of the old results too, since
 		// the cache from the first cleared result on is lost either way.
 		for ; next < recent; next++ {
@@ -455,9 +455,6 @@ func plan(t *transcript.Transcript, o Options, factsOf func(*transcript.Block) f
 	}
 	return changes, st
 }
-
-// worth reports whether the results marked so far repay the cache they break.
-func (p *planner) worth() bool { return p.notWorth() == "" }
 
 // notWorth says why the results marked so far do not repay the prompt cache they break,
 // or "" when they do (or nothing is marked).

@@ -134,7 +134,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		return nil, err
 	}
 	o.Counter, o.Effective = m.Counter, m.Window.Effective
-	o.Tokens, o.PerMessage, o.Removed = m.Counts.Total, m.Counts.PerMessage, m.Counts.Removed
+	o.Tokens, o.PerMessage, o.Removed = m.Counts.Total, m.Counts.PerMessage, m.Counts.Removed()
 	switch {
 	case f.Keep.Turns > 0:
 		o.KeepTurns = f.Keep.Turns

@@ -78,7 +78,7 @@ func planDoc(d *cli.Doc, f *Flags, o Options) (*cli.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.Counter, o.Effective, o.Tokens, o.PerMessage, o.Removed = m.Counter, m.Window.Effective, m.Counts.Total, m.Counts.PerMessage, m.Counts.Removed
+	o.Counter, o.Effective, o.Tokens, o.PerMessage, o.Removed = m.Counter, m.Window.Effective, m.Counts.Total, m.Counts.PerMessage, m.Counts.Removed()
 	t := d.T
 	drops := Choose(t, o)
 	st := drops.Stats
