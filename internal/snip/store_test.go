@@ -53,6 +53,31 @@ type costs struct {
 	bytes, tokens, saved                int
 }
 
+// add counts one file's run: what it saved, and the size of each placeholder and stub.
+func (sum *costs) add(edits []transcript.Edit, st Stats, c tokens.Counter) {
+	sum.files++
+	if len(edits) > 0 {
+		sum.changed++
+	}
+	sum.saved -= st.TokensDelta
+	for _, e := range edits {
+		text := e.With
+		if strings.HasPrefix(text, `"`) {
+			text = gjson.Parse(text).String()
+		}
+		if i := strings.Index(text, Marker); i > 0 && !strings.HasPrefix(text, stubJSONStart) {
+			text = text[i:] // the placeholder without the label it keeps
+		}
+		if strings.Contains(text, "ctx_snip") || strings.HasPrefix(text, Marker+"cleared ") {
+			sum.stubs++
+			continue
+		}
+		sum.placeholders++
+		sum.bytes += len(text)
+		sum.tokens += c.Count(text)
+	}
+}
+
 // roundTrip clears doc with a store, checks that every placeholder names a file the plan
 // gave and that Restore puts back the input byte for byte (and then finds nothing more),
 // and adds up what the placeholders cost.
@@ -98,27 +123,7 @@ func roundTrip(t testing.TB, name string, in []byte, o Options, window int, sum 
 	if sum == nil {
 		return
 	}
-	sum.files++
-	if len(edits) > 0 {
-		sum.changed++
-	}
-	sum.saved -= st.TokensDelta
-	for _, e := range edits {
-		text := e.With
-		if strings.HasPrefix(text, `"`) {
-			text = gjson.Parse(text).String()
-		}
-		if i := strings.Index(text, Marker); i > 0 && !strings.HasPrefix(text, stubJSONStart) {
-			text = text[i:] // the placeholder without the label it keeps
-		}
-		if strings.Contains(text, "ctx_snip") || strings.HasPrefix(text, Marker+"cleared ") {
-			sum.stubs++
-			continue
-		}
-		sum.placeholders++
-		sum.bytes += len(text)
-		sum.tokens += o.Counter.Count(text)
-	}
+	sum.add(edits, st, o.Counter)
 }
 
 func firstDiff(a, b []byte) int {
@@ -181,24 +186,7 @@ func noStoreCosts(t testing.TB, name string, in []byte, o Options, window int, s
 	b, _ := tokens.Window("", window, 0)
 	o.Tokens, o.Effective = measure.Total(tr, o.Counter), b.Effective
 	edits, _, st := Plan(tr, o)
-	sum.files++
-	if len(edits) > 0 {
-		sum.changed++
-	}
-	sum.saved -= st.TokensDelta
-	for _, e := range edits {
-		text := gjson.Parse(e.With).String()
-		if i := strings.Index(text, Marker); i > 0 && !strings.HasPrefix(text, stubJSONStart) {
-			text = text[i:]
-		}
-		if strings.Contains(text, "ctx_snip") || strings.HasPrefix(text, Marker+"cleared ") {
-			sum.stubs++
-			continue
-		}
-		sum.placeholders++
-		sum.bytes += len(text)
-		sum.tokens += o.Counter.Count(text)
-	}
+	sum.add(edits, st, o.Counter)
 }
 
 func logCosts(t *testing.T, label string, c *costs) {
