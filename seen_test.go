@@ -176,7 +176,7 @@ func TestEditedCountsWhatItSaved(t *testing.T) {
 	tiers := []tierRun{
 		{"ctx-persist", persist.Main, []string{"--threshold", "2000", "--store", store}},
 		{"ctx-budget", budget.Main, []string{"--cap", "2000"}},
-		{"ctx-snip", snip.Main, []string{"--window", "20k", "--idle", "0", "--store", store}},
+		{"ctx-snip", snip.Main, []string{"--window", "20k", "--idle", "0", "--repay", "0", "--clear-at-least", "0", "--store", store}},
 		{"ctx-summarize", summarize.Main, []string{"--window", "20k"}},
 		{"ctx-trim", trim.Main, []string{"--window", "20k"}},
 	}
