@@ -182,17 +182,19 @@ table_jq() {
 		def fired: to_entries | map("\(.key | ltrimstr("ctx-")) \(.value)") | join(", ") | if . == "" then "none" else . end;
 		def kb: if . >= 1048576 then "\(. / 1048576 * 10 | round / 10) MB" else "\(. / 1024 | round) KB" end;
 		def row(name; size; window):
-			"| \(name) | \(size) | \(window) | \(.requests) | \(.over_window) | \(.over_window_unavoidable) | \(.over_window_uncompacted) | \(.cache_breaks) | \(.repeat_firings) | \(ratio(.tokens_sent; .tokens_uncompacted)) | \(ratio(.cost; .cost_uncompacted)) | \(.firings | fired) |";
+			"| \(name) | \(size) | \(window) | \(.requests) | \(.over_window) | \(.over_window_unavoidable) | \(.over_window_uncompacted) | \(.cache_breaks) | \(.oracle.fewest_cache_breaks) | \(.repeat_firings) | \(.repeat_firings_needed) | \(ratio(.tokens_sent; .tokens_uncompacted)) | \(ratio(.cost; .cost_uncompacted)) | \(ratio(.oracle.cost; .cost_uncompacted)) | \(.firings | fired) |";
 		[inputs] as $all
 		| ($all | map(select(has("requests")))) as $r
 		| ($all | map(select(has("meta")) | .meta)) as $m
-		| "| session | size | window | requests | over window | of which unavoidable | over window as recorded | cache breaks | repeat firings | tokens sent | billed | firings |",
-		  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+		| "| session | size | window | requests | over window | of which unavoidable | over window as recorded | cache breaks | fewest possible | repeat firings | of which needed | tokens sent | billed | best possible | firings |",
+		  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
 		  (range($r | length) as $i | $r[$i] | row(.file | split("/") | last | .[0:8]; $m[$i].size | kb; $m[$i].window)),
 		  ($r | {requests: (map(.requests) | add), over_window: (map(.over_window) | add),
 		         over_window_unavoidable: (map(.over_window_unavoidable) | add),
 		         over_window_uncompacted: (map(.over_window_uncompacted) | add),
 		         cache_breaks: (map(.cache_breaks) | add), repeat_firings: (map(.repeat_firings) | add),
+		         repeat_firings_needed: (map(.repeat_firings_needed) | add),
+		         oracle: {fewest_cache_breaks: (map(.oracle.fewest_cache_breaks) | add), cost: (map(.oracle.cost) | add)},
 		         tokens_sent: (map(.tokens_sent) | add), tokens_uncompacted: (map(.tokens_uncompacted) | add),
 		         cost: (map(.cost) | add), cost_uncompacted: (map(.cost_uncompacted) | add),
 		         firings: (map(.firings | to_entries[]) | group_by(.key) | map({key: .[0].key, value: (map(.value) | add)}) | from_entries)}
@@ -219,20 +221,25 @@ def kb(n):
 
 def row(name, size, window, r):
     return (f"| {name} | {size} | {window} | {r['requests']} | {r['over_window']} | {r['over_window_unavoidable']} | {r['over_window_uncompacted']} "
-            f"| {r['cache_breaks']} | {r['repeat_firings']} | {ratio(r['tokens_sent'], r['tokens_uncompacted'])} "
-            f"| {ratio(r['cost'], r['cost_uncompacted'])} | {fired(r['firings'])} |")
+            f"| {r['cache_breaks']} | {r['oracle']['fewest_cache_breaks']} | {r['repeat_firings']} | {r['repeat_firings_needed']} "
+            f"| {ratio(r['tokens_sent'], r['tokens_uncompacted'])} | {ratio(r['cost'], r['cost_uncompacted'])} "
+            f"| {ratio(r['oracle']['cost'], r['cost_uncompacted'])} | {fired(r['firings'])} |")
 
-print("| session | size | window | requests | over window | of which unavoidable | over window as recorded | cache breaks | repeat firings | tokens sent | billed | firings |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+print("| session | size | window | requests | over window | of which unavoidable | over window as recorded | cache breaks | fewest possible | repeat firings | of which needed | tokens sent | billed | best possible | firings |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 total = {k: 0 for k in ("requests", "over_window", "over_window_unavoidable", "over_window_uncompacted", "cache_breaks", "repeat_firings",
-                        "tokens_sent", "tokens_uncompacted", "cost", "cost_uncompacted")}
+                        "repeat_firings_needed", "tokens_sent", "tokens_uncompacted", "cost", "cost_uncompacted")}
 total["firings"] = {}
+total["oracle"] = {"fewest_cache_breaks": 0, "cost": 0}
 for meta, r in rows:
     print(row(r["file"].split("/")[-1][:8], kb(meta["size"]), meta["window"], r))
     for k in total:
         if k == "firings":
             for tool, n in r["firings"].items():
                 total["firings"][tool] = total["firings"].get(tool, 0) + n
+        elif k == "oracle":
+            for o in total["oracle"]:
+                total["oracle"][o] += r["oracle"][o]
         else:
             total[k] += r[k]
 print(row("**total**", "", "", total))

@@ -36,7 +36,11 @@ func Render(w *bytes.Buffer, r *Report, cols int, color bool) {
 		over = fmt.Sprintf("requests; %d could not fit: what no tier may change is over the window", r.Unavoidable)
 	}
 	row("over window", fmt.Sprint(r.OverWindow), fmt.Sprint(r.OverUncompacted), over)
-	row("cache breaks", fmt.Sprint(r.CacheBreaks), "", "")
+	row("cache breaks", fmt.Sprint(r.CacheBreaks), "", fmt.Sprintf("the fewest that fit every request: %d", r.Oracle.FewestBreaks))
+	if r.Repeats > 0 {
+		row("repeats", fmt.Sprint(r.Repeats), "", fmt.Sprintf("a tier firing on two requests in a row; %d of them needed (the request over the window otherwise)", r.RepeatsNeeded))
+	}
+	row("best possible", dollars(r.Oracle.Cost), "", fmt.Sprintf("billed %.2f×: compacting to what no tier may change, at the best requests (%d cache breaks)", r.Oracle.BilledRatio, r.Oracle.CacheBreaks))
 	if r.Problems > 0 {
 		row("invalid", fmt.Sprint(r.Problems), "", "requests ctx-repair --check would reject")
 	}

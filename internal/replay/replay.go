@@ -76,9 +76,12 @@ type Turn struct {
 	Turn    int       `json:"turn"`    // 1-based
 	Message int       `json:"message"` // index of the reply in the session
 	Time    time.Time `json:"time,omitzero"`
-	// Tokens is the request as sent, Uncompacted as the session sent it.
+	// Tokens is the request as sent, Uncompacted as the session sent it. In is what the
+	// pipeline was given: the request sent before plus the messages since, the request
+	// had the pipeline not run this time.
 	Tokens      int `json:"tokens"`
 	Uncompacted int `json:"tokens_uncompacted"`
+	In          int `json:"tokens_in"`
 	// Cached is the part of the request read from the prompt cache; Written the rest,
 	// which the request writes to it.
 	Cached             int `json:"cached"`
@@ -128,9 +131,14 @@ type Totals struct {
 	CostUncompacted   float64        `json:"cost_uncompacted"`
 	BilledRatio       float64        `json:"billed_ratio"`
 	SentRatio         float64        `json:"sent_ratio"`
-	// Repeats counts turns on which a stage fired right after firing the turn before.
-	Repeats  int `json:"repeat_firings"`
-	Problems int `json:"requests_with_problems,omitempty"`
+	// Repeats counts turns on which a stage fired right after firing the turn before;
+	// RepeatsNeeded those of them whose request would otherwise have been over the window
+	// (In over it).
+	Repeats       int `json:"repeat_firings"`
+	RepeatsNeeded int `json:"repeat_firings_needed"`
+	Problems      int `json:"requests_with_problems,omitempty"`
+	// Oracle is the best any schedule of compactions could have done (see Floor).
+	Oracle Floor `json:"oracle"`
 }
 
 // TurnError is a replay that stopped: the request it stopped at and why.
@@ -163,6 +171,7 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 	tot := Totals{Requests: len(points), Firings: map[string]int{}, Saved: map[string]int{}}
 	var prevSent, prevOrig *sent
 	var prevFired map[string]bool
+	steps := make([]oracleStep, 0, len(points))
 	for i, p := range points {
 		turn, s, u, fired, err := o.step(ctx, orig, points, i, prevSent, prevOrig)
 		if err != nil {
@@ -171,9 +180,13 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 		for tool := range fired {
 			if prevFired[tool] {
 				tot.Repeats++
+				if o.Effective > 0 && turn.In > o.Effective {
+					tot.RepeatsNeeded++
+				}
 				break
 			}
 		}
+		steps = append(steps, oracleStep{uncompacted: turn.Uncompacted, floor: turn.Floor, base: u.base(), warm: i > 0 && !turn.Cold})
 		turn.Message = p.Message
 		tot.add(turn)
 		if err := each(turn); err != nil {
@@ -183,6 +196,8 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 	}
 	tot.BilledRatio = ratio(tot.Cost, tot.CostUncompacted)
 	tot.SentRatio = ratio(float64(tot.Tokens), float64(tot.Uncompacted))
+	tot.Oracle = floorOf(steps, o.Effective, o.Price)
+	tot.Oracle.BilledRatio = ratio(tot.Oracle.Cost, tot.CostUncompacted)
 	return tot, nil
 }
 
@@ -281,14 +296,21 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	}
 	// Where the session records the request's size, that is the truth for the request as
 	// the session sent it; the request sent is that less what the pipeline took out.
+	hidden := o.Overhead
 	if p.Recorded > 0 {
-		u.setHidden(p.Recorded - u.counted)
-		s.setHidden(p.Recorded - u.counted)
-	} else {
-		u.setHidden(o.Overhead)
-		s.setHidden(o.Overhead)
+		hidden = p.Recorded - u.counted
 	}
-	turn.Tokens, turn.Uncompacted = s.total, u.total
+	u.setHidden(hidden)
+	s.setHidden(hidden)
+	turn.Tokens, turn.Uncompacted, turn.In = s.total, u.total, u.total
+	if prevSent != nil {
+		given, err := o.measure(in, p.Time)
+		if err != nil {
+			return turn, nil, nil, nil, fmt.Errorf("the request before, with the messages since: %w", err)
+		}
+		given.setHidden(hidden)
+		turn.In = given.total
+	}
 
 	warm := prevSent != nil && (o.TTL <= 0 || p.Time.IsZero() || prevSent.time.IsZero() || p.Time.Sub(prevSent.time) <= o.TTL)
 	turn.Cold = prevSent != nil && !warm
@@ -329,9 +351,15 @@ func (o *Options) sameFormat(in, out []byte) error {
 	return fmt.Errorf("the pipeline's output reads as %s, its input as %s: a replay needs the session's format back", is, was)
 }
 
+// base is the part of the request before its messages: the part the file does not hold
+// and the tool schemas.
+func (s *sent) base() int {
+	return max(0, s.hidden) + s.fixed
+}
+
 // floor is the least the request could be made: what no tier may change.
 func (s *sent) floor() int {
-	n := max(0, s.hidden) + s.fixed
+	n := s.base()
 	for mi := range s.t.Protected() { // system prompts, the newest user and assistant message
 		if mi < len(s.messages) {
 			n += s.messages[mi]

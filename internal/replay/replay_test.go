@@ -330,3 +330,48 @@ func testOptions(tr *transcript.Transcript, pipe *Pipeline) Options {
 func collect(turns *[]Turn) func(Turn) error {
 	return func(tn Turn) error { *turns = append(*turns, tn); return nil }
 }
+
+// A stage that fires on two requests in a row is a repeat; it was needed when the request,
+// the one before as sent plus the messages since (tokens_in), was over the window without
+// it. ctx-trim --max-tokens fires on every request above its limit, so the window decides
+// which repeats were needed.
+func TestRepeatsNeededAreOverTheWindow(t *testing.T) {
+	tr := parseFile(t, "anthropic.json")
+	pipe, err := ParsePipe("ctx-trim --max-tokens 4000", Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := testOptions(tr, pipe)
+	o.Effective, o.Check = 7000, false
+	o.StatsFile = filepath.Join(t.TempDir(), "stats.jsonl")
+	o.Env["CTX_STATS_FILE"] = o.StatsFile
+	var turns []Turn
+	tot, err := Replay(context.Background(), tr, o, collect(&turns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repeats, needed := 0, 0
+	for i, tn := range turns {
+		if i == 0 {
+			if tn.In != tn.Uncompacted {
+				t.Errorf("turn 1: in %d, as recorded %d: the first request is the session's", tn.In, tn.Uncompacted)
+			}
+			continue
+		}
+		if prev := turns[i-1]; tn.In < prev.Tokens || tn.In-prev.Tokens != tn.Uncompacted-prev.Uncompacted {
+			t.Errorf("turn %d: in %d is not the request before as sent (%d) grown as the session grew (%d → %d)", tn.Turn, tn.In, prev.Tokens, prev.Uncompacted, tn.Uncompacted)
+		}
+		if len(tn.Fired) > 0 && len(turns[i-1].Fired) > 0 {
+			repeats++
+			if tn.In > o.Effective {
+				needed++
+			}
+		}
+	}
+	if tot.Repeats != repeats || tot.RepeatsNeeded != needed {
+		t.Errorf("totals: %d repeats, %d needed; the turns say %d, %d", tot.Repeats, tot.RepeatsNeeded, repeats, needed)
+	}
+	if needed == 0 || needed == repeats {
+		t.Errorf("%d repeats, %d needed: the test wants both kinds", repeats, needed)
+	}
+}

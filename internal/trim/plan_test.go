@@ -171,3 +171,38 @@ func TestPlanNeverGrows(t *testing.T) {
 		t.Errorf("dropped %v, opened %v, fits %v", st.Dropped, st.Opened, st.Fits)
 	}
 }
+
+// TestPlanHoldsBack: when dropping all the tier may cannot reach its goal, a document that
+// fits the window is left whole (a partial drop would lose messages and break the prompt
+// cache for a few tokens); one over the window still loses what may go.
+func TestPlanHoldsBack(t *testing.T) {
+	doc := `{"messages":[{"role":"system","content":"s"}`
+	for i := 0; i < 4; i++ {
+		doc += `,{"role":"user","content":"u"},{"role":"assistant","content":"a"}`
+	}
+	doc += `,{"role":"user","content":"last"}]}`
+	tr := parse(t, doc)
+	// A large system prompt and newest message; the eight between hold 10 tokens each.
+	perMessage := []int{300, 10, 10, 10, 10, 10, 10, 10, 10, 620}
+	for _, c := range []struct {
+		effective int
+		heldBack  bool
+		dropped   int
+	}{
+		{1040, true, 0},  // 96%: over the trigger, within the window
+		{1000, true, 0},  // exactly full still fits
+		{990, false, 7},  // over the window: everything but the newest exchange goes
+		{2000, false, 0}, // below the trigger
+	} {
+		o := Defaults()
+		o.Effective, o.Counter, o.PerMessage, o.Tokens = c.effective, estimate(), perMessage, 1000
+		edits, st := Plan(tr, o)
+		if st.HeldBack != c.heldBack || len(st.Dropped) != c.dropped || (len(edits) > 0) != (c.dropped > 0) {
+			t.Errorf("window %d: held back %v, dropped %d, %d edits (%s); want held back %v, %d dropped",
+				c.effective, st.HeldBack, len(st.Dropped), len(edits), st.Trigger, c.heldBack, c.dropped)
+		}
+		if c.heldBack && (st.Fits || !st.Acts || st.Least != 930) {
+			t.Errorf("window %d: fits %v, acts %v, least %d (want 930: the system prompt, the newest exchange)", c.effective, st.Fits, st.Acts, st.Least)
+		}
+	}
+}

@@ -77,7 +77,13 @@ type Stats struct {
 	// states.
 	Was  int
 	Fits bool
-	Kept int // messages kept
+	// HeldBack says the tier dropped nothing although over its trigger: dropping all it
+	// may would not reach the goal, and the document fits the window as it is, so a
+	// partial drop would lose messages and break the prompt cache for a few tokens.
+	// Least is the size that drop would have left.
+	HeldBack bool
+	Least    int
+	Kept     int // messages kept
 	// Opened says the tier put an opening user message first (repair.FirstUserText): in an
 	// Anthropic conversation that did not open with an assistant message, the first message
 	// it kept is one. OpenerTokens is the opener's share, counted in Fits.
@@ -326,6 +332,12 @@ func Choose(t *transcript.Transcript, o Options) Drops {
 			d.Stats.NoteTokens = noteShare(t, c, len(st.Dropped), st.Was)
 			d.Stats.Fits = size+d.Stats.OpenerTokens+d.Stats.NoteTokens <= goal
 		}
+	}
+	if !d.Stats.Fits && o.Effective > 0 && o.Tokens <= o.Effective && (o.MaxTokens <= 0 || o.Tokens <= o.MaxTokens) {
+		st.Dropped, st.TokensDropped, st.Was, st.Kept, st.Fits = nil, 0, 0, n, false
+		st.HeldBack, st.Least = true, size+d.Stats.OpenerTokens+d.Stats.NoteTokens
+		st.Trigger += ", but dropping cannot reach the goal and the document fits the window"
+		return Drops{Stats: st}
 	}
 	return d
 }
