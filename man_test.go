@@ -34,6 +34,11 @@ func TestManPages(t *testing.T) {
 			continue
 		}
 		text := string(page)
+		// A control character is a roff escape that a tool writing the page took for its
+		// own ("\f" read as a form feed): the page shows "B--flagR".
+		if i := strings.IndexFunc(text, func(r rune) bool { return r < ' ' && r != '\n' && r != '\t' }); i >= 0 {
+			t.Errorf("%s.1: control character %q at byte %d", tool.Name, text[i], i)
+		}
 		for _, section := range []string{"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "ENVIRONMENT", "EXAMPLES", "SEE ALSO"} {
 			if !strings.Contains(text, "\n.SH "+section+"\n") {
 				t.Errorf("%s.1: no %s section", tool.Name, section)

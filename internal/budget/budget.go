@@ -1,7 +1,10 @@
-// Package budget is ctx-budget, tiers 0-1 of the ctxkit pipeline: it caps the size of every
-// tool result, keeping its head and tail with a marker in the middle that says what was
-// cut and how to get it back. A hard cap is always on; above a utilization of the
-// effective window the cap tightens.
+// Package budget is ctx-budget, tiers 0-1 of the ctxkit pipeline: it normalizes every tool
+// result (terminal escapes, redraws, trailing white space, repeated lines: normalize.go)
+// and caps its size. Over a cap, a result keeps the lines that say something (errors,
+// diagnostics, failing tests, stack frames: select.go), or else its head and tail (cut.go),
+// with markers that say what was cut and how to get it back. A hard cap is always on, on
+// the newest result too; above a utilization of the effective window the cap tightens for
+// all but the newest results.
 //
 // Plan is the tier: a pure function from a parsed transcript and Options to the edits that
 // cut the results and the run's Stats. Main is the command-line adapter around it.
@@ -32,10 +35,13 @@ type Options struct {
 	// ErrorFactor scales the limits for results that report an error (errors are worth
 	// more to the model than their size suggests). Values below 1 count as 1.
 	ErrorFactor float64
-	// KeepRecent results, the newest ones, are never cut.
+	// KeepRecent results, the newest ones, are held to the hard cap only.
 	KeepRecent int
-	// ExcludeTools names tools whose results are never cut.
+	// ExcludeTools names tools whose results are never changed.
 	ExcludeTools []string
+	// Normalize removes terminal escapes, redraws, trailing white space, extra blank lines
+	// and repeated lines from every result but file reads (normalize.go).
+	Normalize bool
 	// Counter measures token limits and the marker's original size. Nil means the estimate.
 	Counter tokens.Counter
 	// Utilization is the document's tokens over the effective window, measured before any
@@ -54,6 +60,7 @@ func Defaults() Options {
 		HighCap:     Chars(15_000),
 		ErrorFactor: 2,
 		KeepRecent:  1,
+		Normalize:   true,
 	}
 }
 
@@ -67,9 +74,12 @@ type Stats struct {
 	// Results is the number of tool results seen; Cut how many were changed, Recut how
 	// many of those had been cut before.
 	Results, Cut, Recut int
-	// Skipped counts results left alone because they are protected: newest, excluded
-	// tool, or in a message no lossy tier may alter.
+	// Skipped counts results spared the utilization's caps: the newest, those of an
+	// excluded tool (never changed at all), those in a message no lossy tier may alter.
 	Skipped int
+	// Normalized counts the results normalizing changed, NormalizedTokens what that saved
+	// (included in TokensDelta).
+	Normalized, NormalizedTokens int
 	// Errors counts results over the limits that were recognised as errors and given the
 	// larger share.
 	Errors int
@@ -168,9 +178,11 @@ type planner struct {
 	factor  float64
 	t       *transcript.Transcript // the conversation: blocks and spans, text not needed
 	results []transcript.Ref
-	// tools names the tool of each result; skip marks the results that are never cut.
-	tools []string
-	skip  []bool
+	// tools names the tool of each result; skip marks the results that are never
+	// changed, hardOnly those held to the hard cap alone.
+	tools          []string
+	skip, hardOnly []bool
+	hard           []Limit // the hard cap, or nothing
 }
 
 // newPlanner looks at the conversation's structure: its tool results, the calls they
@@ -213,35 +225,51 @@ func newPlanner(t *transcript.Transcript, o Options) (*planner, Stats) {
 		}
 	}
 	st.Results = len(p.results)
-	if len(ls) == 0 {
+	if len(ls) == 0 && !o.Normalize {
 		p.results = nil // nothing is over no limit
 		return p, st
+	}
+	if o.Cap.N > 0 {
+		p.hard = []Limit{o.Cap}
 	}
 	recent := len(p.results) - max(o.KeepRecent, 0)
 	p.tools = make([]string, len(p.results))
 	p.skip = make([]bool, len(p.results))
+	p.hardOnly = make([]bool, len(p.results))
 	for i, ref := range p.results {
 		tool := names[ref]
 		if tool == "" {
 			tool = t.Block(ref).ToolName
 		}
 		p.tools[i] = tool
-		if i >= recent || excluded[tool] || protected[ref.Message] {
+		switch {
+		case excluded[tool]:
 			p.skip[i] = true
+			st.Skipped++
+		case i >= recent || protected[ref.Message]:
+			p.hardOnly[i] = true
 			st.Skipped++
 		}
 	}
 	return p, st
 }
 
-// mayCut reports whether result i may be over a limit: it is not protected and a cheap
-// bound on its size, read off its spans, is over one.
+// limitsOf are the limits result i is held to.
+func (p *planner) limitsOf(i int) []Limit {
+	if p.hardOnly[i] {
+		return p.hard
+	}
+	return p.limits
+}
+
+// mayCut reports whether result i may be changed: it is not excluded, and it is normalized
+// or a cheap bound on its size, read off its spans, is over a limit.
 func (p *planner) mayCut(i int) bool {
 	if p.skip[i] {
 		return false
 	}
 	units := textUnits(p.t.Block(p.results[i]))
-	return len(units) > 0 && mayExceed(units, p.limits)
+	return len(units) > 0 && (p.o.Normalize && normalizes(p.tools[i]) || mayExceed(units, p.limitsOf(i)))
 }
 
 // cut decides the cut of result i, reading its text through doc: the whole document, or,
@@ -254,16 +282,18 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 	tool := p.tools[i]
 	c := p.c
 	units := textUnits(b)
-	limits := p.limits
-	if isError(doc, b, units) {
+	limits := p.limitsOf(i)
+	if len(limits) > 0 && mayExceed(units, limits) && isError(doc, b, units) {
 		st.Errors++
 		if p.factor != 1 {
-			limits = make([]Limit, len(p.limits))
-			for j, l := range p.limits {
-				limits[j] = l.scale(p.factor)
+			scaled := make([]Limit, len(limits))
+			for j, l := range limits {
+				scaled[j] = l.scale(p.factor)
 			}
+			limits = scaled
 		}
 	}
+	normalized, cutApplied := false, false
 	changed, cutBefore := false, false
 	for ui := range units {
 		u := &units[ui]
@@ -277,8 +307,19 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 		}
 		u.cutRunes = utf8.RuneCountInString(u.cutText)
 		u.newText, u.newRunes = u.cutText, u.cutRunes
-		if _, ok := parseCut(u.cutText); ok {
+		if _, ok := parseCut(u.cutText); ok || hasSelection(u.cutText) {
 			cutBefore = true
+		}
+		if p.o.Normalize && normalizes(tool) && (u.hasInner || mayNeedNormalizing(doc.Slice(u.body))) {
+			if n := normalize(u.newText); n != u.newText && c.Count(n) <= c.Count(u.newText) {
+				u.newText, u.newRunes, normalized = n, utf8.RuneCountInString(n), true
+			}
+		}
+	}
+	var normalizedTokens int
+	if normalized {
+		for ui := range units {
+			normalizedTokens += c.Count(units[ui].cutText) - c.Count(units[ui].newText)
 		}
 	}
 	// Apply every limit in force until none is exceeded; a cut only shrinks the text,
@@ -293,9 +334,8 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 				if u.size <= share {
 					continue
 				}
-				pc := split(u.newText, u.newRunes, c.Count)
-				if cut := pc.fit(share, measure, l.Tokens, tool); cut != u.newText {
-					u.newText, u.newRunes, again = cut, utf8.RuneCountInString(cut), true
+				if cut := fitText(u.newText, u.newRunes, share, measure, l.Tokens, tool, c); cut != u.newText {
+					u.newText, u.newRunes, again, cutApplied = cut, utf8.RuneCountInString(cut), true, true
 				}
 			}
 		}
@@ -321,13 +361,32 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 		st.TokensDelta += c.Count(out) - c.Count(u.text)
 		changed = true
 	}
-	if changed {
+	if normalized {
+		st.Normalized++
+		st.NormalizedTokens += normalizedTokens
+	}
+	if changed && cutApplied {
 		st.Cut++
 		if cutBefore {
 			st.Recut++
 		}
 	}
 	return edits
+}
+
+// fitText cuts a text of n characters to limit: by what its lines say when they say
+// something (and it is not a file), else at head and tail.
+func fitText(text string, n, limit int, measure func(string) int, inTokens bool, tool string, c tokens.Counter) string {
+	if !fileTools[tool] {
+		if _, headTail := parseCut(text); !headTail {
+			if s := newSelection(text, n, c.Count, tool); s.signal || hasSelection(text) {
+				if out, ok := s.fit(limit, measure); ok {
+					return out
+				}
+			}
+		}
+	}
+	return split(text, n, c.Count).fit(limit, measure, inTokens, tool)
 }
 
 // MayCut reports whether any tool result could be over a limit at some utilization, by a

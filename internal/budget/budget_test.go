@@ -216,17 +216,17 @@ func TestCutKeepsHeadAndTail(t *testing.T) {
 
 func TestBelowCapIsIdentity(t *testing.T) {
 	for name, doc := range map[string]string{
-		"anthropic":   anthropicDoc(res{"Bash", text(49000), false}, res{"Read", text(80000), false}),
-		"openai":      openaiDoc(res{"Bash", text(49000), false}, res{"Read", text(80000), false}),
-		"claude-code": claudeCodeDoc(res{"Bash", text(49000), false}, res{"Read", text(80000), false}),
-		"codex":       codexDoc(0, text(49000), text(80000)),
+		"anthropic":   anthropicDoc(res{"Bash", text(49000), false}, res{"Read", text(40000), false}),
+		"openai":      openaiDoc(res{"Bash", text(49000), false}, res{"Read", text(40000), false}),
+		"claude-code": claudeCodeDoc(res{"Bash", text(49000), false}, res{"Read", text(40000), false}),
+		"codex":       codexDoc(0, text(49000), text(40000)),
 	} {
 		out, st := plan(t, doc, opts(nil))
 		if out != doc || st.Cut != 0 {
 			t.Errorf("%s: below the cap the document changed (%+v)", name, st)
 		}
 		if !MayCut(parse(t, doc), opts(nil)) {
-			t.Errorf("%s: MayCut says no with an 80,000 character result kept whole as the newest", name)
+			t.Errorf("%s: MayCut says no with a 49,000 character result, which a higher utilization cuts", name)
 		}
 		small := opts(func(o *Options) { o.Cap, o.MidCap, o.HighCap = Chars(90000), Chars(0), Toks(85000) })
 		if MayCut(parse(t, doc), small) {
@@ -235,25 +235,44 @@ func TestBelowCapIsIdentity(t *testing.T) {
 	}
 }
 
+// TestKeepRecentAndExcludeTools: the newest results are spared the utilization's caps,
+// not the hard cap; an excluded tool's results are never changed.
 func TestKeepRecentAndExcludeTools(t *testing.T) {
-	doc := openaiDoc(res{"Read", text(60000), false}, res{"Bash", text(60000), false}, res{"Read", text(60000), false}, res{"Grep", text(60000), false})
+	doc := openaiDoc(res{"Read", text(40000), false}, res{"Bash", text(40000), false}, res{"Read", text(40000), false}, res{"Grep", text(40000), false})
+	high := func(o *Options) { o.Utilization = 0.9 }
 	for _, tc := range []struct {
 		name string
 		mod  func(*Options)
 		want string
 	}{
-		{"default", nil, "cut:50000 cut:50000 cut:50000 60000"},
-		{"keep 0", func(o *Options) { o.KeepRecent = 0 }, "cut:50000 cut:50000 cut:50000 cut:50000"},
-		{"keep 2", func(o *Options) { o.KeepRecent = 2 }, "cut:50000 cut:50000 60000 60000"},
-		{"keep all", func(o *Options) { o.KeepRecent = 99 }, "60000 60000 60000 60000"},
-		{"exclude Read", func(o *Options) { o.ExcludeTools = []string{"Read"} }, "60000 cut:50000 60000 60000"},
-		{"exclude two", func(o *Options) { o.ExcludeTools = []string{"Bash", " Read"}; o.KeepRecent = 0 }, "60000 60000 60000 cut:50000"},
-		{"names are exact", func(o *Options) { o.ExcludeTools = []string{"read"} }, "cut:50000 cut:50000 cut:50000 60000"},
+		{"default", nil, "cut:15000 cut:15000 cut:15000 40000"},
+		{"keep 0", func(o *Options) { o.KeepRecent = 0 }, "cut:15000 cut:15000 cut:15000 cut:15000"},
+		{"keep 2", func(o *Options) { o.KeepRecent = 2 }, "cut:15000 cut:15000 40000 40000"},
+		{"keep all", func(o *Options) { o.KeepRecent = 99 }, "40000 40000 40000 40000"},
+		{"exclude Read", func(o *Options) { o.ExcludeTools = []string{"Read"} }, "40000 cut:15000 40000 40000"},
+		{"exclude two", func(o *Options) { o.ExcludeTools = []string{"Bash", " Read"}; o.KeepRecent = 0 }, "40000 40000 40000 cut:15000"},
+		{"names are exact", func(o *Options) { o.ExcludeTools = []string{"read"} }, "cut:15000 cut:15000 cut:15000 40000"},
 	} {
-		out, _ := plan(t, doc, opts(tc.mod))
+		out, _ := plan(t, doc, opts(func(o *Options) {
+			high(o)
+			if tc.mod != nil {
+				tc.mod(o)
+			}
+		}))
 		if got := sizes(resultTexts(t, out)); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
+	}
+	// The hard cap holds the newest result too (a test log of a million characters that
+	// has just arrived would fill the window), but not an excluded tool's.
+	big := openaiDoc(res{"Bash", text(40000), false}, res{"Grep", text(60000), false})
+	out, _ := plan(t, big, opts(nil))
+	if got := sizes(resultTexts(t, out)); got != "40000 cut:50000" {
+		t.Errorf("hard cap on the newest: %s", got)
+	}
+	out, _ = plan(t, big, opts(func(o *Options) { o.ExcludeTools = []string{"Grep"} }))
+	if got := sizes(resultTexts(t, out)); got != "40000 60000" {
+		t.Errorf("excluded newest: %s", got)
 	}
 }
 
@@ -393,20 +412,24 @@ func TestTokenLimits(t *testing.T) {
 }
 
 func TestProtectedMessagesUntouched(t *testing.T) {
-	// The newest user message holds two results (parallel calls); neither is cut, even
-	// with --keep-recent 0.
+	// The newest user message holds two results (parallel calls); neither is held to the
+	// utilization's caps, even with --keep-recent 0: only to the hard cap.
 	doc := mustJSON(map[string]any{"messages": []any{
 		map[string]any{"role": "user", "content": "start"},
 		map[string]any{"role": "assistant", "content": []any{
 			map[string]any{"type": "tool_use", "id": "a", "name": "Bash", "input": map[string]any{}},
 			map[string]any{"type": "tool_use", "id": "b", "name": "Bash", "input": map[string]any{}}}},
 		map[string]any{"role": "user", "content": []any{
-			map[string]any{"type": "tool_result", "tool_use_id": "a", "content": text(60000)},
-			map[string]any{"type": "tool_result", "tool_use_id": "b", "content": text(60000)}}},
+			map[string]any{"type": "tool_result", "tool_use_id": "a", "content": text(40000)},
+			map[string]any{"type": "tool_result", "tool_use_id": "b", "content": text(40000)}}},
 	}})
-	out, st := plan(t, doc, opts(func(o *Options) { o.KeepRecent = 0 }))
+	out, st := plan(t, doc, opts(func(o *Options) { o.KeepRecent = 0; o.Utilization = 0.9 }))
 	if out != doc || st.Skipped != 2 {
 		t.Errorf("results in the newest user message were cut (%+v)", st)
+	}
+	out, _ = plan(t, doc, opts(func(o *Options) { o.KeepRecent = 0; o.Cap = Chars(20000) }))
+	if got := sizes(resultTexts(t, out)); got != "cut:20000 cut:20000" {
+		t.Errorf("the hard cap spared the newest user message: %s", got)
 	}
 }
 

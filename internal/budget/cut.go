@@ -48,8 +48,8 @@ type piece struct {
 	cutBefore            bool
 }
 
-// lines counts the lines of s: newlines, plus one for a last line without one.
-func lines(s string) int {
+// countLines counts the lines of s: newlines, plus one for a last line without one.
+func countLines(s string) int {
 	n := strings.Count(s, "\n")
 	if s != "" && s[len(s)-1] != '\n' {
 		n++
@@ -67,7 +67,7 @@ func split(text string, n int, count func(string) int) piece {
 	return piece{
 		head: text[:at], tail: text[at:],
 		headRunes: n / 2, tailRunes: n - n/2,
-		orig: original{chars: n, tokens: count(text), lines: lines(text)},
+		orig: original{chars: n, tokens: count(text), lines: countLines(text)},
 	}
 }
 
@@ -141,6 +141,8 @@ func (p piece) build(k int, tool string) string {
 			}
 		}
 	}
+	// No white space before the marker: normalizing would take it off on the next run.
+	head = strings.TrimRight(head, " \t")
 	cut := p.orig.chars - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
 	var b strings.Builder
 	m := marker(p.orig, cut, tool)

@@ -19,14 +19,18 @@ type Flags struct {
 	HighCap      Limit       `name:"high-cap" default:"15000" placeholder:"LIMIT" help:"Cap on tool results above --high-at utilization; 0 turns it off." env:"CTX_BUDGET_HIGH_CAP"`
 	ErrorFactor  float64     `name:"error-factor" default:"2" placeholder:"X" help:"Multiply the caps by X for results that report an error (at least 1)." env:"CTX_BUDGET_ERROR_FACTOR"`
 	KeepRecent   int         `name:"keep-recent" default:"1" placeholder:"N" help:"Never cut the newest N tool results." env:"CTX_BUDGET_KEEP_RECENT"`
-	ExcludeTools []string    `name:"exclude-tools" sep:"," placeholder:"TOOL" help:"Never cut results of these tools (comma list, repeatable)." env:"CTX_BUDGET_EXCLUDE_TOOLS"`
+	ExcludeTools []string    `name:"exclude-tools" sep:"," placeholder:"TOOL" help:"Never change results of these tools (comma list, repeatable)." env:"CTX_BUDGET_EXCLUDE_TOOLS"`
+	NoNormalize  bool        `name:"no-normalize" help:"Leave results under the caps as they are: no removing of terminal escapes, redraws, trailing white space, extra blank lines and repeated lines." env:"CTX_BUDGET_NO_NORMALIZE"`
 }
 
-const help = `Caps the size of every tool result in a conversation document, keeping its head and tail
-with a marker in the middle that says how much was cut and how to get it back (re-run the
-call). A hard cap (--cap, 50,000 characters) is always on; from --mid-at (50%) of the
-effective window results are held to --mid-cap (30,000), above --high-at (70%) to
---high-cap (15,000). Utilization is measured before any edit.
+const help = `Normalizes every tool result (terminal escapes, progress redraws, trailing white space,
+extra blank lines and repeated lines go; file reads are left as they are) and caps its size.
+Over a cap, a result keeps the lines that say something (its first lines, errors, file:line
+diagnostics, failing tests, stack frames, its last lines), or else its head and tail, with
+markers that say what was cut and how to get it back (re-run the call). A hard cap (--cap,
+50,000 characters) is always on, on the newest result too; from --mid-at (50%) of the
+effective window the other results are held to --mid-cap (30,000), above --high-at (70%)
+to --high-cap (15,000). Utilization is measured before any edit.
 
 A LIMIT is characters (50000, 30KB = 30,000 characters) or tokens (8k tokens, 8000tok),
 measured with the run's token counter. Below every cap the output is the input, byte for
@@ -65,6 +69,7 @@ func (f *Flags) options() (Options, error) {
 		ErrorFactor:  f.ErrorFactor,
 		KeepRecent:   f.KeepRecent,
 		ExcludeTools: exclude,
+		Normalize:    !f.NoNormalize,
 	}, nil
 }
 
@@ -83,13 +88,18 @@ func planDoc(d *cli.Doc, o Options) (*cli.Plan, error) {
 	if o.Counter, err = d.Counter(); err != nil {
 		return nil, err
 	}
-	if !d.Context().StatsOn() && !MayCut(d.T, o) {
-		// Nothing can be over any limit: no need to measure the document.
+	mayCut := MayCut(d.T, o)
+	if !d.Context().StatsOn() && !mayCut && !o.Normalize {
+		// Nothing can be over any limit: no need to read or measure the document.
 		return &cli.Plan{}, nil
 	}
-	u, _, _, err := d.Utilization()
-	if err != nil {
-		return nil, err
+	var u float64
+	if mayCut || d.Context().StatsOn() {
+		// (Below every cap the utilization changes nothing: it is measured only when a
+		// result may be over one, or for --stats.)
+		if u, _, _, err = d.Utilization(); err != nil {
+			return nil, err
+		}
 	}
 	o.Utilization = u
 	p, st := newPlanner(d.T, o)
@@ -108,13 +118,15 @@ func planDoc(d *cli.Doc, o Options) (*cli.Plan, error) {
 		*s = cli.Stats{
 			Items: st.Cut, Trigger: st.Trigger,
 			Extra: map[string]any{
-				"utilization":   u,
-				"limits":        st.Limits,
-				"results":       st.Results,
-				"recut":         st.Recut,
-				"skipped":       st.Skipped,
-				"errors":        st.Errors,
-				"chars_removed": st.CharsRemoved,
+				"utilization":     u,
+				"limits":          st.Limits,
+				"results":         st.Results,
+				"recut":           st.Recut,
+				"skipped":         st.Skipped,
+				"errors":          st.Errors,
+				"chars_removed":   st.CharsRemoved,
+				"normalized":      st.Normalized,
+				"normalize_saved": st.NormalizedTokens,
 			},
 		}
 		plan.TokensDelta = st.TokensDelta

@@ -9,6 +9,7 @@ package invariant
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -32,6 +33,10 @@ type Options struct {
 	// Lossy tiers never raise the token count and never alter the system prompt, the
 	// newest user message or the newest assistant message.
 	Lossy bool
+	// ProtectedResults lets a lossy tier change the tool results of a protected message,
+	// and nothing else of it: ctx-budget's hard cap holds the newest result too, and its
+	// normalizing (which loses nothing) applies to every result.
+	ProtectedResults bool
 	// Structural tools (ctx-repair, ctx-trim, ctx-summarize) may add, drop, move or merge
 	// messages: the checks that compare messages one to one are skipped.
 	Structural bool
@@ -132,10 +137,29 @@ func checkMessages(t testing.TB, name string, before, after *transcript.Transcri
 		return
 	}
 	for i := range before.Protected() {
-		if before.MessageBytes(i) != after.MessageBytes(i) {
+		if before.MessageBytes(i) == after.MessageBytes(i) {
+			continue
+		}
+		if !o.ProtectedResults || exceptResults(before, i) != exceptResults(after, i) {
 			t.Errorf("%s: protected message %d (%s) was altered", name, i, before.Messages[i].Role)
 		}
 	}
+}
+
+// exceptResults is message i's blocks, each tool result by its id alone.
+func exceptResults(t *transcript.Transcript, i int) string {
+	var b strings.Builder
+	m := &t.Messages[i]
+	fmt.Fprintf(&b, "%s %d|", m.Role, len(m.Blocks))
+	for bi := range m.Blocks {
+		if blk := &m.Blocks[bi]; blk.Kind == transcript.ToolResult {
+			fmt.Fprintf(&b, "result %q|", blk.ToolID)
+		} else {
+			b.WriteString(t.Slice(blk.Span))
+			b.WriteByte('|')
+		}
+	}
+	return b.String()
 }
 
 // blockKey is what a block says to the model, with its role: two blocks with the same

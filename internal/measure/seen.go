@@ -121,7 +121,7 @@ var wasSyntax = []*regexp.Regexp{
 	regexp.MustCompile(`\[ctx-snip: .*? cleared \(([0-9,]+) tokens?\)`),
 	regexp.MustCompile(`^"?\{\\?"ctx_snip\\?":\\?"cleared ([0-9,]+) tokens?`),
 	regexp.MustCompile(`^"\[ctx-snip: cleared ([0-9,]+) tokens?[\];]`),
-	regexp.MustCompile(`\[ctx-budget: cut [0-9,]+ of [0-9,]+ characters? here \(originally ([0-9,]+) tokens?`),
+	regexp.MustCompile(`\[ctx-budget: cut [0-9,]+ of [0-9,]+ characters? (?:here|in [0-9,]+ places?) \(originally ([0-9,]+) tokens?`),
 	regexp.MustCompile(`\[ctx-persist: tool result stored in full \([0-9]+ bytes?, [0-9]+ lines?, ~([0-9]+) tokens?\)`),
 	regexp.MustCompile(`<ctxkit-summary [^>]*?tokens=\\?"([0-9]+)\\?"`),
 	regexp.MustCompile(`\[ctx-trim: .*? \(([0-9,]+) tokens?\)`),

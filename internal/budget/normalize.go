@@ -1,0 +1,207 @@
+package budget
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Normalizing a tool result removes what a terminal would not have shown and what repeats
+// without adding anything, before any limit is measured:
+//
+//   - ANSI escape sequences (colours, cursor moves, window titles);
+//   - carriage-return redraws: of a line redrawn in place (progress bars, spinners), the
+//     last state, as the terminal showed it;
+//   - trailing white space on every line;
+//   - more than two blank lines in a row, down to two;
+//   - a run of identical lines, down to the line and a note of how many more there were,
+//     where the note is shorter than what it replaces.
+//
+// Nothing else changes, so a model loses nothing it could use, and a normalized text
+// normalizes to itself (the repeat note is a line of its own that nothing repeats).
+// File reads are not normalized (normalizes): an agent edits a file by quoting it, white
+// space and all.
+
+// repeatNote is the line that stands for n more copies of the line above.
+func repeatNote(n int) string {
+	if n == 1 {
+		return "[ctx-budget: the line above repeated 1 more time]"
+	}
+	return "[ctx-budget: the line above repeated " + strconv.Itoa(n) + " more times]"
+}
+
+// fileTools are the tools whose results are a file's contents, byte for byte: neither
+// normalized nor cut by what their lines say.
+var fileTools = map[string]bool{
+	"Read": true, "NotebookRead": true, "read_file": true, "view_file": true, "ReadFile": true,
+}
+
+// normalizes reports whether results of tool are normalized.
+func normalizes(tool string) bool { return !fileTools[tool] }
+
+// mayNeedNormalizing is a cheap test on a result's JSON string literal: false means
+// normalize would return the text unchanged. It reads the literal as written, split at
+// its escaped newlines: escapes of ESC and CR, white space ending a line, three blank
+// lines in a row, and equal lines in a row (equal literals decode to equal text).
+func mayNeedNormalizing(raw string) bool {
+	if len(raw) < 2 {
+		return false
+	}
+	body := raw[1 : len(raw)-1]
+	if strings.Contains(body, `\u001b`) || strings.Contains(body, `\u001B`) || strings.Contains(body, `\r`) ||
+		strings.IndexByte(body, 0x1b) >= 0 || strings.IndexByte(body, '\r') >= 0 {
+		return true
+	}
+	prev, run, blanks := "", 0, 0
+	for {
+		i := strings.Index(body, `\n`)
+		line := body
+		if i >= 0 {
+			line = body[:i]
+		}
+		switch {
+		// An escaped backslash before "n" is not a newline: rare enough to leave to
+		// normalize, which reads the text exactly.
+		case strings.HasSuffix(line, `\`):
+			return true
+		case endsInSpace(line):
+			return true
+		case line == "" && i < 0 && prev != "":
+			// the empty string after a final newline: not a line
+		case line == "":
+			if blanks++; blanks > 2 {
+				return true
+			}
+			run = 0
+		default:
+			blanks = 0
+			if run > 0 && line == prev {
+				if run++; run >= 3 || len(line) > len(repeatNote(1)) {
+					return true
+				}
+			} else {
+				run = 1
+			}
+		}
+		prev = line
+		if i < 0 {
+			return false
+		}
+		body = body[i+2:]
+	}
+}
+
+// endsInSpace reports whether a line, as a JSON literal writes it, ends in white space.
+func endsInSpace(line string) bool {
+	if line == "" {
+		return false
+	}
+	if c := line[len(line)-1]; c == ' ' || c == '\t' {
+		return true
+	}
+	for _, esc := range []string{`\t`, `\f`, `\u000b`, `\u000B`, `\u000c`, `\u000C`, `\u0009`} {
+		if strings.HasSuffix(line, esc) {
+			return true
+		}
+	}
+	return false
+}
+
+// normalize returns s normalized.
+func normalize(s string) string {
+	s = stripANSI(s)
+	lines := strings.Split(s, "\n")
+	// A final newline ends the last line; the empty string after it is not a line.
+	terminated := len(lines) > 1 && lines[len(lines)-1] == ""
+	if terminated {
+		lines = lines[:len(lines)-1]
+	}
+	out := make([]string, 0, len(lines)+1)
+	blanks := 0
+	for i := 0; i < len(lines); i++ {
+		line := lastRedraw(lines[i])
+		line = strings.TrimRight(line, " \t\r\f\v")
+		if line == "" {
+			blanks++
+			if blanks > 2 {
+				continue
+			}
+			out = append(out, line)
+			continue
+		}
+		blanks = 0
+		// The copies of this line that follow it.
+		n := 0
+		for i+1+n < len(lines) && strings.TrimRight(lastRedraw(lines[i+1+n]), " \t\r\f\v") == line {
+			n++
+		}
+		out = append(out, line)
+		if n > 0 && len(repeatNote(n))+1 < n*(len(line)+1) {
+			out = append(out, repeatNote(n))
+			i += n
+		}
+	}
+	if terminated {
+		out = append(out, "")
+	}
+	return strings.Join(out, "\n")
+}
+
+// lastRedraw is what a terminal shows of a line that carriage returns redraw: the text
+// after the last one that is followed by any (a line ending "\r" keeps what it showed).
+func lastRedraw(line string) string {
+	line = strings.TrimSuffix(line, "\r")
+	for {
+		i := strings.LastIndexByte(line, '\r')
+		if i < 0 {
+			return line
+		}
+		if rest := line[i+1:]; strings.TrimSpace(rest) != "" {
+			return rest
+		}
+		line = line[:i]
+	}
+}
+
+// stripANSI removes escape sequences: CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or
+// ESC \), and the two- and three-byte ones (ESC ( B, ESC =, ESC 7...).
+func stripANSI(s string) string {
+	i := strings.IndexByte(s, 0x1b)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i >= 0 {
+		b.WriteString(s[:i])
+		s = s[i+1:]
+		switch {
+		case s == "":
+		case s[0] == '[':
+			j := 1
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			s = s[min(j+1, len(s)):]
+		case s[0] == ']':
+			j := 1
+			for j < len(s) && s[j] != 0x07 && !(s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\') {
+				j++
+			}
+			switch {
+			case j >= len(s):
+				s = ""
+			case s[j] == 0x07:
+				s = s[j+1:]
+			default:
+				s = s[j+2:]
+			}
+		case s[0] == '(' || s[0] == ')' || s[0] == '#' || s[0] == '%':
+			s = s[min(2, len(s)):]
+		default:
+			s = s[1:]
+		}
+		i = strings.IndexByte(s, 0x1b)
+	}
+	b.WriteString(s)
+	return b.String()
+}

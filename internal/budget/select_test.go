@@ -1,0 +1,133 @@
+package budget
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// goTestLog is the output of a verbose go test run: n passing tests, and a failing one
+// with its assertion message at position at.
+func goTestLog(n, at int) string {
+	var b strings.Builder
+	b.WriteString("go: downloading example.com/dep v1.2.3\n")
+	for i := 0; i < n; i++ {
+		if i == at {
+			b.WriteString("=== RUN   TestParseQuoted\n")
+			b.WriteString("    parse_test.go:214: Parse(\"a\\\"b\") = \"a\", want \"a\\\"b\"\n")
+			b.WriteString("--- FAIL: TestParseQuoted (0.00s)\n")
+			continue
+		}
+		fmt.Fprintf(&b, "=== RUN   TestParse_%04d\n--- PASS: TestParse_%04d (0.00s)\n", i, i)
+	}
+	b.WriteString("FAIL\nexit status 1\nFAIL\texample.com/parse\t0.412s\n")
+	return b.String()
+}
+
+func TestSelectKeepsTheFailure(t *testing.T) {
+	log := goTestLog(3000, 1700)
+	doc := anthropicDoc(res{"Bash", log, true}, res{"Read", "x", false})
+	out, st := plan(t, doc, opts(func(o *Options) { o.Cap = Chars(2000); o.ErrorFactor = 1 }))
+	got := resultTexts(t, out)[0]
+	for _, want := range []string{
+		"go: downloading example.com/dep v1.2.3\n", // the first lines
+		"--- FAIL: TestParseQuoted (0.00s)",
+		`parse_test.go:214: Parse("a\"b") = "a", want "a\"b"`,
+		"FAIL\texample.com/parse\t0.412s", // the last lines
+		`lines left out here: `,
+		`8 like "--- PASS: TestParse_`,
+		"[ctx-budget: cut ",
+		"(originally ",
+		"; to see the rest, re-run the Bash call narrowed to the part you need]",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the cut lost %q:\n%s", want, got)
+		}
+	}
+	if n := runes(got); n > 2000 || n < 1500 {
+		t.Errorf("%d characters for a cap of 2,000", n)
+	}
+	if st.Cut != 1 {
+		t.Errorf("stats %+v", st)
+	}
+	// The same result cut again at the same cap is the same; at a tighter one it keeps the
+	// failure and the original's figures.
+	if again, _ := plan(t, out, opts(func(o *Options) { o.Cap = Chars(2000); o.ErrorFactor = 1 })); again != out {
+		t.Error("not idempotent")
+	}
+	tighter, st := plan(t, out, opts(func(o *Options) { o.Cap = Chars(1000); o.ErrorFactor = 1 }))
+	cut := resultTexts(t, tighter)[0]
+	if !strings.Contains(cut, "--- FAIL: TestParseQuoted") || runes(cut) > 1000 || st.Recut != 1 {
+		t.Errorf("tighter cut (%+v):\n%s", st, cut)
+	}
+	orig := fmt.Sprintf("of %s characters in ", human.Thousands(runes(log)))
+	if !strings.Contains(cut, orig) || strings.Count(cut, "[ctx-budget: cut ") != 1 {
+		t.Errorf("the tighter cut does not account for the original (%s):\n%s", orig, cut)
+	}
+	// ctx-count reads the original size back from the marker.
+	tr, err := transcript.Parse([]byte(tighter), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := measure.Of(tr, estimate(), false)
+	was := 0
+	for _, m := range counts.Messages {
+		for _, b := range m.Blocks {
+			if b.Kind == transcript.ToolResult && b.ToolID == "toolu_0" {
+				was = b.Was
+			}
+		}
+	}
+	if was != estimate().Count(log) {
+		t.Errorf("the marker reads back as %d tokens, the log was %d", was, estimate().Count(log))
+	}
+}
+
+// Text that says nothing in particular keeps its head and tail, as before; so do file
+// reads, whatever they hold.
+func TestSelectOnlyWhereLinesSaySomething(t *testing.T) {
+	plain := numbered(3000)
+	out, _ := plan(t, anthropicDoc(res{"Bash", plain, false}, res{"Read", "x", false}), opts(func(o *Options) { o.Cap = Chars(2000) }))
+	if got := resultTexts(t, out)[0]; !strings.Contains(got, " characters here (originally") || strings.Contains(got, "left out here") {
+		t.Errorf("plain text was not cut at head and tail:\n%s", got)
+	}
+	out, _ = plan(t, anthropicDoc(res{"Read", goTestLog(3000, 1700), false}, res{"Read", "x", false}), opts(func(o *Options) { o.Cap = Chars(2000) }))
+	if got := resultTexts(t, out)[0]; strings.Contains(got, "TestParseQuoted") || !strings.Contains(got, " characters here (originally") {
+		t.Errorf("a file read was cut by what its lines say:\n%s", got)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	lines := strings.Split(`$ make
+cc -c main.c
+main.c:12:5: error: expected ';' before 'return'
+cc -c util.c
+util.c:3:1: warning: unused variable 'x'
+Traceback (most recent call last):
+  File "a.py", line 1, in <module>
+  File "b.py", line 2, in f
+  File "c.py", line 3, in g
+  File "d.py", line 4, in h
+ValueError: bad
+test tests::parse ... FAILED
+all done
+one
+two
+three
+four
+five`, "\n")
+	kind, signal := classify(lines)
+	want := []uint8{kindHead, kindHead, kindHead, kindHead, kindHead,
+		kindError, kindFrame, kindContext, kindContext, kindFrame, kindError, kindTest, kindContext,
+		kindTail, kindTail, kindTail, kindTail, kindTail}
+	if !signal || fmt.Sprint(kind) != fmt.Sprint(want) {
+		t.Errorf("kinds\n%v, want\n%v", kind, want)
+	}
+	if kind, signal := classify(strings.Split(numbered(50), "\n")); signal {
+		t.Errorf("plain lines say something: %v", kind)
+	}
+}
