@@ -283,7 +283,21 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 	c := p.c
 	units := textUnits(b)
 	limits := p.limitsOf(i)
-	if len(limits) > 0 && mayExceed(units, limits) && isError(doc, b, units) {
+	// Most results are under every limit and have nothing to normalize, which their JSON
+	// literals tell without decoding them.
+	over := len(limits) > 0 && mayExceed(units, limits)
+	normalizing := make([]bool, len(units))
+	anyNormalizing := false
+	if p.o.Normalize && normalizes(tool) {
+		for ui := range units {
+			normalizing[ui] = mayNeedNormalizing(doc.Slice(units[ui].body))
+			anyNormalizing = anyNormalizing || normalizing[ui]
+		}
+	}
+	if !over && !anyNormalizing {
+		return nil
+	}
+	if over && isError(doc, b, units) {
 		st.Errors++
 		if p.factor != 1 {
 			scaled := make([]Limit, len(limits))
@@ -310,7 +324,7 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 		if _, ok := parseCut(u.cutText); ok || hasSelection(u.cutText) {
 			cutBefore = true
 		}
-		if p.o.Normalize && normalizes(tool) && (u.hasInner || mayNeedNormalizing(doc.Slice(u.body))) {
+		if normalizing[ui] && needsNormalizing(u.newText) {
 			if n := normalize(u.newText); n != u.newText && c.Count(n) <= c.Count(u.newText) {
 				u.newText, u.newRunes, normalized = n, utf8.RuneCountInString(n), true
 			}
@@ -379,8 +393,8 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 func fitText(text string, n, limit int, measure func(string) int, inTokens bool, tool string, c tokens.Counter) string {
 	if !fileTools[tool] {
 		if _, headTail := parseCut(text); !headTail {
-			if s := newSelection(text, n, c.Count, tool); s.signal || hasSelection(text) {
-				if out, ok := s.fit(limit, measure); ok {
+			if s := newSelection(text, n, c.Count, tool); s != nil {
+				if out, ok := s.fit(limit, measure, inTokens); ok {
 					return out
 				}
 			}

@@ -106,6 +106,49 @@ func endsInSpace(line string) bool {
 	return false
 }
 
+// needsNormalizing is mayNeedNormalizing's test on a decoded text, exact: whether
+// normalize would change it. It allocates nothing, so a text can be tested before it is
+// split into lines (a Codex wrapper's output, read after decoding the wrapper).
+func needsNormalizing(text string) bool {
+	if strings.IndexByte(text, 0x1b) >= 0 || strings.IndexByte(text, '\r') >= 0 {
+		return true
+	}
+	prev, run, blanks, first := "", 0, 0, true
+	for {
+		i := strings.IndexByte(text, '\n')
+		line := text
+		if i >= 0 {
+			line = text[:i]
+		}
+		switch {
+		case line != "" && strings.ContainsRune(" \t\f\v", rune(line[len(line)-1])):
+			return true
+		case line == "" && i < 0 && !first:
+			// the empty string after a final newline: not a line
+		case line == "":
+			if blanks++; blanks > 2 {
+				return true
+			}
+			run = 0
+		default:
+			blanks = 0
+			if run > 0 && line == prev {
+				run++
+				if n := run - 1; len(repeatNote(n))+1 < n*(len(line)+1) {
+					return true
+				}
+			} else {
+				run = 1
+			}
+		}
+		prev, first = line, false
+		if i < 0 {
+			return false
+		}
+		text = text[i+1:]
+	}
+}
+
 // normalize returns s normalized.
 func normalize(s string) string {
 	s = stripANSI(s)

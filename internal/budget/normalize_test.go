@@ -57,5 +57,8 @@ func TestNormalizeProperties(t *testing.T) {
 		if n != s && !mayNeedNormalizing(transcript.Quote(s)) {
 			t.Fatalf("mayNeedNormalizing(%q) is false, but normalize gives %q", s, n)
 		}
+		if needsNormalizing(s) != (n != s) {
+			t.Fatalf("needsNormalizing(%q) = %v, but normalize gives %q", s, needsNormalizing(s), n)
+		}
 	}
 }

@@ -51,9 +51,6 @@ const (
 )
 
 var (
-	// file:line or file:line:col at the start of a line (after white space or an arrow),
-	// as compilers, linters and test runners write them.
-	diagnosticSyntax = regexp.MustCompile(`^\s*(?:-->\s*|at\s+)?(?:[A-Za-z]:)?[\w./\\@+-]*\w\.[A-Za-z][\w]*:\d+(?::\d+)?(?:[:)\s]|$)`)
 	// Failing tests of the common runners.
 	testSyntax = regexp.MustCompile(`^\s*(?:--- FAIL:|FAIL\b|FAILED\b|ERROR\b|✕|×|✗|●|not ok\b|test .+ \.\.\. (?:FAILED|failed)|---- .+ stdout ----|failures:|test result: FAILED|Tests run: .*(?:Failures|Errors): [1-9])|^_{3,} .+ _{3,}$`)
 	// Stack frames: Python, Go, Java and JavaScript, Rust backtraces.
@@ -69,10 +66,143 @@ var errorWords = []string{
 
 var warningWords = []string{"warning", "Warning", "WARNING", "warn ", "WARN", "deprecated", "DEPRECATED"}
 
-func containsAny(s string, words []string) bool {
-	for _, w := range words {
-		if strings.Contains(s, w) {
+// testStarts are how the lines testSyntax matches start, white space trimmed.
+var testStarts = []string{"--- FAIL", "FAIL", "ERROR", "✕", "×", "✗", "●", "not ok", "test ", "---- ", "failures:", "Tests run:", "___"}
+
+var testFirst = func() (first [256]bool) {
+	for _, p := range testStarts {
+		first[p[0]] = true
+	}
+	return first
+}()
+
+func mayBeTest(line string) bool {
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	if i == len(line) || !testFirst[line[i]] {
+		return false
+	}
+	t := line[i:]
+	for _, p := range testStarts {
+		if strings.HasPrefix(t, p) {
 			return true
+		}
+	}
+	return false
+}
+
+// mayBeFrame: every frame syntax is "goroutine " or white space then `File "`, a path, "at "
+// or a number.
+func mayBeFrame(line string) bool {
+	if strings.HasPrefix(line, "goroutine ") {
+		return true
+	}
+	if line == "" || line[0] != ' ' && line[0] != '\t' {
+		return false
+	}
+	t := strings.TrimLeft(line, " \t")
+	return strings.HasPrefix(t, `File "`) || strings.HasPrefix(t, "/") || strings.HasPrefix(t, "at ") || t != "" && t[0] >= '0' && t[0] <= '9'
+}
+
+// isDiagnostic reports whether a line starts (after white space, and an arrow "-->" or
+// "at ") with file:line or file:line:col, as compilers, linters and test runners write
+// them: a path of no spaces whose name has an extension, a colon, digits, maybe a colon
+// and digits again, then ":", ")", white space or the end.
+func isDiagnostic(line string) bool {
+	t := strings.TrimLeft(line, " \t")
+	switch {
+	case strings.HasPrefix(t, "-->"):
+		t = strings.TrimLeft(t[3:], " \t")
+	case strings.HasPrefix(t, "at "):
+		t = strings.TrimLeft(t[3:], " \t")
+	}
+	if len(t) > 2 && isLetter(t[0]) && t[1] == ':' && (t[2] == '\\' || t[2] == '/') {
+		t = t[2:] // a drive letter
+	}
+	// the path: up to the first colon, none of its bytes a space
+	i := 0
+	for i < len(t) && t[i] != ':' {
+		if !isPathByte(t[i]) {
+			return false
+		}
+		i++
+	}
+	// its name ends with "." and a letter, then letters and digits
+	j := i - 1
+	for j >= 0 && (isLetter(t[j]) || isDigit(t[j]) || t[j] == '_') {
+		j--
+	}
+	if j < 1 || t[j] != '.' || j+1 >= i || !isLetter(t[j+1]) || !(isLetter(t[j-1]) || isDigit(t[j-1]) || t[j-1] == '_') {
+		return false
+	}
+	rest := t[i:]
+	for range 2 {
+		if len(rest) < 2 || rest[0] != ':' || !isDigit(rest[1]) {
+			break
+		}
+		k := 1
+		for k < len(rest) && isDigit(rest[k]) {
+			k++
+		}
+		if k == len(rest) {
+			return true
+		}
+		if c := rest[k]; c == ')' || c == ' ' || c == '\t' || c == '\r' {
+			return true
+		}
+		rest = rest[k:]
+		if rest[0] == ':' && (len(rest) == 1 || !isDigit(rest[1])) {
+			return true
+		}
+	}
+	return false
+}
+
+func isPathByte(c byte) bool {
+	return isLetter(c) || isDigit(c) || c == '_' || c == '.' || c == '/' || c == '\\' || c == '@' || c == '+' || c == '-'
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// wordIndex finds which of a few words a line holds in one pass: a bit set of the words'
+// first three bytes (hashed) lets the pass skip every place no word starts at, and words
+// lists them by first byte for the check.
+type wordIndex struct {
+	trigrams [1 << 16 / 64]uint64
+	words    [256][]string
+}
+
+func trigram(a, b, c byte) uint32 {
+	return (uint32(a)*31*31 + uint32(b)*31 + uint32(c)) & (1<<16 - 1)
+}
+
+func indexWords(words []string) *wordIndex {
+	var ix wordIndex
+	for _, w := range words {
+		h := trigram(w[0], w[1], w[2])
+		ix.trigrams[h/64] |= 1 << (h % 64)
+		ix.words[w[0]] = append(ix.words[w[0]], w)
+	}
+	return &ix
+}
+
+var errorIndex, warningIndex = indexWords(errorWords), indexWords(warningWords)
+
+// containsAny reports whether s holds any of the index's words: one pass over s, each
+// byte that starts a word tried against those words.
+func containsAny(s string, ix *wordIndex) bool {
+	for i := 0; i+2 < len(s); i++ {
+		if h := trigram(s[i], s[i+1], s[i+2]); ix.trigrams[h/64]&(1<<(h%64)) == 0 {
+			continue
+		}
+		for _, w := range ix.words[s[i]] {
+			if strings.HasPrefix(s[i:], w) {
+				return true
+			}
 		}
 	}
 	return false
@@ -85,17 +215,19 @@ func classify(lines []string) (kind []uint8, signal bool) {
 	kind = make([]uint8, n)
 	for i, line := range lines {
 		k := uint8(kindOther)
+		// Each regular expression runs only on lines a cheap test lets through: most lines
+		// of a long output are none of these.
 		switch {
 		case len(line) > longLine:
-		case testSyntax.MatchString(line):
+		case mayBeTest(line) && testSyntax.MatchString(line):
 			k = kindTest
-		case containsAny(line, errorWords):
+		case containsAny(line, errorIndex):
 			k = kindError
-		case strings.IndexByte(line, ':') >= 0 && diagnosticSyntax.MatchString(line):
+		case isDiagnostic(line):
 			k = kindDiagnostic
-		case frameSyntax.MatchString(line):
+		case mayBeFrame(line) && frameSyntax.MatchString(line):
 			k = kindFrame
-		case containsAny(line, warningWords):
+		case containsAny(line, warningIndex):
 			k = kindWarning
 		}
 		if k <= kindFrame && k != kindHead {
@@ -149,13 +281,21 @@ func classify(lines []string) (kind []uint8, signal bool) {
 // selection is a text read as lines for a cut by what they say. Entries that stand for
 // lines an earlier cut left out (gap) are never kept and count the lines they stand for.
 type selection struct {
-	lines  []string
-	kind   []uint8
-	gap    []int // lines an earlier cut's gap line stands for; 0 for a line of the text
-	order  []int // entries in the order they are kept
-	orig   original
-	tool   string
-	signal bool
+	lines []string
+	kind  []uint8
+	gap   []int // lines an earlier cut's gap line stands for; 0 for a line of the text (nil: none is a gap)
+	order []int // entries in the order they are kept
+	// The commonest shapes of the text's lines, worked out when a gap first needs them,
+	// with how many lines before each index have each (so a gap counts them in O(1)), and
+	// an example of each.
+	common     []uint64
+	shapeCount [][]int32
+	keep       []bool            // walk's scratch
+	gapLines   map[[2]int]string // gapLine's, by where the gap starts and ends
+	runes      []int             // each line's length in characters
+	orig       original
+	tool       string
+	signal     bool
 }
 
 var (
@@ -164,14 +304,23 @@ var (
 )
 
 // newSelection reads text for a cut by what its lines say: a text this tool cut so before
-// keeps the original's figures, its gaps standing for what they left out.
+// keeps the original's figures, its gaps standing for what they left out. It returns nil
+// for a text whose lines say nothing in particular, which is cut at head and tail.
 func newSelection(text string, n int, count func(string) int, tool string) *selection {
 	lines := strings.Split(text, "\n")
 	s := &selection{tool: tool}
-	if last := lines[len(lines)-1]; len(lines) > 1 && selectionSyntax.MatchString(last) {
+	again := len(lines) > 1 && selectionSyntax.MatchString(lines[len(lines)-1])
+	if again {
+		lines = lines[:len(lines)-1]
+	}
+	s.kind, s.signal = classify(lines)
+	if !s.signal && !again {
+		return nil
+	}
+	if again {
+		last := text[strings.LastIndexByte(text, '\n')+1:]
 		m := selectionSyntax.FindStringSubmatch(last)
 		s.orig = original{chars: number(m[2]), tokens: number(m[4]), lines: number(m[5])}
-		lines = lines[:len(lines)-1]
 		s.gap = make([]int, len(lines))
 		for i, line := range lines {
 			if g := gapSyntax.FindStringSubmatch(line); g != nil {
@@ -180,46 +329,85 @@ func newSelection(text string, n int, count func(string) int, tool string) *sele
 		}
 	} else {
 		s.orig = original{chars: n, tokens: count(text), lines: countLines(text)}
-		s.gap = make([]int, len(lines))
 	}
 	s.lines = lines
-	s.kind, s.signal = classify(lines)
-	// The keeping order: by kind, then, within a kind, from both ends inwards (the head
-	// first on a tie), which for the head and tail kinds is their place.
-	s.order = make([]int, 0, len(lines))
+	// The keeping order: by kind, in place within a kind, but the other lines from both
+	// ends inwards (the head first on a tie).
+	var perKind [kinds]int
 	for i := range lines {
-		if s.gap[i] == 0 {
-			s.order = append(s.order, i)
+		if s.gapOf(i) == 0 {
+			perKind[s.kind[i]]++
 		}
 	}
-	last := len(lines) - 1
-	sort.SliceStable(s.order, func(a, b int) bool {
-		i, j := s.order[a], s.order[b]
-		if s.kind[i] != s.kind[j] {
-			return s.kind[i] < s.kind[j]
+	var at [kinds]int
+	for k := 1; k < kinds; k++ {
+		at[k] = at[k-1] + perKind[k-1]
+	}
+	s.order = make([]int, at[kinds-1]+perKind[kinds-1])
+	take := func(i int) {
+		if s.gapOf(i) == 0 {
+			s.order[at[s.kind[i]]] = i
+			at[s.kind[i]]++
 		}
+	}
+	for i := range lines {
+		if s.kind[i] != kindOther {
+			take(i)
+		}
+	}
+	for i, j := 0, len(lines)-1; i <= j; i, j = i+1, j-1 {
 		if s.kind[i] == kindOther {
-			return min(i, last-i) < min(j, last-j) || min(i, last-i) == min(j, last-j) && i < j
+			take(i)
 		}
-		return i < j
-	})
+		if j != i && s.kind[j] == kindOther {
+			take(j)
+		}
+	}
 	return s
+}
+
+// gapOf is the number of lines entry i stands for as an earlier cut's gap, or 0.
+func (s *selection) gapOf(i int) int {
+	if s.gap == nil {
+		return 0
+	}
+	return s.gap[i]
 }
 
 // render writes the text keeping the first k entries of the keeping order.
 func (s *selection) render(k int) string {
-	keep := make([]bool, len(s.lines))
+	var b strings.Builder
+	s.walk(k, &b)
+	return b.String()
+}
+
+// walk writes the text keeping the first k entries of the keeping order to b, or with b
+// nil only measures it, and returns its length in characters.
+func (s *selection) walk(k int, b *strings.Builder) int {
+	if s.keep == nil {
+		s.keep = make([]bool, len(s.lines))
+		s.runes = make([]int, len(s.lines))
+		for i, line := range s.lines {
+			s.runes[i] = utf8.RuneCountInString(line)
+		}
+	}
+	keep := s.keep
+	clear(keep)
 	for _, i := range s.order[:k] {
 		keep[i] = true
 	}
-	var b strings.Builder
-	keptChars, places := 0, 0
+	write := func(text string) {
+		if b != nil {
+			b.WriteString(text)
+		}
+	}
+	size, keptChars, places := 0, 0, 0
 	var kept [kinds]int
 	for i := 0; i < len(s.lines); {
 		if keep[i] {
-			b.WriteString(s.lines[i])
-			b.WriteByte('\n')
-			keptChars += utf8.RuneCountInString(s.lines[i]) + 1
+			write(s.lines[i])
+			write("\n")
+			keptChars += s.runes[i] + 1
 			kept[s.kind[i]]++
 			i++
 			continue
@@ -228,71 +416,129 @@ func (s *selection) render(k int) string {
 		for j < len(s.lines) && !keep[j] {
 			j++
 		}
-		b.WriteString(s.gapLine(i, j))
-		b.WriteByte('\n')
+		gap := s.gapLine(i, j)
+		write(gap)
+		write("\n")
+		size += utf8.RuneCountInString(gap) + 1
 		places++
 		i = j
 	}
+	size += keptChars
 	if keptChars > 0 {
 		keptChars-- // the newline after the last kept line is the marker's
 	}
-	b.WriteString(s.marker(max(0, s.orig.chars-keptChars), places, kept))
-	return b.String()
+	m := s.marker(max(0, s.orig.chars-keptChars), places, kept)
+	write(m)
+	return size + utf8.RuneCountInString(m)
 }
 
-// gapLine stands for entries i..j-1: how many lines, and the shape most of them have.
+// gapLine stands for entries i..j-1: how many lines, and the one or two shapes most of
+// them have, with an example of each.
 func (s *selection) gapLine(i, j int) string {
+	if line, ok := s.gapLines[[2]int{i, j}]; ok {
+		return line
+	}
+	line := s.describeGap(i, j)
+	if s.gapLines == nil {
+		s.gapLines = map[[2]int]string{}
+	}
+	s.gapLines[[2]int{i, j}] = line
+	return line
+}
+
+func (s *selection) describeGap(i, j int) string {
 	n := 0
-	shapes := map[string]int{}
-	example := map[string]string{}
 	for m := i; m < j; m++ {
-		if s.gap[m] > 0 {
-			n += s.gap[m]
-			continue
-		}
-		n++
-		if j-i >= 3 {
-			sh := shape(s.lines[m])
-			shapes[sh]++
-			if _, ok := example[sh]; !ok {
-				example[sh] = s.lines[m]
-			}
-		}
+		n += max(1, s.gapOf(m))
 	}
 	line := "[ctx-budget: " + plural(n, "line") + " left out here"
-	// The two commonest shapes, when they make up half of the gap.
-	type common struct {
-		shape string
-		count int
-	}
-	var top []common
-	for sh, c := range shapes {
-		if c >= 3 {
-			top = append(top, common{sh, c})
+	if j-i >= 3 {
+		s.countShapes()
+		type common struct{ shape, count int }
+		var top []common
+		for k := range s.common {
+			if c := int(s.shapeCount[k][j] - s.shapeCount[k][i]); c >= 3 {
+				top = append(top, common{k, c})
+			}
 		}
-	}
-	sort.Slice(top, func(a, b int) bool {
-		return top[a].count > top[b].count || top[a].count == top[b].count && top[a].shape < top[b].shape
-	})
-	top = top[:min(2, len(top))]
-	covered := 0
-	for _, c := range top {
-		covered += c.count
-	}
-	if covered > 0 && 2*covered >= n {
-		for i, c := range top {
-			ex := example[c.shape]
-			if utf8.RuneCountInString(ex) > 80 {
-				ex = ex[:runeOffset(ex, 77)] + "..."
+		sort.Slice(top, func(a, b int) bool {
+			return top[a].count > top[b].count || top[a].count == top[b].count && top[a].shape < top[b].shape
+		})
+		top = top[:min(2, len(top))]
+		covered := 0
+		for _, c := range top {
+			covered += c.count
+		}
+		if covered > 0 && 2*covered >= n {
+			for k, c := range top {
+				// the first line of the shape in the gap
+				ex := ""
+				for m := i; m < j; m++ {
+					if s.gapOf(m) == 0 && s.shapeCount[c.shape][m+1] > s.shapeCount[c.shape][m] {
+						ex = s.lines[m]
+						break
+					}
+				}
+				if utf8.RuneCountInString(ex) > 80 {
+					ex = ex[:runeOffset(ex, 77)] + "..."
+				}
+				sep := ", "
+				if k == 0 {
+					sep = ": "
+				}
+				line += fmt.Sprintf("%s%s like %q", sep, human.Thousands(c.count), ex)
 			}
-			sep := ", "
-			if i == 0 {
-				sep = ": "
-			}
-			line += fmt.Sprintf("%s%s like %q", sep, human.Thousands(c.count), ex)
 		}
 	}
 	return line + "]"
+}
+
+// commonShapes is how many of the text's commonest shapes gaps are described by.
+const commonShapes = 6
+
+// countShapes works out the commonest shapes and their running counts, once. The
+// candidates come from at most shapeSample lines spread over the text (a long output's
+// common shapes are common in any sample of it); then one pass counts them everywhere.
+func (s *selection) countShapes() {
+	if s.shapeCount != nil {
+		return
+	}
+	const shapeSample = 1024
+	step := max(1, len(s.lines)/shapeSample)
+	freq := map[uint64]int{}
+	for m := 0; m < len(s.lines); m += step {
+		if s.gapOf(m) == 0 {
+			freq[shapeHash(s.lines[m])]++
+		}
+	}
+	for sh, c := range freq {
+		if c >= 2 || step == 1 && c >= 3 {
+			s.common = append(s.common, sh)
+		}
+	}
+	sort.Slice(s.common, func(a, b int) bool {
+		return freq[s.common[a]] > freq[s.common[b]] || freq[s.common[a]] == freq[s.common[b]] && s.common[a] < s.common[b]
+	})
+	s.common = s.common[:min(commonShapes, len(s.common))]
+	s.shapeCount = make([][]int32, len(s.common))
+	for k := range s.common {
+		s.shapeCount[k] = make([]int32, len(s.lines)+1)
+	}
+	for m, line := range s.lines {
+		for k := range s.common {
+			s.shapeCount[k][m+1] = s.shapeCount[k][m]
+		}
+		if s.gapOf(m) != 0 || len(s.common) == 0 {
+			continue
+		}
+		h := shapeHash(line)
+		for k, sh := range s.common {
+			if h == sh {
+				s.shapeCount[k][m+1]++
+				break
+			}
+		}
+	}
 }
 
 // marker accounts for a cut by what lines say.
@@ -318,33 +564,77 @@ func (s *selection) marker(cut, places int, kept [kinds]int) string {
 
 // fit keeps the most entries, in the keeping order, whose text measures within limit;
 // ok is false when not even the marker alone fits.
-func (s *selection) fit(limit int, measure func(string) int) (string, bool) {
-	lo, hi := 0, len(s.order) // render(lo) fits, if anything does; render(hi+1) does not exist
-	first := s.render(0)
-	if measure(first) > limit {
+// A limit in characters is met by measuring without writing: fits of the text are
+// found with walk alone, and the text written once.
+func (s *selection) fit(limit int, measure func(string) int, inTokens bool) (string, bool) {
+	fits := func(k int) bool {
+		if !inTokens {
+			return s.walk(k, nil) <= limit
+		}
+		return measure(s.render(k)) <= limit
+	}
+	if !fits(0) {
 		return "", false
 	}
-	best := first
+	lo, hi := 0, len(s.order) // lo fits; nothing above hi exists
 	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if out := s.render(mid); measure(out) <= limit {
-			lo, best = mid, out
+		if mid := (lo + hi + 1) / 2; fits(mid) {
+			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
-	return best, true
+	return s.render(lo), true
 }
 
-// shape is a line with its numbers, hexadecimal hashes and paths masked, so that lines
-// that differ only in those group together.
-var shapeSyntax = regexp.MustCompile(`(?:[\w.-]*/)+[\w.-]+|\b[0-9a-f]{7,}\b|\d+`)
-
-func shape(line string) string {
+// shapeHash is a hash of a line's shape: the line with its numbers, hexadecimal hashes
+// and paths masked (each read as one "#"), so that lines that differ only in those group
+// together. A word here is a run of letters, digits and "_.-/": with a "/" it is a path,
+// all hexadecimal and 7 long or more a hash; else only its runs of digits are masked.
+// (FNV-1a, computed as the line is read: no masked copy is made.)
+func shapeHash(line string) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	add := func(c byte) { h = (h ^ uint64(c)) * prime }
 	if len(line) > 200 {
 		line = line[:200]
 	}
-	return shapeSyntax.ReplaceAllString(line, "#")
+	for i := 0; i < len(line); {
+		if !isWordByte(line[i]) {
+			add(line[i])
+			i++
+			continue
+		}
+		j := i
+		path, hex := false, true
+		for j < len(line) && isWordByte(line[j]) {
+			c := line[j]
+			path = path || c == '/'
+			hex = hex && (c >= '0' && c <= '9' || c >= 'a' && c <= 'f')
+			j++
+		}
+		if path || hex && j-i >= 7 {
+			add('#')
+		} else {
+			for k := i; k < j; {
+				if line[k] >= '0' && line[k] <= '9' {
+					for k < j && line[k] >= '0' && line[k] <= '9' {
+						k++
+					}
+					add('#')
+					continue
+				}
+				add(line[k])
+				k++
+			}
+		}
+		i = j
+	}
+	return h
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-' || c == '/'
 }
 
 // hasSelection reports whether text is the output of a cut by what lines say.

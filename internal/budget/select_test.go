@@ -131,3 +131,27 @@ five`, "\n")
 		t.Errorf("plain lines say something: %v", kind)
 	}
 }
+
+func TestIsDiagnostic(t *testing.T) {
+	for line, want := range map[string]bool{
+		"main.c:12:5: warning: unused":          true,
+		"  --> src/main.rs:3:5":                 true,
+		"    at Object.<anonymous> (x.js:1:2)":  false, // a frame, not a file:line at the start
+		"\tat pkg/file.go:12":                   true,
+		"internal/x/y_test.go:214: want 3":      true,
+		"C:\\src\\a.cs:10:1: error":             true,
+		"./build.sh:7:1: note":                  true,
+		"Makefile:12: recipe failed":            false, // no extension
+		"12:30:00 server started":               false,
+		"see the docs at http://x.io:80/a.html": false,
+		"a.go:12x":                              false,
+		"file.go:":                              false,
+		"file.go:7":                             true,
+		"tests/test_a.py:41: AssertionError":    true,
+		"version 1.2:3":                         false,
+	} {
+		if got := isDiagnostic(line); got != want {
+			t.Errorf("isDiagnostic(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
