@@ -1,0 +1,553 @@
+#!/usr/bin/env bash
+# gen-outputs.sh — real command outputs with planted failures, the measure for ctx-budget's cut
+# (issue 18). Writes testdata/outputs/NAME.{out,cmd,keep}; see testdata/outputs/README.md.
+#
+# Every case generates a small project (Go module, Python package, C tree, Cargo crate, Java
+# tree, npm project, shell scripts, git repository) with failures planted at known places,
+# runs a real tool on it here and records:
+#
+#   NAME.out   the combined stdout+stderr as an agent's shell tool would get it (ANSI colour
+#              and carriage returns kept where the tool writes them)
+#   NAME.cmd   the command, one line
+#   NAME.keep  the lines any cut must keep, exactly as in NAME.out once ANSI escapes and
+#              trailing white space are removed. They are found with fixed strings built from
+#              what was planted (test names, messages, file:line), never with a generic
+#              "error" pattern; a planted string that matches no line stops the script.
+#
+#   scripts/gen-outputs.sh                 every case
+#   scripts/gen-outputs.sh go-test pytest  only the named cases
+#
+# Needs: go, git, perl. Installs what a case needs when missing (apt-get: python3-pytest,
+# gcc, make, default-jdk-headless, shellcheck, nodejs, npm; the npm registry: jest) and
+# SKIPS a case, with a message on stderr, when its tool cannot be had (cargo is not in
+# Debian's stable toolchain we rely on; without it the Rust cases are skipped).
+#
+# Determinism: the work tree is a fixed path ($OUTPUTS_WORK, default /tmp/ctxkit-outputs,
+# wiped at the start) because paths show in the outputs; LC_ALL=C, TZ=UTC, fixed git dates,
+# PYTHONHASHSEED=0, -count=1, one test thread for cargo, and durations ("0.123s", "(12 ms)",
+# "duration_ms: 1.5", "in 0.52s") are rewritten to fixed values. A rerun gives the same
+# bytes except where the tool's own order or progress frames depend on timing (npm's spinner
+# under a pseudo-terminal); the .keep lines stay the same.
+set -euo pipefail
+
+export LC_ALL=C TZ=UTC LANG=C COLUMNS=80
+export GOTOOLCHAIN=local GOFLAGS= GOWORK=off CGO_ENABLED=0
+export PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE=1
+export RUST_BACKTRACE=0 CARGO_TERM_PROGRESS_WHEN=never
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+export NO_COLOR= FORCE_COLOR=
+unset NO_COLOR FORCE_COLOR
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$ROOT/testdata/outputs
+WORK=${OUTPUTS_WORK:-/tmp/ctxkit-outputs}
+ONLY=" $* "
+
+rm -rf "$WORK"
+mkdir -p "$WORK/.raw" "$OUT"
+
+log() { echo "gen-outputs: $*" >&2; }
+skip() { log "skip $1: $2"; }
+want() { [[ "$ONLY" == "  " || "$ONLY" == *" $1 "* ]]; }
+
+APT_UPDATED=
+# have CMD [DEBIAN-PACKAGE]: true when CMD runs, installing the package first if it can.
+have() {
+	command -v "$1" >/dev/null 2>&1 && return 0
+	[[ -n "${2:-}" ]] || return 1
+	command -v apt-get >/dev/null 2>&1 || return 1
+	if [[ -z "$APT_UPDATED" ]]; then
+		apt-get update -q >/dev/null 2>&1 || true
+		APT_UPDATED=1
+	fi
+	log "installing $2"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null 2>&1 || return 1
+	command -v "$1" >/dev/null 2>&1
+}
+
+# record NAME DIR CMDLINE ARGV...: run ARGV in DIR, its stdout and stderr into one file in
+# the order written; CMDLINE is what NAME.cmd shows. The exit status is the point, not a stop.
+record() {
+	local name=$1 dir=$2 cmdline=$3
+	shift 3
+	(cd "$dir" && "$@") >"$WORK/.raw/$name" 2>&1 </dev/null || true
+	printf '%s\n' "$cmdline" >"$OUT/$name.cmd"
+}
+
+# finish NAME [PERL-SUBSTITUTIONS]: NAME.out from the raw capture, durations and other
+# run-dependent bits rewritten by the given perl code.
+finish() {
+	local name=$1 subst=${2:-}
+	perl -pe "$subst" "$WORK/.raw/$name" >"$OUT/$name.out"
+}
+
+# plain FILE: FILE with ANSI escape sequences and trailing white space removed, as
+# outputs_test.go reads it.
+plain() {
+	perl -pe 's/\e\[[0-?]*[ -\/]*[@-~]//g; s/\e\][^\a\e]*(?:\a|\e\\)//g; s/\e[@-Z\\-_]//g; s/[ \t\r\f\x0b]+$//' "$1"
+}
+
+# keep NAME < PATTERNS: NAME.keep holds every line of the plain NAME.out that contains one of
+# the fixed strings on stdin (a pattern starting with "=" must equal the whole line), each once,
+# in the order of NAME.out. Every pattern must match.
+keep() {
+	local name=$1 p n=0
+	local plainf=$WORK/.raw/$name.plain subs=$WORK/.raw/$name.subs exact=$WORK/.raw/$name.exact
+	plain "$OUT/$name.out" >"$plainf"
+	: >"$subs"
+	: >"$exact"
+	while IFS= read -r p; do
+		[[ -n "$p" ]] || continue
+		if [[ "$p" == =* ]]; then
+			p=${p#=}
+			grep -qxF -- "$p" "$plainf" || { log "$name: planted line not in output: $p"; exit 1; }
+			printf '%s\n' "$p" >>"$exact"
+		else
+			grep -qF -- "$p" "$plainf" || { log "$name: planted string not in output: $p"; exit 1; }
+			printf '%s\n' "$p" >>"$subs"
+		fi
+	done
+	{
+		[[ -s "$subs" ]] && grep -nF -f "$subs" "$plainf"
+		[[ -s "$exact" ]] && grep -nxF -f "$exact" "$plainf"
+		true
+	} | sort -t: -k1,1n -u | cut -d: -f2- | awk '!seen[$0]++' >"$OUT/$name.keep"
+	n=$(wc -l <"$OUT/$name.keep")
+	log "$name: $(wc -c <"$OUT/$name.out") chars, $n keep lines"
+}
+
+# go durations: "(0.01s)" and "\t0.012s" at the end of ok/FAIL lines.
+GO_TIMES='s/\((\d+\.\d+)s\)/(0.00s)/g; s/\t\d+\.\d+s$/\t0.005s/; s/\t\d+\.\d+s(?=\n)/\t0.005s/;'
+
+# gomod DIR MODULE: a module with no dependencies.
+gomod() {
+	mkdir -p "$1"
+	printf 'module %s\n\ngo 1.22\n' "$2" >"$1/go.mod"
+}
+
+WORDS=(catalog cart checkout pricing tax shipping inventory billing invoice refund coupon loyalty
+	search ranking review rating media upload session auth token audit report export importer
+	mailer notify webhook queue scheduler codec cache config metrics health ratelimit geo currency
+	address warehouse supplier)
+
+# --- go test ./... : many packages, three failing tests ----------------------------------
+case_go_test() {
+	local d=$WORK/go-test m=example.com/shop i w p t
+	gomod "$d" $m
+	for i in "${!WORDS[@]}"; do
+		w=${WORDS[$i]}
+		p=$d/internal/$w
+		mkdir -p "$p"
+		cat >"$p/$w.go" <<EOF
+// Package $w is part of the generated shop module.
+package $w
+
+// Scale multiplies x by k.
+func Scale(x, k int) int { return x * k }
+
+// Sum adds xs.
+func Sum(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+EOF
+		{
+			printf 'package %s\n\nimport "testing"\n' "$w"
+			for t in $(seq 1 12); do
+				printf '\nfunc TestScale%02d(t *testing.T) {\n\tif got := Scale(%d, 3); got != %d {\n\t\tt.Fatalf("Scale(%d, 3) = %%d, want %d", got)\n\t}\n}\n' $t $t $((t * 3)) $t $((t * 3))
+			done
+		} >"$p/${w}_test.go"
+		# packages without tests, as real modules have
+		mkdir -p "$d/pkg/$w"
+		printf '// Package %s holds shared types.\npackage %s\n\n// ID names a %s.\ntype ID string\n' "$w" "$w" "$w" >"$d/pkg/$w/types.go"
+	done
+	# planted 1: float truncation in pricing
+	cat >>"$d/internal/pricing/pricing.go" <<'EOF'
+
+// ParsePrice turns "19.99" into cents.
+func ParsePrice(s string) int {
+	var f float64
+	for i, c := range s {
+		if c == '.' {
+			frac := 0.0
+			scale := 0.1
+			for _, d := range s[i+1:] {
+				frac += float64(d-'0') * scale
+				scale /= 10
+			}
+			f += frac
+			break
+		}
+		f = f*10 + float64(c-'0')
+	}
+	return int(f * 100)
+}
+EOF
+	cat >>"$d/internal/pricing/pricing_test.go" <<'EOF'
+
+func TestParsePrice(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{{"1.00", 100}, {"19.99", 1999}, {"0.50", 50}} {
+		if got := ParsePrice(tc.in); got != tc.want {
+			t.Errorf("ParsePrice(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+EOF
+	# planted 2: a golden comparison that logs every line it checks
+	cat >>"$d/internal/codec/codec.go" <<'EOF'
+
+// Encode renders record i of the golden file.
+func Encode(i int) string {
+	qty := i % 7
+	if i == 137 {
+		qty = 8 // off by one in the rounding of bundle 137
+	}
+	return "sku-" + itoa(i) + ";qty=" + itoa(qty) + ";unit=EUR"
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; i > 0; i /= 10 {
+		b = append([]byte{byte('0' + i%10)}, b...)
+	}
+	return string(b)
+}
+EOF
+	cat >>"$d/internal/codec/codec_test.go" <<'EOF'
+
+func TestGoldenRecords(t *testing.T) {
+	bad := 0
+	for i := 1; i <= 240; i++ {
+		want := "sku-" + itoa(i) + ";qty=" + itoa(i%7) + ";unit=EUR"
+		got := Encode(i)
+		t.Logf("record %3d: %s", i, got)
+		if got != want {
+			t.Errorf("record %d differs:\n-want %s\n+got  %s", i, want, got)
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of 240 golden records differ", bad)
+	}
+}
+EOF
+	# planted 3: eviction order in cache
+	cat >>"$d/internal/cache/cache.go" <<'EOF'
+
+// Evict returns keys in the order an LRU of size n drops them.
+func Evict(keys []string, n int) []string {
+	var out []string
+	if len(keys) > n {
+		out = append(out, keys[len(keys)-n:]...) // should be the oldest, keys[:len(keys)-n]
+	}
+	return out
+}
+EOF
+	cat >>"$d/internal/cache/cache_test.go" <<'EOF'
+
+func TestEvictOrder(t *testing.T) {
+	got := Evict([]string{"a", "b", "c", "d", "e"}, 3)
+	if len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Fatalf("Evict(a..e, 3) = %v, want [a b]", got)
+	}
+}
+EOF
+	record go-test "$d" 'go test ./...' go test -count=1 ./...
+	finish go-test "$GO_TIMES"
+	keep go-test <<EOF
+--- FAIL: TestParsePrice
+ParsePrice("19.99") = 
+--- FAIL: TestGoldenRecords
+record 137 differs:
+-want sku-137;qty=4;unit=EUR
++got  sku-137;qty=8;unit=EUR
+of 240 golden records differ
+--- FAIL: TestEvictOrder
+Evict(a..e, 3) = 
+=FAIL	$m/internal/pricing	0.005s
+=FAIL	$m/internal/codec	0.005s
+=FAIL	$m/internal/cache	0.005s
+=FAIL
+EOF
+}
+
+# --- go test -v: one package, 2,000 subtests, three failing in the middle ----------------
+case_go_test_v() {
+	local d=$WORK/go-test-v m=example.com/rules
+	gomod "$d" $m
+	cat >"$d/rules.go" <<'EOF'
+// Package rules computes volume discounts.
+package rules
+
+// Discount is the percentage off for qty items: 5% from 300, 10% from 700, 15% from 1000,
+// 20% from 1400.
+func Discount(qty int) int {
+	switch {
+	case qty > 1400: // bug: should be >=
+		return 20
+	case qty > 1000: // bug: should be >=
+		return 15
+	case qty > 700: // bug: should be >=
+		return 10
+	case qty >= 300:
+		return 5
+	}
+	return 0
+}
+EOF
+	cat >"$d/rules_test.go" <<'EOF'
+package rules
+
+import (
+	"fmt"
+	"testing"
+)
+
+func want(qty int) int {
+	for _, s := range []struct{ from, pct int }{{1400, 20}, {1000, 15}, {700, 10}, {300, 5}} {
+		if qty >= s.from {
+			return s.pct
+		}
+	}
+	return 0
+}
+
+func TestDiscount(t *testing.T) {
+	for qty := 1; qty <= 2000; qty++ {
+		t.Run(fmt.Sprintf("qty_%04d", qty), func(t *testing.T) {
+			got := Discount(qty)
+			t.Logf("qty=%d discount=%d%%", qty, got)
+			if got != want(qty) {
+				t.Errorf("Discount(%d) = %d, want %d", qty, got, want(qty))
+			}
+		})
+	}
+}
+
+func TestZero(t *testing.T) {
+	if Discount(0) != 0 {
+		t.Fatal("Discount(0) != 0")
+	}
+}
+EOF
+	record go-test-v "$d" 'go test -v ./...' go test -count=1 -v ./...
+	finish go-test-v "$GO_TIMES"
+	keep go-test-v <<EOF
+--- FAIL: TestDiscount/qty_0700
+Discount(700) = 5, want 10
+--- FAIL: TestDiscount/qty_1000
+Discount(1000) = 10, want 15
+--- FAIL: TestDiscount/qty_1400
+Discount(1400) = 15, want 20
+--- FAIL: TestDiscount (
+=FAIL
+=FAIL	$m	0.005s
+EOF
+}
+
+# --- go test -v ./...: a panic in a test -------------------------------------------------
+case_go_test_panic() {
+	local d=$WORK/go-test-panic m=example.com/bank w t line
+	gomod "$d" $m
+	for w in account fx ledger report statement; do
+		mkdir -p "$d/$w"
+		printf '// Package %s is part of the generated bank module.\npackage %s\n\n// Round rounds cents to the nearest multiple of k.\nfunc Round(c, k int) int { return (c + k/2) / k * k }\n' $w $w >"$d/$w/$w.go"
+		{
+			printf 'package %s\n\nimport "testing"\n' $w
+			for t in $(seq 1 70); do
+				printf '\nfunc TestRound%03d(t *testing.T) {\n\tif got := Round(%d, 5); got != %d {\n\t\tt.Fatalf("Round = %%d", got)\n\t}\n}\n' $t $t $(((t + 2) / 5 * 5))
+			done
+		} >"$d/$w/${w}_test.go"
+	done
+	cat >>"$d/ledger/ledger.go" <<'EOF'
+
+// Entry moves cents between accounts by index.
+type Entry struct{ From, To, Cents int }
+
+// Balances applies entries to n accounts.
+func Balances(n int, entries []Entry) []int {
+	b := make([]int, n)
+	applyAll(b, entries)
+	return b
+}
+
+func applyAll(b []int, entries []Entry) {
+	for _, e := range entries {
+		apply(b, e)
+	}
+}
+
+func apply(b []int, e Entry) {
+	b[e.From] -= e.Cents
+	b[e.To] += e.Cents // PLANTED: no bounds check on To
+}
+EOF
+	sed -i 's/^func TestRound040(/func TestBalances(t *testing.T) {\n\tgot := Balances(3, []Entry{{0, 1, 500}, {1, 2, 200}, {2, 3, 100}})\n\tt.Logf("balances %v", got)\n}\n\nfunc TestRound040(/' "$d/ledger/ledger_test.go"
+	line=$(grep -n 'PLANTED' "$d/ledger/ledger.go" | cut -d: -f1)
+	record go-test-panic "$d" 'go test -v ./...' go test -count=1 -v ./...
+	# heap addresses in the frames' arguments change from run to run
+	finish go-test-panic "$GO_TIMES"' s/\b0x[0-9a-f]{9,}\b/0xc000010000/g;'
+	keep go-test-panic <<EOF
+--- FAIL: TestBalances
+panic: runtime error: index out of range [3] with length 3
+=	$d/ledger/ledger.go:$line
+=FAIL	$m/ledger	0.005s
+=FAIL
+EOF
+}
+
+# --- pytest: a package with many passing tests, three failures --------------------------
+# make_pyproject DIR: src/shop with a deep call chain, tests/ with ~1,500 tests.
+make_pyproject() {
+	local d=$1 w i
+	mkdir -p "$d/src/shop" "$d/tests"
+	: >"$d/src/shop/__init__.py"
+	cat >"$d/src/shop/money.py" <<'EOF'
+"""Amounts of money as integer cents."""
+
+
+def _split(text):
+    whole, _, frac = text.partition(".")
+    if "," in whole:
+        raise ValueError(f"invalid amount {text!r}: use a dot as decimal separator")
+    return int(whole), int((frac + "00")[:2])
+
+
+def parse_amount(text):
+    whole, frac = _split(text.strip())
+    return whole * 100 + frac
+EOF
+	cat >"$d/src/shop/orders.py" <<'EOF'
+"""Order import."""
+from shop.money import parse_amount
+
+
+def _parse_row(row):
+    sku, qty, price = row.split(";")
+    return {"sku": sku, "qty": int(qty), "cents": parse_amount(price)}
+
+
+def _parse_rows(lines):
+    for n, line in enumerate(lines, 1):
+        print(f"import: row {n}: {line}")
+        yield _parse_row(line)
+
+
+def import_batch(lines):
+    return list(_parse_rows(lines))
+EOF
+	cat >"$d/src/shop/tax.py" <<'EOF'
+"""VAT rates."""
+RATES = {"DE": 0.16, "FR": 0.20, "NL": 0.21, "AT": 0.20, "BE": 0.21}
+
+
+def rate(country):
+    return RATES[country]
+
+
+def quote(net_cents, country):
+    tax = round(net_cents * rate(country))
+    return {"net": net_cents, "tax": tax, "gross": net_cents + tax, "country": country, "currency": "EUR"}
+EOF
+	cat >"$d/conftest.py" <<'EOF'
+import sys, pathlib
+sys.path.insert(0, str(pathlib.Path(__file__).parent / "src"))
+EOF
+	for w in "${WORDS[@]}"; do
+		cat >"$d/tests/test_$w.py" <<EOF
+import pytest
+
+from shop.money import parse_amount
+
+
+@pytest.mark.parametrize("cents", range(40))
+def test_${w}_amount(cents):
+    assert parse_amount(f"{cents // 100}.{cents % 100:02d}") == cents
+EOF
+	done
+	cat >>"$d/tests/test_tax.py" <<'EOF'
+
+from shop.tax import quote, rate
+
+
+@pytest.mark.parametrize("country,want", [("FR", 0.20), ("DE", 0.19), ("NL", 0.21)])
+def test_rate(country, want):
+    assert rate(country) == want
+
+
+def test_quote_totals():
+    assert quote(10000, "DE") == {"net": 10000, "tax": 1900, "gross": 11900, "country": "DE", "currency": "EUR"}
+EOF
+	cat >>"$d/tests/test_importer.py" <<'EOF'
+
+from shop.orders import import_batch
+
+
+def test_import_batch():
+    lines = [f"sku-{i};{i % 5 + 1};{i}.{i % 100:02d}" for i in range(1, 120)]
+    lines[97] = "sku-98;3;12,50"
+    orders = import_batch(lines)
+    assert len(orders) == 119
+EOF
+}
+
+PYTEST_TIMES='s/ in \d+\.\d+s(?: \(\d+:\d+:\d+\))?/ in 0.42s/;'
+
+pytest_keep() {
+	local name=$1
+	shift
+	{ printf '%s\n' "$@"; cat; } | keep "$name" <<'EOF'
+ test_import_batch ___
+ test_rate[DE-0.19] ___
+ test_quote_totals ___
+ValueError: invalid amount '12,50'
+=src/shop/money.py:7: ValueError
+AssertionError: assert 0.16 == 0.19
+E       AssertionError: assert {'country': 
+{'gross': 11600} != {'gross': 11900}
+{'tax': 1600} != {'tax': 1900}
+=tests/test_tax.py:15: AssertionError
+=tests/test_tax.py:19: AssertionError
+FAILED tests/test_importer.py::test_import_batch
+FAILED tests/test_tax.py::test_quote_totals
+FAILED tests/test_tax.py::test_rate[DE-0.19]
+3 failed, 1642 passed in 0.42s
+EOF
+}
+
+case_pytest() {
+	have_pytest || { skip pytest "python3-pytest not available"; return; }
+	make_pyproject "$WORK/pytest"
+	record pytest "$WORK/pytest" 'python3 -m pytest --color=yes' /usr/bin/python3 -m pytest -p no:cacheprovider --color=yes
+	finish pytest "$PYTEST_TIMES"
+	pytest_keep pytest
+}
+
+case_pytest_v() {
+	have_pytest || { skip pytest-v "python3-pytest not available"; return; }
+	make_pyproject "$WORK/pytest-v"
+	record pytest-v "$WORK/pytest-v" 'python3 -m pytest -v' /usr/bin/python3 -m pytest -p no:cacheprovider -v --color=no
+	finish pytest-v "$PYTEST_TIMES"
+	pytest_keep pytest-v '::test_import_batch FAILED' '::test_rate[DE-0.19] FAILED' '::test_quote_totals FAILED'
+}
+
+have_pytest() {
+	/usr/bin/python3 -c 'import pytest' 2>/dev/null && return 0
+	have pytest-3 python3-pytest >/dev/null && /usr/bin/python3 -c 'import pytest' 2>/dev/null
+}
+
+# main
+CASES=(go-test go-test-v go-test-panic pytest pytest-v)
+for c in "${CASES[@]}"; do
+	want "$c" || continue
+	"case_${c//-/_}"
+done
