@@ -505,7 +505,9 @@ PYTEST_TIMES='s/ in \d+\.\d+s(?: \(\d+:\d+:\d+\))?/ in 0.42s/;'
 pytest_keep() {
 	local name=$1
 	shift
-	{ printf '%s\n' "$@"; cat; } | keep "$name" <<'EOF'
+	{
+		printf '%s\n' "$@"
+		cat <<'EOF'
  test_import_batch ___
  test_rate[DE-0.19] ___
  test_quote_totals ___
@@ -522,6 +524,7 @@ FAILED tests/test_tax.py::test_quote_totals
 FAILED tests/test_tax.py::test_rate[DE-0.19]
 3 failed, 1642 passed in 0.42s
 EOF
+	} | keep "$name"
 }
 
 case_pytest() {
