@@ -88,32 +88,28 @@ plain() {
 }
 
 # keep NAME < PATTERNS: NAME.keep holds every line of the plain NAME.out that contains one of
-# the fixed strings on stdin (a pattern starting with "=" must equal the whole line), each once,
-# in the order of NAME.out. Every pattern must match.
+# the fixed strings on stdin, each once, in the order of NAME.out. A pattern starting with "="
+# must equal the whole line; "A && B" means a line containing both A and B. Every pattern must
+# match at least one line.
 keep() {
-	local name=$1 p n=0
-	local plainf=$WORK/.raw/$name.plain subs=$WORK/.raw/$name.subs exact=$WORK/.raw/$name.exact
+	local name=$1 p hits
+	local plainf=$WORK/.raw/$name.plain nums=$WORK/.raw/$name.nums
 	plain "$OUT/$name.out" >"$plainf"
-	: >"$subs"
-	: >"$exact"
+	: >"$nums"
 	while IFS= read -r p; do
 		[[ -n "$p" ]] || continue
 		if [[ "$p" == =* ]]; then
-			p=${p#=}
-			grep -qxF -- "$p" "$plainf" || { log "$name: planted line not in output: $p"; exit 1; }
-			printf '%s\n' "$p" >>"$exact"
+			hits=$(grep -nxF -- "${p#=}" "$plainf" || true)
+		elif [[ "$p" == *" && "* ]]; then
+			hits=$(grep -nF -- "${p%% && *}" "$plainf" | grep -F -- "${p#* && }" || true)
 		else
-			grep -qF -- "$p" "$plainf" || { log "$name: planted string not in output: $p"; exit 1; }
-			printf '%s\n' "$p" >>"$subs"
+			hits=$(grep -nF -- "$p" "$plainf" || true)
 		fi
+		[[ -n "$hits" ]] || { log "$name: planted string not in output: $p"; exit 1; }
+		cut -d: -f1 <<<"$hits" >>"$nums"
 	done
-	{
-		[[ -s "$subs" ]] && grep -nF -f "$subs" "$plainf"
-		[[ -s "$exact" ]] && grep -nxF -f "$exact" "$plainf"
-		true
-	} | sort -t: -k1,1n -u | cut -d: -f2- | awk '!seen[$0]++' >"$OUT/$name.keep"
-	n=$(wc -l <"$OUT/$name.keep")
-	log "$name: $(wc -c <"$OUT/$name.out") chars, $n keep lines"
+	awk 'NR == FNR { want[$1] = 1; next } (FNR in want) && !seen[$0]++' "$nums" "$plainf" >"$OUT/$name.keep"
+	log "$name: $(wc -c <"$OUT/$name.out") chars, $(wc -l <"$OUT/$name.keep") keep lines"
 }
 
 # go durations: "(0.01s)" and "\t0.012s" at the end of ok/FAIL lines.
@@ -548,8 +544,202 @@ have_pytest() {
 	have pytest-3 python3-pytest >/dev/null && /usr/bin/python3 -c 'import pytest' 2>/dev/null
 }
 
+# --- a Python script raising from deep inside, with a chained exception -----------------
+case_python_traceback() {
+	local d=$WORK/python-traceback
+	local py=/usr/bin/python3
+	if [[ ! -x $py ]]; then
+		have python3 python3 || { skip python-traceback "python3 not available"; return; }
+		py=python3
+	fi
+	mkdir -p "$d/reconcile" "$d/data"
+	: >"$d/reconcile/__init__.py"
+	cat >"$d/reconcile/errors.py" <<'EOF'
+class ReconcileError(Exception):
+    """A ledger row that cannot be reconciled."""
+EOF
+	cat >"$d/reconcile/fx.py" <<'EOF'
+RATES = {"EUR": 1.0, "USD": 0.92, "GBP": 1.17, "CHF": 1.04, "SEK": 0.088}
+
+
+def to_eur(cents, currency):
+    rate = RATES[currency]
+    return round(cents * rate)
+EOF
+	cat >"$d/reconcile/engine.py" <<'EOF'
+import logging
+
+from reconcile import fx
+from reconcile.errors import ReconcileError
+
+log = logging.getLogger("reconcile.engine")
+
+
+class Reconciler:
+    def __init__(self):
+        self.balances = {}
+
+    def _convert(self, row):
+        return fx.to_eur(row["cents"], row["currency"])
+
+    def _apply(self, row):
+        eur = self._convert(row)
+        self.balances[row["account"]] = self.balances.get(row["account"], 0) + eur
+        return eur
+
+    def process(self, n, row):
+        try:
+            eur = self._apply(row)
+        except KeyError as e:
+            raise ReconcileError(f"row {n}: unknown currency {row['currency']!r}") from e
+        log.info("row %d: account %s %+d cents -> %+d EUR cents, balance %d", n, row["account"],
+                 row["cents"], eur, self.balances[row["account"]])
+
+
+def reconcile_file(path):
+    r = Reconciler()
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            account, cents, currency = line.strip().split(",")
+            if int(cents) < 0:
+                log.warning("row %d: account %s: negative amount %s, booked as refund", n, account, cents)
+            r.process(n, {"account": account, "cents": int(cents), "currency": currency})
+    return r.balances
+EOF
+	cat >"$d/reconcile_ledger.py" <<'EOF'
+import logging
+import sys
+
+from reconcile.engine import reconcile_file
+
+
+def run(paths):
+    for p in paths:
+        logging.getLogger("reconcile").info("reading %s", p)
+        balances = reconcile_file(p)
+        print(f"{p}: {len(balances)} accounts")
+
+
+def main():
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    run(sys.argv[1:])
+
+
+if __name__ == "__main__":
+    main()
+EOF
+	"$py" - "$d/data/ledger-2026-10.csv" <<'EOF'
+import random, sys
+rng = random.Random(18)
+cur = ["EUR", "USD", "GBP", "CHF", "SEK"]
+with open(sys.argv[1], "w") as f:
+    for n in range(1, 1601):
+        c = "XAF" if n == 1187 else rng.choice(cur)
+        f.write(f"ACC-{rng.randint(1000, 1999)},{rng.randint(-5000, 90000)},{c}\n")
+EOF
+	record python-traceback "$d" 'python3 reconcile_ledger.py data/ledger-2026-10.csv' "$py" reconcile_ledger.py data/ledger-2026-10.csv
+	finish python-traceback
+	keep python-traceback <<EOF
+=  File "$d/reconcile/fx.py", line 5, in to_eur
+=KeyError: 'XAF'
+=  File "$d/reconcile/engine.py", line 25, in process
+=reconcile.errors.ReconcileError: row 1187: unknown currency 'XAF'
+EOF
+}
+
+# --- C: make with hundreds of warnings and two errors -----------------------------------
+case_gcc_make() {
+	local d=$WORK/gcc-make i f w
+	have gcc gcc && have make make || { skip gcc-make "gcc or make not available"; return; }
+	mkdir -p "$d/src" "$d/include"
+	cat >"$d/include/conn.h" <<'EOF'
+#ifndef CONN_H
+#define CONN_H
+#include <stddef.h>
+struct conn {
+	int fd;
+	int retries;
+	unsigned flags;
+};
+int conn_check(struct conn *c, int mode);
+#endif
+EOF
+	cat >"$d/Makefile" <<'EOF'
+CC = gcc
+CFLAGS = -Wall -Wextra -O0 -Iinclude
+SRC = $(sort $(wildcard src/*.c))
+OBJ = $(SRC:src/%.c=build/%.o)
+
+build/app: $(OBJ)
+	$(CC) -o $@ $(OBJ)
+
+build/%.o: src/%.c include/conn.h
+	@mkdir -p build
+	$(CC) $(CFLAGS) -c $< -o $@
+EOF
+	i=0
+	for w in "${WORDS[@]}" "${WORDS[@]/%/_io}"; do
+		i=$((i + 1))
+		f=$d/src/$w.c
+		cat >"$f" <<EOF
+#include <stdio.h>
+#include <string.h>
+#include "conn.h"
+
+static int ${w}_unused_helper(int x) { return x * 2; }
+
+int ${w}_scan(struct conn *c, int mode, const char *name)
+{
+	int count = 0;
+	int scratch;
+	size_t n = strlen(name);
+	for (int i = 0; i < n; i++) {
+		if (name[i] == '/')
+			count++;
+	}
+	switch (mode) {
+	case 0:
+		count++;
+	case 1:
+		count += 2;
+		break;
+	default:
+		break;
+	}
+	if (c->retries < c->flags)
+		printf("%s: %d retries\n", name, c->retries);
+	printf("%d\n", (long)count);
+	return count;
+}
+
+int ${w}_step(struct conn *c, int mode, int unused_flag)
+{
+	int status;
+	if (mode > 3)
+		status = conn_check(c, mode);
+	return status;
+}
+EOF
+	done
+	# planted errors: a member that is not in struct conn, and an undeclared identifier
+	sed -i 's/^\tint status;$/\tint status;\n\tc->timeout_ms = 250;/' "$d/src/session.c"
+	sed -i 's/^\treturn count;$/\treturn count + max_batch;/' "$d/src/webhook_io.c"
+	local l1 l2
+	l1=$(grep -n 'timeout_ms' "$d/src/session.c" | cut -d: -f1)
+	l2=$(grep -n 'max_batch' "$d/src/webhook_io.c" | cut -d: -f1)
+	printf '#include "conn.h"\nint conn_check(struct conn *c, int mode) { return c->fd + mode; }\nint main(void) { return 0; }\n' >"$d/src/main.c"
+	record gcc-make "$d" 'make -k' make -k
+	finish gcc-make
+	keep gcc-make <<EOF
+src/session.c:$l1: && error: 'struct conn' has no member named 'timeout_ms'
+src/webhook_io.c:$l2: && error: 'max_batch' undeclared
+make: *** [Makefile:
+make: Target 'build/app' not remade because of errors.
+EOF
+}
+
 # main
-CASES=(go-test go-test-v go-test-panic pytest pytest-v)
+CASES=(go-test go-test-v go-test-panic pytest pytest-v python-traceback gcc-make)
 for c in "${CASES[@]}"; do
 	want "$c" || continue
 	"case_${c//-/_}"
