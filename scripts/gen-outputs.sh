@@ -738,8 +738,142 @@ make: Target 'build/app' not remade because of errors.
 EOF
 }
 
+# --- Rust: cargo build with warnings and one error; cargo test with failures ------------
+have_cargo() { have cargo cargo; }
+
+CARGO_TIMES='s/ in \d+(\.\d+)?m?s\b/ in 1.00s/; s/finished in \d+\.\d+s/finished in 0.05s/;'
+
+case_cargo_build() {
+	local d=$WORK/cargo-build i w line
+	have_cargo || { skip cargo-build "cargo not available"; return; }
+	mkdir -p "$d/src"
+	printf '[package]\nname = "ledger"\nversion = "0.4.2"\nedition = "2021"\n\n[dependencies]\n' >"$d/Cargo.toml"
+	: >"$d/src/main.rs"
+	for w in "${WORDS[@]}"; do
+		echo "mod $w;" >>"$d/src/main.rs"
+		cat >"$d/src/$w.rs" <<EOF
+use std::collections::HashMap;
+use std::fmt::Write;
+
+pub struct ${w^}Entry {
+    pub id: u32,
+    pub cents: i64,
+    label: String,
+}
+
+fn ${w}_unused_helper(x: i64) -> i64 {
+    x * 2
+}
+
+pub fn ${w}_total(entries: &[${w^}Entry]) -> i64 {
+    let mut count = 0;
+    let scratch = entries.len();
+    let mut sum = 0;
+    for e in entries {
+        sum += e.cents;
+    }
+    sum
+}
+EOF
+	done
+	cat >>"$d/src/main.rs" <<'EOF'
+
+fn main() {
+    let entries: Vec<pricing::PricingEntry> = Vec::new();
+    let total: u32 = pricing::pricing_total(&entries);
+    println!("total {}", total);
+}
+EOF
+	line=$(grep -n 'let total: u32' "$d/src/main.rs" | cut -d: -f1)
+	record cargo-build "$d" 'cargo build --color always' cargo build --offline --color always
+	finish cargo-build "$CARGO_TIMES"
+	keep cargo-build <<EOF
+error[E0308]: mismatched types
+=  --> src/main.rs:$line:22
+expected \`u32\`, found \`i64\`
+error: could not compile \`ledger\` (bin "ledger") due to 1 previous error
+EOF
+}
+
+case_cargo_test() {
+	local d=$WORK/cargo-test i
+	have_cargo || { skip cargo-test "cargo not available"; return; }
+	mkdir -p "$d/src"
+	printf '[package]\nname = "tally"\nversion = "0.9.0"\nedition = "2021"\n\n[dependencies]\n' >"$d/Cargo.toml"
+	cat >"$d/src/lib.rs" <<'EOF'
+//! Rounding of cents to the nearest nickel, the way the tills do it.
+
+pub fn round_nickel(cents: i64) -> i64 {
+    let r = cents % 5;
+    if r > 2 { // bug: 2.5 rounds up, so r >= 3 is right for positives only
+        cents - r + 5
+    } else {
+        cents - r
+    }
+}
+
+pub fn split(total: i64, ways: i64) -> Vec<i64> {
+    let share = total / ways;
+    let mut v = vec![share; ways as usize];
+    v[0] += total - share * (ways - 1); // bug: should add the remainder, not the rest
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+EOF
+	for i in $(seq 0 1199); do
+		printf '\n    #[test]\n    fn round_%04d() {\n        assert_eq!(round_nickel(%d) %% 5, 0);\n    }\n' $i $i >>"$d/src/lib.rs"
+	done
+	cat >>"$d/src/lib.rs" <<'EOF'
+
+    #[test]
+    fn round_negative() {
+        assert_eq!(round_nickel(-3), -5, "round_nickel(-3)");
+    }
+
+    #[test]
+    fn split_sums_to_total() {
+        let v = split(100, 3);
+        assert_eq!(v.iter().sum::<i64>(), 100, "split(100, 3) = {:?}", v);
+    }
+
+    #[test]
+    fn split_rejects_zero_ways() {
+        let r = std::panic::catch_unwind(|| split(10, 0));
+        if r.is_ok() {
+            panic!("split(10, 0) returned instead of panicking");
+        }
+        panic!("split(10, 0): expected a Result, got a panic: {}", "attempt to divide by zero");
+    }
+}
+EOF
+	record cargo-test "$d" 'cargo test' env RUST_TEST_THREADS=1 cargo test --offline
+	# the thread ids in "thread 'x' (16874) panicked" change from run to run
+	finish cargo-test "$CARGO_TIMES"' s/^(thread .*?) \(\d+\) panicked/$1 (2) panicked/;'
+
+	keep cargo-test <<'EOF'
+=test tests::round_negative ... FAILED
+=test tests::split_rejects_zero_ways ... FAILED
+=test tests::split_sums_to_total ... FAILED
+=---- tests::round_negative stdout ----
+=---- tests::split_rejects_zero_ways stdout ----
+=---- tests::split_sums_to_total stdout ----
+thread 'tests::round_negative' && panicked at src/lib.rs:
+assertion `left == right` failed: round_nickel(-3)
+thread 'tests::split_sums_to_total' && panicked at src/lib.rs:
+assertion `left == right` failed: split(100, 3) = 
+thread 'tests::split_rejects_zero_ways' && panicked at src/lib.rs:
+=attempt to divide by zero
+split(10, 0): expected a Result, got a panic
+test result: FAILED. 1200 passed; 3 failed;
+error: test failed, to rerun pass `--lib`
+EOF
+}
+
 # main
-CASES=(go-test go-test-v go-test-panic pytest pytest-v python-traceback gcc-make)
+CASES=(go-test go-test-v go-test-panic pytest pytest-v python-traceback gcc-make cargo-build cargo-test)
 for c in "${CASES[@]}"; do
 	want "$c" || continue
 	"case_${c//-/_}"
