@@ -872,8 +872,184 @@ error: test failed, to rerun pass `--lib`
 EOF
 }
 
+# --- Java: javac -Xlint:all on a tree with hundreds of warnings and two errors ------------
+have_javac() { have javac default-jdk-headless && have java default-jdk-headless; }
+
+case_javac() {
+	local d=$WORK/javac w c l1 l2
+	have_javac || { skip javac "javac not available"; return; }
+	mkdir -p "$d/src/com/acme/billing"
+	for w in "${WORDS[@]}"; do
+		for c in Service Repository Mapper; do
+			cat >"$d/src/com/acme/billing/${w^}$c.java" <<EOF
+package com.acme.billing;
+
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.List;
+
+public class ${w^}$c implements java.io.Serializable {
+    private List items = new ArrayList();
+
+    @SuppressWarnings("unused")
+    private int scratch;
+
+    public List<String> names(Object raw) {
+        List<String> out = (List<String>) raw;
+        items.add(out);
+        return out;
+    }
+
+    public int year(Date d) {
+        return d.getYear() + 1900;
+    }
+
+    public int total(int[] cents) {
+        int t = 0;
+        for (int c : cents) {
+            t += c;
+        }
+        return t;
+    }
+}
+EOF
+		done
+	done
+	# planted: a misspelt variable and a String passed where an int goes
+	sed -i 's/^            t += c;$/            t += c;\n            totl += 1;/' "$d/src/com/acme/billing/InvoiceService.java"
+	sed -i 's/^        return d.getYear() + 1900;$/        int y = d.toString();\n        return y;/' "$d/src/com/acme/billing/RefundMapper.java"
+	l1=$(grep -n 'totl' "$d/src/com/acme/billing/InvoiceService.java" | cut -d: -f1)
+	l2=$(grep -n 'int y = d.toString' "$d/src/com/acme/billing/RefundMapper.java" | cut -d: -f1)
+	(cd "$d" && find src -name '*.java' | sort >sources.txt)
+	record javac "$d" 'javac -Xlint:all -d out @sources.txt' javac -Xlint:all -Xmaxwarns 1000 -d out @sources.txt
+	finish javac
+	keep javac <<EOF
+=src/com/acme/billing/InvoiceService.java:$l1: error: cannot find symbol
+=  symbol:   variable totl
+=src/com/acme/billing/RefundMapper.java:$l2: error: incompatible types: String cannot be converted to int
+=2 errors
+EOF
+}
+
+# --- Java: a JUnit-style console run by a hand-written runner (no build tool) -----------
+case_java_tests() {
+	local d=$WORK/java-tests w
+	have_javac || { skip java-tests "javac not available"; return; }
+	mkdir -p "$d/src/com/acme/tests"
+	cat >"$d/src/com/acme/tests/Runner.java" <<'EOF'
+package com.acme.tests;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.util.Arrays;
+import java.util.Comparator;
+
+/** Runs every public void test* method of the classes named on the command line. */
+public class Runner {
+    public static void main(String[] args) throws Exception {
+        int run = 0, failed = 0, errors = 0;
+        for (String name : args) {
+            Class<?> c = Class.forName(name);
+            System.out.println("Running " + name);
+            int cRun = 0, cFailed = 0, cErrors = 0;
+            Method[] ms = c.getDeclaredMethods();
+            Arrays.sort(ms, Comparator.comparing(Method::getName));
+            for (Method m : ms) {
+                if (!m.getName().startsWith("test")) continue;
+                cRun++;
+                Object inst = c.getDeclaredConstructor().newInstance();
+                try {
+                    m.invoke(inst);
+                    System.out.println("  [OK] " + m.getName());
+                } catch (InvocationTargetException e) {
+                    Throwable t = e.getCause();
+                    if (t instanceof AssertionError) {
+                        cFailed++;
+                        System.out.println("  [FAIL] " + m.getName());
+                    } else {
+                        cErrors++;
+                        System.out.println("  [ERROR] " + m.getName());
+                    }
+                    System.out.println(name + "." + m.getName() + " -- " + t);
+                    t.printStackTrace(System.out);
+                }
+            }
+            System.out.println("Tests run: " + cRun + ", Failures: " + cFailed + ", Errors: " + cErrors + ", Skipped: 0 - in " + name);
+            run += cRun; failed += cFailed; errors += cErrors;
+        }
+        System.out.println();
+        System.out.println("Results:");
+        System.out.println();
+        System.out.println("Tests run: " + run + ", Failures: " + failed + ", Errors: " + errors + ", Skipped: 0");
+        System.out.println(failed + errors == 0 ? "BUILD SUCCESS" : "BUILD FAILURE");
+        System.exit(failed + errors == 0 ? 0 : 1);
+    }
+}
+EOF
+	cat >"$d/src/com/acme/tests/Assert.java" <<'EOF'
+package com.acme.tests;
+
+public final class Assert {
+    public static void assertEquals(String what, long want, long got) {
+        if (want != got) throw new AssertionError(what + " expected:<" + want + "> but was:<" + got + ">");
+    }
+}
+EOF
+	cat >"$d/src/com/acme/tests/Money.java" <<'EOF'
+package com.acme.tests;
+
+public final class Money {
+    public static long cents(String s) {
+        String[] p = s.split("\\.");
+        return Long.parseLong(p[0]) * 100 + Long.parseLong(p[1]);
+    }
+
+    public static long percent(long cents, int pct) {
+        return cents * pct / 100;
+    }
+}
+EOF
+	local classes=()
+	for w in "${WORDS[@]}"; do
+		classes+=("com.acme.tests.${w^}Test")
+		{
+			printf 'package com.acme.tests;\n\npublic class %sTest {\n' "${w^}"
+			for i in $(seq 1 25); do
+				printf '    public void testPercent%02d() { Assert.assertEquals("percent", %d, Money.percent(10000, %d)); }\n' $i $((i * 100)) $i
+			done
+			printf '}\n'
+		} >"$d/src/com/acme/tests/${w^}Test.java"
+	done
+	# planted: a wrong expectation, a parse of "12" with no cents, a rounding expectation
+	sed -i 's/^}$/    public void testCentsOfWholeAmount() { Assert.assertEquals("cents(\\"12\\")", 1200, Money.cents("12")); }\n}/' "$d/src/com/acme/tests/ImporterTest.java"
+	sed -i 's/^}$/    public void testPercentRoundsHalfUp() { Assert.assertEquals("percent(199, 50)", 100, Money.percent(199, 50)); }\n}/' "$d/src/com/acme/tests/PricingTest.java"
+	sed -i 's/^}$/    public void testVatOnNet() { Assert.assertEquals("vat(10000)", 1900, Money.percent(10000, 16)); }\n}/' "$d/src/com/acme/tests/TaxTest.java"
+	(cd "$d" && javac -d out $(find src -name '*.java' | sort)) >&2 || { skip java-tests "compile failed"; return; }
+	record java-tests "$d" 'java -cp out com.acme.tests.Runner ...' java -cp out com.acme.tests.Runner "${classes[@]}"
+	finish java-tests
+	local lp lt
+	lp=$(grep -n testPercentRoundsHalfUp "$d/src/com/acme/tests/PricingTest.java" | cut -d: -f1)
+	lt=$(grep -n testVatOnNet "$d/src/com/acme/tests/TaxTest.java" | cut -d: -f1)
+	keep java-tests <<EOF
+=  [ERROR] testCentsOfWholeAmount
+java.lang.ArrayIndexOutOfBoundsException: Index 1 out of bounds for length 1
+=	at com.acme.tests.Money.cents(Money.java:6)
+=  [FAIL] testPercentRoundsHalfUp
+java.lang.AssertionError: percent(199, 50) expected:<100> but was:<99>
+=	at com.acme.tests.PricingTest.testPercentRoundsHalfUp(PricingTest.java:$lp)
+=  [FAIL] testVatOnNet
+java.lang.AssertionError: vat(10000) expected:<1900> but was:<1600>
+=	at com.acme.tests.TaxTest.testVatOnNet(TaxTest.java:$lt)
+Tests run: 26, Failures: 0, Errors: 1, Skipped: 0 - in com.acme.tests.ImporterTest
+Tests run: 26, Failures: 1, Errors: 0, Skipped: 0 - in com.acme.tests.PricingTest
+Tests run: 26, Failures: 1, Errors: 0, Skipped: 0 - in com.acme.tests.TaxTest
+=Tests run: 1028, Failures: 2, Errors: 1, Skipped: 0
+=BUILD FAILURE
+EOF
+}
+
 # main
-CASES=(go-test go-test-v go-test-panic pytest pytest-v python-traceback gcc-make cargo-build cargo-test)
+CASES=(go-test go-test-v go-test-panic pytest pytest-v python-traceback gcc-make cargo-build cargo-test javac java-tests)
 for c in "${CASES[@]}"; do
 	want "$c" || continue
 	"case_${c//-/_}"

@@ -1,0 +1,1 @@
+javac -Xlint:all -d out @sources.txt
