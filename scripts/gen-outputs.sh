@@ -1048,8 +1048,91 @@ Tests run: 26, Failures: 1, Errors: 0, Skipped: 0 - in com.acme.tests.TaxTest
 EOF
 }
 
+# --- JS: node --test, jest, npm install -------------------------------------------------
+# js_project DIR STYLE: a pricing module and ~1,000 tests in 41 files, three failing; STYLE
+# is "node" (node:test) or "jest" (globals).
+js_project() {
+	local d=$1 style=$2 w head
+	mkdir -p "$d/src" "$d/test"
+	cat >"$d/src/pricing.js" <<'EOF'
+'use strict';
+
+function percent(cents, pct) {
+  return Math.floor((cents * pct) / 100); // rounds down; the spec says half up
+}
+
+function parseCents(text) {
+  const [whole, frac] = text.split('.');
+  return Number(whole) * 100 + Number(frac.padEnd(2, '0'));
+}
+
+function vatRate(country) {
+  return { DE: 0.16, FR: 0.2, NL: 0.21 }[country];
+}
+
+module.exports = { percent, parseCents, vatRate };
+EOF
+	if [[ $style == node ]]; then
+		head="'use strict';
+const { describe, test } = require('node:test');
+const assert = require('node:assert/strict');
+const { percent, parseCents, vatRate } = require('../src/pricing.js');
+"
+		eq() { printf "assert.equal(%s, %s, '%s')" "$1" "$2" "$3"; }
+	else
+		head="'use strict';
+const { percent, parseCents, vatRate } = require('../src/pricing.js');
+"
+		eq() { printf 'expect(%s).toBe(%s)' "$1" "$2"; }
+	fi
+	for w in "${WORDS[@]}"; do
+		{
+			printf '%s\n' "$head"
+			printf "describe('%s', () => {\n" "$w"
+			for i in $(seq 1 24); do
+				printf "  test('percent %d of 10000', () => {\n    %s;\n  });\n" $i "$(eq "percent(10000, $i)" $((i * 100)) "percent $i")"
+			done
+			case $w in
+			importer) printf "  test('parses a whole amount', () => {\n    %s;\n  });\n" "$(eq 'parseCents("12")' 1200 'whole amount')" ;;
+			pricing) printf "  test('rounds half up', () => {\n    %s;\n  });\n" "$(eq 'percent(199, 50)' 100 'half up')" ;;
+			tax) printf "  test('charges German VAT', () => {\n    %s;\n  });\n" "$(eq "vatRate('DE')" 0.19 'DE rate')" ;;
+			esac
+			printf '});\n'
+		} >"$d/test/$w.test.js"
+	done
+	unset -f eq
+}
+
+case_node_test() {
+	local d=$WORK/node-test
+	have node nodejs || { skip node-test "node not available"; return; }
+	js_project "$d" node
+	record node-test "$d" 'node --test' node --test --test-concurrency=1
+	finish node-test 's/duration_ms: \d+(\.\d+)?/duration_ms: 1.5/; s/^# duration_ms \d+(\.\d+)?/# duration_ms 900/;'
+	local li lp lt
+	li=$(grep -n 'parses a whole amount' "$d/test/importer.test.js" | cut -d: -f1)
+	lp=$(grep -n 'rounds half up' "$d/test/pricing.test.js" | cut -d: -f1)
+	lt=$(grep -n 'charges German VAT' "$d/test/tax.test.js" | cut -d: -f1)
+	keep node-test <<EOF
+=    not ok 25 - parses a whole amount
+=      location: '$d/test/importer.test.js:$li:3'
+=      error: "Cannot read properties of undefined (reading 'padEnd')"
+=        parseCents ($d/src/pricing.js:9:44)
+=    not ok 25 - rounds half up
+=      location: '$d/test/pricing.test.js:$lp:3'
+=        99 !== 100
+TestContext.<anonymous> ($d/test/pricing.test.js:$((lp + 1)):
+=    not ok 25 - charges German VAT
+=      location: '$d/test/tax.test.js:$lt:3'
+=        0.16 !== 0.19
+TestContext.<anonymous> ($d/test/tax.test.js:$((lt + 1)):
+=# pass 984
+=# fail 3
+EOF
+}
+
 # main
-CASES=(go-test go-test-v go-test-panic pytest pytest-v python-traceback gcc-make cargo-build cargo-test javac java-tests)
+CASES=(go-test go-test-v go-test-panic pytest pytest-v python-traceback gcc-make cargo-build cargo-test javac java-tests node-test)
 for c in "${CASES[@]}"; do
 	want "$c" || continue
 	"case_${c//-/_}"
