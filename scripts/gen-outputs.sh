@@ -81,10 +81,11 @@ finish() {
 	perl -pe "$subst" "$WORK/.raw/$name" >"$OUT/$name.out"
 }
 
-# plain FILE: FILE with ANSI escape sequences and trailing white space removed, as
-# outputs_test.go reads it.
+# plain FILE: FILE as outputs_test.go reads it, the way a terminal shows it: within a line
+# only what follows the last carriage return (or cursor-to-column-1 escape) counts, ANSI escape
+# sequences are removed, and so is trailing white space.
 plain() {
-	perl -pe 's/\e\[[0-?]*[ -\/]*[@-~]//g; s/\e\][^\a\e]*(?:\a|\e\\)//g; s/\e[@-Z\\-_]//g; s/[ \t\r\f\x0b]+$//' "$1"
+	perl -pe 's/[ \t\r\f\x0b]+$//; s/\e\[[01]?G/\r/g; s/^.*\r//; s/\e\[[0-?]*[ -\/]*[@-~]//g; s/\e\][^\a\e]*(?:\a|\e\\)//g; s/\e[@-Z\\-_]//g; s/[ \t\r\f\x0b]+$//' "$1"
 }
 
 # keep NAME < PATTERNS: NAME.keep holds every line of the plain NAME.out that contains one of
@@ -1131,8 +1132,78 @@ TestContext.<anonymous> ($d/test/tax.test.js:$((lt + 1)):
 EOF
 }
 
+# npm install of real registry packages plus a local native addon whose node-gyp build
+# fails, under a pseudo-terminal (when script(1) is there) so npm draws its spinner and colours.
+case_npm_install() {
+	local d=$WORK/npm-install cmd
+	have npm npm || { skip npm-install "npm not available"; return; }
+	have g++ g++ && have make make || { skip npm-install "g++ or make not available for node-gyp"; return; }
+	[[ -e /usr/include/node/node_api.h ]] || { skip npm-install "node headers (/usr/include/node) not available"; return; }
+	mkdir -p "$d/vendor/fastcrc/src"
+	echo '{"name":"checkout-service","version":"1.0.0","private":true}' >"$d/package.json"
+	echo '{"name":"fastcrc","version":"0.3.1","main":"index.js","gypfile":true}' >"$d/vendor/fastcrc/package.json"
+	echo '{"targets":[{"target_name":"fastcrc","sources":["src/crc.cc","src/crc_table.cc","src/crc_simd.cc"]}]}' >"$d/vendor/fastcrc/binding.gyp"
+	printf '#include <node_api.h>\nint crc(int x) { return x; }\n' >"$d/vendor/fastcrc/src/crc.cc"
+	printf 'int crc_table(int x) { return x * 2; }\n' >"$d/vendor/fastcrc/src/crc_table.cc"
+	# planted: a header that only exists on ARM
+	printf '#include <arm_neon.h>\nint crc_simd(int x) { return x; }\n' >"$d/vendor/fastcrc/src/crc_simd.cc"
+	printf 'fund=false\naudit=false\nupdate-notifier=false\ncache=%s\n' "$d/.npm-cache" >"$d/.npmrc-user"
+	cmd="npm install --loglevel=http --nodedir=/usr request@2.88.2 glob@7.2.3 rimraf@3.0.2 ./vendor/fastcrc"
+	if command -v script >/dev/null 2>&1; then
+		record npm-install "$d" "$cmd" env NPM_CONFIG_USERCONFIG="$d/.npmrc-user" script -qec "$cmd" /dev/null
+	else
+		record npm-install "$d" "$cmd" env NPM_CONFIG_USERCONFIG="$d/.npmrc-user" $cmd
+	fi
+	finish npm-install 's/ \d+ms \(cache/ 12ms (cache/g; s/\d{4}-\d\d-\d\dT\d\d_\d\d_\d\d_\d{3}Z/2026-01-01T00_00_00_000Z/g;'
+	keep npm-install <<EOF
+=npm error path $d/vendor/fastcrc
+=npm error command sh -c node-gyp rebuild
+=npm error ../src/crc_simd.cc:1:10: fatal error: arm_neon.h: No such file or directory
+crc_simd.o] Error 1
+npm error gyp ERR! stack Error: \`make\` failed with exit code: 2
+EOF
+}
+
+case_jest() {
+	local d=$WORK/jest
+	have npm npm || { skip jest "npm not available"; return; }
+	js_project "$d" jest
+	echo '{"name":"pricing","version":"1.0.0","private":true,"scripts":{"test":"jest"}}' >"$d/package.json"
+	(cd "$d" && npm install --no-audit --no-fund --loglevel=error jest@29.7.0 >/dev/null 2>&1) || { skip jest "npm install jest failed"; return; }
+	# in band and with its own cache, so the order of the files does not depend on earlier runs
+	record jest "$d" 'npx jest --verbose' npx jest --verbose --ci --runInBand --cacheDirectory "$d/.jest-cache"
+	# a test's "(3 ms)" shows only when it took long enough: dropped, so reruns match
+	finish jest 's/ \(\d+(\.\d+)? m?s\)$//; s/^Time:.*/Time:        1.5 s/;'
+	local li lp lt
+	li=$(grep -n 'parses a whole amount' "$d/test/importer.test.js" | cut -d: -f1)
+	lp=$(grep -n 'rounds half up' "$d/test/pricing.test.js" | cut -d: -f1)
+	lt=$(grep -n 'charges German VAT' "$d/test/tax.test.js" | cut -d: -f1)
+	keep jest <<EOF
+✕ parses a whole amount
+✕ rounds half up
+✕ charges German VAT
+=  ● importer › parses a whole amount
+=    TypeError: Cannot read properties of undefined (reading 'padEnd')
+=      at padEnd (src/pricing.js:9:44)
+=      at Object.parseCents (test/importer.test.js:$((li + 1)):12)
+=FAIL test/importer.test.js
+=FAIL test/pricing.test.js
+=FAIL test/tax.test.js
+=  ● pricing › rounds half up
+=  ● tax › charges German VAT
+=    Expected: 100
+=    Received: 99
+=    Expected: 0.19
+=    Received: 0.16
+=      at Object.toBe (test/pricing.test.js:$((lp + 1)):30)
+=      at Object.toBe (test/tax.test.js:$((lt + 1)):27)
+=Test Suites: 3 failed, 38 passed, 41 total
+=Tests:       3 failed, 984 passed, 987 total
+EOF
+}
+
 # main
-CASES=(go-test go-test-v go-test-panic pytest pytest-v python-traceback gcc-make cargo-build cargo-test javac java-tests node-test)
+CASES=(go-test go-test-v go-test-panic pytest pytest-v python-traceback gcc-make cargo-build cargo-test javac java-tests node-test jest npm-install)
 for c in "${CASES[@]}"; do
 	want "$c" || continue
 	"case_${c//-/_}"
