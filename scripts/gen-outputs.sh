@@ -1202,8 +1202,89 @@ case_jest() {
 EOF
 }
 
+# --- git log --stat of a repository with 1,500 commits: a control case with no failure ----
+# Its .keep is what head and tail already keep: the first commit line and the last.
+case_git_log() {
+	local d=$WORK/git-log i w t
+	mkdir -p "$d"
+	git -C "$d" init -q -b main
+	# fast-import with fixed names and dates, so the hashes are the same on every run
+	{
+		t=1700000000
+		for i in $(seq 1 1500); do
+			w=${WORDS[$((i % ${#WORDS[@]}))]}
+			printf 'commit refs/heads/main\nmark :%d\nauthor Dev %d <dev%d@example.com> %d +0000\ncommitter CI <ci@example.com> %d +0000\n' \
+				"$i" $((i % 7)) $((i % 7)) $((t + i * 3600)) $((t + i * 3600))
+			local msg="$w: change $i (bump limits, tidy tests)"
+			printf 'data %d\n%s\n' $((${#msg} + 1)) "$msg"
+			[[ $i -gt 1 ]] && printf 'from :%d\n' $((i - 1))
+			local body="// $w revision $i
+package $w
+
+const Limit = $((i * 10))
+"
+			printf 'M 100644 inline internal/%s/limits.go\ndata %d\n%s\n' "$w" ${#body} "$body"
+			if ((i % 3 == 0)); then
+				body="# $w notes, revision $i
+"
+				printf 'M 100644 inline docs/%s.md\ndata %d\n%s\n' "$w" ${#body} "$body"
+			fi
+		done
+	} | git -C "$d" fast-import --quiet
+	git -C "$d" reset -q --hard main
+	record git-log "$d" 'git log --stat' git log --stat
+	finish git-log
+	local first last
+	first=$(git -C "$d" rev-parse main)
+	last=$(git -C "$d" rev-list --max-parents=0 main)
+	keep git-log <<EOF
+=commit $first
+=commit $last
+EOF
+}
+
+# --- shellcheck on generated scripts: many findings, a few of them errors ---------------
+# More than 30 findings: .keep holds the first five (their "In FILE line N:" and message lines)
+# and the planted errors; shellcheck prints no summary line.
+case_shellcheck() {
+	local d=$WORK/shellcheck w i
+	have shellcheck shellcheck || { skip shellcheck "shellcheck not available"; return; }
+	mkdir -p "$d/deploy"
+	for w in "${WORDS[@]:0:20}"; do
+		cat >"$d/deploy/$w.sh" <<EOF
+#!/bin/bash
+# deploy $w
+set -e
+SERVICE=$w
+TARGET=\$1
+for f in \$(find /etc/\$SERVICE -name '*.conf'); do
+  cp \$f \$TARGET/
+done
+echo "deploying \$SERVICE to \$TARGET"
+cd \$TARGET
+if [ \$? -ne 0 ]; then exit 1; fi
+EOF
+	done
+	# planted errors: an array expanded in a string comparison and a [ without its ]
+	printf 'HOSTS=(a b c)\nif [ "$HOSTS" == "a" ]; then echo $HOSTS; fi\nrm -rf "$TARGET/"$@\n' >>"$d/deploy/pricing.sh"
+	printf 'if [ -n "$TARGET" ; then echo ok; fi\n' >>"$d/deploy/session.sh"
+	record shellcheck "$d" 'shellcheck deploy/*.sh' shellcheck $(cd "$d" && ls deploy/*.sh)
+	finish shellcheck
+	local firsts
+	firsts=$(plain "$OUT/shellcheck.out" | awk '/^In deploy\// { h = $0 } / SC[0-9]+ \(/ && n < 5 { print "=" h; print "=" $0; n++ }')
+	keep shellcheck <<EOF
+$firsts
+=In deploy/pricing.sh line 14:
+=In deploy/session.sh line 12:
+SC2068 (error)
+SC2145 (error)
+SC1073 (error)
+SC1072 (error)
+EOF
+}
+
 # main
-CASES=(go-test go-test-v go-test-panic pytest pytest-v python-traceback gcc-make cargo-build cargo-test javac java-tests node-test jest npm-install)
+CASES=(go-test go-test-v go-test-panic pytest pytest-v python-traceback gcc-make cargo-build cargo-test javac java-tests node-test jest npm-install git-log shellcheck)
 for c in "${CASES[@]}"; do
 	want "$c" || continue
 	"case_${c//-/_}"
