@@ -18,9 +18,11 @@
 #   scripts/gen-outputs.sh go-test pytest  only the named cases
 #
 # Needs: go, git, perl. Installs what a case needs when missing (apt-get: python3-pytest,
-# gcc, make, default-jdk-headless, shellcheck, nodejs, npm; the npm registry: jest) and
-# SKIPS a case, with a message on stderr, when its tool cannot be had (cargo is not in
-# Debian's stable toolchain we rely on; without it the Rust cases are skipped).
+# gcc, g++, make, default-jdk-headless, shellcheck, nodejs, npm, cargo; from the npm registry:
+# jest 29.7.0, and request, glob and rimraf for the npm-install case) and SKIPS a case, with a
+# message on stderr, when its tool cannot be had. A case whose planted lines are not in its
+# output (another version of a tool words it differently) is reported, its files removed, and
+# the script exits 1 after the other cases.
 #
 # Determinism: the work tree is a fixed path ($OUTPUTS_WORK, default /tmp/ctxkit-outputs,
 # wiped at the start) because paths show in the outputs; LC_ALL=C, TZ=UTC, fixed git dates,
@@ -106,7 +108,7 @@ keep() {
 		else
 			hits=$(grep -nF -- "$p" "$plainf" || true)
 		fi
-		[[ -n "$hits" ]] || { log "$name: planted string not in output: $p"; exit 1; }
+		[[ -n "$hits" ]] || { log "$name: planted string not in output: $p"; return 1; }
 		cut -d: -f1 <<<"$hits" >>"$nums"
 	done
 	awk 'NR == FNR { want[$1] = 1; next } (FNR in want) && !seen[$0]++' "$nums" "$plainf" >"$OUT/$name.keep"
@@ -1202,7 +1204,7 @@ case_jest() {
 EOF
 }
 
-# --- git log --stat of a repository with 1,500 commits: a control case with no failure ----
+# --- git log --stat of a repository with 3,000 commits: a control case with no failure ----
 # Its .keep is what head and tail already keep: the first commit line and the last.
 case_git_log() {
 	local d=$WORK/git-log i w t
@@ -1211,7 +1213,7 @@ case_git_log() {
 	# fast-import with fixed names and dates, so the hashes are the same on every run
 	{
 		t=1700000000
-		for i in $(seq 1 1500); do
+		for i in $(seq 1 3000); do
 			w=${WORDS[$((i % ${#WORDS[@]}))]}
 			printf 'commit refs/heads/main\nmark :%d\nauthor Dev %d <dev%d@example.com> %d +0000\ncommitter CI <ci@example.com> %d +0000\n' \
 				"$i" $((i % 7)) $((i % 7)) $((t + i * 3600)) $((t + i * 3600))
@@ -1283,9 +1285,36 @@ SC1072 (error)
 EOF
 }
 
+# --- apt-get install -s: a simulated install of a large package set (no failure) ---------
+# Works from the local package lists only. Its .keep is the plan's summary line, which sits
+# between the package list and the long Inst/Conf tail. What it lists depends on the
+# Debian archive and on what the machine has installed, so it is not byte-stable.
+case_apt_get() {
+	command -v apt-get >/dev/null 2>&1 || { skip apt-get "apt-get not available"; return; }
+	[[ -n "$(ls /var/lib/apt/lists/ 2>/dev/null | grep -v lock | grep -v partial)" ]] || apt-get update -q >/dev/null 2>&1 || true
+	record apt-get "$WORK" 'apt-get install -s libreoffice-writer' apt-get install -s libreoffice-writer
+	finish apt-get
+	if ! grep -q ' newly installed, ' "$OUT/apt-get.out" || [[ $(wc -c <"$OUT/apt-get.out") -le 10000 ]]; then
+		rm -f "$OUT"/apt-get.*
+		skip apt-get "the package lists do not offer libreoffice-writer"
+		return
+	fi
+	keep apt-get <<'EOF'
+ newly installed, 
+EOF
+}
+
 # main
-CASES=(go-test go-test-v go-test-panic pytest pytest-v python-traceback gcc-make cargo-build cargo-test javac java-tests node-test jest npm-install git-log shellcheck)
+FAILED=()
+CASES=(go-test go-test-v go-test-panic pytest pytest-v python-traceback gcc-make cargo-build cargo-test javac java-tests node-test jest npm-install git-log shellcheck apt-get)
 for c in "${CASES[@]}"; do
 	want "$c" || continue
-	"case_${c//-/_}"
+	if ! "case_${c//-/_}"; then
+		FAILED+=("$c")
+		rm -f "$OUT/$c".*
+	fi
 done
+if ((${#FAILED[@]})); then
+	log "FAILED: ${FAILED[*]}"
+	exit 1
+fi
