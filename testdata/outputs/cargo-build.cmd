@@ -1,1 +1,1 @@
-cargo build --color always
+cargo build --offline --color always

@@ -1,1 +1,1 @@
-cargo test
+RUST_TEST_THREADS=1 cargo test --offline

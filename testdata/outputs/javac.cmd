@@ -1,1 +1,1 @@
-javac -Xlint:all -d out @sources.txt
+javac -Xlint:all -Xmaxwarns 1000 -d out @sources.txt

@@ -1,1 +1,1 @@
-npx jest --verbose
+npx jest --verbose --ci --runInBand --cacheDirectory .jest-cache

@@ -1,1 +1,1 @@
-node --test
+node --test --test-concurrency=1

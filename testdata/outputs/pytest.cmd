@@ -1,1 +1,1 @@
-python3 -m pytest --color=yes
+python3 -m pytest -p no:cacheprovider --color=yes
