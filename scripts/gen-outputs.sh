@@ -33,11 +33,11 @@
 set -euo pipefail
 
 export LC_ALL=C TZ=UTC LANG=C COLUMNS=80
-export GOTOOLCHAIN=local GOFLAGS= GOWORK=off CGO_ENABLED=0
+export GOTOOLCHAIN=local GOFLAGS='' GOWORK=off CGO_ENABLED=0
 export PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE=1
 export RUST_BACKTRACE=0 CARGO_TERM_PROGRESS_WHEN=never
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-export NO_COLOR= FORCE_COLOR=
+# colour only where a case asks for it
 unset NO_COLOR FORCE_COLOR
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -1027,7 +1027,7 @@ EOF
 	sed -i 's/^}$/    public void testCentsOfWholeAmount() { Assert.assertEquals("cents(\\"12\\")", 1200, Money.cents("12")); }\n}/' "$d/src/com/acme/tests/ImporterTest.java"
 	sed -i 's/^}$/    public void testPercentRoundsHalfUp() { Assert.assertEquals("percent(199, 50)", 100, Money.percent(199, 50)); }\n}/' "$d/src/com/acme/tests/PricingTest.java"
 	sed -i 's/^}$/    public void testVatOnNet() { Assert.assertEquals("vat(10000)", 1900, Money.percent(10000, 16)); }\n}/' "$d/src/com/acme/tests/TaxTest.java"
-	(cd "$d" && javac -d out $(find src -name '*.java' | sort)) >&2 || { skip java-tests "compile failed"; return; }
+	(cd "$d" && find src -name '*.java' | sort >sources.txt && javac -d out @sources.txt) >&2 || { skip java-tests "compile failed"; return; }
 	record java-tests "$d" "java -cp out com.acme.tests.Runner ${classes[*]}" java -cp out com.acme.tests.Runner "${classes[@]}"
 	finish java-tests
 	local lp lt
@@ -1275,7 +1275,9 @@ EOF
 	# planted errors: an array expanded in a string comparison and a [ without its ]
 	printf 'HOSTS=(a b c)\nif [ "$HOSTS" == "a" ]; then echo $HOSTS; fi\nrm -rf "$TARGET/"$@\n' >>"$d/deploy/pricing.sh"
 	printf 'if [ -n "$TARGET" ; then echo ok; fi\n' >>"$d/deploy/session.sh"
-	record shellcheck "$d" 'shellcheck deploy/*.sh' shellcheck $(cd "$d" && ls deploy/*.sh)
+	local scripts
+	mapfile -t scripts < <(cd "$d" && printf '%s\n' deploy/*.sh)
+	record shellcheck "$d" 'shellcheck deploy/*.sh' shellcheck "${scripts[@]}"
 	finish shellcheck
 	local firsts
 	firsts=$(plain "$OUT/shellcheck.out" | awk '/^In deploy\// { h = $0 } / SC[0-9]+ \(/ && n < 5 { print "=" h; print "=" $0; n++ }')
@@ -1296,7 +1298,7 @@ EOF
 # Debian archive and on what the machine has installed, so it is not byte-stable.
 case_apt_get() {
 	command -v apt-get >/dev/null 2>&1 || { skip apt-get "apt-get not available"; return; }
-	[[ -n "$(ls /var/lib/apt/lists/ 2>/dev/null | grep -v lock | grep -v partial)" ]] || apt-get update -q >/dev/null 2>&1 || true
+	compgen -G '/var/lib/apt/lists/*_Packages' >/dev/null || apt-get update -q >/dev/null 2>&1 || true
 	record apt-get "$WORK" 'apt-get install -s libreoffice-writer' apt-get install -s libreoffice-writer
 	finish apt-get
 	if ! grep -q ' newly installed, ' "$OUT/apt-get.out" || [[ $(wc -c <"$OUT/apt-get.out") -le 10000 ]]; then
@@ -1312,6 +1314,9 @@ EOF
 # main
 FAILED=()
 CASES=(go-test go-test-v go-test-panic pytest pytest-v python-traceback gcc-make cargo-build cargo-test javac java-tests node-test jest npm-install git-log shellcheck apt-get)
+for c in $ONLY; do
+	[[ " ${CASES[*]} " == *" $c "* ]] || { log "unknown case $c; cases: ${CASES[*]}"; exit 2; }
+done
 for c in "${CASES[@]}"; do
 	want "$c" || continue
 	if ! "case_${c//-/_}"; then
