@@ -1,0 +1,1 @@
+RUST_TEST_THREADS=1 cargo test --offline

@@ -1,0 +1,1 @@
+javac -Xlint:all -Xmaxwarns 1000 -d out @sources.txt

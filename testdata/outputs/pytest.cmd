@@ -1,0 +1,1 @@
+python3 -m pytest -p no:cacheprovider --color=yes

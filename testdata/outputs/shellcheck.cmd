@@ -1,0 +1,1 @@
+shellcheck deploy/*.sh
