@@ -42,6 +42,9 @@ type Options struct {
 	// Normalize removes terminal escapes, redraws, trailing white space, extra blank lines
 	// and repeated lines from every result but file reads (normalize.go).
 	Normalize bool
+	// HeadTail cuts every result at head and tail, whatever its lines say: the first
+	// release's cut, kept as the baseline the cut by lines is measured against.
+	HeadTail bool
 	// Counter measures token limits and the marker's original size. Nil means the estimate.
 	Counter tokens.Counter
 	// Utilization is the document's tokens over the effective window, measured before any
@@ -348,7 +351,7 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 				if u.size <= share {
 					continue
 				}
-				if cut := fitText(u.newText, u.newRunes, share, measure, l.Tokens, tool, c); cut != u.newText {
+				if cut := fitText(u.newText, u.newRunes, share, measure, l.Tokens, tool, c, p.o.HeadTail); cut != u.newText {
 					u.newText, u.newRunes, again, cutApplied = cut, utf8.RuneCountInString(cut), true, true
 				}
 			}
@@ -390,10 +393,12 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 
 // fitText cuts a text of n characters to limit: by what its lines say when they say
 // something (and it is not a file), else at head and tail.
-func fitText(text string, n, limit int, measure func(string) int, inTokens bool, tool string, c tokens.Counter) string {
-	if !fileTools[tool] {
+func fitText(text string, n, limit int, measure func(string) int, inTokens bool, tool string, c tokens.Counter, headTail bool) string {
+	if !fileTools[tool] && !headTail {
 		if _, headTail := parseCut(text); !headTail {
-			if s := newSelection(text, n, c.Count, tool); s != nil {
+			sc := scratchPool.Get().(*scratch)
+			defer scratchPool.Put(sc)
+			if s := newSelection(text, n, c.Count, tool, sc); s != nil {
 				if out, ok := s.fit(limit, measure, inTokens); ok {
 					return out
 				}

@@ -224,6 +224,11 @@ func stripANSI(s string) string {
 			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
 				j++
 			}
+			// The cursor sent to column 1 (ESC [ G, ESC [ 1 G) redraws the line, as a
+			// carriage return does: npm's spinner.
+			if j < len(s) && s[j] == 'G' && (j == 1 || j == 2 && (s[1] == '0' || s[1] == '1')) {
+				b.WriteByte('\r')
+			}
 			s = s[min(j+1, len(s)):]
 		case s[0] == ']':
 			j := 1

@@ -15,6 +15,7 @@ func TestNormalize(t *testing.T) {
 		{"progress", "downloading  10%\rdownloading  55%\rdownloading 100%\ndone", "downloading 100%\ndone"},
 		{"redraw then clear", "step 1\r\x1b[Kstep 2\r\x1b[K\nnext", "step 2\nnext"},
 		{"crlf", "a\r\nb\r\n", "a\nb\n"},
+		{"spinner", "\x1b[1G⠋ installing\x1b[1G⠙ installing\x1b[0Gnpm error failed\nnext", "npm error failed\nnext"},
 		{"trailing space", "a  \nb\t\n  \nc", "a\nb\n\nc"},
 		{"blank lines", "a\n\n\n\n\nb\n\n\n", "a\n\n\nb\n\n\n"},
 		{"repeats", "x\nwaiting for the server to start\nwaiting for the server to start\nwaiting for the server to start\ny",

@@ -3,8 +3,10 @@ package budget
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/human"
@@ -29,6 +31,7 @@ import (
 const (
 	kindHead = iota
 	kindError
+	kindNear // a line around an error or a failing test
 	kindDiagnostic
 	kindTest
 	kindFrame
@@ -38,6 +41,12 @@ const (
 	kindOther
 	kinds
 )
+
+// keepRank is each kind's place in the keeping order.
+var keepRank = [kinds]int{
+	kindHead: 0, kindError: 1, kindTest: 2, kindNear: 6, kindDiagnostic: 3, kindFrame: 4,
+	kindTail: 5, kindContext: 7, kindWarning: 8, kindOther: 9,
+}
 
 // kindNames name, in the marker, the lines kept for what they say.
 var kindNames = [kinds]string{kindError: "error line", kindDiagnostic: "diagnostic", kindTest: "test failure line", kindFrame: "stack frame"}
@@ -61,7 +70,7 @@ var (
 // test stays a handful of substring searches per line.
 var errorWords = []string{
 	"error", "Error", "ERROR", "fail", "Fail", "FAIL", "panic", "Panic", "PANIC", "fatal", "Fatal", "FATAL",
-	"exception", "Exception", "Traceback", "assert", "Assert", "undefined", "not found", "denied", "E   ",
+	"exception", "Exception", "Traceback", "assert", "Assert", "undefined", "not found", "denied", "E   ", " !== ",
 }
 
 var warningWords = []string{"warning", "Warning", "WARNING", "warn ", "WARN", "deprecated", "DEPRECATED"}
@@ -88,6 +97,94 @@ func mayBeTest(line string) bool {
 	for _, p := range testStarts {
 		if strings.HasPrefix(t, p) {
 			return true
+		}
+	}
+	return false
+}
+
+// zeroCounts are the ways a summary says nothing failed.
+var zeroCounts = []string{"failures: 0", "errors: 0", "failed: 0", "failures=0", "errors=0", "0 failed", "0 failures", "0 failing", "0 errors", "0 error"}
+
+// zeroCountsOnly reports whether a line's error words are all counts of none ("Tests run:
+// 25, Failures: 0, Errors: 0"): a summary of what passed, not an error.
+func zeroCountsOnly(line string) bool {
+	lower := strings.ToLower(line)
+	found := false
+	for _, z := range zeroCounts {
+		if strings.Contains(lower, z) {
+			lower = strings.ReplaceAll(lower, z, "")
+			found = true
+		}
+	}
+	isError, _ := wordsIn(lower, errorsOnly)
+	return found && !isError
+}
+
+// indented reports whether a line starts with white space or a "|" margin.
+func indented(line string) bool {
+	return line != "" && (line[0] == ' ' || line[0] == '\t' || line[0] == '|')
+}
+
+// isPointer reports whether a line points at code: after white space, a "|" margin or a
+// line number, carets (with dashes and tildes) before any word, as compilers and linters
+// write them under the code they mean ("^~~~", "---   ^^^^ expected u32").
+func isPointer(line string) bool {
+	if strings.IndexByte(line, '^') < 0 && strings.IndexByte(line, '~') < 0 {
+		return false
+	}
+	t := strings.TrimLeft(line, " \t|0123456789")
+	if t == "" || !strings.ContainsRune("^~-", rune(t[0])) {
+		return false
+	}
+	for i := 0; i < len(t) && !isLetter(t[i]); i++ {
+		if t[i] == '^' {
+			return true
+		}
+	}
+	return strings.HasPrefix(t, "~~~")
+}
+
+// endsInPlace: a frame written as "name (path:line:col)", indented, as node's TAP output
+// and others write them without "at".
+func endsInPlace(line string) bool {
+	if !strings.HasSuffix(line, ")") {
+		return false
+	}
+	open := strings.LastIndexByte(line, '(')
+	return open >= 0 && isDiagnostic(line[open+1:len(line)-1]+" ")
+}
+
+// isShellcheckPlace: shellcheck's "In deploy/auth.sh line 7:".
+func isShellcheckPlace(line string) bool {
+	return strings.HasPrefix(line, "In ") && strings.HasSuffix(line, ":") && strings.Contains(line, " line ")
+}
+
+// summaryWords follow a count in the summary lines of test runners, builds and package
+// managers ("3 failed, 1,642 passed", "575 warnings generated", "11 upgraded, 314 newly
+// installed").
+var summaryWords = []string{" passed", " failed", " failing", " failures", " errors", " error", " warnings", " warning", " skipped", " tests", " test", " upgraded", " newly installed", " removed", " packages", " suites"}
+
+// summaryFirst marks the letters summaryWords start with (after their space).
+var summaryFirst = func() (first [256]bool) {
+	for _, w := range summaryWords {
+		first[w[1]] = true
+	}
+	return first
+}()
+
+// isSummary reports whether a line counts something a summary counts: digits, then one
+// of summaryWords.
+func isSummary(line string) bool {
+	for i := 0; i+2 < len(line); i++ {
+		// a digit, a space, a letter a summary word starts with
+		if !isDigit(line[i]) || line[i+1] != ' ' || !summaryFirst[line[i+2]] {
+			continue
+		}
+		rest := line[i+1:]
+		for _, w := range summaryWords {
+			if strings.HasPrefix(rest, w) && (len(w) == len(rest) || !isLetter(rest[len(w)])) {
+				return true
+			}
 		}
 	}
 	return false
@@ -170,72 +267,116 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 
 // wordIndex finds which of a few words a line holds in one pass: a bit set of the words'
 // first three bytes (hashed) lets the pass skip every place no word starts at, and words
-// lists them by first byte for the check.
+// lists them by first byte for the check, each with its class.
 type wordIndex struct {
 	trigrams [1 << 16 / 64]uint64
-	words    [256][]string
+	words    [256][]classWord
+}
+
+type classWord struct {
+	word  string
+	error bool // an error word; else a warning word
 }
 
 func trigram(a, b, c byte) uint32 {
 	return (uint32(a)*31*31 + uint32(b)*31 + uint32(c)) & (1<<16 - 1)
 }
 
-func indexWords(words []string) *wordIndex {
+func indexWords(errors, warnings []string) *wordIndex {
 	var ix wordIndex
-	for _, w := range words {
+	add := func(w string, isError bool) {
 		h := trigram(w[0], w[1], w[2])
 		ix.trigrams[h/64] |= 1 << (h % 64)
-		ix.words[w[0]] = append(ix.words[w[0]], w)
+		ix.words[w[0]] = append(ix.words[w[0]], classWord{w, isError})
+	}
+	for _, w := range errors {
+		add(w, true)
+	}
+	for _, w := range warnings {
+		add(w, false)
 	}
 	return &ix
 }
 
-var errorIndex, warningIndex = indexWords(errorWords), indexWords(warningWords)
+var wordsIndex, errorsOnly = indexWords(errorWords, warningWords), indexWords(errorWords, nil)
 
-// containsAny reports whether s holds any of the index's words: one pass over s, each
-// byte that starts a word tried against those words.
-func containsAny(s string, ix *wordIndex) bool {
+// wordsIn reports whether s holds an error word, or else a warning word: one pass over s.
+func wordsIn(s string, ix *wordIndex) (isError, isWarning bool) {
 	for i := 0; i+2 < len(s); i++ {
 		if h := trigram(s[i], s[i+1], s[i+2]); ix.trigrams[h/64]&(1<<(h%64)) == 0 {
 			continue
 		}
 		for _, w := range ix.words[s[i]] {
-			if strings.HasPrefix(s[i:], w) {
-				return true
+			if strings.HasPrefix(s[i:], w.word) {
+				if w.error {
+					return true, isWarning
+				}
+				isWarning = true
 			}
 		}
 	}
-	return false
+	return false, isWarning
 }
 
 // classify gives each line its kind (the most important that applies) and says whether
 // any says something: an error, a diagnostic, a failing test or a frame.
-func classify(lines []string) (kind []uint8, signal bool) {
+func classify(lines []string, kind []uint8) (_ []uint8, signal bool) {
 	n := len(lines)
-	kind = make([]uint8, n)
+	kind = grow(kind, n)
 	for i, line := range lines {
 		k := uint8(kindOther)
+		isError, isWarning := false, false
+		if len(line) <= longLine {
+			isError, isWarning = wordsIn(line, wordsIndex)
+		}
 		// Each regular expression runs only on lines a cheap test lets through: most lines
 		// of a long output are none of these.
 		switch {
 		case len(line) > longLine:
 		case mayBeTest(line) && testSyntax.MatchString(line):
 			k = kindTest
-		case containsAny(line, errorIndex):
+		case isError && !zeroCountsOnly(line):
 			k = kindError
-		case isDiagnostic(line):
+		case isWarning:
+			k = kindWarning // a warning: a diagnostic, but not one that fails
+		case isDiagnostic(line), isShellcheckPlace(line):
 			k = kindDiagnostic
-		case mayBeFrame(line) && frameSyntax.MatchString(line):
+		case mayBeFrame(line) && (frameSyntax.MatchString(line) || endsInPlace(line)):
 			k = kindFrame
-		case containsAny(line, warningIndex):
-			k = kindWarning
-		}
-		if k <= kindFrame && k != kindHead {
-			signal = true
+		case isSummary(line):
+			k = kindTest // a summary's counts
+		case isPointer(line):
+			k = kindContext // a compiler's ^~~~ under the code it means
 		}
 		kind[i] = k
 	}
-	// Of each run of frames, only the first and the last say where: the others are the
+	// A line that says something says less when a great many lines say the same: 240
+	// lines of a test's own logging ("codec_test.go:82: record 12: ...") are not 240
+	// diagnostics, and would crowd out the one failure. Of the shapes of the lines kept
+	// for what they say, one that more than 5 lines and a fiftieth of all have is read as
+	// any other line; failing tests excepted, which are never noise.
+	counts := map[uint64]int{}
+	var hashes []uint64
+	for i := range kind {
+		if kind[i] >= kindError && kind[i] <= kindWarning && kind[i] != kindTail && kind[i] != kindTest {
+			if hashes == nil {
+				hashes = make([]uint64, n)
+			}
+			hashes[i] = shapeHash(lines[i])
+			counts[hashes[i]]++
+		}
+	}
+	for i := range kind {
+		if hashes != nil && hashes[i] != 0 {
+			if c := counts[hashes[i]]; c > 5 && c*50 > n {
+				kind[i] = kindOther
+			}
+		}
+		if kind[i] >= kindError && kind[i] <= kindFrame {
+			signal = true
+		}
+	}
+	// Of each run of frames, only the first two and the last say where: the others are the
 	// way between (context, kept only when there is room).
 	for i := 0; i < n; {
 		if kind[i] != kindFrame {
@@ -250,21 +391,54 @@ func classify(lines []string) (kind []uint8, signal bool) {
 		for last > i && kind[last] != kindFrame {
 			last--
 		}
+		// (and the second: Java and JavaScript print the innermost call first, often an
+		// assertion helper, then the test's own frame)
+		second := true
 		for m := i + 1; m < last; m++ {
 			if kind[m] == kindFrame {
+				if second {
+					second = false
+					continue
+				}
 				kind[m] = kindContext
 			}
 		}
 		i = j
 	}
-	// A line of context on either side of what is kept for what it says.
-	for i := range kind {
-		if kind[i] >= kindError && kind[i] <= kindFrame {
-			for _, j := range []int{i - 1, i + 1} {
-				if j >= 0 && j < n && kind[j] > kindContext {
-					kind[j] = kindContext
-				}
+	// Context around what is kept for what it says: the line before, and the line after or,
+	// when they are indented, up to contextAfter lines after (a compiler's code excerpt and
+	// pointer, a test's want and got).
+	// The context of an error or a failing test is kept right after the errors.
+	const contextAfter = 4
+	source := slices.Clone(kind)
+	for i, k := range source {
+		near := uint8(kindContext)
+		switch k {
+		case kindError, kindTest:
+			near = kindNear
+		case kindDiagnostic, kindFrame:
+		default:
+			continue
+		}
+		mark := func(j int) {
+			if kind[j] > near && kind[j] != kindError && kind[j] != kindDiagnostic && kind[j] != kindTest && kind[j] != kindFrame {
+				kind[j] = near
 			}
+		}
+		// before: the line before; for an indented line (inside a block: a compiler's
+		// excerpt, a linter's finding) back to the line that opens the block, at most 4
+		// lines, not across a blank one
+		for j := i - 1; j >= 0 && j >= i-4 && lines[j] != ""; j-- {
+			mark(j)
+			if !indented(lines[i]) || !indented(lines[j]) {
+				break
+			}
+		}
+		for j := i + 1; j < n && j <= i+contextAfter; j++ {
+			if j > i+1 && !indented(lines[j]) {
+				break
+			}
+			mark(j)
 		}
 	}
 	for i := 0; i < min(headLines, n); i++ {
@@ -281,21 +455,18 @@ func classify(lines []string) (kind []uint8, signal bool) {
 // selection is a text read as lines for a cut by what they say. Entries that stand for
 // lines an earlier cut left out (gap) are never kept and count the lines they stand for.
 type selection struct {
-	lines []string
-	kind  []uint8
-	gap   []int // lines an earlier cut's gap line stands for; 0 for a line of the text (nil: none is a gap)
-	order []int // entries in the order they are kept
-	// The commonest shapes of the text's lines, worked out when a gap first needs them,
-	// with how many lines before each index have each (so a gap counts them in O(1)), and
-	// an example of each.
-	common     []uint64
-	shapeCount [][]int32
-	keep       []bool            // walk's scratch
-	gapLines   map[[2]int]string // gapLine's, by where the gap starts and ends
-	runes      []int             // each line's length in characters
-	orig       original
-	tool       string
-	signal     bool
+	sc       *scratch
+	lines    []string
+	kind     []uint8
+	gap      []int             // lines an earlier cut's gap line stands for; 0 for a line of the text (nil: none is a gap)
+	order    []int             // entries in the order they are kept
+	keep     []bool            // walk's scratch
+	hashes   []uint64          // each line's shapeHash, once worked out (0: not yet)
+	gapLines map[[2]int]string // gapLine's, by where the gap starts and ends
+	runes    []int             // each line's length in characters
+	orig     original
+	tool     string
+	signal   bool
 }
 
 var (
@@ -306,14 +477,17 @@ var (
 // newSelection reads text for a cut by what its lines say: a text this tool cut so before
 // keeps the original's figures, its gaps standing for what they left out. It returns nil
 // for a text whose lines say nothing in particular, which is cut at head and tail.
-func newSelection(text string, n int, count func(string) int, tool string) *selection {
-	lines := strings.Split(text, "\n")
-	s := &selection{tool: tool}
+// The selection's buffers come from sc and are the selection's until release.
+func newSelection(text string, n int, count func(string) int, tool string, sc *scratch) *selection {
+	lines := splitLines(sc.lines[:0], text)
+	sc.lines = lines
+	s := &selection{tool: tool, sc: sc}
 	again := len(lines) > 1 && selectionSyntax.MatchString(lines[len(lines)-1])
 	if again {
 		lines = lines[:len(lines)-1]
 	}
-	s.kind, s.signal = classify(lines)
+	s.kind, s.signal = classify(lines, sc.kind)
+	sc.kind = s.kind
 	if !s.signal && !again {
 		return nil
 	}
@@ -336,18 +510,20 @@ func newSelection(text string, n int, count func(string) int, tool string) *sele
 	var perKind [kinds]int
 	for i := range lines {
 		if s.gapOf(i) == 0 {
-			perKind[s.kind[i]]++
+			perKind[keepRank[s.kind[i]]]++
 		}
 	}
 	var at [kinds]int
 	for k := 1; k < kinds; k++ {
 		at[k] = at[k-1] + perKind[k-1]
 	}
-	s.order = make([]int, at[kinds-1]+perKind[kinds-1])
+	s.order = grow(sc.order, at[kinds-1]+perKind[kinds-1])
+	sc.order = s.order
 	take := func(i int) {
 		if s.gapOf(i) == 0 {
-			s.order[at[s.kind[i]]] = i
-			at[s.kind[i]]++
+			r := keepRank[s.kind[i]]
+			s.order[at[r]] = i
+			at[r]++
 		}
 	}
 	for i := range lines {
@@ -364,6 +540,54 @@ func newSelection(text string, n int, count func(string) int, tool string) *sele
 		}
 	}
 	return s
+}
+
+// shapeOf is line m's shapeHash, worked out once.
+func (s *selection) shapeOf(m int) uint64 {
+	if s.hashes == nil {
+		s.hashes = grow(s.sc.hashes, len(s.lines))
+		clear(s.hashes)
+		s.sc.hashes = s.hashes
+	}
+	if s.hashes[m] == 0 {
+		s.hashes[m] = shapeHash(s.lines[m]) | 1 // never 0
+	}
+	return s.hashes[m]
+}
+
+// scratch holds the buffers selections reuse from one result to the next: cutting a
+// long output line by line allocates a few slices as long as the output, and a plan cuts
+// hundreds of them one after another.
+type scratch struct {
+	lines  []string
+	kind   []uint8
+	order  []int
+	hashes []uint64
+	keep   []bool
+	runes  []int
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// grow returns buf resized to n, reallocated only when it is too small. Its contents are
+// whatever was there: callers set every element.
+func grow[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
+	}
+	return buf[:n]
+}
+
+// splitLines appends text's lines (split on "\n", as strings.Split does) to dst.
+func splitLines(dst []string, text string) []string {
+	for {
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			return append(dst, text)
+		}
+		dst = append(dst, text[:i])
+		text = text[i+1:]
+	}
 }
 
 // gapOf is the number of lines entry i stands for as an earlier cut's gap, or 0.
@@ -385,8 +609,9 @@ func (s *selection) render(k int) string {
 // nil only measures it, and returns its length in characters.
 func (s *selection) walk(k int, b *strings.Builder) int {
 	if s.keep == nil {
-		s.keep = make([]bool, len(s.lines))
-		s.runes = make([]int, len(s.lines))
+		s.keep = grow(s.sc.keep, len(s.lines))
+		s.runes = grow(s.sc.runes, len(s.lines))
+		s.sc.keep, s.sc.runes = s.keep, s.runes
 		for i, line := range s.lines {
 			s.runes[i] = utf8.RuneCountInString(line)
 		}
@@ -417,6 +642,15 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 			j++
 		}
 		gap := s.gapLine(i, j)
+		if j == i+1 && s.gapOf(i) == 0 && s.runes[i] <= utf8.RuneCountInString(gap) {
+			// A gap of one line no longer than the note that would stand for it: the line.
+			write(s.lines[i])
+			write("\n")
+			keptChars += s.runes[i] + 1
+			kept[s.kind[i]]++
+			i++
+			continue
+		}
 		write(gap)
 		write("\n")
 		size += utf8.RuneCountInString(gap) + 1
@@ -452,99 +686,96 @@ func (s *selection) describeGap(i, j int) string {
 		n += max(1, s.gapOf(m))
 	}
 	line := "[ctx-budget: " + plural(n, "line") + " left out here"
-	if j-i >= 3 {
-		s.countShapes()
-		type common struct{ shape, count int }
-		var top []common
-		for k := range s.common {
-			if c := int(s.shapeCount[k][j] - s.shapeCount[k][i]); c >= 3 {
-				top = append(top, common{k, c})
+	if j-i < describedGap {
+		return line + "]"
+	}
+	// The shapes of the gap's lines: all of them in a short gap, gapSample of them
+	// spread over a long one, whose counts are then estimates ("about 1,700").
+	step, about := 1, ""
+	if j-i > gapSample {
+		step, about = (j-i)/gapSample, "about "
+	}
+	type common struct {
+		shape   uint64
+		count   int
+		example string
+	}
+	var shapes []common
+	seen := 0
+	for k := 0; k*step < j-i; k++ {
+		// one line of each step-long stretch, at a place that varies from stretch to
+		// stretch (a fixed stride would see only one of two alternating shapes)
+		m := i + k*step
+		if step > 1 {
+			m += int(uint32(k)*2654435761>>8) % step
+		}
+		if m >= j || s.gapOf(m) != 0 {
+			continue
+		}
+		seen++
+		h := s.shapeOf(m)
+		found := false
+		for k := range shapes {
+			if shapes[k].shape == h {
+				shapes[k].count++
+				found = true
+				break
 			}
 		}
-		sort.Slice(top, func(a, b int) bool {
-			return top[a].count > top[b].count || top[a].count == top[b].count && top[a].shape < top[b].shape
-		})
-		top = top[:min(2, len(top))]
-		covered := 0
-		for _, c := range top {
+		if !found && len(shapes) < 64 {
+			shapes = append(shapes, common{h, 1, s.lines[m]})
+		}
+	}
+	sort.SliceStable(shapes, func(a, b int) bool { return shapes[a].count > shapes[b].count })
+	top, covered := shapes[:0:0], 0
+	for _, c := range shapes[:min(2, len(shapes))] {
+		if c.count >= 3 {
+			top = append(top, c)
 			covered += c.count
 		}
-		if covered > 0 && 2*covered >= n {
-			for k, c := range top {
-				// the first line of the shape in the gap
-				ex := ""
-				for m := i; m < j; m++ {
-					if s.gapOf(m) == 0 && s.shapeCount[c.shape][m+1] > s.shapeCount[c.shape][m] {
-						ex = s.lines[m]
-						break
-					}
-				}
-				if utf8.RuneCountInString(ex) > 80 {
-					ex = ex[:runeOffset(ex, 77)] + "..."
-				}
-				sep := ", "
-				if k == 0 {
-					sep = ": "
-				}
-				line += fmt.Sprintf("%s%s like %q", sep, human.Thousands(c.count), ex)
-			}
+	}
+	if covered == 0 || 2*covered < seen {
+		return line + "]"
+	}
+	for k, c := range top {
+		count := c.count
+		if step > 1 {
+			// scaled to the gap, to two significant figures
+			count = roundTo2(c.count * (j - i) / seen)
 		}
+		ex := c.example
+		if utf8.RuneCountInString(ex) > 80 {
+			ex = ex[:runeOffset(ex, 77)] + "..."
+		}
+		sep := ", "
+		if k == 0 {
+			sep = ": "
+		}
+		line += fmt.Sprintf("%s%s%s like %q", sep, about, human.Thousands(count), ex)
 	}
 	return line + "]"
 }
 
-// commonShapes is how many of the text's commonest shapes gaps are described by.
-const commonShapes = 6
-
-// countShapes works out the commonest shapes and their running counts, once. The
-// candidates come from at most shapeSample lines spread over the text (a long output's
-// common shapes are common in any sample of it); then one pass counts them everywhere.
-func (s *selection) countShapes() {
-	if s.shapeCount != nil {
-		return
+// roundTo2 rounds n to two significant figures.
+func roundTo2(n int) int {
+	unit := 1
+	for n/unit >= 100 {
+		unit *= 10
 	}
-	const shapeSample = 1024
-	step := max(1, len(s.lines)/shapeSample)
-	freq := map[uint64]int{}
-	for m := 0; m < len(s.lines); m += step {
-		if s.gapOf(m) == 0 {
-			freq[shapeHash(s.lines[m])]++
-		}
-	}
-	for sh, c := range freq {
-		if c >= 2 || step == 1 && c >= 3 {
-			s.common = append(s.common, sh)
-		}
-	}
-	sort.Slice(s.common, func(a, b int) bool {
-		return freq[s.common[a]] > freq[s.common[b]] || freq[s.common[a]] == freq[s.common[b]] && s.common[a] < s.common[b]
-	})
-	s.common = s.common[:min(commonShapes, len(s.common))]
-	s.shapeCount = make([][]int32, len(s.common))
-	for k := range s.common {
-		s.shapeCount[k] = make([]int32, len(s.lines)+1)
-	}
-	for m, line := range s.lines {
-		for k := range s.common {
-			s.shapeCount[k][m+1] = s.shapeCount[k][m]
-		}
-		if s.gapOf(m) != 0 || len(s.common) == 0 {
-			continue
-		}
-		h := shapeHash(line)
-		for k, sh := range s.common {
-			if h == sh {
-				s.shapeCount[k][m+1]++
-				break
-			}
-		}
-	}
+	return (n + unit/2) / unit * unit
 }
+
+// describedGap is the fewest lines a gap must leave out to be described by its shapes:
+// a shorter one is told by its count alone, which costs less of the limit.
+const describedGap = 10
+
+// gapSample is how many lines of a long gap are read for its shapes.
+const gapSample = 64
 
 // marker accounts for a cut by what lines say.
 func (s *selection) marker(cut, places int, kept [kinds]int) string {
 	var parts []string
-	for k := kindError; k <= kindFrame; k++ {
+	for _, k := range []int{kindError, kindDiagnostic, kindTest, kindFrame} {
 		if kept[k] > 0 {
 			parts = append(parts, plural(kept[k], kindNames[k]))
 		}
@@ -576,7 +807,17 @@ func (s *selection) fit(limit int, measure func(string) int, inTokens bool) (str
 	if !fits(0) {
 		return "", false
 	}
-	lo, hi := 0, len(s.order) // lo fits; nothing above hi exists
+	lo, hi := 0, len(s.order) // lo fits; nothing above hi does
+	if !inTokens {
+		// The kept lines alone must fit: no more of them than their lengths allow.
+		sum := 0
+		for k, i := range s.order {
+			if sum += utf8.RuneCountInString(s.lines[i]) + 1; sum > limit {
+				hi = k
+				break
+			}
+		}
+	}
 	for lo < hi {
 		if mid := (lo + hi + 1) / 2; fits(mid) {
 			lo = mid
@@ -595,43 +836,54 @@ func (s *selection) fit(limit int, measure func(string) int, inTokens bool) (str
 func shapeHash(line string) uint64 {
 	const prime = 1099511628211
 	h := uint64(14695981039346656037)
-	add := func(c byte) { h = (h ^ uint64(c)) * prime }
-	if len(line) > 200 {
-		line = line[:200]
+	// The first shapeBytes bytes are enough to tell lines apart.
+	if len(line) > shapeBytes {
+		line = line[:shapeBytes]
 	}
 	for i := 0; i < len(line); {
-		if !isWordByte(line[i]) {
-			add(line[i])
+		c := line[i]
+		if !wordByte[c] {
+			h = (h ^ uint64(c)) * prime
 			i++
 			continue
 		}
 		j := i
 		path, hex := false, true
-		for j < len(line) && isWordByte(line[j]) {
+		for j < len(line) && wordByte[line[j]] {
 			c := line[j]
 			path = path || c == '/'
 			hex = hex && (c >= '0' && c <= '9' || c >= 'a' && c <= 'f')
 			j++
 		}
 		if path || hex && j-i >= 7 {
-			add('#')
+			h = (h ^ '#') * prime
 		} else {
-			for k := i; k < j; {
-				if line[k] >= '0' && line[k] <= '9' {
-					for k < j && line[k] >= '0' && line[k] <= '9' {
-						k++
+			for k := i; k < j; k++ {
+				c := line[k]
+				if isDigit(c) {
+					if k > i && isDigit(line[k-1]) {
+						continue // one "#" for a run of digits
 					}
-					add('#')
-					continue
+					c = '#'
 				}
-				add(line[k])
-				k++
+				h = (h ^ uint64(c)) * prime
 			}
 		}
 		i = j
 	}
 	return h
 }
+
+// shapeBytes is how much of a line its shape reads.
+const shapeBytes = 96
+
+// wordByte marks the bytes of a word as shapeHash reads words.
+var wordByte = func() (w [256]bool) {
+	for c := 0; c < 256; c++ {
+		w[c] = isWordByte(byte(c))
+	}
+	return w
+}()
 
 func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-' || c == '/'

@@ -39,7 +39,7 @@ func TestSelectKeepsTheFailure(t *testing.T) {
 		`parse_test.go:214: Parse("a\"b") = "a", want "a\"b"`,
 		"FAIL\texample.com/parse\t0.412s", // the last lines
 		`lines left out here: `,
-		`8 like "--- PASS: TestParse_`,
+		` like "--- PASS: TestParse_`,
 		"[ctx-budget: cut ",
 		"(originally ",
 		"; to see the rest, re-run the Bash call narrowed to the part you need]",
@@ -120,14 +120,16 @@ two
 three
 four
 five`, "\n")
-	kind, signal := classify(lines)
+	kind, signal := classify(lines, nil)
+	// The traceback's first two frames and its last are kept as frames, the one between is
+	// near the error that opens the traceback; so is the line after the failing test.
 	want := []uint8{kindHead, kindHead, kindHead, kindHead, kindHead,
-		kindError, kindFrame, kindContext, kindContext, kindFrame, kindError, kindTest, kindContext,
+		kindError, kindFrame, kindFrame, kindNear, kindFrame, kindError, kindTest, kindNear,
 		kindTail, kindTail, kindTail, kindTail, kindTail}
 	if !signal || fmt.Sprint(kind) != fmt.Sprint(want) {
 		t.Errorf("kinds\n%v, want\n%v", kind, want)
 	}
-	if kind, signal := classify(strings.Split(numbered(50), "\n")); signal {
+	if kind, signal := classify(strings.Split(numbered(50), "\n"), nil); signal {
 		t.Errorf("plain lines say something: %v", kind)
 	}
 }
