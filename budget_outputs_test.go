@@ -116,6 +116,15 @@ func TestCutKeepsWhatFailed(t *testing.T) {
 		for _, c := range cases {
 			a := cutResult(t, "Bash", c.Cmd, c.Out, byLines)
 			b := cutResult(t, "Bash", c.Cmd, c.Out, headTail)
+			if again := cutResult(t, "Bash", c.Cmd, []byte(a), byLines); again != a {
+				t.Errorf("cap %d, %s: a second cut changes the first", cap, c.Name)
+			}
+			tighter, _ := cuts(cap / 2)
+			if half := cutResult(t, "Bash", c.Cmd, []byte(a), tighter); !strings.Contains(half, "characters in ") && strings.Contains(a, "characters in ") {
+				t.Errorf("cap %d, %s: cut again at half the cap, the cut by lines lost its form", cap, c.Name)
+			} else if strings.Count(half, "[ctx-budget: cut ") != 1 {
+				t.Errorf("cap %d, %s: cut again at half the cap, %d markers", cap, c.Name, strings.Count(half, "[ctx-budget: cut "))
+			}
 			ka, missing := keptShare(a, c.Keep)
 			kb, _ := keptShare(b, c.Keep)
 			wanted += len(c.Keep)
