@@ -180,8 +180,14 @@ func normalize(s string) string {
 		out = append(out, line)
 		if n > 0 && len(repeatNote(n))+1 < n*(len(line)+1) {
 			out = append(out, repeatNote(n))
-			i += n
+		} else {
+			// too short to be worth a note: the copies stay, read once (reading the run
+			// again from each copy would take its length squared)
+			for range n {
+				out = append(out, line)
+			}
 		}
+		i += n
 	}
 	if terminated {
 		out = append(out, "")

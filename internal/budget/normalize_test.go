@@ -63,3 +63,4 @@ func TestNormalizeProperties(t *testing.T) {
 		}
 	}
 }
+
