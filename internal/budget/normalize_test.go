@@ -63,4 +63,3 @@ func TestNormalizeProperties(t *testing.T) {
 		}
 	}
 }
-
