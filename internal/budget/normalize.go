@@ -40,8 +40,8 @@ func normalizes(tool string) bool { return !fileTools[tool] }
 
 // mayNeedNormalizing is a cheap test on a result's JSON string literal: false means
 // normalize would return the text unchanged. It reads the literal as written, split at
-// its escaped newlines: escapes of ESC and CR, white space ending a line, three blank
-// lines in a row, and equal lines in a row (equal literals decode to equal text).
+// its escaped newlines: a line is never shorter written than decoded, so where the
+// written lines need no normalizing, neither do the decoded ones.
 func mayNeedNormalizing(raw string) bool {
 	if len(raw) < 2 {
 		return false
@@ -51,43 +51,11 @@ func mayNeedNormalizing(raw string) bool {
 		strings.IndexByte(body, 0x1b) >= 0 || strings.IndexByte(body, '\r') >= 0 {
 		return true
 	}
-	prev, run, blanks := "", 0, 0
-	for {
-		i := strings.Index(body, `\n`)
-		line := body
-		if i >= 0 {
-			line = body[:i]
-		}
-		switch {
+	return linesNeedNormalizing(body, `\n`, func(line string) bool {
 		// An escaped backslash before "n" is not a newline: rare enough to leave to
 		// normalize, which reads the text exactly.
-		case strings.HasSuffix(line, `\`):
-			return true
-		case endsInSpace(line):
-			return true
-		case line == "" && i < 0 && prev != "":
-			// the empty string after a final newline: not a line
-		case line == "":
-			if blanks++; blanks > 2 {
-				return true
-			}
-			run = 0
-		default:
-			blanks = 0
-			if run > 0 && line == prev {
-				if run++; run >= 3 || len(line) > len(repeatNote(1)) {
-					return true
-				}
-			} else {
-				run = 1
-			}
-		}
-		prev = line
-		if i < 0 {
-			return false
-		}
-		body = body[i+2:]
-	}
+		return strings.HasSuffix(line, `\`) || endsInSpace(line)
+	})
 }
 
 // endsInSpace reports whether a line, as a JSON literal writes it, ends in white space.
@@ -113,15 +81,24 @@ func needsNormalizing(text string) bool {
 	if strings.IndexByte(text, 0x1b) >= 0 || strings.IndexByte(text, '\r') >= 0 {
 		return true
 	}
+	return linesNeedNormalizing(text, "\n", func(line string) bool {
+		return line != "" && strings.ContainsRune(" \t\f\v", rune(line[len(line)-1]))
+	})
+}
+
+// linesNeedNormalizing reads text as lines split at sep and reports whether normalize
+// would change them: a line the line test says needs it, more than two blank lines in a
+// row, or a run of equal lines worth a note.
+func linesNeedNormalizing(text, sep string, lineNeeds func(string) bool) bool {
 	prev, run, blanks, first := "", 0, 0, true
 	for {
-		i := strings.IndexByte(text, '\n')
+		i := strings.Index(text, sep)
 		line := text
 		if i >= 0 {
 			line = text[:i]
 		}
 		switch {
-		case line != "" && strings.ContainsRune(" \t\f\v", rune(line[len(line)-1])):
+		case lineNeeds(line):
 			return true
 		case line == "" && i < 0 && !first:
 			// the empty string after a final newline: not a line
@@ -145,7 +122,7 @@ func needsNormalizing(text string) bool {
 		if i < 0 {
 			return false
 		}
-		text = text[i+1:]
+		text = text[i+len(sep):]
 	}
 }
 

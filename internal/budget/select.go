@@ -628,12 +628,15 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 	}
 	size, keptChars, places := 0, 0, 0
 	var kept [kinds]int
+	keepLine := func(i int) {
+		write(s.lines[i])
+		write("\n")
+		keptChars += s.runes[i] + 1
+		kept[s.kind[i]]++
+	}
 	for i := 0; i < len(s.lines); {
 		if keep[i] {
-			write(s.lines[i])
-			write("\n")
-			keptChars += s.runes[i] + 1
-			kept[s.kind[i]]++
+			keepLine(i)
 			i++
 			continue
 		}
@@ -644,10 +647,7 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 		gap := s.gapLine(i, j)
 		if j == i+1 && s.gapOf(i) == 0 && s.runes[i] <= utf8.RuneCountInString(gap) {
 			// A gap of one line no longer than the note that would stand for it: the line.
-			write(s.lines[i])
-			write("\n")
-			keptChars += s.runes[i] + 1
-			kept[s.kind[i]]++
+			keepLine(i)
 			i++
 			continue
 		}
