@@ -89,8 +89,8 @@ func keptShare(text string, want []string) (kept int, missing []string) {
 }
 
 // TestCutKeepsWhatFailed holds the cut by lines to what it achieves on the set: at --cap
-// 8000 at least 98% of the planted lines kept, at --cap 2000 (where a case's planted lines
-// alone may be half the cap) at least 75%, against 65% and 40% at head and tail; and no
+// 8000 every planted line kept, at --cap 2000 (where a case's planted lines alone may be
+// more than half the cap) at least 80%, against 65% and 40% at head and tail; and no
 // more tokens in all than head and tail at the same cap. Lines that say something are
 // denser in tokens than passing-test lines, so a single case may take up to 12% more.
 func TestCutKeepsWhatFailed(t *testing.T) {
@@ -108,7 +108,7 @@ func TestCutKeepsWhatFailed(t *testing.T) {
 	if normalized >= raw {
 		t.Errorf("normalizing saved nothing on the set: %d → %d tokens", raw, normalized)
 	}
-	floor := map[int]float64{8000: 0.98, 2000: 0.75}
+	floor := map[int]float64{8000: 1.0, 2000: 0.80}
 	for _, cap := range []int{8000, 2000} {
 		byLines, headTail := cuts(cap)
 		wanted, keptLines, keptHT := 0, 0, 0

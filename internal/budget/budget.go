@@ -398,7 +398,11 @@ func fitText(text string, n, limit int, measure func(string) int, inTokens bool,
 		if _, headTail := parseCut(text); !headTail {
 			sc := scratchPool.Get().(*scratch)
 			defer scratchPool.Put(sc)
-			if s := newSelection(text, n, c.Count, tool, sc); s != nil {
+			chars := limit
+			if inTokens {
+				chars = 4 * limit
+			}
+			if s := newSelection(text, n, chars, c.Count, tool, sc); s != nil {
 				if out, ok := s.fit(limit, measure, inTokens); ok {
 					return out
 				}

@@ -52,8 +52,11 @@ var keepRank = [kinds]int{
 var kindNames = [kinds]string{kindError: "error line", kindDiagnostic: "diagnostic", kindTest: "test failure line", kindFrame: "stack frame"}
 
 const (
-	headLines = 5 // the command's first lines
-	tailLines = 5 // its summary and exit lines
+	// The command's first lines and its last (summary and exit) lines kept first: endLines
+	// of each, fewer under a tight limit (one per endChars of it, at least 2), where they
+	// would take a quarter of the room.
+	endLines = 5
+	endChars = 1500
 	// A line longer than this is not chosen for what it says (a minified document that
 	// happens to hold "error" would take the whole limit).
 	longLine = 1000
@@ -318,11 +321,12 @@ func wordsIn(s string, ix *wordIndex) (isError, isWarning bool) {
 	return false, isWarning
 }
 
-// classify gives each line its kind (the most important that applies) and says whether
-// any says something: an error, a diagnostic, a failing test or a frame.
-func classify(lines []string, kind []uint8) (_ []uint8, signal bool) {
-	n := len(lines)
-	kind = grow(kind, n)
+// parallelLines is the size of output, in lines, from which classify reads it in two
+// halves at once.
+const parallelLines = 1024
+
+// lineKinds gives each line the kind its own text says.
+func lineKinds(lines []string, kind []uint8) {
 	for i, line := range lines {
 		k := uint8(kindOther)
 		isError, isWarning := false, false
@@ -341,7 +345,7 @@ func classify(lines []string, kind []uint8) (_ []uint8, signal bool) {
 			k = kindWarning // a warning: a diagnostic, but not one that fails
 		case isDiagnostic(line), isShellcheckPlace(line):
 			k = kindDiagnostic
-		case mayBeFrame(line) && (frameSyntax.MatchString(line) || endsInPlace(line)):
+		case mayBeFrame(line) && frameSyntax.MatchString(line), indented(line) && endsInPlace(line):
 			k = kindFrame
 		case isSummary(line):
 			k = kindTest // a summary's counts
@@ -349,6 +353,27 @@ func classify(lines []string, kind []uint8) (_ []uint8, signal bool) {
 			k = kindContext // a compiler's ^~~~ under the code it means
 		}
 		kind[i] = k
+	}
+}
+
+// classify gives each line its kind (the most important that applies) and says whether
+// any says something: an error, a diagnostic, a failing test or a frame.
+func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
+	n := len(lines)
+	kind = grow(kind, n)
+	// Each line's kind depends on the line alone: a long output is read in two halves at
+	// once (the machine has two cores; the result is the same either way).
+	if n >= parallelLines {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lineKinds(lines[:n/2], kind[:n/2])
+		}()
+		lineKinds(lines[n/2:], kind[n/2:])
+		wg.Wait()
+	} else {
+		lineKinds(lines, kind)
 	}
 	// A line that says something says less when a great many lines say the same: 240
 	// lines of a test's own logging ("codec_test.go:82: record 12: ...") are not 240
@@ -426,11 +451,12 @@ func classify(lines []string, kind []uint8) (_ []uint8, signal bool) {
 			}
 		}
 		// before: the line before; for an indented line (inside a block: a compiler's
-		// excerpt, a linter's finding) back to the line that opens the block, at most 4
-		// lines, not across a blank one
+		// excerpt, a linter's finding) back to the line that names the place the block is
+		// about (file:line, shellcheck's "In f line N:"), at most 4 lines, not across a
+		// blank one
 		for j := i - 1; j >= 0 && j >= i-4 && lines[j] != ""; j-- {
 			mark(j)
-			if !indented(lines[i]) || !indented(lines[j]) {
+			if !indented(lines[i]) || isDiagnostic(lines[j]) || isShellcheckPlace(lines[j]) {
 				break
 			}
 		}
@@ -441,10 +467,10 @@ func classify(lines []string, kind []uint8) (_ []uint8, signal bool) {
 			mark(j)
 		}
 	}
-	for i := 0; i < min(headLines, n); i++ {
+	for i := 0; i < min(ends, n); i++ {
 		kind[i] = kindHead
 	}
-	for i := max(headLines, n-tailLines); i < n; i++ {
+	for i := max(ends, n-ends); i < n; i++ {
 		if kind[i] > kindTail {
 			kind[i] = kindTail
 		}
@@ -456,6 +482,7 @@ func classify(lines []string, kind []uint8) (_ []uint8, signal bool) {
 // lines an earlier cut left out (gap) are never kept and count the lines they stand for.
 type selection struct {
 	sc       *scratch
+	brief    bool // a tight limit: the marker leaves out what kinds of line were kept
 	lines    []string
 	kind     []uint8
 	gap      []int             // lines an earlier cut's gap line stands for; 0 for a line of the text (nil: none is a gap)
@@ -478,15 +505,15 @@ var (
 // keeps the original's figures, its gaps standing for what they left out. It returns nil
 // for a text whose lines say nothing in particular, which is cut at head and tail.
 // The selection's buffers come from sc and are the selection's until release.
-func newSelection(text string, n int, count func(string) int, tool string, sc *scratch) *selection {
+func newSelection(text string, n, limit int, count func(string) int, tool string, sc *scratch) *selection {
 	lines := splitLines(sc.lines[:0], text)
 	sc.lines = lines
-	s := &selection{tool: tool, sc: sc}
+	s := &selection{tool: tool, sc: sc, brief: limit < briefBelow}
 	again := len(lines) > 1 && selectionSyntax.MatchString(lines[len(lines)-1])
 	if again {
 		lines = lines[:len(lines)-1]
 	}
-	s.kind, s.signal = classify(lines, sc.kind)
+	s.kind, s.signal = classify(lines, sc.kind, endsFor(limit))
 	sc.kind = s.kind
 	if !s.signal && !again {
 		return nil
@@ -553,6 +580,16 @@ func (s *selection) shapeOf(m int) uint64 {
 		s.hashes[m] = shapeHash(s.lines[m]) | 1 // never 0
 	}
 	return s.hashes[m]
+}
+
+// briefBelow is the limit, in characters, under which the closing marker does not list
+// the kinds of line kept: at 2,000 characters the list costs a line or two of the output.
+const briefBelow = 4000
+
+// endsFor is how many first and last lines are kept first under a limit (see endLines).
+// A limit in tokens reads as about 4 characters a token.
+func endsFor(limit int) int {
+	return min(endLines, max(2, limit/endChars))
 }
 
 // scratch holds the buffers selections reuse from one result to the next: cutting a
@@ -783,6 +820,9 @@ func (s *selection) marker(cut, places int, kept [kinds]int) string {
 	what := "the first and last lines"
 	if len(parts) > 0 {
 		what = strings.Join(parts, ", ") + ", with the first and last lines"
+	}
+	if s.brief {
+		what = "lines by what they say"
 	}
 	call := "the tool call"
 	if s.tool != "" {

@@ -120,7 +120,7 @@ two
 three
 four
 five`, "\n")
-	kind, signal := classify(lines, nil)
+	kind, signal := classify(lines, nil, 5)
 	// The traceback's first two frames and its last are kept as frames, the one between is
 	// near the error that opens the traceback; so is the line after the failing test.
 	want := []uint8{kindHead, kindHead, kindHead, kindHead, kindHead,
@@ -129,7 +129,7 @@ five`, "\n")
 	if !signal || fmt.Sprint(kind) != fmt.Sprint(want) {
 		t.Errorf("kinds\n%v, want\n%v", kind, want)
 	}
-	if kind, signal := classify(strings.Split(numbered(50), "\n"), nil); signal {
+	if kind, signal := classify(strings.Split(numbered(50), "\n"), nil, 5); signal {
 		t.Errorf("plain lines say something: %v", kind)
 	}
 }
