@@ -29,10 +29,13 @@ func repeatNote(n int) string {
 	return "[ctx-budget: the line above repeated " + strconv.Itoa(n) + " more times]"
 }
 
-// fileTools are the tools whose results are a file's contents, byte for byte: neither
-// normalized nor cut by what their lines say.
+// fileTools are the tools whose results are a file's contents, byte for byte (a read, or
+// the snippet an edit tool shows of the file it changed): neither normalized nor cut by
+// what their lines say.
 var fileTools = map[string]bool{
 	"Read": true, "NotebookRead": true, "read_file": true, "view_file": true, "ReadFile": true,
+	"Edit": true, "MultiEdit": true, "Write": true, "NotebookEdit": true,
+	"write_to_file": true, "replace_in_file": true, "str_replace_based_edit_tool": true,
 }
 
 // normalizes reports whether results of tool are normalized.

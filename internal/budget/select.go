@@ -482,7 +482,6 @@ func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
 // lines an earlier cut left out (gap) are never kept and count the lines they stand for.
 type selection struct {
 	sc       *scratch
-	brief    bool // a tight limit: the marker leaves out what kinds of line were kept
 	lines    []string
 	kind     []uint8
 	gap      []int             // lines an earlier cut's gap line stands for; 0 for a line of the text (nil: none is a gap)
@@ -508,7 +507,7 @@ var (
 func newSelection(text string, n, limit int, count func(string) int, tool string, sc *scratch) *selection {
 	lines := splitLines(sc.lines[:0], text)
 	sc.lines = lines
-	s := &selection{tool: tool, sc: sc, brief: limit < briefBelow}
+	s := &selection{tool: tool, sc: sc}
 	again := len(lines) > 1 && selectionSyntax.MatchString(lines[len(lines)-1])
 	if again {
 		lines = lines[:len(lines)-1]
@@ -581,10 +580,6 @@ func (s *selection) shapeOf(m int) uint64 {
 	}
 	return s.hashes[m]
 }
-
-// briefBelow is the limit, in characters, under which the closing marker does not list
-// the kinds of line kept: at 2,000 characters the list costs a line or two of the output.
-const briefBelow = 4000
 
 // endsFor is how many first and last lines are kept first under a limit (see endLines).
 // A limit in tokens reads as about 4 characters a token.
@@ -820,9 +815,6 @@ func (s *selection) marker(cut, places int, kept [kinds]int) string {
 	what := "the first and last lines"
 	if len(parts) > 0 {
 		what = strings.Join(parts, ", ") + ", with the first and last lines"
-	}
-	if s.brief {
-		what = "lines by what they say"
 	}
 	call := "the tool call"
 	if s.tool != "" {
