@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/budget"
+	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -158,18 +157,7 @@ func TestCutKeepsWhatFailed(t *testing.T) {
 // and SWE-agent files), with the tool that gave it; it skips without the corpus.
 func corpusResults(t *testing.T) (results []string, tools []string) {
 	t.Helper()
-	root := filepath.Join("..", "shared", "corpus")
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("no corpus at %s", root)
-	}
-	var files []string
-	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".json") || strings.HasSuffix(path, ".traj")) {
-			files = append(files, path)
-		}
-		return nil
-	})
-	sort.Strings(files)
+	files := invariant.CorpusFiles(t)
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -212,7 +200,7 @@ func TestCutOnCorpusResults(t *testing.T) {
 	big := 0
 	for _, cap := range []int{8000, 2000} {
 		byLines, headTail := cuts(cap)
-		tokLines, tokHT, over := 0, 0, 0
+		tokLines, tokHT := 0, 0
 		for i, r := range results {
 			if len([]rune(r)) <= 10_000 {
 				continue
@@ -225,11 +213,7 @@ func TestCutOnCorpusResults(t *testing.T) {
 			ta, tb := counter.Count(a), counter.Count(b)
 			tokLines += ta
 			tokHT += tb
-			if os.Getenv("CUT_DEBUG") != "" && ta > tb {
-				t.Logf("cap %d result %d (%s, %d chars): %d vs %d; by lines %d chars, head and tail %d chars", cap, i, tools[i], len(r), ta, tb, len([]rune(a)), len([]rune(b)))
-			}
 			if float64(ta) > 1.12*float64(tb) {
-				over++
 				t.Errorf("cap %d, result %d (%s, %d characters): %d tokens, head and tail %d", cap, i, tools[i], len(r), ta, tb)
 			}
 		}

@@ -311,6 +311,7 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 		}
 	}
 	normalized, cutApplied := false, false
+	normalizedTokens := 0
 	changed, cutBefore := false, false
 	for ui := range units {
 		u := &units[ui]
@@ -328,15 +329,12 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 			cutBefore = true
 		}
 		if normalizing[ui] && needsNormalizing(u.newText) {
-			if n := normalize(u.newText); n != u.newText && c.Count(n) <= c.Count(u.newText) {
+			// kept only when it does not raise the count: what it saved is known then
+			n := normalize(u.newText)
+			if was, is := c.Count(u.newText), c.Count(n); is <= was {
 				u.newText, u.newRunes, normalized = n, utf8.RuneCountInString(n), true
+				normalizedTokens += was - is
 			}
-		}
-	}
-	var normalizedTokens int
-	if normalized {
-		for ui := range units {
-			normalizedTokens += c.Count(units[ui].cutText) - c.Count(units[ui].newText)
 		}
 	}
 	// Apply every limit in force until none is exceeded; a cut only shrinks the text,

@@ -492,7 +492,6 @@ type selection struct {
 	runes    []int             // each line's length in characters
 	orig     original
 	tool     string
-	signal   bool
 }
 
 var (
@@ -512,9 +511,9 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 	if again {
 		lines = lines[:len(lines)-1]
 	}
-	s.kind, s.signal = classify(lines, sc.kind, endsFor(limit))
-	sc.kind = s.kind
-	if !s.signal && !again {
+	kind, signal := classify(lines, sc.kind, endsFor(limit))
+	s.kind, sc.kind = kind, kind
+	if !signal && !again {
 		return nil
 	}
 	if again {
