@@ -343,10 +343,11 @@ func lineKinds(lines []string, kind []uint8) {
 			k = kindError
 		case isWarning:
 			k = kindWarning // a warning: a diagnostic, but not one that fails
-		case isDiagnostic(line), isShellcheckPlace(line):
-			k = kindDiagnostic
+		// (a frame before a diagnostic: Go writes its frames as indented file:line)
 		case mayBeFrame(line) && frameSyntax.MatchString(line), indented(line) && endsInPlace(line):
 			k = kindFrame
+		case isDiagnostic(line), isShellcheckPlace(line):
+			k = kindDiagnostic
 		case isSummary(line):
 			k = kindTest // a summary's counts
 		case isPointer(line):

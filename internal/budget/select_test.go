@@ -157,3 +157,36 @@ func TestIsDiagnostic(t *testing.T) {
 		}
 	}
 }
+
+// TestLineKinds: one line of each runner and trace the man page names is read as what it
+// is.
+func TestLineKinds(t *testing.T) {
+	for line, want := range map[string]uint8{
+		"--- FAIL: TestParse (0.00s)":                    kindTest, // go test
+		"FAILED tests/test_a.py::test_x - assert 1 == 2": kindTest, // pytest
+		"  ✕ rounds half up (3 ms)":                      kindTest, // jest
+		"   × rounds half up 3ms":                        kindTest, // vitest
+		"test tax::rate ... FAILED":                      kindTest, // cargo test
+		"not ok 3 - parses a whole amount":               kindTest, // TAP
+		"Tests run: 5, Failures: 1, Errors: 0":           kindTest, // JUnit
+		"Tests run: 5, Failures: 0, Errors: 0":           kindOther,
+		"12 passed, 3 failed in 0.52s":                   kindError, // a summary that says "failed"
+		"1,642 passed in 2.10s":                          kindTest,  // a summary's counts
+		"E       assert 0.16 == 0.19":                    kindError, // pytest's E lines
+		"\t/home/u/shop/cart.go:42 +0x1d":                kindFrame, // Go
+		"\tat com.acme.Cart.total(Cart.java:42)":         kindFrame, // Java
+		"    at total (src/cart.js:42:7)":                kindFrame, // JavaScript
+		"   3: shop::cart::total":                        kindFrame, // Rust backtrace
+		"  File \"cart.py\", line 42, in total":          kindFrame, // Python
+		"goroutine 7 [running]:":                         kindFrame,
+		"      |     ^~~~":                               kindContext, // a compiler's pointer
+		"util.c:3:1: warning: unused variable":           kindWarning,
+		"just some output":                               kindOther,
+	} {
+		kind := make([]uint8, 1)
+		lineKinds([]string{line}, kind)
+		if kind[0] != want {
+			t.Errorf("%q: kind %d, want %d", line, kind[0], want)
+		}
+	}
+}
