@@ -14,39 +14,32 @@ import (
 
 // Cutting by what lines say. The output of a test run, a build or an install fails in the
 // middle, where a head-and-tail cut loses it. Over a limit, a result whose lines say
-// something (an error, a diagnostic, a failing test, a stack frame) keeps lines in this
-// order until the limit: the command's first lines, error and failure lines, file:line
-// diagnostics, failing tests, the first and last frames of each stack trace, the summary
-// lines at the end, a line of context around each of those, warnings, and then the rest
-// from both ends inwards. What is left out is written in its place, one line per gap,
-// with its count and the shape most of it has; a last line accounts for the whole cut:
+// something (an error, a failing test, a diagnostic, a stack frame) keeps lines in the
+// order of their kinds (below) until the limit, the rest from both ends inwards. What is
+// left out is written in its place, one line per gap, with its count and the shapes most
+// of it has; a last line accounts for the whole cut:
 //
-//	[ctx-budget: 1,204 lines left out here, 1,180 like "--- PASS: TestParse_0001 (0.00s)"]
+//	[ctx-budget: 1,204 lines left out here: about 1,200 like "--- PASS: TestParse_0001 (0.00s)"]
 //	[ctx-budget: cut 95,310 of 102,004 characters in 3 places (originally 30,117 tokens, 4,018 lines); kept ...]
 //
 // The choice depends on the text alone, so the same result always gives the same bytes.
 // A text without such lines (a file, prose, a JSON document) is cut at head and tail.
 
-// Kinds of line, in the order they are kept.
+// Kinds of line, in the order they are kept: a line of a lower kind goes before any of a
+// higher one, so comparing kinds compares their places.
 const (
-	kindHead = iota
+	kindHead = iota // the command's first lines
 	kindError
-	kindNear // a line around an error or a failing test
+	kindTest // failing tests and summary counts
 	kindDiagnostic
-	kindTest
 	kindFrame
-	kindTail
+	kindTail // its last lines
+	kindNear // a line around an error or a failing test
 	kindContext
 	kindWarning
 	kindOther
 	kinds
 )
-
-// keepRank is each kind's place in the keeping order.
-var keepRank = [kinds]int{
-	kindHead: 0, kindError: 1, kindTest: 2, kindNear: 6, kindDiagnostic: 3, kindFrame: 4,
-	kindTail: 5, kindContext: 7, kindWarning: 8, kindOther: 9,
-}
 
 // kindNames name, in the marker, the lines kept for what they say.
 var kindNames = [kinds]string{kindError: "error line", kindDiagnostic: "diagnostic", kindTest: "test failure line", kindFrame: "stack frame"}
@@ -447,7 +440,7 @@ func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
 			continue
 		}
 		mark := func(j int) {
-			if kind[j] > near && kind[j] != kindError && kind[j] != kindDiagnostic && kind[j] != kindTest && kind[j] != kindFrame {
+			if kind[j] > near {
 				kind[j] = near
 			}
 		}
@@ -536,7 +529,7 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 	var perKind [kinds]int
 	for i := range lines {
 		if s.gapOf(i) == 0 {
-			perKind[keepRank[s.kind[i]]]++
+			perKind[s.kind[i]]++
 		}
 	}
 	var at [kinds]int
@@ -547,9 +540,8 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 	sc.order = s.order
 	take := func(i int) {
 		if s.gapOf(i) == 0 {
-			r := keepRank[s.kind[i]]
-			s.order[at[r]] = i
-			at[r]++
+			s.order[at[s.kind[i]]] = i
+			at[s.kind[i]]++
 		}
 	}
 	for i := range lines {
