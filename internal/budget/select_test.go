@@ -95,9 +95,15 @@ func TestSelectOnlyWhereLinesSaySomething(t *testing.T) {
 	if got := resultTexts(t, out)[0]; !strings.Contains(got, " characters here (originally") || strings.Contains(got, "left out here") {
 		t.Errorf("plain text was not cut at head and tail:\n%s", got)
 	}
-	out, _ = plan(t, anthropicDoc(res{"Read", goTestLog(3000, 1700), false}, res{"Read", "x", false}), opts(func(o *Options) { o.Cap = Chars(2000) }))
-	if got := resultTexts(t, out)[0]; strings.Contains(got, "TestParseQuoted") || !strings.Contains(got, " characters here (originally") {
-		t.Errorf("a file read was cut by what its lines say:\n%s", got)
+	for _, tool := range []string{"Read", "Edit"} { // a read, and the snippet an edit shows
+		out, _ = plan(t, anthropicDoc(res{tool, goTestLog(3000, 1700) + "  \n", false}, res{"Read", "x", false}), opts(func(o *Options) { o.Cap = Chars(2000) }))
+		got := resultTexts(t, out)[0]
+		if strings.Contains(got, "TestParseQuoted") || !strings.Contains(got, " characters here (originally") {
+			t.Errorf("%s: file contents were cut by what their lines say:\n%s", tool, got)
+		}
+		if !strings.HasSuffix(got, "  \n") {
+			t.Errorf("%s: file contents were normalized (trailing white space gone)", tool)
+		}
 	}
 }
 
