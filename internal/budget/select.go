@@ -29,8 +29,8 @@ import (
 // higher one, so comparing kinds compares their places.
 const (
 	kindHead = iota // the command's first lines
+	kindTest        // failing tests and summary counts: what failed, in the fewest lines
 	kindError
-	kindTest // failing tests and summary counts
 	kindDiagnostic
 	kindFrame
 	kindTail // its last lines
@@ -46,7 +46,7 @@ var kindNames = [kinds]string{kindError: "error line", kindDiagnostic: "diagnost
 
 const (
 	// The command's first lines and its last (summary and exit) lines kept first: endLines
-	// of each, fewer under a tight limit (one per endChars of it, at least 2), where they
+	// of each, fewer under a tight limit (one per endChars of it, at least 1), where they
 	// would take a quarter of the room.
 	endLines = 5
 	endChars = 1500
@@ -140,6 +140,72 @@ func isPointer(line string) bool {
 	return strings.HasPrefix(t, "~~~")
 }
 
+// isSourceExcerpt: pytest marks the line of code that failed with ">" and spaces, above
+// the E lines that say why; an "assert" in it is code, not the error.
+func isSourceExcerpt(line string) bool {
+	return strings.HasPrefix(line, ">   ")
+}
+
+// isBanner: a section title between rules of "=", as pytest and others head their
+// sections; one with a digit is a summary ("=== 3 failed, 1,642 passed ===").
+func isBanner(line string) bool {
+	if !strings.HasPrefix(line, "=====") {
+		return false
+	}
+	for i := 0; i < len(line); i++ {
+		if isDigit(line[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isQuotedName: a key and a quoted name of one word, as node's test runner lists a
+// failure's fields (failureType: 'testCodeFailure'); a message has spaces, a place a
+// "/" or ":".
+func isQuotedName(line string) bool {
+	t := strings.TrimLeft(line, " \t")
+	colon := strings.Index(t, ": '")
+	// (a lower-case key: "KeyError: 'XAF'" is Python's error)
+	if colon <= 0 || t[0] < 'a' || t[0] > 'z' || !strings.HasSuffix(t, "'") || len(t) < colon+4 {
+		return false
+	}
+	for i := 0; i < colon; i++ {
+		if !isLetter(t[i]) {
+			return false
+		}
+	}
+	return !strings.ContainsAny(t[colon+3:len(t)-1], " '/:.")
+}
+
+// assertionStarts begin the lines in which test runners say what a failing assertion
+// expected and what it got (jest, go's cmp and want/got, JUnit, Rust's assert_eq).
+var assertionStarts = []string{"Expected:", "Received:", "expected:", "actual:", "Actual:", "-want", "+got", "want:", "got:", "- Expected", "+ Received", "left:", "right:"}
+
+var assertionFirst = func() (first [256]bool) {
+	for _, p := range assertionStarts {
+		first[p[0]] = true
+	}
+	return first
+}()
+
+// isAssertion reports whether an indented line starts with one of assertionStarts.
+func isAssertion(line string) bool {
+	if !indented(line) {
+		return false
+	}
+	t := strings.TrimLeft(line, " \t")
+	if t == "" || !assertionFirst[t[0]] {
+		return false
+	}
+	for _, p := range assertionStarts {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // endsInPlace: a frame written as "name (path:line:col)", indented, as node's TAP output
 // and others write them without "at".
 func endsInPlace(line string) bool {
@@ -147,6 +213,16 @@ func endsInPlace(line string) bool {
 		return false
 	}
 	open := strings.LastIndexByte(line, '(')
+	return open >= 0 && isDiagnostic(line[open+1:len(line)-1]+" ")
+}
+
+// endsInQuotedPlace: a place given as a quoted value at the end of a line, as node's
+// test runner writes where a test failed ("location: '/src/tax.test.js:79:3'").
+func endsInQuotedPlace(line string) bool {
+	if len(line) < 2 || line[len(line)-1] != '\'' && line[len(line)-1] != '"' {
+		return false
+	}
+	open := strings.LastIndexByte(line[:len(line)-1], line[len(line)-1])
 	return open >= 0 && isDiagnostic(line[open+1:len(line)-1]+" ")
 }
 
@@ -297,9 +373,14 @@ func indexWords(errors, warnings []string) *wordIndex {
 var wordsIndex, errorsOnly = indexWords(errorWords, warningWords), indexWords(errorWords, nil)
 
 // wordsIn reports whether s holds an error word, or else a warning word: one pass over s.
+// A word in lower case counts only at the start of a word ("verror" and "stderror" are
+// names); one with a capital also inside a name ("ValueError").
 func wordsIn(s string, ix *wordIndex) (isError, isWarning bool) {
 	for i := 0; i+2 < len(s); i++ {
 		if h := trigram(s[i], s[i+1], s[i+2]); ix.trigrams[h/64]&(1<<(h%64)) == 0 {
+			continue
+		}
+		if i > 0 && s[i] >= 'a' && s[i] <= 'z' && isLetter(s[i-1]) {
 			continue
 		}
 		for _, w := range ix.words[s[i]] {
@@ -313,6 +394,14 @@ func wordsIn(s string, ix *wordIndex) (isError, isWarning bool) {
 	}
 	return false, isWarning
 }
+
+// frequentShown is how many lines of a shape too frequent to say anything keep their
+// kind all the same, as examples of it.
+const frequentShown = 3
+
+// minRepeated is the length from which a line said again is not kept again for what it
+// says: a short one ("FAIL") belongs to the lines around it.
+const minRepeated = 8
 
 // parallelLines is the size of output, in lines, from which classify reads it in two
 // halves at once.
@@ -330,16 +419,26 @@ func lineKinds(lines []string, kind []uint8) {
 		// of a long output are none of these.
 		switch {
 		case len(line) > longLine:
+		case isSourceExcerpt(line):
+			k = kindContext // pytest's "> " line of code above its E lines
+		case isBanner(line), isQuotedName(line):
+			// a section's title ("==== FAILURES ===="), or a name given as a value
+			// ("code: 'ERR_TEST_FAILURE'"): not an error of its own
+		case isAssertion(line):
+			k = kindError // what a failing test expected and what it got
 		case mayBeTest(line) && testSyntax.MatchString(line):
 			k = kindTest
 		case isError && !zeroCountsOnly(line):
 			k = kindError
+			if isSummary(line) {
+				k = kindTest // "3 failed, 1,642 passed"
+			}
 		case isWarning:
 			k = kindWarning // a warning: a diagnostic, but not one that fails
 		// (a frame before a diagnostic: Go writes its frames as indented file:line)
 		case mayBeFrame(line) && frameSyntax.MatchString(line), indented(line) && endsInPlace(line):
 			k = kindFrame
-		case isDiagnostic(line), isShellcheckPlace(line):
+		case isDiagnostic(line), isShellcheckPlace(line), endsInQuotedPlace(line):
 			k = kindDiagnostic
 		case isSummary(line):
 			k = kindTest // a summary's counts
@@ -377,7 +476,7 @@ func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
 	counts := map[uint64]int{}
 	var hashes []uint64
 	for i := range kind {
-		if kind[i] >= kindError && kind[i] <= kindWarning && kind[i] != kindTail && kind[i] != kindTest {
+		if kind[i] >= kindError && kind[i] <= kindWarning && kind[i] != kindTail {
 			if hashes == nil {
 				hashes = make([]uint64, n)
 			}
@@ -385,18 +484,40 @@ func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
 			counts[hashes[i]]++
 		}
 	}
+	// A line said again says nothing new: jest repeats every failure in its closing
+	// summary, and a second copy would take the room of another failure's message.
+	var said map[string]bool
+	for i := range kind {
+		if kind[i] < kindTest || kind[i] > kindWarning || kind[i] == kindTail || len(lines[i]) < minRepeated {
+			continue
+		}
+		if said == nil {
+			said = map[string]bool{}
+		}
+		if said[lines[i]] {
+			kind[i] = kindOther
+		}
+		said[lines[i]] = true
+	}
+	var shown map[uint64]int
 	for i := range kind {
 		if hashes != nil && hashes[i] != 0 {
 			if c := counts[hashes[i]]; c > 5 && c*50 > n {
-				kind[i] = kindOther
+				// (its first few stay, as examples: a linter's first findings)
+				if shown == nil {
+					shown = map[uint64]int{}
+				}
+				if shown[hashes[i]]++; shown[hashes[i]] > frequentShown {
+					kind[i] = kindOther
+				}
 			}
 		}
-		if kind[i] >= kindError && kind[i] <= kindFrame {
+		if kind[i] >= kindTest && kind[i] <= kindFrame {
 			signal = true
 		}
 	}
-	// Of each run of frames, only the first two and the last say where: the others are the
-	// way between (context, kept only when there is room).
+	// Of each run of frames, only the first two and (in Python) the last say where: the
+	// others are the way between (context, kept only when there is room).
 	for i := 0; i < n; {
 		if kind[i] != kindFrame {
 			i++
@@ -421,6 +542,11 @@ func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
 				}
 				kind[m] = kindContext
 			}
+		}
+		// The last frame says where only in Python's order (innermost last); in the
+		// others' it is the program's entry or the test runner's.
+		if last > i+1 && !strings.Contains(lines[i], `File "`) {
+			kind[last] = kindContext
 		}
 		i = j
 	}
@@ -464,7 +590,12 @@ func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
 	for i := 0; i < min(ends, n); i++ {
 		kind[i] = kindHead
 	}
-	for i := max(ends, n-ends); i < n; i++ {
+	// (the last lines that say something: a blank line at the end is not one)
+	last := n
+	for last > ends && lines[last-1] == "" {
+		last--
+	}
+	for i := max(ends, last-ends); i < last; i++ {
 		if kind[i] > kindTail {
 			kind[i] = kindTail
 		}
@@ -549,6 +680,26 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 			take(i)
 		}
 	}
+	// Within a kind, a line's place in its run of lines of that kind comes before its place
+	// in the text: each failure's first error line, then each one's second, so that every
+	// failure is named before any is told in full. (The first and last lines stay in order.)
+	depth := grow(sc.depth, len(lines))
+	sc.depth = depth
+	for i := range lines {
+		depth[i] = 0
+		if i > 0 && s.kind[i] == s.kind[i-1] {
+			depth[i] = depth[i-1] + 1
+		}
+	}
+	start := 0
+	for k := 0; k < kindOther; k++ {
+		end := start + perKind[k]
+		if k != kindHead && k != kindTail {
+			part := s.order[start:end]
+			sort.SliceStable(part, func(a, b int) bool { return depth[part[a]] < depth[part[b]] })
+		}
+		start = end
+	}
 	for i, j := 0, len(lines)-1; i <= j; i, j = i+1, j-1 {
 		if s.kind[i] == kindOther {
 			take(i)
@@ -589,6 +740,7 @@ type scratch struct {
 	hashes []uint64
 	keep   []bool
 	runes  []int
+	depth  []int
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}

@@ -140,6 +140,75 @@ five`, "\n")
 	}
 }
 
+// TestClassifyRepeats: a line said again is kept once; of a shape too frequent to say
+// anything, the first frequentShown lines stay as examples; a Java stack's last frame
+// (the runner's entry) is not kept as a frame.
+func TestClassifyRepeats(t *testing.T) {
+	var lines []string
+	lines = append(lines, "  ● tax › charges German VAT", "    Expected: 0.19")
+	for i := range 100 {
+		lines = append(lines, fmt.Sprintf("lint.go:%d: finding %d", i+1, i))
+	}
+	lines = append(lines, "java.lang.AssertionError: boom",
+		"\tat com.acme.Check.equal(Check.java:5)",
+		"\tat com.acme.TaxTest.vat(TaxTest.java:29)",
+		"\tat com.acme.Reflect.invoke(Reflect.java:1)",
+		"\tat com.acme.Runner.main(Runner.java:23)",
+		"Summary of all failing tests",
+		"  ● tax › charges German VAT", "    Expected: 0.19")
+	kind, _ := classify(lines, nil, 0)
+	n := len(lines)
+	if kind[0] != kindTest || kind[1] != kindError {
+		t.Errorf("first report: kinds %d %d", kind[0], kind[1])
+	}
+	if kind[n-2] <= kindFrame || kind[n-1] <= kindFrame {
+		t.Errorf("the repeated report kept: kinds %d %d", kind[n-2], kind[n-1])
+	}
+	for i := 2; i < 102; i++ {
+		if want := i < 2+frequentShown; (kind[i] == kindDiagnostic) != want {
+			t.Errorf("finding %d: kind %d", i-2, kind[i])
+		}
+	}
+	frames := kind[103:107]
+	if frames[0] != kindFrame || frames[1] != kindFrame || frames[3] == kindFrame {
+		t.Errorf("Java frames: kinds %v", frames)
+	}
+}
+
+// TestKeepingOrderBreadthFirst: each failure's first error line is kept before any
+// failure's second.
+func TestKeepingOrderBreadthFirst(t *testing.T) {
+	// (words, not numbers, tell the error lines apart: lines of one shape are noise)
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"}
+	line := func(e, f int) string { return fmt.Sprintf("E   error %s of failure %s", words[e], words[f]) }
+	var b strings.Builder
+	for f := range 3 {
+		fmt.Fprintf(&b, "--- FAIL: Test%d (0.00s)\n", f)
+		for e := range 6 {
+			b.WriteString(line(e, f) + "\n")
+		}
+		b.WriteString(numbered(40) + "\n")
+	}
+	text := b.String()
+	sc := new(scratch)
+	s := newSelection(text, len(text), 900, func(s string) int { return len(s) / 4 }, "Bash", sc)
+	if s == nil {
+		t.Fatal("no selection")
+	}
+	out, ok := s.fit(900, nil, false)
+	if !ok {
+		t.Fatal("nothing fits")
+	}
+	for f := range 3 {
+		if !strings.Contains(out, line(0, f)+"\n") {
+			t.Errorf("failure %d's first error line left out:\n%s", f, out)
+		}
+	}
+	if strings.Contains(out, line(5, 0)) {
+		t.Errorf("failure 0 told in full before the others were named:\n%s", out)
+	}
+}
+
 func TestIsDiagnostic(t *testing.T) {
 	for line, want := range map[string]bool{
 		"main.c:12:5: warning: unused":          true,
@@ -176,7 +245,7 @@ func TestLineKinds(t *testing.T) {
 		"not ok 3 - parses a whole amount":               kindTest, // TAP
 		"Tests run: 5, Failures: 1, Errors: 0":           kindTest, // JUnit
 		"Tests run: 5, Failures: 0, Errors: 0":           kindOther,
-		"12 passed, 3 failed in 0.52s":                   kindError, // a summary that says "failed"
+		"12 passed, 3 failed in 0.52s":                   kindTest,  // a summary, though it says "failed"
 		"1,642 passed in 2.10s":                          kindTest,  // a summary's counts
 		"E       assert 0.16 == 0.19":                    kindError, // pytest's E lines
 		"\t/home/u/shop/cart.go:42 +0x1d":                kindFrame, // Go
@@ -188,6 +257,26 @@ func TestLineKinds(t *testing.T) {
 		"      |     ^~~~":                               kindContext, // a compiler's pointer
 		"util.c:3:1: warning: unused variable":           kindWarning,
 		"just some output":                               kindOther,
+		// what a failing assertion expected and got: jest, go, Rust
+		"    Expected: 0.19":          kindError,
+		"    Received: 0.16":          kindError,
+		"        -want sku-137;qty=4": kindError,
+		"  left: 4":                   kindError,
+		"Expected: 0.19":              kindOther, // not indented: prose
+		// pytest's line of code above its E lines: code, not the error
+		">       assert rate(country) == want": kindContext,
+		// a section's title, not an error; a summary between rules still counts
+		"=================================== FAILURES ===================================": kindOther,
+		"======================== 3 failed, 1642 passed in 0.42s ========================": kindTest,
+		// node's test runner: a field naming a kind of failure is not an error, its
+		// location is a place, its message an error
+		"      failureType: 'testCodeFailure'":         kindOther,
+		"      location: '/src/test/tax.test.js:79:3'": kindDiagnostic,
+		"      error: '1 subtest failed'":              kindError,
+		"KeyError: 'XAF'":                              kindError,
+		// an error word inside a lower-case name is not one; a capital one in a name is
+		"npm http fetch GET 200 https://registry.npmjs.org/verror 12ms": kindOther,
+		"ValueError: invalid amount":                                    kindError,
 	} {
 		kind := make([]uint8, 1)
 		lineKinds([]string{line}, kind)
