@@ -3,8 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-
-	"github.com/ctxkit/ctxkit/internal/safefile"
 )
 
 // Exit statuses (DESIGN §6). They are documented in every man page.
@@ -60,16 +58,23 @@ func WithHint(e *Error, hint string) *Error {
 	return &c
 }
 
+// hinter is an error that carries its own hint line: safefile.UnsafeError,
+// llm.RefusedError.
+type hinter interface {
+	error
+	Hint() string
+}
+
 // classify returns the exit status and hint for an error returned by Run.
 func classify(err error) (code int, hint string) {
 	if err == nil {
 		return ExitOK, ""
 	}
-	// A path safefile refused (a planted link, another user's file) deep in a store or a
-	// state file tells the user what to do, whoever wrapped the error.
-	var ue *safefile.UnsafeError
-	if errors.As(err, &ue) {
-		hint = ue.Hint()
+	// An error from below cli that knows what the user can do about it (safefile's
+	// refusal of a planted link, llm's refused connection) says so, whoever wrapped it.
+	var h hinter
+	if errors.As(err, &h) {
+		hint = h.Hint()
 	}
 	var e *Error
 	if errors.As(err, &e) {
