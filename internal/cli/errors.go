@@ -20,8 +20,10 @@ const (
 // [ExitRuntime].
 type Error struct {
 	Code int    // one of the Exit* constants
-	Err  error  // the message; nil is allowed only with ExitCheck (prints nothing)
+	Err  error  // the message; nil is allowed only with ExitCheck or partial (prints nothing)
 	Hint string // printed as "hint: <Hint>" when not empty
+	// partial: the output is written whatever Code says (see partial).
+	partial bool
 }
 
 func (e *Error) Error() string {
@@ -50,6 +52,17 @@ func RuntimeError(err error) *Error { return &Error{Code: ExitRuntime, Err: err}
 // linter can print its findings and still fail. err may be nil when the
 // findings on stdout say it all; then no error line is printed.
 func CheckFailed(err error) *Error { return &Error{Code: ExitCheck, Err: err} }
+
+// partial ends a run (Filter.KeepGoing) some of whose inputs failed, each reported on
+// stderr already: the output of the others is written, as for a check, and the exit
+// status is code. It prints nothing more.
+func partial(code int) *Error { return &Error{Code: code, partial: true} }
+
+// keepsOutput reports whether a run that ended with err still writes its output.
+func keepsOutput(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.partial
+}
 
 // WithHint returns a copy of e with the hint line set; e is not modified.
 func WithHint(e *Error, hint string) *Error {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ctxkit/ctxkit/internal/measure"
@@ -41,6 +43,14 @@ type Filter struct {
 	Plan func(d *Doc) (*Plan, error)
 	// Done, when set, runs once every document is written: a check's verdict.
 	Done func() error
+	// KeepGoing, in a Reports mode, reports an input that cannot be read or measured
+	// (missing, not a document) on stderr, as ripgrep and jq do, and goes on with the
+	// others; their reports are written and the run then exits with the worst status of
+	// the failures. Usage errors still stop the run.
+	KeepGoing bool
+	// Sessions reads a directory argument as the session logs in it: the newest, or with
+	// AllSessions each of them, newest first (see sessionsIn).
+	Sessions, AllSessions bool
 }
 
 // Plan is what a tier decided for one document. With no edits the document is written as
@@ -84,27 +94,59 @@ type CheckFunc func(in *transcript.Transcript, out []byte) ([]byte, *transcript.
 
 // Run runs f over the inputs.
 func (c *Context) Run(f Filter) error {
-	names, err := c.documentNames(f.Reports)
+	names, err := c.documentNames(&f)
 	if err != nil {
 		return err
 	}
 	var reports bytes.Buffer
-	for _, name := range names {
-		p, err := c.runOne(&f, name)
-		if err != nil {
+	worst := ExitOK // the worst failure of an input KeepGoing went past
+	failed := func(err error) error {
+		code, hint := classify(err)
+		if !f.KeepGoing || !f.Reports || code == ExitUsage || errors.Is(err, context.Canceled) {
 			return err
 		}
-		reports.Write(p.Report)
+		report(c.Stderr, c.Tool.Name, err, hint)
+		worst = max(worst, code)
+		return nil
+	}
+	for _, arg := range names {
+		docs, err := c.expand(&f, arg)
+		if err != nil {
+			if err := failed(err); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, name := range docs {
+			p, err := c.runOne(&f, name)
+			if err != nil {
+				if err := failed(err); err != nil {
+					return err
+				}
+				continue
+			}
+			reports.Write(p.Report)
+		}
 	}
 	if f.Reports {
 		if err := c.WriteReport(reports.Bytes()); err != nil {
 			return err
 		}
 	}
+	var done error
 	if f.Done != nil {
-		return f.Done()
+		done = f.Done()
 	}
-	return nil
+	if worst == ExitOK {
+		return done
+	}
+	// The inputs that failed were reported as they came; the reports of the others stand.
+	if done != nil {
+		code, hint := classify(done)
+		report(c.Stderr, c.Tool.Name, done, hint)
+		worst = max(worst, code)
+	}
+	return partial(worst)
 }
 
 // WriteReport writes what a tool prints in place of a document (a list, a report): to

@@ -18,6 +18,7 @@ type Flags struct {
 	Vs       string      `name:"vs" placeholder:"OTHER" help:"Compare with OTHER, another version of the conversation: tokens saved, messages changed, cache prefix kept."`
 	JSON     bool        `name:"json" help:"Write the JSON report even when stdout is a terminal."`
 	Savings  bool        `name:"savings" help:"Run each tier on the document: what it would save now, what it would take out of the prompt cache, and whether that pays back within 10 requests."`
+	All      bool        `name:"all" help:"With a folder of sessions, count each of them (newest first), not only the newest."`
 }
 
 const help = `Counts the tokens of a conversation document and shows where they go: by message, role,
@@ -25,7 +26,12 @@ block kind and tool, against the model's context window, and which tiers of the 
 pipeline would act on it.
 
 On a terminal it draws the window; piped, it writes one JSON report a line (one per file).
-The report's fields are described in ctx-count(1).`
+The report's fields are described in ctx-count(1).
+
+A folder (~/.claude/projects/<project>/, ~/.codex/sessions/) means its newest session log
+(*.jsonl, by modification time); --all counts each. Of several files, one that is missing
+or not a document gets an error line and the others are still reported; the exit status
+then says the run failed.`
 
 // Tool returns ctx-count's description for the runner.
 func Tool() *cli.Tool {
@@ -44,6 +50,9 @@ func run(ctx *cli.Context, f *Flags) error {
 	if (f.Pass || f.Vs != "") && len(f.Files) > 1 {
 		return cli.Usagef("--pass and --vs take one document, got %d", len(f.Files))
 	}
+	if (f.Pass || f.Vs != "") && f.All {
+		return cli.Usagef("--pass and --vs take one document; --all counts several")
+	}
 	reports, over := 0, 0
 	filter := cli.Filter{
 		// The report is the output; with --pass the document is, and the report goes to
@@ -54,6 +63,10 @@ func run(ctx *cli.Context, f *Flags) error {
 		Previews: true,
 		// The report reads the counts; --vs compares the messages of a document read whole.
 		TallyOnly: !f.Savings,
+		// A report of many files is not lost to one of them, and a folder is its sessions.
+		KeepGoing:   true,
+		Sessions:    true,
+		AllSessions: f.All,
 		Plan: func(d *cli.Doc) (*cli.Plan, error) {
 			r, err := report(d)
 			if err != nil {
