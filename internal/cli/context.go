@@ -43,6 +43,7 @@ type Context struct {
 	countsMu   sync.Mutex
 	counts     map[string]*tokens.DiskCache // by tokenizer name
 	given      map[string]bool              // flags the user set, by long name
+	textHint   string                       // Filter.TextHint of the run
 }
 
 // Given reports whether the user set the flag called name (its long name, "store") on the

@@ -93,7 +93,7 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 		var te *transcript.Error
 		switch {
 		case errors.As(err, &te):
-			return inputError(name, o.Format, err)
+			return inputError(name, o.Format, err, c.textHint)
 		case name == "-":
 			return RuntimeError(fmt.Errorf("read stdin: %w", err))
 		}
