@@ -285,7 +285,8 @@ func MaxTokensField(model string) string {
 	return "max_tokens"
 }
 
-// leadingNumber reads the digits s opens with: their value (-1 when none) and the rest.
+// leadingNumber reads the digits s opens with: their value (-1 when none, or more than a
+// version number has) and the rest.
 func leadingNumber(s string) (int, string) {
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -587,5 +588,26 @@ func TestIsLocal(t *testing.T) {
 		if isLocal(host) != want {
 			t.Errorf("isLocal(%q) = %v", host, !want)
 		}
+	}
+}
+
+// TestBreakerSkipsLocalRefusal: a local server that is not running does not open the
+// breaker (the user starts it and tries again at once); a remote refusal counts.
+func TestBreakerSkipsLocalRefusal(t *testing.T) {
+	b := &Breaker{Path: filepath.Join(t.TempDir(), "b.json"), Limit: 2, Cooldown: time.Hour}
+	local := fmt.Errorf("summarizing failed: %w", &RefusedError{Host: "127.0.0.1:11434", Local: true})
+	for i := 0; i < 3; i++ {
+		if err := b.Record(local); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Allow(); err != nil {
+		t.Errorf("after 3 local refusals: %v", err)
+	}
+	remote := &RefusedError{Host: "api.example.com:443"}
+	_ = b.Record(remote)
+	_ = b.Record(remote)
+	if err := b.Allow(); !errors.Is(err, ErrOpen) {
+		t.Errorf("after 2 remote refusals: %v, want the breaker open", err)
 	}
 }
