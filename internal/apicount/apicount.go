@@ -23,7 +23,7 @@ func Count(ctx context.Context, r cli.APIRequest) (n int, cached bool, err error
 		return 0, false, err
 	}
 	client := &llm.Client{
-		Backend: llm.Anthropic, BaseURL: r.BaseURL, APIKey: r.Key,
+		Backend: llm.Anthropic, BaseURL: r.BaseURL, APIKey: r.Key, Getenv: r.Getenv,
 		Timeout: 60 * time.Second, Retries: 2, Backoff: time.Second, MaxBackoff: 10 * time.Second,
 	}
 	cache := llm.NewCountCache(r.CacheDir)

@@ -22,15 +22,18 @@ import (
 // apiKeyVar holds the key --tokenizer api sends; without it the run is refused.
 const apiKeyVar = "ANTHROPIC_API_KEY"
 
-// apiBaseVar names another server for count_tokens (a gateway; a fake one in tests).
+// apiBaseVar names another server for count_tokens (a gateway; a fake one in tests),
+// before ANTHROPIC_BASE_URL, which the client reads through APIRequest.Getenv.
 const apiBaseVar = "CTX_COUNT_BASE_URL"
 
 // APIRequest is a count --tokenizer api asks for: the tokens of the request that sends
-// conversation T to Model, asked with Key of the server at BaseURL ("" for Anthropic's),
-// its answer kept in the cache directory CacheDir ("" for none).
+// conversation T to Model, asked with Key of the server at BaseURL ("": the one
+// ANTHROPIC_BASE_URL names, read with Getenv, else Anthropic's), its answer kept in the
+// cache directory CacheDir ("" for none).
 type APIRequest struct {
 	T                             *transcript.Transcript
 	Model, Key, BaseURL, CacheDir string
+	Getenv                        func(string) string
 	Warn                          func(msg string)
 }
 
@@ -82,7 +85,7 @@ func (d *Doc) calibrate(base tokens.Counter) (tokens.Counter, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	n, cached, err := apiCounter(ctx, APIRequest{
-		T: d.T, Model: model, Key: d.c.Getenv(apiKeyVar), BaseURL: d.c.Getenv(apiBaseVar),
+		T: d.T, Model: model, Key: d.c.Getenv(apiKeyVar), BaseURL: d.c.Getenv(apiBaseVar), Getenv: d.c.Getenv,
 		CacheDir: d.c.cacheDir(), Warn: func(msg string) { d.c.Warnf("%s", msg) },
 	})
 	if err != nil {

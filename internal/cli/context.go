@@ -43,6 +43,7 @@ type Context struct {
 	countsMu   sync.Mutex
 	counts     map[string]*tokens.DiskCache // by tokenizer name
 	given      map[string]bool              // flags the user set, by long name
+	textHint   string                       // Filter.TextHint of the run
 }
 
 // Given reports whether the user set the flag called name (its long name, "store") on the
@@ -93,8 +94,9 @@ func (c *Context) names() ([]string, error) {
 // no file argument is a usage error (exit 2), so a tool never hangs waiting for a
 // document; an explicit "-" reads the terminal anyway, as cat does. Every file is checked
 // now, so a file that cannot be read fails the run (exit 4: read "path": reason) before
-// any document is read.
-func (c *Context) sources() ([]string, error) {
+// any document is read; but under f.KeepGoing each is found missing in its turn, and a
+// directory under f.Sessions is read when its turn comes (Context.expand).
+func (c *Context) sources(f *Filter) ([]string, error) {
 	names, err := c.names()
 	if err != nil {
 		return nil, err
@@ -108,11 +110,14 @@ func (c *Context) sources() ([]string, error) {
 			stdinUsed = true
 			continue
 		}
-		f, err := c.open(name)
+		if f.KeepGoing && f.Reports || f.Sessions && isDir(name) {
+			continue
+		}
+		r, err := c.open(name)
 		if err != nil {
 			return nil, err
 		}
-		f.Close()
+		r.Close()
 	}
 	return names, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -21,7 +22,7 @@ func (c *Context) parse(in Input) (*transcript.Transcript, error) {
 	}
 	t, err := transcript.Parse(in.Data, o)
 	if err != nil {
-		return nil, inputError(in.Name, o.Format, err)
+		return nil, inputError(in.Name, o.Format, err, c.textHint)
 	}
 	c.readWarnings(in.Name, t.Warnings)
 	return t, nil
@@ -51,17 +52,25 @@ func (c *Context) readOptions(name string) (transcript.Options, error) {
 }
 
 // inputError words a document that cannot be read: an input error (exit 3) naming the file.
-func inputError(name string, format transcript.Format, err error) error {
+func inputError(name string, format transcript.Format, err error, textHint string) error {
 	name = DisplayName(name)
 	e := InputError(fmt.Errorf("%s: %w", name, err))
 	var te *transcript.Error
 	switch {
 	case errors.As(err, &te) && te.Hint != "":
 		e = WithHint(e, te.Hint)
+	case textHint != "" && notJSON(te):
+		e = WithHint(e, textHint)
 	case format == "":
 		e = WithHint(e, "if the format was misdetected, name it with --format")
 	}
 	return e
+}
+
+// notJSON reports whether a reading error says the input does not even open as JSON
+// (plain text), as transcript.Parse words it: then no --format would read it either.
+func notJSON(te *transcript.Error) bool {
+	return te != nil && te.Line == 0 && strings.HasPrefix(te.Msg, "expected a JSON object or array, found ")
 }
 
 // Counter returns the token counter for a document of the given format, sent to model

@@ -3,8 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-
-	"github.com/ctxkit/ctxkit/internal/safefile"
 )
 
 // Exit statuses (DESIGN §6). They are documented in every man page.
@@ -22,8 +20,10 @@ const (
 // [ExitRuntime].
 type Error struct {
 	Code int    // one of the Exit* constants
-	Err  error  // the message; nil is allowed only with ExitCheck (prints nothing)
+	Err  error  // the message; nil is allowed only with ExitCheck or partial (prints nothing)
 	Hint string // printed as "hint: <Hint>" when not empty
+	// partial: the output is written whatever Code says (see partial).
+	partial bool
 }
 
 func (e *Error) Error() string {
@@ -53,6 +53,17 @@ func RuntimeError(err error) *Error { return &Error{Code: ExitRuntime, Err: err}
 // findings on stdout say it all; then no error line is printed.
 func CheckFailed(err error) *Error { return &Error{Code: ExitCheck, Err: err} }
 
+// partial ends a run (Filter.KeepGoing) some of whose inputs failed, each reported on
+// stderr already: the output of the others is written, as for a check, and the exit
+// status is code. It prints nothing more.
+func partial(code int) *Error { return &Error{Code: code, partial: true} }
+
+// keepsOutput reports whether a run that ended with err still writes its output.
+func keepsOutput(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.partial
+}
+
 // WithHint returns a copy of e with the hint line set; e is not modified.
 func WithHint(e *Error, hint string) *Error {
 	c := *e
@@ -60,16 +71,23 @@ func WithHint(e *Error, hint string) *Error {
 	return &c
 }
 
+// hinter is an error that carries its own hint line: safefile.UnsafeError,
+// llm.RefusedError.
+type hinter interface {
+	error
+	Hint() string
+}
+
 // classify returns the exit status and hint for an error returned by Run.
 func classify(err error) (code int, hint string) {
 	if err == nil {
 		return ExitOK, ""
 	}
-	// A path safefile refused (a planted link, another user's file) deep in a store or a
-	// state file tells the user what to do, whoever wrapped the error.
-	var ue *safefile.UnsafeError
-	if errors.As(err, &ue) {
-		hint = ue.Hint()
+	// An error from below cli that knows what the user can do about it (safefile's
+	// refusal of a planted link, llm's refused connection) says so, whoever wrapped it.
+	var h hinter
+	if errors.As(err, &h) {
+		hint = h.Hint()
 	}
 	var e *Error
 	if errors.As(err, &e) {

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -41,6 +44,17 @@ type Filter struct {
 	Plan func(d *Doc) (*Plan, error)
 	// Done, when set, runs once every document is written: a check's verdict.
 	Done func() error
+	// KeepGoing, in a Reports mode, reports an input that cannot be read or measured
+	// (missing, not a document) on stderr, as ripgrep and jq do, and goes on with the
+	// others; their reports are written and the run then exits with the worst status of
+	// the failures. Usage errors still stop the run.
+	KeepGoing bool
+	// Sessions reads a directory argument as the session logs in it: the newest, or with
+	// AllSessions each of them, newest first (see sessionsIn).
+	Sessions, AllSessions bool
+	// TextHint, when set, is the hint for an input that is not JSON at all (ctx-count
+	// names its --text mode), in place of naming --format.
+	TextHint string
 }
 
 // Plan is what a tier decided for one document. With no edits the document is written as
@@ -84,27 +98,120 @@ type CheckFunc func(in *transcript.Transcript, out []byte) ([]byte, *transcript.
 
 // Run runs f over the inputs.
 func (c *Context) Run(f Filter) error {
-	names, err := c.documentNames(f.Reports)
+	c.textHint = f.TextHint
+	names, err := c.documentNames(&f)
 	if err != nil {
 		return err
 	}
 	var reports bytes.Buffer
-	for _, name := range names {
-		p, err := c.runOne(&f, name)
+	fails := failures{c: c, keepGoing: f.KeepGoing && f.Reports}
+	for _, arg := range names {
+		docs, err := c.expand(&f, arg)
 		if err != nil {
-			return err
+			if err := fails.add(err); err != nil {
+				return err
+			}
+			continue
 		}
-		reports.Write(p.Report)
+		for _, name := range docs {
+			p, err := c.runOne(&f, name)
+			if err != nil {
+				if err := fails.add(err); err != nil {
+					return err
+				}
+				continue
+			}
+			reports.Write(p.Report)
+		}
 	}
 	if f.Reports {
 		if err := c.WriteReport(reports.Bytes()); err != nil {
 			return err
 		}
 	}
+	var done error
 	if f.Done != nil {
-		return f.Done()
+		done = f.Done()
 	}
+	return fails.end(done)
+}
+
+// RunText makes a report of each input read as plain text, not as a document (ctx-count
+// --text): fn gets the name and the bytes of each input, in argument order, and returns
+// its report; the reports are written as a Reports mode's are. An input that cannot be
+// read is reported on stderr and the others go on, as under Filter.KeepGoing.
+func (c *Context) RunText(fn func(name string, text []byte) ([]byte, error)) error {
+	names, err := c.documentNames(&Filter{Reports: true, KeepGoing: true})
+	if err != nil {
+		return err
+	}
+	var reports bytes.Buffer
+	fails := failures{c: c, keepGoing: true}
+	for _, name := range names {
+		rep, err := c.readText(name, fn)
+		if err != nil {
+			if err := fails.add(err); err != nil {
+				return err
+			}
+			continue
+		}
+		reports.Write(rep)
+	}
+	if err := c.WriteReport(reports.Bytes()); err != nil {
+		return err
+	}
+	return fails.end(nil)
+}
+
+func (c *Context) readText(name string, fn func(name string, text []byte) ([]byte, error)) ([]byte, error) {
+	r, err := c.open(name)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(r)
+	r.Close()
+	switch {
+	case err != nil && name == "-":
+		return nil, RuntimeError(fmt.Errorf("read stdin: %w", err))
+	case err != nil:
+		return nil, RuntimeError(fmt.Errorf("read %q: %w", name, pathReason(err)))
+	}
+	return fn(name, data)
+}
+
+// failures are the inputs of a report that failed, when the run goes past them
+// (Filter.KeepGoing): each is reported on stderr as it comes, and the run ends with the
+// worst status among them, its output written (partial).
+type failures struct {
+	c         *Context
+	keepGoing bool
+	worst     int
+}
+
+// add reports err and returns nil when the run may go past it; else err, to stop the run.
+// Usage errors and an interrupt stop it.
+func (fs *failures) add(err error) error {
+	code, hint := classify(err)
+	if !fs.keepGoing || code == ExitUsage || errors.Is(err, context.Canceled) {
+		return err
+	}
+	report(fs.c.Stderr, fs.c.Tool.Name, err, hint)
+	fs.worst = max(fs.worst, code)
 	return nil
+}
+
+// end is the run's result: done (a check's verdict, or nil) when nothing failed, else the
+// worst failure, done reported on stderr beside them.
+func (fs *failures) end(done error) error {
+	if fs.worst == ExitOK {
+		return done
+	}
+	if done != nil {
+		code, hint := classify(done)
+		report(fs.c.Stderr, fs.c.Tool.Name, done, hint)
+		fs.worst = max(fs.worst, code)
+	}
+	return partial(fs.worst)
 }
 
 // WriteReport writes what a tool prints in place of a document (a list, a report): to

@@ -133,7 +133,7 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 
 	runErr := tool.Run(c)
 	code, hint := classify(runErr)
-	if code == ExitOK || code == ExitCheck {
+	if code == ExitOK || code == ExitCheck || keepsOutput(runErr) {
 		c.flushCounts()
 		if err := c.commit(); err != nil {
 			return fail(err)

@@ -44,14 +44,14 @@ type document struct {
 	seed  maphash.Seed
 }
 
-// documentNames lists the inputs a run works on, without reading them: every file
-// argument with --in-place or when several is set, else exactly one.
-func (c *Context) documentNames(several bool) ([]string, error) {
-	names, err := c.sources()
+// documentNames lists the inputs a run of f works on, without reading them: every file
+// argument with --in-place or in a Reports mode, else exactly one.
+func (c *Context) documentNames(f *Filter) ([]string, error) {
+	names, err := c.sources(f)
 	if err != nil {
 		return nil, err
 	}
-	if !several && !c.Common.InPlace && len(names) != 1 {
+	if !f.Reports && !c.Common.InPlace && len(names) != 1 {
 		return nil, WithHint(Usagef("one document at a time; use --in-place to edit several files"),
 			fmt.Sprintf("see '%s --help'", c.Tool.Name))
 	}
@@ -93,7 +93,7 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 		var te *transcript.Error
 		switch {
 		case errors.As(err, &te):
-			return inputError(name, o.Format, err)
+			return inputError(name, o.Format, err, c.textHint)
 		case name == "-":
 			return RuntimeError(fmt.Errorf("read stdin: %w", err))
 		}

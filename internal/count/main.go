@@ -18,6 +18,8 @@ type Flags struct {
 	Vs       string      `name:"vs" placeholder:"OTHER" help:"Compare with OTHER, another version of the conversation: tokens saved, messages changed, cache prefix kept."`
 	JSON     bool        `name:"json" help:"Write the JSON report even when stdout is a terminal."`
 	Savings  bool        `name:"savings" help:"Run each tier on the document: what it would save now, what it would take out of the prompt cache, and whether that pays back within 10 requests."`
+	All      bool        `name:"all" help:"With a folder of sessions, count each of them (newest first), not only the newest."`
+	Text     bool        `name:"text" help:"Count plain text, not a conversation: the tokens of the whole input (with --tokenizer, or the counter --model's documents get), a bare number."`
 }
 
 const help = `Counts the tokens of a conversation document and shows where they go: by message, role,
@@ -25,7 +27,15 @@ block kind and tool, against the model's context window, and which tiers of the 
 pipeline would act on it.
 
 On a terminal it draws the window; piped, it writes one JSON report a line (one per file).
-The report's fields are described in ctx-count(1).`
+The report's fields are described in ctx-count(1).
+
+A folder (~/.claude/projects/<project>/, ~/.codex/sessions/) means its newest session log
+(*.jsonl, by modification time); --all counts each. Of several files, one that is missing
+or not a document gets an error line and the others are still reported; the exit status
+then says the run failed.
+
+--text counts plain text instead (as ttok does): one number, the tokens of the whole input
+with --tokenizer, or the counter --model's documents get (o200k by default).`
 
 // Tool returns ctx-count's description for the runner.
 func Tool() *cli.Tool {
@@ -41,8 +51,14 @@ func run(ctx *cli.Context, f *Flags) error {
 	if f.InPlace {
 		return cli.Usagef("ctx-count does not change documents; --in-place does not apply")
 	}
+	if f.Text {
+		return runText(ctx, f)
+	}
 	if (f.Pass || f.Vs != "") && len(f.Files) > 1 {
 		return cli.Usagef("--pass and --vs take one document, got %d", len(f.Files))
+	}
+	if (f.Pass || f.Vs != "") && f.All {
+		return cli.Usagef("--pass and --vs take one document; --all counts several")
 	}
 	reports, over := 0, 0
 	filter := cli.Filter{
@@ -54,6 +70,11 @@ func run(ctx *cli.Context, f *Flags) error {
 		Previews: true,
 		// The report reads the counts; --vs compares the messages of a document read whole.
 		TallyOnly: !f.Savings,
+		// A report of many files is not lost to one of them, and a folder is its sessions.
+		KeepGoing:   true,
+		Sessions:    true,
+		AllSessions: f.All,
+		TextHint:    "to count plain text, use --text",
 		Plan: func(d *cli.Doc) (*cli.Plan, error) {
 			r, err := report(d)
 			if err != nil {

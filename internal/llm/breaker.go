@@ -102,9 +102,13 @@ func (b *Breaker) Allow() error {
 	return nil // half open: one call may try
 }
 
-// Record notes a call's outcome.
+// Record notes a call's outcome. A connection refused on this machine is not counted:
+// the breaker spares a failing provider, and a local server that is not running costs
+// nothing to ask; counting it would keep the backend shut for the cooldown after the user
+// has started the server.
 func (b *Breaker) Record(err error) error {
-	if b.Path == "" {
+	var re *RefusedError
+	if b.Path == "" || errors.As(err, &re) && re.Local {
 		return nil
 	}
 	if err == nil {

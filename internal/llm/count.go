@@ -48,7 +48,7 @@ func (c *Client) canCount(body []byte) error {
 	case !gjson.ValidBytes(body):
 		return errors.New("the count_tokens body is not JSON")
 	}
-	return nil
+	return c.checkBase()
 }
 
 // CountTokensCached is CountTokens asking the server once per document: the count is

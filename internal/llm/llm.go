@@ -5,6 +5,11 @@
 // retrying (429, 529, 5xx, timeouts) with backoff, honouring retry-after; it tells a
 // prompt that is too long and an answer that was cut off from other failures; and a
 // circuit breaker, whose state is a file, stops calling a backend that keeps failing.
+//
+// The server is the caller's base URL, else the one the provider's own SDKs read from the
+// environment (ANTHROPIC_BASE_URL, OPENAI_BASE_URL), else the public API. A connection
+// refused on this machine is not retried: nothing listens there, and waiting will not
+// start it.
 package llm
 
 import (
@@ -14,9 +19,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -34,9 +43,14 @@ const (
 // Client calls one backend.
 type Client struct {
 	Backend string // Anthropic or OpenAI
-	BaseURL string // default https://api.anthropic.com or https://api.openai.com/v1
+	// BaseURL is the server; when empty, the backend's BaseURLVar names it, else the
+	// public API: https://api.anthropic.com or https://api.openai.com/v1.
+	BaseURL string
 	APIKey  string
 	Model   string
+	// Getenv reads BaseURLVar. nil reads the process's environment, so that a caller
+	// that builds a Client without it still honours the variable its user set.
+	Getenv func(string) string
 	// Timeout bounds one attempt; Retries is how many times a retryable failure is tried
 	// again; Backoff is the first wait (doubled each time, at most MaxBackoff) when the
 	// server does not say how long to wait.
@@ -51,6 +65,17 @@ type Client struct {
 	// Sleep waits between attempts (tests make it instant); nil sleeps for real,
 	// cancellable by the context.
 	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// BaseURLVar is the environment variable that names a backend's server when the caller
+// gives none: the one the provider's own SDK reads, so that a gateway or a local server
+// set up for it serves ctxkit too. OPENAI_BASE_URL ends in the API's version
+// (http://localhost:11434/v1), ANTHROPIC_BASE_URL does not, as for the SDKs.
+func BaseURLVar(backend string) string {
+	if backend == OpenAI {
+		return "OPENAI_BASE_URL"
+	}
+	return "ANTHROPIC_BASE_URL"
 }
 
 // Request is one call: a system prompt, one user message, a cap on the answer.
@@ -69,6 +94,37 @@ var (
 	// port). The request carries the API key, so it is not followed.
 	ErrRedirect = errors.New("redirected to another host; not followed, so the API key stays with the host it is for")
 )
+
+// RefusedError is a connection the server's host refused: nothing listens at the
+// address. On this machine (Local) that is final: the server is not running, or listens
+// elsewhere, and the retries would only make the user wait for the same answer. A remote
+// host is tried again, since a server behind it may be restarting.
+type RefusedError struct {
+	Host  string // host:port, never the URL (which may carry a token)
+	Local bool   // a loopback address or localhost
+	From  string // the variable the base URL came from, "" when the caller gave it, "default"
+	Err   error
+}
+
+func (e *RefusedError) Error() string { return fmt.Sprintf("connection to %s refused", e.Host) }
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Hint tells the user what to do (cli prints it as a hint line).
+func (e *RefusedError) Hint() string {
+	where := "the base URL given"
+	switch e.From {
+	case "":
+	case "default":
+		return fmt.Sprintf("is %s reachable? check the network and any proxy settings", e.Host)
+	default:
+		where = e.From
+	}
+	if e.Local {
+		return fmt.Sprintf("nothing listens at %s: start the server, or point %s where one runs", e.Host, where)
+	}
+	return fmt.Sprintf("is the server at %s up? check %s", e.Host, where)
+}
 
 // StatusError is an HTTP failure with what the server said.
 type StatusError struct {
@@ -137,8 +193,11 @@ func (c *Client) post(ctx context.Context, url string, headers map[string]string
 		}
 		last = err
 		var se *StatusError
+		var re *RefusedError
 		switch {
 		case errors.Is(err, ErrPromptTooLong), errors.Is(err, ErrCutOff), errors.Is(err, ErrRedirect):
+			return err
+		case errors.As(err, &re) && re.Local:
 			return err
 		case errors.As(err, &se) && !retryable(se.Code):
 			return err
@@ -180,6 +239,9 @@ func (c *Client) encode(r Request) ([]byte, string, map[string]string, error) {
 	if maxTokens <= 0 {
 		maxTokens = 4096
 	}
+	if err := c.checkBase(); err != nil {
+		return nil, "", nil, err
+	}
 	switch c.Backend {
 	case Anthropic:
 		body, err := marshal(map[string]any{
@@ -189,7 +251,7 @@ func (c *Client) encode(r Request) ([]byte, string, map[string]string, error) {
 		return body, c.base() + "/v1/messages", c.anthropicHeaders(), err
 	case OpenAI:
 		body, err := marshal(map[string]any{
-			"model": c.Model, "max_tokens": maxTokens,
+			"model": c.Model, MaxTokensField(c.Model): maxTokens,
 			"messages": []map[string]string{{"role": "system", "content": r.System}, {"role": "user", "content": r.Prompt}},
 		})
 		h := map[string]string{}
@@ -201,15 +263,109 @@ func (c *Client) encode(r Request) ([]byte, string, map[string]string, error) {
 	return nil, "", nil, fmt.Errorf("unknown backend %q (want anthropic or openai)", c.Backend)
 }
 
-// base is BaseURL without its trailing slash, or the backend's public API.
+// MaxTokensField is the member of a Chat Completions request that caps the answer of
+// model. OpenAI's reasoning models (o1, o3, o4-mini..., GPT-5 and later) refuse
+// max_tokens, which the API replaced with max_completion_tokens; the servers that copy
+// the API (Ollama, llama.cpp, vLLM) and the older models all take max_tokens, which some
+// of those servers alone know. A router's prefix (openai/gpt-5) is not the family.
+func MaxTokensField(model string) string {
+	name := strings.ToLower(model)
+	name = name[strings.LastIndexByte(name, '/')+1:]
+	if n, ok := strings.CutPrefix(name, "gpt-"); ok {
+		if v, _ := leadingNumber(n); v >= 5 {
+			return "max_completion_tokens"
+		}
+		return "max_tokens"
+	}
+	if n, ok := strings.CutPrefix(name, "o"); ok {
+		if _, rest := leadingNumber(n); rest != n && (rest == "" || rest[0] == '-') {
+			return "max_completion_tokens"
+		}
+	}
+	return "max_tokens"
+}
+
+// leadingNumber reads the digits s opens with: their value (-1 when none, or more than a
+// version number has) and the rest.
+func leadingNumber(s string) (int, string) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > 6 {
+		return -1, s[i:]
+	}
+	v, _ := strconv.Atoi(s[:i])
+	return v, s[i:]
+}
+
+// base is the server's URL without its trailing slash (see Client.BaseURL).
 func (c *Client) base() string {
-	if base := strings.TrimRight(c.BaseURL, "/"); base != "" {
-		return base
+	base, _ := c.baseFrom()
+	return base
+}
+
+// Base is the server the client calls: BaseURL, else the backend's BaseURLVar, else the
+// public API. It may hold a token; it is for keys (a breaker's file name), not messages.
+func (c *Client) Base() string { return c.base() }
+
+// baseFrom is base and where it came from: "" (the caller), a variable's name, or
+// "default".
+func (c *Client) baseFrom() (string, string) {
+	if base := strings.TrimRight(strings.TrimSpace(c.BaseURL), "/"); base != "" {
+		return base, ""
+	}
+	getenv := c.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	v := BaseURLVar(c.Backend)
+	if base := strings.TrimRight(strings.TrimSpace(getenv(v)), "/"); base != "" {
+		return base, v
 	}
 	if c.Backend == OpenAI {
-		return "https://api.openai.com/v1"
+		return "https://api.openai.com/v1", "default"
 	}
-	return "https://api.anthropic.com"
+	return "https://api.anthropic.com", "default"
+}
+
+// checkBase refuses a base URL that is not http(s)://host before any request: without
+// this, a value missing its scheme (localhost:11434) fails in the transport, and that
+// failure would be retried as if the network were down. The value is not repeated: it
+// may carry a token.
+func (c *Client) checkBase() error {
+	base, from := c.baseFrom()
+	u, err := url.Parse(base)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return nil
+	}
+	what := "the base URL"
+	if from != "" {
+		what = from
+	}
+	return fmt.Errorf("%s is not an http:// or https:// URL with a host", what)
+}
+
+// hostPort is u's host and port, the port named even where the scheme implies it.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "443"
+	if u.Scheme == "http" {
+		port = "80"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// isLocal reports whether host (a URL's Hostname) is this machine.
+func isLocal(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }
 
 func (c *Client) anthropicHeaders() map[string]string {
@@ -242,6 +398,10 @@ func (c *Client) attempt(ctx context.Context, url string, headers map[string]str
 	}
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			_, from := c.baseFrom()
+			return fmt.Errorf("request failed: %w", &RefusedError{Host: hostPort(req.URL), Local: isLocal(req.URL.Hostname()), From: from, Err: syscall.ECONNREFUSED})
+		}
 		return fmt.Errorf("request failed: %w", scrub(err))
 	}
 	defer resp.Body.Close()

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -371,5 +374,240 @@ func TestBreakerRefusesALink(t *testing.T) {
 	}
 	if p, q := BreakerPath("/s", Anthropic, "https://a"), BreakerPath("/s", Anthropic, "https://b"); p == q || filepath.Dir(p) != "/s" {
 		t.Errorf("BreakerPath: %s %s", p, q)
+	}
+}
+
+// envOf is a Getenv that knows only vars.
+func envOf(vars map[string]string) func(string) string {
+	return func(name string) string { return vars[name] }
+}
+
+// TestBaseURLFromEnv: with no base URL given, the backend's variable (the one its SDK
+// reads) names the server, its trailing slash dropped; a base URL given wins over it.
+func TestBaseURLFromEnv(t *testing.T) {
+	for _, c := range []struct{ backend, body, path string }{
+		{Anthropic, anthropicOK, "/v1/messages"},
+		{OpenAI, openaiOK, "/v1/chat/completions"},
+	} {
+		fromEnv, envHits, reqs := server(t, reply{status: 200, body: c.body})
+		given, givenHits, _ := server(t, reply{status: 200, body: c.body})
+		base := fromEnv.URL
+		if c.backend == OpenAI {
+			base += "/v1" // as OPENAI_BASE_URL is written
+		}
+		env := envOf(map[string]string{BaseURLVar(c.backend): base + "/"})
+
+		cl := client(c.backend, "", nil)
+		cl.Getenv = env
+		if _, err := cl.Complete(context.Background(), Request{Prompt: "p"}); err != nil || *envHits != 1 {
+			t.Fatalf("%s from %s: %d requests, %v", c.backend, BaseURLVar(c.backend), *envHits, err)
+		}
+		if p := (*reqs)[0].URL.Path; p != c.path {
+			t.Errorf("%s: path %s, want %s", c.backend, p, c.path)
+		}
+		if cl.Base() != base {
+			t.Errorf("%s: Base() %q, want %q", c.backend, cl.Base(), base)
+		}
+
+		cl = client(c.backend, given.URL, nil)
+		cl.Getenv = env
+		if _, err := cl.Complete(context.Background(), Request{Prompt: "p"}); err != nil || *givenHits != 1 || *envHits != 1 {
+			t.Errorf("%s: the base URL given must win: %d requests to it, %d to the variable's, %v", c.backend, *givenHits, *envHits, err)
+		}
+
+		// Without Getenv the process's environment is read.
+		t.Setenv(BaseURLVar(c.backend), base)
+		cl = client(c.backend, "", nil)
+		if _, err := cl.Complete(context.Background(), Request{Prompt: "p"}); err != nil || *envHits != 2 {
+			t.Errorf("%s from the process's %s: %d requests, %v", c.backend, BaseURLVar(c.backend), *envHits, err)
+		}
+	}
+	// The public APIs when nothing names a server.
+	for backend, want := range map[string]string{Anthropic: "https://api.anthropic.com", OpenAI: "https://api.openai.com/v1"} {
+		cl := &Client{Backend: backend, Getenv: envOf(nil)}
+		if cl.Base() != want {
+			t.Errorf("%s: default base %q, want %q", backend, cl.Base(), want)
+		}
+	}
+}
+
+// TestBadBaseURL: a base URL without its scheme fails before any request, naming where it
+// came from but not its value, and is not retried.
+func TestBadBaseURL(t *testing.T) {
+	var slept []time.Duration
+	cl := client(OpenAI, "", &slept)
+	cl.Getenv = envOf(map[string]string{"OPENAI_BASE_URL": "localhost:11434/v1"})
+	_, err := cl.Complete(context.Background(), Request{Prompt: "p"})
+	if err == nil || err.Error() != "OPENAI_BASE_URL is not an http:// or https:// URL with a host" || len(slept) != 0 {
+		t.Errorf("err %v, waits %v", err, slept)
+	}
+	cl = client(Anthropic, "ftp://x", &slept)
+	if _, err := cl.CountTokens(context.Background(), []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "the base URL is not") {
+		t.Errorf("count_tokens: err %v", err)
+	}
+}
+
+// TestMaxTokensField: OpenAI's reasoning models get max_completion_tokens (they refuse
+// max_tokens); every other model, and every Anthropic request, max_tokens.
+func TestMaxTokensField(t *testing.T) {
+	completion := []string{"gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5.1", "gpt-5-codex", "GPT-5", "gpt-6", "o1", "o1-mini", "o1-preview", "o3", "o3-mini", "o3-pro", "o4-mini", "o4-mini-2025-04-16", "openai/gpt-5", "openai/o3"}
+	plain := []string{"gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4-turbo", "gpt-3.5-turbo", "gpt-oss-20b", "gpt-oss:120b", "qwen3", "llama3.1:8b", "omni", "o", "ollama", "chatgpt-4o-latest", "", "mistral-large"}
+	for _, m := range completion {
+		if f := MaxTokensField(m); f != "max_completion_tokens" {
+			t.Errorf("%q: %s, want max_completion_tokens", m, f)
+		}
+	}
+	for _, m := range plain {
+		if f := MaxTokensField(m); f != "max_tokens" {
+			t.Errorf("%q: %s, want max_tokens", m, f)
+		}
+	}
+	// On the wire.
+	for _, c := range []struct{ backend, model, field, not string }{
+		{OpenAI, "gpt-5", "max_completion_tokens", "max_tokens"},
+		{OpenAI, "o4-mini", "max_completion_tokens", "max_tokens"},
+		{OpenAI, "gpt-4o-mini", "max_tokens", "max_completion_tokens"},
+		{OpenAI, "qwen3", "max_tokens", "max_completion_tokens"},
+		{Anthropic, "claude-haiku-4-5", "max_tokens", "max_completion_tokens"},
+	} {
+		body := openaiOK
+		if c.backend == Anthropic {
+			body = anthropicOK
+		}
+		s, _, reqs := server(t, reply{status: 200, body: body})
+		cl := client(c.backend, s.URL, nil)
+		cl.Model = c.model
+		if _, err := cl.Complete(context.Background(), Request{Prompt: "p", MaxTokens: 8192}); err != nil {
+			t.Fatal(err)
+		}
+		sent, _ := io.ReadAll((*reqs)[0].Body)
+		if !bytes.Contains(sent, []byte(`"`+c.field+`":8192`)) || bytes.Contains(sent, []byte(`"`+c.not+`"`)) {
+			t.Errorf("%s %s: sent %s, want %s and no %s", c.backend, c.model, sent, c.field, c.not)
+		}
+	}
+}
+
+// closedPort is a URL on 127.0.0.1 where nothing listens.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no loopback listener: %v", err)
+	}
+	url := "http://" + l.Addr().String()
+	l.Close()
+	return url
+}
+
+// TestRefusedLocalFailsFast: a connection refused on this machine fails at once, with no
+// retry and a hint naming the address and where the base URL came from.
+func TestRefusedLocalFailsFast(t *testing.T) {
+	url := closedPort(t)
+	host := strings.TrimPrefix(url, "http://")
+	for _, c := range []struct {
+		given, env string
+		where      string
+	}{
+		{url, "", "the base URL given"},
+		{"", url + "/v1", "OPENAI_BASE_URL"},
+		{strings.Replace(url, "127.0.0.1", "localhost", 1), "", "the base URL given"},
+	} {
+		var slept []time.Duration
+		cl := client(OpenAI, c.given, &slept)
+		cl.Getenv = envOf(map[string]string{"OPENAI_BASE_URL": c.env})
+		_, err := cl.Complete(context.Background(), Request{Prompt: "p"})
+		var re *RefusedError
+		if !errors.As(err, &re) || !re.Local || len(slept) != 0 {
+			t.Fatalf("%+v: err %v, waits %v; want a local refusal and no retry", c, err, slept)
+		}
+		if strings.Contains(err.Error(), "gave up") || !strings.Contains(err.Error(), "refused") {
+			t.Errorf("%+v: err %q", c, err)
+		}
+		if h := re.Hint(); !strings.Contains(h, "nothing listens at ") || !strings.Contains(h, c.where) {
+			t.Errorf("%+v: hint %q", c, h)
+		}
+		if c.given == url && re.Host != host {
+			t.Errorf("host %q, want %q", re.Host, host)
+		}
+	}
+	// count_tokens alike.
+	var slept []time.Duration
+	cl := client(Anthropic, url, &slept)
+	if _, err := cl.CountTokens(context.Background(), []byte(`{"model":"m","messages":[]}`)); !errors.As(err, new(*RefusedError)) || len(slept) != 0 {
+		t.Errorf("count_tokens: err %v, waits %v", err, slept)
+	}
+}
+
+// TestTransientStillRetried: other transport failures keep their retries: a connection
+// refused by a remote host (a server there may be restarting), and a connection cut
+// before the answer.
+func TestTransientStillRetried(t *testing.T) {
+	var dials atomic.Int32
+	var slept []time.Duration
+	cl := client(Anthropic, "https://api.example.com", &slept)
+	cl.HTTP = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}}}
+	_, err := cl.Complete(context.Background(), Request{Prompt: "p"})
+	var re *RefusedError
+	if !errors.As(err, &re) || re.Local || dials.Load() != 4 || len(slept) != 3 || !strings.Contains(err.Error(), "gave up after 4 attempts") {
+		t.Errorf("remote refusal: err %v, %d dials, waits %v; want 1 + 3 retries", err, dials.Load(), slept)
+	}
+	if h := re.Hint(); !strings.Contains(h, "api.example.com:443") {
+		t.Errorf("hint %q", h)
+	}
+
+	// A server that drops the connection twice, then answers.
+	var n atomic.Int32
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) <= 2 {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		w.Header().Set("content-type", "application/json")
+		io.WriteString(w, anthropicOK)
+	}))
+	defer s.Close()
+	slept = nil
+	text, err := client(Anthropic, s.URL, &slept).Complete(context.Background(), Request{Prompt: "p"})
+	if err != nil || text == "" || n.Load() != 3 || len(slept) != 2 {
+		t.Errorf("dropped connections: %q, %v, %d attempts, waits %v", text, err, n.Load(), slept)
+	}
+}
+
+func TestIsLocal(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LOCALHOST": true, "ollama.localhost": true, "127.0.0.1": true, "127.1.2.3": true,
+		"::1": true, "0.0.0.0": true, "localhost.": true,
+		"192.168.1.10": false, "api.openai.com": false, "10.0.0.2": false, "localhost.example.com": false,
+	} {
+		if isLocal(host) != want {
+			t.Errorf("isLocal(%q) = %v", host, !want)
+		}
+	}
+}
+
+// TestBreakerSkipsLocalRefusal: a local server that is not running does not open the
+// breaker (the user starts it and tries again at once); a remote refusal counts.
+func TestBreakerSkipsLocalRefusal(t *testing.T) {
+	b := &Breaker{Path: filepath.Join(t.TempDir(), "b.json"), Limit: 2, Cooldown: time.Hour}
+	local := fmt.Errorf("summarizing failed: %w", &RefusedError{Host: "127.0.0.1:11434", Local: true})
+	for i := 0; i < 3; i++ {
+		if err := b.Record(local); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Allow(); err != nil {
+		t.Errorf("after 3 local refusals: %v", err)
+	}
+	remote := &RefusedError{Host: "api.example.com:443"}
+	_ = b.Record(remote)
+	_ = b.Record(remote)
+	if err := b.Allow(); !errors.Is(err, ErrOpen) {
+		t.Errorf("after 2 remote refusals: %v, want the breaker open", err)
 	}
 }

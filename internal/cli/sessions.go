@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A directory where a report expects a document (Filter.Sessions) is read as the agent
+// sessions it holds: ~/.claude/projects/<project>/ holds one Claude Code log per session,
+// ~/.codex/sessions/ Codex rollouts in dated folders. The newest session is the one a user
+// means by "this project" (the one running now); Filter.AllSessions takes each of them.
+
+// session is one session log found in a directory.
+type session struct {
+	path string
+	mod  int64 // modification time, Unix nanoseconds
+}
+
+// sessionsIn lists the session logs of dir, newest first (by modification time, then by
+// name): the *.jsonl files directly in it, or when it has none, those anywhere below it
+// (Codex's YYYY/MM/DD folders). Subagents' logs are not sessions: Claude Code keeps them in
+// <session>/subagents/, or (older versions) beside the sessions as agent-*.jsonl.
+func sessionsIn(dir string) ([]session, error) {
+	var found []session
+	add := func(path string, d fs.DirEntry) {
+		name := d.Name()
+		if !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, "agent-") {
+			return
+		}
+		st, err := os.Stat(path) // a link to a log counts as the log
+		if err != nil || !st.Mode().IsRegular() {
+			return
+		}
+		found = append(found, session{path: path, mod: st.ModTime().UnixNano()})
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, RuntimeError(fmt.Errorf("read %q: %w", dir, pathReason(err)))
+	}
+	for _, e := range entries {
+		add(filepath.Join(dir, e.Name()), e)
+	}
+	if len(found) == 0 {
+		err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return nil // an unreadable folder holds no session we can read
+			case d.IsDir() && d.Name() == "subagents":
+				return fs.SkipDir
+			case !d.IsDir():
+				add(path, d)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, RuntimeError(fmt.Errorf("read %q: %w", dir, pathReason(err)))
+		}
+	}
+	slices.SortFunc(found, func(a, b session) int {
+		if a.mod != b.mod {
+			if a.mod > b.mod {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.path, b.path)
+	})
+	return found, nil
+}
+
+// isDir reports whether name (not stdin) is a directory.
+func isDir(name string) bool {
+	if name == "-" {
+		return false
+	}
+	st, err := os.Stat(name)
+	return err == nil && st.IsDir()
+}
+
+// expand turns one input argument into the documents it names: itself, or, for a
+// directory under Filter.Sessions, its newest session (saying which on stderr when a
+// person watches it or --stats is on, as the report alone would not show it) or with
+// AllSessions every one, newest first.
+func (c *Context) expand(f *Filter, name string) ([]string, error) {
+	if !f.Sessions || !isDir(name) {
+		return []string{name}, nil
+	}
+	found, err := sessionsIn(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) == 0 {
+		return nil, WithHint(RuntimeError(fmt.Errorf("read %q: %w", name, errNoSessions)),
+			"name a document, or a folder of Claude Code or Codex session logs")
+	}
+	if !f.AllSessions {
+		if len(found) > 1 && (c.StderrTTY || c.StatsOn()) {
+			c.Notef("%s: the newest of %d sessions: %s (--all counts each)", name, len(found), found[0].path)
+		}
+		return []string{found[0].path}, nil
+	}
+	paths := make([]string, len(found))
+	for i, s := range found {
+		paths[i] = s.path
+	}
+	return paths, nil
+}
+
+var errNoSessions = errors.New("a folder with no session logs (*.jsonl) in it")
+
+// Notef prints "ctx-x: note: ..." to stderr: what a person should know of a run that
+// succeeded, such as which file it chose.
+func (c *Context) Notef(format string, a ...any) {
+	fmt.Fprintf(c.Stderr, "%s: note: %s\n", c.Tool.Name, fmt.Sprintf(format, a...))
+}
