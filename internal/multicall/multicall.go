@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -162,6 +163,9 @@ func link(program string, args []string, stdout, stderr io.Writer) int {
 	}
 	failed := false
 	for _, name := range Names() {
+		if runtime.GOOS == "windows" {
+			name += ".exe"
+		}
 		path := filepath.Join(dir, name)
 		switch target, err := os.Readlink(path); {
 		case err == nil && target == self:
@@ -193,7 +197,11 @@ func link(program string, args []string, stdout, stderr io.Writer) int {
 func replaceWithLink(target, path string) error {
 	tmp := filepath.Join(filepath.Dir(path), safefile.TempPrefix(path)+"link"+safefile.TempSuffix)
 	_ = os.Remove(tmp) // a temp link a failed run left (a link, so removing it follows nothing)
-	if err := os.Symlink(target, tmp); err != nil {
+	makeLink := os.Symlink
+	if runtime.GOOS == "windows" {
+		makeLink = os.Link // a symbolic link needs an administrator there; a hard link does not
+	}
+	if err := makeLink(target, tmp); err != nil {
 		return fmt.Errorf("link %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
