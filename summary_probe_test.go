@@ -326,10 +326,18 @@ func probeOne(t *testing.T, path string, in []byte, tr *transcript.Transcript, k
 	cut := len(tr.Messages) - kept
 	p := &probeTally{cases: 1}
 	p.summaryTokens = afterPer[si]
+	// Messages the output still holds stayed where they were (the system prompt, the
+	// newest user message): they are not summarized.
+	stayed := map[string]bool{}
+	for mi := range after.Messages {
+		if mi != si {
+			stayed[after.Slice(after.Messages[mi].Span)] = true
+		}
+	}
 	var summarized []int
 	for mi := 0; mi < cut; mi++ {
 		m := &tr.Messages[mi]
-		if m.Header || m.Role == "system" || m.Role == "developer" {
+		if m.Header || m.Role == "system" || m.Role == "developer" || stayed[tr.Slice(m.Span)] {
 			continue
 		}
 		summarized = append(summarized, mi)
@@ -356,6 +364,9 @@ func probeOne(t *testing.T, path string, in []byte, tr *transcript.Transcript, k
 			s := probeSubstance(text)
 			lastRequest = s
 			p.requests.count(strings.Contains(words, s))
+			if !strings.Contains(words, s) && os.Getenv("PROBE_DEBUG") != "" {
+				t.Logf("%s: missing %q\n%s", path, s, summary)
+			}
 		}
 	}
 	for _, it := range probeSection(summary, "Goal and user requests") {

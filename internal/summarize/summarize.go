@@ -170,11 +170,32 @@ func PreviousSections(t *transcript.Transcript, sp Split) Sections {
 		}
 		text := strings.Join(texts, "\n")
 		if strings.HasPrefix(strings.TrimSpace(text), transcript.SummaryTag) {
+			_, text = ParseRestored(text)
 			s, _ := Parse(text)
 			out = Fold(out, s)
 			continue
 		}
 		out = Fold(out, Sections{"Goal and user requests": {"Earlier summary: " + shorten(text, 4000)}})
+	}
+	return out
+}
+
+// PreviousFiles reads the files earlier ctxkit summaries among the summarized messages
+// restored, oldest first: the newer summary restores them again unless something newer
+// replaces them.
+func PreviousFiles(t *transcript.Transcript, sp Split) []Restored {
+	var out []Restored
+	for _, mi := range sp.Previous {
+		m := &t.Messages[mi]
+		for bi := range m.Blocks {
+			if b := &m.Blocks[bi]; b.Kind == transcript.Text {
+				rs, _ := ParseRestored(t.BodyText(b))
+				// Restored lists the newest first: carry the oldest first.
+				for i := len(rs) - 1; i >= 0; i-- {
+					out = append(out, rs[i])
+				}
+			}
+		}
 	}
 	return out
 }

@@ -2,6 +2,8 @@ package summarize
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -28,8 +30,8 @@ var cumulative = map[string]bool{
 	"Files changed": true, "Commands and tests": true, "Errors": true,
 }
 
-// maxItems caps a cumulative section: the oldest items beyond it go (the first user
-// request, the goal, always stays).
+// maxItems caps a cumulative section but the user's requests: the oldest items beyond it
+// go (the first, always stays).
 const maxItems = 60
 
 // Sections is a summary's content: items per heading.
@@ -61,7 +63,8 @@ func Fold(older, newer Sections) Sections {
 			seen[key] = len(items)
 			items = append(items, it)
 		}
-		if len(items) > maxItems {
+		if len(items) > maxItems && h != "Goal and user requests" {
+			// Requests are never left out: KeepUserWords shortens the older ones instead.
 			first := items[0]
 			items = append([]string{first, fmt.Sprintf("(%d older items left out)", len(items)-maxItems+1)}, items[len(items)-maxItems+2:]...)
 		}
@@ -137,10 +140,12 @@ func Parse(text string) (Sections, string) {
 			if trimmed != "" {
 				rest = append(rest, trimmed)
 			}
+		case strings.HasPrefix(line, "  ") && len(s[current]) > 0:
+			// A continuation line, even one that starts with "- " (a list quoted in a
+			// request): read as an item of its own, it came back as "- - x".
+			s[current][len(s[current])-1] += "\n" + strings.TrimPrefix(line, "  ")
 		case strings.HasPrefix(trimmed, "- "):
 			s[current] = append(s[current], strings.TrimPrefix(trimmed, "- "))
-		case strings.HasPrefix(line, "  ") && len(s[current]) > 0:
-			s[current][len(s[current])-1] += "\n" + strings.TrimPrefix(line, "  ")
 		case trimmed != "":
 			s[current] = append(s[current], trimmed)
 		}
@@ -157,4 +162,46 @@ func shorten(s string, n int) string {
 	head, tail := n*2/3, n/3-5
 	// Cutting may split a character: drop the broken bytes.
 	return strings.ToValidUTF8(s[:head], "") + " [...] " + strings.ToValidUTF8(s[len(s)-tail:], "")
+}
+
+// KeepUserWords holds the user's requests to a budget of about budget tokens: the newest
+// are kept verbatim while they fit (as Codex keeps the newest user messages), the older
+// ones are cut to their first and last words so that each is still there.
+//
+// With keepFirst the first request, the goal, is kept verbatim too, outside the budget.
+func KeepUserWords(s Sections, budget int, keepFirst bool) Sections {
+	items := s["Goal and user requests"]
+	if len(items) == 0 {
+		return s
+	}
+	out := maps.Clone(s)
+	kept := slices.Clone(items)
+	left := budget * 4 // bytes: about 4 a token, as the estimate counts text
+	first := 0
+	if keepFirst {
+		first = 1
+	}
+	for i := len(kept) - 1; i >= first; i-- {
+		if len(kept[i]) <= left {
+			left -= len(kept[i])
+			continue
+		}
+		left = 0
+		kept[i] = shortenQuoted(kept[i], olderRequest)
+	}
+	out["Goal and user requests"] = kept
+	return out
+}
+
+// olderRequest is what a request beyond the budget keeps, in bytes.
+const olderRequest = 400
+
+// shortenQuoted shortens the quoted words of an item (“...”), keeping what is before them.
+func shortenQuoted(item string, n int) string {
+	open := strings.Index(item, "“")
+	if open < 0 || !strings.HasSuffix(item, "”") {
+		return shorten(item, n)
+	}
+	body := item[open+len("“") : len(item)-len("”")]
+	return item[:open] + "“" + shorten(body, n) + "”"
 }
