@@ -40,7 +40,10 @@ import (
 //
 // It reports per corpus folder with t.Logf and holds the floors the issue names. The
 // files it reads are the conversations of at least 12 messages; cut points at 40%, 70%
-// and 90% of the messages, so the run stays within a minute on two cores.
+// and 90% of the messages, so the run stays within a minute on two cores. It also counts
+// the edits the kept part makes to files the summarized part read or changed (and did not
+// read again first): how many of those files are restored ("later edits with content").
+// PROBE_DEBUG=1 logs each miss.
 func TestSummaryProbes(t *testing.T) {
 	files := invariant.CorpusFiles(t)
 	counter, err := tokens.New("estimate")
@@ -399,6 +402,9 @@ func probeOne(t *testing.T, path string, in []byte, tr *transcript.Transcript, k
 				probe = strings.ToValidUTF8(probe[:200], "")
 			}
 			p.restoredNew.count(strings.Contains(body, probe))
+			if !strings.Contains(body, probe) && os.Getenv("PROBE_DEBUG") != "" {
+				t.Logf("%s: restored %s lacks %q\n%.600s", path, path, probe, body)
+			}
 		}
 	}
 	// Unresolved errors: open at the cut.
@@ -480,6 +486,13 @@ func probeOne(t *testing.T, path string, in []byte, tr *transcript.Transcript, k
 		if c.edit && before[c.path] {
 			_, ok := restored[c.path]
 			p.later.count(ok)
+			if !ok && os.Getenv("PROBE_DEBUG") != "" {
+				var have []string
+				for k := range restored {
+					have = append(have, k)
+				}
+				t.Logf("%s: later edit of %s not restored; restored %v; replaced %d tokens", path, c.path, have, p.replacedTokens)
+			}
 			delete(before, c.path)
 		}
 	}

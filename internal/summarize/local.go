@@ -42,6 +42,7 @@ type Extractor struct {
 	lastText            string // shortened already
 	nextText            string // the newest sentence where the assistant says what it will do
 	lastCall            string
+	lastCallRan         bool // the last call is a command: "Last command" says it with its outcome
 	lastRequestAnswered bool
 
 	// Calls are numbered from 1 in call order; queue holds those not applied yet, from
@@ -74,6 +75,7 @@ type pending struct {
 	cmd      string // a shell command; "" for other calls
 	edit     *edit  // what an edit changes, to apply to the content known
 	partial  bool   // a read of part of a file (an offset, a limit, a range)
+	fileRead bool   // a file tool's read, whose result is the file's text
 	shown    string // what a successful read showed
 	answered bool
 	end      ending
@@ -128,7 +130,7 @@ func (x *Extractor) Add(t *transcript.Transcript, mi int) {
 			if text == "" {
 				continue
 			}
-			x.lastText = strings.Clone(shorten(text, 500))
+			x.lastText = strings.Clone(shorten(text, 300))
 			x.lastRequestAnswered = true
 			x.nextText = strings.Clone(nextStep(text))
 			for _, d := range decisions(text) {
@@ -340,10 +342,12 @@ func (x *Extractor) call(t *transcript.Transcript, b *transcript.Block) {
 	}
 	x.lastCall = label
 	lower := strings.ToLower(b.ToolName)
+	x.lastCallRan = isShell(lower) && c.Class != snip.Read && c.Arg != "" // "Last command" names it
 	p := pending{label: label}
 	switch {
 	case c.Class == snip.Read && c.File != "":
 		p.read = strings.Clone(c.File)
+		p.fileRead = isFileRead(b.ToolName)
 		for _, k := range []string{"offset", "limit", "view_range", "start_line", "end_line"} {
 			p.partial = p.partial || gjson.Get(args, k).Exists()
 		}
@@ -464,7 +468,7 @@ func (x *Extractor) result(t *transcript.Transcript, b *transcript.Block) {
 			continue
 		}
 		p.answered, p.end = true, e
-		if p.read != "" && !b.IsError && isFileRead(b.ToolName) {
+		if p.fileRead && !b.IsError {
 			shown := textOf()
 			p.shown = strings.Clone(shown[:min(len(shown), maxFile+1)]) // beyond maxFile: partial
 		}
@@ -741,8 +745,14 @@ func (x *Extractor) Sections() Sections {
 	// The current work, always: what the user asked last, the task in progress, the last
 	// edit and command, what the assistant said last.
 	var cut []string
+	// The latest request is the last under "Goal and user requests": named, not quoted
+	// again (a summary of a short conversation is mostly its requests).
 	if len(x.requests) > 0 {
-		cut = append(cut, "The user's latest request: "+quote(shorten(x.requests[len(x.requests)-1], 600)))
+		state := "answered"
+		if !x.lastRequestAnswered {
+			state = "not answered yet"
+		}
+		cut = append(cut, "The user's latest request (the last under Goal and user requests): "+state)
 	}
 	if x.inProgress != "" {
 		cut = append(cut, "Task in progress: "+x.inProgress)
@@ -753,7 +763,7 @@ func (x *Extractor) Sections() Sections {
 	if f.lastCmd != "" {
 		cut = append(cut, "Last command: "+f.lastCmd)
 	}
-	if x.lastCall != "" {
+	if x.lastCall != "" && !x.lastCallRan {
 		cut = append(cut, "Last tool call: "+x.lastCall)
 	}
 	if x.lastText != "" {
@@ -762,7 +772,7 @@ func (x *Extractor) Sections() Sections {
 	s["At the cut"] = cut
 	switch {
 	case len(x.requests) > 0 && !x.lastRequestAnswered:
-		s["Next step"] = []string{"Answer the user's latest request: " + quote(shorten(x.requests[len(x.requests)-1], 600))}
+		s["Next step"] = []string{"Answer the user's latest request, the last under Goal and user requests."}
 	case x.inProgress != "":
 		s["Next step"] = []string{"Carry on with the task in progress: " + x.inProgress}
 	case len(x.todos) > 0:
@@ -770,7 +780,7 @@ func (x *Extractor) Sections() Sections {
 	case x.nextText != "":
 		s["Next step"] = []string{"Do what the assistant said it would do next: " + quote(x.nextText)}
 	case len(x.requests) > 0:
-		s["Next step"] = []string{"Carry on with the user's latest request, checking the messages that follow for what is already done: " + quote(shorten(x.requests[len(x.requests)-1], 600))}
+		s["Next step"] = []string{"Carry on with the user's latest request (the last under Goal and user requests), checking the messages that follow for what is already done."}
 	case x.lastCall != "":
 		s["Next step"] = []string{"Read the result of the last tool call, " + x.lastCall + ", in the messages that follow and carry on from it."}
 	default:

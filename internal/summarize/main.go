@@ -492,7 +492,7 @@ func chooseRestored(d *cli.Doc, sp Split, x *Extractor, f *Flags, o Options) ([]
 		}
 	}
 	return ChooseRestored(rs, newer, RestoreOptions{Files: f.RestoreFiles, FileTokens: f.FileTokens,
-		Tokens: min(f.RestoreFiles*f.FileTokens, sp.Tokens/10), Counter: o.Counter}), nil
+		Tokens: min(f.RestoreFiles*f.FileTokens, sp.Tokens/20), Counter: o.Counter}), nil
 }
 
 // localOf is Local over a document that may be streamed: each message is read on its

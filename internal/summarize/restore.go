@@ -38,6 +38,8 @@ type fileState struct {
 	known   bool // content is the whole file as of the last read, write or edit
 	partial bool // the read showed part of the file (an offset or a limit)
 	order   int  // when it was last read or changed, for "most recent"
+	focus   int  // where in content the last edit wrote: what a cut keeps
+	changed bool // the summarized part changed it
 }
 
 // edit is what an edit call would do to a file's content, applied when its result says
@@ -147,7 +149,7 @@ func (fs *files) state(p string) *fileState {
 // read records what a successful read showed.
 func (fs *files) read(p, shown string, partial bool) {
 	s := fs.state(p)
-	s.content, s.known, s.partial = readContent(shown), true, partial
+	s.content, s.known, s.partial, s.focus = readContent(shown), true, partial, 0
 	if len(s.content) > maxFile {
 		s.content, s.partial = strings.ToValidUTF8(s.content[:maxFile], ""), true
 	}
@@ -169,9 +171,10 @@ func (fs *files) took(p *pending) {
 // apply records a successful edit.
 func (fs *files) apply(e *edit) {
 	s := fs.state(e.path)
+	s.changed = true
 	switch {
 	case e.write != nil:
-		s.content, s.known, s.partial = *e.write, true, false
+		s.content, s.known, s.partial, s.focus = *e.write, true, false, 0
 		if len(s.content) > maxFile {
 			s.content, s.partial = strings.ToValidUTF8(s.content[:maxFile], ""), true
 		}
@@ -179,10 +182,12 @@ func (fs *files) apply(e *edit) {
 		s.known = false
 	default:
 		for _, r := range e.replace {
-			if r.old == "" || !strings.Contains(s.content, r.old) {
+			at := strings.Index(s.content, r.old)
+			if r.old == "" || at < 0 {
 				s.known = false // the content shown is not the file the edit saw
 				return
 			}
+			s.focus = at
 			if r.all {
 				s.content = strings.ReplaceAll(s.content, r.old, r.new)
 			} else {
@@ -234,19 +239,30 @@ type Restored struct {
 	Path    string
 	Content string
 	Partial bool // only part of the file was shown, or it was cut to fit
+	// Lines is the range of lines Content holds when it was cut to fit ("" when whole
+	// or unknown).
+	Lines   string
 	order   int
+	focus   int
+	changed bool
 }
 
-// Restored lists the files whose content the summarized part shows, most recently read or
-// changed first.
+// Restored lists the files whose content the summarized part shows: those it changed, then
+// those it only read, the most recent first.
 func (x *Extractor) Restored() []Restored {
 	var out []Restored
 	for p, s := range x.files.byPath {
 		if s.known && strings.TrimSpace(s.content) != "" {
-			out = append(out, Restored{Path: p, Content: s.content, Partial: s.partial, order: s.order})
+			out = append(out, Restored{Path: p, Content: s.content, Partial: s.partial, order: s.order, focus: s.focus, changed: s.changed})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].order > out[j].order })
+	// The files the agent was changing come first: it is likeliest to change them again.
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].changed != out[j].changed {
+			return out[i].changed
+		}
+		return out[i].order > out[j].order
+	})
 	return out
 }
 
@@ -278,8 +294,11 @@ func ChooseRestored(rs []Restored, newer map[string]bool, o RestoreOptions) []Re
 			continue
 		}
 		n := o.Counter.Count(r.Content)
-		if n > o.FileTokens {
-			r.Content, r.Partial = cutLines(r.Content, len(r.Content)*o.FileTokens/n), true
+		if room := min(o.FileTokens, left); n > room {
+			if room < minCut {
+				continue // a few lines of a big file are not worth their tokens
+			}
+			r = cutAround(r, len(r.Content)*room/n)
 			n = o.Counter.Count(r.Content)
 		}
 		if n > left {
@@ -291,15 +310,34 @@ func ChooseRestored(rs []Restored, newer map[string]bool, o RestoreOptions) []Re
 	return out
 }
 
-// cutLines keeps the whole lines of text that fit in n bytes.
-func cutLines(text string, n int) string {
+// minCut is the fewest tokens a file cut to fit keeps.
+const minCut = 300
+
+// cutAround keeps the whole lines of a file's content that fit in n bytes around where it
+// was last edited (a third of them before it), the part an agent carrying on is likeliest
+// to edit again, and names the lines kept.
+func cutAround(r Restored, n int) Restored {
+	text := r.Content
 	if n >= len(text) {
-		return text
+		return r
 	}
-	if i := strings.LastIndexByte(text[:n], '\n'); i > 0 {
-		return text[:i]
+	start := max(0, min(r.focus-n/3, len(text)-n))
+	if i := strings.LastIndexByte(text[:start], '\n'); i >= 0 {
+		start = i + 1
+	} else {
+		start = 0
 	}
-	return strings.ToValidUTF8(text[:n], "")
+	end := min(len(text), start+n)
+	if end < len(text) {
+		if i := strings.LastIndexByte(text[start:end], '\n'); i > 0 {
+			end = start + i
+		}
+	}
+	first := strings.Count(text[:start], "\n") + 1
+	r.Content = strings.ToValidUTF8(text[start:end], "")
+	r.Lines = fmt.Sprintf("%d-%d", first, first+strings.Count(r.Content, "\n"))
+	r.Partial = true
+	return r
 }
 
 // RenderRestored writes the blocks that follow a summary.
@@ -310,9 +348,15 @@ func RenderRestored(rs []Restored) string {
 		if r.Partial {
 			attr = ` partial="true"`
 		}
+		if r.Lines != "" {
+			attr += ` lines="` + r.Lines + `"`
+		}
 		fmt.Fprintf(&b, "\n\n%s path=%s%s>\n", RestoredTag, strconv.Quote(r.Path), attr)
 		note := "the newest content the conversation before the summary showed"
-		if r.Partial {
+		switch {
+		case r.Lines != "":
+			note = "lines " + r.Lines + " of the newest content the conversation before the summary showed (read the file for the rest)"
+		case r.Partial:
 			note = "part of the newest content the conversation before the summary showed (read the file for the rest)"
 		}
 		fmt.Fprintf(&b, "Restored by ctx-summarize: %s; read the file again if it may have changed since.\n", note)
@@ -325,7 +369,7 @@ func RenderRestored(rs []Restored) string {
 	return b.String()
 }
 
-var restoredBlock = regexp.MustCompile(`(?s)<ctxkit-restored path=("(?:[^"\\]|\\.)*")( partial="true")?>\nRestored by ctx-summarize: [^\n]*\n(.*?)\n?</ctxkit-restored>`)
+var restoredBlock = regexp.MustCompile(`(?s)<ctxkit-restored path=("(?:[^"\\]|\\.)*")( partial="true")?(?: lines="(\d+-\d+)")?>\nRestored by ctx-summarize: [^\n]*\n(.*?)\n?</ctxkit-restored>`)
 
 // ParseRestored reads the restored files back from a summary message's text, and the text
 // before them (the summary).
@@ -340,7 +384,7 @@ func ParseRestored(text string) ([]Restored, string) {
 		if err != nil {
 			continue
 		}
-		out = append(out, Restored{Path: p, Content: m[3], Partial: m[2] != ""})
+		out = append(out, Restored{Path: p, Content: m[4], Partial: m[2] != "", Lines: m[3]})
 	}
 	return out, summary
 }
