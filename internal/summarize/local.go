@@ -325,7 +325,7 @@ func sentences(s string) []string {
 }
 
 // editTools change files; their path argument is one of snip's path keys.
-var editTools = map[string]bool{"edit": true, "multiedit": true, "write": true, "write_file": true, "edit_file": true,
+var editTools = map[string]bool{"edit": true, "multiedit": true, "write": true, "write_file": true, "write_to_file": true, "edit_file": true,
 	"create_file": true, "replace_in_file": true, "notebookedit": true, "insert_content": true, "search_replace": true, "apply_diff": true}
 
 var patchFile = regexp.MustCompile(`(?m)^\*\*\* (?:Update|Add|Delete) File: (.+)$`)

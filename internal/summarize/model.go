@@ -93,7 +93,11 @@ func sectionsOf(answer string) (Sections, error) {
 	} else {
 		body = analysisBlock.ReplaceAllString(answer, "")
 	}
-	s, _ := Parse(body)
+	s, rest := Parse(body)
+	if len(s) > 0 && strings.TrimSpace(rest) != "" {
+		// Text before the first heading: kept, not dropped.
+		s["Notes"] = append([]string{strings.TrimSpace(rest)}, s["Notes"]...)
+	}
 	if len(s) == 0 {
 		return nil, fmt.Errorf("the model's answer has none of the summary's sections (%d bytes)", len(answer))
 	}

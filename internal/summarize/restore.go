@@ -360,16 +360,15 @@ func RenderRestored(rs []Restored) string {
 			note = "part of the newest content the conversation before the summary showed (read the file for the rest)"
 		}
 		fmt.Fprintf(&b, "Restored by ctx-summarize: %s; read the file again if it may have changed since.\n", note)
+		// One line break always ends the content, so that it reads back exactly.
 		b.WriteString(r.Content)
-		if !strings.HasSuffix(r.Content, "\n") {
-			b.WriteByte('\n')
-		}
+		b.WriteByte('\n')
 		b.WriteString(restoredEnd)
 	}
 	return b.String()
 }
 
-var restoredBlock = regexp.MustCompile(`(?s)<ctxkit-restored path=("(?:[^"\\]|\\.)*")( partial="true")?(?: lines="(\d+-\d+)")?>\nRestored by ctx-summarize: [^\n]*\n(.*?)\n?</ctxkit-restored>`)
+var restoredBlock = regexp.MustCompile(`(?s)<ctxkit-restored path=("(?:[^"\\]|\\.)*")( partial="true")?(?: lines="(\d+-\d+)")?>\nRestored by ctx-summarize: [^\n]*\n(.*?)\n</ctxkit-restored>`)
 
 // ParseRestored reads the restored files back from a summary message's text, and the text
 // before them (the summary).
