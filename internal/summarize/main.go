@@ -87,9 +87,13 @@ part whole (--keep, default a fifth of the room the messages have in the window)
 system prompt in place. A tool call is never separated from its result.
 
 The summary is a working-state snapshot in fixed sections: the goal and every user
-request, decisions, files read and changed, commands and tests with their outcome, errors
-and whether they were fixed, pending tasks, what was being done at the cut, the next step.
-A later run folds an earlier summary into the new one.
+request in the user's own words (what the agent put in user messages left out; the newest
+verbatim up to --user-tokens), decisions (refused tool calls among them), files read and
+changed, commands and tests with their outcome, errors and whether they are still open,
+pending tasks, what was being done at the cut, the next step. Right after it, the newest
+content of the files last changed or read (--restore-files, --restore-tokens), as the
+transcript shows them, each marked <ctxkit-restored path="...">. A later run folds an
+earlier summary into the new one.
 
 Backends: local (the default: offline, deterministic, extracted from the messages
 themselves), anthropic (ANTHROPIC_API_KEY) and openai (OPENAI_API_KEY; --base-url for any
