@@ -376,3 +376,42 @@ func TestRestoredFilesCarried(t *testing.T) {
 		t.Errorf("restored %+v, want c.go with N = 2", rs)
 	}
 }
+
+// Codex reads a file with a shell command and changes it with apply_patch: the file is
+// restored with the patch applied.
+func TestRestoredFilesCodex(t *testing.T) {
+	patch := "*** Begin Patch\n*** Update File: a.go\n@@\n package a\n-func A() {}\n+func A() int { return 1 }\n*** Add File: b.go\n+package a\n+\n+func B() {}\n*** End Patch"
+	doc := codexDoc(codexUser("make A return a number"),
+		codexShell("c1", "sed -n '1,200p' a.go"), codexOutput("c1", "package a\nfunc A() {}\n", 0),
+		codexShell("c2", "cat missing.go"), codexOutput("c2", "cat: missing.go: No such file or directory", 1),
+		`{"type":"custom_tool_call","name":"apply_patch","input":`+jsonString(patch)+`,"call_id":"c3"}`,
+		`{"type":"custom_tool_call_output","call_id":"c3","output":"Success. Updated the following files:\nM a.go\nA b.go"}`,
+		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":`+jsonString(strings.Repeat("A returns 1 now and B exists. ", 60))+`}]}`,
+		codexUser("thanks, now test it"),
+		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Testing."}]}`)
+	tr, err := transcript.Parse(doc, transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewExtractor()
+	for mi := range tr.Messages {
+		if !tr.Messages[mi].Header {
+			x.Add(tr, mi)
+		}
+	}
+	got := map[string]string{}
+	for _, r := range x.Restored() {
+		got[r.Path] = r.Content
+	}
+	want := map[string]string{"a.go": "package a\nfunc A() int { return 1 }\n", "b.go": "package a\n\nfunc B() {}\n"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("restored %q, want %q", got, want)
+	}
+	out := runOn(t, "r.jsonl", doc, "--force", "--keep", "1 turn", "--tokenizer", "estimate")
+	if !bytes.Contains(out, []byte(`<ctxkit-restored path=\"a.go\">`)) {
+		t.Errorf("a.go not restored in the compacted record:\n%s", out)
+	}
+	if again := runOn(t, "r.jsonl", out, "--force", "--keep", "1 turn", "--tokenizer", "estimate"); !bytes.Equal(again, out) {
+		t.Errorf("a second run changed the output")
+	}
+}

@@ -73,13 +73,16 @@ type pending struct {
 	read     string
 	changed  []string
 	cmd      string // a shell command; "" for other calls
-	edit     *edit  // what an edit changes, to apply to the content known
+	edits    []edit // what an edit changes, to apply to the content known
 	partial  bool   // a read of part of a file (an offset, a limit, a range)
 	fileRead bool   // a file tool's read, whose result is the file's text
-	shown    string // what a successful read showed
-	answered bool
-	end      ending
-	next     int // the next call waiting with the same id, 0 if none
+	// shellRead is a command that prints a file (cat, sed -n 'a,bp'): 0 not one, -1 the
+	// whole file, n > 0 its first n lines (the whole file when it printed fewer).
+	shellRead int
+	shown     string // what a successful read showed
+	answered  bool
+	end       ending
+	next      int // the next call waiting with the same id, 0 if none
 }
 
 // ending is what a call's result tells: whether it was an error, and for a shell command
@@ -348,6 +351,9 @@ func (x *Extractor) call(t *transcript.Transcript, b *transcript.Block) {
 	case c.Class == snip.Read && c.File != "":
 		p.read = strings.Clone(c.File)
 		p.fileRead = isFileRead(b.ToolName)
+		if isShell(lower) {
+			p.shellRead = shellRead(c.Arg, c.File)
+		}
 		for _, k := range []string{"offset", "limit", "view_range", "start_line", "end_line"} {
 			p.partial = p.partial || gjson.Get(args, k).Exists()
 		}
@@ -359,12 +365,14 @@ func (x *Extractor) call(t *transcript.Transcript, b *transcript.Block) {
 			}
 		}
 		if e, ok := editOf(b.ToolName, args); ok {
-			p.edit = &e
+			p.edits = []edit{e}
 		}
 	case lower == "apply_patch" || strings.Contains(args, "*** Begin Patch"):
-		for _, m := range patchFile.FindAllStringSubmatch(args, -1) {
+		patch := patchText(args)
+		for _, m := range patchFile.FindAllStringSubmatch(patch, -1) {
 			p.changed = append(p.changed, strings.Clone(strings.TrimSpace(m[1])))
 		}
+		p.edits = patchEdits(patch)
 	case lower == "todowrite":
 		x.todos, x.inProgress = nil, ""
 		gjson.Get(args, "todos").ForEach(func(_, td gjson.Result) bool {
@@ -468,8 +476,15 @@ func (x *Extractor) result(t *transcript.Transcript, b *transcript.Block) {
 			continue
 		}
 		p.answered, p.end = true, e
-		if p.fileRead && !b.IsError {
+		if (p.fileRead || p.shellRead != 0) && !b.IsError {
 			shown := textOf()
+			if p.shellRead != 0 {
+				var ok bool
+				if shown, ok = shellPrinted(shown, p.shellRead); !ok {
+					shown = ""
+				}
+				p.partial = p.shellRead > 0 && strings.Count(shown, "\n") >= p.shellRead
+			}
 			p.shown = strings.Clone(shown[:min(len(shown), maxFile+1)]) // beyond maxFile: partial
 		}
 		if p.next == 0 {

@@ -15,7 +15,9 @@ import (
 // The shared helpers (outcome's regexps, userWords, decisions...) stay in local.go. Since
 // issue 17 changed what the summary says of requests, errors and the current work, the
 // reference is held to Local only where the pairing of calls with results decides: the
-// files read and changed and the commands run (pairedSections).
+// files read and changed and the commands run (pairedSections); and the paths of a patch
+// are read from the patch inside a call's JSON arguments (patchText), which the extraction
+// before missed.
 
 // localReference is Local before the change: it indexes every result over msgs first, so
 // a call whose id is reused finds the last result with that id.
@@ -178,7 +180,7 @@ func (x *refExtractor) call(b *transcript.Block) {
 			}
 		}
 	case lower == "apply_patch" || strings.Contains(args, "*** Begin Patch"):
-		for _, m := range patchFile.FindAllStringSubmatch(args, -1) {
+		for _, m := range patchFile.FindAllStringSubmatch(patchText(args), -1) {
 			if !failed {
 				x.addChanged(strings.TrimSpace(m[1]))
 			}

@@ -163,8 +163,10 @@ func (fs *files) took(p *pending) {
 	switch {
 	case p.shown != "":
 		fs.read(p.read, p.shown, p.partial)
-	case p.edit != nil:
-		fs.apply(p.edit)
+	default:
+		for i := range p.edits {
+			fs.apply(&p.edits[i])
+		}
 	}
 }
 
@@ -406,4 +408,112 @@ func keptReads(t *transcript.Transcript, mi int, into map[string]bool) {
 			into[cleanPath(e.path)] = true
 		}
 	}
+}
+
+// shellRead tells a command that prints one file whole (cat FILE) or its first lines
+// (sed -n '1,Np' FILE, as Codex reads): -1 whole, N the lines asked for, 0 neither.
+func shellRead(cmd, file string) int {
+	f := commandWords(cmd)
+	unquote := func(w string) string { return strings.Trim(w, `'"`) }
+	switch {
+	case len(f) == 2 && f[0] == "cat" && unquote(f[1]) == file:
+		return -1
+	case len(f) == 4 && f[0] == "sed" && f[1] == "-n" && unquote(f[3]) == file:
+		var n int
+		if _, err := fmt.Sscanf(unquote(f[2]), "1,%dp", &n); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// shellPrinted is what a command printed, from its result: Codex wraps it in JSON with
+// its exit code. ok is false when the command did not end well.
+func shellPrinted(result string, _ int) (string, bool) {
+	if out := gjson.Parse(result); out.IsObject() && out.Get("output").Exists() {
+		if c := out.Get("metadata.exit_code"); c.Exists() && c.Int() != 0 {
+			return "", false
+		}
+		return out.Get("output").String(), true
+	}
+	return result, true
+}
+
+// patchText is the patch an apply_patch call carries: the call's text itself, or the
+// string in its arguments that holds it (Codex writes it as the input, or as the
+// argument of an apply_patch command).
+func patchText(args string) string {
+	if !gjson.Valid(args) {
+		return args
+	}
+	found := ""
+	var walk func(r gjson.Result)
+	walk = func(r gjson.Result) {
+		switch {
+		case found != "":
+		case r.Type == gjson.String && strings.Contains(r.Str, "*** Begin Patch"):
+			found = r.Str
+		case r.IsObject() || r.IsArray():
+			r.ForEach(func(_, v gjson.Result) bool { walk(v); return found == "" })
+		}
+	}
+	walk(gjson.Parse(args))
+	if found == "" {
+		return args
+	}
+	return found
+}
+
+// patchEdits reads an apply_patch patch as edits: an added file is written whole, an
+// updated file's hunks replace their old lines (context and removed) with the new
+// (context and added), a deleted or moved file's content is no longer known.
+func patchEdits(patch string) []edit {
+	var out []edit
+	var cur *edit
+	var old, new []string
+	flush := func() {
+		if cur != nil && cur.write == nil && (len(old) > 0 || len(new) > 0) {
+			cur.replace = append(cur.replace, replace{strings.Clone(strings.Join(old, "\n")), strings.Clone(strings.Join(new, "\n")), false})
+		}
+		old, new = nil, nil
+	}
+	for _, line := range strings.Split(patch, "\n") {
+		switch {
+		case strings.HasPrefix(line, "*** Add File: "), strings.HasPrefix(line, "*** Update File: "), strings.HasPrefix(line, "*** Delete File: "):
+			flush()
+			out = append(out, edit{path: strings.Clone(strings.TrimSpace(line[strings.Index(line, ": ")+2:]))})
+			cur = &out[len(out)-1]
+			switch {
+			case strings.HasPrefix(line, "*** Add File: "):
+				empty := ""
+				cur.write = &empty
+			case strings.HasPrefix(line, "*** Delete File: "):
+				cur.unknown = true
+			}
+		case cur == nil:
+		case strings.HasPrefix(line, "*** Move to: "):
+			cur.unknown = true
+		case strings.HasPrefix(line, "*** "):
+			flush()
+		case strings.HasPrefix(line, "@@"):
+			flush()
+		case cur.write != nil:
+			if t, ok := strings.CutPrefix(line, "+"); ok {
+				w := *cur.write + t + "\n"
+				cur.write = &w
+			}
+		case strings.HasPrefix(line, "+"):
+			new = append(new, line[1:])
+		case strings.HasPrefix(line, "-"):
+			old = append(old, line[1:])
+		case strings.HasPrefix(line, " "):
+			old, new = append(old, line[1:]), append(new, line[1:])
+		}
+	}
+	flush()
+	for i := range out {
+		e := &out[i]
+		e.unknown = e.unknown || e.write == nil && len(e.replace) == 0
+	}
+	return out
 }
