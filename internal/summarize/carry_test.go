@@ -415,3 +415,36 @@ func TestRestoredFilesCodex(t *testing.T) {
 		t.Errorf("a second run changed the output")
 	}
 }
+
+// FuzzCarryHelpers: the readers of agents' texts never panic, and a restored file reads
+// back as it was written.
+func FuzzCarryHelpers(f *testing.F) {
+	f.Add("*** Begin Patch\n*** Update File: a.go\n@@\n-x\n+y\n*** End Patch", "/r/a.go")
+	f.Add("<command-name>/x</command-name>\n<command-args>go</command-args>", "a \"b\".go")
+	f.Add("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nValueError: v", "x.py")
+	f.Add("     1→a\n     2→b", "")
+	f.Fuzz(func(t *testing.T, text, path string) {
+		patchEdits(text)
+		patchText(text)
+		traceback(text)
+		readContent(text)
+		refusal(text)
+		userAnswer(text)
+		for _, format := range []transcript.Format{transcript.ClaudeCode, transcript.Cline, transcript.Codex, transcript.Anthropic} {
+			userWords(format, text)
+		}
+		var fs files
+		fs.read(path, text, false)
+		for _, e := range patchEdits(text) {
+			fs.apply(&e)
+		}
+		if strings.Contains(text, restoredEnd) || strings.TrimSpace(text) == "" {
+			return
+		}
+		r := Restored{Path: path, Content: text}
+		back, head := ParseRestored("<ctxkit-summary>\n</ctxkit-summary>" + RenderRestored([]Restored{r}))
+		if len(back) != 1 || back[0].Path != path || back[0].Content != text || head != "<ctxkit-summary>\n</ctxkit-summary>" {
+			t.Errorf("restored %q %q read back as %+v", path, text, back)
+		}
+	})
+}

@@ -292,7 +292,9 @@ func ChooseRestored(rs []Restored, newer map[string]bool, o RestoreOptions) []Re
 		if len(out) >= o.Files || left <= 0 {
 			break
 		}
-		if newer[cleanPath(r.Path)] {
+		if newer[cleanPath(r.Path)] || strings.Contains(r.Content, restoredEnd) {
+			// A content holding the closing tag (a page about ctxkit itself) would not
+			// read back whole on the next run.
 			continue
 		}
 		n := o.Counter.Count(r.Content)
