@@ -448,3 +448,49 @@ func FuzzCarryHelpers(f *testing.F) {
 		}
 	})
 }
+
+// --keep-first keeps the opening exchange where it is in a JSON document: the first user
+// message byte for byte, the summary after the assistant's answer (never merged into it),
+// and a second run changes nothing.
+func TestKeepFirstInPlace(t *testing.T) {
+	long := strings.Repeat("The parser drops the last field of a record when the line ends without a newline. ", 30)
+	msgs := []string{`{"role":"user","content":` + jsonString("Fix the parser. "+long) + `}`, `{"role":"assistant","content":"I will look at it."}`}
+	for i := 0; i < 6; i++ {
+		msgs = append(msgs, `{"role":"user","content":`+jsonString(fmt.Sprintf("step %d: %s", i, long))+`}`, `{"role":"assistant","content":`+jsonString(fmt.Sprintf("done %d. %s", i, long))+`}`)
+	}
+	for _, format := range []string{"anthropic", "openai"} {
+		in := []byte(`{"messages":[` + strings.Join(msgs, ",") + `]}`)
+		if format == "openai" {
+			in = []byte(`{"model":"gpt-4o","messages":[{"role":"system","content":"be brief"},` + strings.Join(msgs, ",") + `]}`)
+		}
+		out := runOn(t, "d.json", in, "--force", "--keep", "1 turn", "--keep-first", "--tokenizer", "estimate", "--format", format)
+		tr, err := transcript.Parse(out, transcript.Options{Format: transcript.Format(format)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := 0
+		if format == "openai" {
+			first = 1
+		}
+		if got := tr.Slice(tr.Messages[first].Span); got != msgs[0] {
+			t.Errorf("%s: the first message is %.80s, want it byte for byte", format, got)
+		}
+		// The Messages API merges user messages that meet: there the summary follows the
+		// assistant's answer; Chat Completions takes it right after the first message.
+		at := first + 1
+		if format == "anthropic" {
+			at = first + 2
+		}
+		if m := tr.Messages[at]; !m.Summary || tr.Messages[at-1].Role != map[string]string{"anthropic": "assistant", "openai": "user"}[format] {
+			t.Errorf("%s: the summary does not follow the opening exchange", format)
+		}
+		if again := runOn(t, "d.json", out, "--force", "--keep", "1 turn", "--keep-first", "--tokenizer", "estimate", "--format", format); !bytes.Equal(again, out) {
+			t.Errorf("%s: a second run changed the output", format)
+		}
+		// Without it the first message is summarized, its words shortened.
+		plain := runOn(t, "d.json", in, "--force", "--keep", "1 turn", "--tokenizer", "estimate", "--format", format)
+		if bytes.Contains(plain, []byte(msgs[0])) {
+			t.Errorf("%s: without --keep-first the first message is still there", format)
+		}
+	}
+}

@@ -39,7 +39,7 @@ type Flags struct {
 	Reset        bool          `name:"reset" help:"Close the circuit breaker before running."`
 	Offload      bool          `name:"offload" help:"Keep the whole pre-summary document in the --store directory and name it in the summary."`
 	UserTokens   int           `name:"user-tokens" default:"20000" placeholder:"N" help:"Quote the user's newest requests verbatim up to about N tokens (at most a twentieth of what is summarized); older ones are shortened." env:"CTX_SUMMARIZE_USER_TOKENS"`
-	KeepFirst    bool          `name:"keep-first" help:"Keep the first user message (the opening task) verbatim, whatever its size." env:"CTX_SUMMARIZE_KEEP_FIRST"`
+	KeepFirst    bool          `name:"keep-first" help:"Keep the first user message (the opening task) verbatim: in place in a JSON document, else whole in the summary." env:"CTX_SUMMARIZE_KEEP_FIRST"`
 	RestoreFiles int           `name:"restore-files" default:"5" placeholder:"N" help:"After the summary, restore the newest content of up to N files read or edited in the summarized part (0: none)." env:"CTX_SUMMARIZE_RESTORE_FILES"`
 	FileTokens   int           `name:"restore-tokens" default:"5000" placeholder:"N" help:"Restore at most N tokens of each file (all of them at most a tenth of what is summarized)." env:"CTX_SUMMARIZE_RESTORE_TOKENS"`
 }
@@ -144,7 +144,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	c := d.Context()
 	t := d.T
 	o := Defaults()
-	o.Trigger, o.Force = f.Trigger.Fraction(), f.Force
+	o.Trigger, o.Force, o.KeepFirst = f.Trigger.Fraction(), f.Force, f.KeepFirst
 	m, err := d.Measure()
 	if err != nil {
 		return nil, err

@@ -35,6 +35,11 @@ type Options struct {
 	// Removed is what earlier edits took out of each message (measure.Counts.Removed); nil
 	// when nothing was.
 	Removed []int
+	// KeepFirst keeps the opening exchange where it is (--keep-first): the first user
+	// message and what answers it, up to where the next step starts. Only in a JSON
+	// document: a Claude Code compact boundary and a Codex compacted record start the
+	// conversation anew, so there the first message is kept in the summary instead.
+	KeepFirst bool
 }
 
 // Defaults are ctx-summarize's defaults (measures aside).
@@ -118,6 +123,29 @@ func Choose(t *transcript.Transcript, o Options) Split {
 			cut++
 		}
 	}
+	// The opening exchange, kept in place with --keep-first: the summary then follows an
+	// assistant message, so it is never merged into the first user message.
+	head := 0
+	if o.KeepFirst && (t.Format == transcript.Anthropic || t.Format == transcript.OpenAI || t.Format == transcript.Responses || t.Format == transcript.Cline) {
+		for mi := 0; mi < n; mi++ {
+			m := &t.Messages[mi]
+			if stays(m) {
+				continue
+			}
+			if m.Role == "user" && !m.Summary && !m.OnlyResults() {
+				head = mi + 1
+				// The Messages API merges user messages that meet: the summary must
+				// follow the assistant's answer, not the first message or its results.
+				for t.Format.MessagesAPI() && head < n && (t.Messages[head-1].Role != "assistant" || !canStart(head)) {
+					head++
+				}
+			}
+			break
+		}
+	}
+	if head >= cut {
+		head = 0 // no room after the opening exchange: the summary keeps it as its goal
+	}
 	protected := t.Protected()
 	// A protected message before the cut stays where it is. When it is (or holds) a tool
 	// result, its call must stay too, or the result would be left without it: the tail
@@ -132,7 +160,7 @@ func Choose(t *transcript.Transcript, o Options) Split {
 			break
 		}
 	}
-	for mi := 0; mi < cut; mi++ {
+	for mi := head; mi < cut; mi++ {
 		m := &t.Messages[mi]
 		if stays(m) || (protected[mi] && !m.Summary) {
 			continue
