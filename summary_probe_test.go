@@ -290,16 +290,22 @@ var probeRestored = regexp.MustCompile(`(?s)<ctxkit-restored path="([^"]*)"[^>]*
 // probeOne summarizes one document keeping keep tokens and probes the summary. nil when
 // ctx-summarize did not act.
 func probeOne(t *testing.T, path string, in []byte, tr *transcript.Transcript, keep int, counter tokens.Counter) *probeTally {
-	var out, errb bytes.Buffer
-	code := summarize.Main([]string{"--force", "--keep", strconv.Itoa(keep), "--tokenizer", "estimate", "-"}, bytes.NewReader(in), &out, &errb, func(string) string { return "" })
-	if code != 0 {
-		t.Errorf("%s: ctx-summarize exit %d: %s", path, code, errb.String())
+	run := func(in []byte) ([]byte, error) {
+		var out, errb bytes.Buffer
+		code := summarize.Main([]string{"--force", "--keep", strconv.Itoa(keep), "--tokenizer", "estimate", "-"}, bytes.NewReader(in), &out, &errb, func(string) string { return "" })
+		if code != 0 {
+			return nil, fmt.Errorf("exit %d: %s", code, errb.String())
+		}
+		return out.Bytes(), nil
+	}
+	// The summary and its restored files keep every promise of a lossy tier (DESIGN §4:
+	// the same format, parses again, no call without its result, idempotent, tokens not
+	// up, the protected messages untouched).
+	out := invariant.Check(t, fmt.Sprintf("%s keep %d", path, keep), in, run, invariant.Options{Lossy: true, Structural: true, Counter: counter})
+	if out == nil || bytes.Equal(out, in) {
 		return nil
 	}
-	if bytes.Equal(out.Bytes(), in) {
-		return nil
-	}
-	after, err := transcript.Parse(out.Bytes(), transcript.Options{Format: tr.Format})
+	after, err := transcript.Parse(out, transcript.Options{Format: tr.Format})
 	if err != nil {
 		t.Errorf("%s: the summarized document does not parse: %v", path, err)
 		return nil
