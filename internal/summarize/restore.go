@@ -131,6 +131,11 @@ type files struct {
 	clock  int
 }
 
+// maxTracked bounds the files whose content is followed, so that a long session read
+// record by record holds a few megabytes at most: the least recently touched goes first
+// (only the most recent few are ever restored).
+const maxTracked = 64
+
 func (fs *files) state(p string) *fileState {
 	if fs.byPath == nil {
 		fs.byPath = map[string]*fileState{}
@@ -138,6 +143,15 @@ func (fs *files) state(p string) *fileState {
 	p = cleanPath(p)
 	s := fs.byPath[p]
 	if s == nil {
+		if len(fs.byPath) >= maxTracked {
+			oldest := ""
+			for q, st := range fs.byPath {
+				if oldest == "" || st.order < fs.byPath[oldest].order {
+					oldest = q
+				}
+			}
+			delete(fs.byPath, oldest)
+		}
 		s = &fileState{}
 		fs.byPath[p] = s
 	}

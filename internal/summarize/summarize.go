@@ -3,9 +3,11 @@
 //
 // Choose picks what to summarize (everything between the system prompt and a kept tail of
 // the newest turns, never splitting a tool call from its result); a Summarizer (Local, or
-// a model through internal/llm) writes the sections; Place returns the edits that put the
-// summary message where the format needs it. Choose, Local and Place are pure; the model
-// call and the store are the caller's.
+// a model through internal/llm) writes the sections; the Extractor also follows the
+// content of the files the summarized part read and edited, and the newest of them are
+// restored right after the summary (restore.go), so an agent can carry on editing; Place
+// returns the edits that put the summary message where the format needs it. Choose, Local
+// and Place are pure; the model call and the store are the caller's.
 package summarize
 
 import (
