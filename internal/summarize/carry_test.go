@@ -494,3 +494,19 @@ func TestKeepFirstInPlace(t *testing.T) {
 		}
 	}
 }
+
+// A model is shown what the user wrote, not the agent's wrappers.
+func TestModelPromptHasNoWrappers(t *testing.T) {
+	var s cc
+	s.add("user", "user", `[{"type":"text","text":"<ide_selection>The user selected the lines 3 to 9</ide_selection>"},{"type":"text","text":"make the header blue"}]`)
+	s.user("<command-name>/clear</command-name>")
+	s.assistant("Done.")
+	tr, err := transcript.Parse(s.doc(), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := (&Model{}).render(tr, []int{0, 1, 2}, nil)
+	if strings.Contains(prompt, "ide_selection") || strings.Contains(prompt, "command-name") || !strings.Contains(prompt, "make the header blue") {
+		t.Errorf("prompt:\n%s", prompt)
+	}
+}

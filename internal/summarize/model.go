@@ -128,7 +128,18 @@ func (m *Model) render(t *transcript.Transcript, msgs []int, previous Sections) 
 			bl := &msg.Blocks[bi]
 			switch bl.Kind {
 			case transcript.Text:
-				b.WriteString(shorten(t.BodyText(bl), per))
+				text := t.BodyText(bl)
+				if msg.Role == "user" {
+					// The model sees what the user wrote, not the agent's wrappers, so it
+					// cannot quote them as requests.
+					if bl.Agent {
+						continue
+					}
+					if text = userWords(t.Format, text); text == "" {
+						continue
+					}
+				}
+				b.WriteString(shorten(text, per))
 				b.WriteByte('\n')
 			case transcript.ToolCall:
 				fmt.Fprintf(&b, "(tool call %s: %s)\n", bl.ToolName, shorten(t.BodyText(bl), per/4))
