@@ -34,11 +34,15 @@ func Local(t *transcript.Transcript, msgs []int) Sections {
 // until Sections, a few short strings each.
 type Extractor struct {
 	found
+	files               files // what the applied calls showed of each file
 	requests            []string
 	decisions           []string
 	todos               []string
+	inProgress          string // the todo item marked in progress
 	lastText            string // shortened already
+	nextText            string // the newest sentence where the assistant says what it will do
 	lastCall            string
+	lastCallRan         bool // the last call is a command: "Last command" says it with its outcome
 	lastRequestAnswered bool
 
 	// Calls are numbered from 1 in call order; queue holds those not applied yet, from
@@ -59,6 +63,8 @@ type found struct {
 	seenRead, seenEdit map[string]bool
 	commands           []command
 	toolRuns           []toolRun
+	refused            []string // the calls the user refused, as decisions
+	lastEdit, lastCmd  string   // the newest edit (its path) and command (with its outcome)
 }
 
 // pending is a call's effect, to apply once its result is known.
@@ -67,9 +73,16 @@ type pending struct {
 	read     string
 	changed  []string
 	cmd      string // a shell command; "" for other calls
-	answered bool
-	end      ending
-	next     int // the next call waiting with the same id, 0 if none
+	edits    []edit // what an edit changes, to apply to the content known
+	partial  bool   // a read of part of a file (an offset, a limit, a range)
+	fileRead bool   // a file tool's read, whose result is the file's text
+	// shellRead is a command that prints a file (cat, sed -n 'a,bp'): 0 not one, -1 the
+	// whole file, n > 0 its first n lines (the whole file when it printed fewer).
+	shellRead int
+	shown     string // what a successful read showed
+	answered  bool
+	end       ending
+	next      int // the next call waiting with the same id, 0 if none
 }
 
 // ending is what a call's result tells: whether it was an error, and for a shell command
@@ -77,6 +90,8 @@ type pending struct {
 // both (its call is not known yet).
 type ending struct {
 	isError         bool
+	refused         bool   // the user refused the call: a decision, not an error
+	reason          string // what the user said when refusing, if anything
 	outcome, cmdErr string
 	cmdFailed       bool
 	runErr          string
@@ -110,17 +125,17 @@ func (x *Extractor) Add(t *transcript.Transcript, mi int) {
 			// What the agent wrote into a user message (Cline's <environment_details>, a
 			// result's label): not a request.
 		case b.Kind == transcript.Text && m.Role == "user":
-			if text := strings.TrimSpace(t.BodyText(b)); userWords(text) {
-				x.requests = append(x.requests, quote(shorten(text, 600))) // quote copies
-				x.lastRequestAnswered = false
+			if words := userWords(t.Format, t.BodyText(b)); words != "" {
+				x.request(words)
 			}
 		case b.Kind == transcript.Text && m.Role == "assistant":
 			text := strings.TrimSpace(t.BodyText(b))
 			if text == "" {
 				continue
 			}
-			x.lastText = strings.Clone(shorten(text, 500))
+			x.lastText = strings.Clone(shorten(text, 300))
 			x.lastRequestAnswered = true
+			x.nextText = strings.Clone(nextStep(text))
 			for _, d := range decisions(text) {
 				x.decisions = append(x.decisions, strings.Clone(d))
 			}
@@ -130,9 +145,28 @@ func (x *Extractor) Add(t *transcript.Transcript, mi int) {
 	}
 }
 
+// maxRequest caps one request kept by the Extractor; the summary's budget for the user's
+// words (KeepUserWords) is applied to them all later.
+const maxRequest = 32 << 10
+
+// request records words the user wrote.
+func (x *Extractor) request(words string) {
+	if len(x.requests) > 0 { // the first, the goal, is kept whole for --keep-first
+		words = shorten(words, maxRequest)
+	}
+	x.requests = append(x.requests, strings.Clone(words))
+	x.lastRequestAnswered = false
+}
+
+// resultText is a result's text without the label an agent put before it (Cline's
+// "[read_file for 'x'] Result:").
 func resultText(t *transcript.Transcript, b *transcript.Block) string {
 	if len(b.Parts) == 0 {
-		return t.BodyText(b)
+		text := t.BodyText(b)
+		if b.Head > 0 && b.Head <= len(text) {
+			text = strings.TrimLeft(text[b.Head:], "\n")
+		}
+		return text
 	}
 	var parts []string
 	for i := range b.Parts {
@@ -143,18 +177,104 @@ func resultText(t *transcript.Transcript, b *transcript.Block) string {
 	return strings.Join(parts, "\n")
 }
 
-// userWords tells the user's own words from what agents put in user messages for the
-// model: reminders, command echoes, interrupt markers.
-func userWords(text string) bool {
-	if text == "" {
-		return false
+// wrappers are what one agent writes at the start of a user message for the model: its
+// reminders, slash-command echoes, IDE context, environment reports. Each is recognised
+// exactly, by its own tag at the start of the text, so that a user who pastes HTML or XML
+// is still quoted: a text is the agent's only when it opens with one of these.
+type wrappers struct {
+	tags     []string // <tag>...</tag> elements, dropped; what follows the last is the user's
+	prefixes []string // texts that are the agent's whole
+	inner    []string // elements whose content is the user's words (Cline's <task>)
+}
+
+var (
+	claudeCodeWrappers = wrappers{
+		tags: []string{"system-reminder", "command-name", "command-message", "command-args", "command-contents",
+			"local-command-stdout", "local-command-stderr", "local-command-caveat", "ide_selection", "ide_opened_file",
+			"ide_diagnostics", "bash-input", "bash-stdout", "bash-stderr", "user-prompt-submit-hook", "task-notification"},
+		prefixes: []string{"Caveat: The messages below were generated by the user while running local commands",
+			"[Request interrupted by user", "This session is being continued from a previous conversation"},
 	}
-	for _, prefix := range []string{"<system-reminder>", "<command-name>", "<command-message>", "<local-command-stdout>", "Caveat: The messages below", "<environment_context>", "<user_instructions>"} {
-		if strings.HasPrefix(text, prefix) {
-			return false
+	clineWrappers = wrappers{
+		tags:     []string{"environment_details"},
+		prefixes: []string{"[TASK RESUMPTION]", "[ERROR] You did not use a tool", "[Response interrupted by"},
+		inner:    []string{"task", "feedback", "answer", "user_message"},
+	}
+	codexWrappers = wrappers{
+		tags:     []string{"environment_context", "user_instructions", "turn_aborted", "user_shell_command"},
+		prefixes: []string{"# AGENTS.md instructions for "},
+	}
+)
+
+// wrappersOf is the wrappers of the agent that wrote a format; an API document may come
+// from any agent (a session converted by ctx-convert keeps its wrappers), so it gets all.
+func wrappersOf(f transcript.Format) []wrappers {
+	switch f {
+	case transcript.ClaudeCode:
+		return []wrappers{claudeCodeWrappers}
+	case transcript.Cline:
+		return []wrappers{clineWrappers}
+	case transcript.Codex:
+		return []wrappers{codexWrappers}
+	}
+	return []wrappers{claudeCodeWrappers, clineWrappers, codexWrappers}
+}
+
+// userWords is what the user wrote in a user text: the text without the wrappers its agent
+// put at its start, "" when nothing is left. A slash command is the user's when it has
+// arguments ("/review the parser"); its bare echo is not.
+func userWords(f transcript.Format, text string) string {
+	text = strings.TrimSpace(text)
+	var command, args string
+	for _, w := range wrappersOf(f) {
+		for _, p := range w.prefixes {
+			if strings.HasPrefix(text, p) {
+				return ""
+			}
 		}
 	}
-	return !strings.HasPrefix(text, "[Request interrupted")
+	for changed := true; changed && text != ""; {
+		changed = false
+		for _, w := range wrappersOf(f) {
+			for _, tag := range w.tags {
+				body, rest, ok := element(text, tag)
+				if !ok {
+					continue
+				}
+				switch tag {
+				case "command-name":
+					command = strings.TrimSpace(body)
+				case "command-args":
+					args = strings.TrimSpace(body)
+				}
+				text, changed = rest, true
+			}
+			for _, tag := range w.inner {
+				if body, rest, ok := element(text, tag); ok {
+					text, changed = strings.TrimSpace(body+"\n"+rest), true
+				}
+			}
+		}
+	}
+	if text == "" && command != "" && args != "" {
+		return command + " " + args
+	}
+	return text
+}
+
+// element splits an element <tag>...</tag> at the start of text from what follows it. An
+// element that is not closed runs to the end.
+func element(text, tag string) (body, rest string, ok bool) {
+	open := "<" + tag + ">"
+	if !strings.HasPrefix(text, open) {
+		return "", text, false
+	}
+	body = text[len(open):]
+	end := strings.Index(body, "</"+tag+">")
+	if end < 0 {
+		return body, "", true
+	}
+	return body[:end], strings.TrimSpace(body[end+len(tag)+3:]), true
 }
 
 func quote(s string) string { return "“" + s + "”" }
@@ -177,6 +297,21 @@ func decisions(text string) []string {
 	return out
 }
 
+var nextWords = regexp.MustCompile(`(?i)^(?:now |next,? |then |first,? )?(?:i'll|i will|let me|let's|next,? i|i'm going to|i am going to)\b`)
+
+// nextStep is the last sentence of an assistant text that says what it will do next.
+func nextStep(text string) string {
+	next := ""
+	for _, para := range strings.Split(text, "\n") {
+		for _, s := range sentences(para) {
+			if nextWords.MatchString(strings.TrimLeft(s, "-*# ")) {
+				next = s
+			}
+		}
+	}
+	return shorten(next, 300)
+}
+
 func sentences(s string) []string {
 	var out []string
 	start := 0
@@ -193,7 +328,7 @@ func sentences(s string) []string {
 }
 
 // editTools change files; their path argument is one of snip's path keys.
-var editTools = map[string]bool{"edit": true, "multiedit": true, "write": true, "write_file": true, "edit_file": true,
+var editTools = map[string]bool{"edit": true, "multiedit": true, "write": true, "write_file": true, "write_to_file": true, "edit_file": true,
 	"create_file": true, "replace_in_file": true, "notebookedit": true, "insert_content": true, "search_replace": true, "apply_diff": true}
 
 var patchFile = regexp.MustCompile(`(?m)^\*\*\* (?:Update|Add|Delete) File: (.+)$`)
@@ -210,10 +345,18 @@ func (x *Extractor) call(t *transcript.Transcript, b *transcript.Block) {
 	}
 	x.lastCall = label
 	lower := strings.ToLower(b.ToolName)
+	x.lastCallRan = isShell(lower) && c.Class != snip.Read && c.Arg != "" // "Last command" names it
 	p := pending{label: label}
 	switch {
 	case c.Class == snip.Read && c.File != "":
 		p.read = strings.Clone(c.File)
+		p.fileRead = isFileRead(b.ToolName)
+		if isShell(lower) {
+			p.shellRead = shellRead(c.Arg, c.File)
+		}
+		for _, k := range []string{"offset", "limit", "view_range", "start_line", "end_line"} {
+			p.partial = p.partial || gjson.Get(args, k).Exists()
+		}
 	case editTools[lower] || (lower == "str_replace_editor" || lower == "str_replace_based_edit_tool") && gjson.Get(args, "command").String() != "view":
 		for _, key := range []string{"file_path", "path", "filename", "target_file", "notebook_path"} {
 			if path := gjson.Get(args, key).String(); path != "" {
@@ -221,24 +364,35 @@ func (x *Extractor) call(t *transcript.Transcript, b *transcript.Block) {
 				break
 			}
 		}
+		if e, ok := editOf(b.ToolName, args); ok {
+			p.edits = []edit{e}
+		}
 	case lower == "apply_patch" || strings.Contains(args, "*** Begin Patch"):
-		for _, m := range patchFile.FindAllStringSubmatch(args, -1) {
+		patch := patchText(args)
+		for _, m := range patchFile.FindAllStringSubmatch(patch, -1) {
 			p.changed = append(p.changed, strings.Clone(strings.TrimSpace(m[1])))
 		}
+		p.edits = patchEdits(patch)
 	case lower == "todowrite":
-		x.todos = nil
+		x.todos, x.inProgress = nil, ""
 		gjson.Get(args, "todos").ForEach(func(_, td gjson.Result) bool {
 			if st := td.Get("status").String(); st != "completed" {
 				x.todos = append(x.todos, fmt.Sprintf("%s (%s)", td.Get("content").String(), st))
+				if st == "in_progress" && x.inProgress == "" {
+					x.inProgress = strings.Clone(td.Get("content").String())
+				}
 			}
 			return true
 		})
 		return
 	case lower == "update_plan":
-		x.todos = nil
+		x.todos, x.inProgress = nil, ""
 		gjson.Get(args, "plan").ForEach(func(_, st gjson.Result) bool {
 			if s := st.Get("status").String(); s != "completed" {
 				x.todos = append(x.todos, fmt.Sprintf("%s (%s)", st.Get("step").String(), s))
+				if s == "in_progress" && x.inProgress == "" {
+					x.inProgress = strings.Clone(st.Get("step").String())
+				}
 			}
 			return true
 		})
@@ -288,6 +442,12 @@ func (x *Extractor) result(t *transcript.Transcript, b *transcript.Block) {
 		}
 		return text
 	}
+	if b.User {
+		// Cline's answers to its questions and feedback on a completion: the user's words.
+		if words := userAnswer(textOf()); words != "" {
+			x.request(words)
+		}
+	}
 	for _, id := range ids {
 		w, ok := x.waiting[id]
 		var p *pending
@@ -295,19 +455,38 @@ func (x *Extractor) result(t *transcript.Transcript, b *transcript.Block) {
 			p = x.at(w.first)
 		}
 		e := ending{isError: b.IsError}
+		if b.IsError {
+			e.refused, e.reason = refusal(textOf())
+			e.reason = strings.Clone(e.reason)
+		}
+		cmd := ""
+		if p != nil {
+			cmd = p.cmd
+		}
 		if p == nil || p.cmd != "" {
 			// outcome's own text is built, not sliced from the result.
-			o, failed, errLine := outcome(textOf(), b.IsError)
+			o, failed, errLine := outcome(cmd, textOf(), b.IsError && !e.refused)
 			e.outcome, e.cmdFailed, e.cmdErr = o, failed, strings.Clone(errLine)
 		}
-		if (p == nil || p.cmd == "") && b.IsError {
-			e.runErr = strings.Clone(shorten(firstLine(textOf()), 240))
+		if (p == nil || p.cmd == "") && b.IsError && !e.refused {
+			e.runErr = strings.Clone(errorOf(textOf()))
 		}
 		if p == nil {
 			x.early[strings.Clone(id)] = append(x.early[id], e)
 			continue
 		}
 		p.answered, p.end = true, e
+		if (p.fileRead || p.shellRead != 0) && !b.IsError {
+			shown := textOf()
+			if p.shellRead != 0 {
+				var ok bool
+				if shown, ok = shellPrinted(shown, p.shellRead); !ok {
+					shown = ""
+				}
+				p.partial = p.shellRead > 0 && strings.Count(shown, "\n") >= p.shellRead
+			}
+			p.shown = strings.Clone(shown[:min(len(shown), maxFile+1)]) // beyond maxFile: partial
+		}
 		if p.next == 0 {
 			delete(x.waiting, id)
 		} else {
@@ -322,6 +501,7 @@ func (x *Extractor) flush() {
 	n := 0
 	for n < len(x.queue) && x.queue[n].answered {
 		x.found.apply(&x.queue[n])
+		x.files.took(&x.queue[n])
 		x.queue[n] = pending{}
 		n++
 	}
@@ -338,12 +518,24 @@ func (f *found) apply(p *pending) {
 	// A call that failed or was refused read or changed nothing; it is listed under
 	// Errors, with its path.
 	failed := p.answered && p.end.isError
+	if p.answered && p.end.refused {
+		r := "The user refused " + p.label
+		if p.end.reason != "" {
+			r += ": " + quote(p.end.reason)
+		}
+		f.refused = append(f.refused, r)
+		if p.cmd != "" {
+			f.commands = append(f.commands, command{cmd: p.cmd, outcome: "refused by the user"})
+		}
+		return
+	}
 	if !failed {
 		if p.read != "" {
 			f.addRead(p.read)
 		}
 		for _, path := range p.changed {
 			f.addChanged(path)
+			f.lastEdit = path
 		}
 	}
 	if p.cmd != "" {
@@ -352,6 +544,7 @@ func (f *found) apply(p *pending) {
 			c.outcome, c.failed, c.errLine = p.end.outcome, p.end.cmdFailed, p.end.cmdErr
 		}
 		f.commands = append(f.commands, c)
+		f.lastCmd = fmt.Sprintf("`%s` → %s", c.cmd, c.outcome)
 		return
 	}
 	if p.answered {
@@ -422,7 +615,7 @@ func testWords(lower string) bool {
 
 // outcome reads how a command ended from its result: the exit code when the output says
 // it (Codex writes it in metadata), a test summary line, the first error line.
-func outcome(text string, isError bool) (string, bool, string) {
+func outcome(cmd, text string, isError bool) (string, bool, string) {
 	code := -1
 	if out := gjson.Parse(text); out.IsObject() && out.Get("output").Exists() {
 		// Codex shell results: {"output": "...", "metadata": {"exit_code": N}}.
@@ -452,6 +645,16 @@ func outcome(text string, isError bool) (string, bool, string) {
 		}
 	}
 	failed := isError || code > 0
+	if code == 1 && noMatchIsOne(cmd) {
+		// A search that found nothing (grep, rg, git grep) or files that differ (diff,
+		// cmp) exit 1: an answer, not a failure.
+		failed, firstErr = false, ""
+	}
+	if failed {
+		if tb := traceback(text); tb != "" {
+			firstErr = tb
+		}
+	}
 	var parts []string
 	switch {
 	case code >= 0:
@@ -465,12 +668,14 @@ func outcome(text string, isError bool) (string, bool, string) {
 		parts = append(parts, shorten(summary, 160))
 	}
 	if failed && firstErr != "" {
-		parts = append(parts, shorten(firstErr, 240))
+		parts = append(parts, shorten(firstErr, 400))
 	}
 	if !failed {
 		firstErr = ""
 	} else if firstErr == "" {
 		firstErr = shorten(firstLine(text), 240)
+	} else {
+		firstErr = shorten(firstErr, 400)
 	}
 	return strings.Join(parts, ": "), failed, firstErr
 }
@@ -507,24 +712,29 @@ func (x *Extractor) Sections() Sections {
 		}
 	}
 	s := Sections{}
-	if len(x.requests) > 0 {
-		s["Goal and user requests"] = append([]string{"Goal: " + x.requests[0]}, x.requests[1:]...)
+	for i, r := range x.requests {
+		if i == 0 {
+			s["Goal and user requests"] = []string{"Goal: " + quote(r)}
+			continue
+		}
+		s["Goal and user requests"] = append(s["Goal and user requests"], quote(r))
 	}
-	s["Decisions"] = slices.Clip(x.decisions)
+	s["Decisions"] = append(slices.Clip(x.decisions), f.refused...)
 	s["Files read"] = slices.Clip(f.read)
 	s["Files changed"] = slices.Clip(f.changed)
-	// A failed command is fixed when the same command later ran without failing.
+	// A failed command is fixed when a later command of the same kind on the same target
+	// ran without failing: a retry with other flags fixes it too.
 	lastOK := map[string]int{}
 	for i, c := range f.commands {
 		if !c.failed {
-			lastOK[c.cmd] = i
+			lastOK[commandKind(c.cmd)] = i
 		}
 	}
 	for i, c := range f.commands {
 		s["Commands and tests"] = append(s["Commands and tests"], fmt.Sprintf("`%s` → %s", c.cmd, c.outcome))
 		if c.failed {
 			state := "[unresolved]"
-			if j, ok := lastOK[c.cmd]; ok && j > i {
+			if j, ok := lastOK[commandKind(c.cmd)]; ok && j > i {
 				state = "[fixed]"
 			}
 			s["Errors"] = append(s["Errors"], fmt.Sprintf("`%s`: %s %s", c.cmd, c.errLine, state))
@@ -547,19 +757,183 @@ func (x *Extractor) Sections() Sections {
 		}
 	}
 	s["Pending tasks"] = slices.Clip(x.todos)
+	// The current work, always: what the user asked last, the task in progress, the last
+	// edit and command, what the assistant said last.
+	var cut []string
+	// The latest request is the last under "Goal and user requests": named, not quoted
+	// again (a summary of a short conversation is mostly its requests).
+	if len(x.requests) > 0 {
+		state := "answered"
+		if !x.lastRequestAnswered {
+			state = "not answered yet"
+		}
+		cut = append(cut, "The user's latest request (the last under Goal and user requests): "+state)
+	}
+	if x.inProgress != "" {
+		cut = append(cut, "Task in progress: "+x.inProgress)
+	}
+	if f.lastEdit != "" {
+		cut = append(cut, "Last file changed: "+f.lastEdit)
+	}
+	if f.lastCmd != "" {
+		cut = append(cut, "Last command: "+f.lastCmd)
+	}
+	if x.lastCall != "" && !x.lastCallRan {
+		cut = append(cut, "Last tool call: "+x.lastCall)
+	}
 	if x.lastText != "" {
-		s["At the cut"] = append(s["At the cut"], "The assistant had just said: "+quote(x.lastText))
+		cut = append(cut, "The assistant had just said: "+quote(x.lastText))
 	}
-	if x.lastCall != "" {
-		s["At the cut"] = append(s["At the cut"], "Last tool call: "+x.lastCall)
-	}
+	s["At the cut"] = cut
 	switch {
 	case len(x.requests) > 0 && !x.lastRequestAnswered:
-		s["Next step"] = []string{"Answer the user's latest request: " + x.requests[len(x.requests)-1]}
+		s["Next step"] = []string{"Answer the user's latest request, the last under Goal and user requests."}
+	case x.inProgress != "":
+		s["Next step"] = []string{"Carry on with the task in progress: " + x.inProgress}
 	case len(x.todos) > 0:
 		s["Next step"] = []string{"Continue with the first pending task: " + x.todos[0]}
+	case x.nextText != "":
+		s["Next step"] = []string{"Do what the assistant said it would do next: " + quote(x.nextText)}
+	case len(x.requests) > 0:
+		s["Next step"] = []string{"Carry on with the user's latest request (the last under Goal and user requests), checking the messages that follow for what is already done."}
+	case x.lastCall != "":
+		s["Next step"] = []string{"Read the result of the last tool call, " + x.lastCall + ", in the messages that follow and carry on from it."}
 	default:
 		s["Next step"] = []string{"Continue from the messages that follow this summary."}
 	}
 	return s
+}
+
+// refusal tells a result that says the user refused the call (Claude Code, Cline, Codex
+// write it as an error result) and what the user said with it. Its text is an instruction
+// to the model that refused ("STOP what you are doing"): a resuming agent must not read it
+// as an open error, so it becomes a decision.
+func refusal(text string) (bool, string) {
+	text = strings.TrimSpace(text)
+	for _, p := range []string{"The user doesn't want to proceed with this tool use", "The user doesn't want to take this action",
+		"The user denied this operation", "exec command rejected by user", "patch rejected by user"} {
+		if !strings.HasPrefix(text, p) {
+			continue
+		}
+		for _, lead := range []string{"the following reason for the rejection:", "The user provided the following feedback:"} {
+			if i := strings.Index(text, lead); i >= 0 {
+				reason := strings.TrimSpace(text[i+len(lead):])
+				if words := userAnswer(reason); words != "" {
+					reason = words
+				}
+				return true, shorten(reason, 600)
+			}
+		}
+		return true, ""
+	}
+	return false, ""
+}
+
+// userAnswer is the user's words in a result that carries them (Cline's <feedback> and
+// <answer>), "" when it has none.
+func userAnswer(text string) string {
+	for _, tag := range []string{"feedback", "answer", "user_message"} {
+		if i := strings.Index(text, "<"+tag+">"); i >= 0 {
+			if body, _, ok := element(text[i:], tag); ok {
+				return strings.TrimSpace(body)
+			}
+		}
+	}
+	return ""
+}
+
+// noMatchIsOne reports whether a command's exit status 1 means an answer rather than a
+// failure: a search that matched nothing, files that differ.
+func noMatchIsOne(cmd string) bool {
+	switch f := commandWords(cmd); {
+	case len(f) == 0:
+		return false
+	case f[0] == "git" && len(f) > 1:
+		return f[1] == "grep" || f[1] == "diff"
+	default:
+		switch f[0] {
+		case "grep", "egrep", "fgrep", "rg", "ag", "diff", "cmp", "test", "[":
+			return true
+		}
+	}
+	return false
+}
+
+// commandWords are the words of a shell command from the program it runs: without a
+// leading "cd DIR &&" and environment assignments.
+func commandWords(cmd string) []string {
+	cmd = strings.TrimSpace(cmd)
+	for strings.HasPrefix(cmd, "cd ") {
+		i := strings.Index(cmd, "&&")
+		if i < 0 {
+			break
+		}
+		cmd = strings.TrimSpace(cmd[i+2:])
+	}
+	f := strings.Fields(cmd)
+	for len(f) > 0 && strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") {
+		f = f[1:]
+	}
+	return f
+}
+
+// commandKind is what makes two commands the same kind of run on the same target: the
+// program and its first argument ("go test", "npm run", "pytest tests/test_x.py"). A
+// failing run followed by a succeeding one of the same kind is fixed, whatever flags the
+// retry changed.
+func commandKind(cmd string) string {
+	f := commandWords(cmd)
+	if len(f) > 2 {
+		f = f[:2]
+	}
+	return strings.Join(f, " ")
+}
+
+// traceback is a Python traceback's last frame and its error line, "" when the text has
+// none: the frame says where it failed, the line what failed.
+func traceback(text string) string {
+	i := strings.LastIndex(text, "Traceback (most recent call last):")
+	if i < 0 {
+		return ""
+	}
+	var frame, errLine string
+	lines := strings.Split(text[i:], "\n")
+	for j := 1; j < len(lines); j++ {
+		line := strings.TrimRight(lines[j], " \r")
+		switch {
+		case strings.HasPrefix(strings.TrimSpace(line), "File \""):
+			frame = strings.TrimSpace(line)
+			if j+1 < len(lines) && strings.HasPrefix(lines[j+1], "    ") {
+				frame += ": " + strings.TrimSpace(lines[j+1])
+			}
+		case line != "" && !strings.HasPrefix(line, " ") && frame != "":
+			errLine = strings.TrimSpace(line)
+		}
+		if errLine != "" {
+			break
+		}
+	}
+	if errLine == "" {
+		return frame
+	}
+	return frame + " → " + errLine
+}
+
+// errorOf is the line that says what went wrong in a failed call's result: a traceback's
+// last frame and error, else its first line.
+func errorOf(text string) string {
+	if tb := traceback(text); tb != "" {
+		return shorten(tb, 400)
+	}
+	return shorten(firstLine(text), 240)
+}
+
+// isFileRead reports whether a tool's result is a file's text (a command that reads one,
+// cat or head, shows it too, but its result is not known to be the whole file).
+func isFileRead(tool string) bool {
+	switch strings.ToLower(tool) {
+	case "read", "read_file", "view", "str_replace_editor", "str_replace_based_edit_tool", "open_file":
+		return true
+	}
+	return false
 }

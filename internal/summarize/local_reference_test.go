@@ -12,7 +12,12 @@ import (
 
 // This file keeps the summarizer's extraction as it was before it became incremental
 // (Extractor), verbatim but for the names, as the reference the tests compare Local with.
-// The shared helpers (outcome's regexps, userWords, decisions...) stay in local.go.
+// The shared helpers (outcome's regexps, userWords, decisions...) stay in local.go. Since
+// issue 17 changed what the summary says of requests, errors and the current work, the
+// reference is held to Local only where the pairing of calls with results decides: the
+// files read and changed and the commands run (pairedSections); and the paths of a patch
+// are read from the patch inside a call's JSON arguments (patchText), which the extraction
+// before missed.
 
 // localReference is Local before the change: it indexes every result over msgs first, so
 // a call whose id is reused finds the last result with that id.
@@ -127,7 +132,7 @@ func (x *refExtractor) readMessage(mi int) {
 		case b.Agent:
 			// the agent's own text in a user message: not a request
 		case b.Kind == transcript.Text && m.Role == "user":
-			if text := strings.TrimSpace(x.t.BodyText(b)); userWords(text) {
+			if text := strings.TrimSpace(x.t.BodyText(b)); userWords(x.t.Format, text) != "" {
 				x.requests = append(x.requests, quote(shorten(text, 600)))
 				x.lastRequestAnswered = false
 			}
@@ -175,7 +180,7 @@ func (x *refExtractor) call(b *transcript.Block) {
 			}
 		}
 	case lower == "apply_patch" || strings.Contains(args, "*** Begin Patch"):
-		for _, m := range patchFile.FindAllStringSubmatch(args, -1) {
+		for _, m := range patchFile.FindAllStringSubmatch(patchText(args), -1) {
 			if !failed {
 				x.addChanged(strings.TrimSpace(m[1]))
 			}

@@ -38,6 +38,10 @@ type Flags struct {
 	Fallback     string        `name:"fallback" enum:"none,local" default:"none" placeholder:"none|local" help:"When the model fails: none (exit 4, nothing written) or local." env:"CTX_SUMMARIZE_FALLBACK"`
 	Reset        bool          `name:"reset" help:"Close the circuit breaker before running."`
 	Offload      bool          `name:"offload" help:"Keep the whole pre-summary document in the --store directory and name it in the summary."`
+	UserTokens   int           `name:"user-tokens" default:"20000" placeholder:"N" help:"Quote the user's newest requests verbatim up to about N tokens (at most a twentieth of what is summarized); older ones are shortened." env:"CTX_SUMMARIZE_USER_TOKENS"`
+	KeepFirst    bool          `name:"keep-first" help:"Keep the first user message (the opening task) verbatim: in place in a JSON document, else whole in the summary." env:"CTX_SUMMARIZE_KEEP_FIRST"`
+	RestoreFiles int           `name:"restore-files" default:"5" placeholder:"N" help:"After the summary, restore the newest content of up to N files read or edited in the summarized part (0: none)." env:"CTX_SUMMARIZE_RESTORE_FILES"`
+	FileTokens   int           `name:"restore-tokens" default:"5000" placeholder:"N" help:"Restore at most N tokens of each file (all of them at most a tenth of what is summarized)." env:"CTX_SUMMARIZE_RESTORE_TOKENS"`
 }
 
 // Keep is --keep: tokens, a share of the window, or turns.
@@ -83,9 +87,13 @@ part whole (--keep, default a fifth of the room the messages have in the window)
 system prompt in place. A tool call is never separated from its result.
 
 The summary is a working-state snapshot in fixed sections: the goal and every user
-request, decisions, files read and changed, commands and tests with their outcome, errors
-and whether they were fixed, pending tasks, what was being done at the cut, the next step.
-A later run folds an earlier summary into the new one.
+request in the user's own words (what the agent put in user messages left out; the newest
+verbatim up to --user-tokens), decisions (refused tool calls among them), files read and
+changed, commands and tests with their outcome, errors and whether they are still open,
+pending tasks, what was being done at the cut, the next step. Right after it, the newest
+content of the files last changed or read (--restore-files, --restore-tokens), as the
+transcript shows them, each marked <ctxkit-restored path="...">. A later run folds an
+earlier summary into the new one.
 
 Backends: local (the default: offline, deterministic, extracted from the messages
 themselves), anthropic (ANTHROPIC_API_KEY) and openai (OPENAI_API_KEY; --base-url for any
@@ -116,6 +124,14 @@ func run(c *cli.Context, f *Flags) error {
 	if f.Retries < 0 {
 		return cli.Usagef("--retries must not be negative, got %d", f.Retries)
 	}
+	for _, n := range []struct {
+		flag  string
+		value int
+	}{{"--user-tokens", f.UserTokens}, {"--restore-files", f.RestoreFiles}, {"--restore-tokens", f.FileTokens}} {
+		if n.value < 0 {
+			return cli.Usagef("%s must not be negative, got %d", n.flag, n.value)
+		}
+	}
 	// With --in-place every file is summarized; the runner renames none of them over its
 	// original unless all succeed.
 	return c.Run(cli.Filter{Counted: true, Plan: func(d *cli.Doc) (*cli.Plan, error) { return planDoc(d, f) }})
@@ -128,7 +144,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	c := d.Context()
 	t := d.T
 	o := Defaults()
-	o.Trigger, o.Force = f.Trigger.Fraction(), f.Force
+	o.Trigger, o.Force, o.KeepFirst = f.Trigger.Fraction(), f.Force, f.KeepFirst
 	m, err := d.Measure()
 	if err != nil {
 		return nil, err
@@ -166,7 +182,15 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	if err := d.Excerpt(spans); err != nil {
 		return nil, err
 	}
-	local := func() (Sections, error) { return localOf(d, newOnly(t, sp)) }
+	// The files to restore come from the transcript whoever writes the summary, so the
+	// local extraction runs for every backend (it reads the messages one at a time).
+	x := NewExtractor()
+	x.Carry(PreviousFiles(t, sp))
+	localSections, err := localOf(d, x, newOnly(t, sp))
+	if err != nil {
+		return nil, err
+	}
+	local := func() (Sections, error) { return localSections, nil }
 
 	// Ctrl-C cancels a model call cleanly: nothing is written.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -181,7 +205,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		}
 		d.Warnf("the %s backend failed (%v); summarized locally instead (--fallback local)", f.Backend, err)
 		meta.Backend, meta.Dropped = "local", 0
-		sections = Fold(previous, Local(t, newOnly(t, sp)))
+		sections = Fold(previous, localSections)
 		extra["fallback"] = true
 	} else if err != nil {
 		return nil, err // reading the document again failed
@@ -203,7 +227,16 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		meta.Offloaded = path
 		extra["offloaded"] = path
 	}
-	edits, err := Place(t, sp, Render(sections, meta))
+	userBudget := min(f.UserTokens, sp.Tokens/20)
+	sections = KeepUserWords(sections, userBudget, f.KeepFirst)
+	restored, err := chooseRestored(d, sp, x, f, o)
+	if err != nil {
+		return nil, err
+	}
+	if len(restored) > 0 {
+		extra["restored"] = len(restored)
+	}
+	edits, err := Place(t, sp, Render(sections, meta)+RenderRestored(restored))
 	if err != nil {
 		return nil, cli.RuntimeError(fmt.Errorf("%s: %w", d.Display(), err))
 	}
@@ -431,11 +464,45 @@ func messageText(t *transcript.Transcript, mi int) transcript.Span {
 	return s
 }
 
+// chooseRestored picks the files restored after the summary: the newest content the
+// summarized part shows of the files it read or changed last, but those the kept part
+// shows again (read in a streamed document from the kept messages' own text), within
+// --restore-files, --restore-tokens and a tenth of what is summarized, so that restoring
+// never costs more than a small part of the saving.
+func chooseRestored(d *cli.Doc, sp Split, x *Extractor, f *Flags, o Options) ([]Restored, error) {
+	if f.RestoreFiles == 0 || f.FileTokens == 0 {
+		return nil, nil
+	}
+	rs := x.Restored()
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	t := d.T
+	gone := map[int]bool{}
+	for _, mi := range sp.Summarized {
+		gone[mi] = true
+	}
+	newer := map[string]bool{}
+	for mi := sp.Summarized[0] + 1; mi < len(t.Messages); mi++ {
+		if gone[mi] || t.Messages[mi].Header {
+			continue
+		}
+		err := d.Visit([]transcript.Span{messageText(t, mi)}, func(text string, base int) error {
+			keptReads(&transcript.Transcript{Format: t.Format, Doc: text, Base: base, Messages: t.Messages}, mi, newer)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ChooseRestored(rs, newer, RestoreOptions{Files: f.RestoreFiles, FileTokens: f.FileTokens,
+		Tokens: min(f.RestoreFiles*f.FileTokens, sp.Tokens/20), Counter: o.Counter}), nil
+}
+
 // localOf is Local over a document that may be streamed: each message is read on its
 // own, given to the Extractor, and let go.
-func localOf(d *cli.Doc, msgs []int) (Sections, error) {
+func localOf(d *cli.Doc, x *Extractor, msgs []int) (Sections, error) {
 	t := d.T
-	x := NewExtractor()
 	for _, mi := range msgs {
 		err := d.Visit([]transcript.Span{messageText(t, mi)}, func(text string, base int) error {
 			x.Add(&transcript.Transcript{Format: t.Format, Doc: text, Base: base, Messages: t.Messages}, mi)

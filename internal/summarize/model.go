@@ -93,7 +93,11 @@ func sectionsOf(answer string) (Sections, error) {
 	} else {
 		body = analysisBlock.ReplaceAllString(answer, "")
 	}
-	s, _ := Parse(body)
+	s, rest := Parse(body)
+	if len(s) > 0 && strings.TrimSpace(rest) != "" {
+		// Text before the first heading: kept, not dropped.
+		s["Notes"] = append([]string{strings.TrimSpace(rest)}, s["Notes"]...)
+	}
 	if len(s) == 0 {
 		return nil, fmt.Errorf("the model's answer has none of the summary's sections (%d bytes)", len(answer))
 	}
@@ -124,7 +128,18 @@ func (m *Model) render(t *transcript.Transcript, msgs []int, previous Sections) 
 			bl := &msg.Blocks[bi]
 			switch bl.Kind {
 			case transcript.Text:
-				b.WriteString(shorten(t.BodyText(bl), per))
+				text := t.BodyText(bl)
+				if msg.Role == "user" {
+					// The model sees what the user wrote, not the agent's wrappers, so it
+					// cannot quote them as requests.
+					if bl.Agent {
+						continue
+					}
+					if text = userWords(t.Format, text); text == "" {
+						continue
+					}
+				}
+				b.WriteString(shorten(text, per))
 				b.WriteByte('\n')
 			case transcript.ToolCall:
 				fmt.Fprintf(&b, "(tool call %s: %s)\n", bl.ToolName, shorten(t.BodyText(bl), per/4))

@@ -3,9 +3,11 @@
 //
 // Choose picks what to summarize (everything between the system prompt and a kept tail of
 // the newest turns, never splitting a tool call from its result); a Summarizer (Local, or
-// a model through internal/llm) writes the sections; Place returns the edits that put the
-// summary message where the format needs it. Choose, Local and Place are pure; the model
-// call and the store are the caller's.
+// a model through internal/llm) writes the sections; the Extractor also follows the
+// content of the files the summarized part read and edited, and the newest of them are
+// restored right after the summary (restore.go), so an agent can carry on editing; Place
+// returns the edits that put the summary message where the format needs it. Choose, Local
+// and Place are pure; the model call and the store are the caller's.
 package summarize
 
 import (
@@ -35,6 +37,11 @@ type Options struct {
 	// Removed is what earlier edits took out of each message (measure.Counts.Removed); nil
 	// when nothing was.
 	Removed []int
+	// KeepFirst keeps the opening exchange where it is (--keep-first): the first user
+	// message and what answers it, up to where the next step starts. Only in a JSON
+	// document: a Claude Code compact boundary and a Codex compacted record start the
+	// conversation anew, so there the first message is kept in the summary instead.
+	KeepFirst bool
 }
 
 // Defaults are ctx-summarize's defaults (measures aside).
@@ -118,6 +125,29 @@ func Choose(t *transcript.Transcript, o Options) Split {
 			cut++
 		}
 	}
+	// The opening exchange, kept in place with --keep-first: the summary then follows an
+	// assistant message, so it is never merged into the first user message.
+	head := 0
+	if o.KeepFirst && (t.Format == transcript.Anthropic || t.Format == transcript.OpenAI || t.Format == transcript.Responses || t.Format == transcript.Cline) {
+		for mi := 0; mi < n; mi++ {
+			m := &t.Messages[mi]
+			if stays(m) {
+				continue
+			}
+			if m.Role == "user" && !m.Summary && !m.OnlyResults() {
+				head = mi + 1
+				// The Messages API merges user messages that meet: the summary must
+				// follow the assistant's answer, not the first message or its results.
+				for t.Format.MessagesAPI() && head < n && (t.Messages[head-1].Role != "assistant" || !canStart(head)) {
+					head++
+				}
+			}
+			break
+		}
+	}
+	if head >= cut {
+		head = 0 // no room after the opening exchange: the summary keeps it as its goal
+	}
 	protected := t.Protected()
 	// A protected message before the cut stays where it is. When it is (or holds) a tool
 	// result, its call must stay too, or the result would be left without it: the tail
@@ -132,7 +162,7 @@ func Choose(t *transcript.Transcript, o Options) Split {
 			break
 		}
 	}
-	for mi := 0; mi < cut; mi++ {
+	for mi := head; mi < cut; mi++ {
 		m := &t.Messages[mi]
 		if stays(m) || (protected[mi] && !m.Summary) {
 			continue
@@ -170,11 +200,32 @@ func PreviousSections(t *transcript.Transcript, sp Split) Sections {
 		}
 		text := strings.Join(texts, "\n")
 		if strings.HasPrefix(strings.TrimSpace(text), transcript.SummaryTag) {
+			_, text = ParseRestored(text)
 			s, _ := Parse(text)
 			out = Fold(out, s)
 			continue
 		}
 		out = Fold(out, Sections{"Goal and user requests": {"Earlier summary: " + shorten(text, 4000)}})
+	}
+	return out
+}
+
+// PreviousFiles reads the files earlier ctxkit summaries among the summarized messages
+// restored, oldest first: the newer summary restores them again unless something newer
+// replaces them.
+func PreviousFiles(t *transcript.Transcript, sp Split) []Restored {
+	var out []Restored
+	for _, mi := range sp.Previous {
+		m := &t.Messages[mi]
+		for bi := range m.Blocks {
+			if b := &m.Blocks[bi]; b.Kind == transcript.Text {
+				rs, _ := ParseRestored(t.BodyText(b))
+				// Restored lists the newest first: carry the oldest first.
+				for i := len(rs) - 1; i >= 0; i-- {
+					out = append(out, rs[i])
+				}
+			}
+		}
 	}
 	return out
 }

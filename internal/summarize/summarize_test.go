@@ -241,7 +241,7 @@ func TestCorpus(t *testing.T) {
 				switch {
 				case b.Kind == transcript.Text && m.Role == "user" && !m.Summary && !b.Agent:
 					words := strings.TrimSpace(src.BodyText(b))
-					if !userWords(words) {
+					if userWords(src.Format, words) == "" {
 						continue
 					}
 					tl.requests++
@@ -258,6 +258,13 @@ func TestCorpus(t *testing.T) {
 					}
 				case b.Kind == transcript.ToolResult && b.IsError:
 					tl.errors++
+					if refused, _ := refusal(resultText(src, b)); refused {
+						// A refusal is a decision, never an error (issue 17).
+						if strings.Contains(text, "The user refused ") {
+							tl.errorsKept++
+						}
+						continue
+					}
 					// The error's first line, or its first line that says error.
 					out := resultText(src, b)
 					kept := strings.Contains(text, firstChars(firstLine(out), 40))
@@ -418,13 +425,15 @@ func TestLocalFailedCalls(t *testing.T) {
 	if len(s["Files read"]) != 0 {
 		t.Errorf("files read %v, want none", s["Files read"])
 	}
-	want := []string{
-		"Edit(/r/a.css): The user doesn't want to proceed with this tool use. [fixed]",
-		"Edit(/r/b.css): The user doesn't want to proceed with this tool use. [unresolved]",
-		"Read(/r/gone.css): File does not exist. [unresolved]",
-	}
+	// A refusal is the user's decision, never an open error a resuming agent would obey
+	// ("STOP what you are doing"): issue 17.
+	want := []string{"Read(/r/gone.css): File does not exist. [unresolved]"}
 	if fmt.Sprint(s["Errors"]) != fmt.Sprint(want) {
 		t.Errorf("errors:\n%q\nwant\n%q", s["Errors"], want)
+	}
+	want = []string{"The user refused Edit(/r/a.css)", "The user refused Edit(/r/b.css)"}
+	if fmt.Sprint(s["Decisions"]) != fmt.Sprint(want) {
+		t.Errorf("decisions:\n%q\nwant\n%q", s["Decisions"], want)
 	}
 }
 

@@ -2,6 +2,8 @@ package summarize
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -19,17 +21,18 @@ var Headings = []string{
 	"Pending tasks",
 	"At the cut",
 	"Next step",
+	"Notes",
 }
 
 // cumulative sections grow across summaries; the others say where things stand and are
 // replaced by the newer summary's.
 var cumulative = map[string]bool{
 	"Goal and user requests": true, "Decisions": true, "Files read": true,
-	"Files changed": true, "Commands and tests": true, "Errors": true,
+	"Files changed": true, "Commands and tests": true, "Errors": true, "Notes": true,
 }
 
-// maxItems caps a cumulative section: the oldest items beyond it go (the first user
-// request, the goal, always stays).
+// maxItems caps a cumulative section but the user's requests: the oldest items beyond it
+// go (the first, always stays).
 const maxItems = 60
 
 // Sections is a summary's content: items per heading.
@@ -61,7 +64,8 @@ func Fold(older, newer Sections) Sections {
 			seen[key] = len(items)
 			items = append(items, it)
 		}
-		if len(items) > maxItems {
+		if len(items) > maxItems && h != "Goal and user requests" {
+			// Requests are never left out: KeepUserWords shortens the older ones instead.
 			first := items[0]
 			items = append([]string{first, fmt.Sprintf("(%d older items left out)", len(items)-maxItems+1)}, items[len(items)-maxItems+2:]...)
 		}
@@ -114,22 +118,23 @@ func Render(s Sections, m Meta) string {
 }
 
 // Parse reads the sections back from a summary's text (one Render wrote, or a model
-// answering in the same shape). Text outside any section is returned as rest.
+// answering in much the same shape). Headings are read leniently (headingOf): a model that
+// writes "## Goal" or "**Next steps:**" means the section all the same, and the items under
+// a heading that names none of them go to Notes with the heading before them, rather than
+// being lost. Text outside any section is returned as rest.
 func Parse(text string) (Sections, string) {
 	s := Sections{}
 	var rest []string
-	current := ""
-	known := map[string]bool{}
-	for _, h := range Headings {
-		known[h] = true
-	}
+	current, prefix := "", ""
 	for _, line := range strings.Split(text, "\n") {
 		trimmed := strings.TrimSpace(line)
-		if h, ok := strings.CutPrefix(trimmed, "## "); ok {
-			if known[strings.TrimSpace(h)] {
-				current = strings.TrimSpace(h)
-				continue
+		if h, ok := headingOf(line); ok {
+			current, prefix = h, ""
+			if h == "" {
+				// A heading of none of the sections: its items are kept under Notes.
+				current, prefix = "Notes", headingText(line)+": "
 			}
+			continue
 		}
 		switch {
 		case strings.HasPrefix(trimmed, transcript.SummaryTag), trimmed == "</ctxkit-summary>":
@@ -137,16 +142,89 @@ func Parse(text string) (Sections, string) {
 			if trimmed != "" {
 				rest = append(rest, trimmed)
 			}
-		case strings.HasPrefix(trimmed, "- "):
-			s[current] = append(s[current], strings.TrimPrefix(trimmed, "- "))
 		case strings.HasPrefix(line, "  ") && len(s[current]) > 0:
+			// A continuation line, even one that starts with "- " (a list quoted in a
+			// request): read as an item of its own, it came back as "- - x".
 			s[current][len(s[current])-1] += "\n" + strings.TrimPrefix(line, "  ")
+		case strings.HasPrefix(trimmed, "- "), strings.HasPrefix(trimmed, "* "):
+			s[current] = append(s[current], prefix+strings.TrimSpace(trimmed[2:]))
 		case trimmed != "":
-			s[current] = append(s[current], trimmed)
+			s[current] = append(s[current], prefix+trimmed)
 		}
 	}
 	return s, strings.Join(rest, "\n")
 }
+
+// headingOf reads a heading line: "## Name" (any level), "**Name**" or "**Name:**" on a
+// line of its own, not indented (an indented one is part of a quoted item). It returns the
+// section the heading names, "" for a heading that names none.
+func headingOf(line string) (string, bool) {
+	if line == "" || line[0] == ' ' || line[0] == '\t' {
+		return "", false
+	}
+	text := headingText(line)
+	if text == "" {
+		return "", false
+	}
+	return sectionNamed(text), true
+}
+
+// headingText is the text of a heading line, "" when the line is not one.
+func headingText(line string) string {
+	line = strings.TrimSpace(line)
+	switch {
+	case strings.HasPrefix(line, "#"):
+		line = strings.TrimLeft(line, "#")
+		if line == "" || line[0] != ' ' {
+			return ""
+		}
+	case strings.HasPrefix(line, "**") && strings.HasSuffix(line, "**") && len(line) > 4:
+		line = line[2 : len(line)-2]
+	case strings.HasPrefix(line, "**") && strings.HasSuffix(line, "**:") && len(line) > 5:
+		line = line[2 : len(line)-3]
+	default:
+		return ""
+	}
+	return strings.TrimSpace(strings.Trim(strings.TrimSpace(line), "*:"))
+}
+
+// sectionAliases name the sections the way models write them, most specific first.
+var sectionAliases = []struct{ word, heading string }{
+	{"at the cut", "At the cut"}, {"current work", "At the cut"}, {"current state", "At the cut"},
+	{"in progress", "At the cut"}, {"where things stand", "At the cut"}, {"current status", "At the cut"},
+	{"next", "Next step"},
+	{"pending", "Pending tasks"}, {"todo", "Pending tasks"}, {"to do", "Pending tasks"}, {"remaining", "Pending tasks"}, {"open tasks", "Pending tasks"},
+	{"files read", "Files read"}, {"read", "Files read"},
+	{"files changed", "Files changed"}, {"changed", "Files changed"}, {"modified", "Files changed"}, {"edited", "Files changed"}, {"created", "Files changed"},
+	{"command", "Commands and tests"}, {"test", "Commands and tests"},
+	{"error", "Errors"}, {"problem", "Errors"}, {"issue", "Errors"},
+	{"decision", "Decisions"}, {"decided", "Decisions"},
+	{"goal", "Goal and user requests"}, {"request", "Goal and user requests"}, {"task", "Goal and user requests"}, {"objective", "Goal and user requests"},
+	{"note", "Notes"},
+}
+
+// sectionNamed maps a heading's text to a section: the exact name, else the first alias
+// it holds as a word; "" when none.
+func sectionNamed(text string) string {
+	lower := strings.ToLower(strings.TrimSpace(text))
+	// "1. Goal", "A) Goal": a numbered heading.
+	if i := strings.IndexAny(lower, ".)"); i > 0 && i <= 3 && strings.Trim(lower[:i], "0123456789abcdefghij") == "" {
+		lower = strings.TrimSpace(lower[i+1:])
+	}
+	for _, h := range Headings {
+		if lower == strings.ToLower(h) {
+			return h
+		}
+	}
+	for _, a := range sectionAliases {
+		if i := strings.Index(lower, a.word); i >= 0 && (i == 0 || !isLetter(lower[i-1])) {
+			return a.heading
+		}
+	}
+	return ""
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' }
 
 // shorten keeps the head and tail of a long text.
 func shorten(s string, n int) string {
@@ -157,4 +235,46 @@ func shorten(s string, n int) string {
 	head, tail := n*2/3, n/3-5
 	// Cutting may split a character: drop the broken bytes.
 	return strings.ToValidUTF8(s[:head], "") + " [...] " + strings.ToValidUTF8(s[len(s)-tail:], "")
+}
+
+// KeepUserWords holds the user's requests to a budget of about budget tokens: the newest
+// are kept verbatim while they fit (as Codex keeps the newest user messages), the older
+// ones are cut to their first and last words so that each is still there.
+//
+// With keepFirst the first request, the goal, is kept verbatim too, outside the budget.
+func KeepUserWords(s Sections, budget int, keepFirst bool) Sections {
+	items := s["Goal and user requests"]
+	if len(items) == 0 {
+		return s
+	}
+	out := maps.Clone(s)
+	kept := slices.Clone(items)
+	left := budget * 4 // bytes: about 4 a token, as the estimate counts text
+	first := 0
+	if keepFirst {
+		first = 1
+	}
+	for i := len(kept) - 1; i >= first; i-- {
+		if len(kept[i]) <= left {
+			left -= len(kept[i])
+			continue
+		}
+		left = 0
+		kept[i] = shortenQuoted(kept[i], olderRequest)
+	}
+	out["Goal and user requests"] = kept
+	return out
+}
+
+// olderRequest is what a request beyond the budget keeps, in bytes.
+const olderRequest = 400
+
+// shortenQuoted shortens the quoted words of an item (“...”), keeping what is before them.
+func shortenQuoted(item string, n int) string {
+	open := strings.Index(item, "“")
+	if open < 0 || !strings.HasSuffix(item, "”") {
+		return shorten(item, n)
+	}
+	body := item[open+len("“") : len(item)-len("”")]
+	return item[:open] + "“" + shorten(body, n) + "”"
 }
