@@ -323,10 +323,15 @@ func (c *Client) baseFrom() (string, string) {
 	if base := strings.TrimRight(strings.TrimSpace(getenv(v)), "/"); base != "" {
 		return base, v
 	}
-	if c.Backend == OpenAI {
-		return "https://api.openai.com/v1", "default"
+	return DefaultBaseURL(c.Backend), "default"
+}
+
+// DefaultBaseURL is a backend's public API.
+func DefaultBaseURL(backend string) string {
+	if backend == OpenAI {
+		return "https://api.openai.com/v1"
 	}
-	return "https://api.anthropic.com", "default"
+	return "https://api.anthropic.com"
 }
 
 // checkBase refuses a base URL that is not http(s)://host before any request: without

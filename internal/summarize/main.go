@@ -299,10 +299,22 @@ func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.
 		model = f.LLMModel
 	}
 	key := c.Getenv(keyVar)
-	if key == "" && (f.Backend == llm.Anthropic || f.BaseURL == "") {
+	client := &llm.Client{
+		Backend: f.Backend, BaseURL: f.BaseURL, APIKey: key, Model: model, Getenv: c.Getenv,
+		Timeout: f.Timeout, Retries: f.Retries, Backoff: time.Second, MaxBackoff: 30 * time.Second,
+	}
+	// The server the run talks to: --base-url, else OPENAI_BASE_URL or ANTHROPIC_BASE_URL,
+	// else the public API. A local OpenAI-compatible server needs no key; the public APIs do.
+	base := client.Base()
+	if key == "" && (f.Backend == llm.Anthropic || base == llm.DefaultBaseURL(f.Backend)) {
 		return nil, fmt.Errorf("%s is not set", keyVar)
 	}
-	b := &llm.Breaker{Path: breakerPath(c, f.Backend, f.BaseURL), Limit: breakerLimit, Cooldown: breakerCooldown, Now: c.Now}
+	// (one breaker per server: a local one that is down does not stop the public API)
+	breakerKey := base
+	if base == llm.DefaultBaseURL(f.Backend) {
+		breakerKey = ""
+	}
+	b := &llm.Breaker{Path: breakerPath(c, f.Backend, breakerKey), Limit: breakerLimit, Cooldown: breakerCooldown, Now: c.Now}
 	if f.Reset {
 		if err := b.Reset(); err != nil {
 			return nil, err
@@ -311,10 +323,7 @@ func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.
 	if err := b.Allow(); err != nil {
 		return nil, err
 	}
-	m := &Model{Instructions: f.Instructions, Client: &llm.Client{
-		Backend: f.Backend, BaseURL: f.BaseURL, APIKey: key, Model: model,
-		Timeout: f.Timeout, Retries: f.Retries, Backoff: time.Second, MaxBackoff: 30 * time.Second,
-	}}
+	m := &Model{Instructions: f.Instructions, Client: client}
 	s, dropped, err := m.Summarize(ctx, t, newOnly(t, sp), previous)
 	if errors.Is(err, context.Canceled) {
 		return nil, err // the user stopped it: not the backend's failure
