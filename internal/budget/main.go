@@ -41,6 +41,18 @@ func Tool() *cli.Tool {
 	return cli.Command("ctx-budget", "Cap the size of tool results, tighter as the context window fills.", help, run)
 }
 
+// Examples are ctx-budget's in --help.
+func (*Flags) Examples() []cli.Example {
+	return []cli.Example{
+		{Does: "cap tool results in front of a request", Command: "ctx-budget < request.json | ctx-snip > out.json"},
+		{Does: "hold every result to 8,000 tokens, never touching file reads", Command: "ctx-budget --cap '8k tokens' --exclude-tools Read convo.json > capped.json"},
+		{Does: "cap a session in place and say what was saved", Command: "ctx-budget -i --stats SESSION.jsonl"},
+	}
+}
+
+// OmitCommon: ctx-budget keeps nothing in a store: what it cuts is got back by re-running the call.
+func (*Flags) OmitCommon() []string { return []string{"store"} }
+
 // Main runs ctx-budget and returns its exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)

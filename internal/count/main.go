@@ -42,6 +42,18 @@ func Tool() *cli.Tool {
 	return cli.Command("ctx-count", "Count a conversation's tokens and show where they go.", help, run)
 }
 
+// Examples are ctx-count's in --help.
+func (*Flags) Examples() []cli.Example {
+	return []cli.Example{
+		{Does: "where the tokens of a Claude Code session went", Command: "ctx-count ~/.claude/projects/myproj/SESSION.jsonl"},
+		{Does: "measure before and after the cheap tiers, inside one pipeline", Command: "ctx-count -p convo.json | ctx-budget | ctx-snip | ctx-count --json"},
+		{Does: "fail (exit 1) when a conversation is past 85% of a GPT-5 window", Command: "ctx-count --model gpt-5 --fail-over 85% history.json > /dev/null"},
+	}
+}
+
+// OmitCommon: ctx-count only reads documents: -i is refused.
+func (*Flags) OmitCommon() []string { return []string{"in-place"} }
+
 // Main runs ctx-count and returns its exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)

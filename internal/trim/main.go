@@ -43,6 +43,17 @@ func Tool() *cli.Tool {
 	return cli.Command("ctx-trim", "Drop the oldest turns until the conversation fits.", help, run)
 }
 
+// Examples are ctx-trim's in --help.
+func (*Flags) Examples() []cli.Example {
+	return []cli.Example{
+		{Does: "the last tier of the pipeline, in front of a request", Command: "ctx-budget < request.json | ctx-snip | ctx-summarize | ctx-trim > out.json"},
+		{Does: "what would go to make a session fit 100k tokens, keeping the task statement", Command: "ctx-trim -n --max-tokens 100k --strategy first SESSION.jsonl"},
+	}
+}
+
+// OmitCommon: ctx-trim keeps nothing in a store: what it drops is gone from the output only.
+func (*Flags) OmitCommon() []string { return []string{"store"} }
+
 // Main runs ctx-trim and returns its exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)
