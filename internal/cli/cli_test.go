@@ -449,7 +449,7 @@ func TestInPlaceIdenticalKeepsMtime(t *testing.T) {
 func TestStatsStderr(t *testing.T) {
 	code, stdout, stderr := run(t, []string{"--stats", "--format=openai"}, runOpts{})
 	before := countOf(t, conv("hello")+"\n", transcript.OpenAI)
-	want := fmt.Sprintf(`{"tool":"ctx-fake","file":"-","format":"openai","tokens_before":%d,"tokens_after":%d,"saved":2,"items":1,"trigger":"test","a":1,"z":"last"}`, before, before-2) + "\n"
+	want := fmt.Sprintf(`{"tool":"ctx-fake","file":"-","format":"openai","tokens_before":%d,"tokens_after":%d,"saved":2,"items":1,"trigger":"test","a":1,"z":"last","schema_version":1}`, before, before-2) + "\n"
 	if code != 0 || stdout != upperConv("hello")+"\n" || stderr != want {
 		t.Errorf("exit %d stdout %q\nstderr %q\nwant   %q", code, stdout, stderr, want)
 	}
@@ -470,7 +470,7 @@ func TestStatsStderr(t *testing.T) {
 		format     transcript.Format
 	}{{a, docA, transcript.Anthropic}, {b, docB, transcript.OpenAI}} {
 		n := countOf(t, f.text, f.format)
-		lines = append(lines, fmt.Sprintf(`{"tool":"ctx-fake","file":%q,"format":%q,"tokens_before":%d,"tokens_after":%d,"saved":2,"items":1,"trigger":"test","a":1,"z":"last"}`+"\n", f.name, f.format, n, n-2))
+		lines = append(lines, fmt.Sprintf(`{"tool":"ctx-fake","file":%q,"format":%q,"tokens_before":%d,"tokens_after":%d,"saved":2,"items":1,"trigger":"test","a":1,"z":"last","schema_version":1}`+"\n", f.name, f.format, n, n-2))
 	}
 	if code != 0 || stderr != strings.Join(lines, "") {
 		t.Errorf("--in-place: exit %d\nstderr %q\nwant   %q", code, stderr, strings.Join(lines, ""))
