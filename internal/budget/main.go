@@ -19,7 +19,7 @@ type Flags struct {
 	HighCap      Limit       `name:"high-cap" default:"15000" placeholder:"LIMIT" help:"Cap on tool results above --high-at utilization; 0 turns it off." env:"CTX_BUDGET_HIGH_CAP"`
 	ErrorFactor  float64     `name:"error-factor" default:"2" placeholder:"X" help:"Multiply the caps by X for results that report an error (at least 1)." env:"CTX_BUDGET_ERROR_FACTOR"`
 	KeepRecent   int         `name:"keep-recent" default:"1" placeholder:"N" help:"Never cut the newest N tool results." env:"CTX_BUDGET_KEEP_RECENT"`
-	ExcludeTools []string    `name:"exclude-tools" sep:"," placeholder:"TOOL" help:"Never change results of these tools (comma list, repeatable)." env:"CTX_BUDGET_EXCLUDE_TOOLS"`
+	ExcludeTools []string    `name:"exclude-tools" sep:"," placeholder:"TOOL" help:"Never change results of these tools (comma list, repeatable); default none." env:"CTX_BUDGET_EXCLUDE_TOOLS"`
 	NoNormalize  bool        `name:"no-normalize" help:"Leave results under the caps as they are: no removing of terminal escapes, redraws, trailing white space, extra blank lines and repeated lines." env:"CTX_BUDGET_NO_NORMALIZE"`
 }
 

@@ -14,7 +14,7 @@ type Flags struct {
 	cli.Common `embed:""`
 
 	Pass     bool        `short:"p" help:"Copy the document to stdout unchanged and write the report to stderr, to sit mid-pipeline."`
-	FailOver cli.Percent `name:"fail-over" placeholder:"PCT" help:"Exit 1 when utilization is above PCT (85% or 0.85)." env:"CTX_FAIL_OVER"`
+	FailOver cli.Percent `name:"fail-over" placeholder:"PCT" help:"Exit 1 when utilization is above PCT (85% or 0.85); default off." env:"CTX_FAIL_OVER"`
 	Vs       string      `name:"vs" placeholder:"OTHER" help:"Compare with OTHER, another version of the conversation: tokens saved, messages changed, cache prefix kept."`
 	JSON     bool        `name:"json" help:"Write the JSON report even when stdout is a terminal."`
 	Savings  bool        `name:"savings" help:"Run each tier on the document: what it would save now, what it would take out of the prompt cache, and whether that pays back within 10 requests."`
