@@ -19,7 +19,7 @@ type Flags struct {
 	HighCap      Limit       `name:"high-cap" default:"15000" placeholder:"LIMIT" help:"Cap on tool results above --high-at utilization; 0 turns it off." env:"CTX_BUDGET_HIGH_CAP"`
 	ErrorFactor  float64     `name:"error-factor" default:"2" placeholder:"X" help:"Multiply the caps by X for results that report an error (at least 1)." env:"CTX_BUDGET_ERROR_FACTOR"`
 	KeepRecent   int         `name:"keep-recent" default:"1" placeholder:"N" help:"Never cut the newest N tool results." env:"CTX_BUDGET_KEEP_RECENT"`
-	ExcludeTools []string    `name:"exclude-tools" sep:"," placeholder:"TOOL" help:"Never change results of these tools (comma list, repeatable)." env:"CTX_BUDGET_EXCLUDE_TOOLS"`
+	ExcludeTools []string    `name:"exclude-tools" sep:"," placeholder:"TOOL" help:"Never change results of these tools (comma list, repeatable); default none." env:"CTX_BUDGET_EXCLUDE_TOOLS"`
 	NoNormalize  bool        `name:"no-normalize" help:"Leave results under the caps as they are: no removing of terminal escapes, redraws, trailing white space, extra blank lines and repeated lines." env:"CTX_BUDGET_NO_NORMALIZE"`
 }
 
@@ -40,6 +40,18 @@ byte. Details in ctx-budget(1).`
 func Tool() *cli.Tool {
 	return cli.Command("ctx-budget", "Cap the size of tool results, tighter as the context window fills.", help, run)
 }
+
+// Examples are ctx-budget's in --help.
+func (*Flags) Examples() []cli.Example {
+	return []cli.Example{
+		{Does: "cap tool results in front of a request", Command: "ctx-budget < request.json | ctx-snip > out.json"},
+		{Does: "hold every result to 8,000 tokens, never touching file reads", Command: "ctx-budget --cap '8k tokens' --exclude-tools Read convo.json > capped.json"},
+		{Does: "cap a session in place and say what was saved", Command: "ctx-budget -i --stats SESSION.jsonl"},
+	}
+}
+
+// OmitCommon: ctx-budget keeps nothing in a store: what it cuts is got back by re-running the call.
+func (*Flags) OmitCommon() []string { return []string{"store"} }
 
 // Main runs ctx-budget and returns its exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {

@@ -449,7 +449,7 @@ func TestInPlaceIdenticalKeepsMtime(t *testing.T) {
 func TestStatsStderr(t *testing.T) {
 	code, stdout, stderr := run(t, []string{"--stats", "--format=openai"}, runOpts{})
 	before := countOf(t, conv("hello")+"\n", transcript.OpenAI)
-	want := fmt.Sprintf(`{"tool":"ctx-fake","file":"-","format":"openai","tokens_before":%d,"tokens_after":%d,"saved":2,"items":1,"trigger":"test","a":1,"z":"last"}`, before, before-2) + "\n"
+	want := fmt.Sprintf(`{"tool":"ctx-fake","file":"-","format":"openai","tokens_before":%d,"tokens_after":%d,"saved":2,"items":1,"trigger":"test","a":1,"z":"last","schema_version":1}`, before, before-2) + "\n"
 	if code != 0 || stdout != upperConv("hello")+"\n" || stderr != want {
 		t.Errorf("exit %d stdout %q\nstderr %q\nwant   %q", code, stdout, stderr, want)
 	}
@@ -470,7 +470,7 @@ func TestStatsStderr(t *testing.T) {
 		format     transcript.Format
 	}{{a, docA, transcript.Anthropic}, {b, docB, transcript.OpenAI}} {
 		n := countOf(t, f.text, f.format)
-		lines = append(lines, fmt.Sprintf(`{"tool":"ctx-fake","file":%q,"format":%q,"tokens_before":%d,"tokens_after":%d,"saved":2,"items":1,"trigger":"test","a":1,"z":"last"}`+"\n", f.name, f.format, n, n-2))
+		lines = append(lines, fmt.Sprintf(`{"tool":"ctx-fake","file":%q,"format":%q,"tokens_before":%d,"tokens_after":%d,"saved":2,"items":1,"trigger":"test","a":1,"z":"last","schema_version":1}`+"\n", f.name, f.format, n, n-2))
 	}
 	if code != 0 || stderr != strings.Join(lines, "") {
 		t.Errorf("--in-place: exit %d\nstderr %q\nwant   %q", code, stderr, strings.Join(lines, ""))
@@ -630,5 +630,57 @@ func TestGiven(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("args %q CTX_STORE=%q: Given(store) = %v, want %v", tc.args, tc.env, got, tc.want)
 		}
+	}
+}
+
+// TestHelpDefaultsExamplesOmit: --help shows each flag's default, the tool's examples
+// last, and not the common flags the tool does not take; those stay out of completions
+// too but still parse, so one CTX_* environment serves every tool of a pipeline.
+func TestHelpDefaultsExamplesOmit(t *testing.T) {
+	tool := func() *cli.Tool {
+		tl := newTool()
+		tl.Omit = []string{"store", "in-place"}
+		tl.Examples = []cli.Example{{Does: "shout a conversation", Command: "ctx-fake convo.json"}}
+		return tl
+	}
+	var out, errb bytes.Buffer
+	if code := cli.Main(tool(), []string{"--help"}, strings.NewReader(""), &out, &errb, nil); code != 0 || errb.Len() > 0 {
+		t.Fatalf("--help: exit %d stderr %q", code, errb.String())
+	}
+	help := out.String()
+	for _, want := range []string{"(default upper).", "(default 85%).", "(default 30KB).", "(default auto)",
+		"\nExamples:\n  # shout a conversation\n  ctx-fake convo.json\n"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("--help lacks %q:\n%s", want, help)
+		}
+	}
+	for _, not := range []string{"--store", "--in-place", "(default false)", "(default )"} {
+		if strings.Contains(help, not) {
+			t.Errorf("--help shows %q:\n%s", not, help)
+		}
+	}
+	if !strings.HasSuffix(help, "ctx-fake convo.json\n") {
+		t.Errorf("examples are not last:\n%s", help)
+	}
+	flags, _, err := cli.Flags(tool())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range flags {
+		if f.Long == "store" || f.Long == "in-place" {
+			t.Errorf("completions offer --%s", f.Long)
+		}
+	}
+	// An omitted flag still parses.
+	out.Reset()
+	if code := cli.Main(tool(), []string{"--action=env", "--store=elsewhere"}, strings.NewReader(conv("a")), &out, &errb, nil); code != 0 || !strings.Contains(out.String(), "store=elsewhere") {
+		t.Errorf("--store on a tool that omits it: exit %d stdout %q stderr %q", code, out.String(), errb.String())
+	}
+	// Omitting a flag that is not a common one is the tool's bug, found at once.
+	bad := newTool()
+	bad.Omit = []string{"action"}
+	errb.Reset()
+	if code := cli.Main(bad, []string{"--help"}, strings.NewReader(""), &out, &errb, nil); code != cli.ExitRuntime || !strings.Contains(errb.String(), `omit "action": not a common flag`) {
+		t.Errorf("omit of a tool flag: exit %d stderr %q", code, errb.String())
 	}
 }

@@ -15,17 +15,17 @@ import "github.com/alecthomas/kong"
 // there), not by kong from the process.
 type Common struct {
 	Format     string           `help:"Input format; auto detects it." enum:"auto,anthropic,openai,responses,claude-code,codex,cline" default:"auto" env:"CTX_FORMAT" placeholder:"auto|anthropic|openai|responses|claude-code|codex|cline" group:"common"`
-	Path       string           `help:"gjson path of the message array inside a wrapper document." env:"CTX_PATH" placeholder:"PATH" group:"common"`
+	Path       string           `help:"gjson path of the message array inside a wrapper document; default where the format keeps it." env:"CTX_PATH" placeholder:"PATH" group:"common"`
 	Sidechains bool             `help:"Include Claude Code subagent (isSidechain) lines." group:"common"`
 	Tokenizer  string           `help:"Token counter; auto picks one per format; api asks Anthropic's count_tokens (needs ANTHROPIC_API_KEY)." enum:"auto,estimate,o200k,cl100k,api" default:"auto" env:"CTX_TOKENIZER" placeholder:"auto|estimate|o200k|cl100k|api" group:"common"`
-	Model      string           `help:"Model name; sets the context window and reply reserve." env:"CTX_MODEL" placeholder:"NAME" group:"common"`
-	Window     Count            `help:"Context window in tokens (200000, 200k, 1M); overrides --model." env:"CTX_WINDOW" placeholder:"TOKENS" group:"common"`
+	Model      string           `help:"Model name; sets the context window and reply reserve; default the one the document records." env:"CTX_MODEL" placeholder:"NAME" group:"common"`
+	Window     Count            `help:"Context window in tokens (200000, 200k, 1M); overrides --model; default the model's, else 200k." env:"CTX_WINDOW" placeholder:"TOKENS" group:"common"`
 	Reserve    *Count           `help:"Tokens kept free for the reply (0 is allowed); default from the model." env:"CTX_RESERVE" placeholder:"TOKENS" group:"common"`
-	Overhead   Count            `help:"Tokens an agent sends that the document lacks (system prompt, tools), when it records no usage." env:"CTX_OVERHEAD" placeholder:"TOKENS" group:"common"`
-	Store      string           `help:"Directory of the offload store (default ${default})." default:".ctx-store" env:"CTX_STORE" placeholder:"DIR" group:"common"`
+	Overhead   Count            `help:"Tokens an agent sends that the document lacks (system prompt, tools), when it records no usage; default 0." env:"CTX_OVERHEAD" placeholder:"TOKENS" group:"common"`
+	Store      string           `help:"Directory of the offload store." default:".ctx-store" env:"CTX_STORE" placeholder:"DIR" group:"common"`
 	Stats      bool             `help:"Write one JSON line of run statistics to stderr." group:"common"`
 	StatsFile  string           `help:"Append the statistics line to FILE instead; implies --stats." env:"CTX_STATS_FILE" placeholder:"FILE" group:"common"`
-	Output     string           `help:"Write the result to FILE atomically instead of stdout." short:"o" placeholder:"FILE" group:"common"`
+	Output     string           `help:"Write the result to FILE atomically; default stdout." short:"o" placeholder:"FILE" group:"common"`
 	InPlace    bool             `help:"Rewrite each file argument in place, atomically." short:"i" group:"common"`
 	Version    kong.VersionFlag `help:"Print the version and exit." group:"common"`
 	Files      []string         `arg:"" optional:"" name:"file" help:"Input documents; \"-\" or none reads stdin."`

@@ -180,7 +180,7 @@ func TestCheck(t *testing.T) {
 	}
 	before, after := countOf(t, doc, transcript.OpenAI), countOf(t, longer, transcript.OpenAI)
 	stats := func(tokensAfter int) string {
-		return fmt.Sprintf(`{"tool":"ctx-fake","file":%q,"format":"openai","tokens_before":%d,"tokens_after":%d,"saved":%d,"items":0,"trigger":""}`+"\n",
+		return fmt.Sprintf(`{"tool":"ctx-fake","file":%q,"format":"openai","tokens_before":%d,"tokens_after":%d,"saved":%d,"items":0,"trigger":"","schema_version":1}`+"\n",
 			in, before, tokensAfter, before-tokensAfter)
 	}
 	os.WriteFile(in, []byte(doc), 0o644)

@@ -23,13 +23,44 @@ type Tool struct {
 	Grammar any       // pointer to the tool's flag struct, which embeds Common
 	Vars    kong.Vars // extra interpolation variables for the grammar's tags
 	Run     func(ctx *Context) error
+
+	// Examples are shown last in --help, each a command line and what it does.
+	Examples []Example
+	// Omit names the Common flags (long names) the tool does not take: they are left out
+	// of --help and of shell completions. They still parse, so that one set of CTX_*
+	// variables (CTX_STORE) or one set of flags can serve every tool of a pipeline; a tool
+	// that refuses one outright (ctx-count -i) says so when it runs.
+	Omit []string
 }
+
+// Example is one command line of a tool's --help.
+type Example struct {
+	Does    string // what it does, one line
+	Command string // the command line, as typed in a shell
+}
+
+// Exampler is a grammar that has examples for --help: [Command] copies them into
+// [Tool.Examples].
+type Exampler interface{ Examples() []Example }
+
+// Omitter is a grammar that names the Common flags its tool does not take: [Command]
+// copies them into [Tool.Omit].
+type Omitter interface{ OmitCommon() []string }
 
 // Command describes a tool whose flags are an F, which embeds Common: a fresh F for each
 // call, handed to run with the run's Context.
 func Command[F any](name, summary, help string, run func(*Context, *F) error) *Tool {
 	f := new(F)
-	return &Tool{Name: name, Summary: summary, Help: help, Grammar: f, Run: func(c *Context) error { return run(c, f) }}
+	t := &Tool{Name: name, Summary: summary, Help: help, Grammar: f, Run: func(c *Context) error { return run(c, f) }}
+	// Methods of the grammar, not arguments, so that a tool adds its examples in a file of
+	// its own without touching the line that builds its Tool.
+	if e, ok := any(f).(Exampler); ok {
+		t.Examples = e.Examples()
+	}
+	if o, ok := any(f).(Omitter); ok {
+		t.Omit = o.OmitCommon()
+	}
+	return t
 }
 
 // Terminal is checked first when the runner decides whether stdin or stdout
@@ -236,13 +267,55 @@ func newParser(tool *Tool, stdout, stderr io.Writer, getenv func(string) string)
 		kong.ExplicitGroups([]kong.Group{{Key: "common", Title: "Common flags:"}}),
 		kong.ConfigureHelp(kong.HelpOptions{NoExpandSubcommands: true}),
 		kong.ValueFormatter(env.helpValue),
+		kong.Help(examplesHelp(tool.Examples)),
 		kong.Resolvers(env),
 	)
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := omit(p.Model.Node, tool.Omit); err != nil {
+		return nil, nil, err
+	}
 	env.takeOver(p.Model.Node)
 	return p, env, nil
+}
+
+// omit hides the flags named in names; a name that is not a Common flag is the tool's bug.
+func omit(n *kong.Node, names []string) error {
+	for _, name := range names {
+		found := false
+		for _, f := range n.Flags {
+			if f.Name == name && f.Group != nil && f.Group.Key == "common" {
+				f.Hidden, found = true, true
+			}
+		}
+		if !found {
+			return fmt.Errorf("omit %q: not a common flag", name)
+		}
+	}
+	return nil
+}
+
+// examplesHelp is kong's help followed by an "Examples:" section.
+func examplesHelp(examples []Example) kong.HelpPrinter {
+	return func(options kong.HelpOptions, ctx *kong.Context) error {
+		if err := kong.DefaultHelpPrinter(options, ctx); err != nil {
+			return err
+		}
+		if len(examples) == 0 {
+			return nil
+		}
+		var b strings.Builder
+		b.WriteString("\nExamples:\n")
+		for i, e := range examples {
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(&b, "  # %s\n  %s\n", e.Does, e.Command)
+		}
+		_, err := io.WriteString(ctx.Stdout, b.String())
+		return err
+	}
 }
 
 // envResolver feeds CTX_* variables to kong through getenv. kong reads env
@@ -308,18 +381,26 @@ func (r *envResolver) Resolve(_ *kong.Context, _ *kong.Path, flag *kong.Flag) (a
 	return nil, nil
 }
 
-// helpValue is kong.DefaultHelpValueFormatter with the env names this
-// resolver took over.
+// helpValue is kong.DefaultHelpValueFormatter with the flag's default (kong shows none)
+// and the env names this resolver took over: "Help text (default 85%) ($CTX_X)."
 func (r *envResolver) helpValue(v *kong.Value) string {
-	envs := r.names[v]
-	if len(envs) == 0 {
+	var parts []string
+	// A switch's default (false) and an empty one say nothing; a help text that already
+	// names its default (through ${default}) is not told twice.
+	if v.Default != "" && !(v.IsBool() && v.Default == "false") && !kong.HasInterpolatedVar(v.OrigHelp, "default") {
+		parts = append(parts, "(default "+v.Default+")")
+	}
+	if envs := r.names[v]; len(envs) > 0 {
+		vars := make([]string, len(envs))
+		for i, e := range envs {
+			vars[i] = "$" + e
+		}
+		parts = append(parts, "("+strings.Join(vars, ", ")+")")
+	}
+	if len(parts) == 0 {
 		return v.Help
 	}
-	vars := make([]string, len(envs))
-	for i, e := range envs {
-		vars[i] = "$" + e
-	}
-	suffix := "(" + strings.Join(vars, ", ") + ")"
+	suffix := strings.Join(parts, " ")
 	switch {
 	case strings.HasSuffix(v.Help, "."):
 		return v.Help[:len(v.Help)-1] + " " + suffix + "."

@@ -20,9 +20,13 @@ type Stats struct {
 	Extra                     map[string]any // tool-specific keys, written after the fixed ones
 }
 
+// StatsSchemaVersion is the stats line's schema_version, the version of schema/stats.json
+// it follows: raised when a key changes meaning or goes, not when one is added.
+const StatsSchemaVersion = 1
+
 func isStatsKey(k string) bool {
 	switch k {
-	case "tool", "file", "format", "tokens_before", "tokens_after", "saved", "items", "trigger":
+	case "tool", "file", "format", "tokens_before", "tokens_after", "saved", "items", "trigger", "schema_version":
 		return true
 	}
 	return false
@@ -31,7 +35,9 @@ func isStatsKey(k string) bool {
 // writeStats writes s as one JSON line when --stats or --stats-file is set,
 // and does nothing otherwise. Keys come in a fixed order — tool, file,
 // format, tokens_before, tokens_after, saved, items, trigger — then the
-// Extra keys sorted; an Extra key may not reuse a fixed name. The line goes
+// Extra keys sorted, then schema_version; an Extra key may not reuse a fixed name.
+// schema_version is last so that a line matched by its start ({"tool":...) or by a run
+// of its keys still matches. The line goes
 // to stderr, or is appended to --stats-file with O_APPEND in a single
 // write, so concurrent runs sharing a file never interleave lines.
 //
@@ -112,6 +118,7 @@ func (s Stats) marshal(tool string) ([]byte, error) {
 			return nil, err
 		}
 	}
+	field("schema_version", StatsSchemaVersion)
 	b.WriteString("}\n")
 	return b.Bytes(), nil
 }

@@ -39,6 +39,18 @@ func Tool() *cli.Tool {
 	return cli.Command("ctx-convert", "Convert a conversation between API formats; saved transcripts to API requests.", help, run)
 }
 
+// Examples are ctx-convert's in --help.
+func (*Flags) Examples() []cli.Example {
+	return []cli.Example{
+		{Does: "a Claude Code session as a Messages API request", Command: "ctx-convert SESSION.jsonl > request.json"},
+		{Does: "an Anthropic conversation for an OpenAI-compatible server, failing if anything is lost", Command: "ctx-convert --strict --to openai chat.json > openai.json"},
+		{Does: "every trajectory of a folder as Chat Completions requests", Command: "for f in trajectories/*.traj; do ctx-convert --to openai -o \"${f%.traj}.json\" \"$f\"; done"},
+	}
+}
+
+// OmitCommon: A new format is a new file (-i is refused), and ctx-convert keeps nothing in a store.
+func (*Flags) OmitCommon() []string { return []string{"in-place", "store"} }
+
 // Main runs ctx-convert and returns its exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)

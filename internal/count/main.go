@@ -14,7 +14,7 @@ type Flags struct {
 	cli.Common `embed:""`
 
 	Pass     bool        `short:"p" help:"Copy the document to stdout unchanged and write the report to stderr, to sit mid-pipeline."`
-	FailOver cli.Percent `name:"fail-over" placeholder:"PCT" help:"Exit 1 when utilization is above PCT (85% or 0.85)." env:"CTX_FAIL_OVER"`
+	FailOver cli.Percent `name:"fail-over" placeholder:"PCT" help:"Exit 1 when utilization is above PCT (85% or 0.85); default off." env:"CTX_FAIL_OVER"`
 	Vs       string      `name:"vs" placeholder:"OTHER" help:"Compare with OTHER, another version of the conversation: tokens saved, messages changed, cache prefix kept."`
 	JSON     bool        `name:"json" help:"Write the JSON report even when stdout is a terminal."`
 	Savings  bool        `name:"savings" help:"Run each tier on the document: what it would save now, what it would take out of the prompt cache, and whether that pays back within 10 requests."`
@@ -41,6 +41,18 @@ with --tokenizer, or the counter --model's documents get (o200k by default).`
 func Tool() *cli.Tool {
 	return cli.Command("ctx-count", "Count a conversation's tokens and show where they go.", help, run)
 }
+
+// Examples are ctx-count's in --help.
+func (*Flags) Examples() []cli.Example {
+	return []cli.Example{
+		{Does: "where the tokens of a Claude Code session went", Command: "ctx-count ~/.claude/projects/myproj/SESSION.jsonl"},
+		{Does: "measure before and after the cheap tiers, inside one pipeline", Command: "ctx-count -p convo.json | ctx-budget | ctx-snip | ctx-count --json"},
+		{Does: "fail (exit 1) when a conversation is past 85% of a GPT-5 window", Command: "ctx-count --model gpt-5 --fail-over 85% history.json > /dev/null"},
+	}
+}
+
+// OmitCommon: ctx-count only reads documents: -i is refused.
+func (*Flags) OmitCommon() []string { return []string{"in-place"} }
 
 // Main runs ctx-count and returns its exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {

@@ -96,7 +96,15 @@ type Report struct {
 	Tiers      []Tier         `json:"tiers"`
 	Largest    LargestResult  `json:"largest_result"`
 	Messages   []MessageCount `json:"messages"`
+	// SchemaVersion is the version of schema/count-report.json the report follows
+	// (SchemaVersion, the constant). It comes last so that lines matched by their start
+	// ({"file":...) keep matching.
+	SchemaVersion int `json:"schema_version"`
 }
+
+// SchemaVersion is the report's schema_version: raised when a field changes meaning or
+// goes, not when one is added (a reader ignores fields it does not know).
+const SchemaVersion = 1
 
 // Categories is the split of the window the terminal picture draws.
 type Categories struct {
@@ -135,6 +143,7 @@ func Measure(t *transcript.Transcript, o Options) Report {
 // summarise makes the report of a counted conversation.
 func summarise(tl *measure.Tally, o Options) Report {
 	r := Report{
+		SchemaVersion:   SchemaVersion,
 		File:            o.File,
 		Format:          string(tl.Format),
 		Tokenizer:       o.Counter.Name(),

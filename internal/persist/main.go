@@ -40,6 +40,15 @@ func Tool() *cli.Tool {
 	return cli.Command("ctx-persist", "Offload big tool results to a store, and bring them back exactly.", help, run)
 }
 
+// Examples are ctx-persist's in --help.
+func (*Flags) Examples() []cli.Example {
+	return []cli.Example{
+		{Does: "offload results above 10 KB, then get the original back", Command: "ctx-persist --threshold 10KB convo.json > persisted.json\n  ctx-persist --restore persisted.json | cmp - convo.json"},
+		{Does: "the cheap tiers of the pipeline, the reversible one first", Command: "ctx-persist < convo.json | ctx-budget | ctx-snip > smaller.json"},
+		{Does: "list the store's index as JSON lines", Command: "ctx-persist --list | jq -r .hash"},
+	}
+}
+
 // Main runs ctx-persist and returns its exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)

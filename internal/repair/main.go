@@ -35,6 +35,18 @@ func Tool() *cli.Tool {
 	return cli.Command("ctx-repair", "Make a conversation one the API accepts: pair tool calls and results, fix roles.", help, run)
 }
 
+// Examples are ctx-repair's in --help.
+func (*Flags) Examples() []cli.Example {
+	return []cli.Example{
+		{Does: "will the API accept this request?", Command: "ctx-repair --check request.json"},
+		{Does: "after the lossy tiers, make sure nothing is left unpaired", Command: "ctx-budget < convo.json | ctx-snip | ctx-trim | ctx-repair > out.json"},
+		{Does: "fix saved trajectories in place", Command: "ctx-repair -i --stats trajectories/*.traj"},
+	}
+}
+
+// OmitCommon: ctx-repair keeps nothing in a store.
+func (*Flags) OmitCommon() []string { return []string{"store"} }
+
 // Main runs ctx-repair and returns its exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)

@@ -64,6 +64,18 @@ func Tool() *cli.Tool {
 	return t
 }
 
+// Examples are ctx-replay's in --help.
+func (*Flags) Examples() []cli.Example {
+	return []cli.Example{
+		{Does: "what the five tiers would have done to a session at a 100k window", Command: "ctx-replay --window 100k SESSION.jsonl"},
+		{Does: "only the cheap tiers, as JSON", Command: "ctx-replay --json --window 100k --pipe 'ctx-budget | ctx-snip' SESSION.jsonl"},
+		{Does: "which requests broke the prompt cache", Command: "ctx-replay --turns --window 100k SESSION.jsonl | jq -c 'select(.cache_break)'"},
+	}
+}
+
+// OmitCommon: ctx-replay only reads sessions: -i is refused.
+func (*Flags) OmitCommon() []string { return []string{"in-place"} }
+
 // Main runs ctx-replay and returns its exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)

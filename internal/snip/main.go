@@ -81,6 +81,15 @@ func Tool() *cli.Tool {
 	return cli.Command("ctx-snip", "Clear stale tool results: re-read files, repeated searches, old results.", help, run)
 }
 
+// Examples are ctx-snip's in --help.
+func (*Flags) Examples() []cli.Example {
+	return []cli.Example{
+		{Does: "clear stale results in front of a request", Command: "ctx-budget < request.json | ctx-snip > out.json"},
+		{Does: "list what would be cleared from a session and why", Command: "ctx-snip -n --idle 0 SESSION.jsonl"},
+		{Does: "clear a session in place as the cache-cold microcompact does", Command: "ctx-snip -i --stats SESSION.jsonl"},
+	}
+}
+
 // Main runs ctx-snip and returns its exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)

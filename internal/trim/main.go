@@ -17,7 +17,7 @@ type Flags struct {
 
 	Trigger   cli.Percent         `name:"trigger" default:"95%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_TRIM_TRIGGER"`
 	Target    cli.OptionalPercent `name:"target" placeholder:"PCT" help:"Drop messages down to this utilization (default 10 points below --trigger)." env:"CTX_TRIM_TARGET"`
-	MaxTokens cli.Count           `name:"max-tokens" placeholder:"TOKENS" help:"Also act above this many tokens and drop down to it (150k, 150000); the window's trigger still applies." env:"CTX_TRIM_MAX_TOKENS"`
+	MaxTokens cli.Count           `name:"max-tokens" placeholder:"TOKENS" help:"Also act above this many tokens and drop down to it (150k, 150000); the window's trigger still applies; default off." env:"CTX_TRIM_MAX_TOKENS"`
 	Strategy  string              `name:"strategy" enum:"last,first" default:"last" placeholder:"last|first" help:"Keep the newest messages (last) or also the opening exchange (first)." env:"CTX_TRIM_STRATEGY"`
 	DryRun    bool                `name:"dry-run" short:"n" help:"List the messages that would be dropped; do not change the document."`
 }
@@ -42,6 +42,17 @@ Details in ctx-trim(1).`
 func Tool() *cli.Tool {
 	return cli.Command("ctx-trim", "Drop the oldest turns until the conversation fits.", help, run)
 }
+
+// Examples are ctx-trim's in --help.
+func (*Flags) Examples() []cli.Example {
+	return []cli.Example{
+		{Does: "the last tier of the pipeline, in front of a request", Command: "ctx-budget < request.json | ctx-snip | ctx-summarize | ctx-trim > out.json"},
+		{Does: "what would go to make a session fit 100k tokens, keeping the task statement", Command: "ctx-trim -n --max-tokens 100k --strategy first SESSION.jsonl"},
+	}
+}
+
+// OmitCommon: ctx-trim keeps nothing in a store: what it drops is gone from the output only.
+func (*Flags) OmitCommon() []string { return []string{"store"} }
 
 // Main runs ctx-trim and returns its exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {

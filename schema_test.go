@@ -1,0 +1,290 @@
+package ctxkit_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/count"
+)
+
+// The JSON ctxkit writes for programs — ctx-count's report and every tool's --stats
+// line — is published as JSON Schemas in schema/. These tests validate real outputs,
+// of the shipped samples and (when it is there) of the corpus, against them, with a
+// maintained validator (santhosh-tekuri/jsonschema: draft 2020-12, pure Go), so a field
+// the code adds or changes without the schema fails here.
+
+// compileSchema compiles schema/name.
+func compileSchema(t *testing.T, name string) *jsonschema.Schema {
+	t.Helper()
+	s, err := jsonschema.NewCompiler().Compile(filepath.Join("schema", name))
+	if err != nil {
+		t.Fatalf("schema/%s: %v", name, err)
+	}
+	return s
+}
+
+// validateLines validates each line of out against s and returns how many there were.
+func validateLines(t *testing.T, s *jsonschema.Schema, what string, out []byte) int {
+	t.Helper()
+	n := 0
+	for _, line := range bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		n++
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(line))
+		if err != nil {
+			t.Errorf("%s: line %d is not JSON: %v", what, n, err)
+			continue
+		}
+		if err := s.Validate(v); err != nil {
+			t.Errorf("%s: line %d does not follow its schema: %v", what, n, err)
+		}
+	}
+	return n
+}
+
+// statsLines is the lines of stderr that are JSON, without a tool's warnings.
+func statsLines(stderr []byte) []byte {
+	var out []byte
+	for _, l := range bytes.SplitAfter(stderr, []byte("\n")) {
+		if bytes.HasPrefix(l, []byte("{")) {
+			out = append(out, l...)
+		}
+	}
+	return out
+}
+
+// schemaVersion is the const of the schema's schema_version property.
+func schemaVersion(t *testing.T, name string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("schema", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Properties struct {
+			SchemaVersion struct {
+				Const int `json:"const"`
+			} `json:"schema_version"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Properties.SchemaVersion.Const
+}
+
+func TestSchemaVersions(t *testing.T) {
+	if got := schemaVersion(t, "count-report.json"); got != count.SchemaVersion || got < 1 {
+		t.Errorf("schema/count-report.json is version %d, ctx-count writes %d", got, count.SchemaVersion)
+	}
+	if got := schemaVersion(t, "stats.json"); got != cli.StatsSchemaVersion || got < 1 {
+		t.Errorf("schema/stats.json is version %d, --stats writes %d", got, cli.StatsSchemaVersion)
+	}
+}
+
+// TestCountReportSchema: ctx-count's JSON report of every sample, with every optional part
+// (--savings, --overhead, recorded usage, --tokenizer api, -p), and of every corpus file,
+// follows schema/count-report.json.
+func TestCountReportSchema(t *testing.T) {
+	s := compileSchema(t, "count-report.json")
+	samples, _ := filepath.Glob(filepath.Join("testdata", "*.json*"))
+	if len(samples) == 0 {
+		t.Fatal("no samples in testdata")
+	}
+	cache := t.TempDir()
+	env := func(name string) string {
+		if name == "CTX_CACHE_DIR" {
+			return cache
+		}
+		return ""
+	}
+	run := func(args []string, getenv func(string) string, reportOn string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		code := runTool("ctx-count", args, &stdout, &stderr, getenv)
+		out := stdout.Bytes()
+		if reportOn == "stderr" {
+			out = stderr.Bytes()
+		} else if stderr.Len() > 0 {
+			t.Errorf("ctx-count %v: stderr %q", args, stderr.String())
+		}
+		if code != cli.ExitOK {
+			t.Fatalf("ctx-count %v: exit %d, stderr %q", args, code, stderr.String())
+		}
+		if n := validateLines(t, s, "ctx-count "+strings.Join(args, " "), out); n == 0 {
+			t.Errorf("ctx-count %v wrote no report", args)
+		}
+	}
+	for _, f := range samples {
+		run([]string{"--json", f}, env, "stdout")
+		run([]string{"--json", "--overhead", "12k", f}, env, "stdout")
+	}
+	run(append([]string{"--json", "--savings"}, samples[0]), env, "stdout")
+	run([]string{"--json", "--savings", filepath.Join("testdata", "session.jsonl")}, env, "stdout")
+	run([]string{"-p", "--json", filepath.Join("testdata", "anthropic.json")}, env, "stderr")
+	// Several files at once: one line each.
+	run(append([]string{"--json"}, samples...), env, "stdout")
+
+	url, _ := fakeCountTokens(t, 7000, http.StatusOK)
+	run([]string{"--json", "--tokenizer", "api", "--model", "claude-sonnet-4-5", filepath.Join("testdata", "anthropic.json")},
+		apiEnv(url, cache, "test-key"), "stdout")
+
+	corpus := filepath.Join("..", "shared", "corpus")
+	if _, err := os.Stat(corpus); err != nil {
+		t.Logf("no corpus at %s: samples only", corpus)
+		return
+	}
+	files := conformanceFiles(t)[len(samples):]
+	var stdout, stderr bytes.Buffer
+	code := runTool("ctx-count", append([]string{"--json"}, files...), &stdout, &stderr, env)
+	// A corpus file that is not a conversation gets an error line and exit 3; the others
+	// are still reported.
+	if code != cli.ExitOK && code != cli.ExitInput {
+		t.Fatalf("ctx-count on the corpus: exit %d: %s", code, stderr.String())
+	}
+	n := validateLines(t, s, "ctx-count on the corpus", stdout.Bytes())
+	t.Logf("%d corpus reports valid", n)
+	if n == 0 {
+		t.Error("no corpus report")
+	}
+}
+
+// TestStatsSchema: the --stats line of every tool, on every sample it takes, follows
+// schema/stats.json, as does a line appended to --stats-file.
+func TestStatsSchema(t *testing.T) {
+	s := compileSchema(t, "stats.json")
+	samples, _ := filepath.Glob(filepath.Join("testdata", "*.json*"))
+	names := make([]string, 0, len(mains))
+	for name := range mains {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	dir := t.TempDir()
+	env := func(name string) string {
+		switch name {
+		case "CTX_CACHE_DIR":
+			return filepath.Join(dir, "cache")
+		case "CTX_STORE":
+			return filepath.Join(dir, "store")
+		case "XDG_STATE_HOME":
+			return filepath.Join(dir, "state")
+		}
+		return ""
+	}
+	for _, tool := range names {
+		lines := 0
+		for _, f := range samples {
+			args := []string{"--stats", f}
+			switch tool {
+			case "ctx-summarize":
+				args = append(args, "--force") // a line that says what it summarized
+			case "ctx-convert":
+				args = append(args, "--to", "openai") // an API request is converted only to another format
+			case "ctx-replay":
+				args = append(args, "--window", "20k") // requests the tiers act on
+			}
+			var stdout, stderr bytes.Buffer
+			code := runTool(tool, args, &stdout, &stderr, env)
+			if code != cli.ExitOK {
+				t.Errorf("%s %v: exit %d: %s", tool, args, code, stderr.String())
+				continue
+			}
+			lines += validateLines(t, s, tool+" "+strings.Join(args, " "), statsLines(stderr.Bytes()))
+		}
+		if lines < len(samples) {
+			t.Errorf("%s: %d stats lines for %d samples", tool, lines, len(samples))
+		}
+	}
+	// --stats-file, and the lines of ctx-persist --restore and the dry runs.
+	file := filepath.Join(dir, "stats.jsonl")
+	session := filepath.Join("testdata", "session.jsonl")
+	for _, c := range [][]string{
+		{"ctx-persist", "--threshold", "1KB", "-o", filepath.Join(dir, "p.jsonl"), session},
+		{"ctx-persist", "--restore", filepath.Join(dir, "p.jsonl")},
+		{"ctx-snip", "-n", "--idle", "0", session},
+		{"ctx-trim", "-n", "--max-tokens", "5k", session},
+		{"ctx-repair", "--check", session},
+		{"ctx-budget", "--cap", "2000", session},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := runTool(c[0], append([]string{"--stats-file", file}, c[1:]...), &stdout, &stderr, env); code != cli.ExitOK && code != cli.ExitCheck {
+			t.Errorf("%v: exit %d: %s", c, code, stderr.String())
+		}
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := validateLines(t, s, "--stats-file", b); n != 6 {
+		t.Errorf("--stats-file holds %d lines, want 6", n)
+	}
+}
+
+// TestSchemasReject: the schemas are not vacuous: a report or a line without its
+// schema_version, with a field of the wrong type, or (for the report) with a field the
+// schema does not describe, is refused.
+func TestSchemasReject(t *testing.T) {
+	report := compileSchema(t, "count-report.json")
+	stats := compileSchema(t, "stats.json")
+	var stdout, stderr bytes.Buffer
+	if code := runTool("ctx-count", []string{"--json", "--stats", filepath.Join("testdata", "openai.json")}, &stdout, &stderr, nil); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, c := range []struct {
+		s    *jsonschema.Schema
+		line []byte
+		edit func(m map[string]any)
+	}{
+		{report, stdout.Bytes(), func(m map[string]any) { delete(m, "schema_version") }},
+		{report, stdout.Bytes(), func(m map[string]any) { m["schema_version"] = 2 }},
+		{report, stdout.Bytes(), func(m map[string]any) { m["tokens"] = "many" }},
+		{report, stdout.Bytes(), func(m map[string]any) { m["surprise"] = true }},
+		{stats, stderr.Bytes(), func(m map[string]any) { delete(m, "schema_version") }},
+		{stats, stderr.Bytes(), func(m map[string]any) { m["tokens_after"] = -1 }},
+		{stats, stderr.Bytes(), func(m map[string]any) { m["format"] = "auto" }},
+	} {
+		var m map[string]any
+		if err := json.Unmarshal(c.line, &m); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.s.Validate(jsonNumbers(t, m)); err != nil {
+			t.Fatalf("the unedited line is refused: %v", err)
+		}
+		c.edit(m)
+		if c.s.Validate(jsonNumbers(t, m)) == nil {
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			t.Errorf("an edited line is accepted: %v", keys)
+		}
+	}
+}
+
+// jsonNumbers round-trips v through jsonschema's decoder, which keeps numbers as
+// json.Number (the validator's integer checks need that).
+func jsonNumbers(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
