@@ -12,6 +12,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/tidwall/gjson v1.20.1
 	github.com/tidwall/sjson v1.2.7
+	golang.org/x/term v0.27.0
 	golang.org/x/tools v0.26.0
 )
 

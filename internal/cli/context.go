@@ -32,9 +32,12 @@ type Context struct {
 	StdoutTTY bool
 	StderrTTY bool
 	Color     bool // StdoutTTY, NO_COLOR unset or empty, TERM not "dumb"
-	Getenv    func(string) string
-	Now       func() time.Time
-	Version   string
+	// Columns is how wide the terminal is: COLUMNS when it is a positive number, else the
+	// width of the terminal stdout (or, with stdout piped, stderr) is, else 0 (unknown).
+	Columns int
+	Getenv  func(string) string
+	Now     func() time.Time
+	Version string
 
 	out        *heldOutput
 	stdinTaken bool

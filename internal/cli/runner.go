@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/mattn/go-isatty"
+	"golang.org/x/term"
 )
 
 // Tool describes one binary. Build a fresh Tool for every [Main] call:
@@ -86,6 +88,23 @@ func isTerminal(x any) bool {
 	return false
 }
 
+// columns is the terminal's width: COLUMNS when it is a positive number (a user's
+// override, and what a test sets), else the size of the first of the writers that is a
+// terminal, else 0.
+func columns(getenv func(string) string, writers ...io.Writer) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(getenv("COLUMNS"))); err == nil && n > 0 {
+		return n
+	}
+	for _, w := range writers {
+		if f, ok := w.(*os.File); ok && f != nil && isTerminal(f) {
+			if n, _, err := term.GetSize(int(f.Fd())); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
 // exitSignal is how kong's Exit hook (called after --help and --version
 // have printed) unwinds out of Parse without ending the process.
 type exitSignal struct{ code int }
@@ -151,6 +170,7 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		given:     given,
 	}
 	c.Color = c.StdoutTTY && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+	c.Columns = columns(getenv, stdout, stderr)
 	if common.Tokenizer == "api" {
 		if getenv(apiKeyVar) == "" {
 			return fail(WithHint(Usagef("--tokenizer api needs an Anthropic API key: %s is not set", apiKeyVar),

@@ -17,6 +17,8 @@ type Flags struct {
 	FailOver cli.Percent `name:"fail-over" placeholder:"PCT" help:"Exit 1 when utilization is above PCT (85% or 0.85); default off." env:"CTX_FAIL_OVER"`
 	Vs       string      `name:"vs" placeholder:"OTHER" help:"Compare with OTHER, another version of the conversation: tokens saved, messages changed, cache prefix kept."`
 	JSON     bool        `name:"json" help:"Write the JSON report even when stdout is a terminal."`
+	Picture  bool        `name:"picture" help:"Draw the window picture even when stdout is not a terminal (watch ctx-count FILE)."`
+	Color    string      `name:"color" enum:"auto,always,never" default:"auto" placeholder:"auto|always|never" help:"Colour the picture: auto on a terminal unless NO_COLOR is set or TERM is dumb." env:"CTX_COLOR"`
 	Savings  bool        `name:"savings" help:"Run each tier on the document: what it would save now, what it would take out of the prompt cache, and whether that pays back within 10 requests."`
 	All      bool        `name:"all" help:"With a folder of sessions, count each of them (newest first), not only the newest."`
 	Text     bool        `name:"text" help:"Count plain text, not a conversation: the tokens of the whole input (with --tokenizer, or the counter --model's documents get), a bare number."`
@@ -107,13 +109,14 @@ func run(ctx *cli.Context, f *Flags) error {
 				err = compare(d, f, r, &out)
 				p.Report = out.Bytes()
 			case f.Pass:
-				human := d.Context().StderrTTY && !f.JSON
-				color := human && ctx.Getenv("NO_COLOR") == "" && ctx.Getenv("TERM") != "dumb"
-				if err = write(&out, r, human, color, reports); err == nil {
+				human := (d.Context().StderrTTY || f.Picture) && !f.JSON
+				color := f.colored(ctx, d.Context().StderrTTY)
+				if err = write(&out, r, human, color, ctx.Columns, reports); err == nil {
 					_, err = ctx.Stderr.Write(out.Bytes())
 				}
 			default:
-				err = write(&out, r, ctx.StdoutTTY && !f.JSON && f.Output == "", ctx.Color, reports)
+				human := (ctx.StdoutTTY || f.Picture) && !f.JSON && f.Output == ""
+				err = write(&out, r, human, f.colored(ctx, ctx.StdoutTTY), ctx.Columns, reports)
 				p.Report = out.Bytes()
 			}
 			reports++
@@ -154,15 +157,27 @@ func report(d *cli.Doc) (Report, error) {
 
 // write writes one report: a picture for a person (after a blank line when it is not the
 // first), or a JSON line.
-func write(w *bytes.Buffer, r Report, human, color bool, i int) error {
+func write(w *bytes.Buffer, r Report, human, color bool, width, i int) error {
 	if !human {
 		return cli.JSONLines(w, r)
 	}
 	if i > 0 {
 		fmt.Fprintln(w)
 	}
-	Render(w, &r, color)
+	Render(w, &r, color, width)
 	return nil
+}
+
+// colored says whether the picture is coloured: --color, else (auto) on a terminal that
+// takes colour.
+func (f *Flags) colored(ctx *cli.Context, terminal bool) bool {
+	switch f.Color {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	return terminal && ctx.Getenv("NO_COLOR") == "" && ctx.Getenv("TERM") != "dumb"
 }
 
 // compare writes the comparison of the document with --vs OTHER, read whole.

@@ -165,12 +165,14 @@ func TestCellsFillTheBar(t *testing.T) {
 		r := &Report{Window: 1000, Reserve: 100, EffectiveWindow: 900, Tokens: tokensUsed,
 			Categories: Categories{User: tokensUsed}}
 		total := max(r.Window, r.Tokens+r.Reserve)
-		n := 0
-		for _, c := range cells(segments(r), total) {
-			n += c
-		}
-		if n != barWidth {
-			t.Errorf("%d tokens: bar has %d cells, want %d", tokensUsed, n, barWidth)
+		for _, width := range []int{16, 56, 76, 116} {
+			n := 0
+			for _, c := range cells(segments(r), total, width) {
+				n += c
+			}
+			if n != width {
+				t.Errorf("%d tokens: bar has %d cells, want %d", tokensUsed, n, width)
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/measure"
@@ -13,8 +14,14 @@ import (
 	"github.com/ctxkit/ctxkit/internal/summarize"
 )
 
-// barWidth is the width of the window picture in cells.
-const barWidth = 64
+// DefaultWidth is the width the picture is drawn to when the terminal's is not known.
+const DefaultWidth = 80
+
+// barWidth is the width of the window picture in cells on a terminal width columns wide:
+// the line less its margin and brackets, within reason.
+func barWidth(width int) int {
+	return min(max(width-4, 16), 200)
+}
 
 // segment is one part of the window picture.
 type segment struct {
@@ -40,9 +47,9 @@ func segments(r *Report) []segment {
 	}
 }
 
-// cells shares barWidth cells among the segments by largest remainder, giving every
+// cells shares width cells among the segments by largest remainder, giving every
 // non-empty segment at least one cell so nothing present is invisible.
-func cells(segs []segment, total int) []int {
+func cells(segs []segment, total, width int) []int {
 	out := make([]int, len(segs))
 	if total <= 0 {
 		return out
@@ -54,7 +61,7 @@ func cells(segs []segment, total int) []int {
 	var rems []rem
 	used := 0
 	for i, s := range segs {
-		exact := float64(s.tokens) * barWidth / float64(total)
+		exact := float64(s.tokens) * float64(width) / float64(total)
 		out[i] = int(math.Floor(exact))
 		if s.tokens > 0 && out[i] == 0 {
 			out[i] = 1
@@ -63,13 +70,13 @@ func cells(segs []segment, total int) []int {
 		rems = append(rems, rem{i, exact - math.Floor(exact)})
 	}
 	sort.SliceStable(rems, func(a, b int) bool { return rems[a].f > rems[b].f })
-	for k := 0; used < barWidth && k < len(rems); k++ {
+	for k := 0; used < width && k < len(rems); k++ {
 		out[rems[k].i]++
 		used++
 	}
 	// Overflow (the conversation is past the window, or the minimum cells added up):
 	// take cells back from the largest segments.
-	for used > barWidth {
+	for used > width {
 		big := 0
 		for i := range out {
 			if out[i] > out[big] {
@@ -82,9 +89,12 @@ func cells(segs []segment, total int) []int {
 	return out
 }
 
-// Render writes the human view of a report: the window picture, the top tool consumers
-// and the largest messages.
-func Render(w io.Writer, r *Report, color bool) {
+// Render writes the human view of a report, fitted to a terminal width columns wide: the
+// window picture, the top tool consumers and the largest messages.
+func Render(w io.Writer, r *Report, color bool, width int) {
+	if width <= 0 {
+		width = DefaultWidth
+	}
 	paint := func(code, s string) string {
 		if !color {
 			return s
@@ -99,7 +109,11 @@ func Render(w io.Writer, r *Report, color bool) {
 	if r.Model != "" {
 		meta = append(meta, r.Model)
 	}
-	fmt.Fprintf(w, "%s  (%s)\n", paint("1", title), strings.Join(meta, ", "))
+	if about := "(" + strings.Join(meta, ", ") + ")"; utf8.RuneCountInString(title)+2+len(about) <= width {
+		fmt.Fprintf(w, "%s  %s\n", paint("1", title), about)
+	} else {
+		fmt.Fprintf(w, "%s\n  %s\n", paint("1", title), about)
+	}
 
 	segs := segments(r)
 	total := r.Window
@@ -107,7 +121,7 @@ func Render(w io.Writer, r *Report, color bool) {
 		total = used
 	}
 	var bar strings.Builder
-	for i, n := range cells(segs, total) {
+	for i, n := range cells(segs, total, barWidth(width)) {
 		if n == 0 {
 			continue
 		}
@@ -135,27 +149,42 @@ func Render(w io.Writer, r *Report, color bool) {
 	default:
 		status = paint("1;32", status)
 	}
-	fmt.Fprintf(w, "  %s of %s effective tokens used (%s)  window %s, %s reserved for the reply\n",
-		human.Thousands(r.Tokens), human.Thousands(r.EffectiveWindow), status, human.Thousands(r.Window), human.Thousands(r.Reserve))
-	var legend []string
+	used := fmt.Sprintf("  %s of %s effective tokens used (%s)", human.Thousands(r.Tokens), human.Thousands(r.EffectiveWindow), status)
+	window := fmt.Sprintf("window %s, %s reserved for the reply", human.Thousands(r.Window), human.Thousands(r.Reserve))
+	if visibleWidth(used)+2+len(window) <= width {
+		fmt.Fprintf(w, "%s  %s\n", used, window)
+	} else {
+		fmt.Fprintf(w, "%s\n  %s\n", used, window)
+	}
+	// The legend, as many entries a line as fit.
+	line, lineWidth := "  ", 2
 	for _, s := range segs {
 		mark := s.glyph
 		if color {
 			mark = paint(s.color, "█")
 		}
-		legend = append(legend, fmt.Sprintf("%s %s %s", mark, s.name, human.Thousands(s.tokens)))
+		entry := fmt.Sprintf("%s %s", s.name, human.Thousands(s.tokens))
+		n := 2 + utf8.RuneCountInString(entry) // the mark, a space
+		if lineWidth > 2 && lineWidth+2+n > width {
+			fmt.Fprintln(w, line)
+			line, lineWidth = "  ", 2
+		}
+		if lineWidth > 2 {
+			line, lineWidth = line+"  ", lineWidth+2
+		}
+		line, lineWidth = line+mark+" "+entry, lineWidth+n
 	}
-	fmt.Fprintf(w, "  %s\n", strings.Join(legend, "  "))
+	fmt.Fprintln(w, line)
 	if h := r.Hidden; h != nil {
-		fmt.Fprintf(w, "  hidden: system prompt, tools and the like, not in the file: %s, from %s\n", human.Thousands(h.Tokens), h.Source)
+		wrap(w, fmt.Sprintf("hidden: system prompt, tools and the like, not in the file: %s, from %s", human.Thousands(h.Tokens), h.Source), width, "  ", "    ")
 	}
 	if a := r.Anchored; a != nil {
 		removed := ""
 		if a.Removed > 0 {
 			removed = fmt.Sprintf(", - %s removed by edits since", human.Thousands(a.Removed))
 		}
-		fmt.Fprintf(w, "  recorded by the agent (%s): %s up to message %d, + %s counted after%s\n",
-			a.Source, human.Thousands(a.Recorded), a.RecordedAt, human.Thousands(a.EstimatedAfter), removed)
+		wrap(w, fmt.Sprintf("recorded by the agent (%s): %s up to message %d, + %s counted after%s",
+			a.Source, human.Thousands(a.Recorded), a.RecordedAt, human.Thousands(a.EstimatedAfter), removed), width, "  ", "    ")
 	}
 
 	if len(r.ByTool) > 0 {
@@ -169,9 +198,15 @@ func Render(w io.Writer, r *Report, color bool) {
 			if tc.Calls == 1 {
 				calls = "call "
 			}
-			fmt.Fprintf(w, "  %-22s %4d %s  %10s tokens  %5.1f%%  (results %s, largest %s)\n",
-				human.Clip(tc.Name, 22), tc.Calls, calls, human.Thousands(tc.Tokens), measure.Ratio(tc.Tokens, r.Tokens)*100,
-				human.Thousands(tc.ResultTokens), human.Thousands(tc.LargestResult))
+			// (the name's column narrower on a narrow terminal: the figures are 40 columns)
+			nameWidth := min(max(width-40, 10), 22)
+			text := fmt.Sprintf("  %-*s %4d %s  %10s tokens  %5.1f%%", nameWidth, human.Label(tc.Name, nameWidth), tc.Calls, calls,
+				human.Thousands(tc.Tokens), measure.Ratio(tc.Tokens, r.Tokens)*100)
+			// (what the results took, where there is room for it)
+			if more := fmt.Sprintf("  (results %s, largest %s)", human.Thousands(tc.ResultTokens), human.Thousands(tc.LargestResult)); utf8.RuneCountInString(text+more) <= width {
+				text += more
+			}
+			fmt.Fprintln(w, text)
 		}
 	}
 
@@ -192,7 +227,11 @@ func Render(w io.Writer, r *Report, color bool) {
 			if len(m.Tools) > 0 {
 				label += " " + strings.Join(m.Tools, ",")
 			}
-			fmt.Fprintf(w, "  %-16s %-24s %9s  %s\n", where, human.Clip(label, 24), human.Thousands(m.Tokens), human.Clip(m.Preview, 48))
+			text := fmt.Sprintf("  %-16s %-24s %9s", where, human.Clip(label, 24), human.Thousands(m.Tokens))
+			if room := width - utf8.RuneCountInString(text) - 2; room >= 8 {
+				text += "  " + human.Label(m.Preview, min(room, 48))
+			}
+			fmt.Fprintln(w, text)
 		}
 	}
 
@@ -202,14 +241,14 @@ func Render(w io.Writer, r *Report, color bool) {
 		if t.Acts {
 			mark = paint("1;33", "  ✓")
 		}
-		fmt.Fprintf(w, "%s %-14s %s\n", mark, t.Tool, t.Reason)
+		wrap(w, t.Reason, width, fmt.Sprintf("%s %-14s ", mark, t.Tool), strings.Repeat(" ", 19))
 		if t.Saves != nil && *t.Saves > 0 {
 			verdict := "does not repay it"
 			if t.Repays != nil && *t.Repays {
 				verdict = "repays it"
 			}
-			fmt.Fprintf(w, "    %-14s would save %s tokens and re-write %s of the prompt cache: %s within %d requests\n",
-				"", human.Thousands(*t.Saves), human.Thousands(*t.Uncached), verdict, RepayRequests)
+			wrap(w, fmt.Sprintf("would save %s tokens and re-write %s of the prompt cache: %s within %d requests",
+				human.Thousands(*t.Saves), human.Thousands(*t.Uncached), verdict, RepayRequests), width, strings.Repeat(" ", 19), strings.Repeat(" ", 19))
 		}
 	}
 }
@@ -222,4 +261,40 @@ func RenderComparison(w io.Writer, c *Comparison) {
 	fmt.Fprintf(w, "messages  %d unchanged, %d changed, %d removed, %d added\n", c.Unchanged, c.Changed, c.Removed, c.Added)
 	fmt.Fprintf(w, "cache prefix  %s bytes identical, %s tokens of whole messages (%.1f%% of before)\n",
 		human.Thousands(c.PrefixBytes), human.Thousands(c.PrefixTokens), c.PrefixRatio*100)
+}
+
+// wrap writes text word by word in lines of at most width columns, the first after first,
+// the others after indent (a word longer than a line gets a line of its own).
+func wrap(w io.Writer, text string, width int, first, indent string) {
+	line, empty := first, true
+	for _, word := range strings.Fields(text) {
+		if !empty && visibleWidth(line)+1+utf8.RuneCountInString(word) > width {
+			fmt.Fprintln(w, strings.TrimRight(line, " "))
+			line, empty = indent, true
+		}
+		if !empty {
+			line += " "
+		}
+		line += word
+		empty = false
+	}
+	fmt.Fprintln(w, strings.TrimRight(line, " "))
+}
+
+// visibleWidth is how many columns s takes on a terminal: its characters, less the ANSI
+// colour sequences.
+func visibleWidth(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			if j := strings.IndexByte(s[i:], 'm'); j >= 0 {
+				i += j + 1
+				continue
+			}
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		n++
+	}
+	return n
 }

@@ -17,8 +17,8 @@ func TestRender(t *testing.T) {
 	{"role":"tool","tool_call_id":"c1","content":"package main"}]}`
 	r := Measure(parse(t, doc), Options{File: "x.json", Counter: fixed{}, Window: testWindow})
 	var plain, color bytes.Buffer
-	Render(&plain, &r, false)
-	Render(&color, &r, true)
+	Render(&plain, &r, false, 0)
+	Render(&color, &r, true, 0)
 	out := plain.String()
 	for _, want := range []string{
 		"x.json  (openai, bytes)",
@@ -39,7 +39,7 @@ func TestRender(t *testing.T) {
 		t.Error("no escape codes with colour")
 	}
 	bar := strings.SplitN(out, "\n", 3)[1]
-	if n := strings.Count(bar, "") - 1 - len("  []"); n != barWidth {
+	if n := strings.Count(bar, "") - 1 - len("  []"); n != barWidth(DefaultWidth) {
 		t.Errorf("bar is %d cells: %q", n, bar)
 	}
 }
@@ -66,13 +66,14 @@ func TestRenderHidden(t *testing.T) {
 		t.Fatalf("hidden %+v, tokens %d, counted %d", r.Hidden, r.Tokens, r.Counted)
 	}
 	var b bytes.Buffer
-	Render(&b, &r, false)
+	Render(&b, &r, false, 0)
 	for _, want := range []string{
 		"H hidden " + human.Thousands(r.Hidden.Tokens),
 		"hidden: system prompt, tools and the like, not in the file: " + human.Thousands(r.Hidden.Tokens) + ", from recorded usage",
 		"recorded by the agent (message.usage): ",
 	} {
-		if !strings.Contains(b.String(), want) {
+		// (a line too long for the terminal is wrapped: read the words)
+		if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), strings.TrimSpace(want)) {
 			t.Errorf("no %q in\n%s", want, b.String())
 		}
 	}
@@ -85,4 +86,40 @@ func estimateCounter(t *testing.T) tokens.Counter {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestRenderFitsTheTerminal: at 60, 80 and 120 columns, the bar spans the line and no line
+// is wider than the terminal, in colour or not; what a narrow terminal cannot hold on one
+// line is wrapped, not lost.
+func TestRenderFitsTheTerminal(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Measure(parse(t, string(data)), Options{File: "session.jsonl", Counter: estimateCounter(t), Window: testWindow})
+	for _, width := range []int{60, 80, 120} {
+		for _, color := range []bool{false, true} {
+			var b bytes.Buffer
+			Render(&b, &r, color, width)
+			lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+			for _, line := range lines {
+				if n := visibleWidth(line); n > width {
+					t.Errorf("%d columns, colour %v: a line of %d: %q", width, color, n, line)
+				}
+			}
+			bar := lines[1]
+			if !strings.HasPrefix(bar, "  [") {
+				bar = lines[2] // the title took two lines
+			}
+			if n := visibleWidth(bar); n != width {
+				t.Errorf("%d columns: the bar's line is %d wide: %q", width, n, bar)
+			}
+			text := strings.Join(strings.Fields(b.String()), " ")
+			for _, want := range []string{"reserved for the reply", "tool results", "Top tool consumers", "Largest messages", "Tiers at"} {
+				if !strings.Contains(text, want) {
+					t.Errorf("%d columns: no %q", width, want)
+				}
+			}
+		}
+	}
 }
