@@ -74,12 +74,16 @@ var warningWords = []string{"warning", "Warning", "WARNING", "warn ", "WARN", "d
 // testStarts are how the lines testSyntax matches start, white space trimmed.
 var testStarts = []string{"--- FAIL", "FAIL", "ERROR", "✕", "×", "✗", "●", "not ok", "test ", "---- ", "failures:", "Tests run:", "___"}
 
-var testFirst = func() (first [256]bool) {
-	for _, p := range testStarts {
-		first[p[0]] = true
+var testFirst = firstBytes(testStarts, 0)
+
+// firstBytes marks the byte at offset at of each word: a table that lets a check skip a
+// line at once when no word can start there.
+func firstBytes(words []string, at int) (first [256]bool) {
+	for _, w := range words {
+		first[w[at]] = true
 	}
 	return first
-}()
+}
 
 func mayBeTest(line string) bool {
 	i := 0
@@ -182,12 +186,7 @@ func isQuotedName(line string) bool {
 // expected and what it got (jest, go's cmp and want/got, JUnit, Rust's assert_eq).
 var assertionStarts = []string{"Expected:", "Received:", "expected:", "actual:", "Actual:", "-want", "+got", "want:", "got:", "- Expected", "+ Received", "left:", "right:"}
 
-var assertionFirst = func() (first [256]bool) {
-	for _, p := range assertionStarts {
-		first[p[0]] = true
-	}
-	return first
-}()
+var assertionFirst = firstBytes(assertionStarts, 0)
 
 // isAssertion reports whether an indented line starts with one of assertionStarts.
 func isAssertion(line string) bool {
@@ -237,12 +236,7 @@ func isShellcheckPlace(line string) bool {
 var summaryWords = []string{" passed", " failed", " failing", " failures", " errors", " error", " warnings", " warning", " skipped", " tests", " test", " upgraded", " newly installed", " removed", " packages", " suites"}
 
 // summaryFirst marks the letters summaryWords start with (after their space).
-var summaryFirst = func() (first [256]bool) {
-	for _, w := range summaryWords {
-		first[w[1]] = true
-	}
-	return first
-}()
+var summaryFirst = firstBytes(summaryWords, 1)
 
 // isSummary reports whether a line counts something a summary counts: digits, then one
 // of summaryWords.
