@@ -23,7 +23,11 @@ import (
 // machine. The tiktoken-go rows take five seconds an iteration; -benchtime=3x keeps the
 // run short. BenchmarkPathological counts one text with no break the pre-tokenizers
 // recognise (or, for base64 and digits, nothing but short pieces), at sizes from 10 KB
-// to 5 MB, to show linear growth.
+// to 5 MB, to show linear growth; its cpu-MB/s is measured over the counting alone (not
+// the fresh piece cache each iteration makes), and -benchtime 1s gives the small sizes
+// enough iterations for it to be steady:
+//
+//	go test -run '^$' -bench Pathological -benchtime 1s -cpu 1 ./internal/tokens
 
 var mixedCorpus = sync.OnceValue(func() []string {
 	seen := map[string]bool{}
@@ -128,11 +132,19 @@ func BenchmarkPathological(b *testing.B) {
 					v := vocabFor(name)
 					v.table()
 					b.SetBytes(int64(len(text)))
+					var cpu time.Duration // of the counting alone
 					for b.Loop() {
 						b.StopTimer()
 						cache := newPieceCache() // a counter's, made once per run
+						start := cpuTime()
 						b.StartTimer()
 						countText(v, text, cache)
+						b.StopTimer()
+						cpu += cpuTime() - start
+						b.StartTimer()
+					}
+					if cpu > 0 {
+						b.ReportMetric(float64(len(text))*float64(b.N)/1e6/cpu.Seconds(), "cpu-MB/s")
 					}
 				})
 			}
