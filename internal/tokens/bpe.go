@@ -55,12 +55,73 @@ func (t *table) countPiece(piece string, pieces *pieceCache) int {
 // the number of parts left.
 func (t *table) merge(piece string) int {
 	if len(piece) <= smallPieceBytes {
-		return t.mergeSmall(piece, nil, 0)
+		return t.mergeSmall(piece, nil, nil, 0)
 	}
-	sc := mergeScratchPool.Get().(*mergeScratch)
-	n := t.mergeLong(piece, sc)
-	mergeScratchPool.Put(sc)
+	sc := t.getScratch()
+	n := t.mergeApart(piece, sc)
+	t.scratch.Put(sc)
 	return n
+}
+
+// mergeApart merges a long piece as the sum of the parts it falls into where two
+// adjacent bytes appear together in no token: no part BPE makes can hold both, so no
+// merge crosses there, and each side merges as if alone. Text of a script's letters has
+// such places every few dozen bytes (no o200k token has "qx" in it, say); a run of
+// spaces or of CJK characters has none, and is merged whole.
+func (t *table) mergeApart(piece string, sc *mergeScratch) int {
+	apart := t.apart()
+	n, from := 0, 0
+	var high byte // the bytes of the part so far, or'ed: is it ASCII?
+	for i := 1; i < len(piece); i++ {
+		high |= piece[i-1]
+		if k := int(piece[i-1])<<8 | int(piece[i]); apart[k/64]&(1<<(k%64)) != 0 {
+			n += t.mergePart(piece[from:i], high < 0x80, sc)
+			from, high = i, 0
+		}
+	}
+	return n + t.mergePart(piece[from:], high|piece[len(piece)-1] < 0x80, sc)
+}
+
+// mergePart is merge of a part of a piece, with scratch memory at hand. A part of
+// ASCII (letters, a run of spaces or of punctuation) is merged in chunks with a heap;
+// one of other scripts, whose characters take merges of their own and are few, by
+// characters (mergeLong).
+func (t *table) mergePart(part string, ascii bool, sc *mergeScratch) int {
+	switch {
+	case len(part) == 1:
+		return 1
+	case len(part) == 2:
+		if t.pair2[int(part[0])<<8|int(part[1])] >= 0 {
+			return 1
+		}
+		return 2
+	case !ascii:
+		return t.mergeLong(part, sc)
+	case len(part) <= chunkBytes:
+		return t.mergeHeap(part, sc, nil, 0)
+	}
+	return t.mergeChunks(part, sc)
+}
+
+// apart is the set of byte pairs x<<8|y that appear in no token, worked out from the
+// tokens the first time a long piece needs it (a pass over every token's bytes, about
+// a millisecond).
+func (t *table) apart() []uint64 {
+	t.apartOnce.Do(func() {
+		in := make([]uint64, 1<<16/64)
+		for r := range t.size() {
+			s := t.blob[t.off[r]:t.off[r+1]]
+			for i := 0; i+1 < len(s); i++ {
+				k := int(s[i])<<8 | int(s[i+1])
+				in[k/64] |= 1 << (k % 64)
+			}
+		}
+		for i := range in {
+			in[i] = ^in[i]
+		}
+		t.apart2 = in
+	})
+	return t.apart2
 }
 
 // smallPieceBytes: up to this length, merging scans the pairs for the lowest rank at each
@@ -70,9 +131,10 @@ const smallPieceBytes = 32
 
 const noRank = math.MaxInt32
 
-// event is one merge, as mergeLong needs to know it: its rank and position (the start of
-// the left part), and whether it made a new last part of the piece (last, its start) or a
-// new first part (first, its end); -1 when not.
+// event is one merge, as mergeLong needs to know it: its rank (that of the token it
+// made) and position (the start of the left part), and whether it made a new last part
+// of the segment (last, its start) or a new first part (first, its end); -1 when not.
+// Most merges that change neither edge are dropped (compactEvents).
 type event struct {
 	rank, pos   int32
 	last, first int32
@@ -81,16 +143,60 @@ type event struct {
 // key orders merges the way merge chooses them: by rank, then leftmost.
 func (e event) key() uint64 { return uint64(e.rank)<<32 | uint64(uint32(e.pos)) }
 
+// joinRank is the rank of piece[i:j], the concatenation of two adjacent parts that are
+// the tokens r1 and r2 (-1 for a part that is no token: a single byte a vocabulary
+// lacks), or -1 when it is no token.
+//
+// Which string two tokens make depends on nothing but the two tokens, so with scratch
+// memory the answer is remembered by the pair of ranks. A long piece asks about the same
+// few thousand pairs again and again (the letters and syllables of a language, the
+// blocks of a run of spaces), and the remembered answer sits in a core's cache, where a
+// lookup in the vocabulary (a hash, the filter, the slots, the token's bytes: several
+// megabytes) waits on memory.
+func (t *table) joinRank(sc *mergeScratch, piece string, i, j int, r1, r2 int32) int32 {
+	if j-i == 2 {
+		return t.pair2[int(piece[i])<<8|int(piece[i+1])]
+	}
+	if j-i > t.maxLen {
+		return -1
+	}
+	if two := int(piece[i])<<8 | int(piece[i+1]); t.long2[two/64]&(1<<(two%64)) == 0 {
+		return -1
+	}
+	if sc == nil || r1 < 0 || r2 < 0 {
+		return t.rank(piece[i:j])
+	}
+	key := uint64(r1+1)<<32 | uint64(r2+1)
+	e := &sc.pairs[(key*0x9E3779B97F4A7C15)>>(64-pairCacheBits)]
+	if e.key != key {
+		e.key, e.rank = key, t.rank(piece[i:j])
+	}
+	return e.rank
+}
+
+// pairCacheBits sizes the cache of joinRank: 4096 pairs, 64 KB.
+const pairCacheBits = 12
+
+type pairEntry struct {
+	key  uint64 // r1+1 << 32 | r2+1; 0 for an empty entry
+	rank int32
+}
+
 // mergeSmall merges piece (at most smallPieceBytes long) with the rule of merge. When
-// events is not nil, every merge is appended to it, positions offset by at.
-func (t *table) mergeSmall(piece string, events *[]event, at int32) int {
+// events is not nil, every merge is appended to it, positions offset by at. sc, when
+// not nil, lends joinRank its cache.
+func (t *table) mergeSmall(piece string, sc *mergeScratch, events *[]event, at int32) int {
 	n := len(piece)
-	// start[k] is where part k begins (start[parts] = n); rank[k] is the rank of parts
-	// k and k+1 together, noRank when that is no token.
+	if events != nil {
+		defer compactEvents(events, len(*events))
+	}
+	// start[k] is where part k begins (start[parts] = n); tok[k] is its rank as a token;
+	// rank[k] is the rank of parts k and k+1 together, noRank when that is no token.
 	var start [smallPieceBytes + 1]int32
-	var rank [smallPieceBytes]int32
+	var tok, rank [smallPieceBytes]int32
 	for i := range n {
 		start[i] = int32(i)
+		tok[i] = t.byte1[piece[i]]
 	}
 	start[n] = int32(n)
 	for i := range n - 1 {
@@ -99,6 +205,12 @@ func (t *table) mergeSmall(piece string, events *[]event, at int32) int {
 			r = noRank
 		}
 		rank[i] = r
+	}
+	join := func(k int) int32 { // the rank of parts k and k+1 together
+		if r := t.joinRank(sc, piece, int(start[k]), int(start[k+2]), tok[k], tok[k+1]); r >= 0 {
+			return r
+		}
+		return noRank
 	}
 	parts := n
 	for parts > 1 {
@@ -123,26 +235,20 @@ func (t *table) mergeSmall(piece string, events *[]event, at int32) int {
 		}
 		// Part best+1 joins part best.
 		copy(start[best+1:parts], start[best+2:parts+1])
+		copy(tok[best+1:parts-1], tok[best+2:parts])
 		copy(rank[best+1:parts-1], rank[best+2:parts])
+		tok[best] = bestRank
 		parts--
 		if best+1 < parts {
-			rank[best] = t.pairRank(piece, int(start[best]), int(start[best+2]))
+			rank[best] = join(best)
 		} else {
 			rank[best] = noRank
 		}
 		if best > 0 {
-			rank[best-1] = t.pairRank(piece, int(start[best-1]), int(start[best+1]))
+			rank[best-1] = join(best - 1)
 		}
 	}
 	return parts
-}
-
-// pairRank is the rank of piece[i:j], or noRank.
-func (t *table) pairRank(piece string, i, j int) int32 {
-	if r := t.rank(piece[i:j]); r >= 0 {
-		return r
-	}
-	return noRank
 }
 
 // mergeLong merges a long piece in segments, which is exact when no merge crosses from
@@ -157,17 +263,18 @@ func (t *table) pairRank(piece string, i, j int) int32 {
 // other merge can change it first). Merging each segment alone gives its merges in order
 // and how they change its edges, so walking the two sequences in the order of their keys
 // decides each boundary exactly; when every boundary holds, the piece's count is the sum
-// of its segments' counts.
+// of its segments' counts. That holds wherever the segments are cut, and whether a
+// boundary holds depends only on the bytes of its two segments.
 //
 // Segments start as single characters. Where a boundary does not hold (a word of CJK
 // text that is one token, say), the two segments become one, and the new segment's left
 // boundary is checked again. Text that forms long tokens or merges without end (a run of
-// one letter, of spaces) soon grows a segment past segmentMaxBytes; then the whole piece
-// is merged at once with mergeQueue.
+// one letter, of spaces) soon grows a segment past segmentMaxBytes; then the piece is
+// merged in chunks (mergeChunks).
 func (t *table) mergeLong(piece string, sc *mergeScratch) int {
+	sc.use(t)
 	segs := sc.segs[:0]
 	evs := sc.events[:0] // the merges of each segment in segs, in order
-	defer func() { sc.segs, sc.events = segs, evs }()
 	total := 0
 	for pos := 0; pos < len(piece); {
 		// Segments begin as characters, but any cut would do: the boundary checks do
@@ -181,16 +288,17 @@ func (t *table) mergeLong(piece string, sc *mergeScratch) int {
 				break
 			}
 			top := segs[len(segs)-1]
-			if t.holds(piece, evs[top.ev:seg.ev], evs[seg.ev:], int(seg.start)) {
+			if t.holds(sc, piece, evs[top.ev:seg.ev], evs[seg.ev:], int(seg.start)) {
 				break
 			}
 			segs, evs = segs[:len(segs)-1], evs[:top.ev]
 			seg.start = top.start
 			if seg.end-seg.start > segmentMaxBytes {
-				return t.mergeQueue(piece, sc)
+				sc.segs, sc.events = segs, evs
+				return t.mergeChunks(piece, sc)
 			}
 			seg.ev = int32(len(evs))
-			seg.count = int32(t.mergeSmall(piece[seg.start:seg.end], &evs, seg.start))
+			seg.count = int32(t.mergeSmall(piece[seg.start:seg.end], sc, &evs, seg.start))
 		}
 		segs = append(segs, seg)
 
@@ -213,6 +321,119 @@ func (t *table) mergeLong(piece string, sc *mergeScratch) int {
 	for _, s := range segs {
 		total += int(s.count)
 	}
+	sc.segs, sc.events = segs, evs
+	return total
+}
+
+// chunkBytes is the length mergeChunks cuts a piece into: long enough that most cuts
+// hold and a run of one character repeats whole chunks, short enough that a chunk's
+// merging stays in a core's cache.
+const chunkBytes = 512
+
+// keepSegments: mergeChunks keeps the merges of this many segments before the newest
+// for unions; a boundary that fails further back than that is left to mergeQueue.
+const keepSegments = 8
+
+// unionMaxBytes bounds a segment of mergeChunks: each union merges the whole of it
+// again, so a run of failing boundaries costs the square of its length.
+const unionMaxBytes = 16 * chunkBytes
+
+// mergeChunks is merge for a long piece that mergeLong's characters do not split: it
+// cuts the piece into chunks of about chunkBytes, merges each alone with
+// mergeQueueEvents, and checks each boundary with holds, as mergeLong does for
+// characters; a boundary that does not hold joins its two segments, which are merged
+// again as one. Merging a piece then stays in the cache, where mergeQueue over megabytes
+// at once waits on memory at nearly every merge.
+//
+// A chunk equal to the one before it (a run of spaces, of one letter, any text whose
+// period divides chunkBytes) makes the same merges, and a boundary between two copies
+// of a chunk holds or fails like the last one: neither is worked out again.
+func (t *table) mergeChunks(piece string, sc *mergeScratch) int {
+	sc.use(t)
+	segs := sc.segs[:0]
+	evs := sc.events[:0]
+	total, retired := 0, false
+	// plain: the top segment is a chunk as cut, no union; twinHeld: a boundary between
+	// two copies of the top segment's bytes held.
+	plain, twinHeld := false, false
+	for pos := 0; pos < len(piece); {
+		end := min(pos+chunkBytes, len(piece))
+		if end < len(piece) {
+			// A cut between two bytes that are no token together falls more often
+			// where BPE leaves a boundary; take the last in the chunk's last eighth.
+			for e := end; e > end-chunkBytes/8; e-- {
+				if t.pair2[int(piece[e-1])<<8|int(piece[e])] < 0 && piece[e]&0xC0 != 0x80 {
+					end = e
+					break
+				}
+			}
+		}
+		for end < len(piece) && piece[end]&0xC0 == 0x80 {
+			end++ // a cut inside a character would always be crossed
+		}
+		seg := segment{start: int32(pos), end: int32(end), ev: int32(len(evs))}
+		twin := false
+		if plain {
+			top := segs[len(segs)-1]
+			if twin = piece[top.start:top.end] == piece[pos:end]; twin {
+				d := seg.start - top.start
+				evs = append(evs, evs[top.ev:seg.ev]...)
+				for i := range evs[seg.ev:] {
+					e := &evs[int(seg.ev)+i]
+					e.pos += d
+					if e.last >= 0 {
+						e.last += d
+					}
+					if e.first >= 0 {
+						e.first += d
+					}
+				}
+				seg.count = top.count
+			}
+		}
+		if !twin {
+			seg.count = int32(t.mergeHeap(piece[pos:end], sc, &evs, seg.start))
+		}
+		pos = end
+		held := true
+		if !(twin && twinHeld) {
+			for len(segs) > 0 {
+				top := segs[len(segs)-1]
+				if t.holds(sc, piece, evs[top.ev:seg.ev], evs[seg.ev:], int(seg.start)) {
+					break
+				}
+				held = false
+				segs, evs = segs[:len(segs)-1], evs[:top.ev]
+				seg.start = top.start
+				if seg.end-seg.start > unionMaxBytes || len(segs) == 0 && retired {
+					sc.segs, sc.events = segs, evs
+					return t.mergeQueue(piece, sc)
+				}
+				seg.ev = int32(len(evs))
+				seg.count = int32(t.mergeHeap(piece[seg.start:seg.end], sc, &evs, seg.start))
+			}
+		}
+		twinHeld = twin && held
+		plain = held
+		segs = append(segs, seg)
+		if len(segs) >= 2*keepSegments {
+			k := len(segs) - keepSegments
+			for _, s := range segs[:k] {
+				total += int(s.count)
+			}
+			base := segs[k].ev
+			evs = evs[:copy(evs, evs[base:])]
+			segs = segs[:copy(segs, segs[k:])]
+			for i := range segs {
+				segs[i].ev -= base
+			}
+			retired = true
+		}
+	}
+	for _, s := range segs {
+		total += int(s.count)
+	}
+	sc.segs, sc.events = segs, evs
 	return total
 }
 
@@ -227,12 +448,12 @@ func (sc *mergeScratch) mergeChar(t *table, char string, events *[]event, at int
 		key |= uint64(char[i]) << (8 * i)
 	}
 	c := &sc.chars[(key*0x9E3779B97F4A7C15)>>(64-charCacheBits)]
-	if c.t != t || c.key != key {
+	if c.key != key {
 		var evs [3]event
 		buf := evs[:0]
-		c.count = int8(t.mergeSmall(char, &buf, 0))
+		c.count = int8(t.mergeSmall(char, sc, &buf, 0))
 		c.n = int8(copy(c.ev[:], buf))
-		c.t, c.key = t, key
+		c.key = key
 	}
 	for _, e := range c.ev[:c.n] {
 		e.pos += at
@@ -251,8 +472,7 @@ const charCacheBits = 10
 
 // charMerge is a character's merges, relative to its start.
 type charMerge struct {
-	t     *table
-	key   uint64
+	key   uint64 // 0 for an empty entry
 	count int8
 	n     int8
 	ev    [3]event
@@ -267,12 +487,42 @@ type segment struct {
 	ev         int32 // where its merges begin in mergeLong's events
 }
 
+// compactEvents drops from (*events)[from:], the merges of one segment in the order
+// made, each merge that changes neither edge of the segment and whose key is no higher
+// than that of the next merge kept; the rest keep their order.
+//
+// holds gives the same answer without them. The pair across a boundary changes only at
+// an edge. While it stays the same, the next merge of a segment is at most the next one
+// kept, and rises to it before the segment makes that merge: if the pair is below both
+// segments' next merges at some moment, it is still below both once each has risen to
+// its next merge kept, which is what holds compares it with; and the other way round,
+// the next merges kept are never lower than the true ones. Which of the two segments
+// makes its next kept merge first is the same either way, by the same argument. In the
+// real vocabularies keys nearly always rise through a segment's merges (a merge seldom
+// makes a pair of lower rank than its own), so only the merges at the edges are kept:
+// a few per segment, where merging a segment makes about one per byte.
+func compactEvents(events *[]event, from int) {
+	evs := (*events)[from:]
+	next := uint64(math.MaxUint64)
+	k := len(evs)
+	for i := len(evs) - 1; i >= 0; i-- {
+		if e := evs[i]; e.last >= 0 || e.first >= 0 || e.key() > next {
+			k--
+			evs[k] = e
+			next = e.key()
+		}
+	}
+	n := copy(evs, evs[k:])
+	*events = (*events)[:from+n]
+}
+
 // holds reports whether the boundary at b between two adjacent segments, whose merges
 // are left and right, never merges (see mergeLong).
-func (t *table) holds(piece string, left, right []event, b int) bool {
+func (t *table) holds(sc *mergeScratch, piece string, left, right []event, b int) bool {
 	const never = math.MaxUint64
 	i, j := b-1, b+1 // the start of the left's last part, the end of the right's first
-	k := t.crossKey(piece, i, j)
+	ri, rj := t.byte1[piece[i]], t.byte1[piece[b]]
+	k := t.crossKey(sc, piece, i, j, ri, rj)
 	for {
 		kl, kr := uint64(never), uint64(never)
 		if len(left) > 0 {
@@ -289,29 +539,24 @@ func (t *table) holds(piece string, left, right []event, b int) bool {
 		}
 		if kl < kr {
 			if l := left[0].last; l >= 0 {
-				i = int(l)
-				k = t.crossKey(piece, i, j)
+				i, ri = int(l), left[0].rank
+				k = t.crossKey(sc, piece, i, j, ri, rj)
 			}
 			left = left[1:]
 		} else {
 			if f := right[0].first; f >= 0 {
-				j = int(f)
-				k = t.crossKey(piece, i, j)
+				j, rj = int(f), right[0].rank
+				k = t.crossKey(sc, piece, i, j, ri, rj)
 			}
 			right = right[1:]
 		}
 	}
 }
 
-// crossKey is the merge key of piece[i:j] if it is a token, else MaxUint64.
-func (t *table) crossKey(piece string, i, j int) uint64 {
-	two := int(piece[i])<<8 | int(piece[i+1])
-	r := int32(-1)
-	if j-i == 2 {
-		r = t.pair2[two]
-	} else if t.long2[two/64]&(1<<(two%64)) != 0 {
-		r = t.rank(piece[i:j])
-	}
+// crossKey is the merge key of piece[i:j], the tokens ri and rj together, if it is a
+// token, else MaxUint64.
+func (t *table) crossKey(sc *mergeScratch, piece string, i, j int, ri, rj int32) uint64 {
+	r := t.joinRank(sc, piece, i, j, ri, rj)
 	if r < 0 {
 		return math.MaxUint64
 	}
@@ -331,19 +576,34 @@ func utf8Len(c byte) int {
 	return 4
 }
 
-// mergeScratch is the working memory of mergeLong and mergeQueue, kept in a pool so a
-// long piece does not allocate again.
+// mergeScratch is the working memory of mergeLong and mergeQueue and their caches, kept
+// in a pool of its table so a long piece does not allocate again.
 type mergeScratch struct {
 	segs   []segment
 	events []event
 	chars  [1 << charCacheBits]charMerge
+	pairs  [1 << pairCacheBits]pairEntry
+	t      *table // whose ranks chars and pairs hold
 
-	next, prev, rank []int32
-	q                rankQueue
-	batch            []int32
+	next, prev, rank, tok []int32
+	q                     rankQueue
+	batch                 []int32
+	heap                  []uint64
 }
 
-var mergeScratchPool = sync.Pool{New: func() any { return new(mergeScratch) }}
+// use readies sc for merging with t: its caches hold the answers of one table.
+func (sc *mergeScratch) use(t *table) {
+	if sc.t != t {
+		sc.chars, sc.pairs, sc.t = [len(sc.chars)]charMerge{}, [len(sc.pairs)]pairEntry{}, t
+	}
+}
+
+func (t *table) getScratch() *mergeScratch {
+	if sc, ok := t.scratch.Get().(*mergeScratch); ok {
+		return sc
+	}
+	return new(mergeScratch)
+}
 
 // mergeQueue is merge for a piece of any length, in time linear in its length but for
 // the sorting of ties: parts form a linked list over their start offsets, and a queue
@@ -358,16 +618,28 @@ var mergeScratchPool = sync.Pool{New: func() any { return new(mergeScratch) }}
 // entry is stale, and skipped, when the pair at its position no longer has its rank (a
 // pair only grows, so it can never get a rank back).
 func (t *table) mergeQueue(piece string, sc *mergeScratch) int {
+	return t.mergeQueueEvents(piece, sc, nil, 0)
+}
+
+// mergeQueueEvents is mergeQueue that appends every merge to events, when not nil, in
+// the order made (which is the order of their keys), positions offset by at.
+func (t *table) mergeQueueEvents(piece string, sc *mergeScratch, events *[]event, at int32) int {
+	sc.use(t)
 	n := len(piece)
+	if events != nil {
+		defer compactEvents(events, len(*events))
+	}
 	sc.next = grow(sc.next, n)
 	sc.prev = grow(sc.prev, n)
 	sc.rank = grow(sc.rank, n)
-	next, prev, rank := sc.next, sc.prev, sc.rank
+	sc.tok = grow(sc.tok, n)
+	next, prev, rank, tok := sc.next, sc.prev, sc.rank, sc.tok
 	q := &sc.q
 	q.reset(t.size())
 	for i := n - 1; i >= 0; i-- { // pushed backwards, each bucket lists positions in order
 		next[i] = int32(i + 1)
 		prev[i] = int32(i - 1)
+		tok[i] = t.byte1[piece[i]]
 		r := int32(-1)
 		if i+1 < n {
 			r = t.pair2[int(piece[i])<<8|int(piece[i+1])]
@@ -397,14 +669,25 @@ func (t *table) mergeQueue(piece string, sc *mergeScratch) int {
 				prev[nn] = p
 			}
 			rank[nx] = -1
+			tok[p] = r
 			count--
+			if events != nil {
+				e := event{rank: r, pos: at + p, last: -1, first: -1}
+				if int(nn) == n {
+					e.last = e.pos
+				}
+				if p == 0 {
+					e.first = at + nn
+				}
+				*events = append(*events, e)
+			}
 			low := r
 			if int(nn) < n {
 				e := int32(n)
 				if int(next[nn]) < n {
 					e = next[nn]
 				}
-				rank[p] = t.rank(piece[p:e])
+				rank[p] = t.joinRank(sc, piece, int(p), int(e), r, tok[nn])
 				if rank[p] >= 0 {
 					q.push(rank[p], p)
 					low = min(low, rank[p])
@@ -414,7 +697,7 @@ func (t *table) mergeQueue(piece string, sc *mergeScratch) int {
 			}
 			if p > 0 {
 				pp := prev[p]
-				rank[pp] = t.rank(piece[pp:nn])
+				rank[pp] = t.joinRank(sc, piece, int(pp), int(nn), tok[pp], r)
 				if rank[pp] >= 0 {
 					q.push(rank[pp], pp)
 					low = min(low, rank[pp])
@@ -431,6 +714,128 @@ func (t *table) mergeQueue(piece string, sc *mergeScratch) int {
 		sc.batch = batch
 	}
 	return count
+}
+
+// mergeHeap is mergeQueueEvents with a binary heap of (rank, position) keys for a queue:
+// for a chunk of a few hundred bytes the heap stays in the first-level cache, where
+// the buckets of rankQueue span the vocabulary. Entries go stale as in mergeQueue.
+func (t *table) mergeHeap(piece string, sc *mergeScratch, events *[]event, at int32) int {
+	sc.use(t)
+	n := len(piece)
+	if events != nil {
+		defer compactEvents(events, len(*events))
+	}
+	sc.next = grow(sc.next, n)
+	sc.prev = grow(sc.prev, n)
+	sc.rank = grow(sc.rank, n)
+	sc.tok = grow(sc.tok, n)
+	next, prev, rank, tok := sc.next, sc.prev, sc.rank, sc.tok
+	h := sc.heap[:0]
+	for i := range n {
+		next[i] = int32(i + 1)
+		prev[i] = int32(i - 1)
+		tok[i] = t.byte1[piece[i]]
+		r := int32(-1)
+		if i+1 < n {
+			r = t.pair2[int(piece[i])<<8|int(piece[i+1])]
+		}
+		rank[i] = r
+		if r >= 0 {
+			h = append(h, uint64(r)<<32|uint64(i))
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	count := n
+	for len(h) > 0 {
+		key := h[0]
+		last := len(h) - 1
+		h[0] = h[last]
+		h = h[:last]
+		if last > 0 {
+			siftDown(h, 0)
+		}
+		r, p := int32(key>>32), int32(uint32(key))
+		if rank[p] != r {
+			continue
+		}
+		nx := next[p]
+		nn := next[nx]
+		next[p] = nn
+		if int(nn) < n {
+			prev[nn] = p
+		}
+		rank[nx] = -1
+		tok[p] = r
+		count--
+		if events != nil {
+			e := event{rank: r, pos: at + p, last: -1, first: -1}
+			if int(nn) == n {
+				e.last = e.pos
+			}
+			if p == 0 {
+				e.first = at + nn
+			}
+			*events = append(*events, e)
+		}
+		if int(nn) < n {
+			e := int32(n)
+			if int(next[nn]) < n {
+				e = next[nn]
+			}
+			rank[p] = t.joinRank(sc, piece, int(p), int(e), r, tok[nn])
+			if rank[p] >= 0 {
+				h = siftUp(append(h, uint64(rank[p])<<32|uint64(p)))
+			}
+		} else {
+			rank[p] = -1
+		}
+		if p > 0 {
+			pp := prev[p]
+			rank[pp] = t.joinRank(sc, piece, int(pp), int(nn), tok[pp], r)
+			if rank[pp] >= 0 {
+				h = siftUp(append(h, uint64(rank[pp])<<32|uint64(pp)))
+			}
+		}
+	}
+	sc.heap = h
+	return count
+}
+
+func siftDown(h []uint64, i int) {
+	x := h[i]
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			break
+		}
+		if c+1 < len(h) && h[c+1] < h[c] {
+			c++
+		}
+		if x <= h[c] {
+			break
+		}
+		h[i] = h[c]
+		i = c
+	}
+	h[i] = x
+}
+
+// siftUp restores the heap after an append.
+func siftUp(h []uint64) []uint64 {
+	i := len(h) - 1
+	x := h[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p] <= x {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = x
+	return h
 }
 
 func grow(s []int32, n int) []int32 {

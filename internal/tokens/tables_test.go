@@ -225,5 +225,6 @@ func parseTiktoken(data []byte) (*table, error) {
 			t.long2[k/64] |= 1 << (k % 64)
 		}
 	}
+	t.setByteRanks()
 	return t, nil
 }

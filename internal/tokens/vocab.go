@@ -71,6 +71,21 @@ type table struct {
 	mask     uint64
 	rankBits uint
 	maxLen   int // the longest token, in bytes: longer strings need no lookup
+
+	byte1   [256]int32 // the rank of each byte as a token, -1 for none
+	scratch sync.Pool  // of *mergeScratch, whose caches hold this table's ranks
+
+	apartOnce sync.Once
+	apart2    []uint64 // see apart
+}
+
+// setByteRanks fills byte1, once the table can look tokens up.
+func (t *table) setByteRanks() {
+	var b [1]byte
+	for c := range t.byte1 {
+		b[0] = byte(c)
+		t.byte1[c] = t.rank(string(b[:]))
+	}
 }
 
 // rank returns the rank of the token whose bytes are s, or -1 when s is not a token.
@@ -154,6 +169,7 @@ func loadTable(data string) (*table, error) {
 	if t.off[0] != 0 || int(t.off[n]) != len(t.blob) {
 		return nil, fmt.Errorf("table offsets do not match its %d bytes of tokens", len(t.blob))
 	}
+	t.setByteRanks()
 	return t, nil
 }
 
