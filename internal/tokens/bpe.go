@@ -55,38 +55,57 @@ func (t *table) countPiece(piece string, pieces *pieceCache) int {
 // the number of parts left.
 func (t *table) merge(piece string) int {
 	if len(piece) <= smallPieceBytes {
-		return t.mergeSmall(piece, nil, nil, 0)
+		return t.mergeSmall(piece, nil, 0)
 	}
 	sc := t.getScratch()
-	n := t.mergeApart(piece, sc)
+	var n int
+	if isASCII(piece) {
+		n = t.mergeApart(piece, sc)
+	} else {
+		n = t.mergeLong(piece, sc)
+	}
 	t.scratch.Put(sc)
 	return n
 }
 
-// mergeApart merges a long piece as the sum of the parts it falls into where two
-// adjacent bytes appear together in no token: no part BPE makes can hold both, so no
-// merge crosses there, and each side merges as if alone. Text of a script's letters has
-// such places every few dozen bytes (no o200k token has "qx" in it, say); a run of
-// spaces or of CJK characters has none, and is merged whole.
+// isASCII reports whether s is all ASCII, eight bytes at a time.
+func isASCII(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if le64(s[i:])&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeApart merges a long piece of ASCII as the sum of the parts it falls into where
+// two adjacent bytes appear together in no token: no part BPE makes can hold both, so
+// no merge crosses there, and each side merges as if alone. Letters have such places
+// every few dozen bytes (no o200k token has "qx" in it, say); a run of spaces has none,
+// and is merged whole. A part is merged with a heap, in chunks when it is long.
+//
+// Text of other scripts goes to mergeLong instead: its characters are few and take
+// merges of their own, which mergeLong remembers per character.
 func (t *table) mergeApart(piece string, sc *mergeScratch) int {
 	apart := t.apart()
 	n, from := 0, 0
-	var high byte // the bytes of the part so far, or'ed: is it ASCII?
 	for i := 1; i < len(piece); i++ {
-		high |= piece[i-1]
 		if k := int(piece[i-1])<<8 | int(piece[i]); apart[k/64]&(1<<(k%64)) != 0 {
-			n += t.mergePart(piece[from:i], high < 0x80, sc)
-			from, high = i, 0
+			n += t.mergePart(piece[from:i], sc)
+			from = i
 		}
 	}
-	return n + t.mergePart(piece[from:], high|piece[len(piece)-1] < 0x80, sc)
+	return n + t.mergePart(piece[from:], sc)
 }
 
-// mergePart is merge of a part of a piece, with scratch memory at hand. A part of
-// ASCII (letters, a run of spaces or of punctuation) is merged in chunks with a heap;
-// one of other scripts, whose characters take merges of their own and are few, by
-// characters (mergeLong).
-func (t *table) mergePart(part string, ascii bool, sc *mergeScratch) int {
+// mergePart is merge of a part of a piece, with scratch memory at hand.
+func (t *table) mergePart(part string, sc *mergeScratch) int {
 	switch {
 	case len(part) == 1:
 		return 1
@@ -95,8 +114,6 @@ func (t *table) mergePart(part string, ascii bool, sc *mergeScratch) int {
 			return 1
 		}
 		return 2
-	case !ascii:
-		return t.mergeLong(part, sc)
 	case len(part) <= chunkBytes:
 		return t.mergeHeap(part, sc, nil, 0)
 	}
@@ -183,20 +200,20 @@ type pairEntry struct {
 }
 
 // mergeSmall merges piece (at most smallPieceBytes long) with the rule of merge. When
-// events is not nil, every merge is appended to it, positions offset by at. sc, when
-// not nil, lends joinRank its cache.
-func (t *table) mergeSmall(piece string, sc *mergeScratch, events *[]event, at int32) int {
+// events is not nil, its merges are appended to it (compactEvents), positions offset by
+// at. Short pieces of every text come here, so it is kept lean: no cache, no scratch.
+func (t *table) mergeSmall(piece string, events *[]event, at int32) int {
 	n := len(piece)
+	from := 0
 	if events != nil {
-		defer compactEvents(events, len(*events))
+		from = len(*events)
 	}
-	// start[k] is where part k begins (start[parts] = n); tok[k] is its rank as a token;
-	// rank[k] is the rank of parts k and k+1 together, noRank when that is no token.
+	// start[k] is where part k begins (start[parts] = n); rank[k] is the rank of parts
+	// k and k+1 together, noRank when that is no token.
 	var start [smallPieceBytes + 1]int32
-	var tok, rank [smallPieceBytes]int32
+	var rank [smallPieceBytes]int32
 	for i := range n {
 		start[i] = int32(i)
-		tok[i] = t.byte1[piece[i]]
 	}
 	start[n] = int32(n)
 	for i := range n - 1 {
@@ -205,12 +222,6 @@ func (t *table) mergeSmall(piece string, sc *mergeScratch, events *[]event, at i
 			r = noRank
 		}
 		rank[i] = r
-	}
-	join := func(k int) int32 { // the rank of parts k and k+1 together
-		if r := t.joinRank(sc, piece, int(start[k]), int(start[k+2]), tok[k], tok[k+1]); r >= 0 {
-			return r
-		}
-		return noRank
 	}
 	parts := n
 	for parts > 1 {
@@ -235,20 +246,29 @@ func (t *table) mergeSmall(piece string, sc *mergeScratch, events *[]event, at i
 		}
 		// Part best+1 joins part best.
 		copy(start[best+1:parts], start[best+2:parts+1])
-		copy(tok[best+1:parts-1], tok[best+2:parts])
 		copy(rank[best+1:parts-1], rank[best+2:parts])
-		tok[best] = bestRank
 		parts--
 		if best+1 < parts {
-			rank[best] = join(best)
+			rank[best] = t.pairRank(piece, int(start[best]), int(start[best+2]))
 		} else {
 			rank[best] = noRank
 		}
 		if best > 0 {
-			rank[best-1] = join(best - 1)
+			rank[best-1] = t.pairRank(piece, int(start[best-1]), int(start[best+1]))
 		}
 	}
+	if events != nil {
+		compactEvents(events, from)
+	}
 	return parts
+}
+
+// pairRank is the rank of piece[i:j], or noRank.
+func (t *table) pairRank(piece string, i, j int) int32 {
+	if r := t.rank(piece[i:j]); r >= 0 {
+		return r
+	}
+	return noRank
 }
 
 // mergeLong merges a long piece in segments, which is exact when no merge crosses from
@@ -288,7 +308,7 @@ func (t *table) mergeLong(piece string, sc *mergeScratch) int {
 				break
 			}
 			top := segs[len(segs)-1]
-			if t.holds(sc, piece, evs[top.ev:seg.ev], evs[seg.ev:], int(seg.start)) {
+			if t.holds(piece, evs[top.ev:seg.ev], evs[seg.ev:], int(seg.start)) {
 				break
 			}
 			segs, evs = segs[:len(segs)-1], evs[:top.ev]
@@ -298,7 +318,7 @@ func (t *table) mergeLong(piece string, sc *mergeScratch) int {
 				return t.mergeChunks(piece, sc)
 			}
 			seg.ev = int32(len(evs))
-			seg.count = int32(t.mergeSmall(piece[seg.start:seg.end], sc, &evs, seg.start))
+			seg.count = int32(t.mergeSmall(piece[seg.start:seg.end], &evs, seg.start))
 		}
 		segs = append(segs, seg)
 
@@ -399,7 +419,7 @@ func (t *table) mergeChunks(piece string, sc *mergeScratch) int {
 		if !(twin && twinHeld) {
 			for len(segs) > 0 {
 				top := segs[len(segs)-1]
-				if t.holds(sc, piece, evs[top.ev:seg.ev], evs[seg.ev:], int(seg.start)) {
+				if t.holds(piece, evs[top.ev:seg.ev], evs[seg.ev:], int(seg.start)) {
 					break
 				}
 				held = false
@@ -451,7 +471,7 @@ func (sc *mergeScratch) mergeChar(t *table, char string, events *[]event, at int
 	if c.key != key {
 		var evs [3]event
 		buf := evs[:0]
-		c.count = int8(t.mergeSmall(char, sc, &buf, 0))
+		c.count = int8(t.mergeSmall(char, &buf, 0))
 		c.n = int8(copy(c.ev[:], buf))
 		c.key = key
 	}
@@ -518,11 +538,10 @@ func compactEvents(events *[]event, from int) {
 
 // holds reports whether the boundary at b between two adjacent segments, whose merges
 // are left and right, never merges (see mergeLong).
-func (t *table) holds(sc *mergeScratch, piece string, left, right []event, b int) bool {
+func (t *table) holds(piece string, left, right []event, b int) bool {
 	const never = math.MaxUint64
 	i, j := b-1, b+1 // the start of the left's last part, the end of the right's first
-	ri, rj := t.byte1[piece[i]], t.byte1[piece[b]]
-	k := t.crossKey(sc, piece, i, j, ri, rj)
+	k := t.crossKey(piece, i, j)
 	for {
 		kl, kr := uint64(never), uint64(never)
 		if len(left) > 0 {
@@ -539,24 +558,29 @@ func (t *table) holds(sc *mergeScratch, piece string, left, right []event, b int
 		}
 		if kl < kr {
 			if l := left[0].last; l >= 0 {
-				i, ri = int(l), left[0].rank
-				k = t.crossKey(sc, piece, i, j, ri, rj)
+				i = int(l)
+				k = t.crossKey(piece, i, j)
 			}
 			left = left[1:]
 		} else {
 			if f := right[0].first; f >= 0 {
-				j, rj = int(f), right[0].rank
-				k = t.crossKey(sc, piece, i, j, ri, rj)
+				j = int(f)
+				k = t.crossKey(piece, i, j)
 			}
 			right = right[1:]
 		}
 	}
 }
 
-// crossKey is the merge key of piece[i:j], the tokens ri and rj together, if it is a
-// token, else MaxUint64.
-func (t *table) crossKey(sc *mergeScratch, piece string, i, j int, ri, rj int32) uint64 {
-	r := t.joinRank(sc, piece, i, j, ri, rj)
+// crossKey is the merge key of piece[i:j] if it is a token, else MaxUint64.
+func (t *table) crossKey(piece string, i, j int) uint64 {
+	two := int(piece[i])<<8 | int(piece[i+1])
+	r := int32(-1)
+	if j-i == 2 {
+		r = t.pair2[two]
+	} else if t.long2[two/64]&(1<<(two%64)) != 0 {
+		r = t.rank(piece[i:j])
+	}
 	if r < 0 {
 		return math.MaxUint64
 	}

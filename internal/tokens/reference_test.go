@@ -459,7 +459,7 @@ func TestMergeMatchesReference(t *testing.T) {
 					t.Errorf("%s: mergeQueue(%q) = %d, reference %d", name, clip(p), h, want)
 				}
 				if len(p) <= smallPieceBytes {
-					if s := tab.mergeSmall(p, nil, nil, 0); s != want {
+					if s := tab.mergeSmall(p, nil, 0); s != want {
 						t.Errorf("%s: mergeSmall(%q) = %d, reference %d", name, p, s, want)
 					}
 				}
@@ -600,7 +600,7 @@ func TestMergeAlgorithmsAgree(t *testing.T) {
 			}
 			checkMerges(t, name, tab, sc, p, want)
 			if len(p) <= smallPieceBytes {
-				if got := tab.mergeSmall(p, nil, nil, 0); got != want {
+				if got := tab.mergeSmall(p, nil, 0); got != want {
 					t.Errorf("%s: mergeSmall(%q) = %d, want %d", name, p, got, want)
 				}
 			}
@@ -676,7 +676,7 @@ func TestMergeAlgorithmsAgreeSynthetic(t *testing.T) {
 			}
 			checkMerges(t, fmt.Sprintf("vocabulary %d", seed), tab, sc, p, want)
 			if len(p) <= smallPieceBytes {
-				if got := tab.mergeSmall(p, nil, nil, 0); got != want {
+				if got := tab.mergeSmall(p, nil, 0); got != want {
 					t.Fatalf("vocabulary %d: mergeSmall(%q) = %d, want %d", seed, p, got, want)
 				}
 			}
