@@ -88,7 +88,7 @@ func isASCII(s string) bool {
 // two adjacent bytes appear together in no token: no part BPE makes can hold both, so
 // no merge crosses there, and each side merges as if alone. Letters have such places
 // every few dozen bytes (no o200k token has "qx" in it, say); a run of spaces has none,
-// and is merged whole. A part is merged with a heap, in chunks when it is long.
+// and is merged whole. A part is merged with mergeRadix, in chunks when it is long.
 //
 // Text of other scripts goes to mergeLong instead: its characters are few and take
 // merges of their own, which mergeLong remembers per character.
@@ -114,8 +114,10 @@ func (t *table) mergePart(part string, sc *mergeScratch) int {
 			return 1
 		}
 		return 2
+	case len(part) <= smallPieceBytes:
+		return t.mergeSmall(part, nil, 0)
 	case len(part) <= chunkBytes:
-		return t.mergeHeap(part, sc, nil, 0)
+		return t.mergeRadix(part, sc, nil, 0)
 	}
 	return t.mergeChunks(part, sc)
 }
@@ -374,28 +376,17 @@ func (t *table) mergeChunks(piece string, sc *mergeScratch) int {
 	evs := sc.events[:0]
 	total, retired := 0, false
 	// plain: the top segment is a chunk as cut, no union; twinHeld: a boundary between
-	// two copies of the top segment's bytes held.
-	plain, twinHeld := false, false
+	// two copies of the top segment's bytes held; guess: a cut at a fixed place failed,
+	// so cuts are placed by guessNear from now on.
+	plain, twinHeld, guess := false, false, false
 	for pos := 0; pos < len(piece); {
-		end := min(pos+chunkBytes, len(piece))
-		if end < len(piece) {
-			// A cut between two bytes that are no token together falls more often
-			// where BPE leaves a boundary; take the last in the chunk's last eighth.
-			for e := end; e > end-chunkBytes/8; e-- {
-				if t.pair2[int(piece[e-1])<<8|int(piece[e])] < 0 && piece[e]&0xC0 != 0x80 {
-					end = e
-					break
-				}
-			}
-		}
-		for end < len(piece) && piece[end]&0xC0 == 0x80 {
-			end++ // a cut inside a character would always be crossed
-		}
-		seg := segment{start: int32(pos), end: int32(end), ev: int32(len(evs))}
+		seg := segment{start: int32(pos), ev: int32(len(evs))}
 		twin := false
 		if plain {
 			top := segs[len(segs)-1]
-			if twin = piece[top.start:top.end] == piece[pos:end]; twin {
+			n := top.end - top.start
+			if twin = pos+int(n) <= len(piece) && piece[top.start:top.end] == piece[pos:pos+int(n)]; twin {
+				seg.end = seg.start + n
 				d := seg.start - top.start
 				evs = append(evs, evs[top.ev:seg.ev]...)
 				for i := range evs[seg.ev:] {
@@ -412,7 +403,30 @@ func (t *table) mergeChunks(piece string, sc *mergeScratch) int {
 			}
 		}
 		if !twin {
-			seg.count = int32(t.mergeHeap(piece[pos:end], sc, &evs, seg.start))
+			end := min(pos+chunkBytes, len(piece))
+			switch {
+			case end == len(piece):
+			case guess:
+				end = t.guessCut(piece, end, sc)
+			default:
+				// A cut between two bytes that are no token together falls more
+				// often where BPE leaves a boundary; take the last in the chunk's last
+				// eighth.
+				for e := end; e > end-chunkBytes/8; e-- {
+					if t.pair2[int(piece[e-1])<<8|int(piece[e])] < 0 && piece[e]&0xC0 != 0x80 {
+						end = e
+						break
+					}
+				}
+			}
+			for end < len(piece) && piece[end]&0xC0 == 0x80 {
+				end++ // a cut inside a character would always be crossed
+			}
+			seg.end = int32(end)
+		}
+		end := int(seg.end)
+		if !twin {
+			seg.count = int32(t.mergeRadix(piece[pos:end], sc, &evs, seg.start))
 		}
 		pos = end
 		held := true
@@ -423,6 +437,7 @@ func (t *table) mergeChunks(piece string, sc *mergeScratch) int {
 					break
 				}
 				held = false
+				guess = guess || !twin
 				segs, evs = segs[:len(segs)-1], evs[:top.ev]
 				seg.start = top.start
 				if seg.end-seg.start > unionMaxBytes || len(segs) == 0 && retired {
@@ -430,7 +445,7 @@ func (t *table) mergeChunks(piece string, sc *mergeScratch) int {
 					return t.mergeQueue(piece, sc)
 				}
 				seg.ev = int32(len(evs))
-				seg.count = int32(t.mergeHeap(piece[seg.start:seg.end], sc, &evs, seg.start))
+				seg.count = int32(t.mergeRadix(piece[seg.start:seg.end], sc, &evs, seg.start))
 			}
 		}
 		twinHeld = twin && held
@@ -455,6 +470,35 @@ func (t *table) mergeChunks(piece string, sc *mergeScratch) int {
 	}
 	sc.segs, sc.events = segs, evs
 	return total
+}
+
+// guessWindow is half the window guessCut merges.
+const guessWindow = 32
+
+// guessCut returns a place near c (a cut of piece, pos+chunkBytes) where BPE is likely
+// to leave a boundary: the boundary nearest c that merging the bytes around c alone
+// leaves. Far enough from the window's edges, that is nearly always a boundary of the
+// whole piece too; holds has the last word.
+func (t *table) guessCut(piece string, c int, sc *mergeScratch) int {
+	lo, hi := c-guessWindow, min(c+guessWindow, len(piece))
+	t.mergeRadix(piece[lo:hi], sc, nil, 0)
+	best := -1
+	for p := int32(0); int(p) < hi-lo; p = sc.next[p] {
+		if at := lo + int(p); at > lo && (best < 0 || abs(at-c) < abs(best-c)) {
+			best = at
+		}
+	}
+	if best < 0 {
+		return c
+	}
+	return best
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // mergeChar is mergeSmall of one character, remembered: long pieces repeat their
@@ -612,7 +656,7 @@ type mergeScratch struct {
 	next, prev, rank, tok []int32
 	q                     rankQueue
 	batch                 []int32
-	heap                  []uint64
+	radix                 radixQueue
 }
 
 // use readies sc for merging with t: its caches hold the answers of one table.
@@ -740,21 +784,28 @@ func (t *table) mergeQueueEvents(piece string, sc *mergeScratch, events *[]event
 	return count
 }
 
-// mergeHeap is mergeQueueEvents with a binary heap of (rank, position) keys for a queue:
-// for a chunk of a few hundred bytes the heap stays in the first-level cache, where
-// the buckets of rankQueue span the vocabulary. Entries go stale as in mergeQueue.
-func (t *table) mergeHeap(piece string, sc *mergeScratch, events *[]event, at int32) int {
+// mergeRadix is mergeQueueEvents with a radix heap of (rank, position) keys for a
+// queue, for a chunk of a piece: its few hundred entries stay in the first-level cache,
+// where the buckets of rankQueue span the vocabulary, and taking the lowest key costs a
+// few word operations, where a binary heap's comparisons are a coin toss each. A radix
+// heap needs every key pushed to be no lower than the last taken; a merge that makes a
+// pair of lower rank than its own (which the real vocabularies almost never do) breaks
+// that, and the chunk is merged again with mergeQueueEvents. Entries go stale as in
+// mergeQueue.
+func (t *table) mergeRadix(piece string, sc *mergeScratch, events *[]event, at int32) int {
 	sc.use(t)
 	n := len(piece)
+	from := 0
 	if events != nil {
-		defer compactEvents(events, len(*events))
+		from = len(*events)
 	}
 	sc.next = grow(sc.next, n)
 	sc.prev = grow(sc.prev, n)
 	sc.rank = grow(sc.rank, n)
 	sc.tok = grow(sc.tok, n)
 	next, prev, rank, tok := sc.next, sc.prev, sc.rank, sc.tok
-	h := sc.heap[:0]
+	q := &sc.radix
+	q.reset()
 	for i := range n {
 		next[i] = int32(i + 1)
 		prev[i] = int32(i - 1)
@@ -765,21 +816,12 @@ func (t *table) mergeHeap(piece string, sc *mergeScratch, events *[]event, at in
 		}
 		rank[i] = r
 		if r >= 0 {
-			h = append(h, uint64(r)<<32|uint64(i))
+			q.push(uint64(r)<<32 | uint64(i))
 		}
-	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		siftDown(h, i)
 	}
 	count := n
-	for len(h) > 0 {
-		key := h[0]
-		last := len(h) - 1
-		h[0] = h[last]
-		h = h[:last]
-		if last > 0 {
-			siftDown(h, 0)
-		}
+	for q.size > 0 {
+		key := q.pop()
 		r, p := int32(key>>32), int32(uint32(key))
 		if rank[p] != r {
 			continue
@@ -803,6 +845,7 @@ func (t *table) mergeHeap(piece string, sc *mergeScratch, events *[]event, at in
 			}
 			*events = append(*events, e)
 		}
+		ok := true
 		if int(nn) < n {
 			e := int32(n)
 			if int(next[nn]) < n {
@@ -810,7 +853,7 @@ func (t *table) mergeHeap(piece string, sc *mergeScratch, events *[]event, at in
 			}
 			rank[p] = t.joinRank(sc, piece, int(p), int(e), r, tok[nn])
 			if rank[p] >= 0 {
-				h = siftUp(append(h, uint64(rank[p])<<32|uint64(p)))
+				ok = q.push(uint64(rank[p])<<32 | uint64(p))
 			}
 		} else {
 			rank[p] = -1
@@ -818,48 +861,88 @@ func (t *table) mergeHeap(piece string, sc *mergeScratch, events *[]event, at in
 		if p > 0 {
 			pp := prev[p]
 			rank[pp] = t.joinRank(sc, piece, int(pp), int(nn), tok[pp], r)
-			if rank[pp] >= 0 {
-				h = siftUp(append(h, uint64(rank[pp])<<32|uint64(pp)))
+			if rank[pp] >= 0 && !q.push(uint64(rank[pp])<<32|uint64(pp)) {
+				ok = false
 			}
 		}
+		if !ok {
+			if events != nil {
+				*events = (*events)[:from]
+			}
+			return t.mergeQueueEvents(piece, sc, events, at)
+		}
 	}
-	sc.heap = h
+	if events != nil {
+		compactEvents(events, from)
+	}
 	return count
 }
 
-func siftDown(h []uint64, i int) {
-	x := h[i]
-	for {
-		c := 2*i + 1
-		if c >= len(h) {
-			break
-		}
-		if c+1 < len(h) && h[c+1] < h[c] {
-			c++
-		}
-		if x <= h[c] {
-			break
-		}
-		h[i] = h[c]
-		i = c
-	}
-	h[i] = x
+// radixQueue is a radix heap of keys: bucket b holds the keys whose highest bit that
+// differs from last, the last key taken, is bit b-1 (bucket 0: equal to last), and bit
+// b of full is set when bucket b is not empty. Keys pushed may not be lower than last.
+type radixQueue struct {
+	last    uint64
+	size    int
+	full    uint64 // buckets 0-63; bucket 64 is checked apart
+	buckets [65][]uint64
 }
 
-// siftUp restores the heap after an append.
-func siftUp(h []uint64) []uint64 {
-	i := len(h) - 1
-	x := h[i]
-	for i > 0 {
-		p := (i - 1) / 2
-		if h[p] <= x {
-			break
+func (q *radixQueue) reset() {
+	if q.size > 0 { // left by a merge given up
+		for i := range q.buckets {
+			q.buckets[i] = q.buckets[i][:0]
 		}
-		h[i] = h[p]
-		i = p
 	}
-	h[i] = x
-	return h
+	q.last, q.size, q.full = 0, 0, 0
+}
+
+// push adds k and reports true, or reports false when k is below the last key taken.
+func (q *radixQueue) push(k uint64) bool {
+	if k < q.last {
+		return false
+	}
+	b := bits.Len64(k ^ q.last)
+	q.buckets[b] = append(q.buckets[b], k)
+	if b < 64 {
+		q.full |= 1 << b
+	}
+	q.size++
+	return true
+}
+
+// pop takes the lowest key; the queue must not be empty.
+func (q *radixQueue) pop() uint64 {
+	if len(q.buckets[0]) == 0 {
+		// The lowest key is in the first bucket with keys; it becomes last, and the
+		// rest of the bucket, which differs from it below that bucket's bit, moves
+		// down.
+		b := 64
+		if q.full != 0 {
+			b = bits.TrailingZeros64(q.full)
+		}
+		keys := q.buckets[b]
+		m := keys[0]
+		for _, k := range keys[1:] {
+			m = min(m, k)
+		}
+		q.last = m
+		for _, k := range keys {
+			d := bits.Len64(k ^ m)
+			q.buckets[d] = append(q.buckets[d], k)
+			q.full |= 1 << d // d < b <= 64
+		}
+		q.buckets[b] = keys[:0]
+		q.full &^= 1 << b
+	}
+	b0 := q.buckets[0]
+	k := b0[len(b0)-1]
+	q.buckets[0] = b0[:len(b0)-1]
+	if len(b0) == 1 {
+		q.full &^= 1
+	}
+	q.size--
+	return k
 }
 
 func grow(s []int32, n int) []int32 {

@@ -684,13 +684,13 @@ func TestMergeAlgorithmsAgreeSynthetic(t *testing.T) {
 	}
 }
 
-// checkMerges checks the merges built on mergeQueue and mergeHeap against want, the
-// count of piece: mergeHeap alone, and mergeChunks and mergeApart, which cut a piece
+// checkMerges checks the merges built on mergeQueue and mergeRadix against want, the
+// count of piece: mergeRadix alone, and mergeChunks and mergeApart, which cut a piece
 // and check their cuts.
 func checkMerges(t *testing.T, what string, tab *table, sc *mergeScratch, p string, want int) {
 	t.Helper()
-	if got := tab.mergeHeap(p, sc, nil, 0); got != want {
-		t.Fatalf("%s: mergeHeap(%q) = %d, want %d", what, clip(p), got, want)
+	if got := tab.mergeRadix(p, sc, nil, 0); got != want {
+		t.Fatalf("%s: mergeRadix(%q) = %d, want %d", what, clip(p), got, want)
 	}
 	if got := tab.mergeChunks(p, sc); got != want {
 		t.Fatalf("%s: mergeChunks(%q) = %d, want %d", what, clip(p), got, want)
@@ -717,8 +717,20 @@ func TestMergeShapes(t *testing.T) {
 			pieces = append(pieces, pathological(kind, n))
 		}
 	}
-	// Letters with runs and copies inside: repeated words, then random letters.
+	// Random text of a few letters (hexadecimal without its digits) and of
+	// punctuation, in which few or no pairs of bytes are apart and fixed cuts often
+	// fail.
 	r := rand.New(rand.NewPCG(11, 11))
+	for _, alphabet := range []string{"abcdef", "!@#$%^&*()-=+[]{};:,.<>?|~`", "aab", "AaBb"} {
+		for _, n := range []int{3000, 60000} {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			pieces = append(pieces, string(b))
+		}
+	}
+	// Letters with runs and copies inside: repeated words, then random letters.
 	var b strings.Builder
 	for b.Len() < 50000 {
 		if r.IntN(3) == 0 {
