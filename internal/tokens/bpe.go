@@ -93,7 +93,7 @@ func isASCII(s string) bool {
 // Text of other scripts goes to mergeLong instead: its characters are few and take
 // merges of their own, which mergeLong remembers per character.
 func (t *table) mergeApart(piece string, sc *mergeScratch) int {
-	apart := t.apart()
+	apart := t.apart2
 	n, from := 0, 0
 	for i := 1; i < len(piece); i++ {
 		if k := int(piece[i-1])<<8 | int(piece[i]); apart[k/64]&(1<<(k%64)) != 0 {
@@ -120,27 +120,6 @@ func (t *table) mergePart(part string, sc *mergeScratch) int {
 		return t.mergeRadix(part, sc, nil, 0)
 	}
 	return t.mergeChunks(part, sc)
-}
-
-// apart is the set of byte pairs x<<8|y that appear in no token, worked out from the
-// tokens the first time a long piece needs it (a pass over every token's bytes, about
-// a millisecond).
-func (t *table) apart() []uint64 {
-	t.apartOnce.Do(func() {
-		in := make([]uint64, 1<<16/64)
-		for r := range t.size() {
-			s := t.blob[t.off[r]:t.off[r+1]]
-			for i := 0; i+1 < len(s); i++ {
-				k := int(s[i])<<8 | int(s[i+1])
-				in[k/64] |= 1 << (k % 64)
-			}
-		}
-		for i := range in {
-			in[i] = ^in[i]
-		}
-		t.apart2 = in
-	})
-	return t.apart2
 }
 
 // smallPieceBytes: up to this length, merging scans the pairs for the lowest rank at each
@@ -360,16 +339,19 @@ const keepSegments = 8
 // again, so a run of failing boundaries costs the square of its length.
 const unionMaxBytes = 16 * chunkBytes
 
-// mergeChunks is merge for a long piece that mergeLong's characters do not split: it
-// cuts the piece into chunks of about chunkBytes, merges each alone with
-// mergeQueueEvents, and checks each boundary with holds, as mergeLong does for
-// characters; a boundary that does not hold joins its two segments, which are merged
-// again as one. Merging a piece then stays in the cache, where mergeQueue over megabytes
-// at once waits on memory at nearly every merge.
+// mergeChunks is merge for a long piece that nothing else splits: it cuts the piece
+// into chunks of about chunkBytes, merges each alone with mergeRadix, and checks each
+// boundary with holds, as mergeLong does for characters; a boundary that does not hold
+// joins its two segments, which are merged again as one. Merging a piece then stays in
+// the cache, where mergeQueue over megabytes at once waits on memory at nearly every
+// merge.
 //
-// A chunk equal to the one before it (a run of spaces, of one letter, any text whose
-// period divides chunkBytes) makes the same merges, and a boundary between two copies
-// of a chunk holds or fails like the last one: neither is worked out again.
+// Cuts fall at fixed places first, which keeps the chunks of a run of one character
+// equal. A chunk equal to the one before it (a run of spaces, of one letter, any text
+// whose period divides the chunk) makes the same merges, and a boundary between two
+// copies of a chunk holds or fails like the last one: neither is worked out again.
+// Where a fixed cut fails (text of a few letters merges across any place about half
+// the time), the cuts that follow are placed by guessCut.
 func (t *table) mergeChunks(piece string, sc *mergeScratch) int {
 	sc.use(t)
 	segs := sc.segs[:0]
@@ -377,7 +359,7 @@ func (t *table) mergeChunks(piece string, sc *mergeScratch) int {
 	total, retired := 0, false
 	// plain: the top segment is a chunk as cut, no union; twinHeld: a boundary between
 	// two copies of the top segment's bytes held; guess: a cut at a fixed place failed,
-	// so cuts are placed by guessNear from now on.
+	// so cuts are placed by guessCut from now on.
 	plain, twinHeld, guess := false, false, false
 	for pos := 0; pos < len(piece); {
 		seg := segment{start: int32(pos), ev: int32(len(evs))}
@@ -689,8 +671,8 @@ func (t *table) mergeQueue(piece string, sc *mergeScratch) int {
 	return t.mergeQueueEvents(piece, sc, nil, 0)
 }
 
-// mergeQueueEvents is mergeQueue that appends every merge to events, when not nil, in
-// the order made (which is the order of their keys), positions offset by at.
+// mergeQueueEvents is mergeQueue that appends its merges to events, when not nil, in
+// the order made, positions offset by at (compactEvents).
 func (t *table) mergeQueueEvents(piece string, sc *mergeScratch, events *[]event, at int32) int {
 	sc.use(t)
 	n := len(piece)
