@@ -96,7 +96,8 @@ func BenchmarkMixed(b *testing.B) {
 const commonHan = "的一是不了人我在有他这为之大来以个中上们到说时地也子就道要出会可你对生能而那得于着下自之年过发后作里用如家手学多天所然心无行方成者都二又三小事经去高同部于把理头长当本起意现老已回与因没分最问然前外日山定些只很"
 
 // pathological returns n bytes of one of the inputs that defeat splitting: CJK with no
-// spaces or punctuation (one piece), base64, digits, and a run of spaces (one piece).
+// spaces or punctuation (one piece), base64, digits, a run of spaces (one piece),
+// lowercase letters and punctuation (one piece each).
 func pathological(kind string, n int) string {
 	r := rand.New(rand.NewPCG(uint64(n), 9))
 	var b strings.Builder
@@ -119,13 +120,20 @@ func pathological(kind string, n int) string {
 		for b.Len() < n {
 			b.WriteByte(byte('a' + r.IntN(26)))
 		}
+	case "punct":
+		// Punctuation with no space, one piece as well: what a minified bundle's
+		// closing brackets and operators look like at their worst.
+		const marks = "!#$%&()*+,-./:;<=>?@[]^_`{|}~"
+		for b.Len() < n {
+			b.WriteByte(marks[r.IntN(len(marks))])
+		}
 	}
 	return b.String()
 }
 
 func BenchmarkPathological(b *testing.B) {
 	for _, name := range []string{"o200k", "cl100k"} {
-		for _, kind := range []string{"cjk", "base64", "digits", "spaces", "letters"} {
+		for _, kind := range []string{"cjk", "base64", "digits", "spaces", "letters", "punct"} {
 			for _, size := range []int{10 << 10, 100 << 10, 1 << 20, 5 << 20} {
 				text := pathological(kind, size)
 				b.Run(fmt.Sprintf("%s/%s/%dKB", name, kind, size>>10), func(b *testing.B) {
