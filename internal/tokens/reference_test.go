@@ -775,3 +775,26 @@ func TestMergeChunksCopiesThatFail(t *testing.T) {
 		checkMerges(t, fmt.Sprintf("%d bytes", len(p)), tab, sc, p, want)
 	}
 }
+
+// FuzzMergeLong: a piece made long by repeating the fuzzer's bytes (runs, periodic text,
+// copies of chunks that hold or fail) counts the same through merge, which cuts it, as
+// through mergeQueue, which merges it whole and is held to tiktoken's loop above.
+func FuzzMergeLong(f *testing.F) {
+	f.Add(" ", uint16(5000))
+	f.Add("aabb", uint16(900))
+	f.Add("qxabcdefghij", uint16(300))
+	f.Add("中文字", uint16(400))
+	f.Add(")}]);", uint16(2000))
+	f.Fuzz(func(t *testing.T, unit string, times uint16) {
+		if unit == "" {
+			return
+		}
+		p := strings.Repeat(unit, 1+int(times)%(1<<16/len(unit)+1))
+		for _, name := range []string{"o200k", "cl100k"} {
+			tab := vocabFor(name).table()
+			if got, want := tab.merge(p), tab.mergeQueue(p, new(mergeScratch)); got != want {
+				t.Fatalf("%s: merge(%q × %d) = %d, mergeQueue %d", name, clip(unit), len(p)/len(unit), got, want)
+			}
+		}
+	})
+}
