@@ -57,10 +57,69 @@ func (t *table) merge(piece string) int {
 	if len(piece) <= smallPieceBytes {
 		return t.mergeSmall(piece, nil, 0)
 	}
-	sc := mergeScratchPool.Get().(*mergeScratch)
-	n := t.mergeLong(piece, sc)
-	mergeScratchPool.Put(sc)
+	sc := t.getScratch()
+	var n int
+	if isASCII(piece) {
+		n = t.mergeApart(piece, sc)
+	} else {
+		n = t.mergeLong(piece, sc)
+	}
+	t.scratch.Put(sc)
 	return n
+}
+
+// isASCII reports whether s is all ASCII, eight bytes at a time.
+func isASCII(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if le64(s[i:])&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeApart merges a long piece of ASCII as the sum of the parts it falls into where
+// two adjacent bytes appear together in no token: no part BPE makes can hold both, so
+// no merge crosses there, and each side merges as if alone. Letters have such places
+// every few dozen bytes (no o200k token has "qx" in it, say); a run of spaces has none,
+// and is merged whole. A part is merged with mergeRadix, in chunks when it is long.
+//
+// Text of other scripts goes to mergeLong instead: its characters are few and take
+// merges of their own, which mergeLong remembers per character.
+func (t *table) mergeApart(piece string, sc *mergeScratch) int {
+	apart := t.apart2
+	n, from := 0, 0
+	for i := 1; i < len(piece); i++ {
+		if k := int(piece[i-1])<<8 | int(piece[i]); apart[k/64]&(1<<(k%64)) != 0 {
+			n += t.mergePart(piece[from:i], sc)
+			from = i
+		}
+	}
+	return n + t.mergePart(piece[from:], sc)
+}
+
+// mergePart is merge of a part of a piece, with scratch memory at hand.
+func (t *table) mergePart(part string, sc *mergeScratch) int {
+	switch {
+	case len(part) == 1:
+		return 1
+	case len(part) == 2:
+		if t.pair2[int(part[0])<<8|int(part[1])] >= 0 {
+			return 1
+		}
+		return 2
+	case len(part) <= smallPieceBytes:
+		return t.mergeSmall(part, nil, 0)
+	case len(part) <= chunkBytes:
+		return t.mergeRadix(part, sc, nil, 0)
+	}
+	return t.mergeChunks(part, sc)
 }
 
 // smallPieceBytes: up to this length, merging scans the pairs for the lowest rank at each
@@ -70,9 +129,10 @@ const smallPieceBytes = 32
 
 const noRank = math.MaxInt32
 
-// event is one merge, as mergeLong needs to know it: its rank and position (the start of
-// the left part), and whether it made a new last part of the piece (last, its start) or a
-// new first part (first, its end); -1 when not.
+// event is one merge, as mergeLong needs to know it: its rank (that of the token it
+// made) and position (the start of the left part), and whether it made a new last part
+// of the segment (last, its start) or a new first part (first, its end); -1 when not.
+// Most merges that change neither edge are dropped (compactEvents).
 type event struct {
 	rank, pos   int32
 	last, first int32
@@ -81,10 +141,54 @@ type event struct {
 // key orders merges the way merge chooses them: by rank, then leftmost.
 func (e event) key() uint64 { return uint64(e.rank)<<32 | uint64(uint32(e.pos)) }
 
+// joinRank is the rank of piece[i:j], the concatenation of two adjacent parts that are
+// the tokens r1 and r2 (-1 for a part that is no token: a single byte a vocabulary
+// lacks), or -1 when it is no token.
+//
+// Which string two tokens make depends on nothing but the two tokens, so with scratch
+// memory the answer is remembered by the pair of ranks. A long piece asks about the same
+// few thousand pairs again and again (the letters and syllables of a language, the
+// blocks of a run of spaces), and the remembered answer sits in a core's cache, where a
+// lookup in the vocabulary (a hash, the filter, the slots, the token's bytes: several
+// megabytes) waits on memory.
+func (t *table) joinRank(sc *mergeScratch, piece string, i, j int, r1, r2 int32) int32 {
+	if j-i == 2 {
+		return t.pair2[int(piece[i])<<8|int(piece[i+1])]
+	}
+	if j-i > t.maxLen {
+		return -1
+	}
+	if two := int(piece[i])<<8 | int(piece[i+1]); t.long2[two/64]&(1<<(two%64)) == 0 {
+		return -1
+	}
+	if sc == nil || r1 < 0 || r2 < 0 {
+		return t.rank(piece[i:j])
+	}
+	key := uint64(r1+1)<<32 | uint64(r2+1)
+	e := &sc.pairs[(key*0x9E3779B97F4A7C15)>>(64-pairCacheBits)]
+	if e.key != key {
+		e.key, e.rank = key, t.rank(piece[i:j])
+	}
+	return e.rank
+}
+
+// pairCacheBits sizes the cache of joinRank: 4096 pairs, 64 KB.
+const pairCacheBits = 12
+
+type pairEntry struct {
+	key  uint64 // r1+1 << 32 | r2+1; 0 for an empty entry
+	rank int32
+}
+
 // mergeSmall merges piece (at most smallPieceBytes long) with the rule of merge. When
-// events is not nil, every merge is appended to it, positions offset by at.
+// events is not nil, its merges are appended to it (compactEvents), positions offset by
+// at. Short pieces of every text come here, so it is kept lean: no cache, no scratch.
 func (t *table) mergeSmall(piece string, events *[]event, at int32) int {
 	n := len(piece)
+	from := 0
+	if events != nil {
+		from = len(*events)
+	}
 	// start[k] is where part k begins (start[parts] = n); rank[k] is the rank of parts
 	// k and k+1 together, noRank when that is no token.
 	var start [smallPieceBytes + 1]int32
@@ -134,6 +238,9 @@ func (t *table) mergeSmall(piece string, events *[]event, at int32) int {
 			rank[best-1] = t.pairRank(piece, int(start[best-1]), int(start[best+1]))
 		}
 	}
+	if events != nil {
+		compactEvents(events, from)
+	}
 	return parts
 }
 
@@ -157,17 +264,18 @@ func (t *table) pairRank(piece string, i, j int) int32 {
 // other merge can change it first). Merging each segment alone gives its merges in order
 // and how they change its edges, so walking the two sequences in the order of their keys
 // decides each boundary exactly; when every boundary holds, the piece's count is the sum
-// of its segments' counts.
+// of its segments' counts. That holds wherever the segments are cut, and whether a
+// boundary holds depends only on the bytes of its two segments.
 //
 // Segments start as single characters. Where a boundary does not hold (a word of CJK
 // text that is one token, say), the two segments become one, and the new segment's left
 // boundary is checked again. Text that forms long tokens or merges without end (a run of
-// one letter, of spaces) soon grows a segment past segmentMaxBytes; then the whole piece
-// is merged at once with mergeQueue.
+// one letter, of spaces) soon grows a segment past segmentMaxBytes; then the piece is
+// merged in chunks (mergeChunks).
 func (t *table) mergeLong(piece string, sc *mergeScratch) int {
+	sc.use(t)
 	segs := sc.segs[:0]
 	evs := sc.events[:0] // the merges of each segment in segs, in order
-	defer func() { sc.segs, sc.events = segs, evs }()
 	total := 0
 	for pos := 0; pos < len(piece); {
 		// Segments begin as characters, but any cut would do: the boundary checks do
@@ -187,7 +295,8 @@ func (t *table) mergeLong(piece string, sc *mergeScratch) int {
 			segs, evs = segs[:len(segs)-1], evs[:top.ev]
 			seg.start = top.start
 			if seg.end-seg.start > segmentMaxBytes {
-				return t.mergeQueue(piece, sc)
+				sc.segs, sc.events = segs, evs
+				return t.mergeChunks(piece, sc)
 			}
 			seg.ev = int32(len(evs))
 			seg.count = int32(t.mergeSmall(piece[seg.start:seg.end], &evs, seg.start))
@@ -213,7 +322,165 @@ func (t *table) mergeLong(piece string, sc *mergeScratch) int {
 	for _, s := range segs {
 		total += int(s.count)
 	}
+	sc.segs, sc.events = segs, evs
 	return total
+}
+
+// chunkBytes is the length mergeChunks cuts a piece into: long enough that most cuts
+// hold and a run of one character repeats whole chunks, short enough that a chunk's
+// merging stays in a core's cache.
+const chunkBytes = 512
+
+// keepSegments: mergeChunks keeps the merges of this many segments before the newest
+// for unions; a boundary that fails further back than that is left to mergeQueue.
+const keepSegments = 8
+
+// unionMaxBytes bounds a segment of mergeChunks: each union merges the whole of it
+// again, so a run of failing boundaries costs the square of its length.
+const unionMaxBytes = 16 * chunkBytes
+
+// mergeChunks is merge for a long piece that nothing else splits: it cuts the piece
+// into chunks of about chunkBytes, merges each alone with mergeRadix, and checks each
+// boundary with holds, as mergeLong does for characters; a boundary that does not hold
+// joins its two segments, which are merged again as one. Merging a piece then stays in
+// the cache, where mergeQueue over megabytes at once waits on memory at nearly every
+// merge.
+//
+// Cuts fall at fixed places first, which keeps the chunks of a run of one character
+// equal. A chunk equal to the one before it (a run of spaces, of one letter, any text
+// whose period divides the chunk) makes the same merges, and a boundary between two
+// copies of a chunk holds or fails like the last one: neither is worked out again.
+// Where a fixed cut fails (text of a few letters merges across any place about half
+// the time), the cuts that follow are placed by guessCut.
+func (t *table) mergeChunks(piece string, sc *mergeScratch) int {
+	sc.use(t)
+	segs := sc.segs[:0]
+	evs := sc.events[:0]
+	total, retired := 0, false
+	// plain: the top segment is a chunk as cut, no union; twinHeld: a boundary between
+	// two copies of the top segment's bytes held; guess: a cut at a fixed place failed,
+	// so cuts are placed by guessCut from now on.
+	plain, twinHeld, guess := false, false, false
+	for pos := 0; pos < len(piece); {
+		seg := segment{start: int32(pos), ev: int32(len(evs))}
+		twin := false
+		if plain {
+			top := segs[len(segs)-1]
+			n := top.end - top.start
+			if twin = pos+int(n) <= len(piece) && piece[top.start:top.end] == piece[pos:pos+int(n)]; twin {
+				seg.end = seg.start + n
+				d := seg.start - top.start
+				evs = append(evs, evs[top.ev:seg.ev]...)
+				for i := range evs[seg.ev:] {
+					e := &evs[int(seg.ev)+i]
+					e.pos += d
+					if e.last >= 0 {
+						e.last += d
+					}
+					if e.first >= 0 {
+						e.first += d
+					}
+				}
+				seg.count = top.count
+			}
+		}
+		if !twin {
+			end := min(pos+chunkBytes, len(piece))
+			switch {
+			case end == len(piece):
+			case guess:
+				end = t.guessCut(piece, end, sc)
+			default:
+				// A cut between two bytes that are no token together falls more
+				// often where BPE leaves a boundary; take the last in the chunk's last
+				// eighth.
+				for e := end; e > end-chunkBytes/8; e-- {
+					if t.pair2[int(piece[e-1])<<8|int(piece[e])] < 0 && piece[e]&0xC0 != 0x80 {
+						end = e
+						break
+					}
+				}
+			}
+			for end < len(piece) && piece[end]&0xC0 == 0x80 {
+				end++ // a cut inside a character would always be crossed
+			}
+			seg.end = int32(end)
+		}
+		end := int(seg.end)
+		if !twin {
+			seg.count = int32(t.mergeRadix(piece[pos:end], sc, &evs, seg.start))
+		}
+		pos = end
+		held := true
+		if !(twin && twinHeld) {
+			for len(segs) > 0 {
+				top := segs[len(segs)-1]
+				if t.holds(piece, evs[top.ev:seg.ev], evs[seg.ev:], int(seg.start)) {
+					break
+				}
+				held = false
+				guess = guess || !twin
+				segs, evs = segs[:len(segs)-1], evs[:top.ev]
+				seg.start = top.start
+				if seg.end-seg.start > unionMaxBytes || len(segs) == 0 && retired {
+					sc.segs, sc.events = segs, evs
+					return t.mergeQueue(piece, sc)
+				}
+				seg.ev = int32(len(evs))
+				seg.count = int32(t.mergeRadix(piece[seg.start:seg.end], sc, &evs, seg.start))
+			}
+		}
+		twinHeld = twin && held
+		plain = held
+		segs = append(segs, seg)
+		if len(segs) >= 2*keepSegments {
+			k := len(segs) - keepSegments
+			for _, s := range segs[:k] {
+				total += int(s.count)
+			}
+			base := segs[k].ev
+			evs = evs[:copy(evs, evs[base:])]
+			segs = segs[:copy(segs, segs[k:])]
+			for i := range segs {
+				segs[i].ev -= base
+			}
+			retired = true
+		}
+	}
+	for _, s := range segs {
+		total += int(s.count)
+	}
+	sc.segs, sc.events = segs, evs
+	return total
+}
+
+// guessWindow is half the window guessCut merges.
+const guessWindow = 32
+
+// guessCut returns a place near c (a cut of piece, pos+chunkBytes) where BPE is likely
+// to leave a boundary: the boundary nearest c that merging the bytes around c alone
+// leaves. Far enough from the window's edges, that is nearly always a boundary of the
+// whole piece too; holds has the last word.
+func (t *table) guessCut(piece string, c int, sc *mergeScratch) int {
+	lo, hi := c-guessWindow, min(c+guessWindow, len(piece))
+	t.mergeRadix(piece[lo:hi], sc, nil, 0)
+	best := -1
+	for p := int32(0); int(p) < hi-lo; p = sc.next[p] {
+		if at := lo + int(p); at > lo && (best < 0 || abs(at-c) < abs(best-c)) {
+			best = at
+		}
+	}
+	if best < 0 {
+		return c
+	}
+	return best
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // mergeChar is mergeSmall of one character, remembered: long pieces repeat their
@@ -227,12 +494,12 @@ func (sc *mergeScratch) mergeChar(t *table, char string, events *[]event, at int
 		key |= uint64(char[i]) << (8 * i)
 	}
 	c := &sc.chars[(key*0x9E3779B97F4A7C15)>>(64-charCacheBits)]
-	if c.t != t || c.key != key {
+	if c.key != key {
 		var evs [3]event
 		buf := evs[:0]
 		c.count = int8(t.mergeSmall(char, &buf, 0))
 		c.n = int8(copy(c.ev[:], buf))
-		c.t, c.key = t, key
+		c.key = key
 	}
 	for _, e := range c.ev[:c.n] {
 		e.pos += at
@@ -251,8 +518,7 @@ const charCacheBits = 10
 
 // charMerge is a character's merges, relative to its start.
 type charMerge struct {
-	t     *table
-	key   uint64
+	key   uint64 // 0 for an empty entry
 	count int8
 	n     int8
 	ev    [3]event
@@ -265,6 +531,35 @@ type segment struct {
 	start, end int32
 	count      int32
 	ev         int32 // where its merges begin in mergeLong's events
+}
+
+// compactEvents drops from (*events)[from:], the merges of one segment in the order
+// made, each merge that changes neither edge of the segment and whose key is no higher
+// than that of the next merge kept; the rest keep their order.
+//
+// holds gives the same answer without them. The pair across a boundary changes only at
+// an edge. While it stays the same, the next merge of a segment is at most the next one
+// kept, and rises to it before the segment makes that merge: if the pair is below both
+// segments' next merges at some moment, it is still below both once each has risen to
+// its next merge kept, which is what holds compares it with; and the other way round,
+// the next merges kept are never lower than the true ones. Which of the two segments
+// makes its next kept merge first is the same either way, by the same argument. In the
+// real vocabularies keys nearly always rise through a segment's merges (a merge seldom
+// makes a pair of lower rank than its own), so only the merges at the edges are kept:
+// a few per segment, where merging a segment makes about one per byte.
+func compactEvents(events *[]event, from int) {
+	evs := (*events)[from:]
+	next := uint64(math.MaxUint64)
+	k := len(evs)
+	for i := len(evs) - 1; i >= 0; i-- {
+		if e := evs[i]; e.last >= 0 || e.first >= 0 || e.key() > next {
+			k--
+			evs[k] = e
+			next = e.key()
+		}
+	}
+	n := copy(evs, evs[k:])
+	*events = (*events)[:from+n]
 }
 
 // holds reports whether the boundary at b between two adjacent segments, whose merges
@@ -331,19 +626,34 @@ func utf8Len(c byte) int {
 	return 4
 }
 
-// mergeScratch is the working memory of mergeLong and mergeQueue, kept in a pool so a
-// long piece does not allocate again.
+// mergeScratch is the working memory of mergeLong and mergeQueue and their caches, kept
+// in a pool of its table so a long piece does not allocate again.
 type mergeScratch struct {
 	segs   []segment
 	events []event
 	chars  [1 << charCacheBits]charMerge
+	pairs  [1 << pairCacheBits]pairEntry
+	t      *table // whose ranks chars and pairs hold
 
-	next, prev, rank []int32
-	q                rankQueue
-	batch            []int32
+	next, prev, rank, tok []int32
+	q                     rankQueue
+	batch                 []int32
+	radix                 radixQueue
 }
 
-var mergeScratchPool = sync.Pool{New: func() any { return new(mergeScratch) }}
+// use readies sc for merging with t: its caches hold the answers of one table.
+func (sc *mergeScratch) use(t *table) {
+	if sc.t != t {
+		sc.chars, sc.pairs, sc.t = [len(sc.chars)]charMerge{}, [len(sc.pairs)]pairEntry{}, t
+	}
+}
+
+func (t *table) getScratch() *mergeScratch {
+	if sc, ok := t.scratch.Get().(*mergeScratch); ok {
+		return sc
+	}
+	return new(mergeScratch)
+}
 
 // mergeQueue is merge for a piece of any length, in time linear in its length but for
 // the sorting of ties: parts form a linked list over their start offsets, and a queue
@@ -358,16 +668,28 @@ var mergeScratchPool = sync.Pool{New: func() any { return new(mergeScratch) }}
 // entry is stale, and skipped, when the pair at its position no longer has its rank (a
 // pair only grows, so it can never get a rank back).
 func (t *table) mergeQueue(piece string, sc *mergeScratch) int {
+	return t.mergeQueueEvents(piece, sc, nil, 0)
+}
+
+// mergeQueueEvents is mergeQueue that appends its merges to events, when not nil, in
+// the order made, positions offset by at (compactEvents).
+func (t *table) mergeQueueEvents(piece string, sc *mergeScratch, events *[]event, at int32) int {
+	sc.use(t)
 	n := len(piece)
+	if events != nil {
+		defer compactEvents(events, len(*events))
+	}
 	sc.next = grow(sc.next, n)
 	sc.prev = grow(sc.prev, n)
 	sc.rank = grow(sc.rank, n)
-	next, prev, rank := sc.next, sc.prev, sc.rank
+	sc.tok = grow(sc.tok, n)
+	next, prev, rank, tok := sc.next, sc.prev, sc.rank, sc.tok
 	q := &sc.q
 	q.reset(t.size())
 	for i := n - 1; i >= 0; i-- { // pushed backwards, each bucket lists positions in order
 		next[i] = int32(i + 1)
 		prev[i] = int32(i - 1)
+		tok[i] = t.byte1[piece[i]]
 		r := int32(-1)
 		if i+1 < n {
 			r = t.pair2[int(piece[i])<<8|int(piece[i+1])]
@@ -397,14 +719,25 @@ func (t *table) mergeQueue(piece string, sc *mergeScratch) int {
 				prev[nn] = p
 			}
 			rank[nx] = -1
+			tok[p] = r
 			count--
+			if events != nil {
+				e := event{rank: r, pos: at + p, last: -1, first: -1}
+				if int(nn) == n {
+					e.last = e.pos
+				}
+				if p == 0 {
+					e.first = at + nn
+				}
+				*events = append(*events, e)
+			}
 			low := r
 			if int(nn) < n {
 				e := int32(n)
 				if int(next[nn]) < n {
 					e = next[nn]
 				}
-				rank[p] = t.rank(piece[p:e])
+				rank[p] = t.joinRank(sc, piece, int(p), int(e), r, tok[nn])
 				if rank[p] >= 0 {
 					q.push(rank[p], p)
 					low = min(low, rank[p])
@@ -414,7 +747,7 @@ func (t *table) mergeQueue(piece string, sc *mergeScratch) int {
 			}
 			if p > 0 {
 				pp := prev[p]
-				rank[pp] = t.rank(piece[pp:nn])
+				rank[pp] = t.joinRank(sc, piece, int(pp), int(nn), tok[pp], r)
 				if rank[pp] >= 0 {
 					q.push(rank[pp], pp)
 					low = min(low, rank[pp])
@@ -431,6 +764,167 @@ func (t *table) mergeQueue(piece string, sc *mergeScratch) int {
 		sc.batch = batch
 	}
 	return count
+}
+
+// mergeRadix is mergeQueueEvents with a radix heap of (rank, position) keys for a
+// queue, for a chunk of a piece: its few hundred entries stay in the first-level cache,
+// where the buckets of rankQueue span the vocabulary, and taking the lowest key costs a
+// few word operations, where a binary heap's comparisons are a coin toss each. A radix
+// heap needs every key pushed to be no lower than the last taken; a merge that makes a
+// pair of lower rank than its own (which the real vocabularies almost never do) breaks
+// that, and the chunk is merged again with mergeQueueEvents. Entries go stale as in
+// mergeQueue.
+func (t *table) mergeRadix(piece string, sc *mergeScratch, events *[]event, at int32) int {
+	sc.use(t)
+	n := len(piece)
+	from := 0
+	if events != nil {
+		from = len(*events)
+	}
+	sc.next = grow(sc.next, n)
+	sc.prev = grow(sc.prev, n)
+	sc.rank = grow(sc.rank, n)
+	sc.tok = grow(sc.tok, n)
+	next, prev, rank, tok := sc.next, sc.prev, sc.rank, sc.tok
+	q := &sc.radix
+	q.reset()
+	for i := range n {
+		next[i] = int32(i + 1)
+		prev[i] = int32(i - 1)
+		tok[i] = t.byte1[piece[i]]
+		r := int32(-1)
+		if i+1 < n {
+			r = t.pair2[int(piece[i])<<8|int(piece[i+1])]
+		}
+		rank[i] = r
+		if r >= 0 {
+			q.push(uint64(r)<<32 | uint64(i))
+		}
+	}
+	count := n
+	for q.size > 0 {
+		key := q.pop()
+		r, p := int32(key>>32), int32(uint32(key))
+		if rank[p] != r {
+			continue
+		}
+		nx := next[p]
+		nn := next[nx]
+		next[p] = nn
+		if int(nn) < n {
+			prev[nn] = p
+		}
+		rank[nx] = -1
+		tok[p] = r
+		count--
+		if events != nil {
+			e := event{rank: r, pos: at + p, last: -1, first: -1}
+			if int(nn) == n {
+				e.last = e.pos
+			}
+			if p == 0 {
+				e.first = at + nn
+			}
+			*events = append(*events, e)
+		}
+		ok := true
+		if int(nn) < n {
+			e := int32(n)
+			if int(next[nn]) < n {
+				e = next[nn]
+			}
+			rank[p] = t.joinRank(sc, piece, int(p), int(e), r, tok[nn])
+			if rank[p] >= 0 {
+				ok = q.push(uint64(rank[p])<<32 | uint64(p))
+			}
+		} else {
+			rank[p] = -1
+		}
+		if p > 0 {
+			pp := prev[p]
+			rank[pp] = t.joinRank(sc, piece, int(pp), int(nn), tok[pp], r)
+			if rank[pp] >= 0 && !q.push(uint64(rank[pp])<<32|uint64(pp)) {
+				ok = false
+			}
+		}
+		if !ok {
+			if events != nil {
+				*events = (*events)[:from]
+			}
+			return t.mergeQueueEvents(piece, sc, events, at)
+		}
+	}
+	if events != nil {
+		compactEvents(events, from)
+	}
+	return count
+}
+
+// radixQueue is a radix heap of keys: bucket b holds the keys whose highest bit that
+// differs from last, the last key taken, is bit b-1 (bucket 0: equal to last), and bit
+// b of full is set when bucket b is not empty. Keys pushed may not be lower than last.
+type radixQueue struct {
+	last    uint64
+	size    int
+	full    uint64 // buckets 0-63; bucket 64 is checked apart
+	buckets [65][]uint64
+}
+
+func (q *radixQueue) reset() {
+	if q.size > 0 { // left by a merge given up
+		for i := range q.buckets {
+			q.buckets[i] = q.buckets[i][:0]
+		}
+	}
+	q.last, q.size, q.full = 0, 0, 0
+}
+
+// push adds k and reports true, or reports false when k is below the last key taken.
+func (q *radixQueue) push(k uint64) bool {
+	if k < q.last {
+		return false
+	}
+	b := bits.Len64(k ^ q.last)
+	q.buckets[b] = append(q.buckets[b], k)
+	if b < 64 {
+		q.full |= 1 << b
+	}
+	q.size++
+	return true
+}
+
+// pop takes the lowest key; the queue must not be empty.
+func (q *radixQueue) pop() uint64 {
+	if len(q.buckets[0]) == 0 {
+		// The lowest key is in the first bucket with keys; it becomes last, and the
+		// rest of the bucket, which differs from it below that bucket's bit, moves
+		// down.
+		b := 64
+		if q.full != 0 {
+			b = bits.TrailingZeros64(q.full)
+		}
+		keys := q.buckets[b]
+		m := keys[0]
+		for _, k := range keys[1:] {
+			m = min(m, k)
+		}
+		q.last = m
+		for _, k := range keys {
+			d := bits.Len64(k ^ m)
+			q.buckets[d] = append(q.buckets[d], k)
+			q.full |= 1 << d // d < b <= 64
+		}
+		q.buckets[b] = keys[:0]
+		q.full &^= 1 << b
+	}
+	b0 := q.buckets[0]
+	k := b0[len(b0)-1]
+	q.buckets[0] = b0[:len(b0)-1]
+	if len(b0) == 1 {
+		q.full &^= 1
+	}
+	q.size--
+	return k
 }
 
 func grow(s []int32, n int) []int32 {

@@ -598,6 +598,7 @@ func TestMergeAlgorithmsAgree(t *testing.T) {
 			if got := tab.mergeLong(p, sc); got != want {
 				t.Errorf("%s: mergeLong(%q) = %d, want %d", name, clip(p), got, want)
 			}
+			checkMerges(t, name, tab, sc, p, want)
 			if len(p) <= smallPieceBytes {
 				if got := tab.mergeSmall(p, nil, 0); got != want {
 					t.Errorf("%s: mergeSmall(%q) = %d, want %d", name, p, got, want)
@@ -652,9 +653,18 @@ func TestMergeAlgorithmsAgreeSynthetic(t *testing.T) {
 			if k%50 == 0 {
 				n = 3000 + r.IntN(2000)
 			}
+			// Some pieces repeat a short unit, for mergeChunks' copies of a chunk.
+			unit := 1 << 30
+			if k%4 == 1 {
+				unit = 1 + r.IntN(8)
+			}
 			b := make([]byte, n)
 			for i := range b {
-				b[i] = "abcd"[r.IntN(4)]
+				if i >= unit {
+					b[i] = b[i-unit]
+				} else {
+					b[i] = "abcd"[r.IntN(4)]
+				}
 			}
 			p := string(b)
 			want := simpleMerge(tab, p)
@@ -664,6 +674,7 @@ func TestMergeAlgorithmsAgreeSynthetic(t *testing.T) {
 			if got := tab.mergeLong(p, sc); got != want {
 				t.Fatalf("vocabulary %d: mergeLong(%q) = %d, want %d", seed, clip(p), got, want)
 			}
+			checkMerges(t, fmt.Sprintf("vocabulary %d", seed), tab, sc, p, want)
 			if len(p) <= smallPieceBytes {
 				if got := tab.mergeSmall(p, nil, 0); got != want {
 					t.Fatalf("vocabulary %d: mergeSmall(%q) = %d, want %d", seed, p, got, want)
@@ -671,4 +682,119 @@ func TestMergeAlgorithmsAgreeSynthetic(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkMerges checks the merges built on mergeQueue and mergeRadix against want, the
+// count of piece: mergeRadix alone, and mergeChunks and mergeApart, which cut a piece
+// and check their cuts.
+func checkMerges(t *testing.T, what string, tab *table, sc *mergeScratch, p string, want int) {
+	t.Helper()
+	if got := tab.mergeRadix(p, sc, nil, 0); got != want {
+		t.Fatalf("%s: mergeRadix(%q) = %d, want %d", what, clip(p), got, want)
+	}
+	if got := tab.mergeChunks(p, sc); got != want {
+		t.Fatalf("%s: mergeChunks(%q) = %d, want %d", what, clip(p), got, want)
+	}
+	if got := tab.mergeApart(p, sc); got != want {
+		t.Fatalf("%s: mergeApart(%q) = %d, want %d", what, clip(p), got, want)
+	}
+}
+
+// TestMergeShapes: long pieces of the shapes that defeat the pre-tokenizers (a run of
+// spaces or of one character, letters, CJK, text that repeats a unit) count the same
+// through merge, which cuts them, as through mergeQueue, which merges them whole and is
+// held to tiktoken's loop by the tests above. The lengths fall on no chunk boundary.
+func TestMergeShapes(t *testing.T) {
+	var pieces []string
+	for _, n := range []int{33, 511, 512, 513, 1500, 4099, 70001} {
+		for _, unit := range []string{" ", "\t", "=", "a", "ab", "abc", "中", "-=", "xyzzy"} {
+			pieces = append(pieces, strings.Repeat(unit, n/len(unit)+1)[:n/len(unit)*len(unit)])
+		}
+		pieces = append(pieces, strings.Repeat(" ", n)+"x", "x"+strings.Repeat(" ", n))
+	}
+	for _, kind := range []string{"cjk", "letters"} {
+		for _, n := range []int{5000, 100 << 10} {
+			pieces = append(pieces, pathological(kind, n))
+		}
+	}
+	// Random text of a few letters (hexadecimal without its digits) and of
+	// punctuation, in which few or no pairs of bytes are apart and fixed cuts often
+	// fail.
+	r := rand.New(rand.NewPCG(11, 11))
+	for _, alphabet := range []string{"abcdef", "!@#$%^&*()-=+[]{};:,.<>?|~`", "aab", "AaBb"} {
+		for _, n := range []int{3000, 60000} {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			pieces = append(pieces, string(b))
+		}
+	}
+	// Letters with runs and copies inside: repeated words, then random letters.
+	var b strings.Builder
+	for b.Len() < 50000 {
+		if r.IntN(3) == 0 {
+			b.WriteString(strings.Repeat("abcdefghij"[r.IntN(10):][:1], 1+r.IntN(2000)))
+		} else {
+			b.WriteString(pathological("letters", 1+r.IntN(3000)))
+		}
+	}
+	pieces = append(pieces, b.String())
+	for _, name := range []string{"o200k", "cl100k"} {
+		tab := vocabFor(name).table()
+		sc := new(mergeScratch)
+		for _, p := range pieces {
+			want := tab.mergeQueue(p, sc)
+			if got := tab.merge(p); got != want {
+				t.Errorf("%s: merge(%q) = %d, mergeQueue %d", name, clip(p), got, want)
+			}
+			if got := tab.mergeChunks(p, sc); got != want {
+				t.Errorf("%s: mergeChunks(%q) = %d, mergeQueue %d", name, clip(p), got, want)
+			}
+		}
+	}
+}
+
+// TestMergeChunksCopiesThatFail: in a vocabulary where "aabb" repeated merges into
+// blocks of "abba" that straddle every cut between chunks, the cut between two equal
+// chunks fails, and mergeChunks must find it so. Every pair of bytes is a token, so the
+// cuts stay where they are.
+func TestMergeChunksCopiesThatFail(t *testing.T) {
+	var src strings.Builder
+	for i, w := range []string{"a", "b", "ab", "ba", "abba", "aa", "bb"} {
+		fmt.Fprintf(&src, "%s %d\n", base64.StdEncoding.EncodeToString([]byte(w)), i)
+	}
+	tab, err := parseTiktoken([]byte(src.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := new(mergeScratch)
+	for _, n := range []int{chunkBytes, 3 * chunkBytes, 5*chunkBytes + 8} {
+		p := strings.Repeat("aabb", n/4)
+		want := simpleMerge(tab, p)
+		checkMerges(t, fmt.Sprintf("%d bytes", len(p)), tab, sc, p, want)
+	}
+}
+
+// FuzzMergeLong: a piece made long by repeating the fuzzer's bytes (runs, periodic text,
+// copies of chunks that hold or fail) counts the same through merge, which cuts it, as
+// through mergeQueue, which merges it whole and is held to tiktoken's loop above.
+func FuzzMergeLong(f *testing.F) {
+	f.Add(" ", uint16(5000))
+	f.Add("aabb", uint16(900))
+	f.Add("qxabcdefghij", uint16(300))
+	f.Add("中文字", uint16(400))
+	f.Add(")}]);", uint16(2000))
+	f.Fuzz(func(t *testing.T, unit string, times uint16) {
+		if unit == "" {
+			return
+		}
+		p := strings.Repeat(unit, 1+int(times)%(1<<16/len(unit)+1))
+		for _, name := range []string{"o200k", "cl100k"} {
+			tab := vocabFor(name).table()
+			if got, want := tab.merge(p), tab.mergeQueue(p, new(mergeScratch)); got != want {
+				t.Fatalf("%s: merge(%q × %d) = %d, mergeQueue %d", name, clip(unit), len(p)/len(unit), got, want)
+			}
+		}
+	})
 }

@@ -114,7 +114,7 @@ func TestParseTiktokenErrors(t *testing.T) {
 // marshal writes t in the format loadTable reads.
 func (t *table) marshal() []byte {
 	logSlots := bits.Len(uint(len(t.slots))) - 1
-	out := make([]byte, 0, tableHeader+4*(len(t.off)+len(t.slots)+pair2Words+long2Words)+len(t.blob))
+	out := make([]byte, 0, tableHeader+4*(len(t.off)+len(t.slots)+pair2Words+long2Words+apart2Words)+len(t.blob))
 	le := binary.LittleEndian
 	logFilter := bits.Len(uint(len(t.filter)*64)) - 1
 	for _, x := range []uint32{tableMagic, uint32(t.size()), uint32(logSlots), uint32(t.rankBits), uint32(t.maxLen), uint32(logFilter)} {
@@ -130,6 +130,9 @@ func (t *table) marshal() []byte {
 		out = le.AppendUint32(out, uint32(x))
 	}
 	for _, x := range t.long2 {
+		out = le.AppendUint64(out, x)
+	}
+	for _, x := range t.apart2 {
 		out = le.AppendUint64(out, x)
 	}
 	for _, x := range t.filter {
@@ -225,5 +228,18 @@ func parseTiktoken(data []byte) (*table, error) {
 			t.long2[k/64] |= 1 << (k % 64)
 		}
 	}
+	// Bytes apart: every pair of bytes next to each other in no token.
+	t.apart2 = make([]uint64, apart2Words/2)
+	for i := range t.apart2 {
+		t.apart2[i] = ^uint64(0)
+	}
+	for r := range n {
+		s := t.blob[t.off[r]:t.off[r+1]]
+		for i := 0; i+1 < len(s); i++ {
+			k := int(s[i])<<8 | int(s[i+1])
+			t.apart2[k/64] &^= 1 << (k % 64)
+		}
+	}
+	t.setByteRanks()
 	return t, nil
 }

@@ -59,18 +59,32 @@ func (v *vocab) table() *table {
 // the bytes' value; long2 has bit x<<8|y set when some token of three bytes or more
 // starts with the bytes x, y; filter, a Bloom filter with one hash and about ten bits a
 // token (a quarter of the size of slots, so it stays in a core's cache), answers most
-// other misses without a probe.
+// other misses without a probe. apart2 has bit x<<8|y set when the bytes x, y appear
+// together in no token: merging never joins them (mergeApart).
 type table struct {
 	blob     string
 	off      []uint32
 	slots    []uint32
 	pair2    []int32 // 1<<16
 	long2    []uint64
+	apart2   []uint64
 	filter   []uint64 // a one-hash Bloom filter of the tokens, by hashString
 	fmask    uint64
 	mask     uint64
 	rankBits uint
 	maxLen   int // the longest token, in bytes: longer strings need no lookup
+
+	byte1   [256]int32 // the rank of each byte as a token, -1 for none
+	scratch sync.Pool  // of *mergeScratch, whose caches hold this table's ranks
+}
+
+// setByteRanks fills byte1, once the table can look tokens up.
+func (t *table) setByteRanks() {
+	var b [1]byte
+	for c := range t.byte1 {
+		b[0] = byte(c)
+		t.byte1[c] = t.rank(string(b[:]))
+	}
 }
 
 // rank returns the rank of the token whose bytes are s, or -1 when s is not a token.
@@ -106,13 +120,14 @@ func (t *table) size() int { return len(t.off) - 1 }
 
 // The table file is a header of six little-endian uint32 (tableMagic, tokens, log2 of
 // the slot count, rank bits, longest token, log2 of the filter's bits), then the arrays
-// off, slots, pair2, long2 and filter (as uint32s, each 4-byte aligned in the file) and
-// blob.
+// off, slots, pair2, long2, apart2 and filter (as uint32s, each 4-byte aligned in the
+// file) and blob.
 const (
-	tableMagic  = 0x33455042 // "BPE3"
+	tableMagic  = 0x34455042 // "BPE4"
 	tableHeader = 6 * 4
 	pair2Words  = 1 << 16
 	long2Words  = 1 << 16 / 32
+	apart2Words = 1 << 16 / 32
 
 	// filterShift picks the filter's bits of a hash: above the slot index (the low
 	// bits, 19 at most here) and below the tag (the top 32-rankBits bits).
@@ -142,18 +157,20 @@ func loadTable(data string) (*table, error) {
 		rest = rest[4*words:]
 		return s
 	}
-	off, slots, pair2, long2, filter := cut(n+1), cut(nSlots), cut(pair2Words), cut(long2Words), cut(1<<logFilter/32)
+	off, slots, pair2, long2, apart2 := cut(n+1), cut(nSlots), cut(pair2Words), cut(long2Words), cut(apart2Words)
+	filter := cut(1 << logFilter / 32)
 	if filter == "" {
 		return nil, fmt.Errorf("table file truncated")
 	}
 	t := &table{
 		blob: rest, off: uint32s(off), slots: uint32s(slots), pair2: int32s(pair2), long2: uint64s(long2),
-		filter: uint64s(filter), fmask: 1<<logFilter - 1,
+		apart2: uint64s(apart2), filter: uint64s(filter), fmask: 1<<logFilter - 1,
 		mask: uint64(nSlots - 1), rankBits: rankBits, maxLen: maxLen,
 	}
 	if t.off[0] != 0 || int(t.off[n]) != len(t.blob) {
 		return nil, fmt.Errorf("table offsets do not match its %d bytes of tokens", len(t.blob))
 	}
+	t.setByteRanks()
 	return t, nil
 }
 
