@@ -712,46 +712,16 @@ func (t *table) mergeQueueEvents(piece string, sc *mergeScratch, events *[]event
 			if rank[p] != r {
 				continue // an earlier merge of this batch took its right part
 			}
-			nx := next[p]
-			nn := next[nx]
-			next[p] = nn
-			if int(nn) < n {
-				prev[nn] = p
-			}
-			rank[nx] = -1
-			tok[p] = r
+			pp := t.join(sc, piece, p, r, events, at)
 			count--
-			if events != nil {
-				e := event{rank: r, pos: at + p, last: -1, first: -1}
-				if int(nn) == n {
-					e.last = e.pos
-				}
-				if p == 0 {
-					e.first = at + nn
-				}
-				*events = append(*events, e)
-			}
 			low := r
-			if int(nn) < n {
-				e := int32(n)
-				if int(next[nn]) < n {
-					e = next[nn]
-				}
-				rank[p] = t.joinRank(sc, piece, int(p), int(e), r, tok[nn])
-				if rank[p] >= 0 {
-					q.push(rank[p], p)
-					low = min(low, rank[p])
-				}
-			} else {
-				rank[p] = -1
+			if rank[p] >= 0 {
+				q.push(rank[p], p)
+				low = min(low, rank[p])
 			}
-			if p > 0 {
-				pp := prev[p]
-				rank[pp] = t.joinRank(sc, piece, int(pp), int(nn), tok[pp], r)
-				if rank[pp] >= 0 {
-					q.push(rank[pp], pp)
-					low = min(low, rank[pp])
-				}
+			if pp >= 0 && rank[pp] >= 0 {
+				q.push(rank[pp], pp)
+				low = min(low, rank[pp])
 			}
 			if low < r {
 				for _, rest := range batch[k+1:] {
@@ -764,6 +734,49 @@ func (t *table) mergeQueueEvents(piece string, sc *mergeScratch, events *[]event
 		sc.batch = batch
 	}
 	return count
+}
+
+// join makes the merge of rank r at p, as the queue loops of mergeQueueEvents and
+// mergeRadix both make it: the token at p takes in the one after it (the list, the token,
+// the event when events is not nil), and the ranks of the two pairs it is now part of
+// are worked out, rank[p] with its new right neighbour and rank[pp] of its left
+// neighbour pp with it. It returns pp, -1 at the start of the piece; the caller queues
+// the ranks that are not -1.
+func (t *table) join(sc *mergeScratch, piece string, p, r int32, events *[]event, at int32) (pp int32) {
+	n := int32(len(piece))
+	next, prev, rank, tok := sc.next, sc.prev, sc.rank, sc.tok
+	nx := next[p]
+	nn := next[nx]
+	next[p] = nn
+	if nn < n {
+		prev[nn] = p
+	}
+	rank[nx] = -1
+	tok[p] = r
+	if events != nil {
+		e := event{rank: r, pos: at + p, last: -1, first: -1}
+		if nn == n {
+			e.last = e.pos
+		}
+		if p == 0 {
+			e.first = at + nn
+		}
+		*events = append(*events, e)
+	}
+	rank[p] = -1
+	if nn < n {
+		e := n
+		if next[nn] < n {
+			e = next[nn]
+		}
+		rank[p] = t.joinRank(sc, piece, int(p), int(e), r, tok[nn])
+	}
+	if p == 0 {
+		return -1
+	}
+	pp = prev[p]
+	rank[pp] = t.joinRank(sc, piece, int(pp), int(nn), tok[pp], r)
+	return pp
 }
 
 // mergeRadix is mergeQueueEvents with a radix heap of (rank, position) keys for a
@@ -808,44 +821,14 @@ func (t *table) mergeRadix(piece string, sc *mergeScratch, events *[]event, at i
 		if rank[p] != r {
 			continue
 		}
-		nx := next[p]
-		nn := next[nx]
-		next[p] = nn
-		if int(nn) < n {
-			prev[nn] = p
-		}
-		rank[nx] = -1
-		tok[p] = r
+		pp := t.join(sc, piece, p, r, events, at)
 		count--
-		if events != nil {
-			e := event{rank: r, pos: at + p, last: -1, first: -1}
-			if int(nn) == n {
-				e.last = e.pos
-			}
-			if p == 0 {
-				e.first = at + nn
-			}
-			*events = append(*events, e)
-		}
 		ok := true
-		if int(nn) < n {
-			e := int32(n)
-			if int(next[nn]) < n {
-				e = next[nn]
-			}
-			rank[p] = t.joinRank(sc, piece, int(p), int(e), r, tok[nn])
-			if rank[p] >= 0 {
-				ok = q.push(uint64(rank[p])<<32 | uint64(p))
-			}
-		} else {
-			rank[p] = -1
+		if rank[p] >= 0 {
+			ok = q.push(uint64(rank[p])<<32 | uint64(p))
 		}
-		if p > 0 {
-			pp := prev[p]
-			rank[pp] = t.joinRank(sc, piece, int(pp), int(nn), tok[pp], r)
-			if rank[pp] >= 0 && !q.push(uint64(rank[pp])<<32|uint64(pp)) {
-				ok = false
-			}
+		if pp >= 0 && rank[pp] >= 0 && !q.push(uint64(rank[pp])<<32|uint64(pp)) {
+			ok = false
 		}
 		if !ok {
 			if events != nil {
