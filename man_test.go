@@ -8,26 +8,13 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/ctxkit/ctxkit/internal/budget"
-	"github.com/ctxkit/ctxkit/internal/cli"
-	"github.com/ctxkit/ctxkit/internal/convert"
-	"github.com/ctxkit/ctxkit/internal/count"
-	"github.com/ctxkit/ctxkit/internal/persist"
-	"github.com/ctxkit/ctxkit/internal/repair"
-	"github.com/ctxkit/ctxkit/internal/replay"
-	"github.com/ctxkit/ctxkit/internal/snip"
-	"github.com/ctxkit/ctxkit/internal/summarize"
-	"github.com/ctxkit/ctxkit/internal/trim"
+	"github.com/ctxkit/ctxkit/internal/multicall"
 )
-
-// tools lists every binary's description, for the tests that check all of them.
-var tools = []func() *cli.Tool{count.Tool, budget.Tool, snip.Tool, persist.Tool, repair.Tool, convert.Tool, trim.Tool, summarize.Tool, replay.Tool}
 
 // TestManPages checks that every binary has a man page with the standard sections and
 // that every flag it accepts is documented there.
 func TestManPages(t *testing.T) {
-	for _, mk := range tools {
-		tool := mk()
+	for _, tool := range multicall.Tools() {
 		page, err := os.ReadFile(filepath.Join("man", tool.Name+".1"))
 		if err != nil {
 			t.Errorf("%s: %v", tool.Name, err)
@@ -71,8 +58,7 @@ func TestManPages(t *testing.T) {
 // TestManPagesInputRules checks that every page states the rules of reading input that
 // every tool shares: what is refused and when the reader says it departed from a format.
 func TestManPagesInputRules(t *testing.T) {
-	for _, mk := range tools {
-		tool := mk()
+	for _, tool := range multicall.Tools() {
 		page, err := os.ReadFile(filepath.Join("man", tool.Name+".1"))
 		if err != nil {
 			t.Fatal(err)

@@ -61,6 +61,15 @@ func Names() []string {
 	return names
 }
 
+// Tools are the tools' descriptions, fresh ones, in the order of Names.
+func Tools() []*cli.Tool {
+	var specs []*cli.Tool
+	for _, n := range Names() {
+		specs = append(specs, tools[n].spec())
+	}
+	return specs
+}
+
 // Main runs the binary called program (its argv[0]) with args and returns the exit status.
 func Main(program string, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	name := strings.TrimSuffix(filepath.Base(program), ".exe")
@@ -220,13 +229,13 @@ func runtimeFail(stderr io.Writer, err error) int {
 func Commands() ([]completion.Command, error) {
 	var cmds []completion.Command
 	var words []string
-	for _, name := range Names() {
-		flags, files, err := cli.Flags(tools[name].spec())
+	for _, tool := range Tools() {
+		flags, files, err := cli.Flags(tool)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", tool.Name, err)
 		}
-		cmds = append(cmds, completion.Command{Name: name, Flags: flags, Files: files})
-		words = append(words, strings.TrimPrefix(name, "ctx-"))
+		cmds = append(cmds, completion.Command{Name: tool.Name, Flags: flags, Files: files})
+		words = append(words, strings.TrimPrefix(tool.Name, "ctx-"))
 	}
 	words = append(words, "link", "completion")
 	own := []cli.FlagSpec{{Long: "help", Short: 'h', Help: "Show the tools and commands."}, {Long: "version", Help: "Print the version and exit."}}
