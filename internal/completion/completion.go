@@ -52,9 +52,9 @@ func header(shell string, c Command) string {
 	return fmt.Sprintf("# %s completion for %s, written by 'ctxkit completion %s' from its flags.\n", shell, c.Name, shell)
 }
 
-// funcName is a shell function name for command.
-func funcName(c Command) string {
-	return "_ctxkit_" + strings.NewReplacer("-", "_", ".", "_").Replace(c.Name)
+// FuncName is the name of the bash function that completes command.
+func FuncName(command string) string {
+	return "_ctxkit_" + strings.NewReplacer("-", "_", ".", "_").Replace(command)
 }
 
 // singleQuoted quotes s for a POSIX shell (and fish, which reads '\” the same way).
@@ -65,7 +65,7 @@ func singleQuoted(s string) string {
 func bash(c Command) string {
 	var b strings.Builder
 	b.WriteString(header("bash", c))
-	fn := funcName(c)
+	fn := FuncName(c.Name)
 	fmt.Fprintf(&b, "%s() {\n", fn)
 	b.WriteString("\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n")
 	// bash splits --flag=value at the "=" (COMP_WORDBREAKS): the value follows a "=" word

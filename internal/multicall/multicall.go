@@ -6,7 +6,6 @@
 package multicall
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -176,16 +175,14 @@ func link(program string, args []string, stdout, stderr io.Writer) int {
 			name += ".exe"
 		}
 		path := filepath.Join(dir, name)
-		switch target, err := os.Readlink(path); {
-		case err == nil && target == self:
+		if target, err := os.Readlink(path); err == nil && target == self {
 			fmt.Fprintf(stdout, "%s: already a link to %s\n", path, self)
 			continue
-		case err == nil || !errors.Is(err, os.ErrNotExist):
-			if _, statErr := os.Lstat(path); statErr == nil && !force {
-				fmt.Fprintf(stderr, "%s: error: %s exists and is not a link to %s\n", Name, path, self)
-				failed = true
-				continue
-			}
+		}
+		if _, err := os.Lstat(path); err == nil && !force {
+			fmt.Fprintf(stderr, "%s: error: %s exists and is not a link to %s\n", Name, path, self)
+			failed = true
+			continue
 		}
 		if err := replaceWithLink(self, path); err != nil {
 			fmt.Fprintf(stderr, "%s: error: %v\n", Name, err)

@@ -154,7 +154,7 @@ func TestBashCompletes(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "notes.jsonl"), nil, 0o600)
 	complete := func(command string, words ...string) string {
-		script := `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); ` + funcNameOf(command) + `; printf '%s\n' "${COMPREPLY[@]}"`
+		script := `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); ` + completion.FuncName(command) + `; printf '%s\n' "${COMPREPLY[@]}"`
 		cmd := exec.Command("bash", append([]string{"-c", script, "bash", filepath.Join(dir, command), command}, words...)...)
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
@@ -223,10 +223,6 @@ func TestFishCompletes(t *testing.T) {
 			t.Errorf("%q: fish completes %q, want %s", line, got, want)
 		}
 	}
-}
-
-func funcNameOf(command string) string {
-	return "_ctxkit_" + strings.ReplaceAll(command, "-", "_")
 }
 
 func contains(list []string, s string) bool {
