@@ -46,7 +46,7 @@ var kindNames = [kinds]string{kindError: "error line", kindDiagnostic: "diagnost
 
 const (
 	// The command's first lines and its last (summary and exit) lines kept first: endLines
-	// of each, fewer under a tight limit (one per endChars of it, at least 1), where they
+	// of each, fewer under a tight limit (one per endChars of it, at least 2), where they
 	// would take a quarter of the room.
 	endLines = 5
 	endChars = 1500
@@ -466,7 +466,8 @@ func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
 	// lines of a test's own logging ("codec_test.go:82: record 12: ...") are not 240
 	// diagnostics, and would crowd out the one failure. Of the shapes of the lines kept
 	// for what they say, one that more than 5 lines and a fiftieth of all have is read as
-	// any other line; failing tests excepted, which are never noise.
+	// any other line but for its first frequentShown; failing tests excepted, which are
+	// never noise.
 	counts := map[uint64]int{}
 	var hashes []uint64
 	for i := range kind {
