@@ -349,7 +349,7 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 				if u.size <= share {
 					continue
 				}
-				if cut := fitText(u.newText, u.newRunes, share, measure, l.Tokens, tool, c, p.o.HeadTail); cut != u.newText {
+				if cut := fitText(u.newText, u.newRunes, share, measure, l.Tokens, tool, c, p.o.HeadTail, u.cutText, u.cutRunes); cut != u.newText {
 					u.newText, u.newRunes, again, cutApplied = cut, utf8.RuneCountInString(cut), true, true
 				}
 			}
@@ -390,8 +390,10 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 }
 
 // fitText cuts a text of n characters to limit: by what its lines say when they say
-// something (and it is not a file), else at head and tail.
-func fitText(text string, n, limit int, measure func(string) int, inTokens bool, tool string, c tokens.Counter, headTail bool) string {
+// something (and it is not a file), else at head and tail. raw is the result as it came
+// (before normalizing) of rawN characters: a cut by lines in characters keeps no more
+// tokens than its head and tail would.
+func fitText(text string, n, limit int, measure func(string) int, inTokens bool, tool string, c tokens.Counter, headTail bool, raw string, rawN int) string {
 	if !fileTools[tool] && !headTail {
 		if _, headTail := parseCut(text); !headTail {
 			sc := scratchPool.Get().(*scratch)
@@ -401,7 +403,18 @@ func fitText(text string, n, limit int, measure func(string) int, inTokens bool,
 				chars = 4 * limit
 			}
 			if s := newSelection(text, n, chars, c.Count, tool, sc); s != nil {
-				if out, ok := s.fit(limit, measure, inTokens); ok {
+				out, ok := s.fit(limit, measure, inTokens, 0)
+				if ok && !inTokens {
+					// Lines kept for what they say are often denser in tokens than the
+					// text (short lines, numbers, quoted values): a cut in characters
+					// keeps no more tokens than a cut of the raw result at head and
+					// tail would (what ctx-budget kept before it read lines).
+					most := c.Count(split(raw, rawN, c.Count).fit(limit, measure, inTokens, tool))
+					if c.Count(out) > most {
+						out, ok = s.fit(limit, measure, inTokens, most)
+					}
+				}
+				if ok {
 					return out
 				}
 			}

@@ -58,6 +58,8 @@ const (
 var (
 	// Failing tests of the common runners.
 	testSyntax = regexp.MustCompile(`^\s*(?:--- FAIL:|FAIL\b|FAILED\b|ERROR\b|✕|×|✗|●|not ok\b|test .+ \.\.\. (?:FAILED|failed)|---- .+ stdout ----|failures:|test result: FAILED|Tests run: .*(?:Failures|Errors): [1-9])|^_{3,} .+ _{3,}$`)
+	// A linter's finding written under the code it is about: its code and severity.
+	findingSyntax = regexp.MustCompile(`[\^~-] [A-Z]+[0-9]+ \([a-z]+\): `)
 	// Stack frames: Python, Go, Java and JavaScript, Rust backtraces.
 	frameSyntax = regexp.MustCompile(`^\s+File ".*", line \d+|^\s+/.*\.go:\d+|^goroutine \d+ \[|^\s+at \S|^\s+\d+: \S`)
 )
@@ -241,6 +243,9 @@ var summaryFirst = firstBytes(summaryWords, 1)
 // isSummary reports whether a line counts something a summary counts: digits, then one
 // of summaryWords.
 func isSummary(line string) bool {
+	if strings.HasPrefix(line, "# ") {
+		return isTAPCount(line)
+	}
 	for i := 0; i+2 < len(line); i++ {
 		// a digit, a space, a letter a summary word starts with
 		if !isDigit(line[i]) || line[i+1] != ' ' || !summaryFirst[line[i+2]] {
@@ -251,6 +256,19 @@ func isSummary(line string) bool {
 			if strings.HasPrefix(rest, w) && (len(w) == len(rest) || !isLetter(rest[len(w)])) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// tapCounts are the counts TAP producers (node --test, tap, prove) end with, one a line:
+// "# pass 984"; one of nought says nothing.
+var tapCounts = []string{"# tests ", "# pass ", "# fail ", "# failed ", "# suites "}
+
+func isTAPCount(line string) bool {
+	for _, w := range tapCounts {
+		if n, ok := strings.CutPrefix(line, w); ok && n != "0" && n != "" && strings.Trim(n, "0123456789") == "" {
+			return true
 		}
 	}
 	return false
@@ -415,6 +433,10 @@ func lineKinds(lines []string, kind []uint8) {
 		case len(line) > longLine:
 		case isSourceExcerpt(line):
 			k = kindContext // pytest's "> " line of code above its E lines
+		case line == "E":
+			// pytest's blank line among its E lines (its trailing spaces normalized away):
+			// one block of error lines, whose lines are kept in their order
+			k = kindError
 		case isBanner(line), isQuotedName(line):
 			// a section's title ("==== FAILURES ===="), or a name given as a value
 			// ("code: 'ERR_TEST_FAILURE'"): not an error of its own
@@ -427,6 +449,8 @@ func lineKinds(lines []string, kind []uint8) {
 			if isSummary(line) {
 				k = kindTest // "3 failed, 1,642 passed"
 			}
+		case isPointer(line) && findingSyntax.MatchString(line):
+			k = kindDiagnostic // a linter's finding under the code: "^-- SC2086 (info): ..."
 		case isWarning:
 			k = kindWarning // a warning: a diagnostic, but not one that fails
 		// (a frame before a diagnostic: Go writes its frames as indented file:line)
@@ -571,7 +595,16 @@ func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
 		// blank one
 		for j := i - 1; j >= 0 && j >= i-4 && lines[j] != ""; j-- {
 			mark(j)
-			if !indented(lines[i]) || isDiagnostic(lines[j]) || isShellcheckPlace(lines[j]) {
+			if !indented(lines[i]) {
+				break
+			}
+			if isDiagnostic(lines[j]) || isShellcheckPlace(lines[j]) {
+				// the place the block is about says as much as the line kept from it
+				// (a finding with no file and line is no use), though its shape be
+				// frequent
+				if kind[j] > k {
+					kind[j] = k
+				}
 				break
 			}
 		}
@@ -612,10 +645,16 @@ type selection struct {
 	runes    []int             // each line's length in characters
 	orig     original
 	tool     string
+	count    func(string) int // the tokens of a text
+	// describing is how many characters a gap's note may spend on the shapes of the lines
+	// it stands for: a 35th of the limit (about 110 characters, one or two shapes, from a
+	// limit of 4,000), so that under a tight one the room goes to lines kept rather than
+	// to describing the others.
+	describing int
 }
 
 var (
-	gapSyntax       = regexp.MustCompile(`^\[ctx-budget: ([0-9,]+) lines? left out here`)
+	gapSyntax       = regexp.MustCompile(`^\[(?:ctx-budget: )?([0-9,]+) lines? left out`)
 	selectionSyntax = regexp.MustCompile(`^\[ctx-budget: cut ([0-9,]+) of ([0-9,]+) characters? in ([0-9,]+) places? \(originally ([0-9,]+) tokens?, ([0-9,]+) lines?\); [^\n]*\]$`)
 )
 
@@ -626,7 +665,7 @@ var (
 func newSelection(text string, n, limit int, count func(string) int, tool string, sc *scratch) *selection {
 	lines := splitLines(sc.lines[:0], text)
 	sc.lines = lines
-	s := &selection{tool: tool, sc: sc}
+	s := &selection{tool: tool, sc: sc, describing: limit / 35, count: count}
 	again := len(lines) > 1 && selectionSyntax.MatchString(lines[len(lines)-1])
 	if again {
 		lines = lines[:len(lines)-1]
@@ -722,7 +761,7 @@ func (s *selection) shapeOf(m int) uint64 {
 // endsFor is how many first and last lines are kept first under a limit (see endLines).
 // A limit in tokens reads as about 4 characters a token.
 func endsFor(limit int) int {
-	return min(endLines, max(2, limit/endChars))
+	return min(endLines, max(1, limit/endChars))
 }
 
 // scratch holds the buffers selections reuse from one result to the next: cutting a
@@ -816,10 +855,11 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 			j++
 		}
 		gap := s.gapLine(i, j)
-		if j == i+1 && s.gapOf(i) == 0 && s.runes[i] <= utf8.RuneCountInString(gap) {
-			// A gap of one line no longer than the note that would stand for it: the line.
-			keepLine(i)
-			i++
+		if s.shortGap(i, j, utf8.RuneCountInString(gap)) {
+			// Lines no longer than the note that would stand for them: the lines.
+			for ; i < j; i++ {
+				keepLine(i)
+			}
 			continue
 		}
 		write(gap)
@@ -835,6 +875,21 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 	m := s.marker(max(0, s.orig.chars-keptChars), places, kept)
 	write(m)
 	return size + utf8.RuneCountInString(m)
+}
+
+// shortGap reports whether lines i..j-1 of the text (no earlier gap among them) take no
+// more characters, with their newlines, than a note of noteChars would.
+func (s *selection) shortGap(i, j, noteChars int) bool {
+	chars := 0
+	for m := i; m < j; m++ {
+		if s.gapOf(m) != 0 {
+			return false
+		}
+		if chars += s.runes[m] + 1; chars > noteChars+1 {
+			return false
+		}
+	}
+	return true
 }
 
 // gapLine stands for entries i..j-1: how many lines, and the one or two shapes most of
@@ -856,7 +911,8 @@ func (s *selection) describeGap(i, j int) string {
 	for m := i; m < j; m++ {
 		n += max(1, s.gapOf(m))
 	}
-	line := "[ctx-budget: " + plural(n, "line") + " left out here"
+	line := "[" + plural(n, "line") + " left out"
+	plain := line
 	if j-i < describedGap {
 		return line + "]"
 	}
@@ -924,6 +980,9 @@ func (s *selection) describeGap(i, j int) string {
 		}
 		line += fmt.Sprintf("%s%s%s like %q", sep, about, human.Thousands(count), ex)
 	}
+	if len(line)-len(plain) > s.describing {
+		return plain + "]"
+	}
 	return line + "]"
 }
 
@@ -964,14 +1023,15 @@ func (s *selection) marker(cut, places int, kept [kinds]int) string {
 		"); kept " + what + "; to see the rest, re-run " + call + " narrowed to the part you need]"
 }
 
-// fit keeps the most entries, in the keeping order, whose text measures within limit;
-// ok is false when not even the marker alone fits.
+// fit keeps the most entries, in the keeping order, whose text measures within limit
+// (and, with a limit in characters and most > 0, counts at most most tokens); ok is
+// false when not even the marker alone fits.
 // A limit in characters is met by measuring without writing: fits of the text are
 // found with walk alone, and the text written once.
-func (s *selection) fit(limit int, measure func(string) int, inTokens bool) (string, bool) {
+func (s *selection) fit(limit int, measure func(string) int, inTokens bool, most int) (string, bool) {
 	fits := func(k int) bool {
 		if !inTokens {
-			return s.walk(k, nil) <= limit
+			return s.walk(k, nil) <= limit && (most == 0 || s.count(s.render(k)) <= most)
 		}
 		return measure(s.render(k)) <= limit
 	}

@@ -34,14 +34,14 @@ func FuzzCutByLines(f *testing.F) {
 			return
 		}
 		measure := utf8.RuneCountInString
-		out := fitText(n, runes, l, measure, false, "Bash", c, false)
+		out := fitText(n, runes, l, measure, false, "Bash", c, false, n, runes)
 		if m := measure(out); m > l && !strings.HasPrefix(strings.TrimSpace(out), "[ctx-budget: cut ") {
 			t.Fatalf("cut to %d characters is %d: %q", l, m, out)
 		}
 		// Cut again at half the limit, as a later, tighter run would: one marker still
 		// accounts for the whole cut, never a marker inside a marker.
 		if h := l / 2; measure(out) > h {
-			again := fitText(out, measure(out), h, measure, false, "Bash", c, false)
+			again := fitText(out, measure(out), h, measure, false, "Bash", c, false, out, measure(out))
 			if strings.Count(again, "[ctx-budget: cut ") != 1 {
 				t.Fatalf("cut again at %d: %d markers:\n%q", h, strings.Count(again, "[ctx-budget: cut "), again)
 			}

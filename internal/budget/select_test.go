@@ -7,6 +7,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -38,8 +39,7 @@ func TestSelectKeepsTheFailure(t *testing.T) {
 		"--- FAIL: TestParseQuoted (0.00s)",
 		`parse_test.go:214: Parse("a\"b") = "a", want "a\"b"`,
 		"FAIL\texample.com/parse\t0.412s", // the last lines
-		`lines left out here: `,
-		` like "--- PASS: TestParse_`,
+		" lines left out]\n",              // too tight a cap to describe what was left out
 		"[ctx-budget: cut ",
 		"(originally ",
 		"; to see the rest, re-run the Bash call narrowed to the part you need]",
@@ -50,6 +50,11 @@ func TestSelectKeepsTheFailure(t *testing.T) {
 	}
 	if n := runes(got); n > 2000 || n < 1500 {
 		t.Errorf("%d characters for a cap of 2,000", n)
+	}
+	// With room, a long gap says what most of its lines were like.
+	roomy, _ := plan(t, doc, opts(func(o *Options) { o.Cap = Chars(8000); o.ErrorFactor = 1 }))
+	if got := resultTexts(t, roomy)[0]; !strings.Contains(got, " lines left out: about ") || !strings.Contains(got, ` like "--- PASS: TestParse_`) {
+		t.Errorf("at a cap of 8,000 the gaps are not described:\n%s", got)
 	}
 	if st.Cut != 1 {
 		t.Errorf("stats %+v", st)
@@ -195,7 +200,7 @@ func TestKeepingOrderBreadthFirst(t *testing.T) {
 	if s == nil {
 		t.Fatal("no selection")
 	}
-	out, ok := s.fit(900, nil, false)
+	out, ok := s.fit(900, nil, false, 0)
 	if !ok {
 		t.Fatal("nothing fits")
 	}
@@ -277,11 +282,83 @@ func TestLineKinds(t *testing.T) {
 		// an error word inside a lower-case name is not one; a capital one in a name is
 		"npm http fetch GET 200 https://registry.npmjs.org/verror 12ms": kindOther,
 		"ValueError: invalid amount":                                    kindError,
+		// TAP's closing counts: those of none say nothing
+		"# pass 984":    kindTest,
+		"# fail 3":      kindTest,
+		"# cancelled 0": kindOther,
+		"# todo 0":      kindOther,
+		// pytest's blank line inside its E block keeps the block one run
+		"E": kindError,
+		// a linter's finding under the code, whatever its severity
+		"     ^-- SC2086 (info): Double quote to prevent globbing and word splitting.": kindDiagnostic,
+		"         ^-- SC2044 (warning): For loops over find output are fragile.":       kindDiagnostic,
 	} {
 		kind := make([]uint8, 1)
 		lineKinds([]string{line}, kind)
 		if kind[0] != want {
 			t.Errorf("%q: kind %d, want %d", line, kind[0], want)
 		}
+	}
+}
+
+// TestFindingTakesItsPlace: a kept finding keeps the line naming the place its block is
+// about, though that shape is too frequent to be kept for itself.
+func TestFindingTakesItsPlace(t *testing.T) {
+	var lines []string
+	for i := 1; i <= 40; i++ {
+		lines = append(lines, fmt.Sprintf("In deploy/s%d.sh line %d:", i, i), "cd $TARGET", "   ^-----^ SC2086 (info): Double quote to prevent globbing.", "")
+	}
+	lines = append(lines, "In deploy/auth.sh line 11:", "if [ $? -ne 0 ]; then exit 1; fi", "     ^-- SC2181 (style): Check exit code directly.", "")
+	kind, _ := classify(lines, nil, 2)
+	at := len(lines) - 4
+	if kind[at] != kindDiagnostic || kind[at+2] != kindDiagnostic {
+		t.Errorf("the last finding's place has kind %d and the finding %d, want both %d", kind[at], kind[at+2], kindDiagnostic)
+	}
+}
+
+// TestShortGapKeepsTheLines: lines no longer than the note that would stand for them are
+// kept in its place.
+func TestShortGapKeepsTheLines(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&b, "ok %d - case %d of 200\n", i, i)
+		if i == 100 {
+			b.WriteString("not ok 101 - totals\n---\nb\nc\n...\nerror: 'wrong total'\n")
+		}
+	}
+	text := b.String()
+	s := newSelection(text, len(text), 600, func(s string) int { return len(s) / 4 }, "Bash", new(scratch))
+	out, ok := s.fit(600, nil, false, 0)
+	if !ok || !strings.Contains(out, "not ok 101 - totals\n---\nb\nc\n...\nerror: 'wrong total'\n") {
+		t.Errorf("the two short lines between the failure and its error were not kept as themselves:\n%s", out)
+	}
+}
+
+// TestCutHasNoMoreTokensThanHeadAndTail: a cut in characters that keeps dense lines keeps
+// fewer of them rather than more tokens than the head and tail of the raw result would.
+func TestCutHasNoMoreTokensThanHeadAndTail(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 3000; i++ {
+		if i%300 == 150 {
+			fmt.Fprintf(&b, "E       AssertionError: assert {'a': %d, 'b': [1, 2, 3], 'c': {'d': %d}} == {'a': %d}\n", i, i, i+1)
+			continue
+		}
+		b.WriteString("tests/test_mod.py::test_case PASSED                                      [ 50%]\n")
+	}
+	text := b.String()
+	c := tokens.Claude("")
+	measure := func(s string) int { return len([]rune(s)) }
+	n := measure(text)
+	byLines := fitText(text, n, 2000, measure, false, "Bash", c, false, text, n)
+	headTail := fitText(text, n, 2000, measure, false, "Bash", c, true, text, n)
+	if !strings.Contains(byLines, "{'a': 150,") {
+		t.Fatalf("no error line kept:\n%s", byLines)
+	}
+	if a, b := c.Count(byLines), c.Count(headTail); a > b {
+		t.Errorf("cut by lines %d tokens, head and tail %d", a, b)
+	}
+	unbounded := newSelection(text, n, 2000, c.Count, "Bash", new(scratch))
+	if out, _ := unbounded.fit(2000, measure, false, 0); c.Count(out) <= c.Count(headTail) {
+		t.Skipf("the lines are not denser than the head and tail here (%d ≤ %d tokens): the bound is not exercised", c.Count(out), c.Count(headTail))
 	}
 }
