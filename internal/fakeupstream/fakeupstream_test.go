@@ -95,7 +95,10 @@ func TestAnthropicScriptedToolRoundTrip(t *testing.T) {
 	if reqs[1].Header.Get("X-Api-Key") != "REDACTED" || reqs[1].Header.Get("Anthropic-Beta") != "a,b" || reqs[1].Query != "beta=true" {
 		t.Errorf("recorded headers %v query %q", reqs[1].Header, reqs[1].Query)
 	}
-	if !bytes.Equal(reqs[1].Response, func() []byte { _, b := post(t, srv.URL+"/v1/messages", `{"model":"m","stream":true,`+tools+`,"messages":[{"role":"user","content":"run it"}]}`); return b }()) {
+	if !bytes.Equal(reqs[1].Response, func() []byte {
+		_, b := post(t, srv.URL+"/v1/messages", `{"model":"m","stream":true,`+tools+`,"messages":[{"role":"user","content":"run it"}]}`)
+		return b
+	}()) {
 		t.Error("the recorded response is not the bytes sent, or the same request gave other bytes")
 	}
 	if v := u.Violations(); len(v) != 0 {
