@@ -2,6 +2,7 @@ package fakeupstream
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -14,7 +15,9 @@ import (
 // maxCacheControl is the number of cache_control breakpoints the Messages API accepts.
 const maxCacheControl = 4
 
-func checkAnthropic(body []byte) []string {
+// checkAnthropic checks a Messages body; betas is the request's anthropic-beta header, since
+// a beta can make legal what the base API refuses.
+func checkAnthropic(body []byte, betas string) []string {
 	if !gjson.ValidBytes(body) {
 		return []string{"body is not JSON"}
 	}
@@ -33,9 +36,15 @@ func checkAnthropic(body []byte) []string {
 	if len(msgs) == 0 {
 		v = append(v, "messages is empty")
 	}
+	// Claude Code 2.1 puts role "system" messages between turns under this beta; they stand
+	// outside the user/assistant alternation and the tool pairing.
+	midSystem := strings.Contains(betas, "mid-conversation-system")
 	var open []string // tool_use ids of the previous assistant message awaiting results
 	for i, m := range msgs {
 		role := m.Get("role").String()
+		if role == "system" && midSystem && i > 0 {
+			continue
+		}
 		if role != "user" && role != "assistant" {
 			v = append(v, fmt.Sprintf("messages.%d: role %q", i, role))
 		}

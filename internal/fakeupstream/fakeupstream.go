@@ -142,7 +142,7 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(rec, http.StatusOK, fmt.Sprintf(`{"input_tokens":%d}`, approxTokens(body)))
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/messages"):
 		req.API = "anthropic"
-		req.Violations = checkAnthropic(body)
+		req.Violations = checkAnthropic(body, r.Header.Get("Anthropic-Beta"))
 		req.Step = u.serve(rec, r, &req, anthropicWire{})
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/responses"):
 		req.API = "responses"

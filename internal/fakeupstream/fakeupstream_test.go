@@ -185,7 +185,7 @@ func TestViolations(t *testing.T) {
 		{"responses output without call", "responses", `{"input":[{"type":"function_call_output","call_id":"c","output":"o"}]}`, `output for call "c" with no call`},
 		{"responses call without output", "responses", `{"input":[{"type":"function_call","call_id":"c","name":"n","arguments":"{}"}]}`, `call "c" has no output`},
 	}
-	check := map[string]func([]byte) []string{"anthropic": checkAnthropic, "chat": checkChat, "responses": checkResponses}
+	check := map[string]func([]byte) []string{"anthropic": func(b []byte) []string { return checkAnthropic(b, "") }, "chat": checkChat, "responses": checkResponses}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := check[tt.api]([]byte(tt.body))
@@ -194,8 +194,17 @@ func TestViolations(t *testing.T) {
 			}
 		})
 	}
+	// A system message between turns is refused, unless under Claude Code's beta, where it
+	// does not break the tool pairing either.
+	mid := `{"messages":[{"role":"user","content":"x"},{"role":"system","content":"s"},{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"B","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"r"}]}]}`
+	if v := checkAnthropic([]byte(mid), ""); len(v) != 1 || !strings.Contains(v[0], `role "system"`) {
+		t.Errorf("mid-conversation system without the beta: %v", v)
+	}
+	if v := checkAnthropic([]byte(mid), "claude-code-20250219,mid-conversation-system-2026-04-07"); len(v) != 0 {
+		t.Errorf("mid-conversation system under the beta: %v", v)
+	}
 	// Four markers are fine.
-	if v := checkAnthropic([]byte(`{"system":[{"type":"text","text":"s","cache_control":` + cc + `}],"messages":[{"role":"user","content":[{"type":"text","text":"a","cache_control":` + cc + `},{"type":"text","text":"b","cache_control":` + cc + `},{"type":"text","text":"c","cache_control":` + cc + `}]}]}`)); len(v) != 0 {
+	if v := checkAnthropic([]byte(`{"system":[{"type":"text","text":"s","cache_control":`+cc+`}],"messages":[{"role":"user","content":[{"type":"text","text":"a","cache_control":`+cc+`},{"type":"text","text":"b","cache_control":`+cc+`},{"type":"text","text":"c","cache_control":`+cc+`}]}]}`), ""); len(v) != 0 {
 		t.Errorf("four markers: %v", v)
 	}
 }
