@@ -30,7 +30,7 @@ import (
 )
 
 // clientTimeout bounds one client run; a client that hangs is killed with its process group.
-const clientTimeout = 90 * time.Second
+const clientTimeout = 60 * time.Second
 
 // clientsDir is where scripts/install-clients.sh puts the clients.
 func clientsDir() string {
@@ -51,6 +51,21 @@ func clientPath(t *testing.T, rel string) string {
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("%s is not installed (run scripts/install-clients.sh): %v", rel, err)
 	}
+	return p
+}
+
+// clientBinary returns an installed client's command, or skips the test when it is missing or
+// cannot run on this machine (its native binary may not suit the platform).
+func clientBinary(t *testing.T, rel string) string {
+	t.Helper()
+	p := clientPath(t, rel)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, p, "--version").CombinedOutput()
+	if err != nil {
+		t.Skipf("%s cannot run here: %v: %s", rel, err, tail(out))
+	}
+	t.Logf("%s", bytes.TrimSpace(out))
 	return p
 }
 
@@ -166,6 +181,21 @@ func unmarked(m gjson.Result) string {
 	return raw
 }
 
+// ranTools checks that the scripted requests carried, for each call id, a result holding the
+// command's output: the client ran the tool and sent its result back.
+func ranTools(t *testing.T, reqs []fakeupstream.Request, want map[string]string) {
+	t.Helper()
+	if len(reqs) == 0 {
+		t.Fatal("no request was answered from the script")
+	}
+	last := reqs[len(reqs)-1]
+	for id, out := range want {
+		if res := toolResult(last, id); !strings.Contains(res, out) {
+			t.Errorf("the last request's result for %s is %s, not the output %q: the tool round trip did not happen", id, res, out)
+		}
+	}
+}
+
 // toolResult is the text of the result for call id in a scripted request, as a client put it.
 func toolResult(r fakeupstream.Request, id string) string {
 	doc := gjson.ParseBytes(r.Body)
@@ -189,10 +219,11 @@ func toolResult(r fakeupstream.Request, id string) string {
 }
 
 func TestClaudeCode(t *testing.T) {
-	claude := clientPath(t, "node_modules/.bin/claude")
+	claude := clientBinary(t, "node_modules/.bin/claude")
 	const final = "ctxkit-final: the shell said hello"
 	u := fakeupstream.New(
 		fakeupstream.Turn{Tool: "Bash", Input: `{"command":"echo ctxkit-hello","description":"Print a greeting"}`},
+		fakeupstream.Turn{Tool: "Bash", Input: `{"command":"echo ctxkit-again","description":"Print it again"}`},
 		fakeupstream.Turn{Text: final},
 	)
 	srv := u.Start(t)
@@ -212,18 +243,7 @@ func TestClaudeCode(t *testing.T) {
 		t.Errorf("claude -p result %q, want %q\nstdout: %s", got, final, out)
 	}
 	steps := u.Scripted()
-	var second *fakeupstream.Request
-	for i := range steps {
-		if steps[i].Step == 1 {
-			second = &steps[i]
-		}
-	}
-	if second == nil {
-		t.Fatalf("no request carried the Bash tool_result: the tool round trip did not happen")
-	}
-	if res := toolResult(*second, "toolu_fake_00"); !strings.Contains(res, "ctxkit-hello") {
-		t.Errorf("tool_result %s does not hold the command's output", res)
-	}
+	ranTools(t, steps, map[string]string{"toolu_fake_00": "ctxkit-hello", "toolu_fake_01": "ctxkit-again"})
 	prefixKept(t, u, "messages")
 	first := steps[0]
 	if first.Path != "/v1/messages" || first.Header.Get("Anthropic-Version") == "" {
@@ -235,11 +255,12 @@ func TestClaudeCode(t *testing.T) {
 }
 
 func TestCodex(t *testing.T) {
-	codex := clientPath(t, "node_modules/.bin/codex")
+	codex := clientBinary(t, "node_modules/.bin/codex")
 	const final = "ctxkit-final: the shell said hello"
 	u := fakeupstream.New(
 		// Codex 0.169 offers exec_command (no longer shell) to run a command.
 		fakeupstream.Turn{Tool: "exec_command", Input: `{"cmd":"echo ctxkit-hello"}`},
+		fakeupstream.Turn{Tool: "exec_command", Input: `{"cmd":"echo ctxkit-again"}`},
 		fakeupstream.Turn{Text: final},
 	)
 	srv := u.Start(t)
@@ -270,18 +291,7 @@ env_key = "CTXKIT_FAKE_KEY"
 	if !bytes.Contains(out, []byte(final)) {
 		t.Errorf("codex exec did not print the final answer %q:\n%s", final, out)
 	}
-	var second *fakeupstream.Request
-	for _, r := range u.Scripted() {
-		if r.Step == 1 {
-			second = &r
-		}
-	}
-	if second == nil {
-		t.Fatalf("no request carried the shell call's output: the tool round trip did not happen")
-	}
-	if res := toolResult(*second, "call_fake_00"); !strings.Contains(res, "ctxkit-hello") {
-		t.Errorf("function_call_output %s does not hold the command's output", res)
-	}
+	ranTools(t, u.Scripted(), map[string]string{"call_fake_00": "ctxkit-hello", "call_fake_01": "ctxkit-again"})
 	prefixKept(t, u, "input")
 }
 
