@@ -83,6 +83,9 @@ func (c *Context) Warnf(format string, a ...any) {
 // names lists the inputs: the file arguments, or "-" for stdin when there are none.
 func (c *Context) names() ([]string, error) {
 	names := c.Common.Files
+	if c.Common.Latest {
+		return c.latest()
+	}
 	if len(names) == 0 {
 		if c.StdinTTY {
 			return nil, WithHint(Usagef("no input: reading a document from a terminal"),

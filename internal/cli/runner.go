@@ -228,7 +228,7 @@ func validateCommon(name string, c *Common) error {
 	case c.Output != "" && c.InPlace:
 		return WithHint(Usagef("-o/--output and -i/--in-place cannot be used together"),
 			fmt.Sprintf("see '%s --help'", name))
-	case c.InPlace && len(c.Files) == 0:
+	case c.InPlace && len(c.Files) == 0 && !c.Latest:
 		return WithHint(Usagef("--in-place needs file arguments"),
 			fmt.Sprintf("name the files to edit: %s -i FILE...", name))
 	case c.InPlace:
