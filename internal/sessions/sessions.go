@@ -149,7 +149,10 @@ func projectDirs(claude string, dirs []string) ([]string, error) {
 	var out []string
 	for _, e := range entries {
 		if !e.IsDir() {
-			continue
+			// A link to a project folder (a moved ~/.claude) is one too.
+			if st, err := os.Stat(filepath.Join(root, e.Name())); err != nil || !st.IsDir() {
+				continue
+			}
 		}
 		name := Mangle(e.Name())
 		ok := len(dirs) == 0 || want[name]
