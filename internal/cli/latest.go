@@ -30,6 +30,16 @@ func (c *Context) FindSessions(allProjects bool, limit int) ([]sessions.Session,
 	return found, nil
 }
 
+// LatestSession is the file --latest names (a tool that reads it more than once, ctx-count
+// --follow, chooses it once).
+func (c *Context) LatestSession() (string, error) {
+	names, err := c.latest()
+	if err != nil {
+		return "", err
+	}
+	return names[0], nil
+}
+
 // latest is the input --latest names: the newest session of the current directory. None
 // is exit 4, as a missing file or a folder with no session is: nothing was read, so the
 // input was not a bad document (3).

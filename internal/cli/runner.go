@@ -155,19 +155,20 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	out := &heldOutput{}
 	defer out.close()
 	c := &Context{
-		Tool:      tool,
-		Common:    common,
-		Stdin:     stdin,
-		Stdout:    out,
-		Stderr:    stderr,
-		StdinTTY:  isTerminal(stdin),
-		StdoutTTY: isTerminal(stdout),
-		StderrTTY: isTerminal(stderr),
-		Getenv:    getenv,
-		Now:       time.Now,
-		Version:   Version(),
-		out:       out,
-		given:     given,
+		Tool:       tool,
+		Common:     common,
+		Stdin:      stdin,
+		Stdout:     out,
+		Stderr:     stderr,
+		StdinTTY:   isTerminal(stdin),
+		StdoutTTY:  isTerminal(stdout),
+		StderrTTY:  isTerminal(stderr),
+		Getenv:     getenv,
+		Now:        time.Now,
+		Version:    Version(),
+		out:        out,
+		realStdout: stdout,
+		given:      given,
 	}
 	c.Color = c.StdoutTTY && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 	c.Columns = columns(getenv, stdout, stderr)

@@ -76,9 +76,6 @@ func run(ctx *cli.Context, f *Flags) error {
 	if f.Sessions {
 		return listSessions(ctx, f)
 	}
-	if f.Follow {
-		return follow(ctx, f)
-	}
 	if f.Text {
 		return runText(ctx, f)
 	}
@@ -142,6 +139,14 @@ func run(ctx *cli.Context, f *Flags) error {
 			}
 			return nil
 		},
+	}
+	if f.Follow {
+		return follow(ctx, f, func() error {
+			// Each drawing is a first report: no blank line before it, no verdict.
+			reports, over = 0, 0
+			filter.Done = nil
+			return ctx.Run(filter)
+		})
 	}
 	return ctx.Run(filter)
 }
