@@ -60,28 +60,45 @@ func listSessions(ctx *cli.Context, f *Flags) error {
 		return cli.WithHint(cli.RuntimeError(fmt.Errorf("no session of this directory")),
 			"--all-projects lists every project's")
 	}
+	cache := openListCache(ctx)
 	byPath := map[string]sessions.Session{}
+	measured := map[string]listFigures{}
 	for _, s := range found {
+		if v, ok := cache.get(s); ok {
+			measured[s.Path] = v
+			continue
+		}
 		f.Files = append(f.Files, s.Path)
 		byPath[s.Path] = s
 	}
+	if len(f.Files) > 0 {
+		err = ctx.Run(cli.Filter{
+			Reports: true, Counted: true, TallyOnly: true, KeepGoing: true,
+			Plan: func(d *cli.Doc) (*cli.Plan, error) {
+				r, err := report(d)
+				if err != nil {
+					return nil, err
+				}
+				v := listFigures{Tokens: r.Tokens, Window: r.EffectiveWindow, Utilization: r.Utilization}
+				measured[d.Name] = v
+				cache.put(byPath[d.Name], v)
+				return &cli.Plan{}, nil
+			},
+		})
+	}
+	cache.save(found)
 	var lines []SessionLine
-	err = ctx.Run(cli.Filter{
-		Reports: true, Counted: true, TallyOnly: true, KeepGoing: true,
-		Plan: func(d *cli.Doc) (*cli.Plan, error) {
-			r, err := report(d)
-			if err != nil {
-				return nil, err
-			}
-			s := byPath[d.Name]
-			lines = append(lines, SessionLine{
-				File: s.Path, Agent: s.Agent, Project: s.Dir, Modified: s.Mod.UTC().Format(time.RFC3339),
-				Bytes: s.Size, Tokens: r.Tokens, Window: r.EffectiveWindow, Utilization: r.Utilization,
-				SchemaVersion: SessionsSchemaVersion,
-			})
-			return &cli.Plan{}, nil
-		},
-	})
+	for _, s := range found {
+		v, ok := measured[s.Path]
+		if !ok {
+			continue // its error is on stderr
+		}
+		lines = append(lines, SessionLine{
+			File: s.Path, Agent: s.Agent, Project: s.Dir, Modified: s.Mod.UTC().Format(time.RFC3339),
+			Bytes: s.Size, Tokens: v.Tokens, Window: v.Window, Utilization: v.Utilization,
+			SchemaVersion: SessionsSchemaVersion,
+		})
+	}
 	// What was measured is listed even when some sessions failed (their error lines are
 	// on stderr already and err carries the exit status).
 	var out bytes.Buffer
