@@ -89,6 +89,9 @@ func TestSchemaVersions(t *testing.T) {
 	if got := schemaVersion(t, "count-report.json"); got != count.SchemaVersion || got < 1 {
 		t.Errorf("schema/count-report.json is version %d, ctx-count writes %d", got, count.SchemaVersion)
 	}
+	if got := schemaVersion(t, "sessions.json"); got != count.SessionsSchemaVersion || got < 1 {
+		t.Errorf("schema/sessions.json is version %d, ctx-count --sessions writes %d", got, count.SessionsSchemaVersion)
+	}
 	if got := schemaVersion(t, "stats.json"); got != cli.StatsSchemaVersion || got < 1 {
 		t.Errorf("schema/stats.json is version %d, --stats writes %d", got, cli.StatsSchemaVersion)
 	}
@@ -235,6 +238,44 @@ func TestStatsSchema(t *testing.T) {
 // TestSchemasReject: the schemas are not vacuous: a report or a line without its
 // schema_version, with a field of the wrong type, or (for the report) with a field the
 // schema does not describe, is refused.
+// TestSessionsSchema: the lines of ctx-count --sessions, of a Claude Code session and a
+// Codex rollout in a made-up home, follow schema/sessions.json.
+func TestSessionsSchema(t *testing.T) {
+	s := compileSchema(t, "sessions.json")
+	home := t.TempDir()
+	copyTo := func(sample, dst string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join("testdata", sample))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyTo("session.jsonl", filepath.Join(home, ".claude", "projects", "-src-app", "a.jsonl"))
+	copyTo("codex.jsonl", filepath.Join(home, ".codex", "sessions", "2026", "11", "24", "rollout-a.jsonl"))
+	env := func(name string) string {
+		switch name {
+		case "HOME":
+			return home
+		case "CTX_CACHE_DIR":
+			return "off"
+		}
+		return ""
+	}
+	var stdout, stderr bytes.Buffer
+	if code := runTool("ctx-count", []string{"--sessions", "--all-projects"}, &stdout, &stderr, env); code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if n := validateLines(t, s, "ctx-count --sessions", stdout.Bytes()); n != 2 {
+		t.Errorf("%d lines, want 2:\n%s", n, stdout.String())
+	}
+}
+
 func TestSchemasReject(t *testing.T) {
 	report := compileSchema(t, "count-report.json")
 	stats := compileSchema(t, "stats.json")

@@ -34,6 +34,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/replay"
+	"github.com/ctxkit/ctxkit/internal/sessions"
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/summarize"
 	"github.com/ctxkit/ctxkit/internal/testgen"
@@ -95,6 +96,8 @@ func TestScripts(t *testing.T) {
 			"age":        cmdAge,
 			"status":     cmdStatus,
 			"cmpjson":    cmdCmpJSON,
+			"mangle":     cmdMangle,
+			"replace":    cmdReplace,
 		},
 	})
 }
@@ -219,6 +222,25 @@ func cmdCmpJSON(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		ts.Fatalf("%s and %s differ", args[0], args[1])
 	}
+}
+
+// mangle VAR DIR sets VAR to the folder name Claude Code keeps DIR's sessions under.
+func cmdMangle(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: mangle VAR DIR")
+	}
+	ts.Setenv(args[0], sessions.Mangle(args[1]))
+}
+
+// replace FILE OLD NEW replaces every OLD in FILE with NEW: a path only known when the
+// script runs ($WORK) put into a sample.
+func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: replace FILE OLD NEW")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), bytes.ReplaceAll(b, []byte(args[1]), []byte(args[2])), 0o644))
 }
 
 // age FILE... sets the modification time of each FILE (not following links) an hour back,

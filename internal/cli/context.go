@@ -40,6 +40,7 @@ type Context struct {
 	Version string
 
 	out        *heldOutput
+	realStdout io.Writer // where Stdout goes once the run has succeeded (Flush)
 	stdinTaken bool
 	pending    []pendingFile
 	readWhole  bool // every document, also a JSONL transcript (ReadingWhole)
@@ -83,6 +84,9 @@ func (c *Context) Warnf(format string, a ...any) {
 // names lists the inputs: the file arguments, or "-" for stdin when there are none.
 func (c *Context) names() ([]string, error) {
 	names := c.Common.Files
+	if c.Common.Latest {
+		return c.latest()
+	}
 	if len(names) == 0 {
 		if c.StdinTTY {
 			return nil, WithHint(Usagef("no input: reading a document from a terminal"),
@@ -273,6 +277,21 @@ func (h *heldOutput) close() {
 		}
 	}
 	h.parts = nil
+}
+
+// Flush writes what the run has written to Stdout so far to the real stdout now, for a run
+// that goes on writing until it is stopped (ctx-count --follow): each part it flushes is
+// whole, so holding output back until the run succeeds still means no half report.
+func (c *Context) Flush() error {
+	if c.out == nil || c.realStdout == nil {
+		return nil
+	}
+	_, err := c.out.WriteTo(c.realStdout)
+	c.out.close()
+	if err != nil {
+		return RuntimeError(fmt.Errorf("write stdout: %w", err))
+	}
+	return nil
 }
 
 type pendingFile struct{ tmp, target string }

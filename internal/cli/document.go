@@ -121,6 +121,10 @@ func (c *Context) countCache(name string) *tokens.DiskCache {
 	return d
 }
 
+// CacheDir is ctxkit's cache directory (cacheDir), for a tool that keeps a cache of its
+// own there (ctx-count --sessions).
+func (c *Context) CacheDir() string { return c.cacheDir() }
+
 // cacheDir is ctxkit's cache directory: $CTX_CACHE_DIR, by default
 // $XDG_CACHE_HOME/ctxkit or ~/.cache/ctxkit; "" when CTX_CACHE_DIR is "off" or no
 // directory is known.

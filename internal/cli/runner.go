@@ -155,19 +155,20 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	out := &heldOutput{}
 	defer out.close()
 	c := &Context{
-		Tool:      tool,
-		Common:    common,
-		Stdin:     stdin,
-		Stdout:    out,
-		Stderr:    stderr,
-		StdinTTY:  isTerminal(stdin),
-		StdoutTTY: isTerminal(stdout),
-		StderrTTY: isTerminal(stderr),
-		Getenv:    getenv,
-		Now:       time.Now,
-		Version:   Version(),
-		out:       out,
-		given:     given,
+		Tool:       tool,
+		Common:     common,
+		Stdin:      stdin,
+		Stdout:     out,
+		Stderr:     stderr,
+		StdinTTY:   isTerminal(stdin),
+		StdoutTTY:  isTerminal(stdout),
+		StderrTTY:  isTerminal(stderr),
+		Getenv:     getenv,
+		Now:        time.Now,
+		Version:    Version(),
+		out:        out,
+		realStdout: stdout,
+		given:      given,
 	}
 	c.Color = c.StdoutTTY && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 	c.Columns = columns(getenv, stdout, stderr)
@@ -228,7 +229,7 @@ func validateCommon(name string, c *Common) error {
 	case c.Output != "" && c.InPlace:
 		return WithHint(Usagef("-o/--output and -i/--in-place cannot be used together"),
 			fmt.Sprintf("see '%s --help'", name))
-	case c.InPlace && len(c.Files) == 0:
+	case c.InPlace && len(c.Files) == 0 && !c.Latest:
 		return WithHint(Usagef("--in-place needs file arguments"),
 			fmt.Sprintf("name the files to edit: %s -i FILE...", name))
 	case c.InPlace:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 )
@@ -22,6 +23,13 @@ type Flags struct {
 	Savings  bool        `name:"savings" help:"Run each tier on the document: what it would save now, what it would take out of the prompt cache, and whether that pays back within 10 requests."`
 	All      bool        `name:"all" help:"With a folder of sessions, count each of them (newest first), not only the newest."`
 	Text     bool        `name:"text" help:"Count plain text, not a conversation: the tokens of the whole input (with --tokenizer, or the counter --model's documents get), a bare number."`
+
+	Sessions    bool `name:"sessions" help:"List the recent agent sessions of the current directory (--agent, --all-projects), newest first: size, tokens, utilization."`
+	AllProjects bool `name:"all-projects" help:"With --sessions, list every project's sessions."`
+	Limit       int  `name:"limit" default:"20" placeholder:"N" help:"With --sessions, list at most N (0: all)."`
+
+	Follow        bool          `name:"follow" help:"Draw the report again each time the file (or the --latest session) grows, until interrupted."`
+	FollowTimeout time.Duration `name:"follow-timeout" placeholder:"DURATION" help:"With --follow, stop after DURATION (30s, 5m); default never."`
 }
 
 const help = `Counts the tokens of a conversation document and shows where they go: by message, role,
@@ -47,8 +55,8 @@ func Tool() *cli.Tool {
 // Examples are ctx-count's in --help.
 func (*Flags) Examples() []cli.Example {
 	return []cli.Example{
-		{Does: "where the tokens of a Claude Code session went", Command: "ctx-count ~/.claude/projects/myproj/SESSION.jsonl"},
-		{Does: "measure before and after the cheap tiers, inside one pipeline", Command: "ctx-count -p convo.json | ctx-budget | ctx-snip | ctx-count --json"},
+		{Does: "where the tokens of the Claude Code or Codex session running in this directory went", Command: "ctx-count --latest"},
+		{Does: "the recent sessions of every project: size, tokens, utilization", Command: "ctx-count --sessions --all-projects"},
 		{Does: "fail (exit 1) when a conversation is past 85% of a GPT-5 window", Command: "ctx-count --model gpt-5 --fail-over 85% history.json > /dev/null"},
 	}
 }
@@ -64,6 +72,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 func run(ctx *cli.Context, f *Flags) error {
 	if f.InPlace {
 		return cli.Usagef("ctx-count does not change documents; --in-place does not apply")
+	}
+	if f.Sessions {
+		return listSessions(ctx, f)
 	}
 	if f.Text {
 		return runText(ctx, f)
@@ -128,6 +139,14 @@ func run(ctx *cli.Context, f *Flags) error {
 			}
 			return nil
 		},
+	}
+	if f.Follow {
+		return follow(ctx, f, func() error {
+			// Each drawing is a first report: no blank line before it, no verdict.
+			reports, over = 0, 0
+			filter.Done = nil
+			return ctx.Run(filter)
+		})
 	}
 	return ctx.Run(filter)
 }

@@ -57,3 +57,18 @@ func Label(s string, n int) string {
 func OneLine(s string) string {
 	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
 }
+
+// Size writes a number of bytes in the largest decimal unit below it, with one decimal
+// under 10 of that unit: 950 B, 1.2 KB, 34 MB.
+func Size(n int64) string {
+	units := []string{"B", "KB", "MB", "GB", "TB"}
+	f, u := float64(n), 0
+	for f >= 1000 && u < len(units)-1 {
+		f /= 1000
+		u++
+	}
+	if u == 0 || f >= 10 {
+		return strconv.FormatFloat(f, 'f', 0, 64) + " " + units[u]
+	}
+	return strconv.FormatFloat(f, 'f', 1, 64) + " " + units[u]
+}

@@ -21,3 +21,11 @@ func TestClip(t *testing.T) {
 		t.Errorf("Label = %q", got)
 	}
 }
+
+func TestSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 950: "950 B", 1234: "1.2 KB", 34_000_000: "34 MB", 9_960: "10.0 KB"} {
+		if got := Size(n); got != want {
+			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package count
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/cli"
+)
+
+// --follow watches a live session: an agent appends to its log as the conversation goes,
+// and a person in a second terminal wants the window as it fills. The file is polled
+// rather than watched with inotify/kqueue: one stat every half second costs nothing, and
+// works the same on every system and file system.
+
+// pollEvery is how often the file's size is read.
+const pollEvery = 500 * time.Millisecond
+
+// settle is how long a file whose last line is partial is waited for before it is read
+// anyway (a JSON document, which need not end with a newline).
+const settle = 2 * time.Second
+
+// clearScreen moves the cursor home and clears a terminal, so each picture replaces the
+// one before instead of scrolling.
+const clearScreen = "\x1b[H\x1b[2J"
+
+// follow runs once (one report of the file, as ctx-count FILE makes it) now and again each
+// time the file grows, until SIGINT, SIGTERM or --follow-timeout: all of them end it with
+// exit 0, being how a person stops watching.
+func follow(ctx *cli.Context, f *Flags, once func() error) error {
+	switch {
+	case f.Pass || f.Vs != "" || f.Savings || f.Text || f.All:
+		return cli.Usagef("--follow draws one document's report; it does not take --pass, --vs, --savings, --text or --all")
+	case f.Output != "":
+		return cli.Usagef("--follow writes to stdout; -o does not apply")
+	case f.Latest && len(f.Files) == 0:
+		// Chosen once: a new session started meanwhile is another conversation.
+		name, err := ctx.LatestSession()
+		if err != nil {
+			return err
+		}
+		f.Latest, f.Files = false, []string{name}
+	case len(f.Files) != 1 || f.Files[0] == "-":
+		return cli.WithHint(cli.Usagef("--follow watches one file"), "name it, or use --latest")
+	}
+	name := f.Files[0]
+	if st, err := os.Stat(name); err != nil {
+		return cli.RuntimeError(fmt.Errorf("read %q: %w", name, errors.Unwrap(err)))
+	} else if st.IsDir() {
+		return cli.WithHint(cli.Usagef("--follow watches one file, not a folder (%q)", name), "name the session, or use --latest")
+	}
+
+	stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	if f.FollowTimeout > 0 {
+		var cancelT context.CancelFunc
+		stop, cancelT = context.WithTimeout(stop, f.FollowTimeout)
+		defer cancelT()
+	}
+	human := (ctx.StdoutTTY || f.Picture) && !f.JSON
+	draw := func() error {
+		if human {
+			io.WriteString(ctx.Stdout, clearScreen)
+		}
+		err := once()
+		// A change that does not read (a record cut short, which a partial line can look
+		// like when the agent wrote no newline yet) was reported on stderr by the run
+		// loop; the next change is waited for. Anything else (the file gone) ends it.
+		var e *cli.Error
+		if err != nil && !(errors.As(err, &e) && e.Code == cli.ExitInput) {
+			return err
+		}
+		return ctx.Flush()
+	}
+
+	var last int64 = -1
+	var changed time.Time // when the size last changed without a whole last line
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		size, whole, err := tail(name)
+		if err != nil {
+			return err
+		}
+		switch {
+		case size == last:
+			if !changed.IsZero() && time.Since(changed) >= settle {
+				changed = time.Time{}
+				if err := draw(); err != nil {
+					return err
+				}
+			}
+		case whole || size == 0:
+			last, changed = size, time.Time{}
+			if err := draw(); err != nil {
+				return err
+			}
+		default:
+			last, changed = size, time.Now()
+		}
+		select {
+		case <-stop.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// tail is the file's size and whether it ends with a whole line (its last byte a newline).
+func tail(name string) (size int64, whole bool, err error) {
+	fh, err := os.Open(name)
+	if err != nil {
+		return 0, false, cli.RuntimeError(fmt.Errorf("read %q: %w", name, errors.Unwrap(err)))
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return 0, false, cli.RuntimeError(fmt.Errorf("read %q: %w", name, err))
+	}
+	if st.Size() == 0 {
+		return 0, false, nil
+	}
+	var b [1]byte
+	if _, err := fh.ReadAt(b[:], st.Size()-1); err != nil {
+		return 0, false, cli.RuntimeError(fmt.Errorf("read %q: %w", name, err))
+	}
+	return st.Size(), b[0] == '\n', nil
+}

@@ -1,0 +1,172 @@
+package count
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/sessions"
+)
+
+// ctx-count --sessions lists the agents' recent sessions, each measured as ctx-count
+// measures one document (the same run loop, so the same figure and the same count cache):
+// which session is filling up, before naming one.
+
+// SessionsSchemaVersion is the schema_version of a listing line (schema/sessions.json).
+const SessionsSchemaVersion = 1
+
+// SessionLine is one session of the listing. Its JSON form is schema/sessions.json.
+type SessionLine struct {
+	File  string `json:"file"`
+	Agent string `json:"agent"`
+	// Project is the directory the session ran in: as Codex records it, or Claude Code's
+	// folder name (the path mangled, which cannot be turned back).
+	Project     string  `json:"project"`
+	Modified    string  `json:"modified"` // RFC 3339, UTC
+	Bytes       int64   `json:"bytes"`
+	Tokens      int     `json:"tokens"`
+	Window      int     `json:"effective_window"`
+	Utilization float64 `json:"utilization"`
+	// SchemaVersion comes last, as in the report, so lines are matched by how they start.
+	SchemaVersion int `json:"schema_version"`
+}
+
+// listSessions writes the listing: newest first, at most --limit, a table on a terminal,
+// else JSON lines. A session that cannot be measured gets an error line on stderr and the
+// others are listed (exit 3 or 4 at the end), as several files are reported.
+func listSessions(ctx *cli.Context, f *Flags) error {
+	switch {
+	case len(f.Files) > 0 || f.Latest:
+		return cli.Usagef("--sessions lists the sessions it finds; drop the file arguments and --latest")
+	case f.Pass || f.Vs != "" || f.Savings || f.Text || f.Follow:
+		return cli.Usagef("--sessions lists sessions; it does not take --pass, --vs, --savings, --text or --follow")
+	case f.Limit < 0:
+		return cli.Usagef("--limit must be 0 (no bound) or more, got %d", f.Limit)
+	}
+	found, err := ctx.FindSessions(f.AllProjects, f.Limit)
+	if err != nil {
+		return err
+	}
+	if len(found) == 0 {
+		if f.AllProjects {
+			return nil // nothing to list is not an error: an empty listing says it
+		}
+		return cli.WithHint(cli.RuntimeError(fmt.Errorf("no session of this directory")),
+			"--all-projects lists every project's")
+	}
+	cache := openListCache(ctx)
+	byPath := map[string]sessions.Session{}
+	measured := map[string]listFigures{}
+	for _, s := range found {
+		if v, ok := cache.get(s); ok {
+			measured[s.Path] = v
+			continue
+		}
+		f.Files = append(f.Files, s.Path)
+		byPath[s.Path] = s
+	}
+	if len(f.Files) > 0 {
+		err = ctx.Run(cli.Filter{
+			Reports: true, Counted: true, TallyOnly: true, KeepGoing: true,
+			Plan: func(d *cli.Doc) (*cli.Plan, error) {
+				r, err := report(d)
+				if err != nil {
+					return nil, err
+				}
+				v := listFigures{Tokens: r.Tokens, Window: r.EffectiveWindow, Utilization: r.Utilization}
+				measured[d.Name] = v
+				cache.put(byPath[d.Name], v)
+				return &cli.Plan{}, nil
+			},
+		})
+	}
+	cache.save(found)
+	var lines []SessionLine
+	for _, s := range found {
+		v, ok := measured[s.Path]
+		if !ok {
+			continue // its error is on stderr
+		}
+		lines = append(lines, SessionLine{
+			File: s.Path, Agent: s.Agent, Project: s.Dir, Modified: s.Mod.UTC().Format(time.RFC3339),
+			Bytes: s.Size, Tokens: v.Tokens, Window: v.Window, Utilization: v.Utilization,
+			SchemaVersion: SessionsSchemaVersion,
+		})
+	}
+	// What was measured is listed even when some sessions failed (their error lines are
+	// on stderr already and err carries the exit status).
+	var out bytes.Buffer
+	if (ctx.StdoutTTY || f.Picture) && !f.JSON && f.Output == "" {
+		renderSessions(&out, lines, ctx.Now(), ctx.Columns)
+	} else if werr := cli.JSONLines(&out, lines...); werr != nil {
+		return werr
+	}
+	if werr := ctx.WriteReport(out.Bytes()); werr != nil {
+		return werr
+	}
+	return err
+}
+
+// renderSessions writes the listing as a table fitted to width (0: unknown, 80): the file
+// last, cut from the left (its uuid, the part that tells sessions apart, stays).
+func renderSessions(w io.Writer, lines []SessionLine, now time.Time, width int) {
+	if width <= 0 {
+		width = 80
+	}
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODIFIED\tAGENT\tSIZE\tTOKENS\tUSED\tFILE")
+	for _, l := range lines {
+		mod, _ := time.Parse(time.RFC3339, l.Modified)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0f%%\t\x00%s\n", ago(now, mod), l.Agent, human.Size(l.Bytes),
+			human.Thousands(l.Tokens), 100*l.Utilization, l.File)
+	}
+	tw.Flush()
+	for _, row := range strings.SplitAfter(b.String(), "\n") {
+		if row == "" {
+			continue
+		}
+		row = strings.TrimSuffix(row, "\n")
+		if i := strings.IndexByte(row, 0); i >= 0 {
+			head, file := row[:i], row[i+1:]
+			if room := width - len(head); room < len(file) {
+				file = cutLeft(file, room)
+			}
+			row = head + file
+		}
+		fmt.Fprintln(w, row)
+	}
+}
+
+// cutLeft keeps the last n-1 bytes of s after an ellipsis (at least 12 bytes of it).
+func cutLeft(s string, n int) string {
+	n = max(n, 13)
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - (n - 1)
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return "…" + s[i:]
+}
+
+// ago says how long before now t was, in the largest unit that fits.
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return t.Local().Format("2006-01-02")
+}
