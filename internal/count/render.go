@@ -268,7 +268,7 @@ func renderTrend(w io.Writer, r *Report, paint func(code, s string) string, widt
 	t := r.Trend
 	if t == nil || len(t.Points) < 3 {
 		if t != nil && t.Compactions > 0 {
-			wrap(w, fmt.Sprintf("compacted %d times; the conversation now starts at the newest summary", t.Compactions), width, "  ", "    ")
+			wrap(w, compacted(t.Compactions)+"; the conversation now starts at the newest summary", width, "  ", "    ")
 		}
 		return
 	}
@@ -280,7 +280,7 @@ func renderTrend(w io.Writer, r *Report, paint func(code, s string) string, widt
 	}
 	last := values[len(values)-1]
 	fmt.Fprintln(w)
-	wrap(w, fmt.Sprintf("%s  %s → %s tokens over %d requests, peak %.0f%%", paint("1", "Trend"),
+	wrap(w, fmt.Sprintf("%s %s → %s tokens over %d requests, peak %.0f%% of the window", paint("1", "Trend:"),
 		human.Thousands(values[0]), human.Thousands(last), len(values), measure.Ratio(top, r.EffectiveWindow)*100), width, "", "  ")
 	line, cellOf := sparkline(values, top, barWidth(width))
 	fmt.Fprintf(w, "  %s\n", paint("36", string(line)))
@@ -301,8 +301,16 @@ func renderTrend(w io.Writer, r *Report, paint func(code, s string) string, widt
 		fmt.Fprintf(w, "  %s compaction\n", strings.TrimRight(string(marks), " "))
 	}
 	if before := t.Compactions - len(t.CompactedAt); before > 0 || t.Compactions > 0 && !marked {
-		wrap(w, fmt.Sprintf("compacted %d times; the figures start at the newest summary", t.Compactions), width, "  ", "    ")
+		wrap(w, compacted(t.Compactions)+"; the figures start at the newest summary", width, "  ", "    ")
 	}
+}
+
+// compacted says how many times a session was compacted.
+func compacted(n int) string {
+	if n == 1 {
+		return "compacted once"
+	}
+	return fmt.Sprintf("compacted %d times", n)
 }
 
 // renderFiles lists the files whose reads cost the most.
@@ -319,7 +327,7 @@ func renderFiles(w io.Writer, r *Report, paint func(code, s string) string, widt
 	}
 	fmt.Fprintf(w, "\n%s\n", paint("1", clipLeft(heading, width)))
 	// (the figures take 33 columns; the path gets the rest, clipped at its start)
-	pathWidth := max(width-35, 12)
+	pathWidth := min(max(width-35, 12), 60)
 	for i, f := range r.ByFile {
 		if i == pictureRows {
 			fmt.Fprintf(w, "  … %d more\n", len(r.ByFile)-i)
