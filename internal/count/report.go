@@ -108,8 +108,10 @@ type Report struct {
 	SchemaVersion int `json:"schema_version"`
 }
 
-// SchemaVersion is the report's schema_version: raised when a field changes meaning or
-// goes, not when one is added (a reader ignores fields it does not know).
+// SchemaVersion is the report's schema_version, and that of the --vs and --text --json
+// lines (schema/count-comparison.json, schema/count-text.json): raised when a field
+// changes meaning or goes, not when one is added (a reader ignores fields it does not
+// know).
 const SchemaVersion = 1
 
 // Categories is the split of the window the terminal picture draws.
