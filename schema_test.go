@@ -148,6 +148,12 @@ func TestCountReportSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	run([]string{"--json", picture}, env, "stdout")
+	// An API request that declares MCP tools: their definitions per server.
+	request := filepath.Join(t.TempDir(), "request.json")
+	if err := os.WriteFile(request, []byte(`{"model":"claude-sonnet-4-5","tools":[{"name":"mcp__slack__post","description":"Post","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"hi"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run([]string{"--json", request}, env, "stdout")
 	var rep struct {
 		ByFile   []any `json:"by_file"`
 		ByServer []any `json:"by_mcp_server"`

@@ -81,11 +81,11 @@ func run(ctx *cli.Context, f *Flags) error {
 	// report's counts keep no text): a new document starts again at record 0.
 	var notes *Notes
 	filter := cli.Filter{
-		Record: func(seq int, rec *transcript.Transcript, _ tokens.Counter) error {
+		Record: func(seq int, rec *transcript.Transcript, c tokens.Counter) error {
 			if seq == 0 || notes == nil {
 				notes = &Notes{}
 			}
-			notes.Add(rec)
+			notes.Add(rec, c)
 			return nil
 		},
 		// The report is the output; with --pass the document is, and the report goes to

@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ctxkit/ctxkit/internal/snip"
+	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -23,14 +24,18 @@ type FileCount struct {
 	Tokens int    `json:"tokens"`
 }
 
-// ServerCount is what the tools of one MCP server (tool names mcp__SERVER__TOOL) cost.
+// ServerCount is what the tools of one MCP server (tool names mcp__SERVER__TOOL) cost:
+// their calls, their results and, where the document declares its tools (an API request),
+// their definitions.
 type ServerCount struct {
-	Server       string      `json:"server"`
-	Calls        int         `json:"calls"`
-	CallTokens   int         `json:"call_tokens"`
-	ResultTokens int         `json:"result_tokens"`
-	Tokens       int         `json:"tokens"`
-	Tools        []ToolCount `json:"tools"`
+	Server           string      `json:"server"`
+	Calls            int         `json:"calls"`
+	CallTokens       int         `json:"call_tokens"`
+	ResultTokens     int         `json:"result_tokens"`
+	Definitions      int         `json:"definitions"`
+	DefinitionTokens int         `json:"definition_tokens"`
+	Tokens           int         `json:"tokens"`
+	Tools            []ToolCount `json:"tools"`
 }
 
 // Trend is the context size the agent recorded at each request of the live conversation.
@@ -62,6 +67,8 @@ type Notes struct {
 	// labelled holds the path a Cline result's label names, by its tool id.
 	labelled    map[string]string
 	compactions int
+	// defined holds the tokens of each MCP tool's definition, by tool name.
+	defined map[string]int
 }
 
 // fileTools are the tools, lower-cased, whose calls write a file whose path is their main
@@ -69,10 +76,24 @@ type Notes struct {
 var fileTools = map[string]bool{"edit": true, "write": true, "multiedit": true, "notebookedit": true,
 	"write_to_file": true, "replace_in_file": true, "apply_diff": true, "insert_content": true}
 
-// Add notes the calls and compactions of one record.
-func (n *Notes) Add(rec *transcript.Transcript) {
+// Add notes the calls and compactions of one record, and with a counter the size of each
+// MCP tool's definition the document declares.
+func (n *Notes) Add(rec *transcript.Transcript, c tokens.Counter) {
 	if n.paths == nil {
-		n.paths, n.labelled = map[string][]string{}, map[string]string{}
+		n.paths, n.labelled, n.defined = map[string][]string{}, map[string]string{}, map[string]int{}
+	}
+	if !rec.Tools.IsZero() && c != nil {
+		// (Anthropic's {"name"}, Chat Completions' {"function":{"name"}}, Responses' {"name"})
+		gjson.Parse(rec.Slice(rec.Tools)).ForEach(func(_, def gjson.Result) bool {
+			name := def.Get("name").String()
+			if name == "" {
+				name = def.Get("function.name").String()
+			}
+			if _, _, ok := mcpServer(name); ok {
+				n.defined[name] += c.Count(def.Raw)
+			}
+			return true
+		})
 	}
 	for _, r := range rec.Records {
 		// (a Codex compacted record; Claude Code's compact_boundary, a small system record)
@@ -135,29 +156,44 @@ func mcpServer(name string) (server, tool string, ok bool) {
 	return server, tool, ok && server != ""
 }
 
-// byServer groups the MCP tools of byTool by server, most expensive first, each with its
-// tools (already most expensive first).
-func byServer(byTool []ToolCount) []ServerCount {
+// byServer groups the MCP tools of byTool by server, with the definitions declared of
+// them, most expensive first, each with its tools called (already most expensive first).
+func byServer(byTool []ToolCount, defined map[string]int) []ServerCount {
 	idx := map[string]int{}
 	var out []ServerCount
+	serverOf := func(server string) *ServerCount {
+		i, seen := idx[server]
+		if !seen {
+			i = len(out)
+			idx[server] = i
+			out = append(out, ServerCount{Server: server, Tools: []ToolCount{}})
+		}
+		return &out[i]
+	}
 	for _, tc := range byTool {
 		server, tool, ok := mcpServer(tc.Name)
 		if !ok {
 			continue
 		}
-		i, seen := idx[server]
-		if !seen {
-			i = len(out)
-			idx[server] = i
-			out = append(out, ServerCount{Server: server})
-		}
-		s := &out[i]
+		s := serverOf(server)
 		s.Calls += tc.Calls
 		s.CallTokens += tc.CallTokens
 		s.ResultTokens += tc.ResultTokens
 		s.Tokens += tc.Tokens
 		tc.Name = tool
 		s.Tools = append(s.Tools, tc)
+	}
+	names := make([]string, 0, len(defined))
+	for name := range defined {
+		names = append(names, name)
+	}
+	sort.Strings(names) // (servers declared but never called come in a stable order)
+	for _, name := range names {
+		server, _, _ := mcpServer(name)
+		s := serverOf(server)
+		s.Definitions++
+		s.DefinitionTokens += defined[name]
+		s.Tokens += defined[name]
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Tokens > out[j].Tokens })
 	if out == nil {

@@ -130,6 +130,39 @@ func TestMCPByServer(t *testing.T) {
 			t.Errorf("%q taken for an MCP tool", name)
 		}
 	}
+	// A request that declares its tools: the definitions go to their servers, a server
+	// declared but never called too.
+	req := `{"model":"claude-sonnet-4-5","tools":[
+	{"name":"mcp__github__get_issue","description":"Get an issue","input_schema":{"type":"object","properties":{"number":{"type":"integer"}}}},
+	{"name":"mcp__slack__post","description":"Post a message to a channel","input_schema":{"type":"object"}},
+	{"name":"Read","description":"Read a file","input_schema":{"type":"object"}}],
+	"messages":[{"role":"user","content":"issue 7?"},
+	{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"mcp__github__get_issue","input":{"number":7}}]},
+	{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"prints hello"}]}]}`
+	r = pictureReport(t, req)
+	if len(r.ByServer) != 2 {
+		t.Fatalf("request: by_mcp_server %+v", r.ByServer)
+	}
+	byName := map[string]ServerCount{}
+	for _, s := range r.ByServer {
+		byName[s.Server] = s
+	}
+	gh, slack := byName["github"], byName["slack"]
+	if gh.Definitions != 1 || gh.DefinitionTokens <= 0 || gh.Calls != 1 || gh.Tokens != gh.CallTokens+gh.ResultTokens+gh.DefinitionTokens {
+		t.Errorf("request: github %+v", gh)
+	}
+	if slack.Definitions != 1 || slack.Calls != 0 || slack.Tokens != slack.DefinitionTokens || len(slack.Tools) != 0 {
+		t.Errorf("request: slack %+v", slack)
+	}
+	if gh.DefinitionTokens+slack.DefinitionTokens >= r.Categories.Tools {
+		t.Errorf("request: MCP definitions %d of all tools' %d", gh.DefinitionTokens+slack.DefinitionTokens, r.Categories.Tools)
+	}
+	var b bytes.Buffer
+	Render(&b, &r, false, 80)
+	if !strings.Contains(b.String(), "21.5%  not called") {
+		t.Errorf("request: the uncalled server is not said:\n%s", b.String())
+	}
+
 	if r := pictureReport(t, codexPicture); len(r.ByServer) != 0 {
 		t.Errorf("no MCP tools, yet %+v", r.ByServer)
 	}

@@ -365,8 +365,12 @@ func renderServers(w io.Writer, r *Report, paint func(code, s string) string, wi
 		for _, tc := range s.Tools {
 			names = append(names, tc.Name)
 		}
+		what := strings.Join(names, ", ")
+		if len(names) == 0 {
+			what = "not called" // (declared only: its definitions are what it costs)
+		}
 		if room := width - utf8.RuneCountInString(text) - 2; room >= 10 {
-			text += "  " + human.Label(strings.Join(names, ", "), room)
+			text += "  " + human.Label(what, room)
 		}
 		fmt.Fprintln(w, text)
 	}

@@ -151,7 +151,7 @@ type Options struct {
 func Measure(t *transcript.Transcript, o Options) Report {
 	if o.Notes == nil {
 		o.Notes = &Notes{}
-		o.Notes.Add(t)
+		o.Notes.Add(t, o.Counter)
 		o.Summaries = summaries(t)
 	}
 	return summarise(measure.Of(t, o.Counter, true), o)
@@ -305,7 +305,7 @@ func summarise(tl *measure.Tally, o Options) Report {
 		r.ByTool = []ToolCount{}
 	}
 	r.ByFile = sortFiles(files)
-	r.ByServer = byServer(r.ByTool)
+	r.ByServer = byServer(r.ByTool, o.Notes.defined)
 	r.Counted = r.Tokens
 	if tl.Hidden > 0 {
 		r.Hidden = &Hidden{Tokens: tl.Hidden, Source: tl.HiddenFrom}

@@ -34,7 +34,7 @@ func streamReport(t testing.TB, r io.Reader, o transcript.Options, c tokens.Coun
 		if onRecord != nil {
 			onRecord(seq)
 		}
-		notes.Add(rec)
+		notes.Add(rec, c)
 		return rc.Record(seq, rec)
 	})
 	rc.Close()
