@@ -308,3 +308,38 @@ func TestPictureCorpus(t *testing.T) {
 	}
 	t.Logf("%d of %d sessions read files", withFiles, len(files))
 }
+
+// TestRenderTrendMarksCompaction: a summary inside the series (a ctxkit summary the agent
+// went on from) is marked under the first request after it; more requests than cells
+// are drawn in the bar's width.
+func TestRenderTrendMarksCompaction(t *testing.T) {
+	r := Report{EffectiveWindow: 1000, Trend: &Trend{Source: "message.usage", Compactions: 1, CompactedAt: []int{6}}}
+	for i := range 300 {
+		tokens := 100 + i*2
+		if i >= 3 {
+			tokens = 50 + i
+		}
+		r.Trend.Points = append(r.Trend.Points, TrendPoint{Message: 2*i + 1, Tokens: tokens})
+	}
+	for _, width := range []int{60, 80, 120} {
+		var b bytes.Buffer
+		renderTrend(&b, &r, func(_, s string) string { return s }, width)
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		// (the heading may wrap: the chart is the line before the marks, which come last)
+		if len(lines) < 4 {
+			t.Fatalf("%d columns: %q", width, lines)
+		}
+		chart, marks := []rune(strings.TrimPrefix(lines[len(lines)-2], "  ")), lines[len(lines)-1]
+		if len(chart) != barWidth(width) {
+			t.Errorf("%d columns: a chart of %d cells", width, len(chart))
+		}
+		if marks != "  ┃ compaction" {
+			t.Errorf("%d columns: marks %q", width, marks)
+		}
+		for _, line := range lines {
+			if visibleWidth(line) > width {
+				t.Errorf("%d columns: %q", width, line)
+			}
+		}
+	}
+}
