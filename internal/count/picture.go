@@ -71,8 +71,8 @@ type Notes struct {
 	defined map[string]int
 }
 
-// fileTools are the tools, lower-cased, whose calls write a file whose path is their main
-// argument; a read is what snip.Classify calls one.
+// fileTools are the tools, lower-cased, whose calls edit or write the file their path
+// argument names; a read is what snip.Classify calls one.
 var fileTools = map[string]bool{"edit": true, "write": true, "multiedit": true, "notebookedit": true,
 	"write_to_file": true, "replace_in_file": true, "apply_diff": true, "insert_content": true}
 
@@ -90,7 +90,7 @@ func (n *Notes) Add(rec *transcript.Transcript, c tokens.Counter) {
 				name = def.Get("function.name").String()
 			}
 			if _, _, ok := mcpServer(name); ok {
-				n.defined[name] += c.Count(def.Raw)
+				n.defined[strings.Clone(name)] += c.Count(def.Raw)
 			}
 			return true
 		})
@@ -108,10 +108,13 @@ func (n *Notes) Add(rec *transcript.Transcript, c tokens.Counter) {
 			b := &m.Blocks[bi]
 			switch b.Kind {
 			case transcript.ToolCall:
-				n.paths[b.ToolID] = append(n.paths[b.ToolID], callPath(b.ToolName, rec.Slice(b.Body)))
+				// (cloned: a path parsed from the record may point into its line, which a
+				// streamed document's memory must not keep)
+				id := strings.Clone(b.ToolID)
+				n.paths[id] = append(n.paths[id], strings.Clone(callPath(b.ToolName, rec.Slice(b.Body))))
 			case transcript.ToolResult:
 				if p := labelPath(rec.LabelOf(b)); p != "" {
-					n.labelled[b.ToolID] = p
+					n.labelled[strings.Clone(b.ToolID)] = strings.Clone(p)
 				}
 			}
 		}
