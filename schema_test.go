@@ -92,6 +92,11 @@ func TestSchemaVersions(t *testing.T) {
 	if got := schemaVersion(t, "sessions.json"); got != count.SessionsSchemaVersion || got < 1 {
 		t.Errorf("schema/sessions.json is version %d, ctx-count --sessions writes %d", got, count.SessionsSchemaVersion)
 	}
+	for _, name := range []string{"count-comparison.json", "count-text.json"} {
+		if got := schemaVersion(t, name); got != count.SchemaVersion {
+			t.Errorf("schema/%s is version %d, ctx-count writes %d", name, got, count.SchemaVersion)
+		}
+	}
 	if got := schemaVersion(t, "stats.json"); got != cli.StatsSchemaVersion || got < 1 {
 		t.Errorf("schema/stats.json is version %d, --stats writes %d", got, cli.StatsSchemaVersion)
 	}
@@ -140,6 +145,32 @@ func TestCountReportSchema(t *testing.T) {
 	// Several files at once: one line each.
 	run(append([]string{"--json"}, samples...), env, "stdout")
 
+	// The picture's parts: files read, MCP servers, the trend with a compaction.
+	picture := filepath.Join(t.TempDir(), "picture.jsonl")
+	if err := os.WriteFile(picture, []byte(pictureSession), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run([]string{"--json", picture}, env, "stdout")
+	// An API request that declares MCP tools: their definitions per server.
+	request := filepath.Join(t.TempDir(), "request.json")
+	if err := os.WriteFile(request, []byte(`{"model":"claude-sonnet-4-5","tools":[{"name":"mcp__slack__post","description":"Post","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"hi"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run([]string{"--json", request}, env, "stdout")
+	var rep struct {
+		ByFile   []any `json:"by_file"`
+		ByServer []any `json:"by_mcp_server"`
+		Trend    *struct {
+			Points      []any `json:"points"`
+			Compactions int   `json:"compactions"`
+		} `json:"trend"`
+	}
+	var stdout, stderr bytes.Buffer
+	runTool("ctx-count", []string{"--json", picture}, &stdout, &stderr, env)
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.ByFile) == 0 || len(rep.ByServer) == 0 || rep.Trend == nil || len(rep.Trend.Points) < 2 || rep.Trend.Compactions != 1 {
+		t.Errorf("the picture's parts are not all in the report (%v): %s", err, stdout.String())
+	}
+
 	url, _ := fakeCountTokens(t, 7000, http.StatusOK)
 	run([]string{"--json", "--tokenizer", "api", "--model", "claude-sonnet-4-5", filepath.Join("testdata", "anthropic.json")},
 		apiEnv(url, cache, "test-key"), "stdout")
@@ -150,7 +181,8 @@ func TestCountReportSchema(t *testing.T) {
 		return
 	}
 	files := conformanceFiles(t)[len(samples):]
-	var stdout, stderr bytes.Buffer
+	stdout.Reset()
+	stderr.Reset()
 	code := runTool("ctx-count", append([]string{"--json"}, files...), &stdout, &stderr, env)
 	// A corpus file that is not a conversation gets an error line and exit 3; the others
 	// are still reported.
@@ -161,6 +193,63 @@ func TestCountReportSchema(t *testing.T) {
 	t.Logf("%d corpus reports valid", n)
 	if n == 0 {
 		t.Error("no corpus report")
+	}
+}
+
+// pictureSession is a Claude Code session with a file read, MCP tools of a server,
+// recorded usage and a compaction: every optional part of the report's picture.
+const pictureSession = `{"type":"user","uuid":"u1","parentUuid":null,"message":{"role":"user","content":"fix main.go"}}
+{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m1","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"looking"}],"usage":{"input_tokens":900,"output_tokens":5}}}
+{"type":"system","subtype":"compact_boundary","uuid":"b1","parentUuid":null,"logicalParentUuid":"a1","content":"Conversation compacted"}
+{"type":"user","uuid":"s1","parentUuid":"b1","isCompactSummary":true,"message":{"role":"user","content":"This session is being continued: fix main.go."}}
+{"type":"assistant","uuid":"a2","parentUuid":"s1","message":{"id":"m2","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/src/main.go"}}],"usage":{"input_tokens":300,"output_tokens":5}}}
+{"type":"user","uuid":"r2","parentUuid":"a2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"package main"}]}}
+{"type":"assistant","uuid":"a3","parentUuid":"r2","message":{"id":"m3","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t2","name":"mcp__github__get_issue","input":{"number":7}}],"usage":{"input_tokens":400,"output_tokens":5}}}
+{"type":"user","uuid":"r3","parentUuid":"a3","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"Issue 7: prints hello"}]}}
+{"type":"assistant","uuid":"a4","parentUuid":"r3","message":{"id":"m4","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"done"}],"usage":{"input_tokens":500,"output_tokens":5}}}
+`
+
+// TestCountComparisonSchema: ctx-count --vs's line follows schema/count-comparison.json.
+func TestCountComparisonSchema(t *testing.T) {
+	s := compileSchema(t, "count-comparison.json")
+	dir := t.TempDir()
+	env := func(name string) string {
+		if name == "CTX_CACHE_DIR" {
+			return dir
+		}
+		return ""
+	}
+	session := filepath.Join("testdata", "session.jsonl")
+	trimmed := filepath.Join(dir, "trimmed.jsonl")
+	var stdout, stderr bytes.Buffer
+	if code := runTool("ctx-trim", []string{"--max-tokens", "5k", "-o", trimmed, session}, &stdout, &stderr, env); code != cli.ExitOK {
+		t.Fatalf("ctx-trim: exit %d: %s", code, stderr.String())
+	}
+	for _, other := range []string{session, trimmed} {
+		stdout.Reset()
+		stderr.Reset()
+		if code := runTool("ctx-count", []string{"--json", session, "--vs", other}, &stdout, &stderr, env); code != cli.ExitOK {
+			t.Fatalf("ctx-count --vs %s: exit %d: %s", other, code, stderr.String())
+		}
+		if n := validateLines(t, s, "ctx-count --vs "+other, stdout.Bytes()); n != 1 {
+			t.Errorf("ctx-count --vs %s: %d lines", other, n)
+		}
+	}
+}
+
+// TestCountTextSchema: ctx-count --text --json's lines follow schema/count-text.json,
+// with and without --model.
+func TestCountTextSchema(t *testing.T) {
+	s := compileSchema(t, "count-text.json")
+	samples, _ := filepath.Glob(filepath.Join("testdata", "*.json*"))
+	for _, args := range [][]string{{"--text", "--json"}, {"--text", "--json", "--model", "claude-sonnet-4-5"}, {"--text", "--json", "--tokenizer", "cl100k"}} {
+		var stdout, stderr bytes.Buffer
+		if code := runTool("ctx-count", append(args, samples...), &stdout, &stderr, nil); code != cli.ExitOK {
+			t.Fatalf("ctx-count %v: exit %d: %s", args, code, stderr.String())
+		}
+		if n := validateLines(t, s, "ctx-count "+strings.Join(args, " "), stdout.Bytes()); n != len(samples) {
+			t.Errorf("ctx-count %v: %d lines for %d files", args, n, len(samples))
+		}
 	}
 }
 
@@ -292,6 +381,11 @@ func TestSchemasReject(t *testing.T) {
 		{report, stdout.Bytes(), func(m map[string]any) { m["schema_version"] = 2 }},
 		{report, stdout.Bytes(), func(m map[string]any) { m["tokens"] = "many" }},
 		{report, stdout.Bytes(), func(m map[string]any) { m["surprise"] = true }},
+		{report, stdout.Bytes(), func(m map[string]any) { m["by_file"] = []any{map[string]any{"reads": 1, "tokens": 3}} }},
+		{report, stdout.Bytes(), func(m map[string]any) { delete(m, "by_mcp_server") }},
+		{report, stdout.Bytes(), func(m map[string]any) {
+			m["trend"] = map[string]any{"source": "token_count", "points": []any{map[string]any{"message": 1, "tokens": -5}}, "compactions": 0, "compacted_at": []any{}}
+		}},
 		{stats, stderr.Bytes(), func(m map[string]any) { delete(m, "schema_version") }},
 		{stats, stderr.Bytes(), func(m map[string]any) { m["tokens_after"] = -1 }},
 		{stats, stderr.Bytes(), func(m map[string]any) { m["format"] = "auto" }},

@@ -22,6 +22,8 @@ type Comparison struct {
 	PrefixBytes  int     `json:"prefix_bytes"`
 	PrefixTokens int     `json:"prefix_tokens"`
 	PrefixRatio  float64 `json:"prefix_ratio"`
+	// SchemaVersion is schema/count-comparison.json's version, last as in the report.
+	SchemaVersion int `json:"schema_version"`
 }
 
 // Side is one version in a Comparison.
@@ -37,6 +39,8 @@ func Compare(a *transcript.Transcript, ra Report, b *transcript.Transcript, rb R
 		Before: Side{File: ra.File, Tokens: ra.Tokens, Messages: len(a.Messages)},
 		After:  Side{File: rb.File, Tokens: rb.Tokens, Messages: len(b.Messages)},
 		Saved:  ra.Tokens - rb.Tokens,
+
+		SchemaVersion: SchemaVersion,
 	}
 	c.SavedRatio = measure.Ratio(c.Saved, ra.Tokens)
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // Flags is ctx-count's command line.
@@ -86,7 +88,17 @@ func run(ctx *cli.Context, f *Flags) error {
 		return cli.Usagef("--pass and --vs take one document; --all counts several")
 	}
 	reports, over := 0, 0
+	// What the calls were about, taken from each record as the document is read (the
+	// report's counts keep no text): a new document starts again at record 0.
+	var notes *Notes
 	filter := cli.Filter{
+		Record: func(seq int, rec *transcript.Transcript, c tokens.Counter) error {
+			if seq == 0 || notes == nil {
+				notes = &Notes{}
+			}
+			notes.Add(rec, c)
+			return nil
+		},
 		// The report is the output; with --pass the document is, and the report goes to
 		// stderr. --pass and --vs hold the document whole (passed on, compared).
 		Reports:  !f.Pass,
@@ -101,7 +113,8 @@ func run(ctx *cli.Context, f *Flags) error {
 		AllSessions: f.All,
 		TextHint:    "to count plain text, use --text",
 		Plan: func(d *cli.Doc) (*cli.Plan, error) {
-			r, err := report(d)
+			r, err := report(d, notes)
+			notes = nil
 			if err != nil {
 				return nil, err
 			}
@@ -152,7 +165,7 @@ func run(ctx *cli.Context, f *Flags) error {
 }
 
 // report measures one document.
-func report(d *cli.Doc) (Report, error) {
+func report(d *cli.Doc, notes *Notes) (Report, error) {
 	counter, err := d.Counter()
 	if err != nil {
 		return Report{}, err
@@ -165,7 +178,10 @@ func report(d *cli.Doc) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	o := Options{File: d.Name, Counter: counter, Window: window}
+	if notes == nil {
+		notes = &Notes{}
+	}
+	o := Options{File: d.Name, Counter: counter, Window: window, Notes: notes, Summaries: summaries(d.T)}
 	if a := d.APICount(); a != nil {
 		shown := *a
 		shown.Scale = math.Round(a.Scale*1000) / 1000

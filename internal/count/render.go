@@ -186,6 +186,7 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 		wrap(w, fmt.Sprintf("recorded by the agent (%s): %s up to message %d, + %s counted after%s",
 			a.Source, human.Thousands(a.Recorded), a.RecordedAt, human.Thousands(a.EstimatedAfter), removed), width, "  ", "    ")
 	}
+	renderTrend(w, r, paint, width)
 
 	if len(r.ByTool) > 0 {
 		fmt.Fprintf(w, "\n%s\n", paint("1", "Top tool consumers"))
@@ -209,6 +210,9 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 			fmt.Fprintln(w, text)
 		}
 	}
+
+	renderFiles(w, r, paint, width)
+	renderServers(w, r, paint, width)
 
 	if len(r.Messages) > 0 {
 		fmt.Fprintf(w, "\n%s\n", paint("1", "Largest messages"))
@@ -250,6 +254,125 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 			wrap(w, fmt.Sprintf("would save %s tokens and re-write %s of the prompt cache: %s within %d requests",
 				human.Thousands(*t.Saves), human.Thousands(*t.Uncached), verdict, RepayRequests), width, strings.Repeat(" ", 19), strings.Repeat(" ", 19))
 		}
+	}
+}
+
+// pictureRows is how many files or MCP servers the picture lists: enough to name what
+// costs the most, few enough that the tiers stay on a screen (--json has them all).
+const pictureRows = 5
+
+// renderTrend draws the recorded usage per request as a sparkline under the window's
+// figures, when there are a few figures to draw; compactions are marked with a ┃ in the
+// line below, or said in words when they came before the figures the file keeps.
+func renderTrend(w io.Writer, r *Report, paint func(code, s string) string, width int) {
+	t := r.Trend
+	if t == nil || len(t.Points) < 3 {
+		if t != nil && t.Compactions > 0 {
+			wrap(w, compacted(t.Compactions)+"; the conversation now starts at the newest summary", width, "  ", "    ")
+		}
+		return
+	}
+	values := make([]int, len(t.Points))
+	top := 0
+	for i, p := range t.Points {
+		values[i] = p.Tokens
+		top = max(top, p.Tokens)
+	}
+	last := values[len(values)-1]
+	fmt.Fprintln(w)
+	wrap(w, fmt.Sprintf("%s %s → %s tokens over %d requests, peak %.0f%% of the window", paint("1", "Trend:"),
+		human.Thousands(values[0]), human.Thousands(last), len(values), measure.Ratio(top, r.EffectiveWindow)*100), width, "", "  ")
+	line, cellOf := sparkline(values, top, barWidth(width))
+	fmt.Fprintf(w, "  %s\n", paint("36", string(line)))
+	// A summary inside the series: mark the cell of the first request after it.
+	marks := []rune(strings.Repeat(" ", len(line)))
+	marked := false
+	for _, at := range t.CompactedAt {
+		for i, p := range t.Points {
+			if p.Message > at {
+				if i > 0 {
+					marks[cellOf[i]], marked = '┃', true
+				}
+				break
+			}
+		}
+	}
+	if marked {
+		fmt.Fprintf(w, "  %s compaction\n", strings.TrimRight(string(marks), " "))
+	}
+	if before := t.Compactions - len(t.CompactedAt); before > 0 || t.Compactions > 0 && !marked {
+		wrap(w, compacted(t.Compactions)+"; the figures start at the newest summary", width, "  ", "    ")
+	}
+}
+
+// compacted says how many times a session was compacted.
+func compacted(n int) string {
+	if n == 1 {
+		return "compacted once"
+	}
+	return fmt.Sprintf("compacted %d times", n)
+}
+
+// renderFiles lists the files whose reads cost the most.
+func renderFiles(w io.Writer, r *Report, paint func(code, s string) string, width int) {
+	if len(r.ByFile) == 0 {
+		return
+	}
+	// Paths under one folder are shown from it, named in the heading: the part that tells
+	// the files apart is what a narrow terminal keeps.
+	dir := commonDir(r.ByFile)
+	heading := "Files read"
+	if dir != "" {
+		heading += " under " + dir
+	}
+	fmt.Fprintf(w, "\n%s\n", paint("1", clipLeft(heading, width)))
+	// (the figures take 33 columns; the path gets the rest, clipped at its start)
+	pathWidth := min(max(width-35, 12), 60)
+	for i, f := range r.ByFile {
+		if i == pictureRows {
+			fmt.Fprintf(w, "  … %d more\n", len(r.ByFile)-i)
+			break
+		}
+		reads := "reads"
+		if f.Reads == 1 {
+			reads = "read "
+		}
+		fmt.Fprintf(w, "  %-*s %3d %s %9s  %5.1f%%\n", pathWidth, clipLeft(human.OneLine(strings.TrimPrefix(f.Path, dir)), pathWidth), f.Reads, reads,
+			human.Thousands(f.Tokens), measure.Ratio(f.Tokens, r.Tokens)*100)
+	}
+}
+
+// renderServers writes one line per MCP server, with its most expensive tools where there
+// is room.
+func renderServers(w io.Writer, r *Report, paint func(code, s string) string, width int) {
+	if len(r.ByServer) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", paint("1", "MCP servers"))
+	nameWidth := min(max(width-40, 10), 22)
+	for i, s := range r.ByServer {
+		if i == pictureRows {
+			fmt.Fprintf(w, "  … %d more\n", len(r.ByServer)-i)
+			break
+		}
+		calls := "calls"
+		if s.Calls == 1 {
+			calls = "call "
+		}
+		text := fmt.Sprintf("  %-*s %4d %s  %10s tokens  %5.1f%%", nameWidth, human.Label(s.Server, nameWidth), s.Calls, calls,
+			human.Thousands(s.Tokens), measure.Ratio(s.Tokens, r.Tokens)*100)
+		var names []string
+		for _, tc := range s.Tools {
+			names = append(names, tc.Name)
+		}
+		what := strings.Join(names, ", ")
+		if len(names) == 0 {
+			what = "not called" // (declared only: its definitions are what it costs)
+		}
+		if room := width - utf8.RuneCountInString(text) - 2; room >= 10 {
+			text += "  " + human.Label(what, room)
+		}
+		fmt.Fprintln(w, text)
 	}
 }
 

@@ -96,14 +96,22 @@ type Report struct {
 	Tiers      []Tier         `json:"tiers"`
 	Largest    LargestResult  `json:"largest_result"`
 	Messages   []MessageCount `json:"messages"`
+	// ByFile is what the results of reads (and edits, writes) of each file cost, most
+	// expensive first; ByServer the MCP tools grouped by server; Trend the recorded
+	// usage per request, where the document records it.
+	ByFile   []FileCount   `json:"by_file"`
+	ByServer []ServerCount `json:"by_mcp_server"`
+	Trend    *Trend        `json:"trend,omitempty"`
 	// SchemaVersion is the version of schema/count-report.json the report follows
 	// (SchemaVersion, the constant). It comes last so that lines matched by their start
 	// ({"file":...) keep matching.
 	SchemaVersion int `json:"schema_version"`
 }
 
-// SchemaVersion is the report's schema_version: raised when a field changes meaning or
-// goes, not when one is added (a reader ignores fields it does not know).
+// SchemaVersion is the report's schema_version, and that of the --vs and --text --json
+// lines (schema/count-comparison.json, schema/count-text.json): raised when a field
+// changes meaning or goes, not when one is added (a reader ignores fields it does not
+// know).
 const SchemaVersion = 1
 
 // Categories is the split of the window the terminal picture draws.
@@ -133,11 +141,31 @@ type Options struct {
 	Counter tokens.Counter
 	Window  tokens.Budget
 	API     *cli.APICount // the count_tokens figure, under --tokenizer api
+	// Notes are what the calls were about (Notes.Add on the document), for ByFile and the
+	// compactions; Summaries the messages that stand for compacted history.
+	Notes     *Notes
+	Summaries []int
 }
 
 // Measure counts a transcript and reports on it.
 func Measure(t *transcript.Transcript, o Options) Report {
+	if o.Notes == nil {
+		o.Notes = &Notes{}
+		o.Notes.Add(t, o.Counter)
+		o.Summaries = summaries(t)
+	}
 	return summarise(measure.Of(t, o.Counter, true), o)
+}
+
+// summaries are the messages of t that stand for compacted history.
+func summaries(t *transcript.Transcript) []int {
+	var out []int
+	for i := range t.Messages {
+		if t.Messages[i].Summary {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // summarise makes the report of a counted conversation.
@@ -159,11 +187,15 @@ func summarise(tl *measure.Tally, o Options) Report {
 
 	// Which tool each result answers, for results that do not carry the name themselves.
 	resultTool := map[transcript.Ref]string{}
+	resultCall := map[transcript.Ref]transcript.Ref{}
 	for _, p := range transcript.PairsOf(tl) {
 		if p.Call != transcript.None && p.Result != transcript.None {
 			resultTool[p.Result] = tl.Messages[p.Call.Message].Blocks[p.Call.Block].ToolName
+			resultCall[p.Result] = p.Call
 		}
 	}
+	paths := o.pathsOf(tl)
+	files := map[string]*FileCount{}
 	tools := map[string]*ToolCount{}
 	toolOf := func(name string) *ToolCount {
 		if name == "" {
@@ -205,6 +237,19 @@ func summarise(tl *measure.Tally, o Options) Report {
 					name = n
 				}
 				tc := toolOf(name)
+				path := o.Notes.labelled[bc.ToolID]
+				if call, ok := resultCall[transcript.Ref{Message: mi, Block: bi}]; ok && paths[call] != "" {
+					path = paths[call]
+				}
+				if path != "" {
+					fc := files[path]
+					if fc == nil {
+						fc = &FileCount{Path: path}
+						files[path] = fc
+					}
+					fc.Reads++
+					fc.Tokens += bc.Tokens + framing.ToolResult
+				}
 				tc.ResultTokens += bc.Tokens
 				tc.LargestResult = max(tc.LargestResult, bc.Tokens)
 				mc.Tools = appendUnique(mc.Tools, tc.Name)
@@ -259,6 +304,8 @@ func summarise(tl *measure.Tally, o Options) Report {
 	if r.ByTool == nil {
 		r.ByTool = []ToolCount{}
 	}
+	r.ByFile = sortFiles(files)
+	r.ByServer = byServer(r.ByTool, o.Notes.defined)
 	r.Counted = r.Tokens
 	if tl.Hidden > 0 {
 		r.Hidden = &Hidden{Tokens: tl.Hidden, Source: tl.HiddenFrom}
@@ -267,8 +314,45 @@ func summarise(tl *measure.Tally, o Options) Report {
 	}
 	r.Utilization = measure.Ratio(r.Tokens, r.EffectiveWindow)
 	r.Anchored = anchor(tl, &r)
+	if r.Anchored != nil || o.Notes.compactions > 0 || len(o.Summaries) > 0 {
+		source := "recorded usage"
+		if r.Anchored != nil {
+			source = r.Anchored.Source
+		}
+		r.Trend = trend(tl.Usage, source, o.Summaries, o.Notes.compactions)
+	}
 	r.Tiers = tiers(&r)
 	return r
+}
+
+// pathsOf finds the file each call of the tally read or wrote, from the notes taken of the
+// document: by tool id, the n-th call with an id in the tally being the n-th from the end
+// of the notes' (a compaction leaves out calls the notes saw).
+func (o *Options) pathsOf(tl *measure.Tally) map[transcript.Ref]string {
+	if o.Notes == nil {
+		o.Notes = &Notes{}
+	}
+	seen := map[string]int{}
+	var calls []transcript.Ref
+	for mi := range tl.Messages {
+		for bi, b := range tl.Messages[mi].Blocks {
+			if b.Kind == transcript.ToolCall {
+				seen[b.ToolID]++
+				calls = append(calls, transcript.Ref{Message: mi, Block: bi})
+			}
+		}
+	}
+	out := map[transcript.Ref]string{}
+	nth := map[string]int{}
+	for _, c := range calls {
+		id := tl.Messages[c.Message].Blocks[c.Block].ToolID
+		noted := o.Notes.paths[id]
+		if k := len(noted) - seen[id] + nth[id]; k >= 0 && k < len(noted) && noted[k] != "" {
+			out[c] = noted[k]
+		}
+		nth[id]++
+	}
+	return out
 }
 
 // anchor reports the evidence behind the hidden part.

@@ -75,7 +75,7 @@ func listSessions(ctx *cli.Context, f *Flags) error {
 		err = ctx.Run(cli.Filter{
 			Reports: true, Counted: true, TallyOnly: true, KeepGoing: true,
 			Plan: func(d *cli.Doc) (*cli.Plan, error) {
-				r, err := report(d)
+				r, err := report(d, nil)
 				if err != nil {
 					return nil, err
 				}

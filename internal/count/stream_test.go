@@ -29,10 +29,12 @@ var streamBudget = tokens.Budget{Model: "m", Window: 200_000, Reserve: 20_000, E
 func streamReport(t testing.TB, r io.Reader, o transcript.Options, c tokens.Counter, onRecord func(seq int)) (Report, bool) {
 	t.Helper()
 	rc := &measure.Streamed{NewCounter: func(transcript.Format) (tokens.Counter, error) { return c, nil }, Count: true, Previews: true}
+	notes := &Notes{}
 	outline, data, err := transcript.Stream(r, o, func(seq int, rec *transcript.Transcript) error {
 		if onRecord != nil {
 			onRecord(seq)
 		}
+		notes.Add(rec, c)
 		return rc.Record(seq, rec)
 	})
 	rc.Close()
@@ -47,6 +49,7 @@ func streamReport(t testing.TB, r io.Reader, o transcript.Options, c tokens.Coun
 		}
 		return Measure(tr, opts), false
 	}
+	opts.Notes, opts.Summaries = notes, summaries(&transcript.Transcript{Messages: outline.Messages})
 	return summarise(rc.Tally(outline, c), opts), true
 }
 

@@ -17,6 +17,8 @@ type TextReport struct {
 	Model     string `json:"model,omitempty"`
 	Bytes     int    `json:"bytes"`
 	Tokens    int    `json:"tokens"`
+	// SchemaVersion is schema/count-text.json's version, last as in the report.
+	SchemaVersion int `json:"schema_version"`
 }
 
 // runText counts each input as plain text, as ttok does: the whole text with one counter,
@@ -42,7 +44,7 @@ func runText(ctx *cli.Context, f *Flags) error {
 	}
 	several := len(f.Files) > 1
 	return ctx.RunText(func(name string, text []byte) ([]byte, error) {
-		r := TextReport{File: name, Tokenizer: counter.Name(), Model: f.Model, Bytes: len(text), Tokens: counter.Count(string(text))}
+		r := TextReport{File: name, Tokenizer: counter.Name(), Model: f.Model, Bytes: len(text), Tokens: counter.Count(string(text)), SchemaVersion: SchemaVersion}
 		if !utf8.Valid(text) {
 			ctx.Warnf("%s: not UTF-8 text; counted as it is", cli.DisplayName(name))
 		}
