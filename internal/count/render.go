@@ -323,9 +323,10 @@ func renderFiles(w io.Writer, r *Report, paint func(code, s string) string, widt
 	dir := commonDir(r.ByFile)
 	heading := "Files read"
 	if dir != "" {
-		heading += " under " + dir
+		// (the folder clipped at its start, the heading's words kept)
+		heading += " under " + clipLeft(dir, max(width-len(heading)-len(" under "), 12))
 	}
-	fmt.Fprintf(w, "\n%s\n", paint("1", clipLeft(heading, width)))
+	fmt.Fprintf(w, "\n%s\n", paint("1", heading))
 	// (the figures take 33 columns; the path gets the rest, clipped at its start)
 	pathWidth := min(max(width-35, 12), 60)
 	for i, f := range r.ByFile {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/human"
@@ -136,25 +135,12 @@ func renderSessions(w io.Writer, lines []SessionLine, now time.Time, width int) 
 		if i := strings.IndexByte(row, 0); i >= 0 {
 			head, file := row[:i], row[i+1:]
 			if room := width - len(head); room < len(file) {
-				file = cutLeft(file, room)
+				file = clipLeft(file, max(room, 13)) // (at least 12 characters of the path)
 			}
 			row = head + file
 		}
 		fmt.Fprintln(w, row)
 	}
-}
-
-// cutLeft keeps the last n-1 bytes of s after an ellipsis (at least 12 bytes of it).
-func cutLeft(s string, n int) string {
-	n = max(n, 13)
-	if len(s) <= n {
-		return s
-	}
-	i := len(s) - (n - 1)
-	for i < len(s) && !utf8.RuneStart(s[i]) {
-		i++
-	}
-	return "…" + s[i:]
 }
 
 // ago says how long before now t was, in the largest unit that fits.
