@@ -34,6 +34,7 @@ type State struct {
 	// Sent are the messages the proxy sent for them, as raw JSON values.
 	Sent []json.RawMessage `json:"sent"`
 	// Totals since the conversation began, for the status page.
+	Messages   int `json:"messages"`
 	Requests   int `json:"requests"`
 	TokensIn   int `json:"tokens_in"`
 	TokensSent int `json:"tokens_sent"`
@@ -168,6 +169,7 @@ func (d *Dir) Get(key string) (*State, error) {
 // Put replaces the state of s.Key and drops what the bounds no longer allow.
 func (d *Dir) Put(s *State) error {
 	s.Updated = d.now()
+	s.Messages = len(s.Orig)
 	data, err := json.Marshal(s)
 	if err != nil {
 		return err
