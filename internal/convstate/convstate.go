@@ -31,8 +31,10 @@ type State struct {
 	Updated time.Time `json:"updated"`
 	// Orig are the hashes (Hash) of the messages the client sent last, in order.
 	Orig []string `json:"orig"`
-	// Sent are the messages the proxy sent for them, as raw JSON values.
-	Sent []json.RawMessage `json:"sent"`
+	// Sent are the messages the proxy sent for them, each its raw JSON as a string: a
+	// json.RawMessage would be re-encoded (HTML characters escaped), and the point is to
+	// send the same bytes again.
+	Sent []string `json:"sent"`
 	// Totals since the conversation began, for the status page.
 	Messages   int `json:"messages"`
 	Requests   int `json:"requests"`

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -67,9 +66,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	built := body
 	if st != nil && extends(st.Orig, cur) {
 		raws := make([]string, 0, len(st.Sent)+len(cur)-len(st.Orig))
-		for _, m := range st.Sent {
-			raws = append(raws, string(m))
-		}
+		raws = append(raws, st.Sent...)
 		for _, m := range cur[len(st.Orig):] {
 			raws = append(raws, m.Raw)
 		}
@@ -97,7 +94,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	sentArr := gjson.GetBytes(sent, arrayKey(format)).Array()
 	if st != nil {
 		for i, m := range sentArr {
-			if i >= len(st.Sent) || m.Raw != string(st.Sent[i]) {
+			if i >= len(st.Sent) || (m.Raw != st.Sent[i] && unmarked(m.Raw) != unmarked(st.Sent[i])) {
 				break
 			}
 			rec.CachedMessages++
@@ -112,11 +109,11 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		}
 		next.Orig = make([]string, len(cur))
 		for i, m := range cur {
-			next.Orig[i] = convstate.Hash(m.Raw)
+			next.Orig[i] = convstate.Hash(unmarked(m.Raw))
 		}
-		next.Sent = make([]json.RawMessage, len(sentArr))
+		next.Sent = make([]string, len(sentArr))
 		for i, m := range sentArr {
-			next.Sent[i] = json.RawMessage(m.Raw)
+			next.Sent[i] = m.Raw
 		}
 		if err := s.State.Put(next); err != nil && rec.Fallback == "" {
 			rec.Fallback = "state not kept: " + err.Error()
@@ -131,11 +128,30 @@ func extends(orig []string, cur []gjson.Result) bool {
 		return false
 	}
 	for i, h := range orig {
-		if convstate.Hash(cur[i].Raw) != h {
+		if convstate.Hash(unmarked(cur[i].Raw)) != h {
 			return false
 		}
 	}
 	return true
+}
+
+// unmarked is a message without its cache_control markers: what says whether a request
+// extends the last one. Claude Code moves its last marker to the newest message every
+// turn, so the message that carried it last time comes back without it; the marker says
+// where to cache, it is not part of the prompt.
+func unmarked(raw string) string {
+	if !strings.Contains(raw, `"cache_control"`) {
+		return raw
+	}
+	blocks := gjson.Get(raw, "content").Array()
+	for j := len(blocks) - 1; j >= 0; j-- {
+		if blocks[j].Get("cache_control").Exists() {
+			if out, err := sjson.Delete(raw, "content."+strconv.Itoa(j)+".cache_control"); err == nil {
+				raw = out
+			}
+		}
+	}
+	return raw
 }
 
 // conversationKey names the conversation a request belongs to: the client's session id
