@@ -72,6 +72,7 @@ type Dir struct {
 type fileInfo struct {
 	size    int64
 	updated time.Time
+	state   *State // in memory once read or kept; nil: on disk only
 }
 
 type keyLock struct {
@@ -149,7 +150,18 @@ func (d *Dir) Lock(key string) func() {
 }
 
 // Get returns the state of the conversation key, nil when there is none or it expired.
+// The state is shared: change it only while holding Lock(key), and Keep or Put it.
 func (d *Dir) Get(key string) (*State, error) {
+	name := fileName(key)
+	d.mu.Lock()
+	fi, ok := d.sizes[name]
+	d.mu.Unlock()
+	if ok && fi.state != nil {
+		if fi.state.Key != key || d.now().Sub(fi.state.Updated) > d.o.MaxAge {
+			return nil, nil
+		}
+		return fi.state, nil
+	}
 	f, err := safefile.Open(filepath.Join(d.path, fileName(key)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -165,7 +177,29 @@ func (d *Dir) Get(key string) (*State, error) {
 	if d.now().Sub(s.Updated) > d.o.MaxAge {
 		return nil, nil
 	}
+	d.mu.Lock()
+	if fi, ok := d.sizes[name]; ok && fi.state == nil {
+		fi.state = &s
+		d.sizes[name] = fi
+	}
+	d.mu.Unlock()
 	return &s, nil
+}
+
+// Keep makes s the state of s.Key in memory at once, for the conversation's next request;
+// Put writes it to disk. The proxy keeps a state before it forwards a request and puts it
+// once the response has gone back, so that no disk write adds to a request's latency.
+func (d *Dir) Keep(s *State) {
+	s.Updated = d.now()
+	s.Messages = len(s.Orig)
+	size := 0
+	for _, m := range s.Sent {
+		size += len(m)
+	}
+	d.mu.Lock()
+	d.sizes[fileName(s.Key)] = fileInfo{size: int64(size + 40*len(s.Orig)), updated: s.Updated, state: s}
+	d.pruneLocked()
+	d.mu.Unlock()
 }
 
 // Put replaces the state of s.Key and drops what the bounds no longer allow.
@@ -181,7 +215,7 @@ func (d *Dir) Put(s *State) error {
 		return err
 	}
 	d.mu.Lock()
-	d.sizes[name] = fileInfo{size: int64(len(data)), updated: s.Updated}
+	d.sizes[name] = fileInfo{size: int64(len(data)), updated: s.Updated, state: s}
 	d.pruneLocked()
 	d.mu.Unlock()
 	return nil
@@ -197,11 +231,24 @@ func (d *Dir) All() []*State {
 	d.mu.Unlock()
 	var out []*State
 	for _, n := range names {
+		d.mu.Lock()
+		mem := d.sizes[n].state
+		var s State
+		if mem != nil {
+			s = *mem
+		}
+		d.mu.Unlock()
+		if mem != nil {
+			if d.now().Sub(s.Updated) <= d.o.MaxAge {
+				s.Sent, s.Orig = nil, nil
+				out = append(out, &s)
+			}
+			continue
+		}
 		f, err := safefile.Open(filepath.Join(d.path, n))
 		if err != nil {
 			continue
 		}
-		var s State
 		err = json.NewDecoder(f).Decode(&s)
 		f.Close()
 		if err == nil && d.now().Sub(s.Updated) <= d.o.MaxAge {

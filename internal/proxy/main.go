@@ -125,6 +125,7 @@ func run(ctx *cli.Context, f *Flags) error {
 	}
 	fmt.Fprintf(ctx.Stderr, "ctx-proxy: listening on http://%s\n", ln.Addr())
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
+	defer s.Close() // after the server has stopped: the last log lines and states written
 	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	done := make(chan error, 1)

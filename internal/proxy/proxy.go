@@ -50,7 +50,69 @@ type Server struct {
 	Client     *http.Client
 	Now        func() time.Time
 
-	logMu sync.Mutex
+	logMu  sync.Mutex
+	once   sync.Once
+	qMu    sync.Mutex
+	queue  chan finishing
+	done   chan struct{}
+	closed bool
+}
+
+// finishing is a request whose counts and log line are still to do.
+type finishing struct {
+	rec *Record
+	p   *pending
+}
+
+// queueLen bounds the requests waiting to be counted and logged; when it is full the
+// handler does the work itself, which slows the client rather than growing memory.
+const queueLen = 64
+
+// later counts and logs a request once its handler has returned: the next request on the
+// same connection is not read before then, so counting in the handler would add to it.
+func (s *Server) later(rec *Record, p *pending) {
+	s.once.Do(func() {
+		s.queue = make(chan finishing, queueLen)
+		s.done = make(chan struct{})
+		go func() {
+			defer close(s.done)
+			for f := range s.queue {
+				s.finish(f.rec, f.p)
+				s.record(f.rec)
+			}
+		}()
+	})
+	s.qMu.Lock()
+	queued := false
+	if !s.closed {
+		select {
+		case s.queue <- finishing{rec, p}:
+			queued = true
+		default:
+		}
+	}
+	s.qMu.Unlock()
+	if queued {
+		return
+	}
+	s.finish(rec, p)
+	s.record(rec)
+}
+
+// Close waits for every request's counts, log line and state to be written. Call it once
+// the HTTP server has stopped taking requests.
+func (s *Server) Close() {
+	s.once.Do(func() {})
+	s.qMu.Lock()
+	wasClosed := s.closed
+	s.closed = true
+	if s.queue != nil && !wasClosed {
+		close(s.queue)
+	}
+	s.qMu.Unlock()
+	if s.queue != nil {
+		<-s.done
+	}
 }
 
 // hopByHop are the headers that concern one connection, not the request (RFC 9110 7.6.1).
@@ -122,8 +184,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.AddedMS = float64(time.Since(start).Microseconds()) / 1000
 	s.forward(w, r, bytes.NewReader(rec.body), int64(len(rec.body)))
 	if rec.Conversation != "" {
-		s.finish(rec, p)
-		s.record(rec)
+		s.later(rec, p)
 	}
 }
 

@@ -100,7 +100,7 @@ func proxyFor(t testing.TB, up string, pipe string, dir string) (*Server, *httpt
 		s.Pipe = p
 	}
 	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
+	t.Cleanup(func() { ts.Close(); s.Close() })
 	return s, ts, log
 }
 
@@ -444,11 +444,12 @@ func TestStateSurvivesRestart(t *testing.T) {
 	up := newUpstream(t)
 	dir := t.TempDir()
 	pipe := "ctx-budget --cap 500 --keep-recent 0"
-	_, px1, _ := proxyFor(t, up.URL, pipe, dir)
+	s1, px1, _ := proxyFor(t, up.URL, pipe, dir)
 	turn1 := []string{userText("go"), toolUse("a", "ls"), toolResult("a", bigOutput("a"))}
 	post(t, px1.URL+"/v1/messages", conversation(turn1...), nil)
 	sent1 := messagesOf(up.last().Body)
 	px1.Close()
+	s1.Close()
 
 	// A pipeline that changes nothing: what the second proxy sends for the old messages
 	// can only come from the state the first one left.

@@ -51,7 +51,24 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		return rec, nil // a Responses "input" string, a body of another kind: not ours to touch
 	}
 	cur := arr.Array()
-	key := conversationKey(r, body, format, cur)
+	var top topFields
+	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "system", "instructions":
+			top.system += v.Raw
+			top.markers += countMarkers(v)
+		case "tools":
+			top.markers += countMarkers(v)
+		case "prompt_cache_key":
+			top.cacheKey = v.String()
+		case "metadata":
+			top.user = v.Get("user_id").String()
+		case "model":
+			top.model = v.String()
+		}
+		return true
+	})
+	key := conversationKey(r, top, format, cur)
 	rec.Conversation = key
 
 	var st *convstate.State
@@ -64,6 +81,12 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		}
 	}
 	built := body
+	// sentMsgs are the messages of what goes out, known without a parse until the
+	// pipeline has run.
+	sentMsgs := make([]string, len(cur))
+	for i, m := range cur {
+		sentMsgs[i] = m.Raw
+	}
 	if st != nil && extends(st.Orig, cur) {
 		raws := make([]string, 0, len(st.Sent)+len(cur)-len(st.Orig))
 		raws = append(raws, st.Sent...)
@@ -71,11 +94,11 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 			raws = append(raws, m.Raw)
 		}
 		if format == transcript.Anthropic {
-			raws = capMarkers(body, raws)
+			raws = capMarkers(top.markers, raws)
 		}
-		if b, err := sjson.SetRawBytes(bytes.Clone(body), arrayKey(format), []byte("["+strings.Join(raws, ",")+"]")); err == nil {
-			built, rec.Extended = b, true
-		}
+		built = splice(body, arr, raws)
+		sentMsgs = raws
+		rec.Extended = true
 	}
 
 	sent := built
@@ -85,23 +108,29 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 			rec.Fallback = err.Error()
 			sent = body
 			rec.Extended = false
+			sentMsgs = sentMsgs[:0]
+			for _, m := range cur {
+				sentMsgs = append(sentMsgs, m.Raw)
+			}
 		} else {
 			sent, rec.Tiers = out, fired
+			sentMsgs = sentMsgs[:0]
+			for _, m := range gjson.GetBytes(sent, arrayKey(format)).Array() {
+				sentMsgs = append(sentMsgs, m.Raw)
+			}
 		}
 	}
 	rec.body = sent
 
-	sentArr := gjson.GetBytes(sent, arrayKey(format)).Array()
 	if st != nil {
-		for i, m := range sentArr {
-			if i >= len(st.Sent) || (m.Raw != st.Sent[i] && unmarked(m.Raw) != unmarked(st.Sent[i])) {
+		for i, m := range sentMsgs {
+			if i >= len(st.Sent) || (m != st.Sent[i] && unmarked(m) != unmarked(st.Sent[i])) {
 				break
 			}
 			rec.CachedMessages++
-			rec.CachedBytes += len(m.Raw)
+			rec.CachedBytes += len(m)
 		}
 	}
-	rec.Markers = markers(sent)
 	if s.State != nil {
 		next := &convstate.State{Key: key}
 		if st != nil {
@@ -111,15 +140,50 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		for i, m := range cur {
 			next.Orig[i] = convstate.Hash(unmarked(m.Raw))
 		}
-		next.Sent = make([]string, len(sentArr))
-		for i, m := range sentArr {
-			next.Sent[i] = m.Raw
-		}
-		if err := s.State.Put(next); err != nil && rec.Fallback == "" {
-			rec.Fallback = "state not kept: " + err.Error()
-		}
+		next.Sent = sentMsgs
+		s.State.Keep(next)
 	}
-	return rec, &pending{orig: body, sent: sent, format: format, model: gjson.GetBytes(body, "model").String()}
+	return rec, &pending{orig: body, sent: sent, format: format, model: top.model}
+}
+
+// topFields are the small top-level fields of a request, read in one pass.
+type topFields struct {
+	system, cacheKey, user, model string
+	markers                       int // cache_control markers outside the messages
+}
+
+// countMarkers counts the cache_control markers of the blocks of v (tools, system).
+func countMarkers(v gjson.Result) int {
+	if !v.IsArray() || !strings.Contains(v.Raw, `"cache_control"`) {
+		return 0
+	}
+	n := 0
+	v.ForEach(func(_, b gjson.Result) bool {
+		if b.Get("cache_control").Exists() {
+			n++
+		}
+		return true
+	})
+	return n
+}
+
+// splice is body with its message array arr replaced by the messages raws.
+func splice(body []byte, arr gjson.Result, raws []string) []byte {
+	size := len(body) - len(arr.Raw) + 2 + len(raws)
+	for _, m := range raws {
+		size += len(m)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, body[:arr.Index]...)
+	out = append(out, '[')
+	for i, m := range raws {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, m...)
+	}
+	out = append(out, ']')
+	return append(out, body[arr.Index+len(arr.Raw):]...)
 }
 
 // extends reports whether the messages cur begin with the ones remembered (by hash).
@@ -158,13 +222,13 @@ func unmarked(raw string) string {
 // when it sends one, with the first message (a client's side requests in the same session,
 // a title or a summary, start otherwise and must not take the main thread's place); else
 // the system prompt and the first message.
-func conversationKey(r *http.Request, body []byte, format transcript.Format, cur []gjson.Result) string {
+func conversationKey(r *http.Request, top topFields, format transcript.Format, cur []gjson.Result) string {
 	first := ""
 	if len(cur) > 0 {
 		first = cur[0].Raw
 	}
 	id := r.Header.Get("X-Claude-Code-Session-Id")
-	for _, alt := range []string{r.Header.Get("Session-Id"), gjson.GetBytes(body, "prompt_cache_key").String(), gjson.GetBytes(body, "metadata.user_id").String()} {
+	for _, alt := range []string{r.Header.Get("Session-Id"), top.cacheKey, top.user} {
 		if id == "" {
 			id = alt
 		}
@@ -172,8 +236,7 @@ func conversationKey(r *http.Request, body []byte, format transcript.Format, cur
 	if id != "" {
 		return string(format) + ":" + convstate.Hash(id)[:12] + ":" + convstate.Hash(first)[:8]
 	}
-	sys := gjson.GetBytes(body, "system").Raw + gjson.GetBytes(body, "instructions").Raw
-	return string(format) + ":" + convstate.Hash(sys + "\n" + first)[:20]
+	return string(format) + ":" + convstate.Hash(top.system + "\n" + first)[:20]
 }
 
 // pipe runs the pipeline on in and checks what it gives back: a document of the same
@@ -254,6 +317,9 @@ func (s *Server) finish(rec *Record, p *pending) {
 		rec.TokensSent = s.count(p.sent, p.format, p.model)
 	}
 	rec.Saved = rec.TokensIn - rec.TokensSent
+	if p.format == transcript.Anthropic {
+		rec.Markers = markers(p.sent)
+	}
 	if s.State == nil || rec.Conversation == "" {
 		return
 	}
@@ -267,7 +333,9 @@ func (s *Server) finish(rec *Record, p *pending) {
 		if rec.Fallback != "" {
 			st.Fallback++
 		}
-		s.State.Put(st)
+		if err := s.State.Put(st); err != nil && rec.Fallback == "" {
+			rec.Fallback = "state not written: " + err.Error()
+		}
 	}
 }
 
@@ -302,14 +370,12 @@ func markers(body []byte) int {
 // history (with the markers it carried) and the new messages (with the client's) are put
 // together: the oldest message markers go first, so the newest, where the client put the
 // end of the prefix to cache, stay. Only the messages that lose a marker change.
-func capMarkers(body []byte, raws []string) []string {
-	top := 0
-	for _, path := range []string{"tools.#.cache_control", "system.#.cache_control"} {
-		top += len(gjson.GetBytes(body, path).Array())
-	}
+func capMarkers(top int, raws []string) []string {
 	total := top
 	for _, m := range raws {
-		total += len(gjson.Get(m, "content.#.cache_control").Array())
+		if strings.Contains(m, `"cache_control"`) {
+			total += countMarkers(gjson.Get(m, "content"))
+		}
 	}
 	for i := 0; i < len(raws) && total > MaxMarkers; i++ {
 		blocks := gjson.Get(raws[i], "content")
