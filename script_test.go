@@ -33,6 +33,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
+	"github.com/ctxkit/ctxkit/internal/proxy"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/summarize"
@@ -45,6 +46,7 @@ var mains = map[string]func(args []string, stdin io.Reader, stdout, stderr io.Wr
 	"ctx-count": count.Main, "ctx-persist": persist.Main, "ctx-budget": budget.Main, "ctx-snip": snip.Main,
 	"ctx-summarize": summarize.Main, "ctx-trim": trim.Main, "ctx-repair": repair.Main, "ctx-convert": convert.Main,
 	"ctx-replay": replay.Main,
+	"ctx-proxy":  proxy.Main,
 }
 
 func TestMain(m *testing.M) {
