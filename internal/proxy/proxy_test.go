@@ -548,3 +548,49 @@ func TestConcurrentStreams(t *testing.T) {
 		t.Errorf("upstream got %d requests", n)
 	}
 }
+
+// TestResponsesExtends: a Codex-like Responses request (input items, prompt_cache_key,
+// session-id header) is rebuilt on what was sent, as an Anthropic one is.
+func TestResponsesExtends(t *testing.T) {
+	up := newUpstream(t)
+	_, px, log := proxyFor(t, up.URL, "ctx-budget --cap 500 --keep-recent 0", t.TempDir())
+	items := []string{
+		`{"type":"message","role":"user","content":[{"type":"input_text","text":"fix the build"}]}`,
+		`{"type":"function_call","call_id":"c1","name":"shell","arguments":"{\"cmd\":\"make\"}"}`,
+		`{"type":"function_call_output","call_id":"c1","output":` + q(bigOutput("make")) + `}`,
+	}
+	req := func(items []string) string {
+		return `{"model":"gpt-5","instructions":"You are Codex.","input":[` + strings.Join(items, ",") + `],"tools":[],"store":false,"stream":true,"prompt_cache_key":"thread-1"}`
+	}
+	hdr := map[string]string{"session-id": "thread-1", "Authorization": "Bearer sk-x"}
+	post(t, px.URL+"/v1/responses", req(items), hdr)
+	input := func(body []byte) []string {
+		var out []string
+		for _, m := range gjson.GetBytes(body, "input").Array() {
+			out = append(out, m.Raw)
+		}
+		return out
+	}
+	sent1 := input(up.last().Body)
+	if sent1[2] == items[2] {
+		t.Fatalf("the pipeline did not cut the output")
+	}
+	items = append(items, `{"type":"function_call","call_id":"c2","name":"shell","arguments":"{\"cmd\":\"make test\"}"}`,
+		`{"type":"function_call_output","call_id":"c2","output":"ok"}`)
+	post(t, px.URL+"/v1/responses", req(items), hdr)
+	sent2 := input(up.last().Body)
+	if len(sent2) != 5 {
+		t.Fatalf("sent %d items", len(sent2))
+	}
+	for i := range sent1 {
+		if sent2[i] != sent1[i] {
+			t.Errorf("item %d differs from what was sent before", i)
+		}
+	}
+	if !gjson.GetBytes(up.last().Body, "stream").Bool() || gjson.GetBytes(up.last().Body, "prompt_cache_key").String() != "thread-1" {
+		t.Errorf("top-level fields lost")
+	}
+	if !strings.Contains(waitLog(t, log, 4), `"format":"responses"`) {
+		t.Errorf("log: %s", log)
+	}
+}
