@@ -112,3 +112,23 @@ type writerFunc func([]byte) (int, error)
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// BenchmarkRewrite is the proxy's own work on a 200K-token request that extends the one
+// before, without HTTP: what BenchmarkAddedLatency's rewrite figures are made of.
+func BenchmarkRewrite(b *testing.B) {
+	body := request200K(b)
+	for _, mode := range []struct{ name, pipe string }{{"pipeline-off", ""}, {"pipeline-on", replay.DefaultPipe}} {
+		b.Run(mode.name, func(b *testing.B) {
+			s, _, _ := proxyFor(b, "http://127.0.0.1:1", mode.pipe, b.TempDir())
+			r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+			s.rewrite(r, transcript.Anthropic, body)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				rec, _ := s.rewrite(r, transcript.Anthropic, body)
+				if rec.Fallback != "" {
+					b.Fatal(rec.Fallback)
+				}
+			}
+		})
+	}
+}
