@@ -6,6 +6,7 @@ package main
 import (
 	"os"
 
+	_ "github.com/ctxkit/ctxkit/internal/apicount" // --tokenizer api
 	"github.com/ctxkit/ctxkit/internal/proxy"
 )
 
