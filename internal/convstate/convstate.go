@@ -65,6 +65,8 @@ type Dir struct {
 	now  func() time.Time
 
 	mu    sync.Mutex
+	wmu   sync.Mutex        // one disk write at a time, so that a later one lands last
+	seq   map[string]uint64 // by file name: the newest Prepare
 	locks map[string]*keyLock
 	sizes map[string]fileInfo // by file name: what prune needs without a directory scan
 }
@@ -98,7 +100,7 @@ func Open(path string, o Options, now func() time.Time) (*Dir, error) {
 	if err := safefile.MkdirAll(path); err != nil {
 		return nil, err
 	}
-	d := &Dir{path: path, o: o, now: now, locks: map[string]*keyLock{}, sizes: map[string]fileInfo{}}
+	d := &Dir{path: path, o: o, now: now, locks: map[string]*keyLock{}, sizes: map[string]fileInfo{}, seq: map[string]uint64{}}
 	entries, err := os.ReadDir(path)
 	if err != nil {
 		return nil, err
@@ -203,22 +205,42 @@ func (d *Dir) Keep(s *State) {
 }
 
 // Put replaces the state of s.Key and drops what the bounds no longer allow.
-func (d *Dir) Put(s *State) error {
+func (d *Dir) Put(s *State) error { return d.Prepare(s)() }
+
+// Prepare encodes s (the caller holds Lock(s.Key)) and returns the write of it to disk,
+// which may run after Unlock: the conversation's next request need not wait for the disk.
+// A write overtaken by a later Prepare of the same conversation writes nothing, so the file
+// never goes back to an older state.
+func (d *Dir) Prepare(s *State) func() error {
 	s.Updated = d.now()
 	s.Messages = len(s.Orig)
 	data, err := json.Marshal(s)
 	if err != nil {
-		return err
+		return func() error { return err }
 	}
 	name := fileName(s.Key)
-	if err := safefile.WriteFile(filepath.Join(d.path, name), data); err != nil {
-		return err
-	}
 	d.mu.Lock()
+	d.seq[name]++
+	seq := d.seq[name]
 	d.sizes[name] = fileInfo{size: int64(len(data)), updated: s.Updated, state: s}
-	d.pruneLocked()
 	d.mu.Unlock()
-	return nil
+	return func() error {
+		d.wmu.Lock()
+		defer d.wmu.Unlock()
+		d.mu.Lock()
+		stale := d.seq[name] != seq
+		d.mu.Unlock()
+		if stale {
+			return nil
+		}
+		if err := safefile.WriteFile(filepath.Join(d.path, name), data); err != nil {
+			return err
+		}
+		d.mu.Lock()
+		d.pruneLocked()
+		d.mu.Unlock()
+		return nil
+	}
 }
 
 // All returns every conversation's state that has not expired, newest first.
@@ -297,4 +319,5 @@ func (d *Dir) remove(name string) {
 		os.Remove(p)
 	}
 	delete(d.sizes, name)
+	delete(d.seq, name)
 }

@@ -324,18 +324,24 @@ func (s *Server) finish(rec *Record, p *pending) {
 		return
 	}
 	unlock := s.State.Lock(rec.Conversation)
-	defer unlock()
-	if st, err := s.State.Get(rec.Conversation); err == nil && st != nil {
-		st.Requests++
-		st.TokensIn += rec.TokensIn
-		st.TokensSent += rec.TokensSent
-		st.Saved += rec.Saved
-		if rec.Fallback != "" {
-			st.Fallback++
-		}
-		if err := s.State.Put(st); err != nil && rec.Fallback == "" {
-			rec.Fallback = "state not written: " + err.Error()
-		}
+	cur, err := s.State.Get(rec.Conversation)
+	if err != nil || cur == nil {
+		unlock()
+		return
+	}
+	// A copy: the state kept is shared with the status page, never changed once kept.
+	st := *cur
+	st.Requests++
+	st.TokensIn += rec.TokensIn
+	st.TokensSent += rec.TokensSent
+	st.Saved += rec.Saved
+	if rec.Fallback != "" {
+		st.Fallback++
+	}
+	write := s.State.Prepare(&st)
+	unlock() // the conversation's next request need not wait for the disk
+	if err := write(); err != nil && rec.Fallback == "" {
+		rec.Fallback = "state not written: " + err.Error()
 	}
 }
 
