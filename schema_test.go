@@ -276,6 +276,11 @@ func TestStatsSchema(t *testing.T) {
 		return ""
 	}
 	for _, tool := range names {
+		if tool == "ctx-proxy" {
+			// A server, not a filter: it reads no document argument, and its line per
+			// request is its --log, not the --stats line this schema describes.
+			continue
+		}
 		lines := 0
 		for _, f := range samples {
 			args := []string{"--stats", f}

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +33,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/convert"
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/persist"
+	"github.com/ctxkit/ctxkit/internal/proxy"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/sessions"
@@ -46,6 +48,7 @@ var mains = map[string]func(args []string, stdin io.Reader, stdout, stderr io.Wr
 	"ctx-count": count.Main, "ctx-persist": persist.Main, "ctx-budget": budget.Main, "ctx-snip": snip.Main,
 	"ctx-summarize": summarize.Main, "ctx-trim": trim.Main, "ctx-repair": repair.Main, "ctx-convert": convert.Main,
 	"ctx-replay": replay.Main,
+	"ctx-proxy":  proxy.Main,
 }
 
 func TestMain(m *testing.M) {
@@ -98,6 +101,9 @@ func TestScripts(t *testing.T) {
 			"cmpjson":    cmdCmpJSON,
 			"mangle":     cmdMangle,
 			"replace":    cmdReplace,
+			"recorder":   cmdRecorder,
+			"freeport":   cmdFreePort,
+			"proxypost":  cmdProxyPost,
 		},
 	})
 }
@@ -481,4 +487,69 @@ func scriptWords(line string) []string {
 		words = append(words, w.String())
 	}
 	return words
+}
+
+// recorder VAR FILE starts a stand-in provider on loopback, its URL in $VAR: it appends
+// every request's path and body to FILE, one line each, and answers with a short message.
+func cmdRecorder(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: recorder VAR FILE")
+	}
+	file := ts.MkAbs(args[1])
+	var mu sync.Mutex
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err == nil {
+			fmt.Fprintf(f, "%s %s %s\n", r.Method, r.URL.RequestURI(), body)
+			f.Close()
+		}
+		mu.Unlock()
+		w.Header().Set("content-type", "application/json")
+		fmt.Fprint(w, `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn"}`)
+	})}
+	go srv.Serve(l)
+	ts.Defer(func() { srv.Close() })
+	ts.Setenv(args[0], "http://"+l.Addr().String())
+}
+
+// freeport VAR puts a free loopback port in $VAR, for a server the script starts.
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	ts.Setenv(args[0], strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	l.Close()
+}
+
+// proxypost URL FILE posts FILE to URL with a planted API key, waiting up to 10 seconds
+// for a server the script started in the background to listen; the response body goes to
+// stdout.
+func cmdProxyPost(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: proxypost URL FILE")
+	}
+	body, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	var resp *http.Response
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		req, err := http.NewRequest(http.MethodPost, args[0], bytes.NewReader(body))
+		ts.Check(err)
+		req.Header.Set("x-api-key", "sk-ant-planted-key-42")
+		req.Header.Set("content-type", "application/json")
+		if resp, err = http.DefaultClient.Do(req); err == nil {
+			break
+		} else if time.Now().After(end) {
+			ts.Fatalf("%s: %v", args[0], err)
+		}
+	}
+	out, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	ts.Check(err)
+	fmt.Fprintf(ts.Stdout(), "%d %s\n", resp.StatusCode, out)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/convert"
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/persist"
+	"github.com/ctxkit/ctxkit/internal/proxy"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/safefile"
@@ -48,6 +49,7 @@ var tools = map[string]tool{
 	"ctx-repair":    {repair.Main, repair.Tool},
 	"ctx-convert":   {convert.Main, convert.Tool},
 	"ctx-replay":    {replay.Main, replay.Tool},
+	"ctx-proxy":     {proxy.Main, proxy.Tool},
 }
 
 // Names are the tools' names, sorted.

@@ -505,6 +505,14 @@ func (o *Options) readStats() (fired []Firing, set map[string]bool, seen int, er
 	if err := os.Truncate(o.StatsFile, 0); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, nil, 0, err
 	}
+	fired, set, seen = ParseStats(data)
+	return fired, set, seen, nil
+}
+
+// ParseStats reads the --stats lines the stages of one pipeline run wrote: the stages
+// that changed the document, their names as a set, and the size the last stage gave.
+// ctx-proxy reads its stages' lines with it too.
+func ParseStats(data []byte) (fired []Firing, set map[string]bool, seen int) {
 	fired = []Firing{}
 	set = map[string]bool{}
 	for _, line := range bytes.Split(data, []byte("\n")) {
@@ -528,5 +536,5 @@ func (o *Options) readStats() (fired []Firing, set map[string]bool, seen int, er
 		fired = append(fired, Firing{Tool: s.Tool, Saved: s.Saved, Items: s.Items, Trigger: s.Trigger})
 		set[s.Tool] = true
 	}
-	return fired, set, seen, nil
+	return fired, set, seen
 }

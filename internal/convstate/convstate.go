@@ -1,0 +1,323 @@
+// Package convstate owns ctx-proxy's memory of each conversation: the messages the client
+// sent last time (as hashes, enough to tell that a new request extends them) and the
+// messages the proxy sent instead (whole, to send them again byte for byte). It lives in a
+// directory inside the offload store so that it survives a restart of the proxy, and it is
+// kept bounded: conversations untouched for MaxAge are dropped, and beyond MaxCount
+// conversations or MaxBytes bytes the least recently used go first.
+//
+// Every file is written with internal/safefile (owner-only, temp and rename, never through a
+// symbolic link): the state holds conversation text.
+package convstate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/safefile"
+)
+
+// State is what is remembered of one conversation.
+type State struct {
+	Key     string    `json:"key"`
+	Updated time.Time `json:"updated"`
+	// Orig are the hashes (Hash) of the messages the client sent last, in order.
+	Orig []string `json:"orig"`
+	// Sent are the messages the proxy sent for them, each its raw JSON as a string: a
+	// json.RawMessage would be re-encoded (HTML characters escaped), and the point is to
+	// send the same bytes again.
+	Sent []string `json:"sent"`
+	// Totals since the conversation began, for the status page.
+	Messages   int `json:"messages"`
+	Requests   int `json:"requests"`
+	TokensIn   int `json:"tokens_in"`
+	TokensSent int `json:"tokens_sent"`
+	Saved      int `json:"saved"`
+	Fallback   int `json:"fallbacks"`
+}
+
+// Hash names a message by its bytes.
+func Hash(raw string) string {
+	sum := sha256.Sum256([]byte(raw))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Options bound the directory.
+type Options struct {
+	MaxAge   time.Duration // 0: 24h
+	MaxCount int           // 0: 1000
+	MaxBytes int64         // 0: 256 MiB
+}
+
+// Dir is an open state directory. Its methods are safe for concurrent use; the caller
+// serialises requests of one conversation (Lock).
+type Dir struct {
+	path string
+	o    Options
+	now  func() time.Time
+
+	mu    sync.Mutex
+	wmu   sync.Mutex        // one disk write at a time, so that a later one lands last
+	seq   map[string]uint64 // by file name: the newest Prepare
+	locks map[string]*keyLock
+	sizes map[string]fileInfo // by file name: what prune needs without a directory scan
+}
+
+type fileInfo struct {
+	size    int64
+	updated time.Time
+	state   *State // in memory once read or kept; nil: on disk only
+}
+
+type keyLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// Open opens (creating it, mode 0700) the state directory at path and drops what has
+// expired.
+func Open(path string, o Options, now func() time.Time) (*Dir, error) {
+	if o.MaxAge <= 0 {
+		o.MaxAge = 24 * time.Hour
+	}
+	if o.MaxCount <= 0 {
+		o.MaxCount = 1000
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 256 << 20
+	}
+	if now == nil {
+		now = time.Now
+	}
+	if err := safefile.MkdirAll(path); err != nil {
+		return nil, err
+	}
+	d := &Dir{path: path, o: o, now: now, locks: map[string]*keyLock{}, sizes: map[string]fileInfo{}, seq: map[string]uint64{}}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil {
+			d.sizes[e.Name()] = fileInfo{size: fi.Size(), updated: fi.ModTime()}
+		}
+	}
+	d.mu.Lock()
+	d.pruneLocked()
+	d.mu.Unlock()
+	safefile.RemoveStale(path, func(name string) bool { return strings.HasSuffix(name, safefile.TempSuffix) }, now())
+	return d, nil
+}
+
+// Path is the directory.
+func (d *Dir) Path() string { return d.path }
+
+func fileName(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:16]) + ".json"
+}
+
+// Lock serialises the requests of one conversation; call the returned function to unlock.
+// Two requests of a conversation at once would otherwise both extend the same history and
+// one would overwrite the other's state.
+func (d *Dir) Lock(key string) func() {
+	d.mu.Lock()
+	l := d.locks[key]
+	if l == nil {
+		l = &keyLock{}
+		d.locks[key] = l
+	}
+	l.refs++
+	d.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		d.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(d.locks, key)
+		}
+		d.mu.Unlock()
+	}
+}
+
+// Get returns the state of the conversation key, nil when there is none or it expired.
+// The state is shared: change it only while holding Lock(key), and Keep or Put it.
+func (d *Dir) Get(key string) (*State, error) {
+	name := fileName(key)
+	d.mu.Lock()
+	fi, ok := d.sizes[name]
+	d.mu.Unlock()
+	if ok && fi.state != nil {
+		if fi.state.Key != key || d.now().Sub(fi.state.Updated) > d.o.MaxAge {
+			return nil, nil
+		}
+		return fi.state, nil
+	}
+	f, err := safefile.Open(filepath.Join(d.path, fileName(key)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var s State
+	if err := json.NewDecoder(f).Decode(&s); err != nil || s.Key != key {
+		return nil, nil // a damaged or colliding file is no memory, not an error
+	}
+	if d.now().Sub(s.Updated) > d.o.MaxAge {
+		return nil, nil
+	}
+	d.mu.Lock()
+	if fi, ok := d.sizes[name]; ok && fi.state == nil {
+		fi.state = &s
+		d.sizes[name] = fi
+	}
+	d.mu.Unlock()
+	return &s, nil
+}
+
+// Keep makes s the state of s.Key in memory at once, for the conversation's next request;
+// Put writes it to disk. The proxy keeps a state before it forwards a request and puts it
+// once the response has gone back, so that no disk write adds to a request's latency.
+func (d *Dir) Keep(s *State) {
+	s.Updated = d.now()
+	s.Messages = len(s.Orig)
+	size := 0
+	for _, m := range s.Sent {
+		size += len(m)
+	}
+	d.mu.Lock()
+	d.sizes[fileName(s.Key)] = fileInfo{size: int64(size + 40*len(s.Orig)), updated: s.Updated, state: s}
+	d.pruneLocked()
+	d.mu.Unlock()
+}
+
+// Put replaces the state of s.Key and drops what the bounds no longer allow.
+func (d *Dir) Put(s *State) error { return d.Prepare(s)() }
+
+// Prepare encodes s (the caller holds Lock(s.Key)) and returns the write of it to disk,
+// which may run after Unlock: the conversation's next request need not wait for the disk.
+// A write overtaken by a later Prepare of the same conversation writes nothing, so the file
+// never goes back to an older state.
+func (d *Dir) Prepare(s *State) func() error {
+	s.Updated = d.now()
+	s.Messages = len(s.Orig)
+	data, err := json.Marshal(s)
+	if err != nil {
+		return func() error { return err }
+	}
+	name := fileName(s.Key)
+	d.mu.Lock()
+	d.seq[name]++
+	seq := d.seq[name]
+	d.sizes[name] = fileInfo{size: int64(len(data)), updated: s.Updated, state: s}
+	d.mu.Unlock()
+	return func() error {
+		d.wmu.Lock()
+		defer d.wmu.Unlock()
+		d.mu.Lock()
+		stale := d.seq[name] != seq
+		d.mu.Unlock()
+		if stale {
+			return nil
+		}
+		if err := safefile.WriteFile(filepath.Join(d.path, name), data); err != nil {
+			return err
+		}
+		d.mu.Lock()
+		d.pruneLocked()
+		d.mu.Unlock()
+		return nil
+	}
+}
+
+// All returns every conversation's state that has not expired, newest first.
+func (d *Dir) All() []*State {
+	d.mu.Lock()
+	names := make([]string, 0, len(d.sizes))
+	for n := range d.sizes {
+		names = append(names, n)
+	}
+	d.mu.Unlock()
+	var out []*State
+	for _, n := range names {
+		d.mu.Lock()
+		mem := d.sizes[n].state
+		var s State
+		if mem != nil {
+			s = *mem
+		}
+		d.mu.Unlock()
+		if mem != nil {
+			if d.now().Sub(s.Updated) <= d.o.MaxAge {
+				s.Sent, s.Orig = nil, nil
+				out = append(out, &s)
+			}
+			continue
+		}
+		f, err := safefile.Open(filepath.Join(d.path, n))
+		if err != nil {
+			continue
+		}
+		err = json.NewDecoder(f).Decode(&s)
+		f.Close()
+		if err == nil && d.now().Sub(s.Updated) <= d.o.MaxAge {
+			s.Sent, s.Orig = nil, nil
+			out = append(out, &s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Updated.After(out[j].Updated) })
+	return out
+}
+
+// pruneLocked removes expired files, then the oldest until the count and size bounds hold.
+func (d *Dir) pruneLocked() {
+	now := d.now()
+	type named struct {
+		name string
+		fileInfo
+	}
+	var all []named
+	var total int64
+	for n, fi := range d.sizes {
+		if now.Sub(fi.updated) > d.o.MaxAge {
+			d.remove(n)
+			continue
+		}
+		all = append(all, named{n, fi})
+		total += fi.size
+	}
+	if len(all) <= d.o.MaxCount && total <= d.o.MaxBytes {
+		return
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].updated.Before(all[j].updated) })
+	for _, f := range all {
+		if len(all) <= d.o.MaxCount && total <= d.o.MaxBytes {
+			break
+		}
+		d.remove(f.name)
+		all = all[1:]
+		total -= f.size
+	}
+}
+
+func (d *Dir) remove(name string) {
+	p := filepath.Join(d.path, name)
+	if fi, err := os.Lstat(p); err == nil && safefile.CheckInfo(p, fi) == nil {
+		os.Remove(p)
+	}
+	delete(d.sizes, name)
+	delete(d.seq, name)
+}

@@ -1,0 +1,96 @@
+package convstate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func TestSurvivesReopen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "proxy")
+	d, err := Open(dir, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// <, > and & are what a json.RawMessage would have re-encoded.
+	in := &State{Key: "k", Orig: []string{Hash("a")}, Sent: []string{`{"role":"user","content":"a <b> & c"}`}}
+	d.Keep(in)
+	if got, _ := d.Get("k"); got != in {
+		t.Fatalf("Keep is not seen by Get at once")
+	}
+	if err := d.Put(in); err != nil {
+		t.Fatal(err)
+	}
+	d2, err := Open(dir, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d2.Get("k")
+	if err != nil || got == nil || got.Sent[0] != in.Sent[0] || got.Orig[0] != in.Orig[0] {
+		t.Fatalf("after reopening: %+v, %v", got, err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, fileName("k")))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("state file mode %v, %v", fi.Mode(), err)
+	}
+}
+
+func TestBounds(t *testing.T) {
+	c := &clock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	dir := t.TempDir()
+	d, err := Open(dir, Options{MaxCount: 3, MaxAge: time.Hour}, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		c.t = c.t.Add(time.Minute)
+		if err := d.Put(&State{Key: fmt.Sprint(i), Orig: []string{"x"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(d.All()); n != 3 {
+		t.Errorf("%d conversations kept, want 3", n)
+	}
+	if s, _ := d.Get("0"); s != nil {
+		t.Errorf("the oldest was not dropped")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 3 {
+		t.Errorf("%d files on disk, want 3", len(files))
+	}
+	c.t = c.t.Add(2 * time.Hour)
+	if s, _ := d.Get("4"); s != nil {
+		t.Errorf("an expired conversation was returned")
+	}
+	d2, err := Open(dir, Options{MaxCount: 3, MaxAge: time.Hour}, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(d2.All()); n != 0 {
+		t.Errorf("%d expired conversations kept", n)
+	}
+}
+
+func TestRefusesLink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(t.TempDir(), "elsewhere")
+	os.WriteFile(target, []byte("{}"), 0o600)
+	d, err := Open(dir, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(dir, fileName("k"))); err != nil {
+		t.Skip(err)
+	}
+	if err := d.Put(&State{Key: "k"}); err == nil {
+		if b, _ := os.ReadFile(target); string(b) != "{}" {
+			t.Errorf("wrote through a symbolic link")
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/replay"
+	"github.com/ctxkit/ctxkit/internal/testgen"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// request200K is a generated Anthropic request of about 200,000 tokens (Claude estimate).
+func request200K(b *testing.B) []byte {
+	var buf bytes.Buffer
+	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: 560_000, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	t, err := transcript.Parse(buf.Bytes(), transcript.Options{Format: transcript.Anthropic})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("request: %d bytes, %d messages, %d tokens", buf.Len(), len(t.Messages), measure.Total(t, tokens.Claude("")))
+	return buf.Bytes()
+}
+
+// BenchmarkAddedLatency sends the same 200K-token request straight to a fake upstream and
+// through the proxy, with the default pipeline and with none, and reports the time the
+// proxy adds: each percentile of the time through the proxy less the median time straight.
+func BenchmarkAddedLatency(b *testing.B) {
+	body := request200K(b)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"type":"message","content":[{"type":"text","text":"ok"}]}`)
+	}))
+	defer up.Close()
+	send := func(url string) time.Duration {
+		start := time.Now()
+		resp, err := http.Post(url+"/v1/messages", "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+		return time.Since(start)
+	}
+	const samples = 40
+	direct := make([]time.Duration, samples)
+	for i := range direct {
+		direct[i] = send(up.URL)
+	}
+	base := pct(direct, 50)
+	for _, mode := range []struct{ name, pipe string }{{"pipeline-off", ""}, {"pipeline-on", replay.DefaultPipe}} {
+		b.Run(mode.name, func(b *testing.B) {
+			srv, px, _ := proxyFor(b, up.URL, mode.pipe, b.TempDir())
+			srv.Log, srv.Stats = nil, nil
+			var handler []time.Duration
+			var mu sync.Mutex
+			srv.Log = writerFunc(func(p []byte) (int, error) {
+				var rec Record
+				if json.Unmarshal(p, &rec) == nil {
+					mu.Lock()
+					handler = append(handler, time.Duration(rec.AddedMS*float64(time.Millisecond)))
+					mu.Unlock()
+				}
+				return len(p), nil
+			})
+			send(px.URL) // the first turn: the conversation is not yet known
+			var took []time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for j := 0; j < samples; j++ {
+					took = append(took, send(px.URL))
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(ms(pct(took, 50)-base), "p50-added-ms")
+			b.ReportMetric(ms(pct(took, 99)-base), "p99-added-ms")
+			b.ReportMetric(ms(base), "direct-p50-ms")
+			srv.Close() // every log line written
+			// The time the proxy itself measures between reading a request and sending it on.
+			b.ReportMetric(ms(pct(handler, 50)), "rewrite-p50-ms")
+			b.ReportMetric(ms(pct(handler, 99)), "rewrite-p99-ms")
+		})
+	}
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := (len(s)*p + 99) / 100
+	if i > 0 {
+		i--
+	}
+	return s[i]
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// BenchmarkRewrite is the proxy's own work on a 200K-token request that extends the one
+// before, without HTTP: what BenchmarkAddedLatency's rewrite figures are made of.
+func BenchmarkRewrite(b *testing.B) {
+	body := request200K(b)
+	for _, mode := range []struct{ name, pipe string }{{"pipeline-off", ""}, {"pipeline-on", replay.DefaultPipe}} {
+		b.Run(mode.name, func(b *testing.B) {
+			s, _, _ := proxyFor(b, "http://127.0.0.1:1", mode.pipe, b.TempDir())
+			r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+			s.rewrite(r, transcript.Anthropic, body)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				rec, _ := s.rewrite(r, transcript.Anthropic, body)
+				if rec.Fallback != "" {
+					b.Fatal(rec.Fallback)
+				}
+			}
+		})
+	}
+}

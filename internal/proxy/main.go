@@ -1,0 +1,144 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/convstate"
+	"github.com/ctxkit/ctxkit/internal/replay"
+	"github.com/ctxkit/ctxkit/internal/safefile"
+)
+
+// Flags is ctx-proxy's command line.
+type Flags struct {
+	cli.Common `embed:""`
+
+	Listen   string        `name:"listen" default:"127.0.0.1:8377" placeholder:"HOST:PORT" help:"Address to serve on." env:"CTX_PROXY_LISTEN"`
+	Upstream string        `name:"upstream" placeholder:"URL" help:"Send every request to URL; default Anthropic's API for /v1/messages, OpenAI's for the rest." env:"CTX_PROXY_UPSTREAM"`
+	Pipe     string        `name:"pipe" default:"${defaultPipe}" placeholder:"PIPELINE" help:"The filters each conversation goes through, as a shell pipeline; none: forward bodies unchanged." env:"CTX_PROXY_PIPE"`
+	Timeout  time.Duration `name:"timeout" default:"2s" placeholder:"DURATION" help:"Most time the pipeline may take on one request; then the original is sent." env:"CTX_PROXY_TIMEOUT"`
+	Log      string        `name:"log" placeholder:"FILE" help:"Append one JSON line per conversation request to FILE." env:"CTX_PROXY_LOG"`
+	KeepFor  time.Duration `name:"keep-for" default:"24h" placeholder:"DURATION" help:"Forget a conversation untouched this long."`
+	MaxConv  int           `name:"max-conversations" default:"1000" placeholder:"N" help:"Remember at most N conversations, the least recent forgotten first."`
+}
+
+const help = `A local HTTP server between an agent and its provider. Every conversation request
+(POST /v1/messages, /v1/chat/completions, /v1/responses) goes through --pipe, the five
+tiers by default, before it is forwarded; anything else is passed through untouched.
+Responses stream back unchanged. Cache-stable: a request that extends the conversation's
+last one is rebuilt on what was sent last time, so the prefix the provider cached stays
+the prefix. If the pipeline fails, runs out of --timeout, or breaks a rule of
+ctx-repair --check, the original body is sent. Details in ctx-proxy(1).`
+
+// Tool returns ctx-proxy's description for the runner.
+func Tool() *cli.Tool {
+	t := cli.Command("ctx-proxy", "Run the pipeline on every request of a live agent, cache-stable.", help, run)
+	t.Vars = map[string]string{"defaultPipe": replay.DefaultPipe}
+	return t
+}
+
+// Examples are ctx-proxy's in --help.
+func (*Flags) Examples() []cli.Example {
+	return []cli.Example{
+		{Does: "serve Claude Code through the five tiers", Command: "ctx-proxy --log proxy.jsonl & ANTHROPIC_BASE_URL=http://127.0.0.1:8377 claude"},
+		{Does: "only the cheap tiers, a line per request on stderr", Command: "ctx-proxy --stats --pipe 'ctx-budget | ctx-snip'"},
+	}
+}
+
+// OmitCommon: ctx-proxy reads no document from files or stdin.
+func (*Flags) OmitCommon() []string {
+	return []string{"in-place", "output", "path", "sidechains", "format", "stats-file"}
+}
+
+// Main runs ctx-proxy and returns its exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)
+}
+
+func run(ctx *cli.Context, f *Flags) error {
+	if len(f.Files) > 0 {
+		return cli.Usagef("ctx-proxy takes no file arguments")
+	}
+	if f.Timeout < 0 {
+		return cli.Usagef("--timeout must not be negative")
+	}
+	s := &Server{
+		Upstream:  f.Upstream,
+		Anthropic: ctx.Getenv("ANTHROPIC_UPSTREAM"),
+		OpenAI:    ctx.Getenv("OPENAI_UPSTREAM"),
+		Timeout:   f.Timeout,
+		Env:       ctx.CommonEnv(),
+		Getenv:    ctx.Getenv,
+		Counter:   ctx.Counter,
+		Now:       ctx.Now,
+	}
+	if p := strings.TrimSpace(f.Pipe); p != "none" && p != "" {
+		pipe, err := replay.ParsePipe(f.Pipe, replay.Tools)
+		if err != nil {
+			return cli.Usagef("--pipe: %v", err)
+		}
+		s.Pipe = pipe
+	}
+	if s.Env == nil {
+		s.Env = map[string]string{}
+	}
+	store, err := filepath.Abs(f.Store)
+	if err != nil {
+		return cli.RuntimeError(err)
+	}
+	// The stages offload into the store: an absolute path, so a placeholder names a file
+	// the agent can open whatever its working directory.
+	s.Env["CTX_STORE"] = store
+	if s.State, err = convstate.Open(filepath.Join(store, "proxy"), convstate.Options{MaxAge: f.KeepFor, MaxCount: f.MaxConv}, ctx.Now); err != nil {
+		return cli.RuntimeError(fmt.Errorf("state directory: %w", err))
+	}
+	tmp, err := os.MkdirTemp("", "ctx-proxy-")
+	if err != nil {
+		return cli.RuntimeError(err)
+	}
+	defer os.RemoveAll(tmp)
+	s.TempDir = tmp
+	if f.Log != "" {
+		lf, err := safefile.OpenAppend(f.Log, 0o600)
+		if err != nil {
+			return cli.RuntimeError(fmt.Errorf("--log: %w", err))
+		}
+		defer lf.Close()
+		s.Log = lf
+	}
+	if f.Stats {
+		s.Stats = ctx.Stderr
+	}
+	ln, err := net.Listen("tcp", f.Listen)
+	if err != nil {
+		return cli.RuntimeError(fmt.Errorf("listen: %w", err))
+	}
+	fmt.Fprintf(ctx.Stderr, "ctx-proxy: listening on http://%s\n", ln.Addr())
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
+	defer s.Close() // after the server has stopped: the last log lines and states written
+	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return cli.RuntimeError(err)
+	case <-sig.Done():
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(shut); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return cli.RuntimeError(err)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,361 @@
+// Package proxy owns ctx-proxy's HTTP side: which paths carry a conversation, forwarding a
+// request to the provider with every header the client sent, and streaming the answer back
+// unchanged, flushed as it arrives. What happens to a conversation's body on the way is
+// rewrite.go's job; the memory of each conversation is package convstate's.
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/convstate"
+	"github.com/ctxkit/ctxkit/internal/replay"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Default upstreams: the providers' public APIs.
+const (
+	AnthropicAPI = "https://api.anthropic.com"
+	OpenAIAPI    = "https://api.openai.com"
+)
+
+// Server is the proxy. Fill its fields, then serve it with net/http.
+type Server struct {
+	// Upstream, when set, receives every request; else Anthropic paths go to Anthropic
+	// and the rest to OpenAI.
+	Upstream, Anthropic, OpenAI string
+	// Pipe is what each conversation's body goes through; nil forwards bodies as they are.
+	Pipe    *replay.Pipeline
+	Timeout time.Duration
+	// Env is set for every stage (the CTX_ variables of the shared flags); Getenv reads
+	// the rest.
+	Env    map[string]string
+	Getenv func(string) string
+	// State remembers conversations between requests; nil: each request stands alone.
+	State *convstate.Dir
+	// Counter gives the token counter for a format and model.
+	Counter func(transcript.Format, string) (tokens.Counter, error)
+	// TempDir holds each request's stats file.
+	TempDir string
+	// Log receives one JSON line per conversation request; Stats a short line.
+	Log, Stats io.Writer
+	Client     *http.Client
+	Now        func() time.Time
+
+	logMu  sync.Mutex
+	once   sync.Once
+	qMu    sync.Mutex
+	queue  chan finishing
+	done   chan struct{}
+	closed bool
+}
+
+// finishing is a request whose counts and log line are still to do.
+type finishing struct {
+	rec *Record
+	p   *pending
+}
+
+// queueLen bounds the requests waiting to be counted and logged; when it is full the
+// handler does the work itself, which slows the client rather than growing memory.
+const queueLen = 64
+
+// later counts and logs a request once its handler has returned: the next request on the
+// same connection is not read before then, so counting in the handler would add to it.
+func (s *Server) later(rec *Record, p *pending) {
+	s.once.Do(func() {
+		s.queue = make(chan finishing, queueLen)
+		s.done = make(chan struct{})
+		go func() {
+			defer close(s.done)
+			for f := range s.queue {
+				s.finish(f.rec, f.p)
+				s.record(f.rec)
+			}
+		}()
+	})
+	s.qMu.Lock()
+	queued := false
+	if !s.closed {
+		select {
+		case s.queue <- finishing{rec, p}:
+			queued = true
+		default:
+		}
+	}
+	s.qMu.Unlock()
+	if queued {
+		return
+	}
+	s.finish(rec, p)
+	s.record(rec)
+}
+
+// Close waits for every request's counts, log line and state to be written. Call it once
+// the HTTP server has stopped taking requests.
+func (s *Server) Close() {
+	s.once.Do(func() {})
+	s.qMu.Lock()
+	wasClosed := s.closed
+	s.closed = true
+	if s.queue != nil && !wasClosed {
+		close(s.queue)
+	}
+	s.qMu.Unlock()
+	if s.queue != nil {
+		<-s.done
+	}
+}
+
+// hopByHop are the headers that concern one connection, not the request (RFC 9110 7.6.1).
+var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// formatOf is the conversation format a path carries, "" for any other path.
+func formatOf(path string) transcript.Format {
+	switch strings.TrimSuffix(path, "/") {
+	case "/v1/messages":
+		return transcript.Anthropic
+	case "/v1/chat/completions":
+		return transcript.OpenAI
+	case "/v1/responses":
+		return transcript.Responses
+	}
+	return ""
+}
+
+func (s *Server) upstreamFor(path string) string {
+	switch {
+	case s.Upstream != "":
+		return s.Upstream
+	case strings.HasPrefix(path, "/v1/messages"):
+		return orDefault(s.Anthropic, AnthropicAPI)
+	}
+	return orDefault(s.OpenAI, OpenAIAPI)
+}
+
+func orDefault(v, d string) string {
+	if v != "" {
+		return v
+	}
+	return d
+}
+
+func (s *Server) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// ServeHTTP answers one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/ctxkit/status" && r.Method == http.MethodGet {
+		s.status(w)
+		return
+	}
+	if r.Method == http.MethodGet && formatOf(r.URL.Path) == transcript.Responses &&
+		strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		// Codex tries a WebSocket first and retries for seconds; a plain refusal makes it
+		// fall back to POST at once. The proxy rewrites bodies, so it speaks HTTP only.
+		http.Error(w, "ctx-proxy speaks HTTP only: use POST /v1/responses", http.StatusUpgradeRequired)
+		return
+	}
+	format := formatOf(r.URL.Path)
+	if r.Method != http.MethodPost || format == "" {
+		s.forward(w, r, r.Body, -1)
+		return
+	}
+	start := time.Now()
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "ctx-proxy: reading the request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	rec, p := s.rewrite(r, format, body)
+	rec.AddedMS = float64(time.Since(start).Microseconds()) / 1000
+	s.forward(w, r, bytes.NewReader(rec.body), int64(len(rec.body)))
+	if rec.Conversation != "" {
+		s.later(rec, p)
+	}
+}
+
+// forward sends r to the upstream with body and copies the answer back as it comes.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader, length int64) {
+	target := strings.TrimSuffix(s.upstreamFor(r.URL.Path), "/") + r.URL.RequestURI()
+	if length == 0 || r.Body == http.NoBody && length < 0 {
+		body = http.NoBody
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target, body)
+	if err != nil {
+		http.Error(w, "ctx-proxy: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	out.Header = r.Header.Clone()
+	dropHopByHop(out.Header)
+	if length >= 0 {
+		out.ContentLength = length
+		out.Header.Del("Content-Length")
+	} else {
+		out.ContentLength = r.ContentLength
+	}
+	client := s.Client
+	if client == nil {
+		client = defaultClient
+	}
+	resp, err := client.Do(out)
+	if err != nil {
+		// The error names the upstream, never a header: no credential is in it.
+		http.Error(w, "ctx-proxy: upstream: "+redactURL(err.Error()), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	h := w.Header()
+	for k, v := range resp.Header {
+		h[k] = v
+	}
+	dropHopByHop(h)
+	w.WriteHeader(resp.StatusCode)
+	flusher, _ := w.(http.Flusher)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			// Each read is what the upstream has sent so far: an SSE event reaches the
+			// client as soon as it reached the proxy.
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// defaultClient leaves compression alone (the body goes back as the upstream encoded it)
+// and never follows a redirect (the client sees it, as it would without the proxy).
+var defaultClient = &http.Client{
+	Transport: &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DisableCompression:  true,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
+	},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+func dropHopByHop(h http.Header) {
+	for _, c := range h.Values("Connection") {
+		for _, f := range strings.Split(c, ",") {
+			h.Del(strings.TrimSpace(f))
+		}
+	}
+	for _, k := range hopByHop {
+		h.Del(k)
+	}
+}
+
+// redactURL keeps a user:password an --upstream might carry out of error text.
+func redactURL(msg string) string {
+	if i := strings.Index(msg, "://"); i >= 0 {
+		if j := strings.IndexByte(msg[i+3:], '@'); j >= 0 && !strings.ContainsAny(msg[i+3:i+3+j], "/ ") {
+			return msg[:i+3] + "REDACTED" + msg[i+3+j:]
+		}
+	}
+	return msg
+}
+
+// Record is the log line of one conversation request.
+type Record struct {
+	Time         time.Time `json:"time"`
+	Conversation string    `json:"conversation,omitempty"`
+	Path         string    `json:"path"`
+	Format       string    `json:"format"`
+	TokensIn     int       `json:"tokens_in"`
+	TokensSent   int       `json:"tokens_sent"`
+	Saved        int       `json:"saved"`
+	// Tiers are the stages that changed the request, with what each saved.
+	Tiers []replay.Firing `json:"tiers"`
+	// Extended: the request extended the conversation's last one and was rebuilt on what
+	// was sent then. CachedMessages/CachedBytes: the sent messages identical to last time's.
+	Extended       bool    `json:"extended"`
+	CachedMessages int     `json:"cached_messages"`
+	CachedBytes    int     `json:"cached_bytes"`
+	Markers        int     `json:"cache_control_markers,omitempty"`
+	AddedMS        float64 `json:"added_ms"`
+	Fallback       string  `json:"fallback,omitempty"`
+
+	body []byte // what was forwarded
+}
+
+func (s *Server) record(rec *Record) {
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	if s.Log != nil {
+		s.Log.Write(append(line, '\n'))
+	}
+	if s.Stats != nil {
+		fb := ""
+		if rec.Fallback != "" {
+			fb = " fallback: " + rec.Fallback
+		}
+		fmt.Fprintf(s.Stats, "ctx-proxy: %s %s %d -> %d tokens, %d cached messages, +%.1f ms%s\n",
+			short(rec.Conversation), rec.Path, rec.TokensIn, rec.TokensSent, rec.CachedMessages, rec.AddedMS, fb)
+	}
+}
+
+func short(key string) string {
+	if len(key) > 12 {
+		return key[:12]
+	}
+	return key
+}
+
+// status writes every remembered conversation's totals.
+func (s *Server) status(w http.ResponseWriter) {
+	type conv struct {
+		Conversation string    `json:"conversation"`
+		Updated      time.Time `json:"updated"`
+		Requests     int       `json:"requests"`
+		TokensIn     int       `json:"tokens_in"`
+		TokensSent   int       `json:"tokens_sent"`
+		Saved        int       `json:"saved"`
+		Fallbacks    int       `json:"fallbacks"`
+		Messages     int       `json:"messages"`
+	}
+	out := struct {
+		Conversations []conv `json:"conversations"`
+	}{Conversations: []conv{}}
+	if s.State != nil {
+		for _, st := range s.State.All() {
+			out.Conversations = append(out.Conversations, conv{st.Key, st.Updated, st.Requests, st.TokensIn, st.TokensSent, st.Saved, st.Fallback, st.Messages})
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(out)
+}
+
+// withTimeout bounds one pipeline run.
+func (s *Server) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.Timeout > 0 {
+		return context.WithTimeout(ctx, s.Timeout)
+	}
+	return context.WithCancel(ctx)
+}

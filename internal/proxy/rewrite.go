@@ -1,0 +1,406 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/ctxkit/ctxkit/internal/convstate"
+	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/repair"
+	"github.com/ctxkit/ctxkit/internal/replay"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// MaxMarkers is how many cache_control markers the Messages API accepts in one request.
+const MaxMarkers = 4
+
+// pending is what the request's log line and the conversation's totals still need once
+// the body has gone out: counting is left until then so that it adds no latency.
+type pending struct {
+	orig, sent []byte
+	format     transcript.Format
+	model      string
+}
+
+// arrayKey is where a format keeps its messages in a request body.
+func arrayKey(f transcript.Format) string {
+	if f == transcript.Responses {
+		return "input"
+	}
+	return "messages"
+}
+
+// rewrite decides what to send for one conversation request: the body as the client sent
+// it when it is not a conversation, else the conversation rebuilt on what was sent last
+// time and piped. It never fails: whatever goes wrong is a fallback to the original body.
+func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte) (*Record, *pending) {
+	rec := &Record{Time: s.now(), Path: r.URL.Path, Format: string(format), body: body, Tiers: []replay.Firing{}}
+	if !gjson.ValidBytes(body) {
+		return rec, nil
+	}
+	arr := gjson.GetBytes(body, arrayKey(format))
+	if !arr.IsArray() {
+		return rec, nil // a Responses "input" string, a body of another kind: not ours to touch
+	}
+	cur := arr.Array()
+	var top topFields
+	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "system", "instructions":
+			top.system += v.Raw
+			top.markers += countMarkers(v)
+		case "tools":
+			top.markers += countMarkers(v)
+		case "prompt_cache_key":
+			top.cacheKey = v.String()
+		case "metadata":
+			top.user = v.Get("user_id").String()
+		case "model":
+			top.model = v.String()
+		}
+		return true
+	})
+	key := conversationKey(r, top, format, cur)
+	rec.Conversation = key
+
+	var st *convstate.State
+	if s.State != nil {
+		unlock := s.State.Lock(key)
+		defer unlock()
+		var err error
+		if st, err = s.State.Get(key); err != nil {
+			rec.Fallback = "state: " + err.Error()
+		}
+	}
+	built := body
+	// sentMsgs are the messages of what goes out, known without a parse until the
+	// pipeline has run.
+	sentMsgs := make([]string, len(cur))
+	for i, m := range cur {
+		sentMsgs[i] = m.Raw
+	}
+	if st != nil && extends(st.Orig, cur) {
+		raws := make([]string, 0, len(st.Sent)+len(cur)-len(st.Orig))
+		raws = append(raws, st.Sent...)
+		for _, m := range cur[len(st.Orig):] {
+			raws = append(raws, m.Raw)
+		}
+		if format == transcript.Anthropic {
+			raws = capMarkers(top.markers, raws)
+		}
+		built = splice(body, arr, raws)
+		sentMsgs = raws
+		rec.Extended = true
+	}
+
+	sent := built
+	if s.Pipe != nil {
+		out, fired, err := s.pipe(r, format, built)
+		if err != nil {
+			rec.Fallback = err.Error()
+			sent = body
+			rec.Extended = false
+			sentMsgs = sentMsgs[:0]
+			for _, m := range cur {
+				sentMsgs = append(sentMsgs, m.Raw)
+			}
+		} else {
+			sent, rec.Tiers = out, fired
+			sentMsgs = sentMsgs[:0]
+			for _, m := range gjson.GetBytes(sent, arrayKey(format)).Array() {
+				sentMsgs = append(sentMsgs, m.Raw)
+			}
+		}
+	}
+	rec.body = sent
+
+	if st != nil {
+		for i, m := range sentMsgs {
+			if i >= len(st.Sent) || (m != st.Sent[i] && unmarked(m) != unmarked(st.Sent[i])) {
+				break
+			}
+			rec.CachedMessages++
+			rec.CachedBytes += len(m)
+		}
+	}
+	if s.State != nil {
+		next := &convstate.State{Key: key}
+		if st != nil {
+			*next = *st
+		}
+		next.Orig = make([]string, len(cur))
+		for i, m := range cur {
+			next.Orig[i] = convstate.Hash(unmarked(m.Raw))
+		}
+		next.Sent = sentMsgs
+		s.State.Keep(next)
+	}
+	return rec, &pending{orig: body, sent: sent, format: format, model: top.model}
+}
+
+// topFields are the small top-level fields of a request, read in one pass.
+type topFields struct {
+	system, cacheKey, user, model string
+	markers                       int // cache_control markers outside the messages
+}
+
+// countMarkers counts the cache_control markers of the blocks of v (tools, system).
+func countMarkers(v gjson.Result) int {
+	if !v.IsArray() || !strings.Contains(v.Raw, `"cache_control"`) {
+		return 0
+	}
+	n := 0
+	v.ForEach(func(_, b gjson.Result) bool {
+		if b.Get("cache_control").Exists() {
+			n++
+		}
+		return true
+	})
+	return n
+}
+
+// splice is body with its message array arr replaced by the messages raws.
+func splice(body []byte, arr gjson.Result, raws []string) []byte {
+	size := len(body) - len(arr.Raw) + 2 + len(raws)
+	for _, m := range raws {
+		size += len(m)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, body[:arr.Index]...)
+	out = append(out, '[')
+	for i, m := range raws {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, m...)
+	}
+	out = append(out, ']')
+	return append(out, body[arr.Index+len(arr.Raw):]...)
+}
+
+// extends reports whether the messages cur begin with the ones remembered (by hash).
+func extends(orig []string, cur []gjson.Result) bool {
+	if len(orig) == 0 || len(orig) > len(cur) {
+		return false
+	}
+	for i, h := range orig {
+		if convstate.Hash(unmarked(cur[i].Raw)) != h {
+			return false
+		}
+	}
+	return true
+}
+
+// unmarked is a message without its cache_control markers: what says whether a request
+// extends the last one. Claude Code moves its last marker to the newest message every
+// turn, so the message that carried it last time comes back without it; the marker says
+// where to cache, it is not part of the prompt.
+func unmarked(raw string) string {
+	if !strings.Contains(raw, `"cache_control"`) {
+		return raw
+	}
+	blocks := gjson.Get(raw, "content").Array()
+	for j := len(blocks) - 1; j >= 0; j-- {
+		if blocks[j].Get("cache_control").Exists() {
+			if out, err := sjson.Delete(raw, "content."+strconv.Itoa(j)+".cache_control"); err == nil {
+				raw = out
+			}
+		}
+	}
+	return raw
+}
+
+// conversationKey names the conversation a request belongs to: the client's session id
+// when it sends one, with the first message (a client's side requests in the same session,
+// a title or a summary, start otherwise and must not take the main thread's place); else
+// the system prompt and the first message.
+func conversationKey(r *http.Request, top topFields, format transcript.Format, cur []gjson.Result) string {
+	first := ""
+	if len(cur) > 0 {
+		first = cur[0].Raw
+	}
+	id := r.Header.Get("X-Claude-Code-Session-Id")
+	for _, alt := range []string{r.Header.Get("Session-Id"), top.cacheKey, top.user} {
+		if id == "" {
+			id = alt
+		}
+	}
+	if id != "" {
+		return string(format) + ":" + convstate.Hash(id)[:12] + ":" + convstate.Hash(first)[:8]
+	}
+	return string(format) + ":" + convstate.Hash(top.system + "\n" + first)[:20]
+}
+
+// pipe runs the pipeline on in and checks what it gives back: a document of the same
+// format that breaks none of ctx-repair's rules the input kept.
+func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte) ([]byte, []replay.Firing, error) {
+	env := make(map[string]string, len(s.Env)+2)
+	for k, v := range s.Env {
+		env[k] = v
+	}
+	env["CTX_FORMAT"] = string(format)
+	statsPath := ""
+	if s.TempDir != "" {
+		f, err := os.CreateTemp(s.TempDir, "stats-*.jsonl")
+		if err == nil {
+			statsPath = f.Name()
+			f.Close()
+			defer os.Remove(statsPath)
+			env["CTX_STATS_FILE"] = statsPath
+		}
+	}
+	ctx, cancel := s.withTimeout(r.Context())
+	defer cancel()
+	getenv := s.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	out, err := s.Pipe.Run(ctx, in, getenv, env)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pipeline: %w", err)
+	}
+	if err := keptValid(format, in, out); err != nil {
+		return nil, nil, err
+	}
+	var fired []replay.Firing
+	if statsPath != "" {
+		if data, err := os.ReadFile(statsPath); err == nil {
+			fired, _, _ = replay.ParseStats(data)
+		}
+	}
+	if fired == nil {
+		fired = []replay.Firing{}
+	}
+	return out, fired, nil
+}
+
+// keptValid refuses an output that does not read as format or breaks a rule of
+// ctx-repair's check that the input kept (a problem the client sent is not ours to fix).
+func keptValid(format transcript.Format, in, out []byte) error {
+	if !gjson.ValidBytes(out) {
+		return errors.New("pipeline output is not JSON")
+	}
+	tin, err := transcript.Parse(in, transcript.Options{Format: format})
+	if err != nil {
+		return nil // the input does not read as a conversation: nothing to hold the output to
+	}
+	tout, err := transcript.Parse(out, transcript.Options{Format: format})
+	if err != nil {
+		return fmt.Errorf("pipeline output does not read as %s: %v", format, err)
+	}
+	was, now := repair.Counts(repair.Check(tin)), repair.Counts(repair.Check(tout))
+	for rule, n := range now {
+		if n > was[rule] {
+			return fmt.Errorf("pipeline output fails ctx-repair --check: %s", rule)
+		}
+	}
+	return nil
+}
+
+// finish counts what was received and what was sent, for the log line and the totals.
+func (s *Server) finish(rec *Record, p *pending) {
+	if p == nil {
+		return
+	}
+	rec.TokensIn = s.count(p.orig, p.format, p.model)
+	if bytes.Equal(p.orig, p.sent) {
+		rec.TokensSent = rec.TokensIn
+	} else {
+		rec.TokensSent = s.count(p.sent, p.format, p.model)
+	}
+	rec.Saved = rec.TokensIn - rec.TokensSent
+	if p.format == transcript.Anthropic {
+		rec.Markers = markers(p.sent)
+	}
+	if s.State == nil || rec.Conversation == "" {
+		return
+	}
+	unlock := s.State.Lock(rec.Conversation)
+	cur, err := s.State.Get(rec.Conversation)
+	if err != nil || cur == nil {
+		unlock()
+		return
+	}
+	// A copy: the state kept is shared with the status page, never changed once kept.
+	st := *cur
+	st.Requests++
+	st.TokensIn += rec.TokensIn
+	st.TokensSent += rec.TokensSent
+	st.Saved += rec.Saved
+	if rec.Fallback != "" {
+		st.Fallback++
+	}
+	write := s.State.Prepare(&st)
+	unlock() // the conversation's next request need not wait for the disk
+	if err := write(); err != nil && rec.Fallback == "" {
+		rec.Fallback = "state not written: " + err.Error()
+	}
+}
+
+func (s *Server) count(doc []byte, format transcript.Format, model string) int {
+	if s.Counter == nil {
+		return 0
+	}
+	t, err := transcript.Parse(doc, transcript.Options{Format: format})
+	if err != nil {
+		return 0
+	}
+	c, err := s.Counter(format, model)
+	if err != nil {
+		return 0
+	}
+	return measure.Total(t, c)
+}
+
+// markers counts the cache_control markers of a Messages API body.
+func markers(body []byte) int {
+	n := 0
+	for _, path := range []string{"tools.#.cache_control", "system.#.cache_control"} {
+		n += len(gjson.GetBytes(body, path).Array())
+	}
+	for _, m := range gjson.GetBytes(body, "messages").Array() {
+		n += len(m.Get("content.#.cache_control").Array())
+	}
+	return n
+}
+
+// capMarkers keeps the request within MaxMarkers cache_control markers once the last sent
+// history (with the markers it carried) and the new messages (with the client's) are put
+// together: the oldest message markers go first, so the newest, where the client put the
+// end of the prefix to cache, stay. Only the messages that lose a marker change.
+func capMarkers(top int, raws []string) []string {
+	total := top
+	for _, m := range raws {
+		if strings.Contains(m, `"cache_control"`) {
+			total += countMarkers(gjson.Get(m, "content"))
+		}
+	}
+	for i := 0; i < len(raws) && total > MaxMarkers; i++ {
+		blocks := gjson.Get(raws[i], "content")
+		if !blocks.IsArray() {
+			continue
+		}
+		m := raws[i]
+		for j, b := range blocks.Array() {
+			if total <= MaxMarkers {
+				break
+			}
+			if b.Get("cache_control").Exists() {
+				if out, err := sjson.Delete(m, "content."+strconv.Itoa(j)+".cache_control"); err == nil {
+					m = out
+					total--
+				}
+			}
+		}
+		raws[i] = m
+	}
+	return raws
+}
