@@ -646,6 +646,7 @@ type selection struct {
 	orig     original
 	tool     string
 	count    func(string) int // the tokens of a text
+	fitted   int              // the entries kept by the last fit
 	// describing is how many characters a gap's note may spend on the shapes of the lines
 	// it stands for: a 35th of the limit (about 110 characters, one or two shapes, from a
 	// limit of 4,000), so that under a tight one the room goes to lines kept rather than
@@ -1039,12 +1040,25 @@ func (s *selection) fit(limit int, measure func(string) int, inTokens bool, most
 		return "", false
 	}
 	lo, hi := 0, len(s.order) // lo fits; nothing above hi does
+	if most > 0 && s.fitted > 0 {
+		// Fitted again under a token bound, after a fit to the characters alone that kept
+		// too many tokens: a few lines too many, most often, so look down from there in
+		// growing steps before halving.
+		hi = s.fitted - 1
+		for step := 1; hi-step > 0; step *= 2 {
+			if fits(hi - step + 1) {
+				lo = hi - step + 1
+				break
+			}
+			hi -= step
+		}
+	}
 	if !inTokens {
 		// The kept lines alone must fit: no more of them than their lengths allow.
 		sum := 0
 		for k, i := range s.order {
 			if sum += utf8.RuneCountInString(s.lines[i]) + 1; sum > limit {
-				hi = k
+				hi = min(hi, k)
 				break
 			}
 		}
@@ -1056,6 +1070,7 @@ func (s *selection) fit(limit int, measure func(string) int, inTokens bool, most
 			hi = mid - 1
 		}
 	}
+	s.fitted = lo
 	return s.render(lo), true
 }
 
