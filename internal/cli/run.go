@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -168,7 +167,7 @@ func (c *Context) readText(name string, fn func(name string, text []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(r)
+	data, err := readWhole(r, r)
 	r.Close()
 	switch {
 	case err != nil && name == "-":
