@@ -21,7 +21,9 @@
 # jq is timed twice: as `jq length FILE` on JSON and `jq -c length FILE` on JSONL (one value
 # per line: reading only), and as `jq -c . FILE` (reading and writing the document, as a
 # filter does); ×jq and ×jq-c. are the ratios to each. Seconds come from $EPOCHREALTIME around /usr/bin/time (whose %e has only 10 ms
-# resolution); peak RSS is /usr/bin/time's %M.
+# resolution); peak RSS is /usr/bin/time's %M. "stdin RSS/input" is the peak of the same
+# command reading the document from a pipe (`cat FILE | tool`, one run: memory is not timed),
+# which must not cost more than the file named as an argument.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -148,24 +150,36 @@ measure() {
 	m_rss=$rss
 }
 
-printf '| input | size MB | tool | seconds | MB/s | peak RSS MB | RSS/input | ×cat | ×jq | ×jq-c. |\n'
-printf '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| input | size MB | tool | seconds | MB/s | peak RSS MB | RSS/input | stdin RSS/input | ×cat | ×jq | ×jq-c. |\n'
+printf '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 
-row() { # input label; uses size_mb, m_*, cat_secs, jq_secs
-	local input=$1 label=$2
+row() { # input label [stdin-rss-KB]; uses size_mb, m_*, cat_secs, jq_secs
+	local input=$1 label=$2 stdin_rss=${3:-}
 	if [[ $m_status != 0 ]]; then
-		printf '| %s | %.1f | %s | failed (exit %s) | | | | | | |\n' "$input" "$size_mb" "$label" "$m_status"
+		printf '| %s | %.1f | %s | failed (exit %s) | | | | | | | |\n' "$input" "$size_mb" "$label" "$m_status"
 		return
 	fi
-	awk -v in_="$input" -v mb="$size_mb" -v tool="$label" -v s="$m_secs" -v rss="$m_rss" \
+	awk -v in_="$input" -v mb="$size_mb" -v tool="$label" -v s="$m_secs" -v rss="$m_rss" -v srss="$stdin_rss" \
 		-v cat="$cat_secs" -v jq="${jq_secs:-}" -v jqc="${jqc_secs:-}" 'BEGIN {
 		t = (s > 0.0005) ? s : 0.0005
 		rmb = rss / 1024
 		xjq = (jq == "") ? "" : sprintf("%.2f", s / jq)
 		xjqc = (jqc == "") ? "" : sprintf("%.2f", s / jqc)
-		printf "| %s | %.1f | %s | %.3f | %.0f | %.1f | %.2f | %.2f | %s | %s |\n",
-			in_, mb, tool, s, mb / t, rmb, rmb / mb, s / (cat > 0.0005 ? cat : 0.0005), xjq, xjqc
+		sr = (srss == "") ? "" : sprintf("%.2f", srss / 1024 / mb)
+		printf "| %s | %.1f | %s | %.3f | %.0f | %.1f | %.2f | %s | %.2f | %s | %s |\n",
+			in_, mb, tool, s, mb / t, rmb, rmb / mb, sr, s / (cat > 0.0005 ? cat : 0.0005), xjq, xjqc
 	}'
+}
+
+# stdin_rss CMD... FILE: the peak RSS (KB) of CMD reading FILE from a pipe, one run, or ""
+# when it fails. cat's own RSS is small, so the largest child is CMD.
+stdin_rss() {
+	local file=${*: -1}
+	set -- "${@:1:$#-1}"
+	if ! /usr/bin/time -f '%M' -o "$work/time" bash -c 'cat "$1" | "${@:2}"' _ "$file" "$@" >/dev/null 2>"$work/stderr"; then
+		return 0
+	fi
+	tail -n 1 "$work/time"
 }
 
 # each CMD FILE...: run CMD once per file (for filters that take one document).
@@ -217,7 +231,9 @@ for file in "${inputs[@]}"; do
 	if [[ -x $bin/ctx-count ]]; then
 		for tk in estimate o200k; do
 			measure "$bin/ctx-count" --tokenizer "$tk" "${files[@]}"
-			row "$name" "ctx-count --tokenizer $tk"
+			srss=""
+			if [[ ! -d $file && $m_status == 0 ]]; then srss=$(stdin_rss "$bin/ctx-count" --tokenizer "$tk" "$file"); fi
+			row "$name" "ctx-count --tokenizer $tk" "$srss"
 		done
 	fi
 	for t in "${tools[@]}"; do
@@ -229,12 +245,14 @@ for file in "${inputs[@]}"; do
 			if [[ $name == openai-* ]]; then to=anthropic; fi
 			cmd+=(--to "$to") label="$t --to $to"
 		fi
+		srss=""
 		if [[ -d $file ]]; then
 			measure bash -c 'each "$@"' _ "${cmd[*]}" "${files[@]}"
 		else
 			measure "${cmd[@]}" "$file"
+			if [[ $m_status == 0 ]]; then srss=$(stdin_rss "${cmd[@]}" "$file"); fi
 		fi
-		row "$name" "$label"
+		row "$name" "$label" "$srss"
 	done
 	# The whole pipeline, each stage reading the one before it through a pipe. Peak RSS is
 	# the largest stage's (GNU time reports the largest child).

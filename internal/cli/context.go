@@ -137,7 +137,7 @@ func (c *Context) open(name string) (io.ReadCloser, error) {
 			return nil, Usagef("stdin cannot be read twice; name a file")
 		}
 		c.stdinTaken = true
-		return io.NopCloser(c.Stdin), nil
+		return stdinReader{c.Stdin}, nil
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -149,6 +149,12 @@ func (c *Context) open(name string) (io.ReadCloser, error) {
 	}
 	return f, nil
 }
+
+// stdinReader is stdin as an input: closing it leaves stdin open, and readWhole can still
+// see the file under it (stdin redirected from a file has a size to read it in one go).
+type stdinReader struct{ io.Reader }
+
+func (stdinReader) Close() error { return nil }
 
 // bigInput is the input size above which the collector is made to run more often.
 const bigInput = 16 << 20

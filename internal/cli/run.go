@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -168,7 +169,7 @@ func (c *Context) readText(name string, fn func(name string, text []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(r)
+	data, err := readWhole(r, r)
 	r.Close()
 	switch {
 	case err != nil && name == "-":
@@ -576,6 +577,9 @@ func (d *Doc) write(p *Plan) error {
 		}
 		return d.stream.rewriteEdits(p.Edits)
 	}
+	if done, err := d.writeSpliced(p); done || err != nil {
+		return err
+	}
 	out, err := d.edited(p)
 	if err != nil {
 		return err
@@ -590,6 +594,50 @@ func (d *Doc) write(p *Plan) error {
 	}
 	d.out = out
 	return d.c.writeDocument(*d.whole, out)
+}
+
+// writeSpliced writes a document read whole with p's edits spliced in a piece at a time
+// (Transcript.WriteApplied) to held stdout or the -o file, which keep what they are given
+// in a spool or a file: the edited document is not made in memory beside the input, which
+// kept a JSON filter's peak at twice the input and more. It does nothing (done false) where
+// the edited bytes are needed whole: no edit (the input itself is written), a new document
+// (Plan.Output), a Check, an output counted again, --in-place (which leaves a file whose
+// bytes did not change alone) and indented output for a terminal.
+func (d *Doc) writeSpliced(p *Plan) (done bool, err error) {
+	c := d.c
+	if p.Output != nil || p.Check != nil || p.CountOutput || c.Common.InPlace || p.Edit == nil && len(p.Edits) == 0 {
+		return false, nil
+	}
+	held, isHeld := c.Stdout.(*heldOutput)
+	if c.Common.Output == "" && (c.StdoutTTY || !isHeld) {
+		return false, nil
+	}
+	edits := p.Edits
+	for i, rg := range p.Regions { // Edits and Regions are one or the other (write)
+		more, err := p.Edit(i, d.T.Doc[rg.Start:rg.End], rg.Start)
+		if err != nil {
+			return true, err
+		}
+		edits = append(edits, more...)
+	}
+	write := func(w io.Writer) (int, error) {
+		if err := d.T.WriteApplied(w, edits); err != nil {
+			var ce *Error
+			if errors.As(err, &ce) {
+				return 0, err
+			}
+			return 0, RuntimeError(err)
+		}
+		return len(edits), nil
+	}
+	if c.Common.Output != "" {
+		return true, c.stageStream(c.Common.Output, write)
+	}
+	bw := bufio.NewWriterSize(&writeErrors{w: held, what: "hold stdout"}, 256<<10)
+	if _, err := write(bw); err != nil {
+		return true, err
+	}
+	return true, bw.Flush()
 }
 
 // edited is a document read whole with p's edits made: the input itself (not a copy) when

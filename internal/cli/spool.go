@@ -9,6 +9,11 @@ import (
 // spoolMemory is how many bytes a spool keeps in memory before it moves to a temp file.
 const spoolMemory = 8 << 20
 
+// unsizedMemory is how much of a document of unknown size readUnsized keeps in memory
+// before it moves to a temp file: less than spoolMemory, because the bytes are read back
+// into a second allocation; a document this small costs no file.
+const unsizedMemory = 1 << 20
+
 // spool keeps the bytes written to it to be read back: in memory up to spoolMemory, then in
 // a temp file, so that holding a large stream costs the page cache, not the process. It
 // holds stdin for a second pass over a streamed transcript, and a filter's streamed output
@@ -19,6 +24,9 @@ type spool struct {
 	file  *os.File // nil until the bytes outgrow mem
 	size  int64
 	err   error // the first write error: the spool is then useless
+	// memoryOK keeps the bytes in memory when no temp file can be made, instead of
+	// failing: for a reader (readUnsized) that would otherwise hold them in memory anyway.
+	memoryOK bool
 }
 
 // Write implements io.Writer.
@@ -30,8 +38,11 @@ func (s *spool) Write(p []byte) (int, error) {
 	if limit == 0 {
 		limit = spoolMemory
 	}
-	if s.file == nil && len(s.mem)+len(p) > limit {
+	if s.file == nil && len(s.mem)+len(p) > limit && limit > 0 {
 		s.err = s.spill()
+		if s.err != nil && s.memoryOK {
+			s.err, s.limit = nil, -1 // never try again
+		}
 		if s.err != nil {
 			return 0, s.err
 		}
@@ -81,4 +92,34 @@ func (s *spool) close() {
 		s.file = nil
 	}
 	s.mem = nil
+}
+
+// readUnsized reads all of r, whose size is not known beforehand (stdin from a pipe), into
+// one slice of exactly its size. Growing a buffer as the bytes come would hold the old and
+// the new buffer at once (up to three times the input at the last doubling, and twice
+// after it), which is what made a JSON document read from a pipe cost one more input's
+// worth of memory than the same file named as an argument. The bytes go through a spool
+// instead (memory up to unsizedMemory, then a temp file in the page cache), and are read
+// back into one allocation: the peak is the input and about twice unsizedMemory. When no
+// temp file can be made the spool keeps them in memory, as a growing buffer would have.
+func readUnsized(r io.Reader) ([]byte, error) {
+	s := &spool{memoryOK: true, limit: unsizedMemory}
+	defer s.close()
+	if _, err := io.Copy(s, r); err != nil {
+		return nil, err
+	}
+	if s.file == nil {
+		return s.mem, nil
+	}
+	rr, err := s.reader()
+	if err != nil {
+		return nil, err
+	}
+	// The same room at the end as readWhole leaves after a file (bytes.MinRead): a
+	// document that gains a final line break is not copied for it.
+	data := make([]byte, s.size, s.size+bytes.MinRead)
+	if _, err := io.ReadFull(rr, data); err != nil {
+		return nil, err
+	}
+	return data, nil
 }

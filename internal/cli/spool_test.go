@@ -59,3 +59,27 @@ func TestHeldOutputSpills(t *testing.T) {
 		t.Fatalf("got %d bytes, want %d", out.Len(), len(want))
 	}
 }
+
+// TestReadUnsized: a document of unknown size comes back whole in one allocation of its
+// size (not a doubled buffer), small or past the memory limit, and also when no temp file
+// can be made.
+func TestReadUnsized(t *testing.T) {
+	for _, tmp := range []string{"", "/nonexistent/ctxkit"} {
+		if tmp != "" {
+			t.Setenv("TMPDIR", tmp)
+		}
+		for _, n := range []int{0, 100, unsizedMemory + 1, 3*unsizedMemory + 17} {
+			want := bytes.Repeat([]byte("0123456789abcdef"), n/16+1)[:n]
+			got, err := readUnsized(struct{ io.Reader }{bytes.NewReader(want)})
+			if err != nil {
+				t.Fatalf("TMPDIR=%q, %d bytes: %v", tmp, n, err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("TMPDIR=%q, %d bytes: read back %d bytes, not the same", tmp, n, len(got))
+			}
+			if tmp == "" && n > unsizedMemory && cap(got) > n+bytes.MinRead {
+				t.Errorf("%d bytes read into a buffer of %d", n, cap(got))
+			}
+		}
+	}
+}

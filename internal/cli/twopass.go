@@ -406,13 +406,20 @@ func isRegular(f *os.File) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// readWhole reads the rest of an input, in one allocation when it is a regular file.
+// readWhole reads the rest of an input in one allocation: of the file's size when it is a
+// regular file, else through readUnsized.
 func readWhole(br io.Reader, r io.Reader) ([]byte, error) {
-	size := 0
+	size := -1
+	if s, ok := r.(stdinReader); ok {
+		r = s.Reader
+	}
 	if f, ok := r.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-			size = int(st.Size())
+			size = int(st.Size()) // at most what is left to read: br may hold some of it
 		}
+	}
+	if size < 0 {
+		return readUnsized(br)
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
 	_, err := buf.ReadFrom(br)

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"unicode/utf8"
 )
@@ -21,17 +22,9 @@ func (t *Transcript) Apply(edits []Edit) ([]byte, error) {
 	if len(edits) == 0 {
 		return []byte(t.Doc), nil
 	}
-	sorted := append([]Edit(nil), edits...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Span.Start < sorted[j].Span.Start })
-	size := len(t.Doc)
-	for i, e := range sorted {
-		if e.Span.Start < t.Base || e.Span.End > t.Base+len(t.Doc) || e.Span.Start > e.Span.End {
-			return nil, fmt.Errorf("edit %d: span %d-%d outside the document (%d bytes)", i, e.Span.Start, e.Span.End, len(t.Doc))
-		}
-		if i > 0 && e.Span.Start < sorted[i-1].Span.End {
-			return nil, fmt.Errorf("edits overlap at byte %d", e.Span.Start)
-		}
-		size += len(e.With) - e.Span.Len()
+	sorted, size, err := t.sortEdits(edits)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]byte, 0, size)
 	at := 0
@@ -41,6 +34,45 @@ func (t *Transcript) Apply(edits []Edit) ([]byte, error) {
 		at = e.Span.End - t.Base
 	}
 	return append(out, t.Doc[at:]...), nil
+}
+
+// WriteApplied writes to w what Apply returns, a piece at a time, so that the edited
+// document is never held in memory beside the input (w may be a file or a spool).
+func (t *Transcript) WriteApplied(w io.Writer, edits []Edit) error {
+	sorted, _, err := t.sortEdits(edits)
+	if err != nil {
+		return err
+	}
+	at := 0
+	for _, e := range sorted {
+		if _, err := io.WriteString(w, t.Doc[at:e.Span.Start-t.Base]); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, e.With); err != nil {
+			return err
+		}
+		at = e.Span.End - t.Base
+	}
+	_, err = io.WriteString(w, t.Doc[at:])
+	return err
+}
+
+// sortEdits checks edits against the document and returns them in document order, with
+// the size of the edited document.
+func (t *Transcript) sortEdits(edits []Edit) ([]Edit, int, error) {
+	sorted := append([]Edit(nil), edits...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Span.Start < sorted[j].Span.Start })
+	size := len(t.Doc)
+	for i, e := range sorted {
+		if e.Span.Start < t.Base || e.Span.End > t.Base+len(t.Doc) || e.Span.Start > e.Span.End {
+			return nil, 0, fmt.Errorf("edit %d: span %d-%d outside the document (%d bytes)", i, e.Span.Start, e.Span.End, len(t.Doc))
+		}
+		if i > 0 && e.Span.Start < sorted[i-1].Span.End {
+			return nil, 0, fmt.Errorf("edits overlap at byte %d", e.Span.Start)
+		}
+		size += len(e.With) - e.Span.Len()
+	}
+	return sorted, size, nil
 }
 
 // Quote makes a JSON string literal of s in ctxkit's one spelling, fixed here rather than

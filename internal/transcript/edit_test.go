@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 )
@@ -22,8 +23,15 @@ func TestApply(t *testing.T) {
 	if _, err := Parse(out, Options{}); err != nil {
 		t.Errorf("output does not parse: %v", err)
 	}
+	var w bytes.Buffer // the streamed form writes the same bytes
+	if err := tr.WriteApplied(&w, []Edit{{Span: b, With: Quote("<B & \"b\">")}, {Span: a, With: Quote("A")}}); err != nil || w.String() != want {
+		t.Errorf("WriteApplied: %v\ngot  %s\nwant %s", err, w.String(), want)
+	}
 	if _, err := tr.Apply([]Edit{{Span: Span{2, 10}}, {Span: Span{5, 12}}}); err == nil {
 		t.Error("overlapping edits accepted")
+	}
+	if err := tr.WriteApplied(io.Discard, []Edit{{Span: Span{2, 10}}, {Span: Span{5, 12}}}); err == nil {
+		t.Error("WriteApplied: overlapping edits accepted")
 	}
 	if _, err := tr.Apply([]Edit{{Span: Span{2, len(doc) + 1}}}); err == nil {
 		t.Error("edit past the end accepted")
