@@ -21,9 +21,12 @@ import (
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
-// replayPipe acts on every large session: results are cut to 2,000 characters at once and
-// snip clears old ones from 30% of a 60K window, so most turns differ from what the agent
-// sent and each turn builds on an edited history.
+// replayPipe acts on every large session and its output depends on the history it is
+// given: results are cut to 2,000 characters, snip clears old ones from 30% of a 60K window
+// (its cache gates off, so it acts whenever it is over), and trim drops the oldest past the
+// window. Piping the agent's whole history afresh each turn gives other bytes than piping
+// the last sent history plus the new messages, so the comparison tests the proxy's
+// conversation state, not only that both run the same tiers.
 const replayPipe = "ctx-budget --cap 2000 | ctx-snip --window 60000 --trigger 30% --keep 2 --clear-at-least 0 --repay 0 | ctx-trim --window 60000"
 
 // largestSessions are the n largest Claude Code sessions of the corpus, largest first.
