@@ -84,3 +84,9 @@ func cutBefore(t *transcript.Transcript, k int) int {
 	}
 	return t.Array.Start + 1
 }
+
+// Request is the request the agent sent at p, as the session holds it before any
+// pipeline: what a proxy in front of the agent is given at that point.
+func (p Point) Request(t *transcript.Transcript) []byte {
+	return historyOf(t, p.Cut)
+}
