@@ -356,12 +356,12 @@ func TestLoad1000(t *testing.T) {
 // stream is 4 events 2 ms apart, so the latency is the proxy's under load plus ~8 ms.
 func BenchmarkLoad1000(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		u := newLoadUpstream(ctx, 0)
 		res := runLoad(b, ctx, u)
 		if ctx.Err() != nil {
 			cancel()
-			b.Fatalf("the load did not finish in 60 s")
+			b.Fatalf("the load did not finish in 120 s")
 		}
 		cancel()
 		checkLoad(b, u, res)
