@@ -62,7 +62,7 @@ func (*Flags) Examples() []cli.Example {
 
 // OmitCommon: ctx-proxy reads no document from files or stdin.
 func (*Flags) OmitCommon() []string {
-	return []string{"in-place", "output", "path", "sidechains", "format", "stats-file"}
+	return []string{"in-place", "output", "path", "sidechains", "format", "stats-file", "latest", "agent"}
 }
 
 // Main runs ctx-proxy and returns its exit status.
