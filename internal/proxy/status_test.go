@@ -52,6 +52,7 @@ func TestStatusFlag(t *testing.T) {
 			t.Errorf("the table has no %q:\n%s", want, out)
 		}
 	}
+	t.Logf("--status on a terminal:\n%s", out)
 	if strings.HasPrefix(out, "{") {
 		t.Errorf("a terminal got JSON:\n%s", out)
 	}
