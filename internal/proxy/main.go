@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +11,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
@@ -30,6 +33,7 @@ type Flags struct {
 	Log      string        `name:"log" placeholder:"FILE" help:"Append one JSON line per conversation request to FILE." env:"CTX_PROXY_LOG"`
 	KeepFor  time.Duration `name:"keep-for" default:"24h" placeholder:"DURATION" help:"Forget a conversation untouched this long."`
 	MaxConv  int           `name:"max-conversations" default:"1000" placeholder:"N" help:"Remember at most N conversations, the least recent forgotten first."`
+	Status   bool          `name:"status" help:"Ask the proxy serving on --listen what each conversation has saved so far, and print it: a table on a terminal, JSON when piped."`
 }
 
 const help = `A local HTTP server between an agent and its provider. Every conversation request
@@ -51,6 +55,7 @@ func Tool() *cli.Tool {
 func (*Flags) Examples() []cli.Example {
 	return []cli.Example{
 		{Does: "serve Claude Code through the five tiers", Command: "ctx-proxy --log proxy.jsonl & ANTHROPIC_BASE_URL=http://127.0.0.1:8377 claude"},
+		{Does: "what each conversation of the running proxy has saved so far", Command: "ctx-proxy --status"},
 		{Does: "only the cheap tiers, a line per request on stderr", Command: "ctx-proxy --stats --pipe 'ctx-budget | ctx-snip'"},
 	}
 }
@@ -71,6 +76,9 @@ func run(ctx *cli.Context, f *Flags) error {
 	}
 	if f.Timeout < 0 {
 		return cli.Usagef("--timeout must not be negative")
+	}
+	if f.Status {
+		return showStatus(ctx, f.Listen)
 	}
 	s := &Server{
 		Upstream:  f.Upstream,
@@ -141,4 +149,74 @@ func run(ctx *cli.Context, f *Flags) error {
 		}
 		return nil
 	}
+}
+
+// statusWait is how long --status waits for a proxy to answer: it runs on loopback, so
+// one that takes longer is stuck, and the user should hear so rather than wait.
+const statusWait = 5 * time.Second
+
+// showStatus asks the proxy on addr for its /ctxkit/status page and prints it: the JSON as
+// served when stdout is piped (for jq and scripts), a table on a terminal.
+func showStatus(ctx *cli.Context, addr string) error {
+	url := "http://" + addr + "/ctxkit/status"
+	client := &http.Client{Timeout: statusWait}
+	noProxy := cli.WithHint(cli.RuntimeError(fmt.Errorf("no ctx-proxy answers on %s", addr)),
+		"start one with `ctx-proxy --listen "+addr+"`, or give --listen the address it serves on")
+	resp, err := client.Get(url)
+	if err != nil {
+		noProxy.Err = fmt.Errorf("no ctx-proxy answers on %s: %w", addr, errors.Unwrap(err))
+		return noProxy
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return cli.RuntimeError(fmt.Errorf("read %s: %w", url, err))
+	}
+	var st statusPage
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &st) != nil || st.Conversations == nil {
+		noProxy.Err = fmt.Errorf("%s answers, but not as ctx-proxy does (HTTP %d)", addr, resp.StatusCode)
+		return noProxy
+	}
+	if !ctx.StdoutTTY {
+		_, err = ctx.Stdout.Write(body)
+	} else {
+		err = writeStatusTable(ctx.Stdout, st)
+	}
+	if err != nil {
+		return cli.RuntimeError(fmt.Errorf("write stdout: %w", err))
+	}
+	return nil
+}
+
+// writeStatusTable is --status for a person: a line per conversation, most recent first,
+// and the totals.
+func writeStatusTable(w io.Writer, st statusPage) error {
+	if len(st.Conversations) == 0 {
+		_, err := fmt.Fprintln(w, "no conversation yet")
+		return err
+	}
+	convs := append([]statusConv(nil), st.Conversations...)
+	sort.SliceStable(convs, func(i, j int) bool { return convs[i].Updated.After(convs[j].Updated) })
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "conversation\trequests\ttokens in\tsent\tsaved\tsaved %\tfallbacks\tmessages\tupdated\t")
+	var total statusConv
+	for _, c := range convs {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t\n", c.Conversation, c.Requests, c.TokensIn, c.TokensSent,
+			c.Saved, percent(c.Saved, c.TokensIn), c.Fallbacks, c.Messages, c.Updated.Local().Format("2006-01-02 15:04:05"))
+		total.Requests += c.Requests
+		total.TokensIn += c.TokensIn
+		total.TokensSent += c.TokensSent
+		total.Saved += c.Saved
+		total.Fallbacks += c.Fallbacks
+	}
+	fmt.Fprintf(tw, "%d conversations\t%d\t%d\t%d\t%d\t%s\t%d\t\t\t\n", len(convs), total.Requests, total.TokensIn,
+		total.TokensSent, total.Saved, percent(total.Saved, total.TokensIn), total.Fallbacks)
+	return tw.Flush()
+}
+
+func percent(part, whole int) string {
+	if whole <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(part)/float64(whole))
 }

@@ -328,24 +328,29 @@ func short(key string) string {
 	return key
 }
 
+// statusConv is one conversation's line of /ctxkit/status.
+type statusConv struct {
+	Conversation string    `json:"conversation"`
+	Updated      time.Time `json:"updated"`
+	Requests     int       `json:"requests"`
+	TokensIn     int       `json:"tokens_in"`
+	TokensSent   int       `json:"tokens_sent"`
+	Saved        int       `json:"saved"`
+	Fallbacks    int       `json:"fallbacks"`
+	Messages     int       `json:"messages"`
+}
+
+// statusPage is /ctxkit/status: what the server writes and ctx-proxy --status reads.
+type statusPage struct {
+	Conversations []statusConv `json:"conversations"`
+}
+
 // status writes every remembered conversation's totals.
 func (s *Server) status(w http.ResponseWriter) {
-	type conv struct {
-		Conversation string    `json:"conversation"`
-		Updated      time.Time `json:"updated"`
-		Requests     int       `json:"requests"`
-		TokensIn     int       `json:"tokens_in"`
-		TokensSent   int       `json:"tokens_sent"`
-		Saved        int       `json:"saved"`
-		Fallbacks    int       `json:"fallbacks"`
-		Messages     int       `json:"messages"`
-	}
-	out := struct {
-		Conversations []conv `json:"conversations"`
-	}{Conversations: []conv{}}
+	out := statusPage{Conversations: []statusConv{}}
 	if s.State != nil {
 		for _, st := range s.State.All() {
-			out.Conversations = append(out.Conversations, conv{st.Key, st.Updated, st.Requests, st.TokensIn, st.TokensSent, st.Saved, st.Fallback, st.Messages})
+			out.Conversations = append(out.Conversations, statusConv{st.Key, st.Updated, st.Requests, st.TokensIn, st.TokensSent, st.Saved, st.Fallback, st.Messages})
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
