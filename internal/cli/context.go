@@ -154,6 +154,15 @@ func (c *Context) open(name string) (io.ReadCloser, error) {
 // see the file under it (stdin redirected from a file has a size to read it in one go).
 type stdinReader struct{ io.Reader }
 
+// Len is what is left to read of stdin when it is held in memory (a stage of an
+// in-process pipeline), else -1.
+func (s stdinReader) Len() int {
+	if l, ok := s.Reader.(interface{ Len() int }); ok {
+		return l.Len()
+	}
+	return -1
+}
+
 func (stdinReader) Close() error { return nil }
 
 // bigInput is the input size above which the collector is made to run more often.

@@ -35,7 +35,7 @@ const sniffRecords = 201
 // stops the reading and is returned as it is; so is an error reading r.
 func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (outline *Outline, data []byte, err error) {
 	defer catchDup(&err) // a panic leaves the other results unset
-	br := bufio.NewReaderSize(r, sniffBytes)
+	br := sniffReader(r)
 	f, err := sniff(br, o)
 	if err != nil {
 		return nil, nil, err
@@ -80,6 +80,18 @@ func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (ou
 	return resolve(p, f, records), nil, nil
 }
 
+// sniffReader buffers r for sniff: sniffBytes, or, for a reader that knows how much it
+// holds (Len, negative when it does not know; an input in memory: a stage of an in-process
+// pipeline, run for every request of ctx-proxy), no more than that, so a small document
+// costs no megabyte of buffer.
+func sniffReader(r io.Reader) *bufio.Reader {
+	size := sniffBytes
+	if l, ok := r.(interface{ Len() int }); ok && l.Len() >= 0 {
+		size = min(size, l.Len()+1) // (one byte more: the peek then meets the end)
+	}
+	return bufio.NewReaderSize(r, size)
+}
+
 // Sniff reads ahead in r and names the JSONL format Stream would stream the input as, or ""
 // when Stream would read it whole; the reader it returns reads the whole input from the
 // start (what was read ahead first), and Stream reads it without buffering it again. A
@@ -87,7 +99,7 @@ func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (ou
 // twice keeps a copy of stdin, and of nothing else) asks first.
 func Sniff(r io.Reader, o Options) (f Format, rd io.Reader, err error) {
 	defer catchDup(&err)
-	br := bufio.NewReaderSize(r, sniffBytes)
+	br := sniffReader(r)
 	f, err = sniff(br, o)
 	return f, br, err
 }
@@ -100,7 +112,7 @@ func sniff(br *bufio.Reader, o Options) (Format, error) {
 	if o.Format != "" && !o.Format.JSONL() {
 		return "", nil
 	}
-	head, err := br.Peek(sniffBytes)
+	head, err := br.Peek(min(sniffBytes, br.Size()))
 	if err != nil && err != io.EOF {
 		return "", err
 	}
