@@ -16,6 +16,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convstate"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -592,5 +593,42 @@ func TestResponsesExtends(t *testing.T) {
 	}
 	if !strings.Contains(waitLog(t, log, 4), `"format":"responses"`) {
 		t.Errorf("log: %s", log)
+	}
+}
+
+// TestInProcessTimeout: an in-process stage that is still running at --timeout does not
+// hold the request: the original body goes to the upstream while the stage goes on, and
+// the fallback is logged.
+func TestInProcessTimeout(t *testing.T) {
+	release := make(chan struct{})
+	stuck := func(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+		<-release
+		io.Copy(stdout, stdin)
+		return 0
+	}
+	defer close(release)
+	pipe, err := replay.ParsePipe("stuck", map[string]cli.MainFunc{"stuck": stuck})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pipe.InProcess() {
+		t.Fatal("the pipeline is not run in process")
+	}
+	up := newUpstream(t)
+	s, px, log := proxyFor(t, up.URL, "", t.TempDir())
+	s.Pipe, s.Timeout = pipe, 100*time.Millisecond
+	body := conversation(userText("hi"), toolUse("t1", "ls"), toolResult("t1", "a\nb"))
+	// (the stage is released only when the test ends: before the fix the request waited
+	// for it, and this post never returned)
+	resp, _ := post(t, px.URL+"/v1/messages", body, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if got := string(up.last().Body); got != body {
+		t.Errorf("the original body was not sent")
+	}
+	waitLog(t, log, 1)
+	if !strings.Contains(log.String(), `"fallback":"pipeline: did not finish within 100ms"`) {
+		t.Errorf("log %s does not name the timeout", log)
 	}
 }

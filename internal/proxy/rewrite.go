@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -253,7 +254,6 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte) ([]b
 		if err == nil {
 			statsPath = f.Name()
 			f.Close()
-			defer os.Remove(statsPath)
 			env["CTX_STATS_FILE"] = statsPath
 		}
 	}
@@ -263,7 +263,37 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte) ([]b
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	out, err := s.Pipe.Run(ctx, in, getenv, env)
+	// An in-process stage sees the deadline only between stages: the pipeline runs on its
+	// own, and at the deadline the request goes on with its original body while the stage
+	// finishes (its output unused, its stats file removed then).
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := s.Pipe.Run(ctx, in, getenv, env)
+		done <- result{out, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+		if statsPath != "" {
+			defer os.Remove(statsPath)
+		}
+	case <-ctx.Done():
+		go func() {
+			<-done
+			if statsPath != "" {
+				os.Remove(statsPath)
+			}
+		}()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, nil, fmt.Errorf("pipeline: did not finish within %v", s.Timeout)
+		}
+		return nil, nil, fmt.Errorf("pipeline: %w", ctx.Err())
+	}
+	out, err := res.out, res.err
 	if err != nil {
 		return nil, nil, fmt.Errorf("pipeline: %w", err)
 	}
