@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -630,5 +632,32 @@ func TestInProcessTimeout(t *testing.T) {
 	waitLog(t, log, 1)
 	if !strings.Contains(log.String(), `"fallback":"pipeline: did not finish within 100ms"`) {
 		t.Errorf("log %s does not name the timeout", log)
+	}
+}
+
+// TestOffloadedReadable: a result ctx-persist offloads through the proxy is named in its
+// placeholder by an absolute path the agent's own file tools can open, holding the text.
+func TestOffloadedReadable(t *testing.T) {
+	up := newUpstream(t)
+	out := bigOutput("persisted")
+	_, px, _ := proxyFor(t, up.URL, "ctx-persist --threshold 1KB", t.TempDir())
+	built := `{"role":"assistant","content":[{"type":"text","text":"built"}]}`
+	body := conversation(userText("hi"), toolUse("t1", "make"), toolResult("t1", out), built, userText("and now?"))
+	if resp, _ := post(t, px.URL+"/v1/messages", body, nil); resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	sent := string(up.last().Body)
+	if sent == body {
+		t.Fatal("ctx-persist did not offload the result")
+	}
+	m := regexp.MustCompile(`/[^"\s\\\]]+`).FindAllString(sent, -1)
+	found := false
+	for _, p := range m {
+		if data, err := os.ReadFile(p); err == nil && string(data) == out {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no absolute path in the sent body names a file holding the result:\n%s", sent)
 	}
 }
