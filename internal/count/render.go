@@ -195,10 +195,7 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 				fmt.Fprintf(w, "  … %d more\n", len(r.ByTool)-i)
 				break
 			}
-			calls := "calls"
-			if tc.Calls == 1 {
-				calls = "call "
-			}
+			calls := column(tc.Calls, "call")
 			// (the name's column narrower on a narrow terminal: the figures are 40 columns)
 			nameWidth := min(max(width-40, 10), 22)
 			text := fmt.Sprintf("  %-*s %4d %s  %10s tokens  %5.1f%%", nameWidth, human.Label(tc.Name, nameWidth), tc.Calls, calls,
@@ -334,10 +331,7 @@ func renderFiles(w io.Writer, r *Report, paint func(code, s string) string, widt
 			fmt.Fprintf(w, "  … %d more\n", len(r.ByFile)-i)
 			break
 		}
-		reads := "reads"
-		if f.Reads == 1 {
-			reads = "read "
-		}
+		reads := column(f.Reads, "read")
 		fmt.Fprintf(w, "  %-*s %3d %s %9s  %5.1f%%\n", pathWidth, clipLeft(human.OneLine(strings.TrimPrefix(f.Path, dir)), pathWidth), f.Reads, reads,
 			human.Thousands(f.Tokens), measure.Ratio(f.Tokens, r.Tokens)*100)
 	}
@@ -356,10 +350,7 @@ func renderServers(w io.Writer, r *Report, paint func(code, s string) string, wi
 			fmt.Fprintf(w, "  … %d more\n", len(r.ByServer)-i)
 			break
 		}
-		calls := "calls"
-		if s.Calls == 1 {
-			calls = "call "
-		}
+		calls := column(s.Calls, "call")
 		text := fmt.Sprintf("  %-*s %4d %s  %10s tokens  %5.1f%%", nameWidth, human.Label(s.Server, nameWidth), s.Calls, calls,
 			human.Thousands(s.Tokens), measure.Ratio(s.Tokens, r.Tokens)*100)
 		var names []string
@@ -421,4 +412,12 @@ func visibleWidth(s string) int {
 		n++
 	}
 	return n
+}
+
+// column is a word for a count's column: n "call " or "calls", the same width either way.
+func column(n int, word string) string {
+	if n == 1 {
+		return word + " "
+	}
+	return word + "s"
 }
