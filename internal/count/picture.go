@@ -48,6 +48,12 @@ type Trend struct {
 	// the newest compaction: the parser keeps the live conversation only.
 	Compactions int   `json:"compactions"`
 	CompactedAt []int `json:"compacted_at"`
+	// Session is the prompt size recorded at every request of the file, those before a
+	// compaction too, in order: the fill, the drop at each compaction and the refill.
+	// SessionCompactedAfter says, for each compaction, how many of Session's figures came
+	// before it. Points are the live conversation's figures, which a compaction restarts.
+	Session               []int `json:"session,omitempty"`
+	SessionCompactedAfter []int `json:"session_compacted_after,omitempty"`
 }
 
 // TrendPoint is one recorded figure: the prompt the agent sent (input, cache reads and
@@ -67,6 +73,12 @@ type Notes struct {
 	// labelled holds the path a Cline result's label names, by its tool id.
 	labelled    map[string]string
 	compactions int
+	// session holds every usage figure the file records, in order, and compactedAfter
+	// how many of them came before each compaction (Trend.Session); turnAt is where the
+	// figure of each Claude Code turn is, as a turn's later lines repeat it.
+	session        []int
+	compactedAfter []int
+	turnAt         map[string]int
 	// defined holds the tokens of each MCP tool's definition, by tool name.
 	defined map[string]int
 }
@@ -81,6 +93,7 @@ var fileTools = map[string]bool{"edit": true, "write": true, "multiedit": true, 
 func (n *Notes) Add(rec *transcript.Transcript, c tokens.Counter) {
 	if n.paths == nil {
 		n.paths, n.labelled, n.defined = map[string][]string{}, map[string]string{}, map[string]int{}
+		n.turnAt = map[string]int{}
 	}
 	if !rec.Tools.IsZero() && c != nil {
 		// (Anthropic's {"name"}, Chat Completions' {"function":{"name"}}, Responses' {"name"})
@@ -100,6 +113,10 @@ func (n *Notes) Add(rec *transcript.Transcript, c tokens.Counter) {
 		if r.Type == "compacted" || rec.Format == transcript.ClaudeCode && r.Type == "system" &&
 			gjson.Get(rec.Slice(r.Span), "subtype").String() == "compact_boundary" {
 			n.compactions++
+			n.compactedAfter = append(n.compactedAfter, len(n.session))
+		}
+		if r.Type == "assistant" || r.Type == "event_msg" {
+			n.addUsage(rec.Format, rec.Slice(r.Span))
 		}
 	}
 	for mi := range rec.Messages {
@@ -119,6 +136,23 @@ func (n *Notes) Add(rec *transcript.Transcript, c tokens.Counter) {
 			}
 		}
 	}
+}
+
+// addUsage notes the figure a record carries, if any: a later line of a Claude Code turn
+// replaces the figure its first line gave.
+func (n *Notes) addUsage(f transcript.Format, raw string) {
+	u, turn, ok := transcript.RecordUsage(f, raw)
+	if !ok {
+		return
+	}
+	if at, seen := n.turnAt[turn]; seen && turn != "" {
+		n.session[at] = u.Input
+		return
+	}
+	if turn != "" {
+		n.turnAt[strings.Clone(turn)] = len(n.session)
+	}
+	n.session = append(n.session, u.Input)
 }
 
 // callPath is the file a call reads or writes, "" when it is no such call.
@@ -221,11 +255,12 @@ func sortFiles(files map[string]*FileCount) []FileCount {
 }
 
 // trend is the series of recorded usage figures, with the compactions noted.
-func trend(us []transcript.Usage, source string, summaries []int, compactions int) *Trend {
-	if len(us) == 0 && compactions == 0 {
+func trend(us []transcript.Usage, source string, summaries []int, n *Notes) *Trend {
+	if len(us) == 0 && n.compactions == 0 && len(n.session) == 0 {
 		return nil
 	}
-	t := &Trend{Source: source, Points: []TrendPoint{}, Compactions: max(compactions, len(summaries)), CompactedAt: summaries}
+	t := &Trend{Source: source, Points: []TrendPoint{}, Compactions: max(n.compactions, len(summaries)), CompactedAt: summaries,
+		Session: n.session, SessionCompactedAfter: n.compactedAfter}
 	if t.CompactedAt == nil {
 		t.CompactedAt = []int{}
 	}

@@ -184,6 +184,11 @@ func TestTrend(t *testing.T) {
 		t.Errorf("claude-code: points %v", got)
 	}
 
+	// The whole session: the figure before the compaction too, and where it was.
+	if fmt.Sprint(tr.Session, tr.SessionCompactedAfter) != "[1000 500 800 1000 1200 1300] [1]" {
+		t.Errorf("claude-code: session %v, compacted after %v", tr.Session, tr.SessionCompactedAfter)
+	}
+
 	tr = pictureReport(t, codexPicture).Trend
 	if tr == nil || tr.Source != "token_count" || tr.Compactions != 1 {
 		t.Fatalf("codex: trend %+v", tr)
@@ -194,6 +199,9 @@ func TestTrend(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[400 600 700]" {
 		t.Errorf("codex: points %v", got)
+	}
+	if fmt.Sprint(tr.Session, tr.SessionCompactedAfter) != "[900 400 600 700] [1]" {
+		t.Errorf("codex: session %v, compacted after %v", tr.Session, tr.SessionCompactedAfter)
 	}
 
 	// Nothing recorded, nothing compacted: no trend.
@@ -239,7 +247,7 @@ func TestRenderPicture(t *testing.T) {
 				t.Errorf("%d columns: a line of %d: %q", width, n, line)
 			}
 		}
-		for _, want := range []string{"Trend: 500 → 1,300 tokens over 5 requests", "  ▄▅▇██\n", "compacted once",
+		for _, want := range []string{"Trend: 1,000 → 1,300 tokens over 6 requests", "  ▇▄▅▇██\n   ┃ compaction\n", "compacted",
 			"Files read\n  /src/app/main.go ", " 2 reads ", "MCP servers\n  github ", "\n  linear "} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%d columns: no %q in\n%s", width, want, out)

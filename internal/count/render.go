@@ -259,45 +259,76 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 const pictureRows = 5
 
 // renderTrend draws the recorded usage per request as a sparkline under the window's
-// figures, when there are a few figures to draw; compactions are marked with a ┃ in the
-// line below, or said in words when they came before the figures the file keeps.
+// figures, when there are a few figures to draw: the whole session's where the file keeps
+// them (the fill, the drop at each compaction, the refill), else the live conversation's.
+// The first request after a compaction is drawn in another colour and marked with a ┃ in
+// the line below, so the marks survive NO_COLOR; compactions the chart cannot place are
+// said in words.
 func renderTrend(w io.Writer, r *Report, paint func(code, s string) string, width int) {
 	t := r.Trend
-	if t == nil || len(t.Points) < 3 {
-		if t != nil && t.Compactions > 0 {
+	if t == nil {
+		return
+	}
+	values, after := t.Session, t.SessionCompactedAfter
+	if len(values) < 3 {
+		values, after = make([]int, len(t.Points)), nil
+		for i, p := range t.Points {
+			values[i] = p.Tokens
+		}
+		// A summary inside the live series: the first request after it.
+		for _, at := range t.CompactedAt {
+			for i, p := range t.Points {
+				if p.Message > at {
+					after = append(after, i)
+					break
+				}
+			}
+		}
+	}
+	if len(values) < 3 {
+		if t.Compactions > 0 {
 			wrap(w, compacted(t.Compactions)+"; the conversation now starts at the newest summary", width, "  ", "    ")
 		}
 		return
 	}
-	values := make([]int, len(t.Points))
 	top := 0
-	for i, p := range t.Points {
-		values[i] = p.Tokens
-		top = max(top, p.Tokens)
+	for _, v := range values {
+		top = max(top, v)
 	}
-	last := values[len(values)-1]
+	head := fmt.Sprintf("%s %s → %s tokens over %d requests, peak %.0f%% of the window", paint("1", "Trend:"),
+		human.Thousands(values[0]), human.Thousands(values[len(values)-1]), len(values), measure.Ratio(top, r.EffectiveWindow)*100)
+	if t.Compactions > 0 {
+		head += ", " + compacted(t.Compactions)
+	}
 	fmt.Fprintln(w)
-	wrap(w, fmt.Sprintf("%s %s → %s tokens over %d requests, peak %.0f%% of the window", paint("1", "Trend:"),
-		human.Thousands(values[0]), human.Thousands(last), len(values), measure.Ratio(top, r.EffectiveWindow)*100), width, "", "  ")
+	wrap(w, head, width, "", "  ")
 	line, cellOf := sparkline(values, top, barWidth(width))
-	fmt.Fprintf(w, "  %s\n", paint("36", string(line)))
-	// A summary inside the series: mark the cell of the first request after it.
 	marks := []rune(strings.Repeat(" ", len(line)))
-	marked := false
-	for _, at := range t.CompactedAt {
-		for i, p := range t.Points {
-			if p.Message > at {
-				if i > 0 {
-					marks[cellOf[i]], marked = '┃', true
-				}
-				break
-			}
+	placed := 0
+	for _, k := range after {
+		if k > 0 && k < len(values) {
+			marks[cellOf[k]] = '┃'
+			placed++
 		}
 	}
-	if marked {
-		fmt.Fprintf(w, "  %s compaction\n", strings.TrimRight(string(marks), " "))
+	var drawn strings.Builder
+	for c := 0; c < len(line); {
+		e := c + 1 // a run of cells of one colour, painted at once
+		for e < len(line) && (marks[e] == ' ') == (marks[c] == ' ') {
+			e++
+		}
+		code := "36"
+		if marks[c] != ' ' {
+			code = "33"
+		}
+		drawn.WriteString(paint(code, string(line[c:e])))
+		c = e
 	}
-	if before := t.Compactions - len(t.CompactedAt); before > 0 || t.Compactions > 0 && !marked {
+	fmt.Fprintf(w, "  %s\n", drawn.String())
+	if placed > 0 {
+		fmt.Fprintf(w, "  %s %s\n", paint("33", strings.TrimRight(string(marks), " ")), "compaction")
+	}
+	if t.Compactions > placed && len(t.Session) < 3 {
 		wrap(w, compacted(t.Compactions)+"; the figures start at the newest summary", width, "  ", "    ")
 	}
 }

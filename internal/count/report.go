@@ -319,7 +319,7 @@ func summarise(tl *measure.Tally, o Options) Report {
 		if r.Anchored != nil {
 			source = r.Anchored.Source
 		}
-		r.Trend = trend(tl.Usage, source, o.Summaries, o.Notes.compactions)
+		r.Trend = trend(tl.Usage, source, o.Summaries, o.Notes)
 	}
 	r.Tiers = tiers(&r)
 	return r

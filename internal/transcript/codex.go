@@ -82,23 +82,27 @@ func (p *codexParser) record(seq int, r *Record, raw string) []Message {
 		if typ != "token_count" {
 			break
 		}
-		var inf [2]jval
-		pf[1].fields(inf[:], "last_token_usage", "model_context_window")
-		last := inf[0]
-		if !last.isObject() {
-			break
+		if u, ok := codexTokenCount(pf[1]); ok {
+			u.After, u.Window = len(p.messages)-1, cmp.Or(u.Window, p.window)
+			p.usage = append(p.usage, u)
 		}
-		var g [3]jval
-		last.fields(g[:], "input_tokens", "cached_input_tokens", "output_tokens")
-		p.usage = append(p.usage, Usage{
-			After:     len(p.messages) - 1,
-			Input:     int(g[0].integer()),
-			CacheRead: int(g[1].integer()),
-			Output:    int(g[2].integer()),
-			Window:    cmp.Or(int(inf[1].integer()), p.window),
-		})
 	}
 	return out
+}
+
+// codexTokenCount reads the info of a token_count event: the figure of the request just
+// made. ok is false when the event carries none.
+func codexTokenCount(info jval) (u Usage, ok bool) {
+	var inf [2]jval
+	info.fields(inf[:], "last_token_usage", "model_context_window")
+	last := inf[0]
+	if !last.isObject() {
+		return Usage{}, false
+	}
+	var g [3]jval
+	last.fields(g[:], "input_tokens", "cached_input_tokens", "output_tokens")
+	return Usage{Input: int(g[0].integer()), CacheRead: int(g[1].integer()), Output: int(g[2].integer()),
+		Window: int(inf[1].integer())}, true
 }
 
 // compact drops the history before a compacted record. Header messages (the session's

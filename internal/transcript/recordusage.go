@@ -1,0 +1,38 @@
+package transcript
+
+// RecordUsage reads the usage figure one record of a Claude Code or Codex transcript
+// carries (raw is the record's line), whether or not the record is part of the live
+// conversation: a figure from before a compaction, which Parse and Stream leave out as
+// it measures a context that is gone, is still the session's history (ctx-count's trend).
+// turn names the Claude Code turn the figure is of: a turn written over several lines
+// repeats it, the last line's being the final one; it is "" for Codex, whose token_count
+// events are one a request. Subagents' (isSidechain) figures measure another context and
+// are not read. After is not set.
+func RecordUsage(f Format, raw string) (u Usage, turn string, ok bool) {
+	switch f {
+	case ClaudeCode:
+		var rf [3]jval
+		recordValue(raw, 0).fields(rf[:], "type", "isSidechain", "message")
+		if rf[0].str() != "assistant" || rf[1].boolean() || !rf[2].isObject() {
+			return Usage{}, "", false
+		}
+		var mf [2]jval
+		rf[2].fields(mf[:], "id", "usage")
+		u, ok = ccUsage(mf[1])
+		return u, mf[0].str(), ok
+	case Codex:
+		var rf [2]jval
+		recordValue(raw, 0).fields(rf[:], "type", "payload")
+		if rf[0].str() != "event_msg" {
+			return Usage{}, "", false
+		}
+		var pf [2]jval
+		rf[1].fields(pf[:], "type", "info")
+		if pf[0].str() != "token_count" {
+			return Usage{}, "", false
+		}
+		u, ok = codexTokenCount(pf[1])
+		return u, "", ok
+	}
+	return Usage{}, "", false
+}
