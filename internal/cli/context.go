@@ -84,6 +84,9 @@ func (c *Context) Warnf(format string, a ...any) {
 // names lists the inputs: the file arguments, or "-" for stdin when there are none.
 func (c *Context) names() ([]string, error) {
 	names := c.Common.Files
+	if err := c.agentAlone(); err != nil {
+		return nil, err
+	}
 	if c.Common.Latest {
 		return c.latest()
 	}

@@ -62,6 +62,19 @@ func (c *Context) latest() ([]string, error) {
 	return []string{found[0].Path}, nil
 }
 
+// agentAlone refuses --agent where it picks nothing: it chooses among the sessions --latest
+// (or ctx-count --sessions) finds, as a filter of what they list, and never names a
+// document itself. Ignored, it would have a user who typed --agent codex read stdin or a
+// file believing a Codex session was measured. A value CTX_AGENT gives is a standing
+// preference for --latest and is not refused.
+func (c *Context) agentAlone() error {
+	if c.Common.Agent == "any" || c.Common.Latest || c.Getenv("CTX_AGENT") == c.Common.Agent {
+		return nil
+	}
+	return WithHint(Usagef("--agent %s picks among the sessions --latest finds; without --latest it picks nothing", c.Common.Agent),
+		fmt.Sprintf("add --latest to read the newest %s session of this directory", c.agentName()))
+}
+
 // agentName is the agent --agent names, for a message.
 func (c *Context) agentName() string {
 	switch c.Common.Agent {

@@ -44,7 +44,8 @@ func follow(ctx *cli.Context, f *Flags, once func() error) error {
 		if err != nil {
 			return err
 		}
-		f.Latest, f.Files = false, []string{name}
+		// (--agent did its choosing: the runs that follow read the file)
+		f.Latest, f.Agent, f.Files = false, "any", []string{name}
 	case len(f.Files) != 1 || f.Files[0] == "-":
 		return cli.WithHint(cli.Usagef("--follow watches one file"), "name it, or use --latest")
 	}

@@ -60,6 +60,7 @@ func listSessions(ctx *cli.Context, f *Flags) error {
 			"--all-projects lists every project's")
 	}
 	cache := openListCache(ctx)
+	f.Agent = "any" // (--agent did its choosing: the run below reads the files found)
 	byPath := map[string]sessions.Session{}
 	measured := map[string]listFigures{}
 	for _, s := range found {
