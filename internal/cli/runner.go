@@ -153,6 +153,9 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	}
 
 	out := &heldOutput{}
+	if sized, ok := stdin.(interface{ Len() int }); ok {
+		out.hint = sized.Len()
+	}
 	defer out.close()
 	c := &Context{
 		Tool:       tool,
