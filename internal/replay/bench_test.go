@@ -33,7 +33,7 @@ func generated(b *testing.B, format string, size int) []byte {
 // process on a 200K-token document. "cold" has no count cache (CTX_CACHE_DIR=off); "warm"
 // has a disk count cache filled by a run before the timer starts.
 func BenchmarkDefaultPipe(b *testing.B) {
-	p, err := ParsePipe(DefaultPipe, Tools)
+	p, err := ParsePipe(DefaultPipe, Tools())
 	if err != nil {
 		b.Fatal(err)
 	}
