@@ -225,19 +225,29 @@ func (p *prepared) main(args []string, stdin io.Reader, stdout, stderr io.Writer
 
 // Reusing is newTool's Main for a caller that runs the tool many times in one process
 // (ctx-replay's and ctx-proxy's pipeline, every request): building kong's parser is about
-// a third of the CPU of a stage on a small request, so each parser built is kept, in a pool
-// of the returned function's own, so that concurrent runs each have one. A run behaves as
-// under Main: it starts from a grammar as new as a fresh Tool's and from no flags given.
+// a third of the CPU of a stage on a small request, so each parser built is kept, in a free
+// list of the returned function's own, so that concurrent runs each have one (as many as
+// ever ran at once). Not a sync.Pool: that empties at every garbage collection, which a
+// pipeline on a large document causes several times a run. A run behaves as under Main: it
+// starts from a grammar as new as a fresh Tool's and from no flags given.
 func Reusing(newTool func() *Tool) MainFunc {
-	var pool sync.Pool
+	var mu sync.Mutex
+	var free []*prepared
 	return func(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-		p, _ := pool.Get().(*prepared)
+		var p *prepared
+		mu.Lock()
+		if n := len(free); n > 0 {
+			p, free = free[n-1], free[:n-1]
+		}
+		mu.Unlock()
 		if p == nil {
 			p = &prepared{tool: newTool()}
 		}
 		code := p.main(args, stdin, stdout, stderr, getenv)
 		// Not reached when the run panics: a parser left halfway through a run is dropped.
-		pool.Put(p)
+		mu.Lock()
+		free = append(free, p)
+		mu.Unlock()
 		return code
 	}
 }
