@@ -22,7 +22,7 @@ import (
 // body): a body a real client sends that ctxkit cannot read is a failure, not a pass.
 func proxyBaseURL(t *testing.T, upstreamURL string) string {
 	t.Helper()
-	pipe, err := replay.ParsePipe(replay.DefaultPipe, replay.Tools)
+	pipe, err := replay.ParsePipe(replay.DefaultPipe, replay.Tools())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -238,6 +238,11 @@ func (c *Context) writeDocument(in Input, out []byte) error {
 // held twice.
 type heldOutput struct {
 	parts []heldPart
+	// hint is the input's size when known (an in-process stage's stdin says its length):
+	// a filter's output is about that size, so the first spool starts with room for it
+	// instead of growing by doubling, which copied a 3.7 MB session about three times over
+	// in each stage of ctx-replay's pipeline (BenchmarkDefaultPipe).
+	hint int
 }
 
 // heldPart is a document held by reference, or a spool of writes.
@@ -249,7 +254,12 @@ type heldPart struct {
 // Write implements io.Writer.
 func (h *heldOutput) Write(p []byte) (int, error) {
 	if n := len(h.parts); n == 0 || h.parts[n-1].writes == nil {
-		h.parts = append(h.parts, heldPart{writes: &spool{}})
+		s := &spool{}
+		if h.hint > 0 {
+			s.mem = make([]byte, 0, min(h.hint+h.hint/16+4096, spoolMemory))
+			h.hint = 0 // once: a later part (ctx-count's report) is small
+		}
+		h.parts = append(h.parts, heldPart{writes: s})
 	}
 	return h.parts[len(h.parts)-1].writes.Write(p)
 }

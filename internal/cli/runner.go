@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -119,6 +120,19 @@ type MainFunc func(args []string, stdin io.Reader, stdout, stderr io.Writer, get
 // from the process, so tests are hermetic; main passes os.Getenv. A nil
 // getenv means an empty environment. An empty variable counts as unset.
 func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return (&prepared{tool: tool}).main(args, stdin, stdout, stderr, getenv)
+}
+
+// prepared is a tool with its command-line parser, built on its first run and kept for
+// the next ones (Reusing).
+type prepared struct {
+	tool   *Tool
+	parser *kong.Kong
+	env    *envResolver
+}
+
+func (p *prepared) main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	tool := p.tool
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
@@ -128,11 +142,17 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		return code
 	}
 
-	parser, env, err := newParser(tool, stdout, stderr, getenv)
-	if err != nil {
-		// A grammar that does not build is a bug in the tool, not the user's.
-		return fail(fmt.Errorf("internal: build command line: %w", err))
+	if p.parser == nil {
+		parser, env, err := newParser(tool, stdout, stderr, getenv)
+		if err != nil {
+			// A grammar that does not build is a bug in the tool, not the user's.
+			return fail(fmt.Errorf("internal: build command line: %w", err))
+		}
+		p.parser, p.env = parser, env
+	} else {
+		p.reset(stdout, stderr, getenv)
 	}
+	parser, env := p.parser, p.env
 	exited, code, given, err := parse(parser, env, args)
 	if exited {
 		if code != ExitOK {
@@ -153,6 +173,9 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 	}
 
 	out := &heldOutput{}
+	if sized, ok := stdin.(interface{ Len() int }); ok {
+		out.hint = sized.Len()
+	}
 	defer out.close()
 	c := &Context{
 		Tool:       tool,
@@ -198,6 +221,52 @@ func Main(tool *Tool, args []string, stdin io.Reader, stdout, stderr io.Writer, 
 		report(stderr, tool.Name, runErr, hint)
 	}
 	return code
+}
+
+// Reusing is newTool's Main for a caller that runs the tool many times in one process
+// (ctx-replay's and ctx-proxy's pipeline, every request): building kong's parser is about
+// a third of the CPU of a stage on a small request, so each parser built is kept, in a free
+// list of the returned function's own, so that concurrent runs each have one (as many as
+// ever ran at once). Not a sync.Pool: that empties at every garbage collection, which a
+// pipeline on a large document causes several times a run. A run behaves as under Main: it
+// starts from a grammar as new as a fresh Tool's and from no flags given.
+func Reusing(newTool func() *Tool) MainFunc {
+	var mu sync.Mutex
+	var free []*prepared
+	return func(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+		var p *prepared
+		mu.Lock()
+		if n := len(free); n > 0 {
+			p, free = free[n-1], free[:n-1]
+		}
+		mu.Unlock()
+		if p == nil {
+			p = &prepared{tool: newTool()}
+		}
+		code := p.main(args, stdin, stdout, stderr, getenv)
+		// Not reached when the run panics: a parser left halfway through a run is dropped.
+		mu.Lock()
+		free = append(free, p)
+		mu.Unlock()
+		return code
+	}
+}
+
+// reset readies a parser used before for a new run: the grammar zeroed as new(F) made it
+// (kong's Parse then sets every flag's default; zeroing also clears any field without a
+// flag that a run wrote), no value marked as given (kong's xor groups read that), the run's
+// writers and environment.
+func (p *prepared) reset(stdout, stderr io.Writer, getenv func(string) string) {
+	g := reflect.ValueOf(p.tool.Grammar).Elem()
+	g.Set(reflect.Zero(g.Type()))
+	kong.Visit(p.parser.Model.Node, func(n kong.Visitable, next kong.Next) error {
+		if v, ok := n.(*kong.Value); ok {
+			v.Set = false
+		}
+		return next(nil)
+	})
+	p.parser.Stdout, p.parser.Stderr = stdout, stderr
+	p.env.getenv, p.env.resolved = getenv, map[string]bool{}
 }
 
 // report prints err as "name: error: msg" plus an optional hint line. The

@@ -91,7 +91,7 @@ func run(ctx *cli.Context, f *Flags) error {
 		Now:       ctx.Now,
 	}
 	if p := strings.TrimSpace(f.Pipe); p != "none" && p != "" {
-		pipe, err := replay.ParsePipe(f.Pipe, replay.Tools)
+		pipe, err := replay.ParsePipe(f.Pipe, replay.Tools())
 		if err != nil {
 			return cli.Usagef("--pipe: %v", err)
 		}

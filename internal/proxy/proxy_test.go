@@ -96,7 +96,7 @@ func proxyFor(t testing.TB, up string, pipe string, dir string) (*Server, *httpt
 		},
 	}
 	if pipe != "" {
-		p, err := replay.ParsePipe(pipe, replay.Tools)
+		p, err := replay.ParsePipe(pipe, replay.Tools())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -113,7 +113,7 @@ func compareSession(t *testing.T, f string, marked bool) {
 	points := replay.Points(doc)
 
 	// ctx-replay's side: what it sends at each turn.
-	pipe, err := replay.ParsePipe(replayPipe, replay.Tools)
+	pipe, err := replay.ParsePipe(replayPipe, replay.Tools())
 	if err != nil {
 		t.Fatal(err)
 	}

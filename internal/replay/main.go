@@ -12,27 +12,38 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/safefile"
+	"github.com/ctxkit/ctxkit/internal/snip"
+	"github.com/ctxkit/ctxkit/internal/summarize"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/ctxkit/ctxkit/internal/trim"
 )
 
 // DefaultPipe is the pipeline replayed unless --pipe names another: the five tiers.
 const DefaultPipe = "ctx-persist | ctx-budget | ctx-snip | ctx-summarize | ctx-trim"
 
-// Tools are the commands a pipeline runs in this process: the tiers, ctx-repair and
-// ctx-count.
-var Tools = func() map[string]cli.MainFunc {
-	tools := map[string]cli.MainFunc{"ctx-repair": repair.Main, "ctx-count": count.Main}
-	for name, main := range count.TierMains {
-		tools[name] = main
+// Tools returns the commands a pipeline runs in this process: the tiers, ctx-repair and
+// ctx-count. A pipeline runs them once a request, so each keeps its command-line parser
+// from run to run (cli.Reusing); a fresh map each call, so that nothing is kept at package
+// level.
+func Tools() map[string]cli.MainFunc {
+	tools := map[string]cli.MainFunc{}
+	for name, tool := range map[string]func() *cli.Tool{
+		"ctx-repair": repair.Tool, "ctx-count": count.Tool,
+		"ctx-persist": persist.Tool, "ctx-budget": budget.Tool, "ctx-snip": snip.Tool,
+		"ctx-summarize": summarize.Tool, "ctx-trim": trim.Tool,
+	} {
+		tools[name] = cli.Reusing(tool)
 	}
 	return tools
-}()
+}
 
 // Flags is ctx-replay's command line.
 type Flags struct {
@@ -101,7 +112,7 @@ func run(ctx *cli.Context, f *Flags) error {
 	if f.CacheTTL < 0 || f.Timeout < 0 {
 		return cli.Usagef("--cache-ttl and --timeout must not be negative")
 	}
-	pipe, err := ParsePipe(f.Pipe, Tools)
+	pipe, err := ParsePipe(f.Pipe, Tools())
 	if err != nil {
 		return cli.Usagef("--pipe: %v", err)
 	}

@@ -165,6 +165,9 @@ func (p *Pipeline) Run(ctx context.Context, in []byte, getenv func(string) strin
 			return nil, &StageError{Stage: s.name, Code: -1, Stderr: stopped(err) + " before it started"}
 		}
 		var out, errs bytes.Buffer
+		// A stage writes about what it read: room for it up front saves the copies of a
+		// buffer grown by doubling.
+		out.Grow(len(data) + len(data)/16 + 4096)
 		if code := s.main(s.args, bytes.NewReader(data), &out, &errs, lookup); code != 0 && code != 1 {
 			// 1 is a check that fired (ctx-count --fail-over): the document still went on.
 			return nil, &StageError{Stage: s.name, Code: code, Stderr: errs.String()}

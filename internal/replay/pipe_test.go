@@ -1,12 +1,19 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/persist"
+	"github.com/ctxkit/ctxkit/internal/trim"
 )
 
 // A failed stage is reported by its error line, not the hint the tools print after it nor
@@ -35,7 +42,7 @@ func TestShellPipelineTimesOut(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("needs sh and sleep")
 	}
-	p, err := ParsePipe("sleep 10; cat", Tools)
+	p, err := ParsePipe("sleep 10; cat", Tools())
 	if err != nil || p.InProcess() {
 		t.Fatalf("ParsePipe: %v, in process %v", err, p.InProcess())
 	}
@@ -49,5 +56,55 @@ func TestShellPipelineTimesOut(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the pipeline took %v to stop after a 200ms timeout", d.Round(time.Millisecond))
+	}
+}
+
+// A tool of Tools keeps its command-line parser from run to run: no run may see the flags,
+// the variables or the given-ness of the one before. Each run is held to a fresh Main.
+func TestReusedToolsForgetTheRunBefore(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "testdata", "anthropic.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := t.TempDir()
+	env := func(vars ...string) func(string) string {
+		m := map[string]string{"CTX_CACHE_DIR": "off", "CTX_STORE": store}
+		for i := 0; i+1 < len(vars); i += 2 {
+			m[vars[i]] = vars[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	run := func(main cli.MainFunc, args []string, getenv func(string) string) (int, string, string) {
+		var out, errs bytes.Buffer
+		code := main(args, bytes.NewReader(doc), &out, &errs, getenv)
+		return code, out.String(), errs.String()
+	}
+	tools := Tools()
+	fresh := map[string]cli.MainFunc{"ctx-trim": trim.Main, "ctx-persist": persist.Main}
+	for i, c := range []struct {
+		tool string
+		args []string
+		env  func(string) string
+	}{
+		{"ctx-trim", []string{"--max-tokens", "300"}, env()},
+		{"ctx-trim", nil, env()}, // --max-tokens forgotten: the identity
+		{"ctx-trim", nil, env("CTX_TRIM_MAX_TOKENS", "300")},
+		{"ctx-trim", nil, env()}, // the variable forgotten
+		{"ctx-trim", []string{"--bogus"}, env()},
+		{"ctx-trim", []string{"--max-tokens", "200"}, env()},
+		{"ctx-persist", []string{"--restore"}, env()},
+		{"ctx-persist", []string{"--list"}, env()}, // --restore not still given: no xor clash
+		{"ctx-persist", []string{"--help"}, env()},
+		{"ctx-persist", []string{"--min-size", "100"}, env()},
+	} {
+		code, out, errs := run(tools[c.tool], c.args, c.env)
+		wantCode, wantOut, wantErrs := run(fresh[c.tool], c.args, c.env)
+		if code != wantCode || out != wantOut || errs != wantErrs {
+			t.Errorf("run %d, %s %q: exit %d, %d bytes out, stderr %q; a fresh Main: exit %d, %d bytes out, stderr %q",
+				i, c.tool, c.args, code, len(out), errs, wantCode, len(wantOut), wantErrs)
+		}
+	}
+	if code, out, _ := run(tools["ctx-trim"], []string{"--max-tokens", "300"}, env()); code != 0 || out == string(doc) {
+		t.Errorf("ctx-trim --max-tokens 300 did not trim (exit %d): the test proves nothing", code)
 	}
 }

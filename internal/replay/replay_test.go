@@ -38,7 +38,7 @@ func TestIdentityPipelineIsTheSession(t *testing.T) {
 	for _, name := range []string{"anthropic.json", "openai.json", "responses.json", "cline.json", "session.jsonl", "codex.jsonl"} {
 		t.Run(name, func(t *testing.T) {
 			tr := parseFile(t, name)
-			pipe, err := ParsePipe("ctx-count -p", Tools)
+			pipe, err := ParsePipe("ctx-count -p", Tools())
 			if err != nil || !pipe.InProcess() {
 				t.Fatalf("ParsePipe: %v, in process %v", err, pipe.InProcess())
 			}
@@ -82,7 +82,7 @@ func TestParsePipe(t *testing.T) {
 		{"ctx-snip --keep $N", false, 0},
 		{"ctx-snip || cat", false, 0},
 	} {
-		p, err := ParsePipe(c.text, Tools)
+		p, err := ParsePipe(c.text, Tools())
 		if err != nil {
 			t.Errorf("%q: %v", c.text, err)
 			continue
@@ -91,7 +91,7 @@ func TestParsePipe(t *testing.T) {
 			t.Errorf("%q: in process %v with %d stages, want %v with %d", c.text, p.InProcess(), len(p.stages), c.inProcess, c.stages)
 		}
 	}
-	if _, err := ParsePipe("ctx-snip | | ctx-trim", Tools); err == nil {
+	if _, err := ParsePipe("ctx-snip | | ctx-trim", Tools()); err == nil {
 		t.Error("an empty stage is accepted")
 	}
 }
@@ -128,7 +128,7 @@ func TestHistoryAndExtend(t *testing.T) {
 // identityReplay replays a session through a pipeline that changes nothing.
 func identityReplay(t *testing.T, tr *transcript.Transcript) (Totals, []Turn) {
 	t.Helper()
-	pipe, err := ParsePipe("ctx-count -p", Tools)
+	pipe, err := ParsePipe("ctx-count -p", Tools())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func usageAt(tr *transcript.Transcript, k int) transcript.Usage {
 // counted: always 0.)
 func TestOverWindowAsRecorded(t *testing.T) {
 	tr := parseFile(t, "anthropic.json")
-	pipe, err := ParsePipe("ctx-count -p", Tools)
+	pipe, err := ParsePipe("ctx-count -p", Tools())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestProblemsAreWhatThePipelineBroke(t *testing.T) {
 		pipe string
 		some bool
 	}{{"ctx-count -p", false}, {"breaker", true}} {
-		pipe, err := ParsePipe(c.pipe, map[string]cli.MainFunc{"breaker": breaker, "ctx-count": Tools["ctx-count"]})
+		pipe, err := ParsePipe(c.pipe, map[string]cli.MainFunc{"breaker": breaker, "ctx-count": Tools()["ctx-count"]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,7 +337,7 @@ func collect(turns *[]Turn) func(Turn) error {
 // which repeats were needed.
 func TestRepeatsNeededAreOverTheWindow(t *testing.T) {
 	tr := parseFile(t, "anthropic.json")
-	pipe, err := ParsePipe("ctx-trim --max-tokens 4000", Tools)
+	pipe, err := ParsePipe("ctx-trim --max-tokens 4000", Tools())
 	if err != nil {
 		t.Fatal(err)
 	}
