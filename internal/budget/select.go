@@ -60,8 +60,6 @@ var (
 	testSyntax = regexp.MustCompile(`^\s*(?:--- FAIL:|FAIL\b|FAILED\b|ERROR\b|✕|×|✗|●|not ok\b|test .+ \.\.\. (?:FAILED|failed)|---- .+ stdout ----|failures:|test result: FAILED|Tests run: .*(?:Failures|Errors): [1-9])|^_{3,} .+ _{3,}$`)
 	// A linter's finding written under the code it is about: its code and severity.
 	findingSyntax = regexp.MustCompile(`[\^~-] [A-Z]+[0-9]+ \([a-z]+\): `)
-	// Stack frames: Python, Go, Java and JavaScript, Rust backtraces.
-	frameSyntax = regexp.MustCompile(`^\s+File ".*", line \d+|^\s+/.*\.go:\d+|^goroutine \d+ \[|^\s+at \S|^\s+\d+: \S`)
 )
 
 // errorWords mark an error or failure line; each is looked for as written, so that the
@@ -170,6 +168,9 @@ func isBanner(line string) bool {
 // failure's fields (failureType: 'testCodeFailure'); a message has spaces, a place a
 // "/" or ":".
 func isQuotedName(line string) bool {
+	if !strings.HasSuffix(line, "'") {
+		return false // (the cheap test first: few lines end in a quote)
+	}
 	t := strings.TrimLeft(line, " \t")
 	colon := strings.Index(t, ": '")
 	// (a lower-case key: "KeyError: 'XAF'" is Python's error)
@@ -274,18 +275,58 @@ func isTAPCount(line string) bool {
 	return false
 }
 
-// mayBeFrame: every frame syntax is "goroutine " or white space then `File "`, a path, "at "
-// or a number.
-func mayBeFrame(line string) bool {
-	if strings.HasPrefix(line, "goroutine ") {
-		return true
+// isFrame reports whether a line is a stack frame of Python, Go, Java and JavaScript, or a
+// Rust backtrace: after white space, `File "...", line N`, a path ending in .go:N, "at "
+// and a word, or "N: " and a word; or "goroutine N [". (A scanner rather than a regular
+// expression: it runs on every line of every result cut, and most lines fail at their
+// first byte.)
+func isFrame(line string) bool {
+	if rest, ok := strings.CutPrefix(line, "goroutine "); ok {
+		d := digits(rest)
+		return d > 0 && strings.HasPrefix(rest[d:], " [")
 	}
 	if line == "" || line[0] != ' ' && line[0] != '\t' {
 		return false
 	}
 	t := strings.TrimLeft(line, " \t")
-	return strings.HasPrefix(t, `File "`) || strings.HasPrefix(t, "/") || strings.HasPrefix(t, "at ") || t != "" && t[0] >= '0' && t[0] <= '9'
+	switch {
+	case strings.HasPrefix(t, `File "`):
+		return followedByDigit(t[len(`File "`):], `", line `)
+	case strings.HasPrefix(t, "/"):
+		return followedByDigit(t, ".go:")
+	case strings.HasPrefix(t, "at "):
+		return len(t) > 3 && !isSpace(t[3])
+	default:
+		d := digits(t)
+		return d > 0 && strings.HasPrefix(t[d:], ": ") && len(t) > d+2 && !isSpace(t[d+2])
+	}
 }
+
+// digits is the length of the run of ASCII digits s starts with.
+func digits(s string) int {
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}
+
+// followedByDigit reports whether s holds sep with a digit right after it.
+func followedByDigit(s, sep string) bool {
+	for {
+		i := strings.Index(s, sep)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(sep):]
+		if s != "" && isDigit(s[0]) {
+			return true
+		}
+	}
+}
+
+// isSpace is a byte of white space as regular expressions read \s.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
 
 // isDiagnostic reports whether a line starts (after white space, and an arrow "-->" or
 // "at ") with file:line or file:line:col, as compilers, linters and test runners write
@@ -454,7 +495,7 @@ func lineKinds(lines []string, kind []uint8) {
 		case isWarning:
 			k = kindWarning // a warning: a diagnostic, but not one that fails
 		// (a frame before a diagnostic: Go writes its frames as indented file:line)
-		case mayBeFrame(line) && frameSyntax.MatchString(line), indented(line) && endsInPlace(line):
+		case isFrame(line), indented(line) && endsInPlace(line):
 			k = kindFrame
 		case isDiagnostic(line), isShellcheckPlace(line), endsInQuotedPlace(line):
 			k = kindDiagnostic
