@@ -1098,7 +1098,7 @@ func (s *selection) fit(limit int, measure func(string) int, inTokens bool, most
 		// The kept lines alone must fit: no more of them than their lengths allow.
 		sum := 0
 		for k, i := range s.order {
-			if sum += utf8.RuneCountInString(s.lines[i]) + 1; sum > limit {
+			if sum += s.runes[i] + 1; sum > limit { // (runes: set by the walk of fits(0))
 				hi = min(hi, k)
 				break
 			}
@@ -1134,27 +1134,31 @@ func shapeHash(line string) uint64 {
 			i++
 			continue
 		}
+		// One pass over the word: whether it is a path or a hash, and the hash it would
+		// give with its runs of digits masked, of which one is kept at its end (the line
+		// read twice cost a tenth of a cut).
 		j := i
 		path, hex := false, true
+		hw, digit := h, false
 		for j < len(line) && wordByte[line[j]] {
 			c := line[j]
 			path = path || c == '/'
 			hex = hex && (c >= '0' && c <= '9' || c >= 'a' && c <= 'f')
 			j++
+			if isDigit(c) {
+				if digit {
+					continue // one "#" for a run of digits
+				}
+				digit, c = true, '#'
+			} else {
+				digit = false
+			}
+			hw = (hw ^ uint64(c)) * prime
 		}
 		if path || hex && j-i >= 7 {
 			h = (h ^ '#') * prime
 		} else {
-			for k := i; k < j; k++ {
-				c := line[k]
-				if isDigit(c) {
-					if k > i && isDigit(line[k-1]) {
-						continue // one "#" for a run of digits
-					}
-					c = '#'
-				}
-				h = (h ^ uint64(c)) * prime
-			}
+			h = hw
 		}
 		i = j
 	}
