@@ -394,6 +394,18 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 // (before normalizing) of rawN characters: a cut by lines in characters keeps no more
 // tokens than its head and tail would.
 func fitText(text string, n, limit int, measure func(string) int, inTokens bool, tool string, c tokens.Counter, headTail bool, raw string, rawN int) string {
+	// The text's own count is asked for by the selection's figures, by the head-and-tail
+	// bound (raw is most often text itself) and by a head-and-tail cut: counted once.
+	textTokens := -1
+	count := func(s string) int {
+		if len(s) != len(text) || s != text {
+			return c.Count(s)
+		}
+		if textTokens < 0 {
+			textTokens = c.Count(text)
+		}
+		return textTokens
+	}
 	if !fileTools[tool] && !headTail {
 		if _, headTail := parseCut(text); !headTail {
 			sc := scratchPool.Get().(*scratch)
@@ -402,14 +414,14 @@ func fitText(text string, n, limit int, measure func(string) int, inTokens bool,
 			if inTokens {
 				chars = 4 * limit
 			}
-			if s := newSelection(text, n, chars, c.Count, tool, sc); s != nil {
+			if s := newSelection(text, n, chars, count, tool, sc); s != nil {
 				out, ok := s.fit(limit, measure, inTokens, 0)
 				if ok && !inTokens {
 					// Lines kept for what they say are often denser in tokens than the
 					// text (short lines, numbers, quoted values): a cut in characters
 					// keeps no more tokens than a cut of the raw result at head and
 					// tail would (what ctx-budget kept before it read lines).
-					most := c.Count(split(raw, rawN, c.Count).fit(limit, measure, inTokens, tool))
+					most := c.Count(split(raw, rawN, count).fit(limit, measure, inTokens, tool))
 					if c.Count(out) > most {
 						out, ok = s.fit(limit, measure, inTokens, most)
 					}
@@ -420,7 +432,7 @@ func fitText(text string, n, limit int, measure func(string) int, inTokens bool,
 			}
 		}
 	}
-	return split(text, n, c.Count).fit(limit, measure, inTokens, tool)
+	return split(text, n, count).fit(limit, measure, inTokens, tool)
 }
 
 // MayCut reports whether any tool result could be over a limit at some utilization, by a

@@ -45,20 +45,79 @@ func normalizes(tool string) bool { return !fileTools[tool] }
 // normalize would return the text unchanged. It reads the literal as written, split at
 // its escaped newlines: a line is never shorter written than decoded, so where the
 // written lines need no normalizing, neither do the decoded ones.
+// It runs on every result of a document, so it is one pass from backslash to backslash
+// (every escape it looks for starts with one) rather than a search per escape and per
+// line: the cost of a result that needs nothing is a few byte scans.
 func mayNeedNormalizing(raw string) bool {
 	if len(raw) < 2 {
 		return false
 	}
 	body := raw[1 : len(raw)-1]
-	if strings.Contains(body, `\u001b`) || strings.Contains(body, `\u001B`) || strings.Contains(body, `\r`) ||
-		strings.IndexByte(body, 0x1b) >= 0 || strings.IndexByte(body, '\r') >= 0 {
+	if strings.IndexByte(body, 0x1b) >= 0 || strings.IndexByte(body, '\r') >= 0 {
 		return true
 	}
-	return linesNeedNormalizing(body, `\n`, func(line string) bool {
-		// An escaped backslash before "n" is not a newline: rare enough to leave to
-		// normalize, which reads the text exactly.
-		return strings.HasSuffix(line, `\`) || endsInSpace(line)
-	})
+	var prev string
+	run, blanks, start := 0, 0, 0
+	// Escapes are matched where they are written, as a substring search would match them:
+	// each backslash is read on its own, so the "\\r" of an escaped backslash and an "r"
+	// counts as a "\r" (a false yes, which normalize settles).
+	for i := 0; ; i++ {
+		k := strings.IndexByte(body[i:], '\\')
+		if k >= 0 {
+			i += k
+			if i+1 >= len(body) {
+				k = -1 // a final backslash ends no escape: the last line holds it
+			} else {
+				switch body[i+1] {
+				case 'r':
+					return true
+				case 'u':
+					if e := body[i+2:]; len(e) >= 4 && e[:3] == "001" && (e[3] == 'b' || e[3] == 'B') {
+						return true
+					}
+					continue
+				case 'n':
+				default:
+					continue
+				}
+			}
+		}
+		// a line ends here: at an escaped newline, or at the end of the literal
+		end := len(body)
+		if k >= 0 {
+			end = i
+		}
+		line := body[start:end]
+		switch {
+		case strings.HasSuffix(line, `\`) || endsInSpace(line):
+			// (a backslash before "n" may be an escaped backslash: rare enough to leave
+			// to normalize, which reads the text exactly)
+			return true
+		case line == "" && k < 0 && start > 0:
+			// the empty string after a final newline: not a line
+		case line == "":
+			if blanks++; blanks > 2 {
+				return true
+			}
+			run = 0
+		default:
+			blanks = 0
+			if run > 0 && line == prev {
+				run++
+				if n := run - 1; len(repeatNote(n))+1 < n*(len(line)+1) {
+					return true
+				}
+			} else {
+				run = 1
+			}
+		}
+		if k < 0 {
+			return false
+		}
+		prev = line
+		i++ // past the "n"
+		start = i + 1
+	}
 }
 
 // endsInSpace reports whether a line, as a JSON literal writes it, ends in white space.
@@ -66,13 +125,16 @@ func endsInSpace(line string) bool {
 	if line == "" {
 		return false
 	}
-	if c := line[len(line)-1]; c == ' ' || c == '\t' {
+	switch line[len(line)-1] {
+	case ' ', '\t':
 		return true
-	}
-	for _, esc := range []string{`\t`, `\f`, `\u000b`, `\u000B`, `\u000c`, `\u000C`, `\u0009`} {
-		if strings.HasSuffix(line, esc) {
-			return true
-		}
+	case 't', 'f':
+		return strings.HasSuffix(line, `\t`) || strings.HasSuffix(line, `\f`)
+	case 'b', 'B', 'c', 'C':
+		return strings.HasSuffix(line, `\u000b`) || strings.HasSuffix(line, `\u000B`) ||
+			strings.HasSuffix(line, `\u000c`) || strings.HasSuffix(line, `\u000C`)
+	case '9':
+		return strings.HasSuffix(line, `\u0009`)
 	}
 	return false
 }

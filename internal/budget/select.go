@@ -60,8 +60,6 @@ var (
 	testSyntax = regexp.MustCompile(`^\s*(?:--- FAIL:|FAIL\b|FAILED\b|ERROR\b|✕|×|✗|●|not ok\b|test .+ \.\.\. (?:FAILED|failed)|---- .+ stdout ----|failures:|test result: FAILED|Tests run: .*(?:Failures|Errors): [1-9])|^_{3,} .+ _{3,}$`)
 	// A linter's finding written under the code it is about: its code and severity.
 	findingSyntax = regexp.MustCompile(`[\^~-] [A-Z]+[0-9]+ \([a-z]+\): `)
-	// Stack frames: Python, Go, Java and JavaScript, Rust backtraces.
-	frameSyntax = regexp.MustCompile(`^\s+File ".*", line \d+|^\s+/.*\.go:\d+|^goroutine \d+ \[|^\s+at \S|^\s+\d+: \S`)
 )
 
 // errorWords mark an error or failure line; each is looked for as written, so that the
@@ -110,6 +108,9 @@ var zeroCounts = []string{"failures: 0", "errors: 0", "failed: 0", "failures=0",
 // zeroCountsOnly reports whether a line's error words are all counts of none ("Tests run:
 // 25, Failures: 0, Errors: 0"): a summary of what passed, not an error.
 func zeroCountsOnly(line string) bool {
+	if strings.IndexByte(line, '0') < 0 {
+		return false // every count of none has a "0": most error lines are done here
+	}
 	lower := strings.ToLower(line)
 	found := false
 	for _, z := range zeroCounts {
@@ -170,6 +171,9 @@ func isBanner(line string) bool {
 // failure's fields (failureType: 'testCodeFailure'); a message has spaces, a place a
 // "/" or ":".
 func isQuotedName(line string) bool {
+	if !strings.HasSuffix(line, "'") {
+		return false // (the cheap test first: few lines end in a quote)
+	}
 	t := strings.TrimLeft(line, " \t")
 	colon := strings.Index(t, ": '")
 	// (a lower-case key: "KeyError: 'XAF'" is Python's error)
@@ -274,18 +278,58 @@ func isTAPCount(line string) bool {
 	return false
 }
 
-// mayBeFrame: every frame syntax is "goroutine " or white space then `File "`, a path, "at "
-// or a number.
-func mayBeFrame(line string) bool {
-	if strings.HasPrefix(line, "goroutine ") {
-		return true
+// isFrame reports whether a line is a stack frame of Python, Go, Java and JavaScript, or a
+// Rust backtrace: after white space, `File "...", line N`, a path ending in .go:N, "at "
+// and a word, or "N: " and a word; or "goroutine N [". (A scanner rather than a regular
+// expression: it runs on every line of every result cut, and most lines fail at their
+// first byte.)
+func isFrame(line string) bool {
+	if rest, ok := strings.CutPrefix(line, "goroutine "); ok {
+		d := digits(rest)
+		return d > 0 && strings.HasPrefix(rest[d:], " [")
 	}
 	if line == "" || line[0] != ' ' && line[0] != '\t' {
 		return false
 	}
 	t := strings.TrimLeft(line, " \t")
-	return strings.HasPrefix(t, `File "`) || strings.HasPrefix(t, "/") || strings.HasPrefix(t, "at ") || t != "" && t[0] >= '0' && t[0] <= '9'
+	switch {
+	case strings.HasPrefix(t, `File "`):
+		return followedByDigit(t[len(`File "`):], `", line `)
+	case strings.HasPrefix(t, "/"):
+		return followedByDigit(t, ".go:")
+	case strings.HasPrefix(t, "at "):
+		return len(t) > 3 && !isSpace(t[3])
+	default:
+		d := digits(t)
+		return d > 0 && strings.HasPrefix(t[d:], ": ") && len(t) > d+2 && !isSpace(t[d+2])
+	}
 }
+
+// digits is the length of the run of ASCII digits s starts with.
+func digits(s string) int {
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}
+
+// followedByDigit reports whether s holds sep with a digit right after it.
+func followedByDigit(s, sep string) bool {
+	for {
+		i := strings.Index(s, sep)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(sep):]
+		if s != "" && isDigit(s[0]) {
+			return true
+		}
+	}
+}
+
+// isSpace is a byte of white space as regular expressions read \s.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
 
 // isDiagnostic reports whether a line starts (after white space, and an arrow "-->" or
 // "at ") with file:line or file:line:col, as compilers, linters and test runners write
@@ -454,7 +498,7 @@ func lineKinds(lines []string, kind []uint8) {
 		case isWarning:
 			k = kindWarning // a warning: a diagnostic, but not one that fails
 		// (a frame before a diagnostic: Go writes its frames as indented file:line)
-		case mayBeFrame(line) && frameSyntax.MatchString(line), indented(line) && endsInPlace(line):
+		case isFrame(line), indented(line) && endsInPlace(line):
 			k = kindFrame
 		case isDiagnostic(line), isShellcheckPlace(line), endsInQuotedPlace(line):
 			k = kindDiagnostic
@@ -1057,7 +1101,7 @@ func (s *selection) fit(limit int, measure func(string) int, inTokens bool, most
 		// The kept lines alone must fit: no more of them than their lengths allow.
 		sum := 0
 		for k, i := range s.order {
-			if sum += utf8.RuneCountInString(s.lines[i]) + 1; sum > limit {
+			if sum += s.runes[i] + 1; sum > limit { // (runes: set by the walk of fits(0))
 				hi = min(hi, k)
 				break
 			}
@@ -1093,27 +1137,31 @@ func shapeHash(line string) uint64 {
 			i++
 			continue
 		}
+		// One pass over the word: whether it is a path or a hash, and the hash it would
+		// give with its runs of digits masked, of which one is kept at its end (the line
+		// read twice cost a tenth of a cut).
 		j := i
 		path, hex := false, true
+		hw, digit := h, false
 		for j < len(line) && wordByte[line[j]] {
 			c := line[j]
 			path = path || c == '/'
 			hex = hex && (c >= '0' && c <= '9' || c >= 'a' && c <= 'f')
 			j++
+			if isDigit(c) {
+				if digit {
+					continue // one "#" for a run of digits
+				}
+				digit, c = true, '#'
+			} else {
+				digit = false
+			}
+			hw = (hw ^ uint64(c)) * prime
 		}
 		if path || hex && j-i >= 7 {
 			h = (h ^ '#') * prime
 		} else {
-			for k := i; k < j; k++ {
-				c := line[k]
-				if isDigit(c) {
-					if k > i && isDigit(line[k-1]) {
-						continue // one "#" for a run of digits
-					}
-					c = '#'
-				}
-				h = (h ^ uint64(c)) * prime
-			}
+			h = hw
 		}
 		i = j
 	}
