@@ -182,12 +182,16 @@ const bigInput = 16 << 20
 // often, which the runtime caps at half the CPU, and completes. The limit only grows
 // (several documents in one process, an in-process pipeline), and one the user set with
 // GOMEMLIMIT is left alone.
-func tuneGC(inputBytes int) {
+//
+// A stage of an in-process pipeline (ctx-proxy, ctx-replay), whose stdin is held in
+// memory, gets only the first: the process holds more than the one document there, and a
+// limit set from one request's size would make the collector run without end.
+func tuneGC(inputBytes int, inProcess bool) {
 	if inputBytes <= bigInput {
 		return
 	}
 	debug.SetGCPercent(50)
-	if os.Getenv("GOMEMLIMIT") != "" {
+	if inProcess || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	limit := int64(inputBytes)*17/10 + gcSlack
