@@ -25,6 +25,9 @@ import (
 // and depends on no sampling, so it is the same from run to run within a few percent (the
 // collector's pacing); the ceilings leave room for that. It is what /usr/bin/time's peak
 // RSS measures less the binary and the stacks (scripts/bench.sh reports that one).
+// The child also reports how much its peak RSS (VmHWM) grew during the run: what the
+// collector's memory limit lowers is that, as it hands freed pages back, while HeapSys
+// counts pages handed back too. jsonCeiling holds four tools to it.
 func TestMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: generating and reading 20 MB documents")
@@ -49,7 +52,7 @@ func TestMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	peak := func(t *testing.T, tool, input string, stdin bool, args ...string) float64 {
+	peak := func(t *testing.T, tool, input string, stdin bool, args ...string) (heap, rss float64) {
 		t.Helper()
 		cmd := exec.Command(os.Args[0], "-test.run=^TestMemoryChild$")
 		mode := "file"
@@ -62,10 +65,10 @@ func TestMemory(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s %s (%s): %v\n%s", tool, filepath.Base(input), mode, err, out)
 		}
-		var heap, size float64
+		var size float64
 		for _, line := range strings.Split(string(out), "\n") {
 			if rest, ok := strings.CutPrefix(line, "memory: "); ok {
-				if _, err := fmt.Sscanf(rest, "%g %g", &heap, &size); err != nil {
+				if _, err := fmt.Sscanf(rest, "%g %g %g", &heap, &size, &rss); err != nil {
 					t.Fatalf("child said %q: %v", line, err)
 				}
 			}
@@ -73,7 +76,7 @@ func TestMemory(t *testing.T) {
 		if size == 0 {
 			t.Fatalf("%s %s (%s): the child reported nothing:\n%s", tool, filepath.Base(input), mode, out)
 		}
-		return heap / size
+		return heap / size, rss / size
 	}
 
 	// JSON: from a pipe as from a file. The old reading from a pipe grew a buffer by
@@ -87,8 +90,14 @@ func TestMemory(t *testing.T) {
 		"openai":    {"ctx-persist"},
 		"responses": {"ctx-convert"},
 	}
-	least := func(t *testing.T, tool, input string, stdin bool, args ...string) float64 {
-		return min(peak(t, tool, input, stdin, args...), peak(t, tool, input, stdin, args...), peak(t, tool, input, stdin, args...))
+	// least is the least of three runs' heap and of their peak RSS.
+	least := func(t *testing.T, tool, input string, stdin bool, args ...string) (heap, rss float64) {
+		heap, rss = peak(t, tool, input, stdin, args...)
+		for range 2 {
+			h, r := peak(t, tool, input, stdin, args...)
+			heap, rss = min(heap, h), min(rss, r)
+		}
+		return heap, rss
 	}
 	for _, format := range []string{"anthropic", "openai", "responses"} {
 		for _, tool := range tools[format] {
@@ -100,16 +109,27 @@ func TestMemory(t *testing.T) {
 						args[1] = "anthropic"
 					}
 				}
-				file := least(t, tool, inputs[format], false, args...)
-				pipe := least(t, tool, inputs[format], true, args...)
-				t.Logf("peak heap / input: file %.2f, stdin %.2f", file, pipe)
+				file, fileRSS := least(t, tool, inputs[format], false, args...)
+				pipe, pipeRSS := least(t, tool, inputs[format], true, args...)
+				t.Logf("peak heap / input: file %.2f, stdin %.2f; peak RSS grown / input: file %.2f, stdin %.2f", file, pipe, fileRSS, pipeRSS)
 				if pipe > file+0.8 {
 					t.Errorf("read from a pipe, the peak heap is %.2f× the input; from the file, %.2f×", pipe, file)
+				}
+				if limit, ok := jsonCeiling[tool]; ok && fileRSS > 0 && max(fileRSS, pipeRSS) > limit {
+					t.Errorf("the peak RSS grew by %.2f× the input from the file, %.2f× from a pipe; the ceiling is %.2f×", fileRSS, pipeRSS, limit)
 				}
 			})
 		}
 	}
 }
+
+// jsonCeiling is the most a tool's peak RSS may grow by during a run on a JSON document,
+// as a share of the input, from a file or a pipe (issue 21). On 100 MB the four stay under
+// 2× (scripts/bench.sh: about 1.85×, from 2.1-2.6× before cli.tuneGC's memory limit); on
+// TestMemory's 20 MB the runtime's own megabytes and the limit's slack weigh more, so the
+// ceilings sit between the figures with the limit (count 1.8, persist 2.4-2.7, budget 2.6,
+// snip 1.95) and without it (2.2, 2.9-3.4, 2.9, 2.5-2.9), each the least of three runs.
+var jsonCeiling = map[string]float64{"ctx-count": 2.0, "ctx-persist": 2.85, "ctx-budget": 2.8, "ctx-snip": 2.25}
 
 // memSize is the size of TestMemory's inputs: large enough that the input, not the
 // runtime's own few megabytes, decides the peak.
@@ -141,10 +161,30 @@ func TestMemoryChild(t *testing.T) {
 		args = append(args, input)
 	}
 	var stderr strings.Builder
+	before := procStatusKB(t, "VmRSS")
 	if code := mains[tool](args, stdin, io.Discard, &stderr, os.Getenv); code != 0 {
 		t.Fatalf("%s exited %d: %s", tool, code, stderr.String())
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	fmt.Printf("memory: %d %s\n", ms.HeapSys, strconv.FormatInt(st.Size(), 10))
+	fmt.Printf("memory: %d %s %d\n", ms.HeapSys, strconv.FormatInt(st.Size(), 10), (procStatusKB(t, "VmHWM")-before)*1024)
+}
+
+// procStatusKB reads a figure in kB from /proc/self/status (VmRSS, the resident set now;
+// VmHWM, its peak), or -1 where there is none (not Linux).
+func procStatusKB(t *testing.T, name string) int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, name+":"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				t.Fatalf("%s in /proc/self/status: %v", name, err)
+			}
+			return n
+		}
+	}
+	return -1
 }

@@ -117,7 +117,7 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 		first = br
 		if f, isFile := r.(*os.File); isFile && isRegular(f) {
 			if st, err := f.Stat(); err == nil {
-				tuneGC(int(st.Size()))
+				tuneGC(int(st.Size()), false)
 			}
 		}
 	} else if f, isFile := r.(*os.File); isFile && isRegular(f) {
@@ -126,7 +126,7 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 		// A streamed document is not held, but each record's line and each region read
 		// again is garbage soon after: collecting at +50% keeps that from doubling the heap.
 		if st, err := f.Stat(); err == nil {
-			tuneGC(int(st.Size()))
+			tuneGC(int(st.Size()), false)
 		}
 	} else {
 		d.spool = &spool{}
@@ -154,7 +154,7 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 		if d.spool.err != nil {
 			return nil, RuntimeError(fmt.Errorf("keep %s for a second reading: %w", displayName(name), d.spool.err))
 		}
-		tuneGC(int(d.spool.size))
+		tuneGC(int(d.spool.size), heldInMemory(r))
 		r.Close()
 	}
 	d.Outline = outline
@@ -170,7 +170,7 @@ func (d *document) readWhole(br io.Reader, r io.ReadCloser, readErr func(error) 
 	if err != nil {
 		return readErr(err)
 	}
-	tuneGC(len(data))
+	tuneGC(len(data), heldInMemory(r))
 	d.Input = Input{Name: d.Name, Data: data}
 	d.Transcript, err = d.c.parse(d.Input)
 	return err
@@ -431,4 +431,11 @@ func displayName(name string) string {
 		return "stdin"
 	}
 	return fmt.Sprintf("%q", name)
+}
+
+// heldInMemory reports whether r is the stdin of a stage of an in-process pipeline, which
+// holds the document in memory (see tuneGC).
+func heldInMemory(r io.Reader) bool {
+	s, ok := r.(stdinReader)
+	return ok && s.Reader != nil && s.Len() >= 0
 }

@@ -34,7 +34,7 @@ func (d *document) whole() (Input, *transcript.Transcript, error) {
 	if err != nil {
 		return Input{}, nil, d.rereadError(err)
 	}
-	tuneGC(buf.Len())
+	tuneGC(buf.Len(), true) // the first pass set any memory limit, from the same size
 	in := Input{Name: d.Name, Data: buf.Bytes()}
 	t, err := d.c.parse(in)
 	if err != nil {
