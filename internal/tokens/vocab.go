@@ -76,6 +76,30 @@ type table struct {
 
 	byte1   [256]int32 // the rank of each byte as a token, -1 for none
 	scratch sync.Pool  // of *mergeScratch, whose caches hold this table's ranks
+
+	triOnce sync.Once
+	tri3    []uint64 // see trigrams
+}
+
+// trigrams returns a bitmap with bit a<<14|b<<7|c set when the ASCII bytes a, b, c
+// appear in a row in some token. It is built from the tokens on first use (a few
+// milliseconds), since only a long piece of ASCII that nothing else splits needs it
+// (mergeApart), and most runs never meet one.
+func (t *table) trigrams() []uint64 {
+	t.triOnce.Do(func() {
+		tri := make([]uint64, 1<<21/64)
+		for r := range t.size() {
+			s := t.blob[t.off[r]:t.off[r+1]]
+			for i := 0; i+3 <= len(s); i++ {
+				if a, b, c := s[i], s[i+1], s[i+2]; a|b|c < 0x80 {
+					k := int(a)<<14 | int(b)<<7 | int(c)
+					tri[k/64] |= 1 << (k % 64)
+				}
+			}
+		}
+		t.tri3 = tri
+	})
+	return t.tri3
 }
 
 // setByteRanks fills byte1, once the table can look tokens up.
