@@ -95,6 +95,8 @@ func isASCII(s string) bool {
 // merges of their own, which mergeLong remembers per character.
 func (t *table) mergeApart(piece string, sc *mergeScratch) int {
 	t.trigrams()
+	sc.use(t)
+	sc.rank3 = t.rank3
 	n, from := 0, 0
 	for i := 1; i < len(piece); i++ {
 		if t.apartAt(piece, i) {
@@ -178,6 +180,11 @@ func (e event) key() uint64 { return uint64(e.rank)<<32 | uint64(uint32(e.pos)) 
 func (t *table) joinRank(sc *mergeScratch, piece string, i, j int, r1, r2 int32) int32 {
 	if j-i == 2 {
 		return t.pair2[int(piece[i])<<8|int(piece[i+1])]
+	}
+	if j-i == 3 && sc != nil && sc.rank3 != nil {
+		if a, b, c := piece[i], piece[i+1], piece[i+2]; a|b|c < 0x80 {
+			return sc.rank3[int(a)<<14|int(b)<<7|int(c)] - 1
+		}
 	}
 	if j-i > t.maxLen {
 		return -1
@@ -657,7 +664,8 @@ type mergeScratch struct {
 	events []event
 	chars  [1 << charCacheBits]charMerge
 	pairs  [1 << pairCacheBits]pairEntry
-	t      *table // whose ranks chars and pairs hold
+	t      *table  // whose ranks chars and pairs hold
+	rank3  []int32 // t.rank3 once mergeApart has made it, else nil (joinRank)
 
 	next, prev, rank, tok []int32
 	q                     rankQueue
@@ -669,6 +677,7 @@ type mergeScratch struct {
 func (sc *mergeScratch) use(t *table) {
 	if sc.t != t {
 		sc.chars, sc.pairs, sc.t = [len(sc.chars)]charMerge{}, [len(sc.pairs)]pairEntry{}, t
+		sc.rank3 = nil
 	}
 }
 
