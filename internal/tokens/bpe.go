@@ -85,23 +85,53 @@ func isASCII(s string) bool {
 }
 
 // mergeApart merges a long piece of ASCII as the sum of the parts it falls into where
-// two adjacent bytes appear together in no token: no part BPE makes can hold both, so
-// no merge crosses there, and each side merges as if alone. Letters have such places
-// every few dozen bytes (no o200k token has "qx" in it, say); a run of spaces has none,
-// and is merged whole. A part is merged with mergeRadix, in chunks when it is long.
+// no token can hold both of two adjacent bytes (apartAt): no part BPE makes can hold
+// both, so no merge crosses there, and each side merges as if alone. Letters have such
+// places every dozen bytes or so (no o200k token has "qx" in it, say); a run of spaces
+// has none, and is merged whole. A part is merged with mergeRadix, in chunks when it
+// is long.
 //
 // Text of other scripts goes to mergeLong instead: its characters are few and take
 // merges of their own, which mergeLong remembers per character.
 func (t *table) mergeApart(piece string, sc *mergeScratch) int {
-	apart := t.apart2
+	t.trigrams()
+	sc.use(t)
+	sc.rank3 = t.rank3
 	n, from := 0, 0
+	apart := t.apart2
 	for i := 1; i < len(piece); i++ {
-		if k := int(piece[i-1])<<8 | int(piece[i]); apart[k/64]&(1<<(k%64)) != 0 {
+		// apartAt, with its first test here: a run of spaces or of text whose every
+		// pair is a token costs two lookups a byte and no call.
+		k := int(piece[i-1])<<8 | int(piece[i])
+		if apart[k/64]&(1<<(k%64)) != 0 || t.pair2[k] < 0 && t.apartAt(piece, i) {
 			n += t.mergePart(piece[from:i], sc)
 			from = i
 		}
 	}
 	return n + t.mergePart(piece[from:], sc)
+}
+
+// apartAt reports whether no token can hold both piece[i-1] and piece[i] (0 < i <
+// len(piece)), so that no part BPE makes crosses i: the two bytes are
+// in no token together (apart2), or they are no token themselves and no token of
+// three bytes or more holds piece[i-2:i+1] or piece[i-1:i+2] (tri3, of ASCII; a token that
+// crosses i and is longer than two bytes holds one of them). The first is rare in
+// letters (1-3% of places), the second about as frequent again: in text of random
+// letters nearly every two letters are a token, but about 40% of places have no
+// three-letter token around them. Neither depends on ranks: a token that cannot occur
+// across i is never a pair merging can take. trigrams must have been called.
+func (t *table) apartAt(piece string, i int) bool {
+	k := int(piece[i-1])<<8 | int(piece[i])
+	if t.apart2[k/64]&(1<<(k%64)) != 0 {
+		return true
+	}
+	if t.pair2[k] >= 0 || i < 2 || i+1 >= len(piece) || (piece[i-2]|piece[i-1]|piece[i]|piece[i+1]) >= 0x80 {
+		return false
+	}
+	tri := t.tri3
+	a := int(piece[i-2])<<14 | int(piece[i-1])<<7 | int(piece[i])
+	b := int(piece[i-1])<<14 | int(piece[i])<<7 | int(piece[i+1])
+	return tri[a/64]&(1<<(a%64)) == 0 && tri[b/64]&(1<<(b%64)) == 0
 }
 
 // mergePart is merge of a part of a piece, with scratch memory at hand.
@@ -154,6 +184,11 @@ func (e event) key() uint64 { return uint64(e.rank)<<32 | uint64(uint32(e.pos)) 
 func (t *table) joinRank(sc *mergeScratch, piece string, i, j int, r1, r2 int32) int32 {
 	if j-i == 2 {
 		return t.pair2[int(piece[i])<<8|int(piece[i+1])]
+	}
+	if j-i == 3 && sc != nil && sc.rank3 != nil {
+		if a, b, c := piece[i], piece[i+1], piece[i+2]; a|b|c < 0x80 {
+			return sc.rank3[int(a)<<14|int(b)<<7|int(c)] - 1
+		}
 	}
 	if j-i > t.maxLen {
 		return -1
@@ -633,7 +668,8 @@ type mergeScratch struct {
 	events []event
 	chars  [1 << charCacheBits]charMerge
 	pairs  [1 << pairCacheBits]pairEntry
-	t      *table // whose ranks chars and pairs hold
+	t      *table  // whose ranks chars and pairs hold
+	rank3  []int32 // t.rank3 once mergeApart has made it, else nil (joinRank)
 
 	next, prev, rank, tok []int32
 	q                     rankQueue
@@ -645,6 +681,7 @@ type mergeScratch struct {
 func (sc *mergeScratch) use(t *table) {
 	if sc.t != t {
 		sc.chars, sc.pairs, sc.t = [len(sc.chars)]charMerge{}, [len(sc.pairs)]pairEntry{}, t
+		sc.rank3 = nil
 	}
 }
 

@@ -798,3 +798,54 @@ func FuzzMergeLong(f *testing.F) {
 		}
 	})
 }
+
+// TestMergeApartCuts holds mergeApart's cuts to the whole merge on random text of the
+// alphabets that reach it as one long piece (letters, hexadecimal, base64, letters with
+// runs of spaces, a few letters), at every length up to a few hundred bytes and some
+// longer: each place mergeApart cuts at must be a boundary that merging the piece whole
+// (mergeQueue) leaves, and the counts must agree. A cut rule that lets a token cross
+// (a two-byte token at a place no longer token spans, say) fails here.
+func TestMergeApartCuts(t *testing.T) {
+	alphabets := []string{
+		"abcdefghijklmnopqrstuvwxyz",
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+		"0123456789abcdef",
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+		"abcdefghij      ",
+		"etaoinshrdlu",
+		"aab",
+		"qxzjkv",
+	}
+	r := rand.New(rand.NewPCG(21, 21))
+	var lengths []int
+	for n := 1; n <= 300; n++ {
+		lengths = append(lengths, n)
+	}
+	lengths = append(lengths, 511, 512, 513, 1000, 4099, 20000)
+	for _, name := range []string{"o200k", "cl100k"} {
+		tab := vocabFor(name).table()
+		sc := new(mergeScratch)
+		for _, alphabet := range alphabets {
+			for _, n := range lengths {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = alphabet[r.IntN(len(alphabet))]
+				}
+				p := string(b)
+				want := tab.mergeQueue(p, sc)
+				bound := make([]bool, n+1)
+				for q := int32(0); int(q) < n; q = sc.next[q] {
+					bound[q] = true
+				}
+				for i := 1; i < n; i++ {
+					if tab.apartAt(p, i) && !bound[i] {
+						t.Fatalf("%s: mergeApart cuts %q at %d, where a token crosses", name, clip(p), i)
+					}
+				}
+				if got := tab.mergeApart(p, sc); got != want {
+					t.Fatalf("%s: mergeApart(%q) = %d, mergeQueue %d", name, clip(p), got, want)
+				}
+			}
+		}
+	}
+}

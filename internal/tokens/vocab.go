@@ -76,6 +76,41 @@ type table struct {
 
 	byte1   [256]int32 // the rank of each byte as a token, -1 for none
 	scratch sync.Pool  // of *mergeScratch, whose caches hold this table's ranks
+
+	triOnce sync.Once
+	tri3    []uint64 // see trigrams
+	rank3   []int32  // see trigrams
+}
+
+// trigrams returns a bitmap with bit a<<14|b<<7|c set when the ASCII bytes a, b, c
+// appear in a row in some token. It is built from the tokens on first use (a few
+// milliseconds), since only a long piece of ASCII that nothing else splits needs it
+// (mergeApart), and most runs never meet one.
+//
+// With it comes rank3, the rank+1 (0 for none) of each token of three ASCII bytes by
+// the same index: merging such a piece asks for the rank of three bytes at about every
+// other merge, and the slice a text of few letters uses of it (a few hundred bytes per
+// pair of first bytes) stays in a core's cache, where a lookup in the vocabulary waits
+// on memory. Its 8 MB are virtual: only the pages of tokens are written.
+func (t *table) trigrams() []uint64 {
+	t.triOnce.Do(func() {
+		tri := make([]uint64, 1<<21/64)
+		rank3 := make([]int32, 1<<21)
+		for r := range t.size() {
+			s := t.blob[t.off[r]:t.off[r+1]]
+			for i := 0; i+3 <= len(s); i++ {
+				if a, b, c := s[i], s[i+1], s[i+2]; a|b|c < 0x80 {
+					k := int(a)<<14 | int(b)<<7 | int(c)
+					tri[k/64] |= 1 << (k % 64)
+					if len(s) == 3 {
+						rank3[k] = int32(r) + 1
+					}
+				}
+			}
+		}
+		t.tri3, t.rank3 = tri, rank3
+	})
+	return t.tri3
 }
 
 // setByteRanks fills byte1, once the table can look tokens up.
