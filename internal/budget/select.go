@@ -513,7 +513,10 @@ func lineKinds(lines []string, kind []uint8) {
 
 // classify gives each line its kind (the most important that applies) and says whether
 // any says something: an error, a diagnostic, a failing test or a frame.
-func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
+// The shapeHash of each line it reads for its shape it leaves in hashes (as shapeOf keeps
+// them: never 0, 0 for a line not read), grown from buf, or nil when it read none: the
+// selection reuses them to describe its gaps rather than hash those lines again.
+func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, hashes []uint64, signal bool) {
 	n := len(lines)
 	kind = grow(kind, n)
 	// Each line's kind depends on the line alone: a long output is read in two halves at
@@ -537,13 +540,13 @@ func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
 	// any other line but for its first frequentShown; failing tests excepted, which are
 	// never noise.
 	counts := map[uint64]int{}
-	var hashes []uint64
 	for i := range kind {
 		if kind[i] >= kindError && kind[i] <= kindWarning && kind[i] != kindTail {
 			if hashes == nil {
-				hashes = make([]uint64, n)
+				hashes = grow(buf, n)
+				clear(hashes)
 			}
-			hashes[i] = shapeHash(lines[i])
+			hashes[i] = shapeHash(lines[i]) | 1
 			counts[hashes[i]]++
 		}
 	}
@@ -672,7 +675,7 @@ func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
 			kind[i] = kindTail
 		}
 	}
-	return kind, signal
+	return kind, hashes, signal
 }
 
 // selection is a text read as lines for a cut by what they say. Entries that stand for
@@ -715,8 +718,11 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 	if again {
 		lines = lines[:len(lines)-1]
 	}
-	kind, signal := classify(lines, sc.kind, endsFor(limit))
+	kind, hashes, signal := classify(lines, sc.kind, sc.hashes, endsFor(limit))
 	s.kind, sc.kind = kind, kind
+	if hashes != nil {
+		s.hashes, sc.hashes = hashes, hashes
+	}
 	if !signal && !again {
 		return nil
 	}
