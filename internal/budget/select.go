@@ -684,12 +684,12 @@ type selection struct {
 	sc       *scratch
 	lines    []string
 	kind     []uint8
-	gap      []int             // lines an earlier cut's gap line stands for; 0 for a line of the text (nil: none is a gap)
-	order    []int             // entries in the order they are kept
-	keep     []bool            // walk's scratch
-	hashes   []uint64          // each line's shapeHash, once worked out (0: not yet)
-	gapLines map[[2]int]string // gapLine's, by where the gap starts and ends
-	runes    []int             // each line's length in characters
+	gap      []int              // lines an earlier cut's gap line stands for; 0 for a line of the text (nil: none is a gap)
+	order    []int              // entries in the order they are kept
+	keep     []bool             // walk's scratch
+	hashes   []uint64           // each line's shapeHash, once worked out (0: not yet)
+	gapLines map[[2]int]gapNote // gapLine's, by where the gap starts and ends
+	runes    []int              // each line's length in characters
 	orig     original
 	tool     string
 	count    func(string) int // the tokens of a text
@@ -905,8 +905,8 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 		for j < len(s.lines) && !keep[j] {
 			j++
 		}
-		gap := s.gapLine(i, j)
-		if s.shortGap(i, j, utf8.RuneCountInString(gap)) {
+		gap, gapRunes := s.gapLine(i, j)
+		if s.shortGap(i, j, gapRunes) {
 			// Lines no longer than the note that would stand for them: the lines.
 			for ; i < j; i++ {
 				keepLine(i)
@@ -915,7 +915,7 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 		}
 		write(gap)
 		write("\n")
-		size += utf8.RuneCountInString(gap) + 1
+		size += gapRunes + 1
 		places++
 		i = j
 	}
@@ -944,17 +944,25 @@ func (s *selection) shortGap(i, j, noteChars int) bool {
 }
 
 // gapLine stands for entries i..j-1: how many lines, and the one or two shapes most of
-// them have, with an example of each.
-func (s *selection) gapLine(i, j int) string {
-	if line, ok := s.gapLines[[2]int{i, j}]; ok {
-		return line
+// them have, with an example of each; and its length in characters, which every step of a
+// fit measures.
+func (s *selection) gapLine(i, j int) (string, int) {
+	if note, ok := s.gapLines[[2]int{i, j}]; ok {
+		return note.line, note.runes
 	}
 	line := s.describeGap(i, j)
 	if s.gapLines == nil {
-		s.gapLines = map[[2]int]string{}
+		s.gapLines = map[[2]int]gapNote{}
 	}
-	s.gapLines[[2]int{i, j}] = line
-	return line
+	runes := utf8.RuneCountInString(line)
+	s.gapLines[[2]int{i, j}] = gapNote{line, runes}
+	return line, runes
+}
+
+// gapNote is a gap's line, kept with its length in characters.
+type gapNote struct {
+	line  string
+	runes int
 }
 
 func (s *selection) describeGap(i, j int) string {
