@@ -986,7 +986,9 @@ func (s *selection) describeGap(i, j int) string {
 		count   int
 		example string
 	}
-	var shapes []common
+	// (at most 64 shapes, on the stack: this runs for every gap at every step of a fit)
+	var room [64]common
+	shapes := room[:0]
 	seen := 0
 	for k := 0; k*step < j-i; k++ {
 		// one line of each step-long stretch, at a place that varies from stretch to
@@ -1008,11 +1010,17 @@ func (s *selection) describeGap(i, j int) string {
 				break
 			}
 		}
-		if !found && len(shapes) < 64 {
+		if !found && len(shapes) < len(room) {
 			shapes = append(shapes, common{h, 1, s.lines[m]})
 		}
 	}
-	sort.SliceStable(shapes, func(a, b int) bool { return shapes[a].count > shapes[b].count })
+	// The most common first, in the order first seen on a tie: an insertion sort, stable
+	// as sort.SliceStable, without its allocations.
+	for a := 1; a < len(shapes); a++ {
+		for b := a; b > 0 && shapes[b].count > shapes[b-1].count; b-- {
+			shapes[b], shapes[b-1] = shapes[b-1], shapes[b]
+		}
+	}
 	top, covered := shapes[:0:0], 0
 	for _, c := range shapes[:min(2, len(shapes))] {
 		if c.count >= 3 {
