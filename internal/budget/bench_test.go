@@ -12,7 +12,7 @@ import (
 // utilization, plan and splice, as ctx-budget runs it (the estimate counter).
 // b.SetBytes makes the result read in MB/s.
 func BenchmarkTransform(b *testing.B) {
-	for _, format := range []string{"anthropic", "claude-code", "codex", "openai"} {
+	for _, format := range []string{"anthropic", "claude-code", "codex", "openai", "responses"} {
 		b.Run(format, func(b *testing.B) {
 			var buf bytes.Buffer
 			if err := testgen.Generate(&buf, testgen.Options{Format: format, Size: 10 << 20, Seed: 1}); err != nil {

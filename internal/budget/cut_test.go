@@ -192,3 +192,33 @@ func TestRecutAccountsForTheOriginal(t *testing.T) {
 		t.Errorf("second cut is %d characters", r)
 	}
 }
+
+// TestRuneOffsetMatchesRunes checks runeOffset and runeOffsetFromEnd, which skip eight
+// bytes of ASCII at a time, against a rune-by-rune count at every n, over texts where
+// ASCII runs of every length meet multi-byte characters and invalid bytes.
+func TestRuneOffsetMatchesRunes(t *testing.T) {
+	texts := []string{"", "a", "abcdefgh", "abcdefghi", "é", "abcdefgé", "éabcdefghijklmnop", "日本語abcdefghijklmnopq日",
+		"abcdefghijklmnop\xffqrstuvwx", "x\x80yyyyyyyyyyyyyyyyy\xe2\x82", strings.Repeat("abcdefgh€", 5) + "tail"}
+	for _, s := range texts {
+		runes := utf8.RuneCountInString(s)
+		for n := -1; n <= runes+2; n++ {
+			want := 0
+			for k := 0; k < n && want < len(s); k++ {
+				_, size := utf8.DecodeRuneInString(s[want:])
+				want += size
+			}
+			if got := runeOffset(s, n); got != want {
+				t.Errorf("runeOffset(%q, %d) = %d, want %d", s, n, got, want)
+			}
+			i := len(s)
+			for k := 0; k < n && i > 0; k++ {
+				_, size := utf8.DecodeLastRuneInString(s[:i])
+				i -= size
+			}
+			wantEnd := len(s) - i
+			if got := runeOffsetFromEnd(s, n); got != wantEnd {
+				t.Errorf("runeOffsetFromEnd(%q, %d) = %d, want %d", s, n, got, wantEnd)
+			}
+		}
+	}
+}

@@ -513,7 +513,10 @@ func lineKinds(lines []string, kind []uint8) {
 
 // classify gives each line its kind (the most important that applies) and says whether
 // any says something: an error, a diagnostic, a failing test or a frame.
-func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
+// The shapeHash of each line it reads for its shape it leaves in hashes (as shapeOf keeps
+// them: never 0, 0 for a line not read), grown from buf, or nil when it read none: the
+// selection reuses them to describe its gaps rather than hash those lines again.
+func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, hashes []uint64, signal bool) {
 	n := len(lines)
 	kind = grow(kind, n)
 	// Each line's kind depends on the line alone: a long output is read in two halves at
@@ -537,13 +540,13 @@ func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
 	// any other line but for its first frequentShown; failing tests excepted, which are
 	// never noise.
 	counts := map[uint64]int{}
-	var hashes []uint64
 	for i := range kind {
 		if kind[i] >= kindError && kind[i] <= kindWarning && kind[i] != kindTail {
 			if hashes == nil {
-				hashes = make([]uint64, n)
+				hashes = grow(buf, n)
+				clear(hashes)
 			}
-			hashes[i] = shapeHash(lines[i])
+			hashes[i] = shapeHash(lines[i]) | 1
 			counts[hashes[i]]++
 		}
 	}
@@ -672,7 +675,7 @@ func classify(lines []string, kind []uint8, ends int) (_ []uint8, signal bool) {
 			kind[i] = kindTail
 		}
 	}
-	return kind, signal
+	return kind, hashes, signal
 }
 
 // selection is a text read as lines for a cut by what they say. Entries that stand for
@@ -681,12 +684,12 @@ type selection struct {
 	sc       *scratch
 	lines    []string
 	kind     []uint8
-	gap      []int             // lines an earlier cut's gap line stands for; 0 for a line of the text (nil: none is a gap)
-	order    []int             // entries in the order they are kept
-	keep     []bool            // walk's scratch
-	hashes   []uint64          // each line's shapeHash, once worked out (0: not yet)
-	gapLines map[[2]int]string // gapLine's, by where the gap starts and ends
-	runes    []int             // each line's length in characters
+	gap      []int              // lines an earlier cut's gap line stands for; 0 for a line of the text (nil: none is a gap)
+	order    []int              // entries in the order they are kept
+	keep     []bool             // walk's scratch
+	hashes   []uint64           // each line's shapeHash, once worked out (0: not yet)
+	gapLines map[[2]int]gapNote // gapLine's, by where the gap starts and ends
+	runes    []int              // each line's length in characters
 	orig     original
 	tool     string
 	count    func(string) int // the tokens of a text
@@ -715,8 +718,11 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 	if again {
 		lines = lines[:len(lines)-1]
 	}
-	kind, signal := classify(lines, sc.kind, endsFor(limit))
+	kind, hashes, signal := classify(lines, sc.kind, sc.hashes, endsFor(limit))
 	s.kind, sc.kind = kind, kind
+	if hashes != nil {
+		s.hashes, sc.hashes = hashes, hashes
+	}
 	if !signal && !again {
 		return nil
 	}
@@ -899,8 +905,8 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 		for j < len(s.lines) && !keep[j] {
 			j++
 		}
-		gap := s.gapLine(i, j)
-		if s.shortGap(i, j, utf8.RuneCountInString(gap)) {
+		gap, gapRunes := s.gapLine(i, j)
+		if s.shortGap(i, j, gapRunes) {
 			// Lines no longer than the note that would stand for them: the lines.
 			for ; i < j; i++ {
 				keepLine(i)
@@ -909,7 +915,7 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 		}
 		write(gap)
 		write("\n")
-		size += utf8.RuneCountInString(gap) + 1
+		size += gapRunes + 1
 		places++
 		i = j
 	}
@@ -938,17 +944,25 @@ func (s *selection) shortGap(i, j, noteChars int) bool {
 }
 
 // gapLine stands for entries i..j-1: how many lines, and the one or two shapes most of
-// them have, with an example of each.
-func (s *selection) gapLine(i, j int) string {
-	if line, ok := s.gapLines[[2]int{i, j}]; ok {
-		return line
+// them have, with an example of each; and its length in characters, which every step of a
+// fit measures.
+func (s *selection) gapLine(i, j int) (string, int) {
+	if note, ok := s.gapLines[[2]int{i, j}]; ok {
+		return note.line, note.runes
 	}
 	line := s.describeGap(i, j)
 	if s.gapLines == nil {
-		s.gapLines = map[[2]int]string{}
+		s.gapLines = map[[2]int]gapNote{}
 	}
-	s.gapLines[[2]int{i, j}] = line
-	return line
+	runes := utf8.RuneCountInString(line)
+	s.gapLines[[2]int{i, j}] = gapNote{line, runes}
+	return line, runes
+}
+
+// gapNote is a gap's line, kept with its length in characters.
+type gapNote struct {
+	line  string
+	runes int
 }
 
 func (s *selection) describeGap(i, j int) string {
@@ -972,7 +986,9 @@ func (s *selection) describeGap(i, j int) string {
 		count   int
 		example string
 	}
-	var shapes []common
+	// (at most 64 shapes, on the stack: this runs for every gap at every step of a fit)
+	var room [64]common
+	shapes := room[:0]
 	seen := 0
 	for k := 0; k*step < j-i; k++ {
 		// one line of each step-long stretch, at a place that varies from stretch to
@@ -994,11 +1010,17 @@ func (s *selection) describeGap(i, j int) string {
 				break
 			}
 		}
-		if !found && len(shapes) < 64 {
+		if !found && len(shapes) < len(room) {
 			shapes = append(shapes, common{h, 1, s.lines[m]})
 		}
 	}
-	sort.SliceStable(shapes, func(a, b int) bool { return shapes[a].count > shapes[b].count })
+	// The most common first, in the order first seen on a tie: an insertion sort, stable
+	// as sort.SliceStable, without its allocations.
+	for a := 1; a < len(shapes); a++ {
+		for b := a; b > 0 && shapes[b].count > shapes[b-1].count; b-- {
+			shapes[b], shapes[b-1] = shapes[b-1], shapes[b]
+		}
+	}
 	top, covered := shapes[:0:0], 0
 	for _, c := range shapes[:min(2, len(shapes))] {
 		if c.count >= 3 {

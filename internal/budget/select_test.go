@@ -131,7 +131,7 @@ two
 three
 four
 five`, "\n")
-	kind, signal := classify(lines, nil, 5)
+	kind, _, signal := classify(lines, nil, nil, 5)
 	// The traceback's first two frames and its last are kept as frames, the one between is
 	// near the error that opens the traceback; so is the line after the failing test.
 	want := []uint8{kindHead, kindHead, kindHead, kindHead, kindHead,
@@ -140,7 +140,7 @@ five`, "\n")
 	if !signal || fmt.Sprint(kind) != fmt.Sprint(want) {
 		t.Errorf("kinds\n%v, want\n%v", kind, want)
 	}
-	if kind, signal := classify(strings.Split(numbered(50), "\n"), nil, 5); signal {
+	if kind, _, signal := classify(strings.Split(numbered(50), "\n"), nil, nil, 5); signal {
 		t.Errorf("plain lines say something: %v", kind)
 	}
 }
@@ -161,7 +161,7 @@ func TestClassifyRepeats(t *testing.T) {
 		"\tat com.acme.Runner.main(Runner.java:23)",
 		"Summary of all failing tests",
 		"  ● tax › charges German VAT", "    Expected: 0.19")
-	kind, _ := classify(lines, nil, 0)
+	kind, _, _ := classify(lines, nil, nil, 0)
 	n := len(lines)
 	if kind[0] != kindTest || kind[1] != kindError {
 		t.Errorf("first report: kinds %d %d", kind[0], kind[1])
@@ -309,7 +309,7 @@ func TestFindingTakesItsPlace(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("In deploy/s%d.sh line %d:", i, i), "cd $TARGET", "   ^-----^ SC2086 (info): Double quote to prevent globbing.", "")
 	}
 	lines = append(lines, "In deploy/auth.sh line 11:", "if [ $? -ne 0 ]; then exit 1; fi", "     ^-- SC2181 (style): Check exit code directly.", "")
-	kind, _ := classify(lines, nil, 2)
+	kind, _, _ := classify(lines, nil, nil, 2)
 	at := len(lines) - 4
 	if kind[at] != kindDiagnostic || kind[at+2] != kindDiagnostic {
 		t.Errorf("the last finding's place has kind %d and the finding %d, want both %d", kind[at], kind[at+2], kindDiagnostic)
