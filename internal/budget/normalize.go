@@ -56,8 +56,8 @@ func mayNeedNormalizing(raw string) bool {
 	if strings.IndexByte(body, 0x1b) >= 0 || strings.IndexByte(body, '\r') >= 0 {
 		return true
 	}
-	var prev string
-	run, blanks, start := 0, 0, 0
+	var runs lineRuns
+	start := 0
 	// Escapes are matched where they are written, as a substring search would match them:
 	// each backslash is read on its own, so the "\\r" of an escaped backslash and an "r"
 	// counts as a "\r" (a false yes, which normalize settles).
@@ -95,26 +95,12 @@ func mayNeedNormalizing(raw string) bool {
 			return true
 		case line == "" && k < 0 && start > 0:
 			// the empty string after a final newline: not a line
-		case line == "":
-			if blanks++; blanks > 2 {
-				return true
-			}
-			run = 0
-		default:
-			blanks = 0
-			if run > 0 && line == prev {
-				run++
-				if n := run - 1; len(repeatNote(n))+1 < n*(len(line)+1) {
-					return true
-				}
-			} else {
-				run = 1
-			}
+		case runs.add(line):
+			return true
 		}
 		if k < 0 {
 			return false
 		}
-		prev = line
 		i++ // past the "n"
 		start = i + 1
 	}
@@ -146,49 +132,50 @@ func needsNormalizing(text string) bool {
 	if strings.IndexByte(text, 0x1b) >= 0 || strings.IndexByte(text, '\r') >= 0 {
 		return true
 	}
-	return linesNeedNormalizing(text, "\n", func(line string) bool {
-		return line != "" && strings.ContainsRune(" \t\f\v", rune(line[len(line)-1]))
-	})
-}
-
-// linesNeedNormalizing reads text as lines split at sep and reports whether normalize
-// would change them: a line the line test says needs it, more than two blank lines in a
-// row, or a run of equal lines worth a note.
-func linesNeedNormalizing(text, sep string, lineNeeds func(string) bool) bool {
-	prev, run, blanks, first := "", 0, 0, true
-	for {
-		i := strings.Index(text, sep)
+	var runs lineRuns
+	for first := true; ; first = false {
+		i := strings.IndexByte(text, '\n')
 		line := text
 		if i >= 0 {
 			line = text[:i]
 		}
 		switch {
-		case lineNeeds(line):
+		case line != "" && strings.ContainsRune(" \t\f\v", rune(line[len(line)-1])):
 			return true
 		case line == "" && i < 0 && !first:
 			// the empty string after a final newline: not a line
-		case line == "":
-			if blanks++; blanks > 2 {
-				return true
-			}
-			run = 0
-		default:
-			blanks = 0
-			if run > 0 && line == prev {
-				run++
-				if n := run - 1; len(repeatNote(n))+1 < n*(len(line)+1) {
-					return true
-				}
-			} else {
-				run = 1
-			}
+		case runs.add(line):
+			return true
 		}
-		prev, first = line, false
 		if i < 0 {
 			return false
 		}
-		text = text[i+len(sep):]
+		text = text[i+1:]
 	}
+}
+
+// lineRuns follows the lines of a text in order, for the two tests above: add reports
+// whether normalize would act on the lines so far because of the new one, a third blank
+// line in a row or a run of equal lines long enough that its note is shorter.
+type lineRuns struct {
+	prev        string
+	run, blanks int
+}
+
+func (r *lineRuns) add(line string) bool {
+	if line == "" {
+		r.blanks++
+		r.run = 0
+		return r.blanks > 2
+	}
+	r.blanks = 0
+	if r.run > 0 && line == r.prev {
+		r.run++
+		n := r.run - 1
+		return len(repeatNote(n))+1 < n*(len(line)+1)
+	}
+	r.prev, r.run = line, 1
+	return false
 }
 
 // normalize returns s normalized.
