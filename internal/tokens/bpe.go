@@ -94,19 +94,21 @@ func isASCII(s string) bool {
 // Text of other scripts goes to mergeLong instead: its characters are few and take
 // merges of their own, which mergeLong remembers per character.
 func (t *table) mergeApart(piece string, sc *mergeScratch) int {
-	if len(piece) < trigramPieceBytes {
-		return t.mergeApartByPairs(piece, sc)
-	}
-	t.trigrams()
 	sc.use(t)
-	sc.rank3 = t.rank3
+	// Only a long piece builds and reads the three-byte tables (trigramPieceBytes); a
+	// shorter one is cut where two bytes are in no token together. Both cuts are exact.
+	trigrams := len(piece) >= trigramPieceBytes
+	if trigrams {
+		t.trigrams()
+		sc.rank3 = t.rank3
+	}
 	n, from := 0, 0
 	apart := t.apart2
 	for i := 1; i < len(piece); i++ {
 		// apartAt, with its first test here: a run of spaces or of text whose every
 		// pair is a token costs two lookups a byte and no call.
 		k := int(piece[i-1])<<8 | int(piece[i])
-		if apart[k/64]&(1<<(k%64)) != 0 || t.pair2[k] < 0 && t.apartAt(piece, i) {
+		if apart[k/64]&(1<<(k%64)) != 0 || trigrams && t.pair2[k] < 0 && t.apartAt(piece, i) {
 			n += t.mergePart(piece[from:i], sc)
 			from = i
 		}
@@ -115,28 +117,11 @@ func (t *table) mergeApart(piece string, sc *mergeScratch) int {
 }
 
 // trigramPieceBytes is the length of ASCII piece from which mergeApart builds and uses
-// the three-byte tables (trigrams): building them takes about 5 ms once per process,
+// the three-byte tables (trigrams, apartAt's second cut): building them takes about 5 ms once per process,
 // which a run of short pieces (a 40-space indentation, a long identifier) would pay
 // for nothing, while a piece this long is a run of megabytes' kind (a minified bundle,
 // a base64 blob) that the extra cuts speed up by a fifth or more.
 const trigramPieceBytes = 4096
-
-// mergeApartByPairs is mergeApart cutting only where two bytes are in no token together
-// (apart2), which needs no table built on first use. Both rules are exact, so the
-// counts are the same; only the number of cuts differs.
-func (t *table) mergeApartByPairs(piece string, sc *mergeScratch) int {
-	sc.use(t)
-	n, from := 0, 0
-	apart := t.apart2
-	for i := 1; i < len(piece); i++ {
-		k := int(piece[i-1])<<8 | int(piece[i])
-		if apart[k/64]&(1<<(k%64)) != 0 {
-			n += t.mergePart(piece[from:i], sc)
-			from = i
-		}
-	}
-	return n + t.mergePart(piece[from:], sc)
-}
 
 // apartAt reports whether no token can hold both piece[i-1] and piece[i] (0 < i <
 // len(piece)), so that no part BPE makes crosses i: the two bytes are
@@ -743,23 +728,11 @@ func (t *table) mergeQueueEvents(piece string, sc *mergeScratch, events *[]event
 	if events != nil {
 		defer compactEvents(events, len(*events))
 	}
-	sc.next = grow(sc.next, n)
-	sc.prev = grow(sc.prev, n)
-	sc.rank = grow(sc.rank, n)
-	sc.tok = grow(sc.tok, n)
-	next, prev, rank, tok := sc.next, sc.prev, sc.rank, sc.tok
+	rank := sc.bytesApart(t, piece)
 	q := &sc.q
 	q.reset(t.size())
 	for i := n - 1; i >= 0; i-- { // pushed backwards, each bucket lists positions in order
-		next[i] = int32(i + 1)
-		prev[i] = int32(i - 1)
-		tok[i] = t.byte1[piece[i]]
-		r := int32(-1)
-		if i+1 < n {
-			r = t.pair2[int(piece[i])<<8|int(piece[i+1])]
-		}
-		rank[i] = r
-		if r >= 0 {
+		if r := rank[i]; r >= 0 {
 			q.push(r, int32(i))
 		}
 	}
@@ -858,22 +831,10 @@ func (t *table) mergeRadix(piece string, sc *mergeScratch, events *[]event, at i
 	if events != nil {
 		from = len(*events)
 	}
-	sc.next = grow(sc.next, n)
-	sc.prev = grow(sc.prev, n)
-	sc.rank = grow(sc.rank, n)
-	sc.tok = grow(sc.tok, n)
-	next, prev, rank, tok := sc.next, sc.prev, sc.rank, sc.tok
+	rank := sc.bytesApart(t, piece)
 	q := &sc.radix
 	q.reset()
-	for i := range n {
-		next[i] = int32(i + 1)
-		prev[i] = int32(i - 1)
-		tok[i] = t.byte1[piece[i]]
-		r := int32(-1)
-		if i+1 < n {
-			r = t.pair2[int(piece[i])<<8|int(piece[i+1])]
-		}
-		rank[i] = r
+	for i, r := range rank {
 		if r >= 0 {
 			q.push(uint64(r)<<32 | uint64(i))
 		}
@@ -972,6 +933,28 @@ func (q *radixQueue) pop() uint64 {
 	}
 	q.size--
 	return k
+}
+
+// bytesApart readies the scratch for merging piece from its bytes: each byte a part of
+// its own, linked to its neighbours (next, prev), with its token (tok) and the rank of
+// the pair it starts (rank, -1 for none, returned for the caller to queue), for
+// mergeQueueEvents and mergeRadix, whose merges join makes.
+func (sc *mergeScratch) bytesApart(t *table, piece string) (rank []int32) {
+	n := len(piece)
+	sc.next, sc.prev = grow(sc.next, n), grow(sc.prev, n)
+	sc.rank, sc.tok = grow(sc.rank, n), grow(sc.tok, n)
+	next, prev, tok := sc.next, sc.prev, sc.tok
+	rank = sc.rank
+	for i := range n {
+		next[i] = int32(i + 1)
+		prev[i] = int32(i - 1)
+		tok[i] = t.byte1[piece[i]]
+		rank[i] = -1
+		if i+1 < n {
+			rank[i] = t.pair2[int(piece[i])<<8|int(piece[i+1])]
+		}
+	}
+	return rank
 }
 
 func grow(s []int32, n int) []int32 {
