@@ -318,6 +318,9 @@ func (p gjCCParser) record(seq int, r *Record, raw string) []Message {
 			l.msgID = keep(msg.Get("id").String())
 		}
 		m := gjAnthropicMessage(msg)
+		if m.Role == "" {
+			m.Role = r.Type // as Parse: the record's type names a role the message leaves out
+		}
 		for i := range m.Blocks {
 			switch b := &m.Blocks[i]; {
 			case b.Kind == ToolCall:
@@ -563,7 +566,7 @@ func gjParse(data []byte, o Options) (t *Transcript, err error) {
 		if !f.JSONL() {
 			return gjParseJSONDocument(doc, root, f, o)
 		}
-		if found := gjRecordFormat(root); o.Format != "" && found != o.Format {
+		if found := gjRecordFormat(root); o.Format != "" && found != o.Format && !(found == "" && gjRecordShaped(root, o.Format)) {
 			return nil, formatMismatch(o.Format, found)
 		}
 		lines := splitRecords(doc)
@@ -722,7 +725,7 @@ func gjParseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript,
 		carried[i] = p.record(i, &lines[i], doc[lines[i].Span.Start:lines[i].Span.End])
 	}
 	ol := resolve(p, f, lines)
-	t := &Transcript{Format: f, Doc: doc, Records: ol.Records, Usage: ol.Usage, Model: ol.Model}
+	t := &Transcript{Format: f, Doc: doc, Records: ol.Records, Usage: ol.Usage, Model: ol.Model, Warnings: ol.Warnings}
 	if len(ol.Messages) > 0 {
 		t.Messages = make([]Message, len(ol.Messages))
 	}
@@ -737,4 +740,18 @@ func gjParseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript,
 		t.Messages[i] = m
 	}
 	return t, nil
+}
+
+// gjRecordShaped is recordShaped read with gjson: a lone object with a type and a message
+// (Claude Code) or a payload (Codex), on which --format is trusted.
+func gjRecordShaped(obj gjson.Result, f Format) bool {
+	switch {
+	case !obj.Get("type").Exists():
+		return false
+	case f == ClaudeCode:
+		return obj.Get("message").Exists()
+	case f == Codex:
+		return obj.Get("payload").Exists()
+	}
+	return false
 }
