@@ -291,7 +291,7 @@ func (h *heldOutput) Write(p []byte) (int, error) {
 	if n := len(h.parts); n == 0 || h.parts[n-1].writes == nil {
 		s := &spool{}
 		if h.hint > 0 {
-			s.mem = make([]byte, 0, min(h.hint+h.hint/16+4096, spoolMemory))
+			s.reserve(min(h.hint+h.hint/16+4096, spoolMemory))
 			h.hint = 0 // once: a later part (ctx-count's report) is small
 		}
 		h.parts = append(h.parts, heldPart{writes: s})

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -77,13 +76,7 @@ func (d *document) readerAt() (io.ReaderAt, error) {
 	if d.spool == nil {
 		return d.file, nil
 	}
-	if d.spool.err != nil {
-		return nil, d.spool.err
-	}
-	if d.spool.file == nil {
-		return bytes.NewReader(d.spool.mem), nil
-	}
-	return d.spool.file, nil
+	return d.spool.readerAt()
 }
 
 // size is how many bytes of a streamed document the first pass read.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 )
@@ -20,10 +21,15 @@ const unsizedMemory = 1 << 20
 // until the run has succeeded.
 type spool struct {
 	limit int // bytes kept in memory; 0 means spoolMemory
-	mem   []byte
-	file  *os.File // nil until the bytes outgrow mem
-	size  int64
-	err   error // the first write error: the spool is then useless
+	// mem holds the bytes in chunks that are filled, never grown: growing one slice copied
+	// everything held at each doubling, and a copy of megabytes is a stretch the garbage
+	// collector cannot interrupt, so on two cores it spun waiting for it (as much system
+	// time as the whole run's work on a 10 MB Codex rollout).
+	mem  [][]byte
+	held int      // bytes in mem
+	file *os.File // nil until the bytes outgrow mem
+	size int64
+	err  error // the first write error: the spool is then useless
 	// memoryOK keeps the bytes in memory when no temp file can be made, instead of
 	// failing: for a reader (readUnsized) that would otherwise hold them in memory anyway.
 	memoryOK bool
@@ -38,7 +44,7 @@ func (s *spool) Write(p []byte) (int, error) {
 	if limit == 0 {
 		limit = spoolMemory
 	}
-	if s.file == nil && len(s.mem)+len(p) > limit && limit > 0 {
+	if s.file == nil && s.held+len(p) > limit && limit > 0 {
 		s.err = s.spill()
 		if s.err != nil && s.memoryOK {
 			s.err, s.limit = nil, -1 // never try again
@@ -48,7 +54,7 @@ func (s *spool) Write(p []byte) (int, error) {
 		}
 	}
 	if s.file == nil {
-		s.mem = append(s.mem, p...)
+		s.keep(p)
 	} else if _, s.err = s.file.Write(p); s.err != nil {
 		return 0, s.err
 	}
@@ -64,23 +70,97 @@ func (s *spool) spill() error {
 		return err
 	}
 	os.Remove(f.Name())
-	if _, err := f.Write(s.mem); err != nil {
-		f.Close()
-		return err
+	for _, c := range s.mem {
+		if _, err := f.Write(c); err != nil {
+			f.Close()
+			return err
+		}
 	}
-	s.file, s.mem = f, nil
+	s.file, s.mem, s.held = f, nil, 0
 	return nil
 }
 
-// reader reads everything written so far, from the start.
-func (s *spool) reader() (io.Reader, error) {
+// Chunks of a spool's memory start at firstChunk bytes (or the size reserved) and double
+// up to lastChunk, so a small output costs little and a large one few allocations, and no
+// single copy is longer than lastChunk.
+const (
+	firstChunk = 32 << 10
+	lastChunk  = 1 << 20
+)
+
+// reserve makes the first chunk n bytes, for a spool whose size is about known.
+func (s *spool) reserve(n int) {
+	if len(s.mem) == 0 {
+		s.mem = [][]byte{make([]byte, 0, n)}
+	}
+}
+
+// keep copies p into the memory chunks, starting new ones as they fill.
+func (s *spool) keep(p []byte) {
+	s.held += len(p)
+	for len(p) > 0 {
+		n := len(s.mem)
+		if n == 0 || len(s.mem[n-1]) == cap(s.mem[n-1]) {
+			size := firstChunk
+			if n > 0 {
+				size = min(max(2*cap(s.mem[n-1]), firstChunk), lastChunk)
+			}
+			s.mem = append(s.mem, make([]byte, 0, size))
+			n++
+		}
+		last := s.mem[n-1]
+		k := min(len(p), cap(last)-len(last))
+		s.mem[n-1] = append(last, p[:k]...)
+		p = p[k:]
+	}
+}
+
+// ReadAt reads the bytes held in memory at off, for a spool that has not spilled.
+func (s *spool) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("spool: negative offset")
+	}
+	n := 0
+	for _, c := range s.mem {
+		if off >= int64(len(c)) {
+			off -= int64(len(c))
+			continue
+		}
+		k := copy(p[n:], c[off:])
+		n, off = n+k, 0
+		if n == len(p) {
+			return n, nil
+		}
+	}
+	return n, io.EOF
+}
+
+// readerAt reads everything written so far, at any offset.
+func (s *spool) readerAt() (io.ReaderAt, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
 	if s.file == nil {
-		return bytes.NewReader(s.mem), nil
+		return s, nil
 	}
-	return io.NewSectionReader(s.file, 0, s.size), nil
+	return s.file, nil
+}
+
+// bytes is what the spool holds in memory, in one slice (a copy when it is in chunks).
+func (s *spool) bytes() []byte {
+	if len(s.mem) == 1 {
+		return s.mem[0]
+	}
+	return bytes.Join(s.mem, nil)
+}
+
+// reader reads everything written so far, from the start.
+func (s *spool) reader() (io.Reader, error) {
+	ra, err := s.readerAt()
+	if err != nil {
+		return nil, err
+	}
+	return io.NewSectionReader(ra, 0, s.size), nil
 }
 
 // close frees the spool.
@@ -109,7 +189,7 @@ func readUnsized(r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	if s.file == nil {
-		return s.mem, nil
+		return s.bytes(), nil
 	}
 	rr, err := s.reader()
 	if err != nil {

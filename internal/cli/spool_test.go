@@ -83,3 +83,43 @@ func TestReadUnsized(t *testing.T) {
 		}
 	}
 }
+
+// TestSpoolNeverCopies: the bytes a spool holds in memory stay where they were first
+// written (chunks are filled, never grown), no chunk is longer than lastChunk unless
+// reserved so, and they read back whole at any offset, across chunk boundaries.
+func TestSpoolNeverCopies(t *testing.T) {
+	s := &spool{limit: 6 << 20}
+	defer s.close()
+	var want bytes.Buffer
+	s.Write([]byte("x"))
+	want.WriteString("x")
+	first := &s.mem[0][0]
+	for i := 0; want.Len() < 5<<20; i++ {
+		p := bytes.Repeat([]byte{byte('a' + i%26)}, 1+i%70000)
+		want.Write(p)
+		s.Write(p)
+	}
+	if s.file != nil {
+		t.Fatal("spilled below its limit")
+	}
+	if &s.mem[0][0] != first {
+		t.Fatal("the first bytes written were moved")
+	}
+	for i, c := range s.mem {
+		if cap(c) > lastChunk {
+			t.Fatalf("chunk %d holds %d bytes", i, cap(c))
+		}
+	}
+	for _, off := range []int{0, 1, firstChunk - 3, firstChunk, 3 << 20, want.Len() - 5} {
+		got := make([]byte, 100)
+		n, err := s.ReadAt(got, int64(off))
+		end := min(off+100, want.Len())
+		if n != end-off || !bytes.Equal(got[:n], want.Bytes()[off:end]) || (err != nil) != (end-off < 100) {
+			t.Fatalf("ReadAt(%d): %d bytes, %v", off, n, err)
+		}
+	}
+	r, _ := s.reader()
+	if got, _ := io.ReadAll(r); !bytes.Equal(got, want.Bytes()) {
+		t.Fatal("read back differs")
+	}
+}
