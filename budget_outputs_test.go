@@ -87,10 +87,11 @@ func keptShare(text string, want []string) (kept int, missing []string) {
 	return kept, missing
 }
 
-// TestCutKeepsWhatFailed holds the cut by lines to what it achieves on the set: at --cap
-// 8000 every planted line kept, at --cap 2000 (where a case's planted lines alone may be
-// more than half the cap) at least 98.5% (165 of 167 today), against 65% and 40% at head
-// and tail; and on no case more tokens than head and tail at the same cap.
+// TestCutKeepsWhatFailed holds the cut by lines to what it achieves on the set: every
+// planted line kept, at --cap 8000 and at --cap 2000 (where a case's planted lines alone
+// may be more than half the cap: pytest -v's 18 take 503 of the 693 tokens head and tail
+// keeps), against 65% and 40% at head and tail; and on no case more tokens than head and
+// tail at the same cap.
 func TestCutKeepsWhatFailed(t *testing.T) {
 	cases := loadOutputs(t)
 	counter := tokens.Claude("")
@@ -106,7 +107,7 @@ func TestCutKeepsWhatFailed(t *testing.T) {
 	if normalized >= raw {
 		t.Errorf("normalizing saved nothing on the set: %d → %d tokens", raw, normalized)
 	}
-	floor := map[int]float64{8000: 1.0, 2000: 0.985}
+	floor := map[int]float64{8000: 1.0, 2000: 1.0}
 	for _, cap := range []int{8000, 2000} {
 		byLines, headTail := cuts(cap)
 		wanted, keptLines, keptHT := 0, 0, 0

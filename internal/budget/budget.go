@@ -423,7 +423,20 @@ func fitText(text string, n, limit int, measure func(string) int, inTokens bool,
 					// tail would (what ctx-budget kept before it read lines).
 					most := c.Count(split(raw, rawN, count).fit(limit, measure, inTokens, tool))
 					if c.Count(out) > most {
+						charsFitted := s.fitted
 						out, ok = s.fit(limit, measure, inTokens, most)
+						if ok && s.described {
+							// Tokens are what is short: a gap told by its count alone
+							// leaves the room of its description to lines kept for
+							// what they say, when that keeps more of them (not more
+							// of the others: those a description stands for well).
+							bounded := s.saying(s.fitted)
+							s.countGapsOnly()
+							s.fitted = charsFitted
+							if plain, fits := s.fit(limit, measure, inTokens, most); fits && s.saying(s.fitted) > bounded {
+								out = plain
+							}
+						}
 					}
 				}
 				if ok {

@@ -153,6 +153,25 @@ func isSourceExcerpt(line string) bool {
 	return strings.HasPrefix(line, ">   ")
 }
 
+// pytestNotes are the lines pytest writes among its E lines about its own diff rather than
+// the values compared ("Omitting 3 identical items, use -vv to show"): read first, they
+// would take the room of the differing items that follow them.
+var pytestNotes = []string{"Omitting ", "Differing items:", "Full diff:", "...Full output truncated", "Use -v to get", "Common items:"}
+
+// isPytestNote reports whether a line is one of pytestNotes inside pytest's E block.
+func isPytestNote(line string) bool {
+	if !strings.HasPrefix(line, "E ") {
+		return false
+	}
+	t := strings.TrimLeft(line[1:], " ")
+	for _, p := range pytestNotes {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // isBanner: a section title between rules of "=", as pytest and others head their
 // sections; one with a digit is a summary ("=== 3 failed, 1,642 passed ===").
 func isBanner(line string) bool {
@@ -475,8 +494,8 @@ func lineKinds(lines []string, kind []uint8) {
 		// of a long output are none of these.
 		switch {
 		case len(line) > longLine:
-		case isSourceExcerpt(line):
-			k = kindContext // pytest's "> " line of code above its E lines
+		case isSourceExcerpt(line), isPytestNote(line):
+			k = kindContext // pytest's "> " line of code above its E lines, its notes among them
 		case line == "E":
 			// pytest's blank line among its E lines (its trailing spaces normalized away):
 			// one block of error lines, whose lines are kept in their order
@@ -662,8 +681,13 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 			mark(j)
 		}
 	}
+	// (a section's title between rules, pytest's "=== test session starts ===", is not
+	// one of them: it says less than the lines after it, and at a tight limit its rules
+	// cost the room of an error line)
 	for i := 0; i < min(ends, n); i++ {
-		kind[i] = kindHead
+		if !isBanner(lines[i]) {
+			kind[i] = kindHead
+		}
 	}
 	// (the last lines that say something: a blank line at the end is not one)
 	last := n
@@ -699,6 +723,27 @@ type selection struct {
 	// limit of 4,000), so that under a tight one the room goes to lines kept rather than
 	// to describing the others.
 	describing int
+	// perKind counts the lines of each kind (an earlier cut's gaps aside), for the marker
+	// to say how many of a kind were left out.
+	perKind [kinds]int
+	// described says whether the text last written describes a gap by its shapes.
+	described bool
+}
+
+// saying is how many of the first k entries of the keeping order are lines kept for what
+// they say or where they are (first and last lines, and those near an error), rather
+// than for room left.
+func (s *selection) saying(k int) int {
+	n := 0
+	for kind := range kindContext {
+		n += s.perKind[kind]
+	}
+	return min(k, n)
+}
+
+// countGapsOnly makes every gap's note its count of lines alone, without the shapes.
+func (s *selection) countGapsOnly() {
+	s.describing, s.gapLines = 0, nil
 }
 
 var (
@@ -748,6 +793,7 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 			perKind[s.kind[i]]++
 		}
 	}
+	s.perKind = perKind
 	var at [kinds]int
 	for k := 1; k < kinds; k++ {
 		at[k] = at[k-1] + perKind[k-1]
@@ -772,8 +818,14 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 	sc.depth = depth
 	for i := range lines {
 		depth[i] = 0
-		if i > 0 && s.kind[i] == s.kind[i-1] {
-			depth[i] = depth[i-1] + 1
+		// (pytest's notes among its E lines do not end their block: the differing items
+		// after "Differing items:" are the block's second line, not a new block's first)
+		p := i - 1
+		for p >= 0 && isPytestNote(lines[p]) {
+			p--
+		}
+		if p >= 0 && s.kind[i] == s.kind[p] {
+			depth[i] = depth[p] + 1
 		}
 	}
 	start := 0
@@ -877,6 +929,9 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 			s.runes[i] = utf8.RuneCountInString(line)
 		}
 	}
+	if b != nil {
+		s.described = false
+	}
 	keep := s.keep
 	clear(keep)
 	for _, i := range s.order[:k] {
@@ -906,6 +961,9 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 			j++
 		}
 		gap, gapRunes := s.gapLine(i, j)
+		if b != nil && !strings.HasSuffix(gap, " left out]") {
+			s.described = true
+		}
 		if s.shortGap(i, j, gapRunes) {
 			// Lines no longer than the note that would stand for them: the lines.
 			for ; i < j; i++ {
@@ -1071,15 +1129,22 @@ const gapSample = 64
 
 // marker accounts for a cut by what lines say.
 func (s *selection) marker(cut, places int, kept [kinds]int) string {
+	// What it kept for what it says, and of those kinds how many it left out: "kept 8 of
+	// 10 error lines" says the cut dropped errors, where a re-run would find them.
 	var parts []string
 	for _, k := range []int{kindError, kindDiagnostic, kindTest, kindFrame} {
-		if kept[k] > 0 {
+		switch {
+		case kept[k] > 0 && kept[k] < s.perKind[k]:
+			parts = append(parts, human.Thousands(kept[k])+" of "+plural(s.perKind[k], kindNames[k]))
+		case kept[k] > 0:
 			parts = append(parts, plural(kept[k], kindNames[k]))
+		case s.perKind[k] > 0:
+			parts = append(parts, "none of "+plural(s.perKind[k], kindNames[k]))
 		}
 	}
 	what := "the first and last lines"
 	if len(parts) > 0 {
-		what = strings.Join(parts, ", ") + ", with the first and last lines"
+		what = strings.Join(parts, ", ")
 	}
 	call := "the tool call"
 	if s.tool != "" {

@@ -196,11 +196,11 @@ func TestKeepingOrderBreadthFirst(t *testing.T) {
 	}
 	text := b.String()
 	sc := new(scratch)
-	s := newSelection(text, len(text), 900, func(s string) int { return len(s) / 4 }, "Bash", sc)
+	s := newSelection(text, len(text), 800, func(s string) int { return len(s) / 4 }, "Bash", sc)
 	if s == nil {
 		t.Fatal("no selection")
 	}
-	out, ok := s.fit(900, nil, false, 0)
+	out, ok := s.fit(800, nil, false, 0)
 	if !ok {
 		t.Fatal("nothing fits")
 	}
@@ -211,6 +211,19 @@ func TestKeepingOrderBreadthFirst(t *testing.T) {
 	}
 	if strings.Contains(out, line(5, 0)) {
 		t.Errorf("failure 0 told in full before the others were named:\n%s", out)
+	}
+	// The marker says how many error lines were left out: kept so many of 18 (the first
+	// failure line is kept as the first line).
+	kept := 0
+	for f := range 3 {
+		for e := range 6 {
+			if strings.Contains(out, line(e, f)+"\n") {
+				kept++
+			}
+		}
+	}
+	if want := fmt.Sprintf("; kept %d of 18 error lines, 2 test failure lines; ", kept); !strings.Contains(out, want) {
+		t.Errorf("the marker does not say %q:\n%s", want, out)
 	}
 }
 
@@ -289,6 +302,11 @@ func TestLineKinds(t *testing.T) {
 		"# todo 0":      kindOther,
 		// pytest's blank line inside its E block keeps the block one run
 		"E": kindError,
+		// pytest's notes about its diff are not what differs
+		"E         Omitting 3 identical items, use -vv to show":    kindContext,
+		"E         Differing items:":                               kindContext,
+		"E         {'gross': 11600} != {'gross': 11900}":           kindError,
+		"E         ...Full output truncated (3 lines hidden), use": kindContext,
 		// a linter's finding under the code, whatever its severity
 		"     ^-- SC2086 (info): Double quote to prevent globbing and word splitting.": kindDiagnostic,
 		"         ^-- SC2044 (warning): For loops over find output are fragile.":       kindDiagnostic,
