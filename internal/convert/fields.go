@@ -46,14 +46,18 @@ var carried = map[string][]string{
 // sends the model role and content only, so leaving them out loses nothing the model saw.
 var sweAgentOwn = []string{"agent", "thought", "action", "message_type", "is_demo"}
 
-// fieldLosses lists the members of t's messages and content parts that the readers do not
-// carry (see carried), each name once per occurrence, in the order first seen. The members
+// fieldLosses adds to fieldNames the members of t's messages and content parts that the
+// readers do not carry (see carried), each name once, in the order first seen, and counts
+// each occurrence in fields. The members
 // of a saved transcript's records around the message (Claude Code's uuid and usage, a Codex
 // rollout's timestamp) are the agent's bookkeeping, not conversation, and are not looked at.
-func fieldLosses(t *transcript.Transcript) (names []string, count int) {
+func (c *conversation) fieldLosses(t *transcript.Transcript) {
 	fam := familyOf(t.Format)
 	prefix := map[family]string{anthropicFamily: "anthropic ", openaiFamily: "openai ", responsesFamily: "responses "}[fam]
-	seen := map[string]bool{}
+	if c.fieldSeen == nil {
+		c.fieldSeen = map[string]bool{}
+	}
+	seen := c.fieldSeen
 	check := func(kind, raw string) {
 		keep, ok := carried[prefix+kind]
 		if !ok || raw == "" || raw[0] != '{' {
@@ -64,10 +68,10 @@ func fieldLosses(t *transcript.Transcript) (names []string, count int) {
 		}
 		gjson.Parse(raw).ForEach(func(k, v gjson.Result) bool {
 			if name := k.String(); !slices.Contains(keep, name) && !empty(v) {
-				count++
+				c.fields++
 				if !seen[name] {
 					seen[name] = true
-					names = append(names, name)
+					c.fieldNames = append(c.fieldNames, name)
 				}
 			}
 			return true
@@ -119,7 +123,6 @@ func fieldLosses(t *transcript.Transcript) (names []string, count int) {
 		}
 		blocks(m.Blocks)
 	}
-	return names, count
 }
 
 // empty reports whether a member's value carries nothing: null, [] or {}.
