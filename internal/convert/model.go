@@ -12,6 +12,8 @@
 package convert
 
 import (
+	"io"
+
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -142,6 +144,14 @@ type conversation struct {
 	// calls it, and let go of those they wrote through written.
 	next  func() bool
 	freed int // messages before this one are written and let go
+	// sink, when set, takes the output a piece at a time as it is written (a cli.Spool),
+	// instead of one buffer holding it beside the document it is made from, and gives it
+	// back whole once that is let go; sinkErr is the first error writing to it.
+	sink interface {
+		io.Writer
+		Bytes() ([]byte, error)
+	}
+	sinkErr error
 }
 
 // msg is message i, read far enough that it is complete (a later message exists or every

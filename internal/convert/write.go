@@ -25,8 +25,25 @@ type writer struct {
 	l     *losses
 }
 
+// sinkBytes is how much output the writer keeps before it hands it to the conversation's
+// sink, when it has one.
+const sinkBytes = 1 << 20
+
 func newWriter(c *conversation, l *losses) *writer {
+	if c.sink != nil {
+		return &writer{b: make([]byte, 0, 2*sinkBytes), c: c, l: l}
+	}
 	return &writer{b: make([]byte, 0, outputSize(c.t)), c: c, l: l}
+}
+
+// flush hands what is written so far to the sink, if there is one and it is large enough
+// to be worth a write. The writers call it between messages.
+func (w *writer) flush() {
+	if w.c.sink == nil || len(w.b) < sinkBytes || w.c.sinkErr != nil {
+		return
+	}
+	_, w.c.sinkErr = w.c.sink.Write(w.b)
+	w.b = w.b[:0]
 }
 
 // otherFiles writes, in place of an image given by the id of a file the target cannot
@@ -410,6 +427,7 @@ func writeAnthropic(c *conversation, l *losses) []byte {
 	// other blocks.
 	for i := start; c.msg(i) != nil; {
 		c.written(i) // the runs before this one
+		w.flush()
 		role := anthropicRole(c.msg(i))
 		j := i + 1
 		for c.msg(j) != nil && anthropicRole(c.msg(j)) == role {
@@ -658,6 +676,7 @@ func writeOpenAI(c *conversation, l *losses) []byte {
 	}
 	for mi := 0; c.msg(mi) != nil; mi++ {
 		c.written(mi)
+		w.flush()
 		m := c.msg(mi)
 		// Results first, each its own tool message; the rest of the message after them.
 		others := 0
@@ -869,6 +888,7 @@ func writeResponses(c *conversation, l *losses) []byte {
 	w.open('[')
 	for mi := start; c.msg(mi) != nil; mi++ {
 		c.written(mi)
+		w.flush()
 		m := c.msg(mi)
 		if plainString(m) && m.role != "tool" {
 			w.elem()
