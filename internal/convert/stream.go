@@ -23,7 +23,7 @@ import (
 
 // stretchBytes is about how much of the document one stretch reads: large enough that the
 // reads are few, small enough to weigh nothing beside the output.
-var stretchBytes = 4 << 20 // a variable only for TestStreamedMatchesWhole, which cuts stretches small
+var stretchBytes = 1 << 20 // a variable only for TestStreamedMatchesWhole, which cuts stretches small
 
 // stretch is a stretch of the document and the messages (from, to) of the conversation in it.
 type stretch struct {
