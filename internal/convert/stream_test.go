@@ -2,6 +2,8 @@ package convert
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,9 +32,37 @@ func TestStreamedMatchesWhole(t *testing.T) {
 		defer func(old int) { stretchBytes = old }(stretchBytes)
 		stretchBytes = size
 		invariant.StreamCheck{Tool: Tool, Whole: wholeTool, Flags: [][]string{
-			{}, {"--to", "anthropic"}, {"--to", "openai"}, {"--to", "responses"},
+			{}, {"--to", "anthropic"}, {"--to", "openai"}, {"--to", "responses"}, {"--sidechains", "--to", "openai"},
 		}}.Run(t)
 	}
+}
+
+// FuzzStreamedMatchesWhole: on any document, the streamed conversion and the whole one
+// agree (exit status, output, warnings, --stats), to every target, with stretches of one
+// message.
+func FuzzStreamedMatchesWhole(f *testing.F) {
+	docs := invariant.ScriptJSONL(f, "*convert*.txtar")
+	for _, name := range []string{"session.jsonl", "codex.jsonl"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		docs = append(docs, string(data))
+	}
+	for _, doc := range docs {
+		f.Add(doc, uint8(0))
+		f.Add(doc, uint8(2))
+	}
+	targets := []string{"", "anthropic", "openai", "responses"}
+	f.Fuzz(func(t *testing.T, doc string, to uint8) {
+		defer func(old int) { stretchBytes = old }(stretchBytes)
+		stretchBytes = 1
+		args := []string{"--stats"}
+		if target := targets[int(to)%len(targets)]; target != "" {
+			args = append(args, "--to", target)
+		}
+		invariant.SameOnFile(t, Tool, wholeTool, doc, args...)
+	})
 }
 
 // TestStretches: a transcript's messages are cut into stretches in document order, every
