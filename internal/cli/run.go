@@ -485,8 +485,8 @@ func (d *Doc) release() {
 // Release lets go of the document for a tier whose plan makes a new one (ctx-convert) and
 // has read what it needs of it: the new document then takes the room, instead of being
 // held beside the input. T keeps the format, the model and the usage; the counts --stats
-// needs must have been made (Counts) before. A document read whole can then be read only
-// as release leaves a streamed one: not at all.
+// needs must have been made (Counts) before. Nothing of the document can be read after it,
+// whether it was read whole or streamed.
 func (d *Doc) Release() {
 	big := d.Size() > bigInput
 	if d.stream != nil {

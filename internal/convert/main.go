@@ -64,7 +64,8 @@ func run(ctx *cli.Context, f *Flags) error {
 	return ctx.Run(cli.Filter{Plan: func(d *cli.Doc) (*cli.Plan, error) { return planDoc(d, f) }})
 }
 
-// planDoc converts one document, read whole.
+// planDoc converts one document: read whole, or a JSONL transcript in the run's two passes
+// (readStreamed).
 func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	t := d.T
 	to, _ := transcript.ParseFormat(f.To)
@@ -74,6 +75,15 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 			return nil, cli.WithHint(cli.Usagef("%s is already an API request: name the target with --to", t.Format),
 				"--to anthropic, --to openai or --to responses")
 		}
+	}
+	// --stats counts the document before it is let go.
+	var before *measure.Counts
+	if d.Context().StatsOn() {
+		n, err := d.Counts()
+		if err != nil {
+			return nil, err
+		}
+		before = &n
 	}
 	var c *conversation
 	finish := func() error { return nil }
@@ -92,18 +102,10 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	}
 	// The output goes to a spool (a temp file past a megabyte) as it is written, and
 	// comes back into memory once the document is let go (write): the two are not held
-	// at once. --stats counts the document first.
+	// at once.
 	sink := cli.NewSpool()
 	defer sink.Close()
 	c.sink = sink
-	var before *measure.Counts
-	if d.Context().StatsOn() {
-		n, err := d.Counts()
-		if err != nil {
-			return nil, err
-		}
-		before = &n
-	}
 	in := 0
 	for _, m := range t.Messages {
 		if !m.Header {
@@ -152,8 +154,8 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 }
 
 // tokensDelta is what converting changed in the document's tokens (n, counted before it
-// was let go), each side counted with its format's counter. The output is counted as Convert parsed it to check it: a 100 MB
-// document is not parsed again.
+// was let go), each side counted with its format's counter. The output is counted as
+// Convert parsed it to check it: a 100 MB document is not parsed again.
 func tokensDelta(d *cli.Doc, n measure.Counts, to transcript.Format, res *Result) int {
 	after := n.Total
 	if c2, err := d.Context().Counter(to, res.out.Model); err == nil {
