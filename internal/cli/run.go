@@ -539,7 +539,9 @@ func (d *Doc) Utilization() (u float64, tokens int, w tokens.Budget, err error) 
 
 // Visit reads the given spans of the document and calls fn with each part's text and
 // offset, in document order; overlapping or touching spans are read as one part. fn must
-// not keep text past its return unless it copies it.
+// not keep text past its return unless it copies it, but for a streamed document, whose
+// each part is a new string fn may keep (ctx-convert keeps a stretch until the messages
+// read from it are written).
 func (d *Doc) Visit(spans []transcript.Span, fn func(text string, base int) error) error {
 	if d.stream != nil {
 		return d.stream.visit(spans, fn)
