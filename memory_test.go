@@ -121,7 +121,29 @@ func TestMemory(t *testing.T) {
 			})
 		}
 	}
+
+	// ctx-convert on a JSONL transcript reads it in two passes and holds its output, about
+	// half the input, not the input: the least of three runs from the file and from a pipe
+	// stays under convertJSONLCeiling.
+	for _, format := range []string{"claude-code", "codex"} {
+		t.Run("ctx-convert/"+format, func(t *testing.T) {
+			file, fileRSS := least(t, "ctx-convert", inputs[format], false)
+			pipe, pipeRSS := least(t, "ctx-convert", inputs[format], true)
+			t.Logf("peak heap / input: file %.2f, stdin %.2f; peak RSS grown / input: file %.2f, stdin %.2f", file, pipe, fileRSS, pipeRSS)
+			if fileRSS > 0 && max(fileRSS, pipeRSS) > convertJSONLCeiling {
+				t.Errorf("the peak RSS grew by %.2f× the input from the file, %.2f× from a pipe; the ceiling is %.2f×", fileRSS, pipeRSS, convertJSONLCeiling)
+			}
+		})
+	}
 }
+
+// convertJSONLCeiling is the most ctx-convert's peak RSS may grow by during a run on a JSONL
+// transcript, as a share of the input. On 100 MB it is about 0.8× (scripts/bench.sh's
+// figure, binary included; issue 21 asks for 1.2×); on TestMemory's 20 MB the stretch read,
+// the spool's megabyte and the runtime's own weigh more: 0.95-1.16×, where reading the
+// transcript whole took 1.79-1.90×. (Its peak heap, HeapSys, moves in steps of several
+// megabytes at this size, 1.2-1.8× from run to run, 2.6× before: too coarse to hold it to.)
+const convertJSONLCeiling = 1.4
 
 // jsonCeiling is the most a tool's peak RSS may grow by during a run on a JSON document,
 // as a share of the input, from a file or a pipe (issue 21). On 100 MB the four stay under
@@ -129,7 +151,10 @@ func TestMemory(t *testing.T) {
 // TestMemory's 20 MB the runtime's own megabytes and the limit's slack weigh more, so the
 // ceilings sit between the figures with the limit (count 1.8, persist 2.4-2.7, budget 2.6,
 // snip 1.95) and without it (2.2, 2.9-3.4, 2.9, 2.5-2.9), each the least of three runs.
-var jsonCeiling = map[string]float64{"ctx-count": 2.0, "ctx-persist": 2.85, "ctx-budget": 2.8, "ctx-snip": 2.25}
+// ctx-convert, whose output goes to a spool read back once the input is let go, grows by
+// 1.75-1.85× (on 100 MB its peak is 1.75× the input, binary included), where holding
+// input and output at once took 2.3-2.7×.
+var jsonCeiling = map[string]float64{"ctx-count": 2.0, "ctx-persist": 2.85, "ctx-budget": 2.8, "ctx-snip": 2.25, "ctx-convert": 2.1}
 
 // memSize is the size of TestMemory's inputs: large enough that the input, not the
 // runtime's own few megabytes, decides the peak.

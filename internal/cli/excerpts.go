@@ -15,7 +15,7 @@ import (
 
 // visit reads the given spans of a streamed document and calls fn with each part's text
 // and document offset, in document order. Overlapping or touching spans are read as one
-// part. fn must not keep text past its return unless it copies it. The bytes are read as
+// part. Each part's text is a new string, which fn may keep (see Doc.Visit). The bytes are read as
 // they are now; rewrite checks afterwards that the input did not change since the first
 // pass, so a plan made from changed bytes is never written.
 func (d *document) visit(spans []transcript.Span, fn func(text string, base int) error) error {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -480,6 +482,28 @@ func (d *Doc) release() {
 	d.streamed.Release()
 }
 
+// Release lets go of the document for a tier whose plan makes a new one (ctx-convert) and
+// has read what it needs of it: the new document then takes the room, instead of being
+// held beside the input. T keeps the format, the model and the usage; the counts --stats
+// needs must have been made (Counts) before. Nothing of the document can be read after it,
+// whether it was read whole or streamed.
+func (d *Doc) Release() {
+	big := d.Size() > bigInput
+	if d.stream != nil {
+		d.release()
+	} else {
+		d.whole = &Input{Name: d.Name}
+		// The model name is a piece of the input's text, which it would keep alive whole.
+		d.T = &transcript.Transcript{Format: d.T.Format, Model: strings.Clone(d.T.Model), Usage: d.T.Usage}
+	}
+	if big {
+		// What was let go is most of the heap and the new document is about to be made:
+		// collected now, its room is reused rather than added to (a collection that finds
+		// little alive is short).
+		runtime.GC()
+	}
+}
+
 // Measures are what a tier that decides on the size of the whole conversation reads: the
 // counter, the window, and the counts.
 type Measures struct {
@@ -515,7 +539,9 @@ func (d *Doc) Utilization() (u float64, tokens int, w tokens.Budget, err error) 
 
 // Visit reads the given spans of the document and calls fn with each part's text and
 // offset, in document order; overlapping or touching spans are read as one part. fn must
-// not keep text past its return unless it copies it.
+// not keep text past its return unless it copies it, but for a streamed document, whose
+// each part is a new string fn may keep (ctx-convert keeps a stretch until the messages
+// read from it are written).
 func (d *Doc) Visit(spans []transcript.Span, fn func(text string, base int) error) error {
 	if d.stream != nil {
 		return d.stream.visit(spans, fn)
@@ -570,8 +596,8 @@ func (d *Doc) write(p *Plan) error {
 	}
 	if d.stream != nil {
 		switch {
-		case p.Output != nil:
-			return fmt.Errorf("internal: a new document for a streamed input")
+		case p.Output != nil: // made from the document's two passes (ctx-convert)
+			return d.c.writeDocument(Input{Name: d.Name}, p.Output)
 		case p.Edit != nil:
 			return d.stream.rewrite(p.Regions, p.Edit)
 		}

@@ -385,8 +385,8 @@ func TestReadingWhole(t *testing.T) {
 	}
 }
 
-// TestOutputOfStreamed: a new document (Plan.Output) for a streamed input is a bug in the
-// tier, reported as one.
+// TestOutputOfStreamed: a new document (Plan.Output) made from a streamed input (ctx-convert
+// reads it in its second pass) is written in its place.
 func TestOutputOfStreamed(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "s.jsonl")
 	os.WriteFile(file, []byte(session), 0o644)
@@ -395,7 +395,7 @@ func TestOutputOfStreamed(t *testing.T) {
 	})
 	var errb bytes.Buffer
 	code, stdout := runLoop(tool, []string{file}, &errb)
-	if code != cli.ExitRuntime || stdout != "" || errb.String() != "ctx-fake: error: internal: a new document for a streamed input\n" {
+	if code != 0 || stdout != "{}" || errb.String() != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, errb.String())
 	}
 }

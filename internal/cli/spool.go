@@ -183,23 +183,47 @@ func (s *spool) close() {
 // back into one allocation: the peak is the input and about twice unsizedMemory. When no
 // temp file can be made the spool keeps them in memory, as a growing buffer would have.
 func readUnsized(r io.Reader) ([]byte, error) {
-	s := &spool{memoryOK: true, limit: unsizedMemory}
-	defer s.close()
+	s := NewSpool()
+	defer s.Close()
 	if _, err := io.Copy(s, r); err != nil {
 		return nil, err
 	}
-	if s.file == nil {
-		return s.bytes(), nil
+	return s.Bytes()
+}
+
+// Spool holds a document written to it a piece at a time until Bytes reads it back into
+// one slice of its size, as readUnsized reads a pipe: in memory up to unsizedMemory, then
+// in a temp file (in memory still when none can be made). A tier that makes a new
+// document (ctx-convert) writes it there, so that it is not held in memory beside what it
+// is made from.
+type Spool struct{ s spool }
+
+// NewSpool makes an empty Spool; Close it when done.
+func NewSpool() *Spool { return &Spool{spool{memoryOK: true, limit: unsizedMemory}} }
+
+// Write implements io.Writer.
+func (s *Spool) Write(p []byte) (int, error) { return s.s.Write(p) }
+
+// Bytes is everything written, in one slice of its size with room for a few bytes more.
+func (s *Spool) Bytes() ([]byte, error) {
+	if s.s.err != nil {
+		return nil, s.s.err
 	}
-	rr, err := s.reader()
+	if s.s.file == nil {
+		return s.s.bytes(), nil
+	}
+	rr, err := s.s.reader()
 	if err != nil {
 		return nil, err
 	}
 	// The same room at the end as readWhole leaves after a file (bytes.MinRead): a
 	// document that gains a final line break is not copied for it.
-	data := make([]byte, s.size, s.size+bytes.MinRead)
+	data := make([]byte, s.s.size, s.s.size+bytes.MinRead)
 	if _, err := io.ReadFull(rr, data); err != nil {
 		return nil, err
 	}
 	return data, nil
 }
+
+// Close frees the spool.
+func (s *Spool) Close() { s.s.close() }

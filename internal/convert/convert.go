@@ -46,8 +46,15 @@ type Result struct {
 
 // Convert writes the conversation of t as a request document of format to.
 func Convert(t *transcript.Transcript, to transcript.Format) (*Result, error) {
+	return write(read(t), to, nil)
+}
+
+// write writes conversation c as a request document of format to. read, when set, is
+// called once the conversation is read and written, before the output is checked: the
+// document it was read from is let go there, and with c.sink set the output, held there
+// until then, is read back into memory only after.
+func write(c *conversation, to transcript.Format, read func()) (*Result, error) {
 	var l losses
-	c := read(t)
 	var doc []byte
 	switch to {
 	case transcript.Anthropic:
@@ -58,6 +65,27 @@ func Convert(t *transcript.Transcript, to transcript.Format) (*Result, error) {
 		doc = writeResponses(c, &l)
 	default:
 		return nil, fmt.Errorf("cannot convert to %s: the targets are anthropic, openai and responses", to)
+	}
+	if c.sink != nil {
+		sink := c.sink
+		if c.sinkErr == nil {
+			_, c.sinkErr = sink.Write(doc)
+		}
+		if err := c.sinkErr; err != nil {
+			return nil, fmt.Errorf("hold the output: %w", err)
+		}
+		doc = nil
+		c = nil
+		if read != nil {
+			read() // before the output is read back into memory, which then takes its room
+		}
+		var err error
+		if doc, err = sink.Bytes(); err != nil {
+			return nil, fmt.Errorf("hold the output: %w", err)
+		}
+	} else if read != nil {
+		c = nil
+		read()
 	}
 	// Parse keeps doc without copying it; the line break appended at the end goes past
 	// what it holds, into the room the writer left, so doc is not copied either.

@@ -46,14 +46,18 @@ var carried = map[string][]string{
 // sends the model role and content only, so leaving them out loses nothing the model saw.
 var sweAgentOwn = []string{"agent", "thought", "action", "message_type", "is_demo"}
 
-// fieldLosses lists the members of t's messages and content parts that the readers do not
-// carry (see carried), each name once per occurrence, in the order first seen. The members
+// fieldLosses adds to fieldNames the members of t's messages and content parts that the
+// readers do not carry (see carried), each name once, in the order first seen, and counts
+// each occurrence in fields. The members
 // of a saved transcript's records around the message (Claude Code's uuid and usage, a Codex
 // rollout's timestamp) are the agent's bookkeeping, not conversation, and are not looked at.
-func fieldLosses(t *transcript.Transcript) (names []string, count int) {
+func (c *conversation) fieldLosses(t *transcript.Transcript) {
 	fam := familyOf(t.Format)
 	prefix := map[family]string{anthropicFamily: "anthropic ", openaiFamily: "openai ", responsesFamily: "responses "}[fam]
-	seen := map[string]bool{}
+	if c.fieldSeen == nil {
+		c.fieldSeen = map[string]bool{}
+	}
+	seen := c.fieldSeen
 	check := func(kind, raw string) {
 		keep, ok := carried[prefix+kind]
 		if !ok || raw == "" || raw[0] != '{' {
@@ -62,15 +66,14 @@ func fieldLosses(t *transcript.Transcript) (names []string, count int) {
 		if t.ArrayPath == "history" && (kind == "message" || kind == "tool") {
 			keep = append(slices.Clip(keep), sweAgentOwn...)
 		}
-		gjson.Parse(raw).ForEach(func(k, v gjson.Result) bool {
-			if name := k.String(); !slices.Contains(keep, name) && !empty(v) {
-				count++
+		eachMember(raw, func(name string, empty bool) {
+			if !slices.Contains(keep, name) && !empty {
+				c.fields++
 				if !seen[name] {
 					seen[name] = true
-					names = append(names, name)
+					c.fieldNames = append(c.fieldNames, name)
 				}
 			}
-			return true
 		})
 	}
 	var blocks func(bs []transcript.Block)
@@ -119,17 +122,119 @@ func fieldLosses(t *transcript.Transcript) (names []string, count int) {
 		}
 		blocks(m.Blocks)
 	}
-	return names, count
 }
 
-// empty reports whether a member's value carries nothing: null, [] or {}.
-func empty(v gjson.Result) bool {
-	switch v.Type {
-	case gjson.Null:
+// eachMember calls fn with the name of each member of the JSON object raw, in order, and
+// whether its value carries nothing (null, [] or {}), without decoding the values:
+// gjson's ForEach decoded every string value (a text block's whole text, unescaped) only
+// for its name to be looked at, which was most of the time fieldLosses took. raw is valid
+// JSON (it was parsed); anything else ends the walk.
+func eachMember(raw string, fn func(name string, empty bool)) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return
+	}
+	i++
+	for {
+		i = skipSpace(raw, i)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+		if i >= len(raw) || raw[i] != '"' {
+			return // the end of the object
+		}
+		end := stringEnd(raw, i)
+		if end < 0 {
+			return
+		}
+		name := raw[i+1 : end-1]
+		if strings.IndexByte(name, '\\') >= 0 {
+			name = gjson.Parse(raw[i:end]).String()
+		}
+		i = skipSpace(raw, end)
+		if i >= len(raw) || raw[i] != ':' {
+			return
+		}
+		i = skipSpace(raw, i+1)
+		vend := valueEnd(raw, i)
+		if vend < 0 {
+			return
+		}
+		fn(name, empty(raw[i:vend]))
+		i = vend
+	}
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index just past the JSON string that starts at s[i] (a quote), or -1.
+func stringEnd(s string, i int) int {
+	j := i + 1
+	for {
+		k := strings.IndexByte(s[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		// The quote is escaped when an odd number of backslashes comes before it.
+		n := 0
+		for n < j-i-1 && s[j-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// valueEnd is the index just past the JSON value that starts at s[i], or -1.
+func valueEnd(s string, i int) int {
+	if i >= len(s) {
+		return -1
+	}
+	switch s[i] {
+	case '"':
+		return stringEnd(s, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(s); j++ {
+			switch s[j] {
+			case '"':
+				e := stringEnd(s, j)
+				if e < 0 {
+					return -1
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i // a number, true, false or null
+	for j < len(s) && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\t' && s[j] != '\n' && s[j] != '\r' {
+		j++
+	}
+	return j
+}
+
+// empty reports whether a member's value, as JSON text, carries nothing: null, [] or {}.
+func empty(v string) bool {
+	switch {
+	case v == "null":
 		return true
-	case gjson.JSON:
-		inner := strings.TrimSpace(v.Raw[1 : len(v.Raw)-1])
-		return inner == ""
+	case len(v) >= 2 && (v[0] == '[' || v[0] == '{'):
+		return strings.TrimSpace(v[1:len(v)-1]) == ""
 	}
 	return false
 }

@@ -60,10 +60,12 @@ func run(ctx *cli.Context, f *Flags) error {
 	if f.InPlace {
 		return cli.Usagef("--in-place cannot change a file's format; use -o")
 	}
-	return ctx.Run(cli.Filter{Whole: true, Plan: func(d *cli.Doc) (*cli.Plan, error) { return planDoc(d, f) }})
+	// A JSONL transcript is streamed (stream.go); anything else is read whole.
+	return ctx.Run(cli.Filter{Plan: func(d *cli.Doc) (*cli.Plan, error) { return planDoc(d, f) }})
 }
 
-// planDoc converts one document, read whole.
+// planDoc converts one document: read whole, or a JSONL transcript in the run's two passes
+// (readStreamed).
 func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	t := d.T
 	to, _ := transcript.ParseFormat(f.To)
@@ -74,7 +76,47 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 				"--to anthropic, --to openai or --to responses")
 		}
 	}
-	res, err := Convert(t, to)
+	// --stats counts the document before it is let go.
+	var before *measure.Counts
+	if d.Context().StatsOn() {
+		n, err := d.Counts()
+		if err != nil {
+			return nil, err
+		}
+		before = &n
+	}
+	var c *conversation
+	finish := func() error { return nil }
+	release := d.Release
+	if d.Streamed() {
+		var ok bool
+		if c, finish, ok = readStreamed(d); !ok {
+			if err := d.Whole(); err != nil {
+				return nil, err
+			}
+			t = d.T
+		}
+	}
+	if c == nil {
+		c = read(t)
+	}
+	// The output goes to a spool (a temp file past a megabyte) as it is written, and
+	// comes back into memory once the document is let go (write): the two are not held
+	// at once.
+	sink := cli.NewSpool()
+	defer sink.Close()
+	c.sink = sink
+	in := 0
+	for _, m := range t.Messages {
+		if !m.Header {
+			in++
+		}
+	}
+	t = nil // (the output needs the room, see write)
+	res, err := write(c, to, release)
+	if ferr := finish(); ferr != nil {
+		return nil, ferr
+	}
 	if err != nil {
 		return nil, cli.RuntimeError(fmt.Errorf("%s: %w", d.Display(), err))
 	}
@@ -95,10 +137,8 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		d.Warnf("repaired for the API (ctx-repair's rules): %s", strings.Join(parts, ", "))
 	}
 	p := &cli.Plan{Output: res.Doc}
-	if d.Context().StatsOn() {
-		if p.TokensDelta, err = tokensDelta(d, to, res); err != nil {
-			return nil, err
-		}
+	if before != nil {
+		p.TokensDelta = tokensDelta(d, *before, to, res)
 	}
 	losses := map[string]int{}
 	for _, l := range res.Losses {
@@ -108,30 +148,20 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	for r, n := range repair.Counts(res.Repaired) {
 		repaired[string(r)] = n
 	}
-	in := 0
-	for _, m := range t.Messages {
-		if !m.Header {
-			in++
-		}
-	}
 	p.Stats = cli.Stats{Items: res.Messages,
 		Extra: map[string]any{"to": string(to), "messages_in": in, "messages_out": res.Messages, "losses": losses, "repaired": repaired}}
 	return p, nil
 }
 
-// tokensDelta is what converting changed in the document's tokens, each side counted with
-// its format's counter. The output is counted as Convert parsed it to check it: a 100 MB
-// document is not parsed again.
-func tokensDelta(d *cli.Doc, to transcript.Format, res *Result) (int, error) {
-	n, err := d.Counts()
-	if err != nil {
-		return 0, err
-	}
+// tokensDelta is what converting changed in the document's tokens (n, counted before it
+// was let go), each side counted with its format's counter. The output is counted as
+// Convert parsed it to check it: a 100 MB document is not parsed again.
+func tokensDelta(d *cli.Doc, n measure.Counts, to transcript.Format, res *Result) int {
 	after := n.Total
 	if c2, err := d.Context().Counter(to, res.out.Model); err == nil {
 		after = measure.Total(res.out, c2)
 	}
-	return after - n.Total, nil
+	return after - n.Total
 }
 
 // contentLosses counts the kinds of conversation content lost; the model name, which is

@@ -12,6 +12,8 @@
 package convert
 
 import (
+	"io"
+
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -67,7 +69,10 @@ type part struct {
 	// body is the source block whose payload (Transcript.BodyText) is a text part's text
 	// or a call's arguments. It is decoded only when needed: a text the target takes as it
 	// is gets copied from its literal (see conversation.literal).
-	body  *transcript.Block
+	body *transcript.Block
+	// src is the transcript body belongs to: the document, or the stretch of a streamed
+	// one that was in memory when the part was read (see stream.go).
+	src   *transcript.Transcript
 	image *image
 	// Calls and results (a Chat Completions tool message may name its tool too).
 	id, name string
@@ -130,15 +135,56 @@ type conversation struct {
 	// renamed counts tool results named otherwise than their call (Chat Completions' name
 	// on a tool message), which only Chat Completions can say.
 	renamed int
+	// fieldSeen are the fieldNames, to add each once however many stretches they are read in.
+	fieldSeen map[string]bool
+
+	// next, for a streamed document, reads the messages of its next stretch into messages
+	// and reports whether there was one; nil once every message is read (a document read
+	// whole has them all from the start). The writers ask for messages through msg, which
+	// calls it, and let go of those they wrote through written.
+	next  func() bool
+	freed int // messages before this one are written and let go
+	// sink, when set, takes the output a piece at a time as it is written (a cli.Spool),
+	// instead of one buffer holding it beside the document it is made from, and gives it
+	// back whole once that is let go; sinkErr is the first error writing to it.
+	sink interface {
+		io.Writer
+		Bytes() ([]byte, error)
+	}
+	sinkErr error
+}
+
+// msg is message i, read far enough that it is complete (a later message exists or every
+// message is read: Responses items of one side join the message before them), or nil when
+// there is no message i.
+func (c *conversation) msg(i int) *message {
+	for c.next != nil && len(c.messages) <= i+1 {
+		if !c.next() {
+			c.next = nil
+		}
+	}
+	if i < len(c.messages) {
+		return &c.messages[i]
+	}
+	return nil
+}
+
+// written lets go of the messages before to, which are in the output: their parts hold the
+// text of the stretch of a streamed document they were read from.
+func (c *conversation) written(to int) {
+	if to > c.freed {
+		clear(c.messages[c.freed:to])
+		c.freed = to
+	}
 }
 
 // text is a text part's text, decoded.
-func (c *conversation) text(p *part) string { return c.t.BodyText(p.body) }
+func (c *conversation) text(p *part) string { return p.src.BodyText(p.body) }
 
 // args is a call's arguments, decoded.
 func (c *conversation) args(p *part) string {
 	if p.body != nil {
-		return c.t.BodyText(p.body)
+		return p.src.BodyText(p.body)
 	}
 	return p.args
 }
@@ -146,7 +192,7 @@ func (c *conversation) args(p *part) string {
 // literal is the JSON string literal a part's text or arguments was read from, or "".
 func (c *conversation) literal(p *part) string {
 	if b := p.body; b != nil && !b.BodyJSON && !b.Body.IsZero() {
-		return c.t.Slice(b.Body)
+		return p.src.Slice(b.Body)
 	}
 	return ""
 }

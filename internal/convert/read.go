@@ -10,15 +10,16 @@ import (
 
 // read turns a parsed document into the neutral conversation.
 func read(t *transcript.Transcript) *conversation {
+	c := readHead(t)
+	c.readMessages(t)
+	return c
+}
+
+// readHead reads what a document says besides its messages: the request's parameters and
+// tools, or a saved transcript's model. t may be a streamed document's structure, without
+// its text: a JSONL transcript has no request root to read.
+func readHead(t *transcript.Transcript) *conversation {
 	c := &conversation{t: t, from: t.Format}
-	switch familyOf(t.Format) {
-	case anthropicFamily:
-		readAnthropic(t, c)
-	case openaiFamily:
-		readOpenAI(t, c)
-	case responsesFamily:
-		readResponses(t, c)
-	}
 	if !t.Format.JSONL() && t.Doc != "" && gjson.Parse(t.Doc).IsObject() {
 		v := rootFields(t)
 		c.model = firstOf(v[0:1])
@@ -36,7 +37,25 @@ func read(t *transcript.Transcript) *conversation {
 			c.dropped = append(c.dropped, unknownRootKeys(t)...)
 		}
 	}
-	c.fieldNames, c.fields = fieldLosses(t)
+	if t.Format.JSONL() && c.model == "" && t.Model != "" {
+		c.model = transcript.Quote(t.Model)
+	}
+	return c
+}
+
+// readMessages adds the messages of t to the conversation: all of a document's, or those of
+// one stretch of a streamed document (t's Doc holds the text of that stretch), stretch
+// after stretch in order.
+func (c *conversation) readMessages(t *transcript.Transcript) {
+	switch familyOf(t.Format) {
+	case anthropicFamily:
+		readAnthropic(t, c)
+	case openaiFamily:
+		readOpenAI(t, c)
+	case responsesFamily:
+		readResponses(t, c)
+	}
+	c.fieldLosses(t)
 	for mi := range t.Messages {
 		for bi := range t.Messages[mi].Blocks {
 			if b := &t.Messages[mi].Blocks[bi]; b.Kind == transcript.Text && b.Type == "refusal" {
@@ -44,10 +63,6 @@ func read(t *transcript.Transcript) *conversation {
 			}
 		}
 	}
-	if t.Format.JSONL() && c.model == "" && t.Model != "" {
-		c.model = transcript.Quote(t.Model)
-	}
-	return c
 }
 
 // rootKeys are the members of a request's root object that read takes: the parameters the
@@ -173,7 +188,7 @@ func readAnthropic(t *transcript.Transcript, c *conversation) {
 			c.systemS = len(m.Blocks) == 1 && isString(t, &m.Blocks[0])
 			for bi := range m.Blocks {
 				if b := &m.Blocks[bi]; b.Kind == transcript.Text {
-					c.system = append(c.system, part{kind: textPart, body: b})
+					c.system = append(c.system, part{kind: textPart, body: b, src: t})
 				}
 			}
 			continue
@@ -207,10 +222,10 @@ func clineResult(b *transcript.Block) bool {
 // label, or the label block and the text when the label is a block of its own.
 func clinePart(t *transcript.Transcript, m *transcript.Message, bi int) part {
 	b := &m.Blocks[bi]
-	p := part{kind: resultPart, id: b.ToolID, resultS: true, result: []part{{kind: textPart, body: b}}}
+	p := part{kind: resultPart, id: b.ToolID, resultS: true, result: []part{{kind: textPart, body: b, src: t}}}
 	if !b.Lead.IsZero() && bi > 0 && m.Blocks[bi-1].Span == b.Lead {
 		p.resultS = false
-		p.result = []part{{kind: textPart, body: &m.Blocks[bi-1]}, {kind: textPart, body: b}}
+		p.result = []part{{kind: textPart, body: &m.Blocks[bi-1], src: t}, {kind: textPart, body: b, src: t}}
 	}
 	return p
 }
@@ -219,7 +234,7 @@ func anthropicPart(t *transcript.Transcript, b *transcript.Block) part {
 	raw := t.Slice(b.Span)
 	switch {
 	case (b.Kind == transcript.Text || b.Kind == transcript.ToolResult) && b.Type == "text", b.Kind == transcript.Text && isString(t, b):
-		return part{kind: textPart, body: b}
+		return part{kind: textPart, body: b, src: t}
 	case b.Kind == transcript.ToolCall && b.Type == "tool_use":
 		args := "{}"
 		if !b.Body.IsZero() {
@@ -234,7 +249,7 @@ func anthropicPart(t *transcript.Transcript, b *transcript.Block) part {
 			}
 		} else {
 			p.resultS = true
-			p.result = []part{{kind: textPart, body: b}}
+			p.result = []part{{kind: textPart, body: b, src: t}}
 		}
 		return p
 	case b.Kind == transcript.Thinking && b.Type == "thinking":
@@ -322,7 +337,7 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 				}
 			} else {
 				res.resultS = true
-				res.result = []part{{kind: textPart, body: b}}
+				res.result = []part{{kind: textPart, body: b, src: t}}
 			}
 			msg := message{role: "tool"}
 			for _, id := range ids {
@@ -342,7 +357,7 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 			b := &m.Blocks[bi]
 			switch {
 			case b.Kind == transcript.ToolCall:
-				p := part{kind: callPart, id: b.ToolID, name: b.ToolName, body: b}
+				p := part{kind: callPart, id: b.ToolID, name: b.ToolName, body: b, src: t}
 				callNames[b.ToolID] = b.ToolName
 				if b.Type == "custom" {
 					p.custom = true
@@ -363,7 +378,7 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 func openaiPart(t *transcript.Transcript, fam family, b *transcript.Block) part {
 	switch b.Kind {
 	case transcript.Text:
-		return part{kind: textPart, body: b}
+		return part{kind: textPart, body: b, src: t}
 	case transcript.Image:
 		if b.Image != nil {
 			return part{kind: imagePart, image: imageOf(t, b, openaiFamily)}
@@ -395,7 +410,7 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 			c.systemS = true
 			for bi := range m.Blocks {
 				if b := &m.Blocks[bi]; b.Kind == transcript.Text {
-					c.system = append(c.system, part{kind: textPart, body: b})
+					c.system = append(c.system, part{kind: textPart, body: b, src: t})
 				}
 			}
 			continue
@@ -426,7 +441,7 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 			push("assistant", part{kind: thinkingPart, raw: raw, native: responsesFamily}, false)
 		case typ == "function_call" || typ == "custom_tool_call":
 			b := &m.Blocks[0]
-			push("assistant", part{kind: callPart, id: b.ToolID, name: b.ToolName, body: b, custom: typ == "custom_tool_call"}, false)
+			push("assistant", part{kind: callPart, id: b.ToolID, name: b.ToolName, body: b, src: t, custom: typ == "custom_tool_call"}, false)
 		case typ == "function_call_output" || typ == "custom_tool_call_output":
 			b := &m.Blocks[0]
 			p := part{kind: resultPart, id: b.ToolID}
@@ -436,7 +451,7 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 				}
 			} else {
 				p.resultS = true
-				p.result = []part{{kind: textPart, body: b}}
+				p.result = []part{{kind: textPart, body: b, src: t}}
 			}
 			push("tool", p, false)
 		default:

@@ -25,8 +25,25 @@ type writer struct {
 	l     *losses
 }
 
+// sinkBytes is how much output the writer keeps before it hands it to the conversation's
+// sink, when it has one.
+const sinkBytes = 1 << 20
+
 func newWriter(c *conversation, l *losses) *writer {
+	if c.sink != nil {
+		return &writer{b: make([]byte, 0, 2*sinkBytes), c: c, l: l}
+	}
 	return &writer{b: make([]byte, 0, outputSize(c.t)), c: c, l: l}
+}
+
+// flush hands what is written so far to the sink, if there is one and it is large enough
+// to be worth a write. The writers call it between messages.
+func (w *writer) flush() {
+	if w.c.sink == nil || len(w.b) < sinkBytes || w.c.sinkErr != nil {
+		return
+	}
+	_, w.c.sinkErr = w.c.sink.Write(w.b)
+	w.b = w.b[:0]
 }
 
 // otherFiles writes, in place of an image given by the id of a file the target cannot
@@ -185,18 +202,22 @@ func (w *writer) tools(fam family, plain func(t *tool)) (lost int) {
 }
 
 // leadingSystem splits the conversation's system prompt from the rest: the header system
-// prompt and every system or developer message before the first other message.
-func leadingSystem(c *conversation) (system []part, rest []message) {
-	system = append(system, c.system...)
+// prompt and every system or developer message before the first other message, which is
+// message start.
+func leadingSystem(c *conversation) (system []part, start int) {
 	i := 0
-	for ; i < len(c.messages); i++ {
-		m := &c.messages[i]
+	for ; c.msg(i) != nil; i++ {
+		m := c.msg(i)
 		if m.role != "system" && m.role != "developer" {
 			break
 		}
-		system = append(system, m.parts...)
 	}
-	return system, c.messages[i:]
+	// The header is read with the first message (stream.go makes sure of it).
+	system = append(system, c.system...)
+	for k := range i {
+		system = append(system, c.messages[k].parts...)
+	}
+	return system, i
 }
 
 // texts are the decoded texts of the text parts of ps.
@@ -369,7 +390,7 @@ func anthropicTemperature(raw string, l *losses) string {
 
 func writeAnthropic(c *conversation, l *losses) []byte {
 	w := newWriter(c, l)
-	system, rest := leadingSystem(c)
+	system, start := leadingSystem(c)
 	model, modelLost := sameProvider(c, anthropicFamily)
 	w.open('{')
 	w.raw("model", model)
@@ -404,13 +425,15 @@ func writeAnthropic(c *conversation, l *losses) []byte {
 	// Roles must alternate, so a run of messages of one role (a tool message and the user
 	// message after it, say) is one message: the results of all of them first, then their
 	// other blocks.
-	for i := 0; i < len(rest); {
-		role := anthropicRole(&rest[i])
+	for i := start; c.msg(i) != nil; {
+		c.written(i) // the runs before this one
+		w.flush()
+		role := anthropicRole(c.msg(i))
 		j := i + 1
-		for j < len(rest) && anthropicRole(&rest[j]) == role {
+		for c.msg(j) != nil && anthropicRole(c.msg(j)) == role {
 			j++
 		}
-		run := rest[i:j]
+		run := c.messages[i:j]
 		i = j
 		results := 0
 		for k := range run {
@@ -636,6 +659,7 @@ func writeOpenAI(c *conversation, l *losses) []byte {
 	w.openaiChoice(openaiFamily)
 	w.key("messages")
 	w.open('[')
+	c.msg(0) // a header is read with the first message
 	if ts := texts(c, c.system); len(ts) > 0 {
 		w.elem()
 		w.open('{')
@@ -650,8 +674,10 @@ func writeOpenAI(c *conversation, l *losses) []byte {
 		}
 		w.close('}')
 	}
-	for mi := range c.messages {
-		m := &c.messages[mi]
+	for mi := 0; c.msg(mi) != nil; mi++ {
+		c.written(mi)
+		w.flush()
+		m := c.msg(mi)
 		// Results first, each its own tool message; the rest of the message after them.
 		others := 0
 		for pi := range m.parts {
@@ -832,15 +858,8 @@ func (w *writer) openaiImage(img *image) {
 
 func writeResponses(c *conversation, l *losses) []byte {
 	w := newWriter(c, l)
-	system, rest := leadingSystem(c)
-	custom := map[string]bool{} // call ids of free-form calls, whose outputs have their own type
-	for _, m := range rest {
-		for _, p := range m.parts {
-			if p.kind == callPart && p.custom {
-				custom[p.id] = true
-			}
-		}
-	}
+	system, start := leadingSystem(c)
+	custom := customCalls(c.t) // call ids of free-form calls, whose outputs have their own type
 	model, modelLost := sameProvider(c, openaiFamily)
 	w.open('{')
 	w.raw("model", model)
@@ -867,8 +886,10 @@ func writeResponses(c *conversation, l *losses) []byte {
 	w.openaiChoice(responsesFamily)
 	w.key("input")
 	w.open('[')
-	for mi := range rest {
-		m := &rest[mi]
+	for mi := start; c.msg(mi) != nil; mi++ {
+		c.written(mi)
+		w.flush()
+		m := c.msg(mi)
 		if plainString(m) && m.role != "tool" {
 			w.elem()
 			w.open('{')
@@ -968,6 +989,42 @@ func writeResponses(c *conversation, l *losses) []byte {
 	renamedLosses(c, l)
 	lateLosses(c, l, lostTools, "a tool that is not a plain function tool has no Responses form", c.stop != "", modelLost)
 	return w.b
+}
+
+// customCalls are the ids of the free-form (custom) tool calls of t: a Responses
+// custom_tool_call item or a Chat Completions call of type custom. It reads the structure
+// only, so a streamed document knows them all before its first output is written; leading
+// system and developer messages are left out, as leadingSystem takes their parts for the
+// system prompt.
+func customCalls(t *transcript.Transcript) map[string]bool {
+	custom := map[string]bool{}
+	leading := true
+	for mi := range t.Messages {
+		m := &t.Messages[mi]
+		if m.Header {
+			continue
+		}
+		if leading = leading && (m.Role == "system" || m.Role == "developer"); leading {
+			continue
+		}
+		for bi := range m.Blocks {
+			b := &m.Blocks[bi]
+			if b.Kind != transcript.ToolCall {
+				continue
+			}
+			switch familyOf(t.Format) {
+			case responsesFamily:
+				if b.Type == "custom_tool_call" {
+					custom[b.ToolID] = true
+				}
+			case openaiFamily:
+				if b.Type == "custom" {
+					custom[b.ToolID] = true
+				}
+			}
+		}
+	}
+	return custom
 }
 
 func (w *writer) responsesImage(img *image) {
