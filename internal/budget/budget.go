@@ -513,7 +513,7 @@ func mayExceed(us []unit, ls []Limit) bool {
 // {"output":"...","metadata":{"exit_code":0,...}} (any key order), so the wrapper stays
 // valid JSON.
 func (u *unit) unwrap() {
-	if len(u.text) < 12 || u.text[0] != '{' || !gjson.Valid(u.text) {
+	if len(u.text) < 12 || u.text[0] != '{' || !transcript.Valid(u.text) {
 		return
 	}
 	f := gjson.GetMany(u.text, "output", "metadata")
