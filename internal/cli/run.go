@@ -41,6 +41,10 @@ type Filter struct {
 	// run's counter, to keep what the plan needs of its text. A document read whole is
 	// given to it as one record.
 	Record func(seq int, rec *transcript.Transcript, c tokens.Counter) error
+	// LiveRecords spares Record the records a later record drops from the conversation
+	// (a Codex compaction; see transcript.LiveRecords): for a tier that reads only the
+	// conversation the document ends with.
+	LiveRecords bool
 	// Plan decides what to do with one document.
 	Plan func(d *Doc) (*Plan, error)
 	// Done, when set, runs once every document is written: a check's verdict.
@@ -305,19 +309,32 @@ func (c *Context) readDoc(f *Filter, name string) (*Doc, error) {
 	d.previews = f.Previews
 	d.streamed = &measure.Streamed{NewCounter: d.counterFor, Carry: !f.TallyOnly, Count: f.Counted || c.StatsOn(), Previews: f.Previews}
 	record := d.streamed.Record
+	var live *transcript.LiveRecords
 	if f.Record != nil {
-		record = func(seq int, rec *transcript.Transcript) error {
+		tier := func(seq int, rec *transcript.Transcript) error {
 			counter, err := d.counterFor(rec.Format)
 			if err != nil {
 				return err
 			}
-			if err := f.Record(seq, rec, counter); err != nil {
+			return f.Record(seq, rec, counter)
+		}
+		if f.LiveRecords {
+			live = &transcript.LiveRecords{Fn: tier}
+			tier = live.Record
+		}
+		record = func(seq int, rec *transcript.Transcript) error {
+			if err := tier(seq, rec); err != nil {
 				return err
 			}
 			return d.streamed.Record(seq, rec)
 		}
 	}
 	doc, err := c.readDocument(name, readMode{whole: f.Whole || c.readWhole, once: f.Reports, model: &d.headModel}, record)
+	if err == nil && live != nil && doc.Outline != nil {
+		if err = live.Flush(); err != nil {
+			doc.close()
+		}
+	}
 	d.streamed.Close()
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package measure
 
 import (
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
@@ -19,11 +18,8 @@ import (
 // slot, so a slow record (a large CJK result under BPE) holds up no other worker, and the
 // order the counts arrive in does not matter.
 //
-// A record a later record may replace (Transcript.Compacts: a Codex compaction drops the
-// history before it) is not counted at once: the newest records are held, up to holdBytes
-// of their lines, and those a compaction drops are never counted. Generated and real Codex
-// rollouts carry most of their bytes before their last compaction (half of scripts/bench.sh's),
-// which every tier counted for nothing.
+// A record a later record drops from the conversation (a Codex compaction) is not
+// counted (transcript.LiveRecords).
 //
 // Use: pass Record to transcript.Stream, then call Close, then read the Tally and the
 // Conversation with the outline.
@@ -40,8 +36,7 @@ type Streamed struct {
 
 	jobs    chan recordJob
 	workers sync.WaitGroup
-	held    []recordJob // records not counted yet, oldest first, that a compaction may drop
-	heldLen int         // the bytes of their lines
+	live    *transcript.LiveRecords // passes the records to count on to count
 
 	mu      sync.Mutex
 	records [][]Message // by record: its messages counted (nil when it carries none)
@@ -67,52 +62,20 @@ func (s *Streamed) Record(seq int, rec *transcript.Transcript) error {
 		}
 		s.start(c, rec.Format)
 	}
-	if rec.Compacts() {
-		s.compact()
-	}
-	if len(rec.Messages) == 0 {
-		return nil
-	}
-	if !rec.Format.Compacts() {
+	return s.live.Record(seq, rec)
+}
+
+// count passes a record to the workers.
+func (s *Streamed) count(seq int, rec *transcript.Transcript) error {
+	if len(rec.Messages) > 0 {
 		s.jobs <- recordJob{seq, rec} // blocks while every worker is busy and the queue is full
-		return nil
-	}
-	s.held = append(s.held, recordJob{seq, rec})
-	s.heldLen += len(rec.Doc)
-	for s.heldLen > holdBytes {
-		s.send(1)
 	}
 	return nil
 }
 
-// holdBytes bounds the lines of the records held uncounted: memory for counting less. A
-// compaction further back than this from the one after it is counted anyway.
-const holdBytes = 16 << 20
-
-// send passes the n oldest records held to the workers.
-func (s *Streamed) send(n int) {
-	for i := range n {
-		s.heldLen -= len(s.held[i].rec.Doc)
-		s.jobs <- s.held[i]
-		s.held[i] = recordJob{} // let go of the line
-	}
-	s.held = s.held[n:]
-}
-
-// compact forgets the records held that a compaction drops from the conversation: all
-// but those that carry a header message, which are counted.
-func (s *Streamed) compact() {
-	for _, j := range s.held {
-		if slices.ContainsFunc(j.rec.Messages, func(m transcript.Message) bool { return m.Header }) {
-			s.jobs <- j
-		}
-	}
-	clear(s.held) // let go of the lines
-	s.held, s.heldLen = s.held[:0], 0
-}
-
 func (s *Streamed) start(c tokens.Counter, f transcript.Format) {
 	s.counter, s.provider = c, ProviderOf(f)
+	s.live = &transcript.LiveRecords{Fn: s.count}
 	workers := max(runtime.GOMAXPROCS(0), 1)
 	s.jobs = make(chan recordJob, workers)
 	for range workers {
@@ -146,7 +109,7 @@ func (s *Streamed) store(seq int, out []Message) {
 // returned, whether or not it failed.
 func (s *Streamed) Close() {
 	if s.jobs != nil {
-		s.send(len(s.held))
+		s.live.Flush() // count never fails
 		close(s.jobs)
 		s.workers.Wait()
 		s.jobs = nil
