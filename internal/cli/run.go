@@ -329,7 +329,31 @@ func (c *Context) readDoc(f *Filter, name string) (*Doc, error) {
 			return d.streamed.Record(seq, rec)
 		}
 	}
-	doc, err := c.readDocument(name, readMode{whole: f.Whole || c.readWhole, once: f.Reports, model: &d.headModel}, record)
+	// A large Codex rollout read from a file is looked at from its end for its last
+	// compaction, so that the records before it are not even held; the record found there
+	// must be a compaction when the stream reaches it, else the file changed meanwhile.
+	compaction, compacted := 0, false
+	lookAhead := func(at int) {
+		compaction, d.streamed.Compaction = at, at
+		if live != nil {
+			live.Compaction = at
+		}
+	}
+	read := record
+	record = func(seq int, rec *transcript.Transcript) error {
+		if compaction > 0 && rec.Base == compaction {
+			if !rec.Compacts() {
+				return RuntimeError(fmt.Errorf("read %s: %w", displayName(name), errChanged))
+			}
+			compacted = true
+		}
+		return read(seq, rec)
+	}
+	doc, err := c.readDocument(name, readMode{whole: f.Whole || c.readWhole, once: f.Reports, model: &d.headModel, compaction: lookAhead}, record)
+	if err == nil && compaction > 0 && !compacted && doc.Outline != nil {
+		err = RuntimeError(fmt.Errorf("read %s: %w", displayName(name), errChanged))
+		doc.close()
+	}
 	if err == nil && live != nil && doc.Outline != nil {
 		if err = live.Flush(); err != nil {
 			doc.close()

@@ -29,6 +29,9 @@ type Streamed struct {
 	// Count counts each record; Carry keeps its messages; Previews keeps each message's
 	// first words (ctx-count's report).
 	Count, Carry, Previews bool
+	// Compaction is transcript.LiveRecords.Compaction, when it is known before the first
+	// record.
+	Compaction int
 
 	counter  tokens.Counter
 	provider string
@@ -75,7 +78,7 @@ func (s *Streamed) count(seq int, rec *transcript.Transcript) error {
 
 func (s *Streamed) start(c tokens.Counter, f transcript.Format) {
 	s.counter, s.provider = c, ProviderOf(f)
-	s.live = &transcript.LiveRecords{Fn: s.count}
+	s.live = &transcript.LiveRecords{Fn: s.count, Compaction: s.Compaction}
 	workers := max(runtime.GOMAXPROCS(0), 1)
 	s.jobs = make(chan recordJob, workers)
 	for range workers {

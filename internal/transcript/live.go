@@ -1,5 +1,10 @@
 package transcript
 
+import (
+	"bytes"
+	"io"
+)
+
 // LiveRecords stands between Stream and a callback (Fn) that only cares about the records
 // of the conversation as it ends: it does not pass on a record that a later record drops
 // from it (a Codex compaction: Transcript.Compacts). Stream cannot know that of a record
@@ -13,6 +18,11 @@ package transcript
 type LiveRecords struct {
 	Fn  func(seq int, rec *Transcript) error
 	Max int // bytes of lines held; 0 means 16 MB
+	// Compaction, when positive, is the offset of a record known to compact
+	// (LastCompaction, read ahead in a file): the records before it that it drops are
+	// forgotten as they come, not held. The caller checks that the record there does
+	// compact (the file may have changed since).
+	Compaction int
 
 	held    []heldRecord // oldest first
 	heldLen int
@@ -27,6 +37,9 @@ type heldRecord struct {
 func (l *LiveRecords) Record(seq int, rec *Transcript) error {
 	if !rec.Format.Compacts() {
 		return l.Fn(seq, rec)
+	}
+	if rec.Base < l.Compaction && dropped(rec.Messages) {
+		return nil
 	}
 	if rec.Compacts() {
 		if err := l.compact(); err != nil {
@@ -90,4 +103,84 @@ func dropped(ms []Message) bool {
 		}
 	}
 	return len(ms) > 0
+}
+
+// MaxHeld is how many bytes of lines LiveRecords holds by default: a document no larger
+// needs no LastCompaction.
+const MaxHeld = 16 << 20
+
+// LastCompaction finds the last record of a Codex rollout, the size bytes of r, that
+// compacts (Transcript.Compacts) and returns its offset, or -1 when there is none. It reads
+// r backwards from the end for a record whose type is spelled "compacted" without spaces
+// (Codex writes it so; one spelled otherwise is not found, which only costs counting) and
+// reads that line as Stream would. A large rollout commonly has most of its bytes before
+// its last compaction: more than LiveRecords holds.
+func LastCompaction(r io.ReaderAt, size int64) (int64, error) {
+	const chunk = 1 << 20
+	pattern := []byte(`"compacted"`)
+	buf := make([]byte, chunk+len(pattern))
+	var found []int64
+	for end := size; end > 0; {
+		start := max(0, end-chunk)
+		n := int(min(size, end+int64(len(pattern)-1)) - start) // overlap the next chunk
+		b := buf[:n]
+		if _, err := r.ReadAt(b, start); err != nil && err != io.EOF {
+			return -1, err
+		}
+		// Forwards within the chunk (bytes.Index is the fast one), the last first.
+		found = found[:0]
+		for i := 0; ; {
+			j := bytes.Index(b[i:], pattern)
+			if j < 0 {
+				break
+			}
+			found = append(found, start+int64(i+j))
+			i += j + 1
+		}
+		for k := len(found) - 1; k >= 0; k-- {
+			if at, ok, err := compactsAt(r, size, found[k]); err != nil || ok {
+				return at, err
+			}
+		}
+		end = start
+	}
+	return -1, nil
+}
+
+// compactsAt reads the line holding offset at and reports where it starts, when it is a
+// record of a Codex rollout that compacts, read as Stream reads it.
+func compactsAt(r io.ReaderAt, size, at int64) (int64, bool, error) {
+	start, end := at, at
+	var b [4096]byte
+	for start > 0 { // back to the line's start
+		n := min(int64(len(b)), start)
+		if _, err := r.ReadAt(b[:n], start-n); err != nil && err != io.EOF {
+			return -1, false, err
+		}
+		if i := bytes.LastIndexByte(b[:n], '\n'); i >= 0 {
+			start = start - n + int64(i) + 1
+			break
+		}
+		start -= n
+	}
+	for end < size { // on to its end
+		n := min(int64(len(b)), size-end)
+		if _, err := r.ReadAt(b[:n], end); err != nil && err != io.EOF {
+			return -1, false, err
+		}
+		if i := bytes.IndexByte(b[:n], '\n'); i >= 0 {
+			end += int64(i)
+			break
+		}
+		end += n
+	}
+	line := make([]byte, end-start)
+	if _, err := r.ReadAt(line, start); err != nil && err != io.EOF {
+		return -1, false, err
+	}
+	l := string(bytes.TrimSuffix(line, []byte{'\r'}))
+	if firstNonSpace(l) < 0 || bytes.IndexByte(line, 0) >= 0 || !Valid(l) || l[firstNonSpace(l)] != '{' {
+		return -1, false, nil
+	}
+	return start, recordValue(l, 0).get("type").str() == "compacted", nil
 }

@@ -48,3 +48,42 @@ func TestLiveRecords(t *testing.T) {
 		t.Errorf("a Claude Code record was not passed at once (%d, %v)", seen, err)
 	}
 }
+
+// TestLastCompaction: the last compacted record is found from the end, across the reading
+// chunks, past a "compacted" that is no record's type; LiveRecords then forgets at once
+// the records before it that it drops.
+func TestLastCompaction(t *testing.T) {
+	filler := func(n int) string {
+		return fmt.Sprintf(`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]}}`, strings.Repeat("x", n))
+	}
+	compacted := `{"timestamp":"t","type":"compacted","payload":{"message":"summary"}}`
+	for _, tail := range []int{10, 1<<20 - 40, 1<<20 - 20, 1 << 20, 3 << 20} {
+		lines := []string{
+			`{"timestamp":"t","type":"session_meta","payload":{"id":"x","instructions":"keep"}}`,
+			compacted,
+			filler(2 << 20),
+			compacted, // the last
+			`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","status":"compacted","content":[{"type":"input_text","text":"say \"compacted\""}]}}`,
+			filler(tail),
+		}
+		doc := strings.Join(lines, "\n") + "\n"
+		want := int64(strings.LastIndex(doc, compacted))
+		at, err := LastCompaction(strings.NewReader(doc), int64(len(doc)))
+		if err != nil || at != want {
+			t.Fatalf("tail %d: LastCompaction = %d, %v; want %d", tail, at, err, want)
+		}
+		var seen []int
+		l := &LiveRecords{Fn: func(seq int, rec *Transcript) error { seen = append(seen, seq); return nil }, Compaction: int(at), Max: 100}
+		if _, _, err := Stream(strings.NewReader(doc), Options{}, l.Record); err != nil {
+			t.Fatal(err)
+		}
+		l.Flush()
+		if want := []int{0, 3, 4, 5}; !slices.Equal(seen, want) {
+			t.Errorf("tail %d: passed records %v, want %v", tail, seen, want)
+		}
+	}
+	none := filler(100) + "\n"
+	if at, err := LastCompaction(strings.NewReader(none), int64(len(none))); at != -1 || err != nil {
+		t.Errorf("a rollout without a compaction: %d, %v", at, err)
+	}
+}
