@@ -310,6 +310,20 @@ func (c *Context) readDoc(f *Filter, name string) (*Doc, error) {
 	d.streamed = &measure.Streamed{NewCounter: d.counterFor, Carry: !f.TallyOnly, Count: f.Counted || c.StatsOn(), Previews: f.Previews}
 	record := d.streamed.Record
 	var live *transcript.LiveRecords
+	// The records held past transcript.MaxHeld wait, without their lines, until it is
+	// known whether a compaction drops them; those it does not are read again from the
+	// file or the spool of stdin (a document read once is not kept: its records go on).
+	var opened *document
+	reread := func(line transcript.Span) (text string, err error) {
+		if opened == nil {
+			return "", errors.New("internal: a record read again after its document failed")
+		}
+		err = opened.visit([]transcript.Span{line}, func(t string, _ int) error { text = t; return nil })
+		return text, err
+	}
+	if !f.Reports {
+		d.streamed.Reread = reread
+	}
 	if f.Record != nil {
 		tier := func(seq int, rec *transcript.Transcript) error {
 			counter, err := d.counterFor(rec.Format)
@@ -320,6 +334,9 @@ func (c *Context) readDoc(f *Filter, name string) (*Doc, error) {
 		}
 		if f.LiveRecords {
 			live = &transcript.LiveRecords{Fn: tier}
+			if !f.Reports {
+				live.Reread = reread
+			}
 			tier = live.Record
 		}
 		record = func(seq int, rec *transcript.Transcript) error {
@@ -354,12 +371,19 @@ func (c *Context) readDoc(f *Filter, name string) (*Doc, error) {
 		err = RuntimeError(fmt.Errorf("read %s: %w", displayName(name), errChanged))
 		doc.close()
 	}
+	if err == nil {
+		opened = doc
+	}
 	if err == nil && live != nil && doc.Outline != nil {
 		if err = live.Flush(); err != nil {
 			doc.close()
 		}
 	}
 	d.streamed.Close()
+	if err == nil && d.streamed.Err() != nil {
+		err = d.streamed.Err()
+		doc.close()
+	}
 	if err != nil {
 		return nil, err
 	}

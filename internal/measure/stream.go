@@ -30,8 +30,10 @@ type Streamed struct {
 	// first words (ctx-count's report).
 	Count, Carry, Previews bool
 	// Compaction is transcript.LiveRecords.Compaction, when it is known before the first
-	// record.
+	// record; Reread is transcript.LiveRecords.Reread (a document read twice).
 	Compaction int
+	Reread     func(line transcript.Span) (string, error)
+	err        error // of reading a record again
 
 	counter  tokens.Counter
 	provider string
@@ -78,7 +80,7 @@ func (s *Streamed) count(seq int, rec *transcript.Transcript) error {
 
 func (s *Streamed) start(c tokens.Counter, f transcript.Format) {
 	s.counter, s.provider = c, ProviderOf(f)
-	s.live = &transcript.LiveRecords{Fn: s.count, Compaction: s.Compaction}
+	s.live = &transcript.LiveRecords{Fn: s.count, Compaction: s.Compaction, Reread: s.Reread}
 	workers := max(runtime.GOMAXPROCS(0), 1)
 	s.jobs = make(chan recordJob, workers)
 	for range workers {
@@ -112,12 +114,15 @@ func (s *Streamed) store(seq int, out []Message) {
 // returned, whether or not it failed.
 func (s *Streamed) Close() {
 	if s.jobs != nil {
-		s.live.Flush() // count never fails
+		s.err = s.live.Flush() // (count never fails: Reread may)
 		close(s.jobs)
 		s.workers.Wait()
 		s.jobs = nil
 	}
 }
+
+// Err is the error of reading again, at Close, a record that waited for it (Reread).
+func (s *Streamed) Err() error { return s.err }
 
 // Counter is the counter the records were counted with, or, when none was (no record
 // carried a message, or Count is off), a new one for the document's format.

@@ -17,20 +17,28 @@ import (
 // counted it and read its results in its first pass for nothing.
 type LiveRecords struct {
 	Fn  func(seq int, rec *Transcript) error
-	Max int // bytes of lines held; 0 means 16 MB
+	Max int // bytes of lines held; 0 means MaxHeld
 	// Compaction, when positive, is the offset of a record known to compact
 	// (LastCompaction, read ahead in a file): the records before it that it drops are
 	// forgotten as they come, not held. The caller checks that the record there does
 	// compact (the file may have changed since).
 	Compaction int
+	// Reread, when set, reads a record's line again once Stream has returned (from the
+	// file, or the spool of stdin): a record held past Max then waits without its line
+	// instead of going on to Fn, and Flush reads its line again only if it is still part of
+	// the conversation. Fn then gets the records that waited first, in order, and the
+	// others in order after them.
+	Reread func(line Span) (string, error)
 
 	held    []heldRecord // oldest first
 	heldLen int
+	waiting []heldRecord // held past Max, without their lines (Reread)
 }
 
 type heldRecord struct {
-	seq int
-	rec *Transcript
+	seq  int
+	rec  *Transcript
+	line Span
 }
 
 // Record is the Stream callback.
@@ -46,22 +54,49 @@ func (l *LiveRecords) Record(seq int, rec *Transcript) error {
 			return err
 		}
 	}
-	l.held = append(l.held, heldRecord{seq, rec})
+	l.held = append(l.held, heldRecord{seq, rec, Span{rec.Base, rec.Base + len(rec.Doc)}})
 	l.heldLen += len(rec.Doc)
 	max := l.Max
 	if max == 0 {
-		max = 16 << 20
+		max = MaxHeld
 	}
 	for l.heldLen > max {
-		if err := l.pass(1); err != nil {
-			return err
+		if l.Reread == nil {
+			if err := l.pass(1); err != nil {
+				return err
+			}
+			continue
 		}
+		h := l.held[0]
+		l.held[0] = heldRecord{}
+		l.held = l.held[1:]
+		l.heldLen -= len(h.rec.Doc)
+		lineless := *h.rec // (another LiveRecords may hold the same record, with its line)
+		lineless.Doc = ""
+		l.waiting = append(l.waiting, heldRecord{h.seq, &lineless, h.line})
 	}
 	return nil
 }
 
-// Flush passes on the records still held.
-func (l *LiveRecords) Flush() error { return l.pass(len(l.held)) }
+// Flush passes on the records still held, and those that waited (Reread).
+func (l *LiveRecords) Flush() error {
+	for i, w := range l.waiting {
+		doc, err := l.Reread(w.line)
+		if err == nil && len(doc) != w.line.Len() {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return err
+		}
+		w.rec.Doc = doc
+		l.waiting[i] = heldRecord{}
+		if err := l.Fn(w.seq, w.rec); err != nil {
+			return err
+		}
+	}
+	l.waiting = nil
+	return l.pass(len(l.held))
+}
 
 // pass passes the n oldest records held on to Fn.
 func (l *LiveRecords) pass(n int) error {
@@ -80,8 +115,16 @@ func (l *LiveRecords) pass(n int) error {
 
 // compact forgets the records held that a compaction drops from the conversation: those
 // carrying a message, none of them a header message (codexParser.compact keeps those).
-// The others go on to Fn.
+// The others go on to Fn, or wait on.
 func (l *LiveRecords) compact() error {
+	live := l.waiting[:0]
+	for _, w := range l.waiting {
+		if !dropped(w.rec.Messages) {
+			live = append(live, w)
+		}
+	}
+	clear(l.waiting[len(live):])
+	l.waiting = live
 	for i, h := range l.held {
 		l.held[i] = heldRecord{}
 		if dropped(h.rec.Messages) {

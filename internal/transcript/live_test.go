@@ -87,3 +87,42 @@ func TestLastCompaction(t *testing.T) {
 		t.Errorf("a rollout without a compaction: %d, %v", at, err)
 	}
 }
+
+// TestLiveRecordsReread: with Reread, the records held past Max wait without their lines
+// and are read again only when still live; Fn gets every live record, with its line.
+func TestLiveRecordsReread(t *testing.T) {
+	item := func(text string) string {
+		return fmt.Sprintf(`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]}}`, text)
+	}
+	lines := []string{
+		`{"timestamp":"t","type":"session_meta","payload":{"id":"x","instructions":"keep"}}`,
+		item("dropped 1"), item("dropped 2"),
+		`{"timestamp":"t","type":"compacted","payload":{"message":"summary"}}`,
+		item("live 1"), item("live 2"), item("live 3"),
+	}
+	doc := strings.Join(lines, "\n") + "\n"
+	var seen []int
+	var reread []Span
+	l := &LiveRecords{Max: 1, Fn: func(seq int, rec *Transcript) error {
+		if rec.Doc != lines[seq] {
+			t.Errorf("record %d came with %q", seq, rec.Doc)
+		}
+		seen = append(seen, seq)
+		return nil
+	}, Reread: func(s Span) (string, error) { reread = append(reread, s); return doc[s.Start:s.End], nil }}
+	if _, _, err := Stream(strings.NewReader(doc), Options{}, l.Record); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 0 {
+		t.Errorf("records %v went on before Flush", seen)
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 3, 4, 5, 6}; !slices.Equal(seen, want) {
+		t.Errorf("passed records %v, want %v", seen, want)
+	}
+	if len(reread) != 5 { // every live record: none fits in Max
+		t.Errorf("read %d lines again, want 5", len(reread))
+	}
+}
