@@ -526,12 +526,26 @@ func mayExceed(us []unit, ls []Limit) bool {
 // {"output":"...","metadata":{"exit_code":0,...}} (any key order), so the wrapper stays
 // valid JSON.
 func (u *unit) unwrap() {
-	if len(u.text) < 12 || u.text[0] != '{' || !gjson.Valid(u.text) {
+	if len(u.text) < 12 || u.text[0] != '{' || !transcript.Valid(u.text) {
 		return
 	}
-	f := gjson.GetMany(u.text, "output", "metadata")
-	out := f[0]
-	if out.Type != gjson.String || !f[1].IsObject() {
+	// One walk over the members, as gjson.GetMany's two (each the first member of its
+	// name) would find them: the second walked past the whole output again.
+	var out, meta gjson.Result
+	gjson.Parse(u.text).ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "output":
+			if !out.Exists() {
+				out = v
+			}
+		case "metadata":
+			if !meta.Exists() {
+				meta = v
+			}
+		}
+		return !out.Exists() || !meta.Exists()
+	})
+	if out.Type != gjson.String || !meta.IsObject() {
 		return
 	}
 	u.inner = transcript.Span{Start: out.Index, End: out.Index + len(out.Raw)}

@@ -43,6 +43,10 @@ type Filter struct {
 	// run's counter, to keep what the plan needs of its text. A document read whole is
 	// given to it as one record.
 	Record func(seq int, rec *transcript.Transcript, c tokens.Counter) error
+	// LiveRecords spares Record the records a later record drops from the conversation
+	// (a Codex compaction; see transcript.LiveRecords): for a tier that reads only the
+	// conversation the document ends with.
+	LiveRecords bool
 	// Plan decides what to do with one document.
 	Plan func(d *Doc) (*Plan, error)
 	// Done, when set, runs once every document is written: a check's verdict.
@@ -307,20 +311,81 @@ func (c *Context) readDoc(f *Filter, name string) (*Doc, error) {
 	d.previews = f.Previews
 	d.streamed = &measure.Streamed{NewCounter: d.counterFor, Carry: !f.TallyOnly, Count: f.Counted || c.StatsOn(), Previews: f.Previews}
 	record := d.streamed.Record
+	var live *transcript.LiveRecords
+	// The records held past transcript.MaxHeld wait, without their lines, until it is
+	// known whether a compaction drops them; those it does not are read again from the
+	// file or the spool of stdin (a document read once is not kept: its records go on).
+	var opened *document
+	reread := func(line transcript.Span) (text string, err error) {
+		if opened == nil {
+			return "", errors.New("internal: a record read again after its document failed")
+		}
+		err = opened.visit([]transcript.Span{line}, func(t string, _ int) error { text = t; return nil })
+		return text, err
+	}
+	if !f.Reports {
+		d.streamed.Reread = reread
+	}
 	if f.Record != nil {
-		record = func(seq int, rec *transcript.Transcript) error {
+		tier := func(seq int, rec *transcript.Transcript) error {
 			counter, err := d.counterFor(rec.Format)
 			if err != nil {
 				return err
 			}
-			if err := f.Record(seq, rec, counter); err != nil {
+			return f.Record(seq, rec, counter)
+		}
+		if f.LiveRecords {
+			live = &transcript.LiveRecords{Fn: tier}
+			if !f.Reports {
+				live.Reread = reread
+			}
+			tier = live.Record
+		}
+		record = func(seq int, rec *transcript.Transcript) error {
+			if err := tier(seq, rec); err != nil {
 				return err
 			}
 			return d.streamed.Record(seq, rec)
 		}
 	}
-	doc, err := c.readDocument(name, readMode{whole: f.Whole || c.readWhole, once: f.Reports, model: &d.headModel}, record)
+	// A large Codex rollout read from a file is looked at from its end for its last
+	// compaction, so that the records before it are not even held; the record found there
+	// must be a compaction when the stream reaches it, else the file changed meanwhile.
+	compaction, compacted := 0, false
+	lookAhead := func(at int) {
+		compaction, d.streamed.Compaction = at, at
+		if live != nil {
+			live.Compaction = at
+		}
+	}
+	read := record
+	record = func(seq int, rec *transcript.Transcript) error {
+		if compaction > 0 && rec.Base == compaction {
+			if !rec.Compacts() {
+				return RuntimeError(fmt.Errorf("read %s: %w", displayName(name), errChanged))
+			}
+			compacted = true
+		}
+		return read(seq, rec)
+	}
+	doc, err := c.readDocument(name, readMode{whole: f.Whole || c.readWhole, once: f.Reports, model: &d.headModel, compaction: lookAhead}, record)
+	if err == nil && compaction > 0 && !compacted && doc.Outline != nil {
+		err = RuntimeError(fmt.Errorf("read %s: %w", displayName(name), errChanged))
+		doc.close()
+	}
+	if err == nil {
+		opened = doc
+	}
+	if err == nil && live != nil && doc.Outline != nil {
+		if err = live.Flush(); err != nil {
+			doc.close()
+		}
+	}
 	d.streamed.Close()
+	if err == nil && d.streamed.Err() != nil {
+		err = d.streamed.Err()
+		doc.close()
+	}
 	if err != nil {
 		return nil, err
 	}

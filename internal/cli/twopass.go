@@ -63,6 +63,9 @@ func (c *Context) documentNames(f *Filter) ([]string, error) {
 type readMode struct {
 	whole, once bool
 	model       *string // when set, gets the model a streamed document's first records name
+	// compaction, when set, is told before the first record where the last record of a
+	// large Codex rollout in a regular file that compacts is (transcript.LastCompaction).
+	compaction func(at int)
 }
 
 // readDocument reads input name (a file, or "-" for stdin). A Claude Code or Codex JSONL
@@ -111,6 +114,13 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 
 	if mode.model != nil {
 		*mode.model = transcript.HeadModel(br)
+	}
+	if f, isFile := r.(*os.File); isFile && isRegular(f) && format == transcript.Codex && mode.compaction != nil {
+		if st, err := f.Stat(); err == nil && st.Size() > transcript.MaxHeld {
+			if at, err := transcript.LastCompaction(f, st.Size()); err == nil && at > 0 {
+				mode.compaction(int(at))
+			}
+		}
 	}
 	var first io.Reader
 	if mode.once {

@@ -17,7 +17,9 @@ func TestCountCache(t *testing.T) {
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "doc.jsonl")
 	var b bytes.Buffer
-	if err := testgen.Generate(&b, testgen.Options{Format: "codex", Size: 6 << 20, Seed: 4}); err != nil {
+	// Large enough that what ctx-count counts of it, the part after the compaction (the
+	// history before it is not counted), passes the 2 MB a run counts before it writes.
+	if err := testgen.Generate(&b, testgen.Options{Format: "codex", Size: 12 << 20, Seed: 4}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(doc, b.Bytes(), 0o600); err != nil {
@@ -40,7 +42,7 @@ func TestCountCache(t *testing.T) {
 	cache := filepath.Join(dir, "cache")
 	cold := run(map[string]string{"CTX_CACHE_DIR": cache})
 	if len(files(cache)) != 1 {
-		t.Fatalf("no count cache in %s after counting a 6 MB rollout", cache)
+		t.Fatalf("no count cache in %s after counting a 12 MB rollout", cache)
 	}
 	warm := run(map[string]string{"CTX_CACHE_DIR": cache})
 	if cold != plain || warm != plain {

@@ -18,6 +18,9 @@ import (
 // slot, so a slow record (a large CJK result under BPE) holds up no other worker, and the
 // order the counts arrive in does not matter.
 //
+// A record a later record drops from the conversation (a Codex compaction) is not
+// counted (transcript.LiveRecords).
+//
 // Use: pass Record to transcript.Stream, then call Close, then read the Tally and the
 // Conversation with the outline.
 type Streamed struct {
@@ -26,6 +29,11 @@ type Streamed struct {
 	// Count counts each record; Carry keeps its messages; Previews keeps each message's
 	// first words (ctx-count's report).
 	Count, Carry, Previews bool
+	// Compaction is transcript.LiveRecords.Compaction, when it is known before the first
+	// record; Reread is transcript.LiveRecords.Reread (a document read twice).
+	Compaction int
+	Reread     func(line transcript.Span) (string, error)
+	err        error // of reading a record again
 
 	counter  tokens.Counter
 	provider string
@@ -33,6 +41,7 @@ type Streamed struct {
 
 	jobs    chan recordJob
 	workers sync.WaitGroup
+	live    *transcript.LiveRecords // passes the records to count on to count
 
 	mu      sync.Mutex
 	records [][]Message // by record: its messages counted (nil when it carries none)
@@ -58,15 +67,20 @@ func (s *Streamed) Record(seq int, rec *transcript.Transcript) error {
 		}
 		s.start(c, rec.Format)
 	}
-	if len(rec.Messages) == 0 {
-		return nil
+	return s.live.Record(seq, rec)
+}
+
+// count passes a record to the workers.
+func (s *Streamed) count(seq int, rec *transcript.Transcript) error {
+	if len(rec.Messages) > 0 {
+		s.jobs <- recordJob{seq, rec} // blocks while every worker is busy and the queue is full
 	}
-	s.jobs <- recordJob{seq, rec} // blocks while every worker is busy and the queue is full
 	return nil
 }
 
 func (s *Streamed) start(c tokens.Counter, f transcript.Format) {
 	s.counter, s.provider = c, ProviderOf(f)
+	s.live = &transcript.LiveRecords{Fn: s.count, Compaction: s.Compaction, Reread: s.Reread}
 	workers := max(runtime.GOMAXPROCS(0), 1)
 	s.jobs = make(chan recordJob, workers)
 	for range workers {
@@ -100,11 +114,15 @@ func (s *Streamed) store(seq int, out []Message) {
 // returned, whether or not it failed.
 func (s *Streamed) Close() {
 	if s.jobs != nil {
+		s.err = s.live.Flush() // (count never fails: Reread may)
 		close(s.jobs)
 		s.workers.Wait()
 		s.jobs = nil
 	}
 }
+
+// Err is the error of reading again, at Close, a record that waited for it (Reread).
+func (s *Streamed) Err() error { return s.err }
 
 // Counter is the counter the records were counted with, or, when none was (no record
 // carried a message, or Count is off), a new one for the document's format.

@@ -206,7 +206,7 @@ func rawSize(b *transcript.Block) int {
 // unwrap points the unit at the command output inside Codex's JSON wrapper
 // {"output":"...","metadata":{...}} (any key order).
 func (u *unit) unwrap() {
-	if len(u.outer) < 12 || u.outer[0] != '{' || !gjson.Valid(u.outer) {
+	if len(u.outer) < 12 || u.outer[0] != '{' || !transcript.Valid(u.outer) {
 		return
 	}
 	f := gjson.GetMany(u.outer, "output", "metadata")

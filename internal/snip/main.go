@@ -156,6 +156,8 @@ func run(ctx *cli.Context, f *Flags) error {
 	return ctx.Run(cli.Filter{
 		Reports: f.DryRun, // a list, not documents: several files too
 		Counted: true,
+		// The facts are looked up by the conversation's blocks only.
+		LiveRecords: true,
 		Record: func(_ int, rec *transcript.Transcript, c tokens.Counter) error {
 			if known == nil {
 				known = map[int]facts{}

@@ -26,7 +26,13 @@ import (
 // counts.
 //
 // Small runs never touch the file: it is read only once a run has counted diskLoadAfter
-// bytes of long texts itself, and written only by such a run. The file is a list of
+// bytes of long texts itself, or, sooner, once it has counted diskProbeAfter bytes and
+// the file is no bigger than diskLoadShare times that (reading a record costs about what
+// counting a few bytes does, so the file costs a fraction of the counting it may save).
+// Waiting for diskLoadAfter alone meant the later tiers of a pipeline over a 10 MB Codex
+// rollout, which count 2-3 MB of long texts each, counted nearly all of it again with the
+// counts of the tier before them in the file. The file is written only by a run that
+// counted diskLoadAfter bytes or read it. It is a list of
 // fixed-size records, appended to with one write per run, so runs may share it without
 // locking. Past diskMaxBytes it is cut to its newer half.
 //
@@ -56,6 +62,7 @@ type DiskCache struct {
 	known   map[[16]byte]uint32
 	fresh   []freshCount // counts of this run, to append
 	counted int64        // bytes of long texts this run counted itself
+	probed  int64        // counted when the file's size was last looked at (0: never)
 }
 
 type freshCount struct {
@@ -66,8 +73,13 @@ type freshCount struct {
 const (
 	// diskMinBytes: shorter texts are cheaper to count than to look up and store.
 	diskMinBytes = 1 << 10
-	// diskLoadAfter is how much counting a run does before the file is worth reading.
+	// diskLoadAfter is how much counting a run does before the file is worth reading,
+	// whatever its size.
 	diskLoadAfter = 2 << 20
+	// diskProbeAfter is how much counting a run does before it looks at the file's size,
+	// and diskLoadShare how many times what it counted the file may hold to be read then.
+	diskProbeAfter = 64 << 10
+	diskLoadShare  = 4
 	// diskMaxBytes bounds the file (about 1.2 million counts).
 	diskMaxBytes = 32 << 20
 	// diskRecord is a record's size: marker (4), tag (16), count (4), CRC of the rest (4).
@@ -115,7 +127,7 @@ func (d *DiskCache) lookup(sum [32]byte, size int) (int, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.loaded {
-		if d.counted < diskLoadAfter {
+		if d.counted < diskLoadAfter && !d.worthReading() {
 			return 0, false
 		}
 		d.load()
@@ -125,6 +137,18 @@ func (d *DiskCache) lookup(sum [32]byte, size int) (int, bool) {
 	}
 	n, ok := d.known[d.tag(sum)]
 	return int(n), ok
+}
+
+// worthReading reports whether the file is small next to what the run counted so far
+// (diskProbeAfter, diskLoadShare). The size is looked at again each time the counting has
+// doubled, so a long run pays a few stats at most.
+func (d *DiskCache) worthReading() bool {
+	if d.counted < diskProbeAfter || d.counted < 2*d.probed {
+		return false
+	}
+	d.probed = d.counted
+	st, err := os.Lstat(d.path) // load checks what it opens; this only weighs it
+	return err == nil && st.Size() <= diskLoadShare*d.counted
 }
 
 // remember records a count this run made.
@@ -281,8 +305,8 @@ func (d *DiskCache) warn(err error) {
 	}
 }
 
-// Flush appends this run's counts to the file, when the run counted enough to have read
-// it, and rewrites the file when it has grown past its bound (its newer half) or holds
+// Flush appends this run's counts to the file, when the run counted enough to read it or
+// read it, and rewrites the file when it has grown past its bound (its newer half) or holds
 // damage (every good record). Errors are ignored: the cache only saves time.
 func (d *DiskCache) Flush() {
 	if d == nil {
@@ -290,7 +314,7 @@ func (d *DiskCache) Flush() {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if len(d.fresh) == 0 || d.counted < diskLoadAfter {
+	if len(d.fresh) == 0 || d.counted < diskLoadAfter && !d.loaded {
 		return
 	}
 	if !d.loaded {

@@ -264,3 +264,42 @@ func TestDiskCacheStaleTemps(t *testing.T) {
 		t.Error("a stale temp file was left")
 	}
 }
+
+// TestDiskCacheReadSoonWhenSmall: a run that counts less than diskLoadAfter still reads a
+// file that is small next to what it counted (the later tiers of a pipeline over a
+// document of a few MB), and writes back what it counted that the file lacked.
+func TestDiskCacheReadSoonWhenSmall(t *testing.T) {
+	dir := t.TempDir()
+	texts := longTexts(300, 4<<10) // 1.2 MB: under diskLoadAfter
+	want := countWith(t, nil, texts)
+	first := NewDiskCache(dir, "o200k")
+	first.counted = diskLoadAfter // as if it had counted more: it writes
+	countWith(t, first, texts)
+	first.Flush()
+
+	// Plant a wrong count for the last text: a run that reads the file returns it.
+	f, err := os.OpenFile(first.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(appendRecord(nil, first.tag(sha256.Sum256([]byte(texts[len(texts)-1]))), 7))
+	f.Close()
+	second := NewDiskCache(dir, "o200k")
+	more := longTexts(320, 4<<10)[300:] // not in the file
+	got := countWith(t, second, append(texts[:len(texts):len(texts)], more...))
+	if got[len(texts)-1] != 7 {
+		t.Fatalf("the second run, %d KB counted, did not read a file of %d records", second.counted>>10, len(texts)+1)
+	}
+	if fmt.Sprint(got[:len(texts)-1]) != fmt.Sprint(want[:len(texts)-1]) {
+		t.Fatal("counts read from the file differ from the counter's")
+	}
+	if second.counted >= 1<<20 {
+		t.Errorf("the second run counted %d KB itself before reading the file", second.counted>>10)
+	}
+	before, _ := os.Stat(first.path)
+	second.Flush()
+	after, _ := os.Stat(first.path)
+	if after.Size()-before.Size() != int64(len(more)*diskRecord) {
+		t.Errorf("the second run appended %d bytes, want the %d texts the file lacked", after.Size()-before.Size(), len(more))
+	}
+}

@@ -90,6 +90,19 @@ func (p *codexParser) record(seq int, r *Record, raw string) []Message {
 	return out
 }
 
+// Compacts reports whether t, one record as Stream passes it, replaces the conversation
+// before it: a Codex compacted record. Of the records before it, only those carrying a
+// header message (Message.Header, the session's instructions) are still part of the
+// conversation, whatever follows, so a reader that streams may forget the others; the
+// rule is codexParser.compact's.
+func (t *Transcript) Compacts() bool {
+	return t.Format == Codex && len(t.Records) == 1 && t.Records[0].Type == "compacted"
+}
+
+// Compacts reports whether a record of the format may replace the conversation before it
+// (Transcript.Compacts).
+func (f Format) Compacts() bool { return f == Codex }
+
 // codexTokenCount reads the info of a token_count event: the figure of the request just
 // made. ok is false when the event carries none.
 func codexTokenCount(info jval) (u Usage, ok bool) {

@@ -101,7 +101,7 @@ func parseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript, e
 // checkLine validates one record line (start is its document offset). truncated says
 // whether the error would read "truncated record" if the line is the document's last.
 func checkLine(l string, start, line int) (e *Error, truncated bool) {
-	if !gjson.Valid(l) {
+	if !Valid(l) {
 		e = syntaxError(l, start)
 		e.Line = line
 		trimmed := strings.TrimSpace(l)

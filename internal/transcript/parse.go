@@ -83,7 +83,7 @@ func Parse(data []byte, o Options) (t *Transcript, err error) {
 		return nil, errorf(int64(first), "expected a JSON object or array, found %q", preview(doc[first:]))
 	}
 
-	if gjson.Valid(doc) {
+	if Valid(doc) {
 		// The root runs to the end of the document, trailing white space included, as
 		// gjson.Parse takes it: a bare array's Array span always has.
 		root := jval{doc[first:], first}
@@ -106,7 +106,7 @@ func Parse(data []byte, o Options) (t *Transcript, err error) {
 	lines := splitRecords(doc)
 	// A document that is not one JSON value is JSONL when its first line is a whole value;
 	// otherwise it is a broken JSON document and the error is about the document.
-	if (o.Format == "" || o.Format.JSONL()) && len(lines) > 0 && gjson.Valid(doc[lines[0].Span.Start:lines[0].Span.End]) {
+	if (o.Format == "" || o.Format.JSONL()) && len(lines) > 0 && Valid(doc[lines[0].Span.Start:lines[0].Span.End]) {
 		if err := validateLines(doc, lines); err != nil {
 			return nil, err
 		}
@@ -118,7 +118,7 @@ func Parse(data []byte, o Options) (t *Transcript, err error) {
 		}
 		return parseJSONL(doc, lines, f, o)
 	}
-	if o.Format != "" && !o.Format.JSONL() && len(lines) > 1 && gjson.Valid(doc[lines[0].Span.Start:lines[0].Span.End]) {
+	if o.Format != "" && !o.Format.JSONL() && len(lines) > 1 && Valid(doc[lines[0].Span.Start:lines[0].Span.End]) {
 		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("--format %s takes one JSON document, but the input is JSONL (%d records, one a line)", o.Format, len(lines))}
 	}
 	return nil, syntaxError(doc, 0)

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// The readers walk a document that has already been validated (gjson.Valid on the whole
+// The readers walk a document that has already been validated (Valid on the whole
 // document or on each record line), so the scanner below trusts the syntax: it finds where
 // values end, reads the members of an object in one walk, and leaves strings encoded
 // (a block needs its text's span, not the text). A reader asks an object for all the

@@ -7,8 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"unsafe"
-
-	"github.com/tidwall/gjson"
 )
 
 // sniffBytes is how much of the input Stream reads ahead to decide whether it is a JSONL
@@ -135,7 +133,7 @@ func sniff(br *bufio.Reader, o Options) (Format, error) {
 			continue
 		}
 		records++
-		if bytes.IndexByte(line, 0) >= 0 || !gjson.Valid(l) || l[firstNonSpace(l)] != '{' {
+		if bytes.IndexByte(line, 0) >= 0 || !Valid(l) || l[firstNonSpace(l)] != '{' {
 			return "", nil
 		}
 		if f := recordFormat(recordValue(l, 0)); f != "" {

@@ -1,0 +1,128 @@
+package transcript
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestLiveRecords: a Codex rollout's records reach Fn in order, but for those a later
+// compaction drops (the instructions stay); past Max the oldest go on anyway; a format
+// that does not compact passes everything.
+func TestLiveRecords(t *testing.T) {
+	item := func(text string) string {
+		return fmt.Sprintf(`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]}}`, text)
+	}
+	lines := []string{
+		`{"timestamp":"t","type":"session_meta","payload":{"id":"x","instructions":"keep"}}`,
+		item("dropped 1"),
+		`{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":null}}`,
+		item("dropped 2"),
+		`{"timestamp":"t","type":"compacted","payload":{"message":"summary"}}`,
+		item("live"),
+	}
+	doc := strings.Join(lines, "\n") + "\n"
+	run := func(max int) []int {
+		var seen []int
+		l := &LiveRecords{Fn: func(seq int, rec *Transcript) error { seen = append(seen, seq); return nil }, Max: max}
+		if _, _, err := Stream(strings.NewReader(doc), Options{}, l.Record); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return seen
+	}
+	if got, want := run(0), []int{0, 2, 4, 5}; !slices.Equal(got, want) {
+		t.Errorf("passed records %v, want %v", got, want)
+	}
+	// Room for two lines at most: the first item goes on before the compaction is read.
+	if got, want := run(len(lines[0])+len(lines[1])+len(lines[2])-1), []int{0, 1, 2, 4, 5}; !slices.Equal(got, want) {
+		t.Errorf("with little room, passed records %v, want %v", got, want)
+	}
+	cc := `{"type":"user","uuid":"a","message":{"role":"user","content":"hi"}}` + "\n"
+	var seen int
+	l := &LiveRecords{Fn: func(int, *Transcript) error { seen++; return nil }}
+	if _, _, err := Stream(strings.NewReader(cc), Options{}, l.Record); err != nil || seen != 1 {
+		t.Errorf("a Claude Code record was not passed at once (%d, %v)", seen, err)
+	}
+}
+
+// TestLastCompaction: the last compacted record is found from the end, across the reading
+// chunks, past a "compacted" that is no record's type; LiveRecords then forgets at once
+// the records before it that it drops.
+func TestLastCompaction(t *testing.T) {
+	filler := func(n int) string {
+		return fmt.Sprintf(`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]}}`, strings.Repeat("x", n))
+	}
+	compacted := `{"timestamp":"t","type":"compacted","payload":{"message":"summary"}}`
+	for _, tail := range []int{10, 1<<20 - 40, 1<<20 - 20, 1 << 20, 3 << 20} {
+		lines := []string{
+			`{"timestamp":"t","type":"session_meta","payload":{"id":"x","instructions":"keep"}}`,
+			compacted,
+			filler(2 << 20),
+			compacted, // the last
+			`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","status":"compacted","content":[{"type":"input_text","text":"say \"compacted\""}]}}`,
+			filler(tail),
+		}
+		doc := strings.Join(lines, "\n") + "\n"
+		want := int64(strings.LastIndex(doc, compacted))
+		at, err := LastCompaction(strings.NewReader(doc), int64(len(doc)))
+		if err != nil || at != want {
+			t.Fatalf("tail %d: LastCompaction = %d, %v; want %d", tail, at, err, want)
+		}
+		var seen []int
+		l := &LiveRecords{Fn: func(seq int, rec *Transcript) error { seen = append(seen, seq); return nil }, Compaction: int(at), Max: 100}
+		if _, _, err := Stream(strings.NewReader(doc), Options{}, l.Record); err != nil {
+			t.Fatal(err)
+		}
+		l.Flush()
+		if want := []int{0, 3, 4, 5}; !slices.Equal(seen, want) {
+			t.Errorf("tail %d: passed records %v, want %v", tail, seen, want)
+		}
+	}
+	none := filler(100) + "\n"
+	if at, err := LastCompaction(strings.NewReader(none), int64(len(none))); at != -1 || err != nil {
+		t.Errorf("a rollout without a compaction: %d, %v", at, err)
+	}
+}
+
+// TestLiveRecordsReread: with Reread, the records held past Max wait without their lines
+// and are read again only when still live; Fn gets every live record, with its line.
+func TestLiveRecordsReread(t *testing.T) {
+	item := func(text string) string {
+		return fmt.Sprintf(`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]}}`, text)
+	}
+	lines := []string{
+		`{"timestamp":"t","type":"session_meta","payload":{"id":"x","instructions":"keep"}}`,
+		item("dropped 1"), item("dropped 2"),
+		`{"timestamp":"t","type":"compacted","payload":{"message":"summary"}}`,
+		item("live 1"), item("live 2"), item("live 3"),
+	}
+	doc := strings.Join(lines, "\n") + "\n"
+	var seen []int
+	var reread []Span
+	l := &LiveRecords{Max: 1, Fn: func(seq int, rec *Transcript) error {
+		if rec.Doc != lines[seq] {
+			t.Errorf("record %d came with %q", seq, rec.Doc)
+		}
+		seen = append(seen, seq)
+		return nil
+	}, Reread: func(s Span) (string, error) { reread = append(reread, s); return doc[s.Start:s.End], nil }}
+	if _, _, err := Stream(strings.NewReader(doc), Options{}, l.Record); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 0 {
+		t.Errorf("records %v went on before Flush", seen)
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 3, 4, 5, 6}; !slices.Equal(seen, want) {
+		t.Errorf("passed records %v, want %v", seen, want)
+	}
+	if len(reread) != 5 { // every live record: none fits in Max
+		t.Errorf("read %d lines again, want 5", len(reread))
+	}
+}
