@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -457,6 +458,7 @@ func (c *Context) CommonEnv() map[string]string {
 	}
 	set("format", "CTX_FORMAT", f.Format)
 	set("path", "CTX_PATH", f.Path)
+	set("sidechains", "CTX_SIDECHAINS", strconv.FormatBool(f.Sidechains))
 	set("tokenizer", "CTX_TOKENIZER", f.Tokenizer)
 	set("model", "CTX_MODEL", f.Model)
 	set("window", "CTX_WINDOW", f.Window.String())
