@@ -27,7 +27,7 @@ import (
 // RSS measures less the binary and the stacks (scripts/bench.sh reports that one).
 // The child also reports how much its peak RSS (VmHWM) grew during the run: what the
 // collector's memory limit lowers is that, as it hands freed pages back, while HeapSys
-// counts pages handed back too. jsonCeiling holds four tools to it.
+// counts pages handed back too. jsonCeiling holds every tool to it.
 func TestMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: generating and reading 20 MB documents")
@@ -154,7 +154,12 @@ const convertJSONLCeiling = 1.4
 // ctx-convert, whose output goes to a spool read back once the input is let go, grows by
 // 1.75-1.85× (on 100 MB its peak is 1.75× the input, binary included), where holding
 // input and output at once took 2.3-2.7×.
-var jsonCeiling = map[string]float64{"ctx-count": 2.0, "ctx-persist": 2.85, "ctx-budget": 2.8, "ctx-snip": 2.25, "ctx-convert": 2.1}
+// ctx-summarize, ctx-trim and ctx-repair were under 2× on 100 MB before they were held to
+// it here (1.73-1.84×, 1.59-1.86×, 1.46-1.49×, binary included); on 20 MB they grow by
+// 1.68×, 1.53-1.59× and 1.39-1.44× (ctx-summarize by 1.90-1.92× without the limit, the
+// other two never reach it): their ceilings catch a document held twice, as the others do.
+var jsonCeiling = map[string]float64{"ctx-count": 2.0, "ctx-persist": 2.85, "ctx-budget": 2.8, "ctx-snip": 2.25, "ctx-convert": 2.1,
+	"ctx-summarize": 2.0, "ctx-trim": 1.9, "ctx-repair": 1.75}
 
 // memSize is the size of TestMemory's inputs: large enough that the input, not the
 // runtime's own few megabytes, decides the peak.

@@ -189,7 +189,9 @@ const bigInput = 16 << 20
 //
 // A stage of an in-process pipeline (ctx-proxy, ctx-replay), whose stdin is held in
 // memory, gets only the first: the process holds more than the one document there, and a
-// limit set from one request's size would make the collector run without end.
+// limit set from one request's size would make the collector run without end. So does the
+// read of a tool whose process holds more than its document (Filter.HoldsMore: ctx-replay
+// reading the session it replays, ctx-count --savings).
 func tuneGC(inputBytes int, inProcess bool) {
 	if inputBytes <= bigInput {
 		return

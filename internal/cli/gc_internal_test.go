@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"math"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +38,45 @@ func TestTuneGC(t *testing.T) {
 	tuneGC(size/2, false)
 	if got := debug.SetMemoryLimit(-1); got != want {
 		t.Errorf("a smaller document lowered the limit to %d from %d", got, want)
+	}
+}
+
+// TestHoldsMoreSetsNoLimit: a large document read for a tool whose process holds more than
+// it (Filter.HoldsMore: ctx-replay) sets no memory limit; the same read for a filter does.
+func TestHoldsMoreSetsNoLimit(t *testing.T) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOMEMLIMIT is set: tuneGC leaves the limit to it")
+	}
+	was, wasSet, wasPercent := debug.SetMemoryLimit(-1), gcLimit.set, debug.SetGCPercent(-1)
+	debug.SetGCPercent(wasPercent)
+	t.Cleanup(func() {
+		debug.SetMemoryLimit(was)
+		debug.SetGCPercent(wasPercent)
+		gcLimit.set = wasSet
+	})
+	doc := `[{"role":"user","content":"` + strings.Repeat("x", bigInput) + `"}]`
+	file := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, holdsMore := range []bool{true, false} {
+		gcLimit.set = 0
+		debug.SetMemoryLimit(math.MaxInt64)
+		g := &struct {
+			Common `embed:""`
+		}{}
+		tool := &Tool{Name: "ctx-fake", Grammar: g, Run: func(c *Context) error {
+			return c.Run(Filter{Reports: true, Whole: true, HoldsMore: holdsMore, Plan: func(d *Doc) (*Plan, error) {
+				return &Plan{}, nil
+			}})
+		}}
+		var out, errb bytes.Buffer
+		if code := Main(tool, []string{file}, strings.NewReader(""), &out, &errb, nil); code != 0 {
+			t.Fatalf("HoldsMore %v: exit %d, stderr %q", holdsMore, code, errb.String())
+		}
+		limited := debug.SetMemoryLimit(-1) != math.MaxInt64
+		if limited == holdsMore {
+			t.Errorf("HoldsMore %v: a memory limit set: %v", holdsMore, limited)
+		}
 	}
 }

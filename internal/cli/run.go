@@ -39,6 +39,10 @@ type Filter struct {
 	TallyOnly bool
 	// Whole reads every document whole: the tier needs all of its text.
 	Whole bool
+	// HoldsMore marks a tool whose process holds much more than the document it reads
+	// (ctx-replay runs a pipeline in process on every request of it): no memory limit is
+	// set from the document's size (tuneGC), which the process would live above.
+	HoldsMore bool
 	// Record, when set, sees each record of a streamed document's first pass with the
 	// run's counter, to keep what the plan needs of its text. A document read whole is
 	// given to it as one record.
@@ -368,7 +372,7 @@ func (c *Context) readDoc(f *Filter, name string) (*Doc, error) {
 		}
 		return read(seq, rec)
 	}
-	doc, err := c.readDocument(name, readMode{whole: f.Whole || c.readWhole, once: f.Reports, model: &d.headModel, compaction: lookAhead}, record)
+	doc, err := c.readDocument(name, readMode{whole: f.Whole || c.readWhole, once: f.Reports, holdsMore: f.HoldsMore, model: &d.headModel, compaction: lookAhead}, record)
 	if err == nil && compaction > 0 && !compacted && doc.Outline != nil {
 		err = RuntimeError(fmt.Errorf("read %s: %w", displayName(name), errChanged))
 		doc.close()

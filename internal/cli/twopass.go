@@ -42,6 +42,8 @@ type document struct {
 	size  int64    // bytes read in the first pass
 	sum   uint64   // and their hash, to check the second pass reads the same bytes
 	seed  maphash.Seed
+
+	holdsMore bool // the process holds more than this document: set no memory limit from it
 }
 
 // documentNames lists the inputs a run of f works on, without reading them: every file
@@ -62,6 +64,7 @@ func (c *Context) documentNames(f *Filter) ([]string, error) {
 // read once (a report), streamed without keeping it for a second pass.
 type readMode struct {
 	whole, once bool
+	holdsMore   bool    // the process holds more than the document (Filter.HoldsMore)
 	model       *string // when set, gets the model a streamed document's first records name
 	// compaction, when set, is told before the first record where the last record of a
 	// large Codex rollout in a regular file that compacts is (transcript.LastCompaction).
@@ -84,7 +87,7 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 	if err != nil {
 		return nil, err
 	}
-	d := &document{Name: name, c: c, seed: maphash.MakeSeed()}
+	d := &document{Name: name, c: c, seed: maphash.MakeSeed(), holdsMore: mode.holdsMore}
 	ok := false
 	defer func() {
 		if !ok {
@@ -180,7 +183,7 @@ func (d *document) readWhole(br io.Reader, r io.ReadCloser, readErr func(error) 
 	if err != nil {
 		return readErr(err)
 	}
-	tuneGC(len(data), heldInMemory(r))
+	tuneGC(len(data), heldInMemory(r) || d.holdsMore)
 	d.Input = Input{Name: d.Name, Data: data}
 	d.Transcript, err = d.c.parse(d.Input)
 	return err

@@ -101,10 +101,13 @@ func run(ctx *cli.Context, f *Flags) error {
 		},
 		// The report is the output; with --pass the document is, and the report goes to
 		// stderr. --pass and --vs hold the document whole (passed on, compared).
-		Reports:  !f.Pass,
-		Whole:    f.Pass || f.Vs != "" || f.Savings,
-		Counted:  true,
-		Previews: true,
+		Reports: !f.Pass,
+		Whole:   f.Pass || f.Vs != "" || f.Savings,
+		// --savings runs every tier on the document in this process: no memory limit
+		// from its size, which the tiers' copies would keep the collector at.
+		HoldsMore: f.Savings,
+		Counted:   true,
+		Previews:  true,
 		// The report reads the counts; --vs compares the messages of a document read whole.
 		TallyOnly: !f.Savings,
 		// A report of many files is not lost to one of them, and a folder is its sessions.

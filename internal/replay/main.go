@@ -120,6 +120,10 @@ func run(ctx *cli.Context, f *Flags) error {
 	return ctx.Run(cli.Filter{
 		Reports: true,
 		Whole:   true,
+		// The session, its own request at each point and the one before, and the stages'
+		// documents: a limit at 1.7 times the session made the collector run without end
+		// (a replay of 20 MB took twice the CPU).
+		HoldsMore: true,
 		Plan: func(d *cli.Doc) (*cli.Plan, error) {
 			var out bytes.Buffer
 			err := replayDoc(ctx, d, f, pipe, &out, reports)

@@ -21,6 +21,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/repair"
@@ -240,7 +241,7 @@ func (tot *Totals) add(t Turn) {
 func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points []Point, i int, prevSent, prevOrig *sent) (Turn, *sent, *sent, map[string]bool, error) {
 	p := points[i]
 	turn := Turn{Turn: i + 1, Time: p.Time}
-	origDoc := historyOf(orig, p.Cut)
+	origDoc := sessionRequest(orig, p.Cut)
 	var in []byte
 	if prevSent == nil {
 		in = origDoc
@@ -442,6 +443,18 @@ func historyOf(t *transcript.Transcript, cut int) []byte {
 	out := make([]byte, 0, cut+len(doc)-closeAt)
 	out = append(out, doc[:cut]...)
 	return append(out, doc[closeAt:]...)
+}
+
+// sessionRequest is historyOf without the copy where none is needed: the lines before the
+// cut of a JSONL session are a prefix of the session's own bytes, which nothing writes to
+// (the pipeline reads its input, and transcript.Parse, which measures it, requires as much).
+// A copy of the session's history at every request, and another kept in the request before
+// (prevOrig), held three times a long session at once.
+func sessionRequest(t *transcript.Transcript, cut int) []byte {
+	if t.Array.IsZero() && cut > 0 {
+		return unsafe.Slice(unsafe.StringData(t.Doc), cut)
+	}
+	return historyOf(t, cut)
 }
 
 // extend is the request sent before (prev) with chunk added, the session's messages

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convert"
@@ -122,6 +123,29 @@ func TestHistoryAndExtend(t *testing.T) {
 	}
 	if want := string(historyOf(tr, ps[1].Cut)); !bytes.Equal(next, []byte(want)) {
 		t.Errorf("second request %q, want %q", next, want)
+	}
+}
+
+// The session's own request at each point is the history historyOf makes; for a JSONL
+// session it is the session's own bytes, not a copy of them (a copy at every request, and
+// the one kept from the request before, held a long session three times over).
+func TestSessionRequestSharesAJSONLSession(t *testing.T) {
+	for _, name := range []string{"session.jsonl", "codex.jsonl", "anthropic.json"} {
+		tr := parseFile(t, name)
+		ps := Points(tr)
+		if len(ps) == 0 {
+			t.Fatalf("%s: no request points", name)
+		}
+		for _, p := range ps {
+			req := sessionRequest(tr, p.Cut)
+			if want := historyOf(tr, p.Cut); !bytes.Equal(req, want) {
+				t.Fatalf("%s: the request at %d is %q, want %q", name, p.Cut, req, want)
+			}
+			shared := len(req) > 0 && unsafe.SliceData(req) == unsafe.StringData(tr.Doc)
+			if jsonl := tr.Format.JSONL(); shared != jsonl {
+				t.Errorf("%s: the request at %d shares the session's bytes: %v; want %v", name, p.Cut, shared, jsonl)
+			}
+		}
 	}
 }
 
