@@ -289,8 +289,9 @@ type heldPart struct {
 // Write implements io.Writer.
 func (h *heldOutput) Write(p []byte) (int, error) {
 	if n := len(h.parts); n == 0 || h.parts[n-1].writes == nil {
-		s := &spool{}
+		s := &spool{limit: pipeMemory}
 		if h.hint > 0 {
+			s.limit = spoolMemory
 			s.reserve(min(h.hint+h.hint/16+4096, spoolMemory))
 			h.hint = 0 // once: a later part (ctx-count's report) is small
 		}

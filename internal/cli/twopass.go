@@ -21,11 +21,12 @@ import (
 // edits spliced in (transcript.Splice), reading into memory only the spans it edits.
 //
 // A regular file is simply read again. Anything else (stdin, a pipe) is kept during the
-// first pass in a spool: in memory up to spoolMemory, then in a temp file. The output
-// goes where writeDocument would put it: a spool of held stdout (written only once the run
-// has succeeded), or the -o/--in-place temp file. Peak memory is then what the tool keeps
-// per message, whatever the size of the document; JSON documents, and output for a
-// terminal (indented, which needs the whole document), are read whole as before.
+// first pass in a spool: in memory up to pipeMemory (spoolMemory for an input already in
+// memory), then in a temp file. The output goes where writeDocument would put it: a spool
+// of held stdout (written only once the run has succeeded), or the -o/--in-place temp file.
+// Peak memory is then what the tool keeps per message, whatever the size of the document;
+// JSON documents, and output for a terminal (indented, which needs the whole document), are
+// read whole as before.
 
 // document is one input of a filter, read by readDocument: either read whole and parsed
 // (Transcript set, Input holding the bytes, to be written with writeDocument), or a
@@ -139,7 +140,10 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 			tuneGC(int(st.Size()), false)
 		}
 	} else {
-		d.spool = &spool{}
+		d.spool = &spool{limit: pipeMemory}
+		if heldInMemory(r) {
+			d.spool.limit = spoolMemory
+		}
 		first = io.TeeReader(br, d.spool)
 	}
 	var fnErr error
