@@ -287,13 +287,15 @@ type heldOutput struct {
 type heldPart struct {
 	doc    []byte
 	writes *spool
+	kept   bool // writes is a spool given whole (keep): later writes go to a new one
 }
 
 // Write implements io.Writer.
 func (h *heldOutput) Write(p []byte) (int, error) {
-	if n := len(h.parts); n == 0 || h.parts[n-1].writes == nil {
-		s := &spool{}
+	if n := len(h.parts); n == 0 || h.parts[n-1].writes == nil || h.parts[n-1].kept {
+		s := &spool{limit: pipeMemory}
 		if h.hint > 0 {
+			s.limit = spoolMemory
 			s.reserve(min(h.hint+h.hint/16+4096, spoolMemory))
 			h.hint = 0 // once: a later part (ctx-count's report) is small
 		}
@@ -305,6 +307,11 @@ func (h *heldOutput) Write(p []byte) (int, error) {
 // hold keeps p, which the caller no longer changes.
 func (h *heldOutput) hold(p []byte) {
 	h.parts = append(h.parts, heldPart{doc: p})
+}
+
+// keep holds what s holds, which the caller no longer writes to; close frees s.
+func (h *heldOutput) keep(s *spool) {
+	h.parts = append(h.parts, heldPart{writes: s, kept: true})
 }
 
 // WriteTo writes everything held, in order.

@@ -7,8 +7,17 @@ import (
 	"os"
 )
 
-// spoolMemory is how many bytes a spool keeps in memory before it moves to a temp file.
+// spoolMemory is how many bytes a spool keeps in memory before it moves to a temp file,
+// for a stage of an in-process pipeline (ctx-replay, ctx-proxy), whose input is in memory.
 const spoolMemory = 8 << 20
+
+// pipeMemory is what a spool keeps in memory when it holds a process's stdin for a second
+// pass, or its output until the run has succeeded. A larger document was first copied
+// into 8 MB of fresh memory and then all of it into the temp file: each new page of that
+// memory is a page fault, and a fault costs far more than the write that puts the page in
+// the page cache (on a 10 MB Codex rollout, ~15% of each stage's CPU time, on the VMs the
+// benchmarks run on). Below pipeMemory a document still costs no file.
+const pipeMemory = 1 << 20
 
 // unsizedMemory is how much of a document of unknown size readUnsized keeps in memory
 // before it moves to a temp file: less than spoolMemory, because the bytes are read back
@@ -20,7 +29,7 @@ const unsizedMemory = 1 << 20
 // holds stdin for a second pass over a streamed transcript, and a filter's streamed output
 // until the run has succeeded.
 type spool struct {
-	limit int // bytes kept in memory; 0 means spoolMemory
+	limit int // bytes kept in memory; 0 means spoolMemory, negative no limit
 	// mem holds the bytes in chunks that are filled, never grown: growing one slice copied
 	// everything held at each doubling, and a copy of megabytes is a stretch the garbage
 	// collector cannot interrupt, so on two cores it spun waiting for it (as much system

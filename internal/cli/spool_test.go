@@ -123,3 +123,25 @@ func TestSpoolNeverCopies(t *testing.T) {
 		t.Fatal("read back differs")
 	}
 }
+
+// TestHeldOutputKeep: a spool given whole comes out in its place, and a write after it
+// goes to a spool of its own rather than into the one kept.
+func TestHeldOutputKeep(t *testing.T) {
+	var h heldOutput
+	defer h.close()
+	in := &spool{limit: 16}
+	in.Write([]byte("the input, past the memory limit"))
+	h.Write([]byte("a"))
+	h.keep(in)
+	h.Write([]byte("z"))
+	if in.size != int64(len("the input, past the memory limit")) {
+		t.Fatalf("a write after keep went into the kept spool (%d bytes)", in.size)
+	}
+	var out bytes.Buffer
+	if _, err := h.WriteTo(&out); err != nil {
+		t.Fatal(err)
+	}
+	if want := "athe input, past the memory limitz"; out.String() != want {
+		t.Fatalf("got %q, want %q", out.String(), want)
+	}
+}

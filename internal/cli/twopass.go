@@ -21,9 +21,10 @@ import (
 // edits spliced in (transcript.Splice), reading into memory only the spans it edits.
 //
 // A regular file is simply read again. Anything else (stdin, a pipe) is kept during the
-// first pass in a spool: in memory up to spoolMemory, then in a temp file. The output
-// goes where writeDocument would put it: a spool of held stdout (written only once the run
-// has succeeded), or the -o/--in-place temp file. Peak memory is then what the tool keeps
+// first pass in a spool: in memory up to pipeMemory (spoolMemory for an input already in
+// memory), then in a temp file. The output goes where writeDocument would put it: a spool
+// of held stdout (written only once the run has succeeded; with no edit, the spool of the
+// input itself), or the -o/--in-place temp file. Peak memory is then what the tool keeps
 // per message, whatever the size of the document; JSON documents, and output for a
 // terminal (indented, which needs the whole document), are read whole as before.
 
@@ -39,9 +40,11 @@ type document struct {
 	c     *Context
 	file  *os.File // a regular file, read again for the second pass
 	spool *spool   // or the input kept during the first pass
-	size  int64    // bytes read in the first pass
-	sum   uint64   // and their hash, to check the second pass reads the same bytes
-	seed  maphash.Seed
+	// spoolOut: the spool is held stdout now (an output with no edit), which frees it
+	spoolOut bool
+	size     int64  // bytes read in the first pass
+	sum      uint64 // and their hash, to check the second pass reads the same bytes
+	seed     maphash.Seed
 
 	holdsMore bool // the process holds more than this document: set no memory limit from it
 }
@@ -142,7 +145,10 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 			tuneGC(int(st.Size()), false)
 		}
 	} else {
-		d.spool = &spool{}
+		d.spool = &spool{limit: pipeMemory}
+		if heldInMemory(r) {
+			d.spool.limit = spoolMemory
+		}
 		first = io.TeeReader(br, d.spool)
 	}
 	var fnErr error
@@ -227,6 +233,14 @@ func (d *document) rewrite(regions []transcript.Span, edit func(i int, text stri
 		return c.stageStream(d.Name, splice)
 	case c.Common.Output != "":
 		return c.stageStream(c.Common.Output, splice)
+	}
+	if held, isHeld := c.Stdout.(*heldOutput); isHeld && len(regions) == 0 && d.spool != nil && d.spool.err == nil && !c.StdoutTTY {
+		// No edit: the output is the input kept for this second pass, held as it is
+		// rather than copied into a spool of its own (in a pipeline, each stage
+		// below its trigger copied the whole document once more).
+		held.keep(d.spool)
+		d.spoolOut = true
+		return nil
 	}
 	bw := bufio.NewWriterSize(&writeErrors{w: c.Stdout, what: "hold stdout"}, 256<<10)
 	if _, err := splice(bw); err != nil {
@@ -321,7 +335,9 @@ func (d *document) close() {
 		d.file = nil
 	}
 	if d.spool != nil {
-		d.spool.close()
+		if !d.spoolOut {
+			d.spool.close()
+		}
 		d.spool = nil
 	}
 }

@@ -55,6 +55,11 @@ func Encode(s string) (lit string, ok bool) {
 	return transcript.Quote(s), true
 }
 
+// Spelled reports whether lit is what Encode makes of s (ok and equal), without making it.
+func Spelled(s, lit string) bool {
+	return utf8.ValidString(s) && transcript.Quoted(s, lit)
+}
+
 // LineCount is the number of lines of text, the last one counted without a final line
 // break.
 func LineCount(text string) int {

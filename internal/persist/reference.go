@@ -221,15 +221,10 @@ func (u *unit) unwrap() {
 // canonical reports whether re-encoding the unit's text gives back the document's bytes
 // exactly, so the store needs only the text.
 func (u *unit) canonical() bool {
-	lit, ok := offload.Encode(u.outer)
-	if !ok || lit != u.raw {
+	if !offload.Spelled(u.outer, u.raw) {
 		return false
 	}
-	if !u.hasInner {
-		return true
-	}
-	lit, ok = offload.Encode(u.text)
-	return ok && lit == u.outer[u.inner.Start:u.inner.End]
+	return !u.hasInner || offload.Spelled(u.text, u.outer[u.inner.Start:u.inner.End])
 }
 
 // replace returns the unit's decoded body with the stored text replaced by text.

@@ -34,7 +34,7 @@ func keep(raw, label string, value bool) offload.Blob {
 	if !strings.HasPrefix(text, label) {
 		return offload.Text(text, raw)
 	}
-	if lit, ok := offload.Encode(text); ok && lit == raw {
+	if offload.Spelled(text, raw) {
 		return offload.Text(text[len(label):], "")
 	}
 	return offload.Text(text[len(label):], raw)

@@ -75,6 +75,78 @@ func (t *Transcript) sortEdits(edits []Edit) ([]Edit, int, error) {
 	return sorted, size, nil
 }
 
+// Quoted reports whether lit is Quote(s), without making Quote(s): the test of whether a
+// document spells a text the one way (ctx-persist, ctx-snip), made for every tool result,
+// costs no copy of the result.
+func Quoted(s, lit string) bool {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return false
+	}
+	lit = lit[1 : len(lit)-1]
+	eat := func(p string) bool {
+		if len(lit) < len(p) || lit[:len(p)] != p {
+			return false
+		}
+		lit = lit[len(p):]
+		return true
+	}
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			if !eat(s[start:i]) || !eat(quoteEscape(c)) {
+				return false
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			if !eat(s[start:i]) || !eat(`\ufffd`) {
+				return false
+			}
+			start = i + size
+		case r == '\u2028' || r == '\u2029':
+			if !eat(s[start:i]) || !eat(`\u202`+string(quoteHex[r&0xf])) {
+				return false
+			}
+			start = i + size
+		}
+		i += size
+	}
+	return eat(s[start:]) && lit == ""
+}
+
+// quoteHex is the digits of Quote's \u escapes.
+const quoteHex = "0123456789abcdef"
+
+// quoteEscape is Quote's escape of an ASCII byte it does not write as itself.
+func quoteEscape(c byte) string {
+	switch c {
+	case '"':
+		return `\"`
+	case '\\':
+		return `\\`
+	case '\b':
+		return `\b`
+	case '\f':
+		return `\f`
+	case '\n':
+		return `\n`
+	case '\r':
+		return `\r`
+	case '\t':
+		return `\t`
+	}
+	return `\u00` + string(quoteHex[c>>4]) + string(quoteHex[c&0xf])
+}
+
 // Quote makes a JSON string literal of s in ctxkit's one spelling, fixed here rather than
 // left to a library version because ctx-persist relies on re-encoding a stored text to the
 // same bytes: `"` and `\` escaped, \b \f \n \r \t by their short escapes, other control

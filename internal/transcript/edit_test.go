@@ -58,3 +58,34 @@ func TestQuoteMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// quotedSeeds are texts whose spelling takes each of Quote's branches.
+var quotedSeeds = []string{"", "plain", "a\"b\\c", "\n\r\t\b\f\x00\x1f\x7f", "<tag> & </tag>", "日本語 🎉", "\u2028\u2029", "bad\xffutf8\xc3", "x\u2028y\\u2028", `\ufffd`}
+
+// TestQuoted: Quoted(s, lit) is exactly Quote(s) == lit, for Quote's own spelling and for
+// spellings a byte away from it (other escapes of the same text, cut or longer ones).
+func TestQuoted(t *testing.T) {
+	for _, s := range quotedSeeds {
+		checkQuoted(t, s)
+	}
+}
+
+func FuzzQuoted(f *testing.F) {
+	for _, s := range quotedSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(checkQuoted)
+}
+
+func checkQuoted(t *testing.T, s string) {
+	want := Quote(s)
+	lits := []string{want, want[:len(want)-1], want + `"`, `"` + s + `"`, strings.ToUpper(want), "", `"`}
+	for i := 1; i < len(want)-1; i++ {
+		lits = append(lits, want[:i]+want[i+1:], want[:i]+"x"+want[i+1:])
+	}
+	for _, lit := range lits {
+		if got := Quoted(s, lit); got != (lit == want) {
+			t.Fatalf("Quoted(%q, %q) = %v, Quote gives %s", s, lit, got, want)
+		}
+	}
+}
