@@ -21,6 +21,7 @@ func countText(v *vocab, text string, pieces *pieceCache) int {
 		// byte of an invalid sequence into U+FFFD; so does this conversion.
 		text = string([]rune(text))
 	}
+	t.noteCounted(len(text))
 	p := newSplitter()
 	n := 0
 	for i := 0; i < len(text); {
@@ -33,13 +34,22 @@ func countText(v *vocab, text string, pieces *pieceCache) int {
 
 // countPiece returns the number of tokens piece encodes to.
 func (t *table) countPiece(piece string, pieces *pieceCache) int {
-	if len(piece) == 1 || t.rank(piece) >= 0 {
+	if len(piece) <= 2 || len(piece) > t.maxLen {
+		if len(piece) == 1 || t.rank(piece) >= 0 {
+			return 1
+		}
+		if len(piece) < pieceCacheMinBytes || pieces == nil {
+			return t.merge(piece)
+		}
+	}
+	// One hash serves the vocabulary and the cache of pieces.
+	h := hashString(piece)
+	if len(piece) <= t.maxLen && t.rankHashed(piece, h) >= 0 {
 		return 1
 	}
 	if len(piece) < pieceCacheMinBytes || pieces == nil {
 		return t.merge(piece)
 	}
-	h := hashString(piece)
 	if n, ok := pieces.get(h, piece); ok {
 		return n
 	}
