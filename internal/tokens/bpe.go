@@ -21,6 +21,7 @@ func countText(v *vocab, text string, pieces *pieceCache) int {
 		// byte of an invalid sequence into U+FFFD; so does this conversion.
 		text = string([]rune(text))
 	}
+	t.noteCounted(len(text))
 	p := newSplitter()
 	n := 0
 	for i := 0; i < len(text); {
@@ -33,13 +34,22 @@ func countText(v *vocab, text string, pieces *pieceCache) int {
 
 // countPiece returns the number of tokens piece encodes to.
 func (t *table) countPiece(piece string, pieces *pieceCache) int {
-	if len(piece) == 1 || t.rank(piece) >= 0 {
+	if len(piece) <= 2 || len(piece) > t.maxLen {
+		if len(piece) == 1 || t.rank(piece) >= 0 {
+			return 1
+		}
+		if len(piece) < pieceCacheMinBytes || pieces == nil {
+			return t.merge(piece)
+		}
+	}
+	// One hash serves the vocabulary and the cache of pieces.
+	h := hashString(piece)
+	if len(piece) <= t.maxLen && t.rankHashed(piece, h) >= 0 {
 		return 1
 	}
 	if len(piece) < pieceCacheMinBytes || pieces == nil {
 		return t.merge(piece)
 	}
-	h := hashString(piece)
 	if n, ok := pieces.get(h, piece); ok {
 		return n
 	}
@@ -336,7 +346,7 @@ func (t *table) mergeLong(piece string, sc *mergeScratch) int {
 				break
 			}
 			top := segs[len(segs)-1]
-			if t.holds(piece, evs[top.ev:seg.ev], evs[seg.ev:], int(seg.start)) {
+			if sc.holdsPair(t, piece, top, seg, evs) {
 				break
 			}
 			segs, evs = segs[:len(segs)-1], evs[:top.ev]
@@ -660,6 +670,47 @@ func (t *table) crossKey(piece string, i, j int) uint64 {
 	return uint64(r)<<32 | uint64(i)
 }
 
+// holdsPair is holds of the boundary between the adjacent segments a and b of mergeLong
+// (b the newest, its merges last in evs), remembered for two segments of eight bytes
+// or fewer together: two characters of CJK text, mostly, whose boundaries repeat.
+//
+// What holds answers depends on the segments' bytes alone: it reads piece only
+// between a.start and b.end, and each segment's merges are those of merging its bytes
+// alone (mergeChar, mergeSmall), their positions offset by its start, which shifts every
+// key and position holds compares alike. So the answer is remembered by the bytes of
+// both and the length of a (the key; a cut elsewhere in the same bytes is another
+// question).
+func (sc *mergeScratch) holdsPair(t *table, piece string, a, b segment, evs []event) bool {
+	n := b.end - a.start
+	if n > 8 {
+		return t.holds(piece, evs[a.ev:b.ev], evs[b.ev:], int(b.start))
+	}
+	var bytes uint64
+	for i := n - 1; i >= 0; i-- {
+		bytes = bytes<<8 | uint64(piece[a.start+i])
+	}
+	// 1 (an entry) | len(a) | len(a)+len(b): with the bytes, the two segments exactly.
+	lens := uint64(1)<<8 | uint64(b.start-a.start)<<4 | uint64(n)
+	e := &sc.held[(bytes^lens<<56)*0x9E3779B97F4A7C15>>(64-heldBits)]
+	if e.bytes == bytes && e.lens&^(1<<9) == lens {
+		return e.lens&(1<<9) != 0
+	}
+	ok := t.holds(piece, evs[a.ev:b.ev], evs[b.ev:], int(b.start))
+	e.bytes, e.lens = bytes, lens
+	if ok {
+		e.lens |= 1 << 9
+	}
+	return ok
+}
+
+// heldBits sizes holdsPair's memory: 8192 pairs of segments, 128 KB.
+const heldBits = 13
+
+type heldEntry struct {
+	bytes uint64
+	lens  uint64 // 0 for an empty entry; see holdsPair; bit 9: the boundary holds
+}
+
 // utf8Len is the length of the UTF-8 sequence that starts with byte c of valid text.
 func utf8Len(c byte) int {
 	switch {
@@ -680,6 +731,7 @@ type mergeScratch struct {
 	events []event
 	chars  [1 << charCacheBits]charMerge
 	pairs  [1 << pairCacheBits]pairEntry
+	held   [1 << heldBits]heldEntry
 	t      *table  // whose ranks chars and pairs hold
 	rank3  []int32 // t.rank3 once mergeApart has made it, else nil (joinRank)
 
@@ -693,6 +745,7 @@ type mergeScratch struct {
 func (sc *mergeScratch) use(t *table) {
 	if sc.t != t {
 		sc.chars, sc.pairs, sc.t = [len(sc.chars)]charMerge{}, [len(sc.pairs)]pairEntry{}, t
+		sc.held = [len(sc.held)]heldEntry{}
 		sc.rank3 = nil
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -80,6 +81,9 @@ type table struct {
 	triOnce sync.Once
 	tri3    []uint64 // see trigrams
 	rank3   []int32  // see trigrams
+
+	short   atomic.Pointer[shortTable] // see shortTable; nil until built
+	counted atomic.Int64               // bytes counted before short was built
 }
 
 // trigrams returns a bitmap with bit a<<14|b<<7|c set when the ASCII bytes a, b, c
@@ -134,6 +138,30 @@ func (t *table) rank(s string) int32 {
 	if f := h >> filterShift & t.fmask; t.filter[f/64]&(1<<(f%64)) == 0 {
 		return -1
 	}
+	if len(s) >= shortMinBytes && len(s) <= shortMaxBytes && s[0] < 0x80 {
+		if st := t.short.Load(); st != nil {
+			return st.rank(s, h)
+		}
+	}
+	return t.rankSlot(s, h)
+}
+
+// rankHashed is rank of s (neither two bytes long nor longer than maxLen) whose
+// hashString is h.
+func (t *table) rankHashed(s string, h uint64) int32 {
+	if f := h >> filterShift & t.fmask; t.filter[f/64]&(1<<(f%64)) == 0 {
+		return -1
+	}
+	if len(s) >= shortMinBytes && len(s) <= shortMaxBytes && s[0] < 0x80 {
+		if st := t.short.Load(); st != nil {
+			return st.rank(s, h)
+		}
+	}
+	return t.rankSlot(s, h)
+}
+
+// rankSlot is rank of s, whose hashString is h, from the table's slots.
+func (t *table) rankSlot(s string, h uint64) int32 {
 	tag := uint32(h>>(32+t.rankBits)) << t.rankBits
 	rankMask := uint32(1)<<t.rankBits - 1
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
