@@ -133,19 +133,19 @@ func quoteEscape(c byte) string {
 		return `\"`
 	case '\\':
 		return `\\`
-	case '\b':
-		return `\b`
-	case '\f':
-		return `\f`
-	case '\n':
-		return `\n`
-	case '\r':
-		return `\r`
-	case '\t':
-		return `\t`
 	}
-	return `\u00` + string(quoteHex[c>>4]) + string(quoteHex[c&0xf])
+	return controlEscapes[c]
 }
+
+// controlEscapes are Quote's escapes of the control characters, made once: a terminal's
+// output holds an escape character in every colour change.
+var controlEscapes = func() (e [0x20]string) {
+	for c := range e {
+		e[c] = `\u00` + string(quoteHex[c>>4]) + string(quoteHex[c&0xf])
+	}
+	e['\b'], e['\f'], e['\n'], e['\r'], e['\t'] = `\b`, `\f`, `\n`, `\r`, `\t`
+	return e
+}()
 
 // Quote makes a JSON string literal of s in ctxkit's one spelling, fixed here rather than
 // left to a library version because ctx-persist relies on re-encoding a stored text to the
@@ -153,7 +153,6 @@ func quoteEscape(c byte) string {
 // characters and U+2028, U+2029 as \u00xx / \u2028 / \u2029 (lowercase hex), invalid UTF-8
 // as \ufffd, everything else as itself (no HTML escaping, so code stays readable).
 func Quote(s string) string {
-	const hexDigits = "0123456789abcdef"
 	b := make([]byte, 0, len(s)+len(s)/16+2)
 	b = append(b, '"')
 	start := 0
@@ -165,22 +164,7 @@ func Quote(s string) string {
 		}
 		if c < utf8.RuneSelf {
 			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
+			b = append(b, quoteEscape(c)...)
 			i++
 			start = i
 			continue
@@ -193,7 +177,7 @@ func Quote(s string) string {
 			start = i + size
 		case r == '\u2028' || r == '\u2029':
 			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			b = append(b, '\\', 'u', '2', '0', '2', quoteHex[r&0xf])
 			start = i + size
 		}
 		i += size
