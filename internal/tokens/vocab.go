@@ -147,7 +147,8 @@ func (t *table) rank(s string) int32 {
 }
 
 // rankHashed is rank of s (neither two bytes long nor longer than maxLen) whose
-// hashString is h.
+// hashString is h. rank repeats its body rather than call it: neither is inlined, and the
+// extra call cost about 4% on cl100k's unbroken letters (bench-shapes, 1 MB).
 func (t *table) rankHashed(s string, h uint64) int32 {
 	if f := h >> filterShift & t.fmask; t.filter[f/64]&(1<<(f%64)) == 0 {
 		return -1
