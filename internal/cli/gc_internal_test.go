@@ -10,10 +10,11 @@ import (
 	"testing"
 )
 
-// TestTuneGC: a large document read by a command of its own sets the soft memory limit at
-// 1.7 times its size, one read by a stage of an in-process pipeline leaves it alone, and
-// the limit only grows.
-func TestTuneGC(t *testing.T) {
+// isolateGC skips the test when GOMEMLIMIT is set (tuneGC leaves the limit to it), and has
+// its end put back the memory limit, the collector's percent and gcLimit as they were; it
+// returns the memory limit in force.
+func isolateGC(t *testing.T) int64 {
+	t.Helper()
 	if os.Getenv("GOMEMLIMIT") != "" {
 		t.Skip("GOMEMLIMIT is set: tuneGC leaves the limit to it")
 	}
@@ -24,6 +25,14 @@ func TestTuneGC(t *testing.T) {
 		debug.SetGCPercent(wasPercent)
 		gcLimit.set = wasSet
 	})
+	return was
+}
+
+// TestTuneGC: a large document read by a command of its own sets the soft memory limit at
+// 1.7 times its size, one read by a stage of an in-process pipeline leaves it alone, and
+// the limit only grows.
+func TestTuneGC(t *testing.T) {
+	was := isolateGC(t)
 	gcLimit.set = 0
 	const size = 64 << 20
 	tuneGC(size, true)
@@ -44,16 +53,7 @@ func TestTuneGC(t *testing.T) {
 // TestHoldsMoreSetsNoLimit: a large document read for a tool whose process holds more than
 // it (Filter.HoldsMore: ctx-replay) sets no memory limit; the same read for a filter does.
 func TestHoldsMoreSetsNoLimit(t *testing.T) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		t.Skip("GOMEMLIMIT is set: tuneGC leaves the limit to it")
-	}
-	was, wasSet, wasPercent := debug.SetMemoryLimit(-1), gcLimit.set, debug.SetGCPercent(-1)
-	debug.SetGCPercent(wasPercent)
-	t.Cleanup(func() {
-		debug.SetMemoryLimit(was)
-		debug.SetGCPercent(wasPercent)
-		gcLimit.set = wasSet
-	})
+	isolateGC(t)
 	doc := `[{"role":"user","content":"` + strings.Repeat("x", bigInput) + `"}]`
 	file := filepath.Join(t.TempDir(), "big.json")
 	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
