@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // TestSavingsSetsNoMemoryLimit: --savings runs every tier on the document in this process,
@@ -31,7 +33,7 @@ func TestSavingsSetsNoMemoryLimit(t *testing.T) {
 	result := strings.Repeat("line of output\n", 17<<20/15)
 	doc := `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"run it"},` +
 		`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"make"}}]},` +
-		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":` + quote(result) + `}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":` + transcript.Quote(result) + `}]},` +
 		`{"role":"assistant","content":"done"}]}`
 	file := filepath.Join(t.TempDir(), "big.json")
 	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
@@ -45,9 +47,4 @@ func TestSavingsSetsNoMemoryLimit(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Errorf("--savings on a %d MB document set a memory limit of %d MB", len(doc)>>20, got>>20)
 	}
-}
-
-// quote is s as a JSON string (s holds no character that needs more than \n).
-func quote(s string) string {
-	return `"` + strings.ReplaceAll(s, "\n", `\n`) + `"`
 }
