@@ -9,9 +9,9 @@ import (
 	"github.com/ctxkit/ctxkit/internal/store"
 )
 
-// Saver writes a plan's blobs into the store as they come, a few at a time so that their
-// syncs overlap, and at the end appends an index line for each blob that brought a new
-// file. The store is created when the first blob comes: a run that stores nothing leaves
+// Saver writes a plan's blobs into the store as they come, a few at a time, as one batch
+// (store.Batch: synced all at once at the end), and at the end appends an index line for
+// each blob that brought a new file. The store is created when the first blob comes: a run that stores nothing leaves
 // no store behind.
 type Saver struct {
 	dir    string // the store as --store names it
@@ -20,6 +20,7 @@ type Saver struct {
 	warnf  func(format string, a ...any)
 
 	s       *store.Store
+	batch   *store.Batch
 	wg      sync.WaitGroup
 	sem     chan struct{}
 	files   map[string]*storedFile // one write per distinct file
@@ -68,7 +69,7 @@ func (sv *Saver) Put(blobs ...Blob) error {
 		if err != nil {
 			return err
 		}
-		sv.s, sv.sem, sv.files = s, make(chan struct{}, 4), map[string]*storedFile{}
+		sv.s, sv.batch, sv.sem, sv.files = s, s.Batch(), make(chan struct{}, 4), map[string]*storedFile{}
 		if perm := s.Perm(); perm&0o077 != 0 {
 			sv.warnf("store %q has mode %#o: other users can read the stored results (chmod 700 %s)", sv.dir, perm, ShellQuote(sv.dir))
 		}
@@ -88,11 +89,11 @@ func (sv *Saver) Put(blobs ...Blob) error {
 		go func() {
 			defer sv.wg.Done()
 			defer func() { <-sv.sem }()
-			got, created, err := sv.s.Put([]byte(data))
+			got, err := sv.batch.Add([]byte(data))
 			if err == nil && got != fl.hash {
 				err = fmt.Errorf("store %q: internal: %s stored as %s", sv.dir, fl.hash, got)
 			}
-			fl.created, fl.err = created, err // read only after wg.Wait
+			fl.err = err // read only after wg.Wait
 		}()
 		return fl
 	}
@@ -109,12 +110,18 @@ func (sv *Saver) Finish() (int, error) {
 		return 0, nil
 	}
 	sv.wg.Wait()
-	n := 0
 	for _, fl := range sv.order {
 		if fl.err != nil {
 			return 0, fl.err
 		}
-		if fl.created {
+	}
+	created, err := sv.batch.Commit()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, fl := range sv.order {
+		if fl.created = created[fl.hash]; fl.created {
 			n++
 		}
 	}
@@ -137,10 +144,11 @@ func (sv *Saver) Finish() (int, error) {
 	return n, nil
 }
 
-// Close waits for writes in flight and closes the store.
+// Close waits for writes in flight, removes what was not committed, and closes the store.
 func (sv *Saver) Close() {
 	if sv.s != nil {
 		sv.wg.Wait()
+		sv.batch.Abort()
 		sv.s.Close()
 	}
 }

@@ -411,3 +411,83 @@ func TestSomeoneElsesIndex(t *testing.T) {
 		t.Errorf("Open of another user's store: %v", err)
 	}
 }
+
+// TestBatch: files added to a batch have no name before Commit (only temp files), and all
+// of them after; the bytes stored before, or added twice, are not created again; an
+// aborted batch leaves nothing.
+func TestBatch(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s := mustCreate(t, dir)
+	before := []byte("stored before\n")
+	hBefore, _, err := s.Put(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	temps := func() (n int) {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if strings.HasPrefix(d.Name(), ".tmp-") {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+
+	b := s.Batch()
+	var datas [][]byte
+	for i := range 20 {
+		datas = append(datas, []byte(fmt.Sprintf("result %d\n", i)))
+	}
+	datas = append(datas, datas[3], before)
+	var wg sync.WaitGroup
+	hashes := make([]string, len(datas))
+	for i, d := range datas {
+		wg.Go(func() {
+			h, err := b.Add(d)
+			if err != nil {
+				t.Error(err)
+			}
+			hashes[i] = h
+		})
+	}
+	wg.Wait()
+	for i, d := range datas[:20] {
+		if _, err := os.Lstat(s.Path(hashes[i])); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("result %d has its name before Commit: %v", i, err)
+		}
+		if hashes[i] != Hash(d) {
+			t.Fatalf("result %d: hash %s", i, hashes[i])
+		}
+	}
+	if n := temps(); n != 20 {
+		t.Errorf("%d temp files before Commit, want 20", n)
+	}
+	created, err := b.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(created) != 20 || created[hBefore] {
+		t.Errorf("created %d files (the one stored before: %v), want 20", len(created), created[hBefore])
+	}
+	for i, d := range datas {
+		if got, err := s.Get(hashes[i]); err != nil || !bytes.Equal(got, d) {
+			t.Errorf("Get %d: %q %v", i, got, err)
+		}
+	}
+	if n := temps(); n != 0 {
+		t.Errorf("%d temp files left after Commit", n)
+	}
+
+	b = s.Batch()
+	h, err := b.Add([]byte("never committed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Abort()
+	if _, err := s.Get(h); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an aborted file: %v", err)
+	}
+	if n := temps(); n != 0 {
+		t.Errorf("%d temp files left after Abort", n)
+	}
+}
