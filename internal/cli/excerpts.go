@@ -74,7 +74,7 @@ func (d *document) readerAt() (io.ReaderAt, error) {
 		return nil, errReadOnce
 	}
 	if d.spool == nil {
-		return d.file, nil
+		return io.NewSectionReader(d.file, d.base, d.size), nil
 	}
 	return d.spool.readerAt()
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/ctxkit/ctxkit/internal/transcript"
 	"io"
 	"os"
 	"reflect"
@@ -206,7 +207,7 @@ func (p *prepared) main(args []string, stdin io.Reader, stdout, stderr io.Writer
 	// also when Run panics.
 	defer c.discard()
 
-	runErr := tool.Run(c)
+	runErr := runGuarded(tool, c)
 	code, hint := classify(runErr)
 	if code == ExitOK || code == ExitCheck || keepsOutput(runErr) {
 		c.flushCounts()
@@ -221,6 +222,20 @@ func (p *prepared) main(args []string, stdin io.Reader, stdout, stderr io.Writer
 		report(stderr, tool.Name, runErr, hint)
 	}
 	return code
+}
+
+// runGuarded runs the tool with the memory faults of its goroutine made errors: an input
+// read in place (a mapped file) that another program cuts short meanwhile fails the run
+// like an input changed under it (exit 4) instead of crashing the process.
+func runGuarded(tool *Tool, c *Context) (err error) {
+	defer func() {
+		if errors.Is(err, transcript.ErrCutShort) {
+			err = RuntimeError(err)
+		}
+	}()
+	defer transcript.GuardFaults()()
+	defer transcript.RecoverFault(&err)
+	return tool.Run(c)
 }
 
 // Reusing is newTool's Main for a caller that runs the tool many times in one process

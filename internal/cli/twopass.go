@@ -37,9 +37,12 @@ type document struct {
 	Transcript *transcript.Transcript
 	Outline    *transcript.Outline
 
-	c     *Context
-	file  *os.File // a regular file, read again for the second pass
-	spool *spool   // or the input kept during the first pass
+	c    *Context
+	file *os.File // a regular file, read again for the second pass (from base)
+	base int64
+	// keepOpen: file is stdin's, which close leaves open
+	keepOpen bool
+	spool    *spool // or the input kept during the first pass
 	// spoolOut: the spool is held stdout now (an output with no edit), which frees it
 	spoolOut bool
 	size     int64  // bytes read in the first pass
@@ -109,11 +112,34 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 		return RuntimeError(fmt.Errorf("read %q: %w", name, pathReason(err)))
 	}
 
-	format, br, err := transcript.Sniff(r, o)
+	// A regular file (or stdin redirected from one) that holds a JSONL transcript is
+	// streamed in place, mapped: its lines are no copies (transcript.InPlace). The second
+	// pass reads the file again.
+	src := io.Reader(r)
+	var m *mapping
+	var in *transcript.InPlace
+	if !mode.whole && !(c.prettyStdout() && !mode.once) {
+		if f := underlyingFile(r); f != nil {
+			if m = mapInput(f); m != nil {
+				in = transcript.NewInPlace(m.data)
+				src = in
+			}
+		}
+	}
+	format, br, err := transcript.Sniff(src, o)
 	if err != nil {
+		if m != nil {
+			m.unmap()
+		}
 		return nil, readErr(err)
 	}
 	if format == "" || mode.whole || c.prettyStdout() && !mode.once {
+		if m != nil {
+			// Read whole, from the file as it stands (sniffing it in place moved nothing):
+			// a copy of the mapping would count its pages as well.
+			m.unmap()
+			br = r
+		}
 		ok = true
 		return d, d.readWhole(br, r, readErr)
 	}
@@ -129,22 +155,39 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 		}
 	}
 	var first io.Reader
-	if mode.once {
+	var inPlaceHash *maphash.Hash
+	switch {
+	case m != nil:
+		first = in
+		// What the first pass has read is hashed as it passes (for the second to check it
+		// reads the same) and its pages let go behind it, so that a mapped input costs no
+		// more memory than one read through a buffer.
+		if !mode.once {
+			inPlaceHash = d.hasher()
+		}
+		in.Passed = func(chunk []byte, read int) {
+			if inPlaceHash != nil {
+				inPlaceHash.Write(chunk)
+			}
+			m.release(read - mappedLag)
+		}
+		tuneGC(len(m.data), false)
+	case mode.once:
 		first = br
 		if f, isFile := r.(*os.File); isFile && isRegular(f) {
 			if st, err := f.Stat(); err == nil {
 				tuneGC(int(st.Size()), false)
 			}
 		}
-	} else if f, isFile := r.(*os.File); isFile && isRegular(f) {
-		d.file = f
+	case isRegularFile(r):
+		d.file = r.(*os.File)
 		first = &hashingReader{r: br, h: d.hasher()}
 		// A streamed document is not held, but each record's line and each region read
 		// again is garbage soon after: collecting at +50% keeps that from doubling the heap.
-		if st, err := f.Stat(); err == nil {
+		if st, err := d.file.Stat(); err == nil {
 			tuneGC(int(st.Size()), false)
 		}
-	} else {
+	default:
 		d.spool = &spool{limit: pipeMemory}
 		if heldInMemory(r) {
 			d.spool.limit = spoolMemory
@@ -156,6 +199,9 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 		fnErr = fn(seq, rec)
 		return fnErr
 	})
+	if m != nil {
+		m.releaseAll() // (what the records kept is read again from the page cache)
+	}
 	switch {
 	case fnErr != nil:
 		return nil, fnErr
@@ -165,11 +211,15 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 		// Sniff and Stream see the same bytes, so they decide alike.
 		return nil, fmt.Errorf("internal: %s: %d bytes read whole after sniffing %s", name, len(data), format)
 	}
-	if h, isHash := first.(*hashingReader); isHash {
+	switch h, isHash := first.(*hashingReader); {
+	case isHash:
 		d.size, d.sum = h.n, h.h.Sum64()
-	} else if mode.once {
+	case inPlaceHash != nil:
+		d.file, d.base, d.size, d.sum = m.file, m.base, int64(len(m.data)), inPlaceHash.Sum64()
+		d.keepOpen = m.file != r // stdin redirected from the file: not ours to close
+	case mode.once:
 		r.Close()
-	} else {
+	default:
 		if d.spool.err != nil {
 			return nil, RuntimeError(fmt.Errorf("keep %s for a second reading: %w", displayName(name), d.spool.err))
 		}
@@ -263,7 +313,7 @@ func (d *document) reread() (r io.Reader, check func() error, err error) {
 		r, err := d.spool.reader()
 		return r, func() error { return nil }, err
 	}
-	if _, err := d.file.Seek(0, io.SeekStart); err != nil {
+	if _, err := d.file.Seek(d.base, io.SeekStart); err != nil {
 		return nil, nil, err
 	}
 	h := &hashingReader{r: io.LimitReader(d.file, d.size), h: d.hasher()}
@@ -331,7 +381,9 @@ func (d *document) hasher() *maphash.Hash {
 // close frees what the document holds.
 func (d *document) close() {
 	if d.file != nil {
-		d.file.Close()
+		if !d.keepOpen {
+			d.file.Close()
+		}
 		d.file = nil
 	}
 	if d.spool != nil {
@@ -467,4 +519,23 @@ func displayName(name string) string {
 func heldInMemory(r io.Reader) bool {
 	s, ok := r.(stdinReader)
 	return ok && s.Reader != nil && s.Len() >= 0
+}
+
+// mappedLag is how far behind the first pass's reading the pages of a mapped input are let
+// go: the records just read are still being counted.
+const mappedLag = 4 << 20
+
+// isRegularFile reports whether r is a regular file named as an input.
+func isRegularFile(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && isRegular(f)
+}
+
+// underlyingFile is the file r reads: a file named, or stdin redirected from a file.
+func underlyingFile(r io.Reader) *os.File {
+	if s, ok := r.(stdinReader); ok {
+		r = s.Reader
+	}
+	f, _ := r.(*os.File)
+	return f
 }

@@ -297,11 +297,14 @@ func countMessages(t *transcript.Transcript, c tokens.Counter, provider string, 
 	const chunk = 16
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	var faults transcript.Faults // the workers', rethrown here
 	next := 0
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer transcript.GuardFaults()()
+			defer faults.Keep()
 			for {
 				mu.Lock()
 				lo := next
@@ -315,6 +318,7 @@ func countMessages(t *transcript.Transcript, c tokens.Counter, provider string, 
 		}()
 	}
 	wg.Wait()
+	faults.Rethrow()
 	return out
 }
 
@@ -371,12 +375,19 @@ func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 			bc.Tokens = lit.CountLiteral(t.Slice(b.Body))
 		}
 	} else {
-		text := t.BodyText(b)
+		// Decoded into scratch memory: the text is needed only to be counted, and a copy of
+		// every text of a document was as much garbage as the document.
+		sc := decodeScratch.Get().(*[]byte)
+		text, grown := t.BodyTextInto(*sc, b)
 		bc.Tokens = c.Count(text)
 		bc.Bytes = len(text)
 		if sized {
 			bc.Chars = utf8.RuneCountInString(text)
 		}
+		if cap(grown) <= maxDecodeScratch {
+			*sc = grown
+		}
+		decodeScratch.Put(sc)
 	}
 	removed := 0
 	if !b.Body.IsZero() {
@@ -466,3 +477,10 @@ func PerMessage(t *transcript.Transcript, c tokens.Counter) (total int, per []in
 	n := CountsOf(t, c)
 	return n.Total, n.PerMessage
 }
+
+// decodeScratch holds the buffers countSized decodes texts into. A counter keeps no
+// reference to the text it counts (its caches copy what they keep, or a digest).
+var decodeScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxDecodeScratch: a buffer grown past this by one huge text is not kept.
+const maxDecodeScratch = 4 << 20

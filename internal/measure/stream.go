@@ -33,7 +33,8 @@ type Streamed struct {
 	// record; Reread is transcript.LiveRecords.Reread (a document read twice).
 	Compaction int
 	Reread     func(line transcript.Span) (string, error)
-	err        error // of reading a record again
+	err        error             // of reading a record again
+	faults     transcript.Faults // the workers', for Close to rethrow
 
 	counter  tokens.Counter
 	provider string
@@ -87,6 +88,9 @@ func (s *Streamed) start(c tokens.Counter, f transcript.Format) {
 		s.workers.Add(1)
 		go func() {
 			defer s.workers.Done()
+			defer transcript.GuardFaults()()
+			defer s.drain() // after a fault (the input cut short), so that Stream is not blocked
+			defer s.faults.Keep()
 			for j := range s.jobs {
 				rec := j.rec
 				out := make([]Message, len(rec.Messages))
@@ -118,6 +122,7 @@ func (s *Streamed) Close() {
 		close(s.jobs)
 		s.workers.Wait()
 		s.jobs = nil
+		s.faults.Rethrow()
 	}
 }
 
@@ -166,4 +171,10 @@ func (s *Streamed) Tally(o *transcript.Outline, c tokens.Counter) *Tally {
 	dropStaleReasoning(tl.Messages)
 	tl.anchor()
 	return tl
+}
+
+// drain takes the jobs left, uncounted, once a worker has stopped on a fault.
+func (s *Streamed) drain() {
+	for range s.jobs {
+	}
 }

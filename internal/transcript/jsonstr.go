@@ -3,6 +3,7 @@ package transcript
 import (
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ctxkit/ctxkit/internal/jsonlit"
 )
@@ -14,37 +15,63 @@ import (
 // The decoder copies runs between backslashes whole instead of byte by byte.
 
 // decodeString decodes a JSON string literal (quotes included); it avoids allocating when
-// the literal has no escapes.
+// the literal has no escapes, and allocates once when it has.
 func decodeString(raw string) string {
 	if len(raw) < 2 || raw[0] != '"' {
 		return ""
 	}
 	s := raw[1 : len(raw)-1]
-	i := strings.IndexByte(s, '\\')
-	if i < 0 {
+	if strings.IndexByte(s, '\\') < 0 {
 		return s
 	}
-	b := make([]byte, 0, len(s))
+	b := appendDecoded(make([]byte, 0, len(s)), s)
+	return unsafe.String(unsafe.SliceData(b), len(b)) // b is the string's alone
+}
+
+// appendDecoded appends the decoding of s, a JSON string literal's contents (no quotes),
+// to dst.
+func appendDecoded(dst []byte, s string) []byte {
 	for {
-		b = append(b, s[:i]...)
+		i := strings.IndexByte(s, '\\')
+		if i < 0 {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:i]...)
 		s = s[i:]
-		var r rune
-		var n int
-		if r, n = unescapeAt(s); n == 0 {
-			break // a broken escape: what came before it (never in a valid document)
+		r, n := unescapeAt(s)
+		if n == 0 {
+			return dst // a broken escape: what came before it (never in a valid document)
 		}
 		s = s[n:]
 		if r < utf8.RuneSelf {
-			b = append(b, byte(r))
+			dst = append(dst, byte(r))
 		} else {
-			b = utf8.AppendRune(b, r)
-		}
-		if i = strings.IndexByte(s, '\\'); i < 0 {
-			b = append(b, s...)
-			break
+			dst = utf8.AppendRune(dst, r)
 		}
 	}
-	return string(b)
+}
+
+// BodyTextInto is BodyText(b) decoded into scratch when it must be decoded, for a caller
+// that needs the text only for a moment (to count it) and reuses scratch for the next:
+// text is in scratch (as grown, to be reused) or a slice of the document.
+func (t *Transcript) BodyTextInto(scratch []byte, b *Block) (text string, grown []byte) {
+	dst := scratch
+	if b.Body.IsZero() {
+		return "", dst
+	}
+	raw := t.Slice(b.Body)
+	if b.BodyJSON {
+		return raw, dst
+	}
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", dst
+	}
+	s := raw[1 : len(raw)-1]
+	if strings.IndexByte(s, '\\') < 0 {
+		return s, dst
+	}
+	grown = appendDecoded(dst[:0], s)
+	return unsafe.String(unsafe.SliceData(grown), len(grown)), grown
 }
 
 // unescapeAt reads the escape that s starts with (see jsonlit.Unescape).

@@ -35,6 +35,12 @@ func FuzzDecodeString(f *testing.F) {
 		if n := stringLen(raw); n != len(want) {
 			t.Fatalf("stringLen(%q) = %d, want %d", raw, n, len(want))
 		}
+		// BodyTextInto decodes the same, into scratch that held another text before.
+		doc := &Transcript{Doc: raw}
+		scratch := []byte("a longer text decoded before this one, whose bytes must not show")
+		if got, _ := doc.BodyTextInto(scratch, &Block{Body: Span{0, len(raw)}}); got != want {
+			t.Fatalf("BodyTextInto(%q) = %q, want %q", raw, got, want)
+		}
 		size, runes := stringSize(raw)
 		if size != len(want) || runes != utf8.RuneCountInString(want) {
 			t.Fatalf("stringSize(%q) = %d bytes %d runes, want %d, %d", raw, size, runes, len(want), utf8.RuneCountInString(want))
@@ -53,6 +59,10 @@ func TestDecodeStringSeeds(t *testing.T) {
 		}
 		if n := stringLen(raw); n != len(want) {
 			t.Errorf("stringLen(%q) = %d, want %d", raw, n, len(want))
+		}
+		doc := &Transcript{Doc: raw}
+		if got, _ := doc.BodyTextInto(make([]byte, 3, 100), &Block{Body: Span{0, len(raw)}}); got != want {
+			t.Errorf("BodyTextInto(%q) = %q, want %q", raw, got, want)
 		}
 		if size, runes := stringSize(raw); size != len(want) || runes != utf8.RuneCountInString(want) {
 			t.Errorf("stringSize(%q) = %d, %d; want %d, %d", raw, size, runes, len(want), utf8.RuneCountInString(want))
