@@ -17,6 +17,7 @@
 #   BENCH_QUICK=1          same as BENCH_SIZES=10 BENCH_RUNS=1
 #   BENCH_DIR=/tmp/ctxkit-bench   where generated inputs are cached
 #   CTX_BIN_DIR=DIR        use the ctx-* binaries in DIR instead of building ./cmd/...
+#   BENCH_CORPUS=0         leave the real transcripts out (generated inputs only)
 #
 # jq is timed twice: as `jq length FILE` on JSON and `jq -c length FILE` on JSONL (one value
 # per line: reading only), and as `jq -c . FILE` (reading and writing the document, as a
@@ -114,7 +115,9 @@ for mb in $sizes; do
 done
 
 corpus=$root/../shared/corpus
-if [[ -d $corpus ]]; then
+if [[ ${BENCH_CORPUS:-1} == 0 ]]; then
+	log "BENCH_CORPUS=0: leaving the corpus out"
+elif [[ -d $corpus ]]; then
 	# The corpus is measured as what it is, many files: cat, jq and ctx-count take them all
 	# in one process; a filter that takes one document runs once per file.
 	mapfile -d '' corpus_files < <(find "$corpus" -type f \( -name '*.jsonl' -o -name '*.traj' -o -name '*.json' \) ! -name '*.meta.json' -size +0 -print0 | sort -z)
