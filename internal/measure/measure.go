@@ -446,11 +446,11 @@ func preview(t *transcript.Transcript, m *transcript.Message) string {
 		var s string
 		switch b.Kind {
 		case transcript.Text, transcript.Thinking:
-			s = t.BodyText(b)
+			s = t.BodyTextPrefix(b, 4*max)
 		case transcript.ToolCall:
-			s = b.ToolName + " " + human.Clip(t.BodyText(b), 2*max)
+			s = b.ToolName + " " + human.Clip(t.BodyTextPrefix(b, 2*max), 2*max)
 		case transcript.ToolResult:
-			s = human.Clip(t.BodyText(b), 4*max)
+			s = human.Clip(t.BodyTextPrefix(b, 4*max), 4*max)
 			for pi := 0; s == "" && pi < len(b.Parts); pi++ {
 				s = partPreview(t, &b.Parts[pi])
 			}
@@ -468,7 +468,7 @@ func partPreview(t *transcript.Transcript, b *transcript.Block) string {
 	if b.Kind == transcript.Image {
 		return "[image]"
 	}
-	return human.OneLine(human.Clip(t.BodyText(b), 320))
+	return human.OneLine(human.Clip(t.BodyTextPrefix(b, 320), 320))
 }
 
 // PerMessage counts a transcript and returns its total and each message's share: what a

@@ -51,6 +51,26 @@ func appendDecoded(dst []byte, s string) []byte {
 	}
 }
 
+// BodyTextPrefix is the start of BodyText(b), decoded alone: all of it, or at least its
+// first n+1 bytes, enough for human.Clip to n bytes to clip it as it would the whole text.
+// A preview of the first words of a long text need not decode the rest.
+func (t *Transcript) BodyTextPrefix(b *Block, n int) string {
+	if b.Body.IsZero() {
+		return ""
+	}
+	raw := t.Slice(b.Body)
+	// An escape takes at most 6 bytes of the literal for each byte it stands for (\u0001),
+	// so this much of the literal decodes to n+1 bytes or more, when the text has them.
+	if enough := 6*(n+1) + 2; len(raw) > enough && !b.BodyJSON && raw[0] == '"' {
+		s := raw[1:enough]
+		if strings.IndexByte(s, '\\') < 0 {
+			return s
+		}
+		return string(appendDecoded(make([]byte, 0, len(s)), s))
+	}
+	return t.BodyText(b)
+}
+
 // BodyTextInto is BodyText(b) decoded into scratch when it must be decoded, for a caller
 // that needs the text only for a moment (to count it) and reuses scratch for the next:
 // text is in scratch (as grown, to be reused) or a slice of the document.

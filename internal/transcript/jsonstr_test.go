@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"github.com/ctxkit/ctxkit/internal/human"
 	"testing"
 	"unicode/utf8"
 
@@ -34,6 +35,12 @@ func FuzzDecodeString(f *testing.F) {
 		}
 		if n := stringLen(raw); n != len(want) {
 			t.Fatalf("stringLen(%q) = %d, want %d", raw, n, len(want))
+		}
+		// A prefix clips as the whole text does.
+		for _, n := range []int{0, 1, 3, 10} {
+			if got, whole := human.Clip(doc0(raw).BodyTextPrefix(&Block{Body: Span{0, len(raw)}}, n), n), human.Clip(want, n); got != whole {
+				t.Fatalf("Clip(BodyTextPrefix(%q, %d)) = %q, want %q", raw, n, got, whole)
+			}
 		}
 		// BodyTextInto decodes the same, into scratch that held another text before.
 		doc := &Transcript{Doc: raw}
@@ -99,3 +106,5 @@ func FuzzCanonical(f *testing.F) {
 		}
 	})
 }
+
+func doc0(raw string) *Transcript { return &Transcript{Doc: raw} }
