@@ -3,8 +3,10 @@
 package cli
 
 import (
+	"errors"
 	"io"
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -43,19 +45,79 @@ func mapInput(f *os.File) *mapping {
 // unmap undoes a mapping nothing points into (the input was read whole after all).
 func (m *mapping) unmap() { syscall.Munmap(m.whole) }
 
-// release lets go of the pages of data[:upTo] not let go before (whole pages only).
-func (m *mapping) release(upTo int) {
-	end := int(m.base) + upTo
-	end -= end % os.Getpagesize()
-	if end <= m.released {
-		return
-	}
-	syscall.Madvise(m.whole[m.released:end], syscall.MADV_DONTNEED)
-	m.released = end
-}
+// release lets go of the pages of data[:upTo] not let go before.
+func (m *mapping) release(upTo int) { m.released = releasePages(m.whole, m.released, int(m.base)+upTo) }
 
 // releaseAll lets go of every page, read again since or not.
-func (m *mapping) releaseAll() {
-	syscall.Madvise(m.whole, syscall.MADV_DONTNEED)
-	m.released = len(m.whole) - len(m.whole)%os.Getpagesize()
+func (m *mapping) releaseAll() { m.released = releasePages(m.whole, 0, len(m.whole)) }
+
+// releasePages lets go of the whole pages of mapped[from:to] (file pages: they come back
+// from the page cache when read again) and returns where it stopped.
+func releasePages(mapped []byte, from, to int) int {
+	to -= to % os.Getpagesize()
+	if to > from {
+		syscall.Madvise(mapped[from:to], syscall.MADV_DONTNEED)
+		return to
+	}
+	return from
+}
+
+// growingMapping keeps a pipe's bytes in a spool's temp file, and maps that file as it
+// grows, for the first pass to read in place what has arrived (transcript.NewGrowingInPlace)
+// instead of copying each line. The spool is what it would hold anyway (a document over
+// pipeMemory goes to a temp file), read again by the second pass.
+type growingMapping struct {
+	whole    []byte // the file's mapping: address space reserved, valid up to s.size
+	s        *spool
+	src      io.Reader
+	buf      []byte
+	released int
+}
+
+// growReserve is the address space a growing mapping reserves: the most a pipe can bring.
+const growReserve = 1 << 40
+
+var errTooLarge = errors.New("more than a terabyte from a pipe")
+
+// mapSpool makes s a temp file, mapped, that more fills from src; nil when that cannot be
+// done (32-bit address space, no temp file, no mapping), and s is then as it was.
+func mapSpool(s *spool, src io.Reader) *growingMapping {
+	if strconv.IntSize < 64 || s.held > 0 || s.file != nil {
+		return nil
+	}
+	if err := s.spill(); err != nil {
+		return nil
+	}
+	whole, err := syscall.Mmap(int(s.file.Fd()), 0, growReserve, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		s.close()
+		return nil
+	}
+	return &growingMapping{whole: whole, s: s, src: src, buf: make([]byte, 256<<10)}
+}
+
+// more adds what src has next to the spool and returns all the spool holds, mapped.
+func (g *growingMapping) more() ([]byte, error) {
+	n, err := g.src.Read(g.buf)
+	if n > 0 {
+		if g.s.size+int64(n) > growReserve {
+			return nil, errTooLarge
+		}
+		if _, werr := g.s.Write(g.buf[:n]); werr != nil {
+			return nil, werr
+		}
+		return g.whole[:g.s.size:g.s.size], nil
+	}
+	if err == nil {
+		return g.whole[:g.s.size:g.s.size], nil
+	}
+	return nil, err
+}
+
+// release lets go of the pages of the first upTo bytes not let go before.
+func (g *growingMapping) release(upTo int) { g.released = releasePages(g.whole, g.released, upTo) }
+
+// releaseAll lets go of every page of what the spool holds.
+func (g *growingMapping) releaseAll() {
+	g.released = releasePages(g.whole, 0, int(g.s.size)+os.Getpagesize()-1)
 }

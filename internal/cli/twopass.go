@@ -156,6 +156,7 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 	}
 	var first io.Reader
 	var inPlaceHash *maphash.Hash
+	var grown *growingMapping
 	switch {
 	case m != nil:
 		first = in
@@ -191,6 +192,12 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 		d.spool = &spool{limit: pipeMemory}
 		if heldInMemory(r) {
 			d.spool.limit = spoolMemory
+		} else if grown = mapSpool(d.spool, br); grown != nil {
+			// A pipe: kept in a temp file from the start, read in place as it arrives.
+			in := transcript.NewGrowingInPlace(nil, grown.more)
+			in.Passed = func(_ []byte, read int) { grown.release(read - mappedLag) }
+			first = in
+			break
 		}
 		first = io.TeeReader(br, d.spool)
 	}
@@ -201,6 +208,9 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 	})
 	if m != nil {
 		m.releaseAll() // (what the records kept is read again from the page cache)
+	}
+	if grown != nil {
+		grown.releaseAll()
 	}
 	switch {
 	case fnErr != nil:

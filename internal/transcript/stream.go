@@ -36,12 +36,16 @@ func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (ou
 	var lr lineReader
 	var f Format
 	if in, ok := r.(*InPlace); ok {
-		f = sniffHead(in.head(), o)
+		head, err := in.head()
+		if err != nil {
+			return nil, nil, err
+		}
+		f = sniffHead(head, o)
 		if f == "" {
 			data, err := io.ReadAll(in)
 			return nil, data, err
 		}
-		lr.mem, lr.pos, lr.passed, lr.reported = in.data, in.off, in.Passed, in.off
+		lr.mem, lr.pos, lr.passed, lr.reported, lr.in = in.data, in.off, in.Passed, in.off, in
 	} else {
 		br := sniffReader(r)
 		f, err = sniff(br, o)
@@ -108,7 +112,11 @@ func sniffReader(r io.Reader) *bufio.Reader {
 func Sniff(r io.Reader, o Options) (f Format, rd io.Reader, err error) {
 	defer catchDup(&err)
 	if in, ok := r.(*InPlace); ok {
-		return sniffHead(in.head(), o), in, nil
+		head, err := in.head()
+		if err != nil {
+			return "", nil, err
+		}
+		return sniffHead(head, o), in, nil
 	}
 	br := sniffReader(r)
 	f, err = sniff(br, o)
@@ -199,8 +207,9 @@ type lineReader struct {
 	// passed is InPlace.Passed, told of mem[reported:pos] when that is long enough
 	passed   func(chunk []byte, read int)
 	reported int
-	off      int // document offset of the next line
-	line     int // lines read
+	in       *InPlace // whose data mem is: grown when a line goes on past its end
+	off      int      // document offset of the next line
+	line     int      // lines read
 }
 
 // next returns the next line without its '\n', as a new slice the caller owns (a slice of
@@ -208,19 +217,34 @@ type lineReader struct {
 // io.EOF after the last.
 func (lr *lineReader) next() (text []byte, start, line int, err error) {
 	if lr.mem != nil {
-		rest := lr.mem[lr.pos:]
-		if lr.passed != nil && (lr.pos-lr.reported >= passedChunk || len(rest) == 0 && lr.pos > lr.reported) {
+		if lr.passed != nil && (lr.pos-lr.reported >= passedChunk || lr.pos == len(lr.mem) && lr.pos > lr.reported && lr.in.more == nil) {
 			lr.passed(lr.mem[lr.reported:lr.pos], lr.pos)
 			lr.reported = lr.pos
 		}
-		if len(rest) == 0 {
-			return nil, 0, 0, io.EOF
+		// (searched: mem[pos:searched] holds no newline, a line that grows meanwhile is
+		// searched once)
+		searched := lr.pos
+		n := 0
+		for {
+			if i := bytes.IndexByte(lr.mem[searched:], '\n'); i >= 0 {
+				n = searched + i + 1 - lr.pos
+				break
+			}
+			searched = len(lr.mem)
+			if lr.in == nil || lr.in.more == nil {
+				break
+			}
+			if err := lr.in.grow(); err != nil {
+				return nil, 0, 0, err
+			}
+			lr.mem = lr.in.data
 		}
-		n := bytes.IndexByte(rest, '\n') + 1
 		if n == 0 {
-			n = len(rest)
+			if n = len(lr.mem) - lr.pos; n == 0 {
+				return nil, 0, 0, io.EOF
+			}
 		}
-		text = rest[:n:n]
+		text = lr.mem[lr.pos : lr.pos+n : lr.pos+n]
 		start = lr.off
 		lr.off += n
 		lr.pos += n
@@ -284,7 +308,8 @@ func HeadModel(rd io.Reader) string {
 	case *bufio.Reader:
 		head, _ = r.Peek(r.Buffered())
 	case *InPlace:
-		head = r.head().head
+		h, _ := r.head()
+		head = h.head
 	default:
 		return ""
 	}
@@ -312,6 +337,7 @@ func HeadModel(rd io.Reader) string {
 type InPlace struct {
 	data []byte
 	off  int
+	more func() ([]byte, error)
 	// Passed, when set, gets the input in order as Stream's reading passes it, in chunks
 	// of passedChunk or more (the last may be shorter), with the offset in data that the
 	// reading has reached: a caller hashes what was read, and lets go of the memory behind.
@@ -324,21 +350,52 @@ const passedChunk = 1 << 20
 // use.
 func NewInPlace(data []byte) *InPlace { return &InPlace{data: data} }
 
+// NewGrowingInPlace reads in place an input that arrives as it is read (a pipe kept in a
+// mapped file): more returns data grown by what came next, the same bytes first, or io.EOF
+// (or another error) when nothing more comes.
+func NewGrowingInPlace(data []byte, more func() ([]byte, error)) *InPlace {
+	return &InPlace{data: data, more: more}
+}
+
 // Read implements io.Reader.
 func (in *InPlace) Read(p []byte) (int, error) {
-	if in.off >= len(in.data) {
-		return 0, io.EOF
+	for in.off >= len(in.data) {
+		if in.more == nil {
+			return 0, io.EOF
+		}
+		if err := in.grow(); err != nil {
+			return 0, err
+		}
 	}
 	n := copy(p, in.data[in.off:])
 	in.off += n
 	return n, nil
 }
 
-// Len is how many bytes are left to read.
+// Len is how many bytes are left to read of what has arrived.
 func (in *InPlace) Len() int { return len(in.data) - in.off }
 
-// head is what sniff looks at of the rest.
-func (in *InPlace) head() sniffed {
+// grow asks more for what comes next; more is nil once it has said io.EOF.
+func (in *InPlace) grow() error {
+	data, err := in.more()
+	if err == io.EOF {
+		in.more = nil
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	in.data = data
+	return nil
+}
+
+// head is what sniff looks at of the rest, after waiting for it to arrive.
+func (in *InPlace) head() (sniffed, error) {
+	for in.more != nil && len(in.data)-in.off <= sniffBytes {
+		if err := in.grow(); err != nil {
+			return sniffed{}, err
+		}
+	}
 	rest := in.data[in.off:]
-	return sniffed{rest[:min(len(rest), sniffBytes)], len(rest) <= sniffBytes}
+	return sniffed{rest[:min(len(rest), sniffBytes)], len(rest) <= sniffBytes}, nil
 }

@@ -18,10 +18,34 @@ import (
 // fn saw (Conversation), with the whole document as Doc so it can be compared with Parse's.
 // data is set when Stream declined to stream.
 func streamed(t *testing.T, doc []byte, o Options) (tr *Transcript, data []byte, err error) {
+	return streamedFrom(t, doc, o, iotest.HalfReader(bytes.NewReader(doc)))
+}
+
+// sources are the readers Stream is held equal on: one that returns a few bytes at a time
+// (lines split across reads), the input in place, and the input in place as it arrives (a
+// pipe kept in a mapped file), a few bytes more each time.
+func sources(doc []byte) map[string]func() io.Reader {
+	return map[string]func() io.Reader{
+		"reader":   func() io.Reader { return iotest.HalfReader(bytes.NewReader(doc)) },
+		"in place": func() io.Reader { return NewInPlace(doc) },
+		"arriving": func() io.Reader {
+			n, step := 0, 0
+			return NewGrowingInPlace(nil, func() ([]byte, error) {
+				if n == len(doc) {
+					return nil, io.EOF
+				}
+				step = step%37 + 1
+				n = min(len(doc), n+step*step)
+				return doc[:n:n], nil
+			})
+		},
+	}
+}
+
+func streamedFrom(t *testing.T, doc []byte, o Options, r io.Reader) (tr *Transcript, data []byte, err error) {
 	t.Helper()
 	var recs []*Transcript
-	// A reader that returns a few bytes at a time exercises lines split across reads.
-	ol, data, err := Stream(iotest.HalfReader(bytes.NewReader(doc)), o, func(seq int, rec *Transcript) error {
+	ol, data, err := Stream(r, o, func(seq int, rec *Transcript) error {
 		if seq != len(recs) {
 			t.Fatalf("record %d after %d records", seq, len(recs))
 		}
@@ -61,8 +85,22 @@ func streamed(t *testing.T, doc []byte, o Options) (tr *Transcript, data []byte,
 // input itself, to be parsed whole). It reports whether the document was streamed.
 func sameTranscript(t *testing.T, name string, doc []byte, o Options) (streamedIt bool) {
 	t.Helper()
+	n := 0
+	for how, source := range sources(doc) {
+		if it := sameTranscriptFrom(t, name+" ("+how+")", doc, o, source()); it {
+			n++
+		}
+	}
+	if n != 0 && n != 3 {
+		t.Fatalf("%s: streamed from %d of the 3 sources", name, n)
+	}
+	return n == 3
+}
+
+func sameTranscriptFrom(t *testing.T, name string, doc []byte, o Options, r io.Reader) (streamedIt bool) {
+	t.Helper()
 	want, werr := Parse(doc, o)
-	got, data, gerr := streamed(t, doc, o)
+	got, data, gerr := streamedFrom(t, doc, o, r)
 	if data != nil {
 		if !bytes.Equal(data, doc) {
 			t.Fatalf("%s: the input read whole is not the input", name)
@@ -221,12 +259,14 @@ func TestStreamBadInput(t *testing.T) {
 	for name, doc := range cases {
 		for _, o := range []Options{{}, {Format: ClaudeCode}, {Format: Codex}, {Format: Anthropic}, {Name: "x.jsonl"}} {
 			_, werr := Parse([]byte(doc), o)
-			_, data, serr := streamed(t, []byte(doc), o)
-			if data != nil {
-				_, serr = Parse(data, o)
-			}
-			if (werr == nil) != (serr == nil) || (werr != nil && werr.Error() != serr.Error()) {
-				t.Errorf("%s %+v:\nParse:  %v\nStream: %v", name, o, werr, serr)
+			for how, source := range sources([]byte(doc)) {
+				_, data, serr := streamedFrom(t, []byte(doc), o, source())
+				if data != nil {
+					_, serr = Parse(data, o)
+				}
+				if (werr == nil) != (serr == nil) || (werr != nil && werr.Error() != serr.Error()) {
+					t.Errorf("%s %+v from %s:\nParse:  %v\nStream: %v", name, o, how, werr, serr)
+				}
 			}
 		}
 	}
