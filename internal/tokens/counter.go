@@ -70,6 +70,7 @@ type bpeCounter struct {
 	vocab  *vocab
 	cache  *countCache
 	pieces *pieceCache
+	chunks chunkCache // counts of chunks of long texts (countChunked)
 	disk   *DiskCache // counts of long texts shared with other runs, if any
 }
 
@@ -97,7 +98,12 @@ func (c *bpeCounter) Count(text string) int {
 			return n
 		}
 	}
-	n := countText(c.vocab, text, c.pieces)
+	var n int
+	if len(text) >= chunkedMinBytes {
+		n = c.countChunked(text)
+	} else {
+		n = countText(c.vocab, text, c.pieces)
+	}
 	c.cache.put(key, n)
 	if c.disk != nil {
 		c.disk.remember(key, len(text), n)
