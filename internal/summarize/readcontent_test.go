@@ -1,6 +1,9 @@
 package summarize
 
-import "testing"
+import (
+	"regexp"
+	"testing"
+)
 
 // TestNumberedEnd holds numberedEnd to the regular expression it stands for.
 func TestNumberedEnd(t *testing.T) {
@@ -27,6 +30,35 @@ func FuzzNumberedEnd(f *testing.F) {
 		}
 		if got := numberedEnd(l); got != want {
 			t.Errorf("numberedEnd(%q) = %d, the expression ends at %d", l, got, want)
+		}
+	})
+}
+
+// reminder is what stripReminder is held to.
+var reminder = regexp.MustCompile(`(?s)\n*<system-reminder>.*?</system-reminder>\s*$`)
+
+var reminderSeeds = []string{"", "text", "<system-reminder>x</system-reminder>", "a\n\n<system-reminder>x</system-reminder>\n \t",
+	"a<system-reminder>x</system-reminder>b", "a</system-reminder>", "<system-reminder></system-reminder>",
+	"<system-reminder>", "</system-reminder><system-reminder>", "x</system-reminder><system-reminder>y</system-reminder>",
+	"a<system-reminder>1</system-reminder>b<system-reminder>2</system-reminder>\n", "\n<system-reminder>x</system-reminder>\v",
+	"<system-reminder></system-reminder\xff>", "\xff\n<system-reminder>\xfe</system-reminder>\r\n"}
+
+func TestStripReminder(t *testing.T) {
+	for _, s := range reminderSeeds {
+		if got, want := stripReminder(s), reminder.ReplaceAllString(s, ""); got != want {
+			t.Errorf("stripReminder(%q) = %q, the expression leaves %q", s, got, want)
+		}
+	}
+}
+
+// FuzzStripReminder: stripReminder agrees with reminder on any text.
+func FuzzStripReminder(f *testing.F) {
+	for _, s := range reminderSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := stripReminder(s), reminder.ReplaceAllString(s, ""); got != want {
+			t.Errorf("stripReminder(%q) = %q, the expression leaves %q", s, got, want)
 		}
 	})
 }
