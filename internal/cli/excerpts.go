@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"unsafe"
 
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -26,19 +27,19 @@ func (d *document) visit(spans []transcript.Span, fn func(text string, base int)
 	if err != nil {
 		return RuntimeError(fmt.Errorf("read %s again: %w", displayName(d.Name), err))
 	}
-	var buf []byte
 	for _, p := range transcript.MergeSpans(spans) {
 		if int64(p.End) > d.length() {
 			return d.rereadError(errChanged)
 		}
-		buf = slices.Grow(buf[:0], p.Len())[:p.Len()]
+		// Read into the string's own memory (fn may keep it), not a buffer copied after.
+		buf := make([]byte, p.Len())
 		if _, err := r.ReadAt(buf, int64(p.Start)); err != nil {
 			if errors.Is(err, io.EOF) {
 				err = errChanged
 			}
 			return d.rereadError(fmt.Errorf("read %s again: %w", displayName(d.Name), err))
 		}
-		if err := fn(string(buf), p.Start); err != nil {
+		if err := fn(unsafe.String(unsafe.SliceData(buf), len(buf)), p.Start); err != nil {
 			return err
 		}
 	}
