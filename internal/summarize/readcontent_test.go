@@ -62,3 +62,29 @@ func FuzzStripReminder(f *testing.F) {
 		}
 	})
 }
+
+var decisionSeeds = []string{"I'll fix it now.", "We will see.", "Let's go with the map because it is faster.",
+	"The root cause was a race.", "I decided to switch to a slice instead of a map.", "THE FIX IS simple",
+	"Going to try this", "It should be fine.", "I chose the second one.", "Switched to bufio.",
+	"Let\u017fs go.", "the problem was here", "nothing to see", "installed", "willow", "I'LL DO IT"}
+
+// TestSaysDecision holds saysDecision to decisionWords.
+func TestSaysDecision(t *testing.T) {
+	for _, s := range decisionSeeds {
+		if got, want := saysDecision(s), decisionWords.MatchString(s); got != want {
+			t.Errorf("saysDecision(%q) = %v, the expression says %v", s, got, want)
+		}
+	}
+}
+
+// FuzzSaysDecision: saysDecision agrees with decisionWords on any sentence.
+func FuzzSaysDecision(f *testing.F) {
+	for _, s := range decisionSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := saysDecision(s), decisionWords.MatchString(s); got != want {
+			t.Errorf("saysDecision(%q) = %v, the expression says %v", s, got, want)
+		}
+	})
+}
