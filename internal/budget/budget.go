@@ -283,7 +283,7 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 	}
 	b := p.t.Block(p.results[i])
 	tool := p.tools[i]
-	c := p.c
+	c := forCuts(p.c)
 	units := textUnits(b)
 	limits := p.limitsOf(i)
 	// Most results are under every limit and have nothing to normalize, which their JSON
@@ -373,7 +373,7 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 		}
 		edits = append(edits, transcript.Edit{Span: u.body, With: transcript.Quote(out)})
 		st.CharsRemoved += u.cutRunes - u.newRunes
-		st.TokensDelta += c.Count(out) - c.Count(u.text)
+		st.TokensDelta += p.c.Count(out) - p.c.Count(u.text) // (what later tiers count: kept between runs)
 		changed = true
 	}
 	if normalized {
@@ -474,6 +474,19 @@ func MayCut(t *transcript.Transcript, o Options) bool {
 	}
 	return false
 }
+
+// forCuts is c counting as Recount does when it can: the texts a cut is fitted with (the
+// result, the cuts tried) share most of their lines, which Recount counts once.
+func forCuts(c tokens.Counter) tokens.Counter {
+	if r, ok := c.(tokens.Recounter); ok {
+		return recounting{r}
+	}
+	return c
+}
+
+type recounting struct{ tokens.Recounter }
+
+func (r recounting) Count(s string) int { return r.Recount(s) }
 
 // measurer returns how a limit measures a text.
 func measurer(l Limit, c tokens.Counter) func(string) int {

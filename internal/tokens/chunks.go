@@ -6,11 +6,21 @@ import (
 	"sync"
 )
 
-// A long text is counted in chunks, each remembered by its content, so that a text counted
-// again with a few changes (a tool result cut to fit, or without its first line) costs the
-// counting of what changed: ctx-budget counts each result it cuts, then the candidate cuts
-// its search tries, which keep most of the result's lines.
-//
+// Recounter is implemented by a counter that can count a text so that texts sharing most
+// of its lines count fast after it: ctx-budget counts each result it cuts, then the
+// candidate cuts its search tries, which keep most of the result's lines. Recount(text)
+// == Count(text).
+type Recounter interface {
+	Counter
+	Recount(text string) int
+}
+
+// Recount counts a long text in chunks, each remembered by its content, so that a text
+// counted again with a few changes (a tool result cut to fit, or without its first line)
+// costs the counting of what changed. It costs 5-10% more than Count the first time, so
+// Count does not do it.
+func (c *bpeCounter) Recount(text string) int { return c.count(text, true) }
+
 // A text's count is the sum of its chunks' when each chunk ends after a newline followed
 // by a printable ASCII character other than '/': no piece of either pre-tokenizer holds
 // both (a piece that holds a newline is white space, or punctuation followed by newlines,

@@ -39,8 +39,12 @@ func TestChunkedCountsAdd(t *testing.T) {
 				continue
 			}
 			long++
-			if got, want := c.countChunked(text), countText(c.vocab, text, nil); got != want {
+			want := countText(c.vocab, text, nil)
+			if got := c.countChunked(text); got != want {
 				t.Fatalf("%s: text %d (%d bytes): %d in chunks, %d whole", name, k, len(text), got, want)
+			}
+			if got := c.Recount(text); got != want {
+				t.Fatalf("%s: text %d: Recount %d, whole %d", name, k, got, want)
 			}
 			// The same lines without the first, and with the halves swapped.
 			lines := strings.SplitAfter(text, "\n")

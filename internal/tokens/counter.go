@@ -80,7 +80,11 @@ func newBPECounter(name string, v *vocab) *bpeCounter {
 
 func (c *bpeCounter) Name() string { return c.name }
 
-func (c *bpeCounter) Count(text string) int {
+func (c *bpeCounter) Count(text string) int { return c.count(text, false) }
+
+// count is Count, or Recount when chunked: the text counted in chunks (and not kept in the
+// cache shared with other runs, which Recount's texts, cuts tried and dropped, would fill).
+func (c *bpeCounter) count(text string, chunked bool) int {
 	if text == "" {
 		return 0
 	}
@@ -98,12 +102,12 @@ func (c *bpeCounter) Count(text string) int {
 			return n
 		}
 	}
-	var n int
-	if len(text) >= chunkedMinBytes {
-		n = c.countChunked(text)
-	} else {
-		n = countText(c.vocab, text, c.pieces)
+	if chunked && len(text) >= chunkedMinBytes {
+		n := c.countChunked(text)
+		c.cache.put(key, n)
+		return n
 	}
+	n := countText(c.vocab, text, c.pieces)
 	c.cache.put(key, n)
 	if c.disk != nil {
 		c.disk.remember(key, len(text), n)
