@@ -372,9 +372,6 @@ func (in *InPlace) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// Len is how many bytes are left to read of what has arrived.
-func (in *InPlace) Len() int { return len(in.data) - in.off }
-
 // grow asks more for what comes next; more is nil once it has said io.EOF.
 func (in *InPlace) grow() error {
 	data, err := in.more()
