@@ -275,8 +275,20 @@ func (p *planner) mayCut(i int) bool {
 	return len(units) > 0 && (p.o.Normalize && normalizes(p.tools[i]) || mayExceed(units, p.limitsOf(i)))
 }
 
+// addCut adds to s what a cut added to its own Stats (cut's counts and sums).
+func (s *Stats) addCut(c Stats) {
+	s.Errors += c.Errors
+	s.CharsRemoved += c.CharsRemoved
+	s.TokensDelta += c.TokensDelta
+	s.Normalized += c.Normalized
+	s.NormalizedTokens += c.NormalizedTokens
+	s.Cut += c.Cut
+	s.Recut += c.Recut
+}
+
 // cut decides the cut of result i, reading its text through doc: the whole document, or,
-// for a streamed one, a piece of it that holds the result.
+// for a streamed one, a piece of it that holds the result. It is safe for concurrent use:
+// it changes nothing but *st (the figures addCut sums).
 func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript.Edit {
 	if !p.mayCut(i) {
 		return nil

@@ -3,6 +3,7 @@ package budget
 import (
 	"io"
 	"math"
+	"sync"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -123,8 +124,17 @@ func planDoc(d *cli.Doc, o Options) (*cli.Plan, error) {
 			which = append(which, i)
 		}
 	}
+	// Results are cut on several cores at once: each cut is decided from its result alone,
+	// and what it adds to the stats is summed.
+	var mu sync.Mutex
+	plan.EditConcurrently = true
 	plan.Edit = func(k int, text string, base int) ([]transcript.Edit, error) {
-		return p.cut(&transcript.Transcript{Format: d.T.Format, Doc: text, Base: base}, which[k], &st), nil
+		var add Stats
+		edits := p.cut(&transcript.Transcript{Format: d.T.Format, Doc: text, Base: base}, which[k], &add)
+		mu.Lock()
+		st.addCut(add)
+		mu.Unlock()
+		return edits, nil
 	}
 	plan.Written = func(s *cli.Stats) error {
 		*s = cli.Stats{

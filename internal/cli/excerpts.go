@@ -64,9 +64,9 @@ func (d *document) rewriteEdits(edits []transcript.Edit) error {
 	for i, e := range sorted {
 		regions[i] = e.Span
 	}
-	return d.rewrite(regions, func(i int, _ string, _ int) ([]transcript.Edit, error) {
+	return d.rewrite(regions, transcript.RegionEdits{Decide: func(i int, _ string, _ int) ([]transcript.Edit, error) {
 		return sorted[i : i+1], nil
-	})
+	}})
 }
 
 // readerAt reads the input as the first pass read it, at any offset.

@@ -78,6 +78,13 @@ type Plan struct {
 	// region's text and offset and returns the edits inside it (see transcript.Splice).
 	Regions []transcript.Span
 	Edit    func(i int, text string, base int) ([]transcript.Edit, error)
+	// EditConcurrently says Edit may be called for several regions at once, from other
+	// goroutines, ahead of the writing (transcript.RegionEdits): a tier whose Edit counts
+	// or cuts a result uses the cores the writing leaves idle. Commit, when set, is called
+	// for each region in document order, on the run's goroutine, once its Edit has
+	// returned: the place for side effects that must happen in order (a store's index).
+	EditConcurrently bool
+	Commit           func(i int) error
 	// Output, when set, is a new document written in place of the input (ctx-convert).
 	Output []byte
 	// Check, when set, is applied to the edited bytes of a document read whole (see
@@ -668,7 +675,7 @@ func (d *Doc) write(p *Plan) error {
 		case p.Output != nil: // made from the document's two passes (ctx-convert)
 			return d.c.writeDocument(Input{Name: d.Name}, p.Output)
 		case p.Edit != nil:
-			return d.stream.rewrite(p.Regions, p.Edit)
+			return d.stream.rewrite(p.Regions, p.regionEdits())
 		}
 		return d.stream.rewriteEdits(p.Edits)
 	}
@@ -707,13 +714,9 @@ func (d *Doc) writeSpliced(p *Plan) (done bool, err error) {
 	if c.Common.Output == "" && (c.StdoutTTY || !isHeld) {
 		return false, nil
 	}
-	edits := p.Edits
-	for i, rg := range p.Regions { // Edits and Regions are one or the other (write)
-		more, err := p.Edit(i, d.T.Doc[rg.Start:rg.End], rg.Start)
-		if err != nil {
-			return true, err
-		}
-		edits = append(edits, more...)
+	edits, err := d.decide(p)
+	if err != nil {
+		return true, err
 	}
 	write := func(w io.Writer) (int, error) {
 		if err := d.T.WriteApplied(w, edits); err != nil {
@@ -735,19 +738,29 @@ func (d *Doc) writeSpliced(p *Plan) (done bool, err error) {
 	return true, bw.Flush()
 }
 
+// decide returns p's edits of a document read whole: Edits, or those Edit decides in
+// Regions (the two are one or the other: write).
+func (d *Doc) decide(p *Plan) ([]transcript.Edit, error) {
+	if p.Edit == nil {
+		return p.Edits, nil
+	}
+	return transcript.DecideAll(d.T.Doc, p.Regions, p.regionEdits(), runtime.GOMAXPROCS(0))
+}
+
+// regionEdits is how p decides the edits of its regions.
+func (p *Plan) regionEdits() transcript.RegionEdits {
+	return transcript.RegionEdits{Decide: p.Edit, Commit: p.Commit, Concurrent: p.EditConcurrently}
+}
+
 // edited is a document read whole with p's edits made: the input itself (not a copy) when
 // there are none.
 func (d *Doc) edited(p *Plan) ([]byte, error) {
 	if p.Output != nil {
 		return p.Output, nil
 	}
-	edits := p.Edits
-	for i, rg := range p.Regions { // Edits and Regions are one or the other (write)
-		more, err := p.Edit(i, d.T.Doc[rg.Start:rg.End], rg.Start)
-		if err != nil {
-			return nil, err
-		}
-		edits = append(edits, more...)
+	edits, err := d.decide(p)
+	if err != nil {
+		return nil, err
 	}
 	if len(edits) == 0 {
 		return d.whole.Data, nil

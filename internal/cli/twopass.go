@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/ctxkit/ctxkit/internal/safefile"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -265,7 +266,7 @@ func (c *Context) prettyStdout() bool {
 // writeDocument would. With --in-place a file that no edit changed is not touched. edit's
 // errors are returned as they are (word them as the tool's); if the input no longer holds
 // the bytes the first pass read, rewrite fails and nothing is written.
-func (d *document) rewrite(regions []transcript.Span, edit func(i int, text string, base int) ([]transcript.Edit, error)) error {
+func (d *document) rewrite(regions []transcript.Span, re transcript.RegionEdits) error {
 	if d.Outline == nil {
 		return errors.New("internal: Rewrite of a document that was not streamed")
 	}
@@ -275,7 +276,7 @@ func (d *document) rewrite(regions []transcript.Span, edit func(i int, text stri
 			return 0, RuntimeError(fmt.Errorf("read %s again: %w", displayName(d.Name), err))
 		}
 		r = &readErrors{r: r, what: "read " + displayName(d.Name) + " again"}
-		n, err := transcript.Splice(r, w, regions, edit)
+		n, err := transcript.SpliceAhead(r, w, regions, re, runtime.GOMAXPROCS(0))
 		if err == nil {
 			err = check()
 		}

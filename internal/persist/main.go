@@ -93,12 +93,26 @@ func planPersist(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	for i, ref := range refs {
 		plan.Regions[i] = t.Block(ref).Span
 	}
+	// Results are decided (counted, their previews made) on several cores at once, and
+	// stored in document order, which the store's index keeps.
+	decided := make([]struct {
+		blobs []Blob
+		st    Stats
+	}, len(refs))
+	plan.EditConcurrently = true
 	plan.Edit = func(i int, text string, base int) ([]transcript.Edit, error) {
-		edits, blobs := p.offload(&transcript.Transcript{Format: t.Format, Doc: text, Base: base}, refs[i], &st)
-		if err := sv.Put(blobs...); err != nil {
-			return nil, failed(err)
-		}
+		edits, blobs := p.offload(&transcript.Transcript{Format: t.Format, Doc: text, Base: base}, refs[i], &decided[i].st)
+		decided[i].blobs = blobs
 		return edits, nil
+	}
+	plan.Commit = func(i int) error {
+		st.add(decided[i].st)
+		blobs := decided[i].blobs
+		decided[i].blobs = nil // (the store does not keep a blob's data once written)
+		if err := sv.Put(blobs...); err != nil {
+			return failed(err)
+		}
+		return nil
 	}
 	plan.Written = func(s *cli.Stats) error {
 		stored, err := sv.Finish()

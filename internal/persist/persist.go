@@ -136,7 +136,8 @@ func (p *planner) candidates() []transcript.Ref {
 }
 
 // offload decides result ref, reading its text through doc: the whole document, or, for a
-// streamed one, a piece of it that holds the result.
+// streamed one, a piece of it that holds the result. It is safe for concurrent use: it
+// changes nothing but *st (the figures add sums).
 func (p *planner) offload(doc *transcript.Transcript, ref transcript.Ref, st *Stats) ([]transcript.Edit, []Blob) {
 	b := p.t.Block(ref)
 	us := units(doc, b)
@@ -177,6 +178,18 @@ func (p *planner) offload(doc *transcript.Transcript, ref transcript.Ref, st *St
 		st.Offloaded++
 	}
 	return edits, blobs
+}
+
+// add adds to s what offload added to its own Stats.
+func (s *Stats) add(o Stats) {
+	s.Protected += o.Protected
+	s.Already += o.Already
+	s.Texts += o.Texts
+	s.BytesStored += o.BytesStored
+	s.BytesLeft += o.BytesLeft
+	s.TokensDelta += o.TokensDelta
+	s.Raw += o.Raw
+	s.Offloaded += o.Offloaded
 }
 
 // finish words the trigger once every result is decided.

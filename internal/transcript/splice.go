@@ -47,7 +47,7 @@ func (o *Outline) Conversation(carried [][]Message) *Transcript {
 // the edits to make inside it (spans in document offsets). Everything outside them is
 // copied as it is, a buffer at a time. Splice returns the number of edits made.
 func Splice(r io.Reader, w io.Writer, regions []Span, edit func(i int, text string, base int) ([]Edit, error)) (int, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := newSpliceReader(r)
 	at, made := 0, 0
 	for i, rg := range regions {
 		if rg.Start < at || rg.End < rg.Start {
@@ -78,6 +78,9 @@ func Splice(r io.Reader, w io.Writer, regions []Span, edit func(i int, text stri
 	_, err := io.Copy(w, br)
 	return made, err
 }
+
+// newSpliceReader buffers the second pass's reading of a document.
+func newSpliceReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 64<<10) }
 
 // short says that the document ended before a region did.
 func short(err error) error {

@@ -1,0 +1,217 @@
+package transcript
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// RegionEdits decides the edits of the regions a second pass reads (Splice, and a
+// document read whole), with what cannot wait for the edits of the region before it
+// decided ahead of the writing on other cores.
+//
+// Decide gets a region's text and document offset and returns the edits to make inside
+// it. When Concurrent, it may be called for several regions at once, from other
+// goroutines, and ahead of the writing: a tier's costly part (counting a result, making
+// its cut) then uses the cores a filter otherwise leaves idle while it writes. Commit,
+// when set, is called once for each region whose Decide succeeded, in document order, on
+// the caller's goroutine, before the region's edits are written: side effects that must
+// happen in order (a store's index) go there. The output is the same either way.
+type RegionEdits struct {
+	Decide     func(i int, text string, base int) ([]Edit, error)
+	Commit     func(i int) error
+	Concurrent bool
+}
+
+// sequential is re as Splice calls it: each region decided and committed in turn.
+func (re RegionEdits) sequential(i int, text string, base int) ([]Edit, error) {
+	edits, err := re.Decide(i, text, base)
+	if err == nil && re.Commit != nil {
+		err = re.Commit(i)
+	}
+	return edits, err
+}
+
+// Read-ahead bounds of SpliceAhead: regions decided before the oldest is written, and the
+// bytes they (and the stretches between them, held until their turn) take.
+const (
+	aheadPerWorker = 4
+	aheadBytes     = 8 << 20
+)
+
+// SpliceAhead is Splice with re: when re is concurrent, up to workers regions are
+// decided at once, read ahead of the writing, and the document is copied out in order.
+// What is read ahead is bounded (aheadBytes); a stretch between regions is held only while
+// a region before it waits to be written, and a region is read whatever its size when
+// nothing waits. The document is read and the output written on the calling goroutine
+// alone: a memory fault reading an input in place stays under the caller's GuardFaults.
+func SpliceAhead(r io.Reader, w io.Writer, regions []Span, re RegionEdits, workers int) (int, error) {
+	if !re.Concurrent || workers < 2 || len(regions) < 2 {
+		return Splice(r, w, regions, re.sequential)
+	}
+	s := &aheadSplice{re: re, jobs: make(chan *aheadRegion, aheadPerWorker*workers)}
+	for range workers {
+		s.wg.Add(1)
+		go s.work()
+	}
+	made, err := s.run(r, w, regions, aheadPerWorker*workers)
+	s.stopped.Store(true) // what is still queued is not decided
+	close(s.jobs)
+	s.wg.Wait()
+	return made, err
+}
+
+type aheadSplice struct {
+	re      RegionEdits
+	jobs    chan *aheadRegion
+	wg      sync.WaitGroup
+	stopped atomic.Bool
+}
+
+// aheadRegion is a region read ahead: the stretch before it (when held), its text, and,
+// once done is closed, its output.
+type aheadRegion struct {
+	i    int
+	gap  []byte
+	part Transcript
+	done chan struct{}
+	out  []byte
+	n    int
+	err  error
+}
+
+var errNotDecided = fmt.Errorf("internal: region not decided")
+
+func (s *aheadSplice) work() {
+	defer s.wg.Done()
+	for a := range s.jobs {
+		if s.stopped.Load() {
+			a.err = errNotDecided
+			close(a.done)
+			continue
+		}
+		edits, err := s.re.Decide(a.i, a.part.Doc, a.part.Base)
+		if err == nil {
+			a.out, err = a.part.Apply(edits)
+		}
+		a.n, a.err = len(edits), err
+		close(a.done)
+	}
+}
+
+func (s *aheadSplice) run(r io.Reader, w io.Writer, regions []Span, maxAhead int) (int, error) {
+	br := newSpliceReader(r)
+	at, made, next, held := 0, 0, 0, 0
+	var queue []*aheadRegion
+	for next < len(regions) || len(queue) > 0 {
+		// Read ahead while there is room; with nothing waiting, the stretch before the
+		// region goes straight out.
+		for next < len(regions) && len(queue) < maxAhead {
+			rg := regions[next]
+			if rg.Start < at || rg.End < rg.Start {
+				return made, fmt.Errorf("region %d (%d-%d) is out of order", next, rg.Start, rg.End)
+			}
+			gapLen := rg.Start - at
+			var gap []byte
+			if len(queue) == 0 {
+				if _, err := io.CopyN(w, br, int64(gapLen)); err != nil {
+					return made, short(err)
+				}
+			} else {
+				if held+gapLen+rg.Len() > aheadBytes {
+					break
+				}
+				gap = make([]byte, gapLen)
+				if _, err := io.ReadFull(br, gap); err != nil {
+					return made, short(err)
+				}
+			}
+			buf := make([]byte, rg.Len())
+			if _, err := io.ReadFull(br, buf); err != nil {
+				return made, short(err)
+			}
+			at = rg.End
+			a := &aheadRegion{i: next, gap: gap, part: Transcript{Doc: string(buf), Base: rg.Start}, done: make(chan struct{})}
+			held += len(gap) + len(buf)
+			queue = append(queue, a)
+			s.jobs <- a // never blocks: the channel holds maxAhead
+			next++
+		}
+		a := queue[0]
+		queue = queue[1:]
+		held -= len(a.gap) + len(a.part.Doc)
+		if _, err := w.Write(a.gap); err != nil {
+			return made, err
+		}
+		<-a.done
+		if a.err != nil {
+			return made, a.err
+		}
+		if s.re.Commit != nil {
+			if err := s.re.Commit(a.i); err != nil {
+				return made, err
+			}
+		}
+		if _, err := w.Write(a.out); err != nil {
+			return made, err
+		}
+		made += a.n
+	}
+	_, err := io.Copy(w, br)
+	return made, err
+}
+
+// DecideAll decides the edits of regions of a document held whole (doc), as SpliceAhead
+// does for a streamed one, and returns them in document order.
+func DecideAll(doc string, regions []Span, re RegionEdits, workers int) ([]Edit, error) {
+	results := make([][]Edit, len(regions))
+	errs := make([]error, len(regions))
+	if re.Concurrent && workers >= 2 && len(regions) >= 2 {
+		var next atomic.Int64
+		var failed atomic.Int64 // the lowest region that failed, +1; 0 for none
+		var wg sync.WaitGroup
+		for range min(workers, len(regions)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= len(regions) {
+						return
+					}
+					if f := failed.Load(); f != 0 && int(f-1) < i {
+						continue // decided in vain: a region before it failed
+					}
+					rg := regions[i]
+					results[i], errs[i] = re.Decide(i, doc[rg.Start:rg.End], rg.Start)
+					if errs[i] != nil {
+						for {
+							f := failed.Load()
+							if f != 0 && int(f-1) <= i || failed.CompareAndSwap(f, int64(i+1)) {
+								break
+							}
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	var edits []Edit
+	for i, rg := range regions {
+		if !re.Concurrent || workers < 2 || len(regions) < 2 {
+			results[i], errs[i] = re.Decide(i, doc[rg.Start:rg.End], rg.Start)
+		}
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if re.Commit != nil {
+			if err := re.Commit(i); err != nil {
+				return nil, err
+			}
+		}
+		edits = append(edits, results[i]...)
+	}
+	return edits, nil
+}
