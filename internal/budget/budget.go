@@ -554,22 +554,7 @@ func (u *unit) unwrap() {
 	if len(u.text) < 12 || u.text[0] != '{' || !transcript.Valid(u.text) {
 		return
 	}
-	// One walk over the members, as gjson.GetMany's two (each the first member of its
-	// name) would find them: the second walked past the whole output again.
-	var out, meta gjson.Result
-	gjson.Parse(u.text).ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
-		case "output":
-			if !out.Exists() {
-				out = v
-			}
-		case "metadata":
-			if !meta.Exists() {
-				meta = v
-			}
-		}
-		return !out.Exists() || !meta.Exists()
-	})
+	out, meta := transcript.ShellWrapper(u.text)
 	if out.Type != gjson.String || !meta.IsObject() {
 		return
 	}

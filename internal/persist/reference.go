@@ -209,13 +209,13 @@ func (u *unit) unwrap() {
 	if len(u.outer) < 12 || u.outer[0] != '{' || !transcript.Valid(u.outer) {
 		return
 	}
-	f := gjson.GetMany(u.outer, "output", "metadata")
-	if f[0].Type != gjson.String || !f[1].IsObject() {
+	out, meta := transcript.ShellWrapper(u.outer)
+	if out.Type != gjson.String || !meta.IsObject() {
 		return
 	}
-	u.inner = transcript.Span{Start: f[0].Index, End: f[0].Index + len(f[0].Raw)}
+	u.inner = transcript.Span{Start: out.Index, End: out.Index + len(out.Raw)}
 	u.hasInner = true
-	u.text = f[0].String()
+	u.text = out.String()
 }
 
 // canonical reports whether re-encoding the unit's text gives back the document's bytes

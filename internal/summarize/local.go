@@ -649,12 +649,12 @@ func testWords(lower string) bool {
 // it (Codex writes it in metadata), a test summary line, the first error line.
 func outcome(cmd, text string, isError bool) (string, bool, string) {
 	code := -1
-	if out := gjson.Parse(text); out.IsObject() && out.Get("output").Exists() {
+	if out, meta := transcript.ShellWrapper(text); out.Exists() {
 		// Codex shell results: {"output": "...", "metadata": {"exit_code": N}}.
-		if c := out.Get("metadata.exit_code"); c.Exists() {
+		if c := meta.Get("exit_code"); c.Exists() {
 			code = int(c.Int())
 		}
-		text = out.Get("output").String()
+		text = out.String()
 	}
 	head := scanned(text)
 	if code < 0 && (strings.Contains(head, "xit") || strings.Contains(head, "XIT")) {

@@ -493,11 +493,11 @@ func shellRead(cmd, file string) int {
 // shellPrinted is what a command printed, from its result: Codex wraps it in JSON with
 // its exit code. ok is false when the command did not end well.
 func shellPrinted(result string, _ int) (string, bool) {
-	if out := gjson.Parse(result); out.IsObject() && out.Get("output").Exists() {
-		if c := out.Get("metadata.exit_code"); c.Exists() && c.Int() != 0 {
+	if out, meta := transcript.ShellWrapper(result); out.Exists() {
+		if c := meta.Get("exit_code"); c.Exists() && c.Int() != 0 {
 			return "", false
 		}
-		return out.Get("output").String(), true
+		return out.String(), true
 	}
 	return result, true
 }
