@@ -19,6 +19,9 @@ const o200kPattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\
 
 // nextO200k returns the end of the o200k_base piece that starts at s[i].
 func (p splitter) nextO200k(s string, i int) int {
+	if e := asciiWordO200k(p, s, i); e >= 0 {
+		return e
+	}
 	f0, n0 := p.at(s, i)
 	prefix := f0&(cL|cN|cNL) == 0 // s[i] can be the optional P
 
@@ -75,6 +78,40 @@ func (p splitter) nextO200k(s string, i int) int {
 
 	// s[i] is a space rune: \s*[\r\n]+|\s+(?!\S)|\s+
 	return p.whitespace(s, i)
+}
+
+// asciiWordO200k is nextO200k of a piece of ASCII letters, maybe after one P (a space,
+// a mark), which is most pieces of most text; -1 when s[i] starts no such piece or the
+// letters run into a rune past ASCII, which the general match below handles.
+//
+// In ASCII, U is A-Z and W is a-z (no rune is in both), and a letter cannot be the
+// optional P. So P?U*W+ takes the capitals and then the small letters when there are
+// some, and P?U+W* the capitals alone when there are none: either way the run of
+// capitals, then the run of small letters, then a contraction.
+func asciiWordO200k(p splitter, s string, i int) int {
+	j := i
+	if c := s[i]; c >= 0x80 {
+		return -1
+	} else if p.tab[c]&cL == 0 {
+		// P: anything but \r, \n, a letter or a digit, followed by a letter.
+		if p.tab[c]&(cN|cNL) != 0 || i+1 >= len(s) || s[i+1] >= 0x80 || p.tab[s[i+1]]&cL == 0 {
+			return -1
+		}
+		j = i + 1
+	}
+	for j < len(s) && s[j]-'A' < 26 {
+		j++
+	}
+	for j < len(s) && s[j]-'a' < 26 {
+		j++
+	}
+	if j < len(s) && s[j] >= 0x80 {
+		return -1 // a capital or small letter past ASCII may go on with the run
+	}
+	if c := contraction(s, j); c >= 0 {
+		return c
+	}
+	return j
 }
 
 // upperLower matches U*W+ at i and returns its end, or -1.
