@@ -38,6 +38,9 @@ func (t *table) countPiece(piece string, pieces *pieceCache) int {
 		if len(piece) == 1 || t.rank(piece) >= 0 {
 			return 1
 		}
+		if len(piece) == 2 {
+			return 2 // two bytes that are no token stay two
+		}
 		if len(piece) < pieceCacheMinBytes || pieces == nil {
 			return t.merge(piece)
 		}
@@ -46,6 +49,14 @@ func (t *table) countPiece(piece string, pieces *pieceCache) int {
 	h := hashString(piece)
 	if len(piece) <= t.maxLen && t.rankHashed(piece, h) >= 0 {
 		return 1
+	}
+	if len(piece) == 3 {
+		// Three bytes that are no token: merging takes one of the two pairs if either is
+		// a token, and then the rest, the whole piece, is none.
+		if t.pair2[int(piece[0])<<8|int(piece[1])] >= 0 || t.pair2[int(piece[1])<<8|int(piece[2])] >= 0 {
+			return 2
+		}
+		return 3
 	}
 	if len(piece) < pieceCacheMinBytes || pieces == nil {
 		return t.merge(piece)
