@@ -27,15 +27,28 @@ func Names() []string { return []string{"estimate", "o200k", "cl100k"} }
 // differential test; counting takes time linear in the text (O(n log n) for a piece the
 // pre-tokenizer cannot split), where tiktoken's merge loop is quadratic.
 func New(name string) (Counter, error) {
-	switch strings.ToLower(strings.TrimSpace(name)) {
-	case "estimate":
-		return estimator{}, nil
-	case "o200k", "o200k_base":
+	switch exactName(name) {
+	case "o200k":
 		return newBPECounter("o200k", o200k), nil
-	case "cl100k", "cl100k_base":
+	case "cl100k":
 		return newBPECounter("cl100k", cl100k), nil
 	}
+	if strings.ToLower(strings.TrimSpace(name)) == "estimate" {
+		return estimator{}, nil
+	}
 	return nil, fmt.Errorf("unknown tokenizer %q (valid: %s)", name, strings.Join(Names(), ", "))
+}
+
+// exactName is the name of the exact counter New(name) makes (its Name), or "" when
+// name is no exact counter's.
+func exactName(name string) string {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "o200k", "o200k_base":
+		return "o200k"
+	case "cl100k", "cl100k_base":
+		return "cl100k"
+	}
+	return ""
 }
 
 // Estimate is about 4 bytes per token, rounding up; 0 for "". English prose and code

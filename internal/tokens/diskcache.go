@@ -100,14 +100,13 @@ var diskMarker = [4]byte{0xC7, 'c', 'k', diskVersion}
 // NewDiskCache returns the cache of the counter called name (as New takes it) in dir, or
 // nil when dir is "" or the counter is not an exact one (estimates cost nothing).
 func NewDiskCache(dir, name string) *DiskCache {
-	c, err := New(name)
-	if err != nil || dir == "" {
+	// (Not New(name) to learn the counter's name: that makes a counter, whose caches are
+	// megabytes.)
+	exact := exactName(name)
+	if exact == "" || dir == "" {
 		return nil
 	}
-	if _, exact := c.(*bpeCounter); !exact {
-		return nil
-	}
-	return &DiskCache{path: filepath.Join(dir, fmt.Sprintf("counts-%s-v%d.bin", c.Name(), diskVersion))}
+	return &DiskCache{path: filepath.Join(dir, fmt.Sprintf("counts-%s-v%d.bin", exact, diskVersion))}
 }
 
 // NewCached is New with counts of long texts kept in d as well (d may be nil).
