@@ -18,6 +18,8 @@
 #   BENCH_DIR=/tmp/ctxkit-bench   where generated inputs are cached
 #   CTX_BIN_DIR=DIR        use the ctx-* binaries in DIR instead of building ./cmd/...
 #   BENCH_CORPUS=0         leave the real transcripts out (generated inputs only)
+#   BENCH_SKIP="ctx-replay"   tools left out of the table (ctx-replay replays every turn:
+#                          minutes on a 10 MB input); the pipeline rows are kept
 #
 # jq is timed twice: as `jq length FILE` on JSON and `jq -c length FILE` on JSONL (one value
 # per line: reading only), and as `jq -c . FILE` (reading and writing the document, as a
@@ -88,8 +90,10 @@ for t in ctx-persist ctx-budget ctx-snip ctx-summarize ctx-trim; do
 	if [[ -x $bin/$t ]]; then pipeline+=("$bin/$t"); fi
 done
 tools=()
+skip=" ${BENCH_SKIP:-} "
 for f in "$bin"/ctx-*; do
-	if [[ -x $f && $(basename "$f") != ctx-count ]]; then tools+=("$(basename "$f")"); fi
+	name=$(basename "$f")
+	if [[ -x $f && $name != ctx-count && $skip != *" $name "* ]]; then tools+=("$name"); fi
 done
 if [[ ! -x $bin/ctx-count ]]; then log "warning: no ctx-count in $bin"; fi
 
