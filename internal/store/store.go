@@ -194,7 +194,7 @@ func (s *Store) Put(data []byte) (h string, created bool, err error) {
 	if err := s.mkdirShard(shard, true); err != nil {
 		return h, false, err
 	}
-	if s.intact(target, h, len(data)) {
+	if s.intact(target, data) {
 		return h, false, nil
 	}
 	tmp, err := s.writeTemp(shard, data, true)
@@ -218,7 +218,7 @@ func (s *Store) place(tmp, h string, size int) (created bool, err error) {
 	switch err := s.root.Link(tmp, target); {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, fs.ErrExist) && s.intact(target, h, size):
+	case errors.Is(err, fs.ErrExist) && s.intactHashed(target, h, size):
 		// Another writer finished the same file first.
 		return false, nil
 	}
@@ -281,7 +281,7 @@ func (b *Batch) Add(data []byte) (h string, err error) {
 	if err := b.s.mkdirShard(shard, false); err != nil { // synced by Commit
 		return h, err
 	}
-	if b.s.intact(name(h), h, len(data)) {
+	if b.s.intact(name(h), data) {
 		return h, nil
 	}
 	f.tmp, err = b.s.writeTemp(shard, data, false)
@@ -390,8 +390,44 @@ const tempPrefix = ".tmp-"
 
 func isTemp(name string) bool { return safefile.IsHexTemp(name, tempPrefix, "") }
 
-// intact reports whether target is a regular file holding exactly the bytes of hash h.
-func (s *Store) intact(target, h string, size int) bool {
+// intact reports whether target is a regular file holding exactly data (whose hash names
+// it). The file is compared a piece at a time, not read whole and hashed: a run that
+// stores again what an earlier one stored (every turn of ctx-proxy, every run of a
+// pipeline on a growing session) checks each file it would write.
+func (s *Store) intact(target string, data []byte) bool {
+	st, err := s.root.Lstat(target)
+	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(data)) {
+		return false
+	}
+	f, err := s.root.Open(target)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if got, err := f.Stat(); err != nil || !os.SameFile(st, got) {
+		return false
+	}
+	bp := compareBuffers.Get().(*[]byte)
+	defer compareBuffers.Put(bp)
+	buf := *bp
+	for {
+		n, err := io.ReadFull(f, buf)
+		if n > len(data) || !bytes.Equal(buf[:n], data[:n]) {
+			return false
+		}
+		data = data[n:]
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return len(data) == 0
+		case err != nil:
+			return false
+		}
+	}
+}
+
+// intactHashed is intact for a caller that no longer has the data: the file is read whole
+// and hashed (place, when another writer named the file first: rare).
+func (s *Store) intactHashed(target, h string, size int) bool {
 	st, err := s.root.Lstat(target)
 	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(size) {
 		return false
@@ -399,6 +435,9 @@ func (s *Store) intact(target, h string, size int) bool {
 	data, err := s.read(target, st)
 	return err == nil && Hash(data) == h
 }
+
+// compareBuffers hold intact's pieces of a file.
+var compareBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // writeTemp writes data to a new file in dir with a name no other writer uses, and syncs
 // it when sync is set.

@@ -185,6 +185,39 @@ func TestTampered(t *testing.T) {
 	}
 }
 
+// A file of several of intact's pieces is compared to the end: a byte changed in its last
+// piece is caught, through Put and through a Batch.
+func TestTamperedLarge(t *testing.T) {
+	s := mustCreate(t, t.TempDir())
+	data := bytes.Repeat([]byte("0123456789abcdef"), 13_000) // 208,000 bytes: four pieces
+	h, _, err := s.Put(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, created, err := s.Put(data); err != nil || created {
+		t.Fatalf("stored again: created %v, %v", created, err)
+	}
+	for _, batch := range []bool{false, true} {
+		bad := bytes.Clone(data)
+		bad[len(bad)-1] = 'x'
+		os.WriteFile(s.Path(h), bad, 0o600)
+		if batch {
+			b := s.Batch()
+			if _, err := b.Add(data); err != nil {
+				t.Fatal(err)
+			}
+			if created, err := b.Commit(); err != nil || !created[h] {
+				t.Fatalf("batch repair: created %v, %v", created, err)
+			}
+		} else if _, created, err := s.Put(data); err != nil || !created {
+			t.Fatalf("repair: created %v, %v", created, err)
+		}
+		if got, err := s.Get(h); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("after repair (batch %v): %d bytes, %v", batch, len(got), err)
+		}
+	}
+}
+
 func TestOpenMissing(t *testing.T) {
 	if _, err := Open(filepath.Join(t.TempDir(), "nope")); !errors.Is(err, ErrNoStore) {
 		t.Errorf("Open of a missing store: %v", err)
