@@ -13,6 +13,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/offload"
 	"github.com/ctxkit/ctxkit/internal/store"
+	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -93,13 +94,15 @@ func planPersist(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	for i, ref := range refs {
 		plan.Regions[i] = t.Block(ref).Span
 	}
-	// Results are decided (counted, their previews made) on several cores at once, and
-	// stored in document order, which the store's index keeps.
+	// With an exact counter, results are decided (counted, their previews made) on several
+	// cores at once, and stored in document order, which the store's index keeps. (With an
+	// estimate, deciding costs little, and regions decided ahead raised the peak RSS by
+	// 3-4 MB on a 10 MB Claude Code session for no time saved.)
 	decided := make([]struct {
 		blobs []Blob
 		st    Stats
 	}, len(refs))
-	plan.EditConcurrently = true
+	plan.EditConcurrently = tokens.IsExact(counter)
 	plan.Edit = func(i int, text string, base int) ([]transcript.Edit, error) {
 		edits, blobs := p.offload(&transcript.Transcript{Format: t.Format, Doc: text, Base: base}, refs[i], &decided[i].st)
 		decided[i].blobs = blobs

@@ -39,6 +39,13 @@ func New(name string) (Counter, error) {
 	return nil, fmt.Errorf("unknown tokenizer %q (valid: %s)", name, strings.Join(Names(), ", "))
 }
 
+// IsExact reports whether c counts exactly (o200k, cl100k): a count costs about what
+// parsing the text does, where an estimate's costs next to nothing.
+func IsExact(c Counter) bool {
+	_, ok := c.(*bpeCounter)
+	return ok
+}
+
 // exactName is the name of the exact counter New(name) makes (its Name), or "" when
 // name is no exact counter's.
 func exactName(name string) string {
