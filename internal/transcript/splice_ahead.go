@@ -1,15 +1,15 @@
 package transcript
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
 )
 
-// RegionEdits decides the edits of the regions a second pass reads (Splice, and a
-// document read whole), with what cannot wait for the edits of the region before it
-// decided ahead of the writing on other cores.
+// RegionEdits is how a second pass decides the edits of the regions it reads (SpliceAhead
+// for a streamed document, DecideAll for one held whole).
 //
 // Decide gets a region's text and document offset and returns the edits to make inside
 // it. When Concurrent, it may be called for several regions at once, from other
@@ -86,7 +86,7 @@ type aheadRegion struct {
 	err  error
 }
 
-var errNotDecided = fmt.Errorf("internal: region not decided")
+var errNotDecided = errors.New("internal: region not decided")
 
 func (s *aheadSplice) work() {
 	defer s.wg.Done()
