@@ -3,7 +3,6 @@ package budget
 import (
 	"io"
 	"math"
-	"sync"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -125,16 +124,15 @@ func planDoc(d *cli.Doc, o Options) (*cli.Plan, error) {
 		}
 	}
 	// Results are cut on several cores at once: each cut is decided from its result alone,
-	// and what it adds to the stats is summed.
-	var mu sync.Mutex
+	// into figures of its own, which are summed in document order (as ctx-persist does).
+	cutStats := make([]Stats, len(which))
 	plan.EditConcurrently = true
 	plan.Edit = func(k int, text string, base int) ([]transcript.Edit, error) {
-		var add Stats
-		edits := p.cut(&transcript.Transcript{Format: d.T.Format, Doc: text, Base: base}, which[k], &add)
-		mu.Lock()
-		st.addCut(add)
-		mu.Unlock()
-		return edits, nil
+		return p.cut(&transcript.Transcript{Format: d.T.Format, Doc: text, Base: base}, which[k], &cutStats[k]), nil
+	}
+	plan.Commit = func(k int) error {
+		st.addCut(cutStats[k])
+		return nil
 	}
 	plan.Written = func(s *cli.Stats) error {
 		*s = cli.Stats{
