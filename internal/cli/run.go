@@ -359,12 +359,13 @@ func (c *Context) readDoc(f *Filter, name string) (*Doc, error) {
 			return d.streamed.Record(seq, rec)
 		}
 	}
-	// A large Codex rollout read from a file is looked at from its end for its last
-	// compaction, so that the records before it are not even held; the record found there
+	// A Codex rollout read from a file is looked at from its end for its last compaction
+	// (at, 0 for none), so that the records before it are not even held, and the counting
+	// need not hold the others (measure.Streamed.CompactionKnown); the record found there
 	// must be a compaction when the stream reaches it, else the file changed meanwhile.
 	compaction, compacted := 0, false
 	lookAhead := func(at int) {
-		compaction, d.streamed.Compaction = at, at
+		compaction, d.streamed.Compaction, d.streamed.CompactionKnown = at, at, true
 		if live != nil {
 			live.Compaction = at
 		}

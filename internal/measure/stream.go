@@ -19,7 +19,11 @@ import (
 // order the counts arrive in does not matter.
 //
 // A record a later record drops from the conversation (a Codex compaction) is not
-// counted (transcript.LiveRecords).
+// counted (transcript.LiveRecords). When where the last compaction is (or that there is
+// none) is known before the first record, each record is counted as it is read;
+// otherwise the records of a format that compacts wait until the end of the document (or
+// until MaxHeld bytes of them do), and the counting of most of them comes after the
+// reading instead of beside it.
 //
 // Use: pass Record to transcript.Stream, then call Close, then read the Tally and the
 // Conversation with the outline.
@@ -29,12 +33,14 @@ type Streamed struct {
 	// Count counts each record; Carry keeps its messages; Previews keeps each message's
 	// first words (ctx-count's report).
 	Count, Carry, Previews bool
-	// Compaction is transcript.LiveRecords.Compaction, when it is known before the first
-	// record; Reread is transcript.LiveRecords.Reread (a document read twice).
-	Compaction int
-	Reread     func(line transcript.Span) (string, error)
-	err        error             // of reading a record again
-	faults     transcript.Faults // the workers', for Close to rethrow
+	// Compaction and CompactionKnown are transcript.LiveRecords.Compaction and Known,
+	// when the rollout was looked at from its end before the first record; Reread is
+	// transcript.LiveRecords.Reread (a document read twice).
+	Compaction      int
+	CompactionKnown bool
+	Reread          func(line transcript.Span) (string, error)
+	err             error             // of reading a record again
+	faults          transcript.Faults // the workers', for Close to rethrow
 
 	counter  tokens.Counter
 	provider string
@@ -81,7 +87,7 @@ func (s *Streamed) count(seq int, rec *transcript.Transcript) error {
 
 func (s *Streamed) start(c tokens.Counter, f transcript.Format) {
 	s.counter, s.provider = c, ProviderOf(f)
-	s.live = &transcript.LiveRecords{Fn: s.count, Compaction: s.Compaction, Reread: s.Reread}
+	s.live = &transcript.LiveRecords{Fn: s.count, Compaction: s.Compaction, Known: s.CompactionKnown, Reread: s.Reread}
 	workers := max(runtime.GOMAXPROCS(0), 1)
 	s.jobs = make(chan recordJob, workers)
 	for range workers {

@@ -23,6 +23,16 @@ type LiveRecords struct {
 	// forgotten as they come, not held. The caller checks that the record there does
 	// compact (the file may have changed since).
 	Compaction int
+	// Known says the rollout was looked at from its end before its first record
+	// (LastCompaction): its last compaction is Compaction, or there is none when that is
+	// 0. Records are then passed on as they come, not held: those before Compaction that
+	// it drops are forgotten, and no other record can be dropped unless the file grew a
+	// compaction after it was looked at, in which case the records before that one have
+	// been passed on already. So Known is for a caller that only needs the records of the
+	// conversation among those it gets (measure.Streamed, whose tally reads the records
+	// the outline keeps), and it lets that caller work on each record while the reading
+	// goes on instead of after it.
+	Known bool
 	// Reread, when set, reads a record's line again once Stream has returned (from the
 	// file, or the spool of stdin): a record held past Max then waits without its line
 	// instead of going on to Fn, and Flush reads its line again only if it is still part of
@@ -48,6 +58,9 @@ func (l *LiveRecords) Record(seq int, rec *Transcript) error {
 	}
 	if rec.Base < l.Compaction && dropped(rec.Messages) {
 		return nil
+	}
+	if l.Known {
+		return l.Fn(seq, rec)
 	}
 	if rec.Compacts() {
 		if err := l.compact(); err != nil {

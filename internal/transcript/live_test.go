@@ -88,6 +88,43 @@ func TestLastCompaction(t *testing.T) {
 	}
 }
 
+// TestLiveRecordsKnown: with the last compaction known before the first record, every
+// record goes on as it is read (none waits for Flush), but for those before the
+// compaction that it drops; with none known to come, every record goes on.
+func TestLiveRecordsKnown(t *testing.T) {
+	item := func(text string) string {
+		return fmt.Sprintf(`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]}}`, text)
+	}
+	lines := []string{
+		`{"timestamp":"t","type":"session_meta","payload":{"id":"x","instructions":"keep"}}`,
+		item("dropped"),
+		`{"timestamp":"t","type":"compacted","payload":{"message":"summary"}}`,
+		item("live 1"),
+		item("live 2"),
+	}
+	doc := strings.Join(lines, "\n") + "\n"
+	compaction := strings.Index(doc, lines[2])
+	for _, tc := range []struct {
+		compaction int
+		want       []int
+	}{
+		{compaction, []int{0, 2, 3, 4}},
+		{0, []int{0, 1, 2, 3, 4}},
+	} {
+		var seen []int
+		l := &LiveRecords{Fn: func(seq int, rec *Transcript) error { seen = append(seen, seq); return nil }, Compaction: tc.compaction, Known: true}
+		if _, _, err := Stream(strings.NewReader(doc), Options{}, l.Record); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(seen, tc.want) {
+			t.Errorf("compaction at %d: records passed while reading %v, want %v", tc.compaction, seen, tc.want)
+		}
+		if err := l.Flush(); err != nil || !slices.Equal(seen, tc.want) {
+			t.Errorf("compaction at %d: Flush passed more: %v, %v", tc.compaction, seen, err)
+		}
+	}
+}
+
 // TestLiveRecordsReread: with Reread, the records held past Max wait without their lines
 // and are read again only when still live; Fn gets every live record, with its line.
 func TestLiveRecordsReread(t *testing.T) {
