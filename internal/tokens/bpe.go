@@ -21,7 +21,6 @@ func countText(v *vocab, text string, pieces *pieceCache) int {
 		// byte of an invalid sequence into U+FFFD; so does this conversion.
 		text = string([]rune(text))
 	}
-	t.noteCounted(len(text))
 	p := newSplitter()
 	n := 0
 	for i := 0; i < len(text); {

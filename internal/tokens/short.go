@@ -8,21 +8,20 @@ package tokens
 // a lookup in the vocabulary's own table finds after three reads in three arrays of
 // megabytes (slot, offsets, bytes), each a miss of the core's caches; here it is one
 // read, and the key is compared in a register. 1 MB for o200k's 71,000 tokens of
-// three to five bytes, 512 KB for cl100k's.
+// three to five bytes, and for cl100k's 42,000.
 //
-// It is built after the table has counted shortAfterBytes: a build costs a few
-// milliseconds, and touches every page of the tokens, which a process counting a small
-// document would pay for nothing.
+// It is made with the rest of the table when the table files are generated, and read in
+// place like them: building it at run time cost 4-8 ms in every process that counted
+// more than a megabyte, much of it in page faults on the fresh memory.
 type shortTable struct {
 	slots []uint64
 	shift uint // 64 - log2(len(slots)): slots are indexed by the top bits of the hash
 }
 
 const (
-	shortMinBytes   = 3
-	shortMaxBytes   = 5
-	shortRankBits   = 18 // rank+1 in the low bits: o200k has 199,998 tokens
-	shortAfterBytes = 1 << 20
+	shortMinBytes = 3
+	shortMaxBytes = 5
+	shortRankBits = 18 // rank+1 in the low bits: o200k has 199,998 tokens
 )
 
 // shortKey packs s (shortMinBytes to shortMaxBytes bytes) with its length, so that
@@ -49,50 +48,4 @@ func (st *shortTable) rank(s string, h uint64) int32 {
 			return int32(e&(1<<shortRankBits-1)) - 1
 		}
 	}
-}
-
-// noteCounted adds n bytes to what t has counted, and builds the short table once
-// that passes shortAfterBytes.
-func (t *table) noteCounted(n int) {
-	if t.short.Load() != nil {
-		return
-	}
-	if t.counted.Add(int64(n)) >= shortAfterBytes && t.counted.Swap(-1<<62) >= shortAfterBytes {
-		// Swap leaves one caller to build; the others keep the slow lookup meanwhile.
-		t.short.Store(t.buildShort())
-	}
-}
-
-// buildShort makes the short table of t, or returns nil when its ranks do not fit.
-func (t *table) buildShort() *shortTable {
-	if t.size()+1 >= 1<<shortRankBits {
-		return nil
-	}
-	n := 0
-	for r := range t.size() {
-		if l := t.off[r+1] - t.off[r]; l >= shortMinBytes && l <= shortMaxBytes {
-			n++
-		}
-	}
-	size := 1
-	for size < n*7/4 {
-		size *= 2
-	}
-	st := &shortTable{slots: make([]uint64, size), shift: 64}
-	for s := size; s > 1; s /= 2 {
-		st.shift--
-	}
-	mask := uint64(size - 1)
-	for r := range t.size() {
-		tok := t.blob[t.off[r]:t.off[r+1]]
-		if len(tok) < shortMinBytes || len(tok) > shortMaxBytes {
-			continue
-		}
-		i := hashString(tok) >> st.shift
-		for st.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		st.slots[i] = shortKey(tok)<<shortRankBits | uint64(r+1)
-	}
-	return st
 }

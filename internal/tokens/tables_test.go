@@ -117,7 +117,11 @@ func (t *table) marshal() []byte {
 	out := make([]byte, 0, tableHeader+4*(len(t.off)+len(t.slots)+pair2Words+long2Words+apart2Words)+len(t.blob))
 	le := binary.LittleEndian
 	logFilter := bits.Len(uint(len(t.filter)*64)) - 1
-	for _, x := range []uint32{tableMagic, uint32(t.size()), uint32(logSlots), uint32(t.rankBits), uint32(t.maxLen), uint32(logFilter)} {
+	logShort := 0
+	if t.short != nil {
+		logShort = bits.Len(uint(len(t.short.slots))) - 1
+	}
+	for _, x := range []uint32{tableMagic, uint32(t.size()), uint32(logSlots), uint32(t.rankBits), uint32(t.maxLen), uint32(logFilter), uint32(logShort)} {
 		out = le.AppendUint32(out, x)
 	}
 	for _, x := range t.off {
@@ -129,6 +133,12 @@ func (t *table) marshal() []byte {
 	for _, x := range t.pair2 {
 		out = le.AppendUint32(out, uint32(x))
 	}
+	for _, x := range t.byte1 {
+		out = le.AppendUint32(out, uint32(x))
+	}
+	if len(out)%8 != 0 {
+		out = le.AppendUint32(out, 0)
+	}
 	for _, x := range t.long2 {
 		out = le.AppendUint64(out, x)
 	}
@@ -137,6 +147,11 @@ func (t *table) marshal() []byte {
 	}
 	for _, x := range t.filter {
 		out = le.AppendUint64(out, x)
+	}
+	if t.short != nil {
+		for _, x := range t.short.slots {
+			out = le.AppendUint64(out, x)
+		}
 	}
 	return append(out, t.blob...)
 }
@@ -241,5 +256,49 @@ func parseTiktoken(data []byte) (*table, error) {
 		}
 	}
 	t.setByteRanks()
+	t.short = t.buildShort()
 	return t, nil
+}
+
+// setByteRanks fills byte1, once the table can look tokens up.
+func (t *table) setByteRanks() {
+	var b [1]byte
+	for c := range t.byte1 {
+		b[0] = byte(c)
+		t.byte1[c] = t.rank(string(b[:]))
+	}
+}
+
+// buildShort makes the short table of t, or returns nil when its ranks do not fit.
+func (t *table) buildShort() *shortTable {
+	if t.size()+1 >= 1<<shortRankBits {
+		return nil
+	}
+	n := 0
+	for r := range t.size() {
+		if l := t.off[r+1] - t.off[r]; l >= shortMinBytes && l <= shortMaxBytes {
+			n++
+		}
+	}
+	size := 2 // log2 of 0 in the file means no table
+	for size < n*7/4 {
+		size *= 2
+	}
+	st := &shortTable{slots: make([]uint64, size), shift: 64}
+	for s := size; s > 1; s /= 2 {
+		st.shift--
+	}
+	mask := uint64(size - 1)
+	for r := range t.size() {
+		tok := t.blob[t.off[r]:t.off[r+1]]
+		if len(tok) < shortMinBytes || len(tok) > shortMaxBytes {
+			continue
+		}
+		i := hashString(tok) >> st.shift
+		for st.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		st.slots[i] = shortKey(tok)<<shortRankBits | uint64(r+1)
+	}
+	return st
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -82,8 +81,7 @@ type table struct {
 	tri3    []uint64 // see trigrams
 	rank3   []int32  // see trigrams
 
-	short   atomic.Pointer[shortTable] // see shortTable; nil until built
-	counted atomic.Int64               // bytes counted before short was built
+	short *shortTable // see shortTable; nil when the file has none
 }
 
 // trigrams returns a bitmap with bit a<<14|b<<7|c set when the ASCII bytes a, b, c
@@ -117,15 +115,6 @@ func (t *table) trigrams() []uint64 {
 	return t.tri3
 }
 
-// setByteRanks fills byte1, once the table can look tokens up.
-func (t *table) setByteRanks() {
-	var b [1]byte
-	for c := range t.byte1 {
-		b[0] = byte(c)
-		t.byte1[c] = t.rank(string(b[:]))
-	}
-}
-
 // rank returns the rank of the token whose bytes are s, or -1 when s is not a token.
 func (t *table) rank(s string) int32 {
 	if len(s) == 2 {
@@ -139,7 +128,7 @@ func (t *table) rank(s string) int32 {
 		return -1
 	}
 	if len(s) >= shortMinBytes && len(s) <= shortMaxBytes && s[0] < 0x80 {
-		if st := t.short.Load(); st != nil {
+		if st := t.short; st != nil {
 			return st.rank(s, h)
 		}
 	}
@@ -154,7 +143,7 @@ func (t *table) rankHashed(s string, h uint64) int32 {
 		return -1
 	}
 	if len(s) >= shortMinBytes && len(s) <= shortMaxBytes && s[0] < 0x80 {
-		if st := t.short.Load(); st != nil {
+		if st := t.short; st != nil {
 			return st.rank(s, h)
 		}
 	}
@@ -182,13 +171,15 @@ func (t *table) rankSlot(s string, h uint64) int32 {
 // size is the number of tokens.
 func (t *table) size() int { return len(t.off) - 1 }
 
-// The table file is a header of six little-endian uint32 (tableMagic, tokens, log2 of
-// the slot count, rank bits, longest token, log2 of the filter's bits), then the arrays
-// off, slots, pair2, long2, apart2 and filter (as uint32s, each 4-byte aligned in the
-// file) and blob.
+// The table file is a header of seven little-endian uint32 (tableMagic, tokens, log2 of
+// the slot count, rank bits, longest token, log2 of the filter's bits, log2 of the short
+// table's slots or 0 for none), then the arrays off, slots, pair2 and byte1 (uint32s),
+// long2, apart2, filter and the short table's slots (uint64s, from an offset that is a
+// multiple of 8, so that on a little-endian machine every array is a view of the
+// embedded file: a copy would cost its pages at every start), and blob.
 const (
-	tableMagic  = 0x34455042 // "BPE4"
-	tableHeader = 6 * 4
+	tableMagic  = 0x35455042 // "BPE5"
+	tableHeader = 7 * 4
 	pair2Words  = 1 << 16
 	long2Words  = 1 << 16 / 32
 	apart2Words = 1 << 16 / 32
@@ -205,9 +196,10 @@ func loadTable(data string) (*table, error) {
 		return nil, fmt.Errorf("table file of %d bytes", len(data))
 	}
 	word := func(i int) uint32 { return binary.LittleEndian.Uint32([]byte(data[4*i : 4*i+4])) }
-	magic, n, logSlots, rankBits, maxLen, logFilter := word(0), int(word(1)), int(word(2)), uint(word(3)), int(word(4)), int(word(5))
+	magic, n, logSlots, rankBits, maxLen, logFilter, logShort := word(0), int(word(1)), int(word(2)), uint(word(3)), int(word(4)), int(word(5)), int(word(6))
 	if magic != tableMagic || n < 256 || logSlots > filterShift || 1<<logSlots < n ||
-		rankBits > 30 || 1<<rankBits <= n || logFilter < 6 || filterShift+logFilter > 32+int(rankBits) {
+		rankBits > 30 || 1<<rankBits <= n || logFilter < 6 || filterShift+logFilter > 32+int(rankBits) ||
+		logShort > 30 || logShort > 0 && n >= 1<<shortRankBits {
 		return nil, fmt.Errorf("bad table header")
 	}
 	nSlots := 1 << logSlots
@@ -221,9 +213,16 @@ func loadTable(data string) (*table, error) {
 		rest = rest[4*words:]
 		return s
 	}
-	off, slots, pair2, long2, apart2 := cut(n+1), cut(nSlots), cut(pair2Words), cut(long2Words), cut(apart2Words)
-	filter := cut(1 << logFilter / 32)
-	if filter == "" {
+	off, slots, pair2, byte1 := cut(n+1), cut(nSlots), cut(pair2Words), cut(256)
+	if (len(data)-len(rest))%8 != 0 {
+		cut(1) // the padding before the uint64s
+	}
+	long2, apart2, filter := cut(long2Words), cut(apart2Words), cut(1<<logFilter/32)
+	short := ""
+	if logShort > 0 {
+		short = cut(2 << logShort)
+	}
+	if filter == "" || logShort > 0 && short == "" {
 		return nil, fmt.Errorf("table file truncated")
 	}
 	t := &table{
@@ -234,7 +233,10 @@ func loadTable(data string) (*table, error) {
 	if t.off[0] != 0 || int(t.off[n]) != len(t.blob) {
 		return nil, fmt.Errorf("table offsets do not match its %d bytes of tokens", len(t.blob))
 	}
-	t.setByteRanks()
+	copy(t.byte1[:], int32s(byte1))
+	if logShort > 0 {
+		t.short = &shortTable{slots: uint64s(short), shift: uint(64 - logShort)}
+	}
 	return t, nil
 }
 
