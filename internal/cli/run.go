@@ -49,7 +49,8 @@ type Filter struct {
 	Record func(seq int, rec *transcript.Transcript, c tokens.Counter) error
 	// LiveRecords spares Record the records a later record drops from the conversation
 	// (a Codex compaction; see transcript.LiveRecords): for a tier that reads only the
-	// conversation the document ends with.
+	// conversation the document ends with. It is a saving, not a promise: a record that a
+	// compaction appended to the file while it was read drops may still reach Record.
 	LiveRecords bool
 	// Plan decides what to do with one document.
 	Plan func(d *Doc) (*Plan, error)
@@ -367,7 +368,7 @@ func (c *Context) readDoc(f *Filter, name string) (*Doc, error) {
 	lookAhead := func(at int) {
 		compaction, d.streamed.Compaction, d.streamed.CompactionKnown = at, at, true
 		if live != nil {
-			live.Compaction = at
+			live.Compaction, live.Known = at, true
 		}
 	}
 	read := record

@@ -30,8 +30,9 @@ type LiveRecords struct {
 	// compaction after it was looked at, in which case the records before that one have
 	// been passed on already. So Known is for a caller that only needs the records of the
 	// conversation among those it gets (measure.Streamed, whose tally reads the records
-	// the outline keeps), and it lets that caller work on each record while the reading
-	// goes on instead of after it.
+	// the outline keeps; a tier's Record, cli.Filter.LiveRecords, whose plan looks up the
+	// conversation's blocks), and it lets that caller work on each record while the
+	// reading goes on, instead of holding them all to the end.
 	Known bool
 	// Reread, when set, reads a record's line again once Stream has returned (from the
 	// file, or the spool of stdin): a record held past Max then waits without its line
