@@ -374,3 +374,40 @@ func TestPieceCache(t *testing.T) {
 		t.Errorf("get(%q) = %d, %v; want 5", b, n, ok)
 	}
 }
+
+// TestCacheGate: a text's pieces all ask the cache of pieces until a window of lookups has
+// had no hit; then only every gateSample-th asks, until one of those hits.
+func TestCacheGate(t *testing.T) {
+	var g cacheGate
+	for i := range gateWindow {
+		if !g.ask() {
+			t.Fatalf("lookup %d of the first window was skipped", i)
+		}
+		g.looked(false)
+	}
+	asked := 0
+	for range 10 * gateSample {
+		if g.ask() {
+			asked++
+			g.looked(false)
+		}
+	}
+	if asked != 10 {
+		t.Fatalf("after a window of misses, %d of %d pieces asked, want 10", asked, 10*gateSample)
+	}
+	for !g.ask() {
+	}
+	g.looked(true)
+	for i := range 3 * gateWindow {
+		if !g.ask() {
+			t.Fatalf("piece %d after a hit was skipped", i)
+		}
+		g.looked(i%100 == 0)
+	}
+	// The cache is asked of nothing else: a text's count is the same with it cold.
+	c := newBPECounter("o200k", o200k)
+	text := pathological("base64", 200<<10)
+	if got, want := c.Count(text), countText(o200k, text, nil); got != want {
+		t.Errorf("base64 counted %d through the gated cache, %d without a cache", got, want)
+	}
+}
