@@ -4,16 +4,42 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"regexp"
 	"strconv"
 	"strings"
 )
 
-// numberUnit splits "1.5 MiB" into its decimal number and unit. Underscores
-// group digits ("200_000"); exponents, signs and hex are not accepted, so a
-// value means what it looks like.
-// Compiled once and only read; not state.
-var numberUnit = regexp.MustCompile(`^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z%]*)$`)
+// splitNumber splits "1.5 MiB" into its decimal number ("1.5") and what follows it
+// after any white space ("MiB"), and reports false unless s is such a number (digits
+// with at most one point and at least one digit) followed by letters and '%' only:
+// exponents, signs and hex are not numbers here, so a value means what it looks like.
+// It is what the regular expression ^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z%]*)$
+// matches (TestSplitNumberMatchesRegexp), written out because compiling that, in every
+// process that parses a flag's default, cost about half a millisecond.
+func splitNumber(s string) (num, unit string, ok bool) {
+	i, digits := 0, 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			digits++
+		}
+	}
+	if digits == 0 {
+		return "", "", false
+	}
+	num = s[:i]
+	for i < len(s) && strings.IndexByte(" \t\n\f\r", s[i]) >= 0 {
+		i++
+	}
+	unit = s[i:]
+	for k := 0; k < len(unit); k++ {
+		if c := unit[k] | 0x20; (c < 'a' || c > 'z') && unit[k] != '%' {
+			return "", "", false
+		}
+	}
+	return num, unit, true
+}
 
 // ParseScaled parses s, a non-negative decimal number and a unit, as the whole number
 // the unit scales it to, at most max; why says what is wrong when it cannot. unit gets
@@ -23,18 +49,18 @@ var numberUnit = regexp.MustCompile(`^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z%
 // so a value means what it looks like. Every number-with-a-unit flag parses with it.
 func ParseScaled(s string, max int64, unit func(num, unit string) (int64, string)) (n int64, why string) {
 	t := strings.ReplaceAll(strings.TrimSpace(s), "_", "")
-	m := numberUnit.FindStringSubmatch(t)
-	if m == nil {
+	num, u, ok := splitNumber(t)
+	if !ok {
 		return 0, "not a number"
 	}
-	mult, why := unit(m[1], strings.ToLower(m[2]))
+	mult, why := unit(num, strings.ToLower(u))
 	switch {
 	case why != "":
 		return 0, why
 	case mult == 0:
-		return 0, fmt.Sprintf("unknown unit %q", m[2])
+		return 0, fmt.Sprintf("unknown unit %q", u)
 	}
-	r, ok := new(big.Rat).SetString(m[1])
+	r, ok := new(big.Rat).SetString(num)
 	if !ok {
 		return 0, "not a number"
 	}
@@ -144,19 +170,17 @@ func (s Size) Int() int { return int(s) }
 // rejected, which keeps the bare-number rule unambiguous.
 type Percent float64
 
-var percentSyntax = regexp.MustCompile(`^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(%?)$`)
-
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (p *Percent) UnmarshalText(b []byte) error {
-	m := percentSyntax.FindStringSubmatch(strings.TrimSpace(string(b)))
-	if m == nil {
+	num, unit, ok := splitNumber(strings.TrimSpace(string(b)))
+	if !ok || unit != "" && unit != "%" {
 		return fmt.Errorf("invalid percentage %q: not a number (want e.g. 85%%, 0.85 or 85)", b)
 	}
-	v, err := strconv.ParseFloat(m[1], 64)
+	v, err := strconv.ParseFloat(num, 64)
 	if err != nil {
 		return fmt.Errorf("invalid percentage %q: %w", b, err)
 	}
-	if m[2] == "%" || v > 1 {
+	if unit == "%" || v > 1 {
 		v /= 100
 	}
 	if v > 1 {

@@ -3,6 +3,7 @@ package llm
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Redacted replaces a secret in every message and file ctxkit writes.
@@ -11,17 +12,20 @@ const Redacted = "[redacted]"
 // keyShapes are the spellings of credentials a server may echo in an error ("Incorrect API
 // key provided: sk-...") or a proxy may put in a message: OpenAI and Anthropic keys
 // (sk-..., sk-ant-..., sk-proj-...), bearer tokens, and a "key"/"token"/"authorization"
-// label followed by a value.
-var keyShapes = []*regexp.Regexp{
-	regexp.MustCompile(`sk-[A-Za-z0-9_\-*]{6,}`),
-	regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-*]{6,}`),
-	regexp.MustCompile(`(?i)\b(x-api-key|api[_-]?key|access[_-]?token|authorization|token|secret)(["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=\-*]{6,}`),
-}
+// label followed by a value. Like longToken, compiled when first needed: every tool links
+// this package, and few runs redact anything.
+var keyShapes = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`sk-[A-Za-z0-9_\-*]{6,}`),
+		regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-*]{6,}`),
+		regexp.MustCompile(`(?i)\b(x-api-key|api[_-]?key|access[_-]?token|authorization|token|secret)(["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=\-*]{6,}`),
+	}
+})
 
 // longToken is a run of key characters long enough to be a credential of an unknown
 // provider; it is redacted when it mixes letters and digits (high entropy), which words,
 // numbers and paths in an error message do not.
-var longToken = regexp.MustCompile(`[A-Za-z0-9_\-+/=]{32,}`)
+var longToken = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9_\-+/=]{32,}`) })
 
 // Redact returns s with each of keys (as given) and anything shaped like a key replaced
 // by Redacted. Keys shorter than 8 bytes are not searched for as such (they would match
@@ -32,16 +36,17 @@ func Redact(s string, keys ...string) string {
 			s = strings.ReplaceAll(s, k, Redacted)
 		}
 	}
-	s = keyShapes[0].ReplaceAllString(s, Redacted)
-	s = keyShapes[1].ReplaceAllString(s, "Bearer "+Redacted)
-	s = keyShapes[2].ReplaceAllStringFunc(s, func(m string) string {
-		sub := keyShapes[2].FindStringSubmatch(m)
+	shapes := keyShapes()
+	s = shapes[0].ReplaceAllString(s, Redacted)
+	s = shapes[1].ReplaceAllString(s, "Bearer "+Redacted)
+	s = shapes[2].ReplaceAllStringFunc(s, func(m string) string {
+		sub := shapes[2].FindStringSubmatch(m)
 		if v := m[len(sub[1])+len(sub[2]):]; strings.EqualFold(v, "bearer") {
 			return m // "Authorization: Bearer ...", redacted above
 		}
 		return sub[1] + sub[2] + Redacted
 	})
-	return longToken.ReplaceAllStringFunc(s, func(tok string) string {
+	return longToken().ReplaceAllStringFunc(s, func(tok string) string {
 		if looksRandom(tok) {
 			return Redacted
 		}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -102,9 +103,10 @@ func markerWas(text string) (n int, messages bool) {
 	}
 	// Whole-message markers first: a summary quotes the markers of what it summarizes
 	// (a cleared result's placeholder), and its own figure is the one that counts.
-	for i := range wasSyntax {
-		k := (i + wholeMessages) % len(wasSyntax)
-		if m := wasSyntax[k].FindStringSubmatch(text); m != nil {
+	syntax := wasSyntax()
+	for i := range syntax {
+		k := (i + wholeMessages) % len(syntax)
+		if m := syntax[k].FindStringSubmatch(text); m != nil {
 			n, err := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
 			if err == nil {
 				return n, k >= wholeMessages
@@ -116,15 +118,19 @@ func markerWas(text string) (n int, messages bool) {
 
 // wasSyntax finds the original size in each tier's marker: ctx-snip's placeholder,
 // ctx-budget's cut, ctx-persist's reference and ctx-summarize's summary.
-// The entries from wholeMessages on stand for whole messages.
-var wasSyntax = []*regexp.Regexp{
-	regexp.MustCompile(`\[ctx-snip: .*? cleared \(([0-9,]+) tokens?\)`),
-	regexp.MustCompile(`^"?\{\\?"ctx_snip\\?":\\?"cleared ([0-9,]+) tokens?`),
-	regexp.MustCompile(`^"\[ctx-snip: cleared ([0-9,]+) tokens?[\];]`),
-	regexp.MustCompile(`\[ctx-budget: cut [0-9,]+ of [0-9,]+ characters? (?:here|in [0-9,]+ places?) \(originally ([0-9,]+) tokens?`),
-	regexp.MustCompile(`\[ctx-persist: tool result stored in full \([0-9]+ bytes?, [0-9]+ lines?, ~([0-9]+) tokens?\)`),
-	regexp.MustCompile(`<ctxkit-summary [^>]*?tokens=\\?"([0-9]+)\\?"`),
-	regexp.MustCompile(`\[ctx-trim: .*? \(([0-9,]+) tokens?\)`),
-}
+// The entries from wholeMessages on stand for whole messages. They are compiled on first
+// use: at start they cost every process 0.6-0.8 ms, most of its package's init, though
+// only a document that holds a marker needs them.
+var wasSyntax = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`\[ctx-snip: .*? cleared \(([0-9,]+) tokens?\)`),
+		regexp.MustCompile(`^"?\{\\?"ctx_snip\\?":\\?"cleared ([0-9,]+) tokens?`),
+		regexp.MustCompile(`^"\[ctx-snip: cleared ([0-9,]+) tokens?[\];]`),
+		regexp.MustCompile(`\[ctx-budget: cut [0-9,]+ of [0-9,]+ characters? (?:here|in [0-9,]+ places?) \(originally ([0-9,]+) tokens?`),
+		regexp.MustCompile(`\[ctx-persist: tool result stored in full \([0-9]+ bytes?, [0-9]+ lines?, ~([0-9]+) tokens?\)`),
+		regexp.MustCompile(`<ctxkit-summary [^>]*?tokens=\\?"([0-9]+)\\?"`),
+		regexp.MustCompile(`\[ctx-trim: .*? \(([0-9,]+) tokens?\)`),
+	}
+})
 
 const wholeMessages = 5
