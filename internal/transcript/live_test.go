@@ -11,16 +11,13 @@ import (
 // compaction drops (the instructions stay); past Max the oldest go on anyway; a format
 // that does not compact passes everything.
 func TestLiveRecords(t *testing.T) {
-	item := func(text string) string {
-		return fmt.Sprintf(`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]}}`, text)
-	}
 	lines := []string{
 		`{"timestamp":"t","type":"session_meta","payload":{"id":"x","instructions":"keep"}}`,
-		item("dropped 1"),
+		userItem("dropped 1"),
 		`{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":null}}`,
-		item("dropped 2"),
+		userItem("dropped 2"),
 		`{"timestamp":"t","type":"compacted","payload":{"message":"summary"}}`,
-		item("live"),
+		userItem("live"),
 	}
 	doc := strings.Join(lines, "\n") + "\n"
 	run := func(max int) []int {
@@ -92,15 +89,12 @@ func TestLastCompaction(t *testing.T) {
 // record goes on as it is read (none waits for Flush), but for those before the
 // compaction that it drops; with none known to come, every record goes on.
 func TestLiveRecordsKnown(t *testing.T) {
-	item := func(text string) string {
-		return fmt.Sprintf(`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]}}`, text)
-	}
 	lines := []string{
 		`{"timestamp":"t","type":"session_meta","payload":{"id":"x","instructions":"keep"}}`,
-		item("dropped"),
+		userItem("dropped"),
 		`{"timestamp":"t","type":"compacted","payload":{"message":"summary"}}`,
-		item("live 1"),
-		item("live 2"),
+		userItem("live 1"),
+		userItem("live 2"),
 	}
 	doc := strings.Join(lines, "\n") + "\n"
 	compaction := strings.Index(doc, lines[2])
@@ -128,14 +122,11 @@ func TestLiveRecordsKnown(t *testing.T) {
 // TestLiveRecordsReread: with Reread, the records held past Max wait without their lines
 // and are read again only when still live; Fn gets every live record, with its line.
 func TestLiveRecordsReread(t *testing.T) {
-	item := func(text string) string {
-		return fmt.Sprintf(`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]}}`, text)
-	}
 	lines := []string{
 		`{"timestamp":"t","type":"session_meta","payload":{"id":"x","instructions":"keep"}}`,
-		item("dropped 1"), item("dropped 2"),
+		userItem("dropped 1"), userItem("dropped 2"),
 		`{"timestamp":"t","type":"compacted","payload":{"message":"summary"}}`,
-		item("live 1"), item("live 2"), item("live 3"),
+		userItem("live 1"), userItem("live 2"), userItem("live 3"),
 	}
 	doc := strings.Join(lines, "\n") + "\n"
 	var seen []int
@@ -162,4 +153,9 @@ func TestLiveRecordsReread(t *testing.T) {
 	if len(reread) != 5 { // every live record: none fits in Max
 		t.Errorf("read %d lines again, want 5", len(reread))
 	}
+}
+
+// userItem is a Codex rollout's record of a user message with text.
+func userItem(text string) string {
+	return fmt.Sprintf(`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]}}`, text)
 }
