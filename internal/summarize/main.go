@@ -1,6 +1,7 @@
 package summarize
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/safefile"
 	"github.com/ctxkit/ctxkit/internal/store"
+	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -42,6 +44,7 @@ type Flags struct {
 	KeepFirst    bool          `name:"keep-first" help:"Keep the first user message (the opening task) verbatim: in place in a JSON document, else whole in the summary." env:"CTX_SUMMARIZE_KEEP_FIRST"`
 	RestoreFiles int           `name:"restore-files" default:"5" placeholder:"N" help:"After the summary, restore the newest content of up to N files read or edited in the summarized part (0: none)." env:"CTX_SUMMARIZE_RESTORE_FILES"`
 	FileTokens   int           `name:"restore-tokens" default:"5000" placeholder:"N" help:"Restore at most N tokens of each file (all of them at most a tenth of what is summarized)." env:"CTX_SUMMARIZE_RESTORE_TOKENS"`
+	Repay        int           `name:"repay" default:"10" placeholder:"N" help:"Where the request would stay over the window anyway, summarize only when what it saves pays back the prompt cache it breaks within N requests; 0 turns the test off." env:"CTX_SUMMARIZE_REPAY"`
 }
 
 // Keep is --keep: tokens, a share of the window, or turns.
@@ -127,7 +130,7 @@ func run(c *cli.Context, f *Flags) error {
 	for _, n := range []struct {
 		flag  string
 		value int
-	}{{"--user-tokens", f.UserTokens}, {"--restore-files", f.RestoreFiles}, {"--restore-tokens", f.FileTokens}} {
+	}{{"--user-tokens", f.UserTokens}, {"--restore-files", f.RestoreFiles}, {"--restore-tokens", f.FileTokens}, {"--repay", f.Repay}} {
 		if n.value < 0 {
 			return cli.Usagef("%s must not be negative, got %d", n.flag, n.value)
 		}
@@ -150,6 +153,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		return nil, err
 	}
 	o.Counter, o.Effective = m.Counter, m.Window.Effective
+	o.Repay, o.Price = f.Repay, tokens.PriceOf(cmp.Or(m.Window.Model, t.Model), measure.ProviderOf(t.Format))
 	o.Tokens, o.PerMessage, o.Removed = m.Counts.Total, m.Counts.PerMessage, m.Counts.Removed()
 	switch {
 	case f.Keep.Turns > 0:
@@ -248,6 +252,11 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		// A summary no smaller than what it replaces: nothing to gain.
 		d.Warnf("the summary would not be smaller than the %d messages it replaces; the document is left as it is", len(sp.Summarized))
 		extra["not_smaller"] = true
+		return unchanged, nil
+	}
+	if why := NotWorth(o, sp, after); why != "" {
+		d.Warnf("not summarizing: %s", why)
+		extra["not_repaid"] = true
 		return unchanged, nil
 	}
 	if after > limit {

@@ -2,6 +2,7 @@ package summarize
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -179,5 +180,43 @@ func TestOffload(t *testing.T) {
 	orig, _ := os.ReadFile(sample(t))
 	if !bytes.Equal(data, orig) {
 		t.Error("the stored document is not the input")
+	}
+}
+
+// TestNoSummaryThatFitsNothingAndDoesNotRepay: where what no tier may change (here
+// --overhead, the system prompt and tools an agent adds) already fills the window, a
+// summary leaves the request over it all the same; it then fires only where what it saves
+// repays the prompt cache it breaks (--repay), or the session costs more than doing
+// nothing (corpus session 4379d1bf billed 1.002 before).
+func TestNoSummaryThatFitsNothingAndDoesNotRepay(t *testing.T) {
+	var msgs []string
+	for i := range 8 {
+		msgs = append(msgs,
+			fmt.Sprintf(`{"role":"user","content":%s}`, quoteJSON(fmt.Sprintf("step %d: %s", i, strings.Repeat("please look at the parser again ", 20)))),
+			fmt.Sprintf(`{"role":"assistant","content":%s}`, quoteJSON(fmt.Sprintf("done %d: %s", i, strings.Repeat("the parser reads each record once ", 20)))))
+	}
+	doc := `{"messages":[` + strings.Join(msgs, ",") + `]}`
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.json")
+	if err := os.WriteFile(in, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--window", "3000", "--reserve", "0", "--overhead", "6000", "--keep", "5 turns", "--tokenizer", "o200k", in}
+	code, out, errText := runMain(t, nil, args...)
+	if code != 0 || out != doc {
+		t.Fatalf("exit %d, changed %v: %s", code, out != doc, errText)
+	}
+	if !strings.Contains(errText, "not summarizing: the request stays over the window") {
+		t.Errorf("stderr does not say why: %q", errText)
+	}
+	// Turned off, the same run summarizes (the test above is what held it back).
+	code, out, errText = runMain(t, nil, append([]string{"--repay", "0"}, args...)...)
+	if code != 0 || out == doc {
+		t.Fatalf("--repay 0: exit %d, changed %v: %s", code, out != doc, errText)
+	}
+	// A summary that brings the request inside the window fires whatever it breaks.
+	code, out, errText = runMain(t, nil, "--window", "3000", "--reserve", "0", "--overhead", "1000", "--keep", "5 turns", "--tokenizer", "o200k", in)
+	if code != 0 || out == doc {
+		t.Fatalf("fitting: exit %d, changed %v: %s", code, out != doc, errText)
 	}
 }

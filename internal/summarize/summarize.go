@@ -37,6 +37,11 @@ type Options struct {
 	// Removed is what earlier edits took out of each message (measure.Counts.Removed); nil
 	// when nothing was.
 	Removed []int
+	// Repay and Price judge a firing that leaves the request over the window: it makes
+	// nothing fit, so it must pay back the prompt cache it breaks within Repay requests
+	// at Price, as ctx-snip's clearing must (0 turns the test off).
+	Repay int
+	Price tokens.Price
 	// KeepFirst keeps the opening exchange where it is (--keep-first): the first user
 	// message and what answers it, up to where the next step starts. Only in a JSON
 	// document: a Claude Code compact boundary and a Codex compacted record start the
@@ -45,7 +50,7 @@ type Options struct {
 }
 
 // Defaults are ctx-summarize's defaults (measures aside).
-func Defaults() Options { return Options{Trigger: 0.85} }
+func Defaults() Options { return Options{Trigger: 0.85, Repay: 10} }
 
 // Split is what a run summarizes.
 type Split struct {
@@ -183,6 +188,35 @@ func Choose(t *transcript.Transcript, o Options) Split {
 		sp.Summarized, sp.Previous, sp.Tokens, sp.Was = nil, nil, 0, 0
 	}
 	return sp
+}
+
+// NotWorth says why summarizing sp, which leaves after tokens of the o.Tokens there were,
+// is not worth the prompt cache it breaks, or "" when it is. A summary that brings the
+// request inside the window is always worth it (the request fails otherwise); one that
+// leaves it over the window fits nothing, so it must repay the cache from its first
+// summarized message on within o.Repay requests. Forced runs are always worth it.
+func NotWorth(o Options, sp Split, after int) string {
+	if o.Force || o.Repay <= 0 || after <= o.Effective || len(sp.Summarized) == 0 || len(o.PerMessage) == 0 {
+		return ""
+	}
+	saved := o.Tokens - after
+	uncached := 0
+	for mi := sp.Summarized[0]; mi < len(o.PerMessage); mi++ {
+		uncached += o.PerMessage[mi]
+	}
+	pr := o.Price
+	if pr.CacheWrite <= 0 {
+		pr = tokens.PriceOf("", "anthropic")
+	}
+	if saved > 0 && pr.Repays(saved, uncached, o.Repay) {
+		return ""
+	}
+	requests := "requests"
+	if o.Repay == 1 {
+		requests = "request"
+	}
+	return fmt.Sprintf("the request stays over the window after summarizing (%d tokens, window %d), and saving %d tokens would not repay the %d it takes out of the prompt cache within %d %s (--repay)",
+		after, o.Effective, max(saved, 0), uncached, o.Repay, requests)
 }
 
 // PreviousSections reads the earlier summaries among the summarized messages: the
