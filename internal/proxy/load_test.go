@@ -281,7 +281,7 @@ func checkLoad(tb testing.TB, u *loadUpstream, res loadResult) {
 				}
 			}
 			for i := range prev {
-				if i >= len(msgs) || unmarked(msgs[i]) != unmarked(prev[i]) {
+				if i >= len(msgs) || canonical(msgs[i]) != canonical(prev[i]) {
 					tb.Errorf("request %s: message %d is not what turn %d sent", key, i, k-1)
 					break
 				}

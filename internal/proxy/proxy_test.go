@@ -661,3 +661,69 @@ func TestOffloadedReadable(t *testing.T) {
 		t.Errorf("no absolute path in the sent body names a file holding the result:\n%s", sent)
 	}
 }
+
+// TestReencodedMessagesExtend: Claude Code sends its newest user message as one text block
+// with a cache marker and, one request later, the same message as a plain string (its
+// first request's only message included, so the session's key must not change either).
+// Re-encoded so, the request still extends the last one and reuses every message sent.
+func TestReencodedMessagesExtend(t *testing.T) {
+	up := newUpstream(t)
+	_, px, log := proxyFor(t, up.URL, "ctx-budget --cap 500 --keep-recent 0", t.TempDir())
+	hdr := map[string]string{"x-api-key": "sk-ant-test", "X-Claude-Code-Session-Id": "s1"}
+	marked := func(s string) string {
+		return `{"role":"user","content":[{"type":"text","text":` + q(s) + `,"cache_control":{"type":"ephemeral"}}]}`
+	}
+	plain := func(s string) string { return `{"role":"user","content":` + q(s) + `}` }
+
+	reqs := [][]string{
+		{marked("build it <now>")},
+		{plain("build it <now>"), toolUse("tu_1", "make"), toolResult("tu_1", bigOutput("one"))},
+		{plain("build it <now>"), toolUse("tu_1", "make"), toolResult("tu_1", bigOutput("one")), `{"role":"assistant","content":"built"}`, marked("and test it")},
+		{plain("build it <now>"), toolUse("tu_1", "make"), toolResult("tu_1", bigOutput("one")), `{"role":"assistant","content":"built"}`, plain("and test it"), toolUse("tu_2", "make test"), toolResult("tu_2", bigOutput("two"))},
+	}
+	for _, msgs := range reqs {
+		if resp, _ := post(t, px.URL+"/v1/messages", conversation(msgs...), hdr); resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	var recs []Record
+	for _, l := range strings.Split(strings.TrimSpace(waitLog(t, log, 2*len(reqs))), "\n") {
+		var rec Record
+		if json.Unmarshal([]byte(l), &rec) == nil && rec.Path != "" {
+			recs = append(recs, rec)
+		}
+	}
+	if len(recs) != len(reqs) {
+		t.Fatalf("%d log lines, want %d", len(recs), len(reqs))
+	}
+	for i, rec := range recs[1:] {
+		if rec.Conversation != recs[0].Conversation {
+			t.Errorf("request %d: conversation %s, the first was %s", i+1, rec.Conversation, recs[0].Conversation)
+		}
+		if !rec.Extended || rec.CachedMessages != len(reqs[i]) {
+			t.Errorf("request %d: extended %v, %d messages reused, want %d", i+1, rec.Extended, rec.CachedMessages, len(reqs[i]))
+		}
+	}
+}
+
+func TestCanonical(t *testing.T) {
+	for _, c := range []struct{ a, b string }{
+		{`{"role":"user","content":[{"type":"text","text":"x\u003c","cache_control":{"type":"ephemeral"}}]}`, `{"role":"user","content":"x\u003c"}`},
+		{`{"role":"user","content":[{"type":"text","text":"x"}]}`, `{"role":"user","content":"x"}`},
+		{`{"type":"message","role":"user","content":[{"type":"input_text","text":"x"}]}`, `{"type":"message","role":"user","content":"x"}`},
+		{`{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"x","cache_control":{"type":"ephemeral"}}]}`, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"x"}]}`},
+	} {
+		if canonical(c.a) != canonical(c.b) {
+			t.Errorf("%s and %s differ: %s / %s", c.a, c.b, canonical(c.a), canonical(c.b))
+		}
+	}
+	for _, c := range []struct{ a, b string }{
+		{`{"role":"user","content":[{"type":"text","text":"x"},{"type":"text","text":"y"}]}`, `{"role":"user","content":"xy"}`},
+		{`{"role":"user","content":[{"type":"text","text":"x","citations":[]}]}`, `{"role":"user","content":"x"}`},
+		{`{"role":"user","content":[{"type":"image","source":{}}]}`, `{"role":"user","content":""}`},
+	} {
+		if canonical(c.a) == canonical(c.b) {
+			t.Errorf("%s and %s are the same prompt: %s", c.a, c.b, canonical(c.a))
+		}
+	}
+}

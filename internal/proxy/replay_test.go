@@ -239,7 +239,7 @@ func sameUnmarked(a, b []byte) bool {
 		return false
 	}
 	for i := range x {
-		if unmarked(x[i].Raw) != unmarked(y[i].Raw) {
+		if canonical(x[i].Raw) != canonical(y[i].Raw) {
 			return false
 		}
 	}

@@ -125,7 +125,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 
 	if st != nil {
 		for i, m := range sentMsgs {
-			if i >= len(st.Sent) || (m != st.Sent[i] && unmarked(m) != unmarked(st.Sent[i])) {
+			if i >= len(st.Sent) || (m != st.Sent[i] && canonical(m) != canonical(st.Sent[i])) {
 				break
 			}
 			rec.CachedMessages++
@@ -139,7 +139,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		}
 		next.Orig = make([]string, len(cur))
 		for i, m := range cur {
-			next.Orig[i] = convstate.Hash(unmarked(m.Raw))
+			next.Orig[i] = convstate.Hash(canonical(m.Raw))
 		}
 		next.Sent = sentMsgs
 		s.State.Keep(next)
@@ -193,28 +193,57 @@ func extends(orig []string, cur []gjson.Result) bool {
 		return false
 	}
 	for i, h := range orig {
-		if convstate.Hash(unmarked(cur[i].Raw)) != h {
+		if convstate.Hash(canonical(cur[i].Raw)) != h {
 			return false
 		}
 	}
 	return true
 }
 
-// unmarked is a message without its cache_control markers: what says whether a request
-// extends the last one. Claude Code moves its last marker to the newest message every
-// turn, so the message that carried it last time comes back without it; the marker says
-// where to cache, it is not part of the prompt.
-func unmarked(raw string) string {
-	if !strings.Contains(raw, `"cache_control"`) {
-		return raw
-	}
-	blocks := gjson.Get(raw, "content").Array()
-	for j := len(blocks) - 1; j >= 0; j-- {
-		if blocks[j].Get("cache_control").Exists() {
-			if out, err := sjson.Delete(raw, "content."+strconv.Itoa(j)+".cache_control"); err == nil {
-				raw = out
+// canonical is a message in the form that says whether a request extends the last one:
+// what clients re-encode between turns without changing the prompt is taken out.
+//   - cache_control markers: Claude Code moves its last marker to the newest message every
+//     turn, so the message that carried it last time comes back without it; the marker
+//     says where to cache, it is not part of the prompt.
+//   - a content of exactly one text block, which Claude Code sends for the newest user
+//     message and, one request later, sends as the plain string; the two are the same
+//     prompt to the API. The block's own JSON string is kept, so the two forms meet
+//     whatever the client's escaping.
+func canonical(raw string) string {
+	if strings.Contains(raw, `"cache_control"`) {
+		blocks := gjson.Get(raw, "content").Array()
+		for j := len(blocks) - 1; j >= 0; j-- {
+			if blocks[j].Get("cache_control").Exists() {
+				if out, err := sjson.Delete(raw, "content."+strconv.Itoa(j)+".cache_control"); err == nil {
+					raw = out
+				}
 			}
 		}
+	}
+	content := gjson.Get(raw, "content")
+	if !content.IsArray() || strings.Count(content.Raw, `"type"`) != 1 {
+		return raw
+	}
+	blocks := content.Array()
+	if len(blocks) != 1 {
+		return raw
+	}
+	text, plain := "", true
+	blocks[0].ForEach(func(k, v gjson.Result) bool {
+		switch {
+		case k.Str == "type" && (v.Str == "text" || v.Str == "input_text"):
+		case k.Str == "text" && v.Type == gjson.String:
+			text = v.Raw
+		default:
+			plain = false
+		}
+		return plain
+	})
+	if !plain || text == "" {
+		return raw
+	}
+	if out, err := sjson.SetRaw(raw, "content", text); err == nil {
+		return out
 	}
 	return raw
 }
@@ -224,9 +253,11 @@ func unmarked(raw string) string {
 // a title or a summary, start otherwise and must not take the main thread's place); else
 // the system prompt and the first message.
 func conversationKey(r *http.Request, top topFields, format transcript.Format, cur []gjson.Result) string {
+	// The first message in its canonical form: in a session's first request it is also
+	// the newest, and carries the marker and the block form it loses in the next.
 	first := ""
 	if len(cur) > 0 {
-		first = cur[0].Raw
+		first = canonical(cur[0].Raw)
 	}
 	id := r.Header.Get("X-Claude-Code-Session-Id")
 	for _, alt := range []string{r.Header.Get("Session-Id"), top.cacheKey, top.user} {
