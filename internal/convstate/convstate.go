@@ -29,6 +29,9 @@ import (
 type State struct {
 	Key     string    `json:"key"`
 	Updated time.Time `json:"updated"`
+	// Answered is when the response to the conversation's last request had gone back: the
+	// provider's prompt cache was last written then.
+	Answered time.Time `json:"answered,omitzero"`
 	// Orig are the hashes (Hash) of the messages the client sent last, in order.
 	Orig []string `json:"orig"`
 	// Sent are the messages the proxy sent for them, each its raw JSON as a string: a

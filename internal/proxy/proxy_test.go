@@ -727,3 +727,54 @@ func TestCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleClearingLive: an API body carries no times, so the proxy tells the stages when
+// the conversation's previous request was answered. With --idle 5s, ctx-snip clears on the
+// request that comes 6 s after an answer, not on one that comes 3 s after; a request that
+// asks for a 1h cache is not taken for cold after 6 s.
+func TestIdleClearingLive(t *testing.T) {
+	up := newUpstream(t)
+	s, px, log := proxyFor(t, up.URL, "ctx-snip --idle 5s --keep 0", t.TempDir())
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	wait := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	hdr := map[string]string{"x-api-key": "sk-ant-test", "X-Claude-Code-Session-Id": "idle"}
+	msgs := []string{userText("build it"), toolUse("tu_1", "make"), toolResult("tu_1", bigOutput("one"))}
+	lines := 0
+	send := func(body string) Record {
+		t.Helper()
+		if resp, _ := post(t, px.URL+"/v1/messages", body, hdr); resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		lines += 2 // the record and the short stats line
+		all := strings.Split(strings.TrimSpace(waitLog(t, log, lines)), "\n")
+		var rec Record
+		for _, l := range all {
+			var r Record
+			if json.Unmarshal([]byte(l), &r) == nil && r.Path != "" {
+				rec = r
+			}
+		}
+		return rec
+	}
+	send(conversation(msgs...))
+	for i, c := range []struct {
+		gap   time.Duration
+		ttl   bool
+		fires bool
+	}{{3 * time.Second, false, false}, {6 * time.Second, true, false}, {6 * time.Second, false, true}} {
+		wait(c.gap)
+		id := fmt.Sprintf("tu_%d", i+2)
+		msgs = append(msgs, toolUse(id, "make again"), toolResult(id, bigOutput(id)))
+		body := conversation(msgs...)
+		if c.ttl {
+			body = strings.Replace(body, `"text":"You are a coding agent."}`, `"text":"You are a coding agent.","cache_control":{"type":"ephemeral","ttl":"1h"}}`, 1)
+		}
+		rec := send(body)
+		fired := len(rec.Tiers) > 0 && rec.Tiers[0].Tool == "ctx-snip"
+		if fired != c.fires {
+			t.Errorf("request %d, %v after the last answer (1h cache %v): ctx-snip fired %v, want %v (%+v)", i+2, c.gap, c.ttl, fired, c.fires, rec.Tiers)
+		}
+	}
+}

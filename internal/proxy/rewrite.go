@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -104,7 +105,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 
 	sent := built
 	if s.Pipe != nil {
-		out, fired, err := s.pipe(r, format, built)
+		out, fired, err := s.pipe(r, format, built, s.clock(st, body))
 		if err != nil {
 			rec.Fallback = err.Error()
 			sent = body
@@ -273,9 +274,12 @@ func conversationKey(r *http.Request, top topFields, format transcript.Format, c
 
 // pipe runs the pipeline on in and checks what it gives back: a document of the same
 // format that breaks none of ctx-repair's rules the input kept.
-func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte) ([]byte, []replay.Firing, error) {
-	env := make(map[string]string, len(s.Env)+2)
+func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, clock map[string]string) ([]byte, []replay.Firing, error) {
+	env := make(map[string]string, len(s.Env)+len(clock)+2)
 	for k, v := range s.Env {
+		env[k] = v
+	}
+	for k, v := range clock {
 		env[k] = v
 	}
 	env["CTX_FORMAT"] = string(format)
@@ -343,6 +347,44 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte) ([]b
 	return out, fired, nil
 }
 
+// clock is what the stages need to know of time, which an API body does not carry: now,
+// when the conversation's previous request was answered (the prompt cache was last
+// written then, so ctx-snip's idle rule counts from it), and the cache lifetime the
+// request asks for when it is longer than the default (Anthropic's ttl of 1h).
+func (s *Server) clock(st *convstate.State, body []byte) map[string]string {
+	env := map[string]string{"CTX_NOW": s.now().UTC().Format(time.RFC3339Nano)}
+	if st != nil && !st.Answered.IsZero() {
+		env["CTX_SNIP_CACHED_AT"] = st.Answered.UTC().Format(time.RFC3339Nano)
+	}
+	if ttl := cacheTTL(body); ttl > 0 {
+		env["CTX_SNIP_CACHE_TTL"] = ttl.String()
+	}
+	return env
+}
+
+// cacheTTL is the longest cache lifetime a Messages API body's cache_control markers ask
+// for ("ttl": "5m" or "1h"), 0 when none names one.
+func cacheTTL(body []byte) time.Duration {
+	if !bytes.Contains(body, []byte(`"ttl"`)) {
+		return 0
+	}
+	longest := time.Duration(0)
+	see := func(v gjson.Result) bool {
+		if d, err := time.ParseDuration(v.Get("cache_control.ttl").String()); err == nil && d > longest {
+			longest = d
+		}
+		return true
+	}
+	doc := gjson.ParseBytes(body)
+	doc.Get("system").ForEach(func(_, b gjson.Result) bool { return see(b) })
+	doc.Get("tools").ForEach(func(_, b gjson.Result) bool { return see(b) })
+	doc.Get("messages").ForEach(func(_, m gjson.Result) bool {
+		m.Get("content").ForEach(func(_, b gjson.Result) bool { return see(b) })
+		return true
+	})
+	return longest
+}
+
 // keptValid refuses an output that does not read as format or breaks a rule of
 // ctx-repair's check that the input kept (a problem the client sent is not ours to fix).
 func keptValid(format transcript.Format, in, out []byte) error {
@@ -392,6 +434,7 @@ func (s *Server) finish(rec *Record, p *pending) {
 	}
 	// A copy: the state kept is shared with the status page, never changed once kept.
 	st := *cur
+	st.Answered = s.now()
 	st.Requests++
 	st.TokensIn += rec.TokensIn
 	st.TokensSent += rec.TokensSent

@@ -28,6 +28,8 @@ type Flags struct {
 	MaxSearches  int                 `name:"max-searches" default:"5" placeholder:"K" help:"Keep only the newest K results of each search tool; 0 keeps them all." env:"CTX_SNIP_MAX_SEARCHES"`
 	Idle         time.Duration       `name:"idle" default:"5m" placeholder:"DURATION" help:"Microcompact once the newest message is older than this; 0 turns it off." env:"CTX_SNIP_IDLE"`
 	Now          Instant             `name:"now" placeholder:"TIME" help:"The current time, RFC 3339 (for tests and replays); default the clock." env:"CTX_NOW"`
+	CachedAt     Instant             `name:"cached-at" placeholder:"TIME" help:"When the prompt cache was last written (the previous request of the conversation), RFC 3339; idleness counts from then, also for documents without timestamps (ctx-proxy sets it)." env:"CTX_SNIP_CACHED_AT"`
+	CacheTTL     time.Duration       `name:"cache-ttl" placeholder:"DURATION" help:"The lifetime the request asked for its prompt cache (Anthropic's cache_control ttl, 1h): the cache is not cold before it, whatever --idle says." env:"CTX_SNIP_CACHE_TTL"`
 	ClearInputs  bool                `name:"clear-inputs" help:"Also replace the arguments of cleared calls with a stub." env:"CTX_SNIP_CLEAR_INPUTS"`
 	NoStore      bool                `name:"no-store" help:"Clear without keeping the cleared texts in the --store directory; placeholders only say to re-run the call." env:"CTX_SNIP_NO_STORE"`
 	ReadTools    []string            `name:"read-tools" sep:"," placeholder:"TOOL" help:"More tools that read files (comma list, repeatable)." env:"CTX_SNIP_READ_TOOLS"`
@@ -69,8 +71,10 @@ either, nothing is, and the later tiers are left to act.
 
 Microcompact: when the newest message is older than --idle (5m) by the transcript's
 timestamps and the clock (or --now), the prompt cache has gone cold, and every result but
-the newest --keep is cleared whatever the utilization. Documents without timestamps are
-never idle.
+the newest --keep is cleared whatever the utilization. --cached-at names when the cache was
+last written instead (ctx-proxy passes the time the conversation's previous request was
+answered); --cache-ttl (1h, when the request asked for it) lengthens --idle. Documents
+without timestamps and without --cached-at are never idle.
 
 Below the trigger, with a warm cache, the output is the input byte for byte. The system
 prompt, the newest user message and the newest assistant message are never changed.
@@ -114,6 +118,10 @@ func (f *Flags) options(now time.Time) (Options, error) {
 	if f.Repay < 0 {
 		return o, cli.Usagef("--repay must not be negative, got %d", f.Repay)
 	}
+	if f.CacheTTL < 0 {
+		return o, cli.Usagef("--cache-ttl must not be negative, got %s", f.CacheTTL)
+	}
+	o.CachedAt, o.CacheTTL = f.CachedAt.Time, f.CacheTTL
 	o.Keep, o.MaxSearches, o.Idle, o.ClearInputs, o.Repay = f.Keep, f.MaxSearches, f.Idle, f.ClearInputs, f.Repay
 	o.MinSaving, o.MinShare = f.ClearAtLeast.Tokens, f.ClearAtLeast.Share
 	if !f.NoStore {

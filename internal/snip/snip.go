@@ -69,6 +69,13 @@ type Options struct {
 	// microcompact off. Now is the current time; zero also turns it off.
 	Idle time.Duration
 	Now  time.Time
+	// CachedAt, when set, is when the prompt cache was last written (the conversation's
+	// previous request, which ctx-proxy knows): idleness counts from it rather than from
+	// the newest message's time, and a document without timestamps can go idle. CacheTTL
+	// is the cache lifetime the request asked for (Anthropic's ttl of 1h): the cache is
+	// not cold before it, so it lengthens Idle.
+	CachedAt time.Time
+	CacheTTL time.Duration
 	// ClearInputs also replaces the arguments of cleared calls with a stub.
 	ClearInputs bool
 	// Store is the offload store's directory as placeholders name it (absolute reads best:
@@ -813,23 +820,27 @@ func placeholder(call Call, reason Reason, tok int, o Options, at string) string
 	return fmt.Sprintf("%s%s cleared (%s tokens); %s — %s]", Marker, what, human.Thousands(tok), why, how)
 }
 
-// coldCache reports whether the prompt cache has gone cold: the newest message carries a
-// time older than Idle before Now. Documents without timestamps are never cold.
+// coldCache reports whether the prompt cache has gone cold: it was last written (CachedAt,
+// else the newest message's time) longer than Idle (or CacheTTL, when longer) before Now.
+// Documents without timestamps are never cold unless CachedAt says when the cache was
+// written.
 func coldCache(t *transcript.Transcript, o Options) (bool, time.Duration) {
 	if o.Idle <= 0 || o.Now.IsZero() {
 		return false, 0
 	}
-	var newest time.Time
-	for i := range t.Messages {
-		if tm := t.Messages[i].Time; tm.After(newest) {
-			newest = tm
+	written := o.CachedAt
+	if written.IsZero() {
+		for i := range t.Messages {
+			if tm := t.Messages[i].Time; tm.After(written) {
+				written = tm
+			}
 		}
 	}
-	if newest.IsZero() {
+	if written.IsZero() {
 		return false, 0
 	}
-	d := o.Now.Sub(newest)
-	return d > o.Idle, d
+	d := o.Now.Sub(written)
+	return d > max(o.Idle, o.CacheTTL), d
 }
 
 // lineOf is the 1-based JSONL line holding byte offset at, 0 for JSON documents.

@@ -559,3 +559,30 @@ func TestPlaceholderStatesTheOriginalSize(t *testing.T) {
 		t.Errorf("the placeholder does not state the 25,000 tokens the result first held:\n%s", out)
 	}
 }
+
+// TestMicrocompactFromCachedAt: an API request carries no times; the proxy says when the
+// conversation's previous request was answered (CachedAt), and idleness counts from then.
+// A cache lifetime the request asked for (CacheTTL, Anthropic's 1h) keeps it warm longer.
+func TestMicrocompactFromCachedAt(t *testing.T) {
+	plain := anthropicDoc(bash("a"), bash("b"), bash("c"), bash("d"), bash("e"))
+	at := time.Date(2026, 3, 4, 5, 20, 0, 0, time.UTC)
+	o := rules()
+	o.Idle, o.CachedAt = 5*time.Second, at
+	o.Now = at.Add(4 * time.Second)
+	if out, st := snipAt(t, plain, 0.01, o); out != plain || st.Acted {
+		t.Errorf("4 s after the last answer, with --idle 5s: acted (trigger %q)", st.Trigger)
+	}
+	o.Now = at.Add(6 * time.Second)
+	out, st := snipAt(t, plain, 0.01, o)
+	if out == plain || st.Trigger != "idle 6s" {
+		t.Errorf("6 s after the last answer: changed %v, trigger %q", out != plain, st.Trigger)
+	}
+	o.CacheTTL = time.Hour
+	if out, st := snipAt(t, plain, 0.01, o); out != plain || st.Acted {
+		t.Errorf("a 1h cache taken for cold after 6 s (trigger %q)", st.Trigger)
+	}
+	o.Now = at.Add(61 * time.Minute)
+	if out, _ := snipAt(t, plain, 0.01, o); out == plain {
+		t.Errorf("a 1h cache not taken for cold after 61 minutes")
+	}
+}
