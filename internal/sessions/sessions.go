@@ -1,5 +1,6 @@
 // Package sessions finds the session logs coding agents keep on disk: Claude Code's
-// (<config>/projects/<mangled working directory>/<uuid>.jsonl) and Codex's
+// (<config>/projects/<mangled working directory>/<uuid>.jsonl, in each configuration
+// folder) and Codex's
 // ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl, the working directory in the first
 // record). It answers "the newest session of this directory" (--latest) and "the recent
 // sessions" (ctx-count --sessions); it reads folders and the first line of Codex logs,
@@ -9,6 +10,7 @@ package sessions
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -40,23 +42,72 @@ type Session struct {
 
 // Where says where the agents keep their sessions, from the environment.
 type Where struct {
-	ClaudeDir string // CLAUDE_CONFIG_DIR, else ~/.claude
-	CodexHome string // CODEX_HOME, else ~/.codex
+	// ClaudeDirs are Claude Code's configuration folders, each with its projects/:
+	// CLAUDE_CONFIG_DIR, else ~/.claude and $XDG_CONFIG_HOME/claude.
+	ClaudeDirs []string
+	CodexHome  string // CODEX_HOME, else ~/.codex
 }
 
-// Locate reads the locations from getenv: CLAUDE_CONFIG_DIR (which Claude Code honours
-// for its whole configuration folder, projects/ included) and CODEX_HOME, else under
-// HOME. A location that cannot be known is "".
+// Locate reads the locations from getenv. CLAUDE_CONFIG_DIR moves Claude Code's whole
+// configuration folder, projects/ included; it may name several, separated by commas
+// (one folder per account, or a copy from another machine), as ccusage reads it. Unset,
+// both ~/.claude and $XDG_CONFIG_HOME/claude (~/.config/claude) are read: some Claude
+// Code versions wrote there, and a user who ran one has sessions in both. CODEX_HOME
+// moves ~/.codex. A location that cannot be known (no HOME) is left out, or "".
 func Locate(getenv func(string) string) Where {
 	home := getenv("HOME")
-	w := Where{ClaudeDir: getenv("CLAUDE_CONFIG_DIR"), CodexHome: getenv("CODEX_HOME")}
-	if w.ClaudeDir == "" && home != "" {
-		w.ClaudeDir = filepath.Join(home, ".claude")
+	var w Where
+	if list := getenv("CLAUDE_CONFIG_DIR"); list != "" {
+		for _, d := range strings.Split(list, ",") {
+			if d = strings.TrimSpace(d); d != "" && !slices.Contains(w.ClaudeDirs, filepath.Clean(d)) {
+				w.ClaudeDirs = append(w.ClaudeDirs, filepath.Clean(d))
+			}
+		}
+	} else {
+		config := getenv("XDG_CONFIG_HOME")
+		if !filepath.IsAbs(config) && home != "" { // (a relative one is ignored, as the XDG spec says)
+			config = filepath.Join(home, ".config")
+		}
+		if home != "" {
+			w.ClaudeDirs = append(w.ClaudeDirs, filepath.Join(home, ".claude"))
+		}
+		if filepath.IsAbs(config) {
+			w.ClaudeDirs = append(w.ClaudeDirs, filepath.Join(config, "claude"))
+		}
 	}
-	if w.CodexHome == "" && home != "" {
+	if w.CodexHome = getenv("CODEX_HOME"); w.CodexHome == "" && home != "" {
 		w.CodexHome = filepath.Join(home, ".codex")
 	}
 	return w
+}
+
+// ClaudeProjects are the projects/ folders of w.ClaudeDirs, in order, each folder once:
+// one reached again (~/.config/claude a link to ~/.claude, or named twice) is left out.
+func (w Where) ClaudeProjects() []string {
+	var roots []string
+	var seen []os.FileInfo
+	for _, d := range w.ClaudeDirs {
+		root := filepath.Join(d, "projects")
+		if d == "" || slices.Contains(roots, root) {
+			continue
+		}
+		if st, err := os.Stat(root); err == nil {
+			if slices.ContainsFunc(seen, func(o os.FileInfo) bool { return os.SameFile(o, st) }) {
+				continue
+			}
+			seen = append(seen, st)
+		}
+		roots = append(roots, root)
+	}
+	return roots
+}
+
+// CodexSessions is the folder of Codex's rollouts, or "".
+func (w Where) CodexSessions() string {
+	if w.CodexHome == "" {
+		return ""
+	}
+	return filepath.Join(w.CodexHome, "sessions")
 }
 
 // Query says which sessions to find.
@@ -72,21 +123,25 @@ type Query struct {
 }
 
 // Find lists the sessions of q, newest first (by modification time, then path). Folders
-// that do not exist hold no session; other errors reading them are returned.
+// that do not exist hold no session; other errors reading them are returned. A session
+// reached twice (through a linked folder) is listed once.
 func Find(w Where, q Query) ([]Session, error) {
 	var found []Session
 	if q.Agent == "" || q.Agent == ClaudeCode {
-		s, err := claudeSessions(w.ClaudeDir, q.Dirs)
-		if err != nil {
-			return nil, err
+		var seen once
+		for _, root := range w.ClaudeProjects() {
+			s, err := claudeSessions(root, q.Dirs, &seen)
+			if err != nil {
+				return nil, err
+			}
+			found = append(found, s...)
 		}
-		found = append(found, s...)
 	}
 	newest(found)
 	if q.Agent == "" || q.Agent == Codex {
 		// Codex's logs name their directory inside: read newest first, only as far as the
 		// bound needs.
-		s, err := codexSessions(w.CodexHome, q.Dirs, q.Limit)
+		s, err := codexSessions(w.CodexSessions(), q.Dirs, q.Limit)
 		if err != nil {
 			return nil, err
 		}
@@ -97,6 +152,22 @@ func Find(w Where, q Query) ([]Session, error) {
 		found = found[:q.Limit]
 	}
 	return found, nil
+}
+
+// once tells a session file seen before under another path: Claude Code names its logs
+// by the session's uuid, so only those of the same name and size are compared.
+type once map[string][]os.FileInfo
+
+func (o *once) first(path string, st os.FileInfo) bool {
+	if *o == nil {
+		*o = once{}
+	}
+	key := fmt.Sprintf("%s\x00%d", filepath.Base(path), st.Size())
+	if slices.ContainsFunc((*o)[key], func(b os.FileInfo) bool { return os.SameFile(st, b) }) {
+		return false
+	}
+	(*o)[key] = append((*o)[key], st)
+	return true
 }
 
 func newest(s []Session) {
@@ -129,14 +200,13 @@ func Mangle(dir string) string {
 // maxMangled is the length past which Claude Code shortens a folder name.
 const maxMangled = 200
 
-// projectDirs are the folders of <claude>/projects that hold the sessions of dirs (all
-// of them when dirs is empty). A folder matches when its name, mangled again, is the
+// projectDirs are the folders of root (a projects/ folder) that hold the sessions of dirs
+// (all of them when dirs is empty). A folder matches when its name, mangled again, is the
 // directory mangled: the same name, or one an older Claude Code wrote when it kept more
 // characters ('_' among them). A shortened name matches by its first 200 characters.
-func projectDirs(claude string, dirs []string) ([]string, error) {
-	root := filepath.Join(claude, "projects")
+func projectDirs(root string, dirs []string) ([]string, error) {
 	entries, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) || claude == "" {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
@@ -166,11 +236,12 @@ func projectDirs(claude string, dirs []string) ([]string, error) {
 	return out, nil
 }
 
-// claudeSessions lists the logs of the project folders of dirs: <uuid>.jsonl directly in
-// each. Subagents' logs are not sessions: <session>/subagents/ is not read, and older
-// versions' agent-*.jsonl beside the sessions are skipped.
-func claudeSessions(claude string, dirs []string) ([]Session, error) {
-	projects, err := projectDirs(claude, dirs)
+// claudeSessions lists the logs of the project folders of dirs under root (a projects/
+// folder), but for those seen already: <uuid>.jsonl directly in each. Subagents' logs are
+// not sessions: <session>/subagents/ is not read, and older versions' agent-*.jsonl
+// beside the sessions are skipped.
+func claudeSessions(root string, dirs []string, seen *once) ([]Session, error) {
+	projects, err := projectDirs(root, dirs)
 	if err != nil {
 		return nil, err
 	}
@@ -185,31 +256,31 @@ func claudeSessions(claude string, dirs []string) ([]Session, error) {
 			if !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, "agent-") {
 				continue
 			}
-			if s, ok := stat(filepath.Join(p, name)); ok {
-				s.Agent, s.Dir = ClaudeCode, filepath.Base(p)
-				found = append(found, s)
+			path := filepath.Join(p, name)
+			if st, ok := stat(path); ok && seen.first(path, st) {
+				found = append(found, Session{Path: path, Agent: ClaudeCode, Dir: filepath.Base(p), Mod: st.ModTime(), Size: st.Size()})
 			}
 		}
 	}
 	return found, nil
 }
 
-// stat is the session at path when it is a regular file (a link to one counts).
-func stat(path string) (Session, bool) {
+// stat is the file at path when it is a regular one (a link to one counts).
+func stat(path string) (os.FileInfo, bool) {
 	st, err := os.Stat(path)
 	if err != nil || !st.Mode().IsRegular() {
-		return Session{}, false
+		return nil, false
 	}
-	return Session{Path: path, Mod: st.ModTime(), Size: st.Size()}, true
+	return st, true
 }
 
-// codexSessions lists the rollouts under <codex>/sessions whose session_meta names one of
-// dirs (every one when dirs is empty), newest first, at most limit (0: all).
-func codexSessions(codex string, dirs []string, limit int) ([]Session, error) {
-	if codex == "" {
+// codexSessions lists the rollouts under root (Codex's sessions/ folder) whose
+// session_meta names one of dirs (every one when dirs is empty), newest first, at most
+// limit (0: all).
+func codexSessions(root string, dirs []string, limit int) ([]Session, error) {
+	if root == "" {
 		return nil, nil
 	}
-	root := filepath.Join(codex, "sessions")
 	var all []Session
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		switch {
@@ -220,9 +291,8 @@ func codexSessions(codex string, dirs []string, limit int) ([]Session, error) {
 		case d.IsDir() || !strings.HasPrefix(d.Name(), "rollout-") || !strings.HasSuffix(d.Name(), ".jsonl"):
 			return nil
 		}
-		if s, ok := stat(path); ok {
-			s.Agent = Codex
-			all = append(all, s)
+		if st, ok := stat(path); ok {
+			all = append(all, Session{Path: path, Agent: Codex, Mod: st.ModTime(), Size: st.Size()})
 		}
 		return nil
 	})
