@@ -53,11 +53,14 @@ func listSessions(ctx *cli.Context, f *Flags) error {
 		return err
 	}
 	if len(found) == 0 {
+		// Exit 4, as --latest finding none: nothing was read (a runtime failure, like a
+		// missing file), and no check the user asked for fired (1). An empty listing that
+		// exits 0 left a user with sessions elsewhere no clue where we had looked.
+		todo := "--all-projects lists every project's"
 		if f.AllProjects {
-			return nil // nothing to list is not an error: an empty listing says it
+			todo = ""
 		}
-		return cli.WithHint(cli.RuntimeError(fmt.Errorf("no session of this directory")),
-			"--all-projects lists every project's")
+		return ctx.NoSessions(f.AllProjects, todo)
 	}
 	cache := openListCache(ctx)
 	f.Agent = "any" // (--agent did its choosing: the run below reads the files found)
