@@ -3,12 +3,14 @@
 // folder) and Codex's
 // ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl, the working directory in the first
 // record). It answers "the newest session of this directory" (--latest) and "the recent
-// sessions" (ctx-count --sessions); it reads folders and the first line of Codex logs,
-// nothing else.
+// sessions" (ctx-count --sessions): newest by the time of their last record, read from the
+// end of each log. It reads folders, the first line of Codex logs and the tail of the logs
+// it may list, nothing else.
 package sessions
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -35,8 +37,14 @@ type Session struct {
 	Agent string // ClaudeCode or Codex
 	// Dir is the working directory the session ran in: Codex records it; for Claude Code
 	// it is the folder's name, which cannot be turned back into a path.
-	Dir  string
-	Mod  time.Time
+	Dir string
+	// Mod is the file's modification time: what a copy or a sync of the folder sets, so
+	// it may say nothing of when the session ran.
+	Mod time.Time
+	// Last is when the session last wrote: the timestamp of its last record that has one
+	// (Claude Code's records and Codex's rollout lines carry one), never after Mod, or Mod
+	// when none has. Sessions are ordered by it.
+	Last time.Time
 	Size int64
 }
 
@@ -122,11 +130,12 @@ type Query struct {
 	Limit int
 }
 
-// Find lists the sessions of q, newest first (by modification time, then path). Folders
-// that do not exist hold no session; other errors reading them are returned. A session
-// reached twice (through a linked folder) is listed once.
+// Find lists the sessions of q, newest first: by the time of their last record (Last),
+// then by modification time, then by path. Folders that do not exist hold no session;
+// other errors reading them are returned. A session reached twice (through a linked
+// folder) is listed once.
 func Find(w Where, q Query) ([]Session, error) {
-	var found []Session
+	var all []Session
 	if q.Agent == "" || q.Agent == ClaudeCode {
 		var seen once
 		for _, root := range w.ClaudeProjects() {
@@ -134,24 +143,160 @@ func Find(w Where, q Query) ([]Session, error) {
 			if err != nil {
 				return nil, err
 			}
-			found = append(found, s...)
+			all = append(all, s...)
 		}
 	}
-	newest(found)
 	if q.Agent == "" || q.Agent == Codex {
-		// Codex's logs name their directory inside: read newest first, only as far as the
-		// bound needs.
-		s, err := codexSessions(w.CodexSessions(), q.Dirs, q.Limit)
+		s, err := codexSessions(w.CodexSessions())
 		if err != nil {
 			return nil, err
 		}
-		found = append(found, s...)
+		all = append(all, s...)
 	}
-	newest(found)
-	if q.Limit > 0 && len(found) > q.Limit {
-		found = found[:q.Limit]
+	// Codex's logs name their directory inside: read only as far as the bound needs.
+	return newest(all, q.Limit, func(s *Session) bool {
+		if s.Agent != Codex {
+			return true
+		}
+		s.Dir = codexDir(s.Path)
+		return len(q.Dirs) == 0 || slices.Contains(q.Dirs, s.Dir)
+	}), nil
+}
+
+// Newest orders list newest first as Find does, at most limit (0: all), filling in Last:
+// for the sessions of a folder named on the command line.
+func Newest(list []Session, limit int) []Session {
+	return newest(list, limit, nil)
+}
+
+// Stat is the session log at path (its Mod and Size) when it is a regular file (a link to
+// one counts).
+func Stat(path string) (Session, bool) {
+	st, ok := stat(path)
+	if !ok {
+		return Session{}, false
 	}
-	return found, nil
+	return Session{Path: path, Mod: st.ModTime(), Size: st.Size()}, true
+}
+
+// newest is the sessions of list that keep accepts (nil: all; it may fill in fields),
+// newest first, at most limit (0: all). A file is read (its tail for Last, and whatever
+// keep reads) only while it could still be among them: Last is never after Mod, so once
+// the bound is full and the next file by Mod was modified before the last one kept last
+// wrote, neither it nor any after it can enter. A listing of 20 reads about 20 files
+// however many there are, unless a copy gave them all one modification time.
+func newest(list []Session, limit int, keep func(*Session) bool) []Session {
+	slices.SortFunc(list, func(a, b Session) int {
+		if c := b.Mod.Compare(a.Mod); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	var found []Session
+	for _, s := range list {
+		if limit > 0 && len(found) == limit && s.Mod.Before(found[limit-1].Last) {
+			break
+		}
+		if keep != nil && !keep(&s) {
+			continue
+		}
+		s.Last = lastTime(s.Path, s.Mod)
+		if limit == 0 {
+			found = append(found, s)
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(found, s, newer)
+		if i < limit {
+			if found = slices.Insert(found, i, s); len(found) > limit {
+				found = found[:limit]
+			}
+		}
+	}
+	slices.SortFunc(found, newer)
+	return found
+}
+
+// newer orders sessions newest first: by Last, then Mod (of two copies of one session,
+// the one written later), then path.
+func newer(a, b Session) int {
+	if c := b.Last.Compare(a.Last); c != 0 {
+		return c
+	}
+	if c := b.Mod.Compare(a.Mod); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Path, b.Path)
+}
+
+// The tail of a log read for its last record's time: tailFirst bytes, doubled while no
+// whole record in it has a timestamp, up to tailMax. A session whose last records are
+// longer than that (a huge tool result) falls back to its modification time rather than
+// be read whole.
+const (
+	tailFirst = 64 << 10
+	tailMax   = 4 << 20
+)
+
+// lastTime is the timestamp of the last record of the log at path that has one, or mod
+// when none does within tailMax of the end (or the file cannot be read). A time after mod
+// is mod: the record was written before the file was last modified, unless the clock of
+// whoever wrote it was wrong.
+func lastTime(path string, mod time.Time) time.Time {
+	f, err := os.Open(path)
+	if err != nil {
+		return mod
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return mod
+	}
+	// Each step reads as much again before what was read, up to tailMax in all.
+	size := st.Size()
+	var tail []byte
+	for n := int64(0); n < size && n < tailMax; {
+		more := min(max(n, tailFirst), size-n)
+		buf := make([]byte, more+n)
+		if _, err := f.ReadAt(buf[:more], size-n-more); err != nil && !errors.Is(err, io.EOF) {
+			return mod
+		}
+		copy(buf[more:], tail)
+		tail, n = buf, n+more
+		if t, ok := lastRecordTime(tail, n == size); ok {
+			if t.After(mod) {
+				return mod
+			}
+			return t
+		}
+	}
+	return mod
+}
+
+// lastRecordTime is the timestamp of the last line of tail (the end of a JSONL file) that
+// has a top-level "timestamp" string in RFC 3339; whole says tail starts the file, else its
+// first line may be cut and is not read.
+func lastRecordTime(tail []byte, whole bool) (time.Time, bool) {
+	if !whole {
+		i := bytes.IndexByte(tail, '\n')
+		if i < 0 {
+			return time.Time{}, false
+		}
+		tail = tail[i+1:]
+	}
+	for len(tail) > 0 {
+		i := bytes.LastIndexByte(tail, '\n')
+		line := tail[i+1:]
+		if ts := gjson.GetBytes(line, "timestamp"); ts.Type == gjson.String {
+			if t, err := time.Parse(time.RFC3339Nano, ts.Str); err == nil {
+				return t, true
+			}
+		}
+		if i < 0 {
+			break
+		}
+		tail = tail[:i]
+	}
+	return time.Time{}, false
 }
 
 // once tells a session file seen before under another path: Claude Code names its logs
@@ -168,15 +313,6 @@ func (o *once) first(path string, st os.FileInfo) bool {
 	}
 	(*o)[key] = append((*o)[key], st)
 	return true
-}
-
-func newest(s []Session) {
-	slices.SortFunc(s, func(a, b Session) int {
-		if c := b.Mod.Compare(a.Mod); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Path, b.Path)
-	})
 }
 
 // Mangle is the folder name Claude Code gives the sessions of the working directory dir:
@@ -274,10 +410,9 @@ func stat(path string) (os.FileInfo, bool) {
 	return st, true
 }
 
-// codexSessions lists the rollouts under root (Codex's sessions/ folder) whose
-// session_meta names one of dirs (every one when dirs is empty), newest first, at most
-// limit (0: all).
-func codexSessions(root string, dirs []string, limit int) ([]Session, error) {
+// codexSessions lists the rollouts under root (Codex's sessions/ folder), their Dir not
+// read yet.
+func codexSessions(root string) ([]Session, error) {
 	if root == "" {
 		return nil, nil
 	}
@@ -291,27 +426,16 @@ func codexSessions(root string, dirs []string, limit int) ([]Session, error) {
 		case d.IsDir() || !strings.HasPrefix(d.Name(), "rollout-") || !strings.HasSuffix(d.Name(), ".jsonl"):
 			return nil
 		}
-		if st, ok := stat(path); ok {
-			all = append(all, Session{Path: path, Agent: Codex, Mod: st.ModTime(), Size: st.Size()})
+		if s, ok := Stat(path); ok {
+			s.Agent = Codex
+			all = append(all, s)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	newest(all)
-	var found []Session
-	for _, s := range all {
-		s.Dir = codexDir(s.Path)
-		if len(dirs) > 0 && !slices.Contains(dirs, s.Dir) {
-			continue
-		}
-		found = append(found, s)
-		if limit > 0 && len(found) == limit {
-			break
-		}
-	}
-	return found, nil
+	return all, nil
 }
 
 // maxMeta bounds how much of a rollout's first line is read for its working directory:
