@@ -1,11 +1,10 @@
 // Package sessions finds the session logs coding agents keep on disk: Claude Code's
 // (<config>/projects/<mangled working directory>/<uuid>.jsonl, in each configuration
-// folder) and Codex's
-// ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl, the working directory in the first
-// record). It answers "the newest session of this directory" (--latest) and "the recent
-// sessions" (ctx-count --sessions): newest by the time of their last record, read from the
-// end of each log. It reads folders, the first line of Codex logs and the tail of the logs
-// it may list, nothing else.
+// folder) and Codex's ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl, the working
+// directory in the first record). It answers "the newest session of this directory"
+// (--latest) and "the recent sessions" (ctx-count --sessions): newest by the time of their
+// last record, read from the end of each log. It reads folders, the first line of Codex
+// logs and the tail of the logs it may list, nothing else.
 package sessions
 
 import (
@@ -73,13 +72,16 @@ func Locate(getenv func(string) string) Where {
 		}
 	} else {
 		config := getenv("XDG_CONFIG_HOME")
-		if !filepath.IsAbs(config) && home != "" { // (a relative one is ignored, as the XDG spec says)
-			config = filepath.Join(home, ".config")
+		if !filepath.IsAbs(config) { // (a relative one is ignored, as the XDG spec says)
+			config = ""
+			if home != "" {
+				config = filepath.Join(home, ".config")
+			}
 		}
 		if home != "" {
 			w.ClaudeDirs = append(w.ClaudeDirs, filepath.Join(home, ".claude"))
 		}
-		if filepath.IsAbs(config) {
+		if config != "" {
 			w.ClaudeDirs = append(w.ClaudeDirs, filepath.Join(config, "claude"))
 		}
 	}
