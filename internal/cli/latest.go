@@ -3,6 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/sessions"
 )
@@ -53,8 +56,7 @@ func (c *Context) latest() ([]string, error) {
 		return nil, err
 	}
 	if len(found) == 0 {
-		return nil, WithHint(RuntimeError(fmt.Errorf("no %s session of this directory", c.agentName())),
-			fmt.Sprintf("looked in %s; run from the folder the agent ran in, or name the file", c.sessionPlaces()))
+		return nil, c.NoSessions(false, "run from the folder the agent ran in, or name the file")
 	}
 	if c.StderrTTY || c.StatsOn() {
 		c.Notef("--latest: %s", found[0].Path)
@@ -86,28 +88,53 @@ func (c *Context) agentName() string {
 	return "Claude Code or Codex"
 }
 
-// sessionPlaces says where the sessions were looked for.
-func (c *Context) sessionPlaces() string {
+// NoSessions is the error of a search for sessions (of this directory, or with
+// allProjects of every project) that found none: exit 4, as a missing file is (nothing
+// was read, so no document was bad), naming every folder looked in. The hint says what
+// the user can do: first what (the caller's) todo says, then where the folders are set.
+func (c *Context) NoSessions(allProjects bool, todo string) *Error {
 	w := sessions.Locate(c.Getenv)
-	var claude, codex string
-	if w.ClaudeDir != "" {
-		claude = w.ClaudeDir + "/projects/" + sessions.Mangle(firstOr(sessions.Here(c.Getenv("PWD")), "?")) + "/"
+	var places []string
+	if c.Common.Agent != sessions.Codex {
+		var mangled []string
+		if !allProjects {
+			for _, d := range sessions.Here(c.Getenv("PWD")) {
+				if m := sessions.Mangle(d); !slices.Contains(mangled, m) {
+					mangled = append(mangled, m)
+				}
+			}
+		}
+		for _, root := range w.ClaudeProjects() {
+			if allProjects {
+				places = append(places, c.tilde(root))
+			}
+			for _, m := range mangled {
+				places = append(places, c.tilde(filepath.Join(root, m)))
+			}
+		}
 	}
-	if w.CodexHome != "" {
-		codex = w.CodexHome + "/sessions/"
+	if c.Common.Agent != sessions.ClaudeCode && w.CodexSessions() != "" {
+		places = append(places, c.tilde(w.CodexSessions()))
 	}
-	switch c.Common.Agent {
-	case sessions.ClaudeCode:
-		return claude
-	case sessions.Codex:
-		return codex
+	what := fmt.Sprintf("no %s session", c.agentName())
+	if !allProjects {
+		what += " of this directory"
 	}
-	return claude + " and " + codex
+	hint := "set CLAUDE_CONFIG_DIR (a comma-separated list) or CODEX_HOME if the agents keep their sessions elsewhere"
+	if todo != "" {
+		hint = todo + "; " + hint
+	}
+	if len(places) == 0 {
+		return WithHint(RuntimeError(fmt.Errorf("%s: no folder to look in (HOME is not set)", what)), hint)
+	}
+	return WithHint(RuntimeError(fmt.Errorf("%s in %s", what, strings.Join(places, ", "))), hint)
 }
 
-func firstOr(s []string, or string) string {
-	if len(s) == 0 {
-		return or
+// tilde writes a path under the home directory as ~/..., as a person names it.
+func (c *Context) tilde(path string) string {
+	home := c.Getenv("HOME")
+	if rest, ok := strings.CutPrefix(path, strings.TrimSuffix(home, "/")+"/"); ok && filepath.IsAbs(home) && home != "/" {
+		return "~/" + rest
 	}
-	return s[0]
+	return path
 }

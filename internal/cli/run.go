@@ -62,7 +62,7 @@ type Filter struct {
 	// the failures. Usage errors still stop the run.
 	KeepGoing bool
 	// Sessions reads a directory argument as the session logs in it: the newest, or with
-	// AllSessions each of them, newest first (see sessionsIn).
+	// AllSessions each of them, newest first (see expand).
 	Sessions, AllSessions bool
 	// TextHint, when set, is the hint for an input that is not JSON at all (ctx-count
 	// names its --text mode), in place of naming --format.

@@ -6,37 +6,31 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/sessions"
 )
 
 // A directory where a report expects a document (Filter.Sessions) is read as the agent
 // sessions it holds: ~/.claude/projects/<project>/ holds one Claude Code log per session,
-// ~/.codex/sessions/ Codex rollouts in dated folders. The newest session is the one a user
-// means by "this project" (the one running now); Filter.AllSessions takes each of them.
+// ~/.codex/sessions/ Codex rollouts in dated folders. The newest session (by its last
+// record's time, as --latest chooses) is the one a user means by "this project" (the one
+// running now); Filter.AllSessions takes each of them, newest first.
 
-// session is one session log found in a directory.
-type session struct {
-	path string
-	mod  int64 // modification time, Unix nanoseconds
-}
-
-// sessionsIn lists the session logs of dir, newest first (by modification time, then by
-// name): the *.jsonl files directly in it, or when it has none, those anywhere below it
-// (Codex's YYYY/MM/DD folders). Subagents' logs are not sessions: Claude Code keeps them in
+// sessionsIn lists the session logs of dir: the *.jsonl files directly in it, or when it
+// has none, those anywhere below it (Codex's YYYY/MM/DD folders), in no order (see
+// sessions.Newest). Subagents' logs are not sessions: Claude Code keeps them in
 // <session>/subagents/, or (older versions) beside the sessions as agent-*.jsonl.
-func sessionsIn(dir string) ([]session, error) {
-	var found []session
+func sessionsIn(dir string) ([]sessions.Session, error) {
+	var found []sessions.Session
 	add := func(path string, d fs.DirEntry) {
 		name := d.Name()
 		if !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, "agent-") {
 			return
 		}
-		st, err := os.Stat(path) // a link to a log counts as the log
-		if err != nil || !st.Mode().IsRegular() {
-			return
+		if s, ok := sessions.Stat(path); ok { // a link to a log counts as the log
+			found = append(found, s)
 		}
-		found = append(found, session{path: path, mod: st.ModTime().UnixNano()})
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -61,15 +55,6 @@ func sessionsIn(dir string) ([]session, error) {
 			return nil, RuntimeError(fmt.Errorf("read %q: %w", dir, pathReason(err)))
 		}
 	}
-	slices.SortFunc(found, func(a, b session) int {
-		if a.mod != b.mod {
-			if a.mod > b.mod {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.path, b.path)
-	})
 	return found, nil
 }
 
@@ -99,14 +84,15 @@ func (c *Context) expand(f *Filter, name string) ([]string, error) {
 			"name a document, or a folder of Claude Code or Codex session logs")
 	}
 	if !f.AllSessions {
+		newest := sessions.Newest(found, 1)[0]
 		if len(found) > 1 && (c.StderrTTY || c.StatsOn()) {
-			c.Notef("%s: the newest of %d sessions: %s (--all counts each)", name, len(found), found[0].path)
+			c.Notef("%s: the newest of %d sessions: %s (--all counts each)", name, len(found), newest.Path)
 		}
-		return []string{found[0].path}, nil
+		return []string{newest.Path}, nil
 	}
-	paths := make([]string, len(found))
-	for i, s := range found {
-		paths[i] = s.path
+	var paths []string
+	for _, s := range sessions.Newest(found, 0) {
+		paths = append(paths, s.Path)
 	}
 	return paths, nil
 }

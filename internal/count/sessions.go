@@ -26,8 +26,11 @@ type SessionLine struct {
 	Agent string `json:"agent"`
 	// Project is the directory the session ran in: as Codex records it, or Claude Code's
 	// folder name (the path mangled, which cannot be turned back).
-	Project     string  `json:"project"`
-	Modified    string  `json:"modified"` // RFC 3339, UTC
+	Project  string `json:"project"`
+	Modified string `json:"modified"` // the file's modification time, RFC 3339, UTC
+	// LastActive is when the session last wrote (its last record's timestamp, else
+	// Modified): a copied or synced folder gives every file a new modification time.
+	LastActive  string  `json:"last_active"`
 	Bytes       int64   `json:"bytes"`
 	Tokens      int     `json:"tokens"`
 	Window      int     `json:"effective_window"`
@@ -53,11 +56,14 @@ func listSessions(ctx *cli.Context, f *Flags) error {
 		return err
 	}
 	if len(found) == 0 {
+		// Exit 4, as --latest finding none: nothing was read (a runtime failure, like a
+		// missing file), and no check the user asked for fired (1). An empty listing that
+		// exits 0 left a user with sessions elsewhere no clue where we had looked.
+		todo := "--all-projects lists every project's"
 		if f.AllProjects {
-			return nil // nothing to list is not an error: an empty listing says it
+			todo = ""
 		}
-		return cli.WithHint(cli.RuntimeError(fmt.Errorf("no session of this directory")),
-			"--all-projects lists every project's")
+		return ctx.NoSessions(f.AllProjects, todo)
 	}
 	cache := openListCache(ctx)
 	f.Agent = "any" // (--agent did its choosing: the run below reads the files found)
@@ -95,7 +101,7 @@ func listSessions(ctx *cli.Context, f *Flags) error {
 		}
 		lines = append(lines, SessionLine{
 			File: s.Path, Agent: s.Agent, Project: s.Dir, Modified: s.Mod.UTC().Format(time.RFC3339),
-			Bytes: s.Size, Tokens: v.Tokens, Window: v.Window, Utilization: v.Utilization,
+			LastActive: s.Last.UTC().Format(time.RFC3339), Bytes: s.Size, Tokens: v.Tokens, Window: v.Window, Utilization: v.Utilization,
 			SchemaVersion: SessionsSchemaVersion,
 		})
 	}
@@ -121,10 +127,10 @@ func renderSessions(w io.Writer, lines []SessionLine, now time.Time, width int) 
 	}
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODIFIED\tAGENT\tSIZE\tTOKENS\tUSED\tFILE")
+	fmt.Fprintln(tw, "ACTIVE\tAGENT\tSIZE\tTOKENS\tUSED\tFILE")
 	for _, l := range lines {
-		mod, _ := time.Parse(time.RFC3339, l.Modified)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0f%%\t\x00%s\n", ago(now, mod), l.Agent, human.Size(l.Bytes),
+		last, _ := time.Parse(time.RFC3339, l.LastActive)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0f%%\t\x00%s\n", ago(now, last), l.Agent, human.Size(l.Bytes),
 			human.Thousands(l.Tokens), 100*l.Utilization, l.File)
 	}
 	tw.Flush()

@@ -1,14 +1,17 @@
 // Package sessions finds the session logs coding agents keep on disk: Claude Code's
-// (<config>/projects/<mangled working directory>/<uuid>.jsonl) and Codex's
-// ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl, the working directory in the first
-// record). It answers "the newest session of this directory" (--latest) and "the recent
-// sessions" (ctx-count --sessions); it reads folders and the first line of Codex logs,
-// nothing else.
+// (<config>/projects/<mangled working directory>/<uuid>.jsonl, in each configuration
+// folder) and Codex's ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl, the working
+// directory in the first record). It answers "the newest session of this directory"
+// (--latest) and "the recent sessions" (ctx-count --sessions): newest by the time of their
+// last record, read from the end of each log. It reads folders, the first line of Codex
+// logs and the tail of the logs it may list, nothing else.
 package sessions
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -33,30 +36,88 @@ type Session struct {
 	Agent string // ClaudeCode or Codex
 	// Dir is the working directory the session ran in: Codex records it; for Claude Code
 	// it is the folder's name, which cannot be turned back into a path.
-	Dir  string
-	Mod  time.Time
+	Dir string
+	// Mod is the file's modification time: what a copy or a sync of the folder sets, so
+	// it may say nothing of when the session ran.
+	Mod time.Time
+	// Last is when the session last wrote: the timestamp of its last record that has one
+	// (Claude Code's records and Codex's rollout lines carry one), never after Mod, or Mod
+	// when none has. Sessions are ordered by it.
+	Last time.Time
 	Size int64
 }
 
 // Where says where the agents keep their sessions, from the environment.
 type Where struct {
-	ClaudeDir string // CLAUDE_CONFIG_DIR, else ~/.claude
-	CodexHome string // CODEX_HOME, else ~/.codex
+	// ClaudeDirs are Claude Code's configuration folders, each with its projects/:
+	// CLAUDE_CONFIG_DIR, else ~/.claude and $XDG_CONFIG_HOME/claude.
+	ClaudeDirs []string
+	CodexHome  string // CODEX_HOME, else ~/.codex
 }
 
-// Locate reads the locations from getenv: CLAUDE_CONFIG_DIR (which Claude Code honours
-// for its whole configuration folder, projects/ included) and CODEX_HOME, else under
-// HOME. A location that cannot be known is "".
+// Locate reads the locations from getenv. CLAUDE_CONFIG_DIR moves Claude Code's whole
+// configuration folder, projects/ included; it may name several, separated by commas
+// (one folder per account, or a copy from another machine), as ccusage reads it. Unset,
+// both ~/.claude and $XDG_CONFIG_HOME/claude (~/.config/claude) are read: some Claude
+// Code versions wrote there, and a user who ran one has sessions in both. CODEX_HOME
+// moves ~/.codex. A location that cannot be known (no HOME) is left out, or "".
 func Locate(getenv func(string) string) Where {
 	home := getenv("HOME")
-	w := Where{ClaudeDir: getenv("CLAUDE_CONFIG_DIR"), CodexHome: getenv("CODEX_HOME")}
-	if w.ClaudeDir == "" && home != "" {
-		w.ClaudeDir = filepath.Join(home, ".claude")
+	var w Where
+	if list := getenv("CLAUDE_CONFIG_DIR"); list != "" {
+		for _, d := range strings.Split(list, ",") {
+			if d = strings.TrimSpace(d); d != "" && !slices.Contains(w.ClaudeDirs, filepath.Clean(d)) {
+				w.ClaudeDirs = append(w.ClaudeDirs, filepath.Clean(d))
+			}
+		}
+	} else {
+		config := getenv("XDG_CONFIG_HOME")
+		if !filepath.IsAbs(config) { // (a relative one is ignored, as the XDG spec says)
+			config = ""
+			if home != "" {
+				config = filepath.Join(home, ".config")
+			}
+		}
+		if home != "" {
+			w.ClaudeDirs = append(w.ClaudeDirs, filepath.Join(home, ".claude"))
+		}
+		if config != "" {
+			w.ClaudeDirs = append(w.ClaudeDirs, filepath.Join(config, "claude"))
+		}
 	}
-	if w.CodexHome == "" && home != "" {
+	if w.CodexHome = getenv("CODEX_HOME"); w.CodexHome == "" && home != "" {
 		w.CodexHome = filepath.Join(home, ".codex")
 	}
 	return w
+}
+
+// ClaudeProjects are the projects/ folders of w.ClaudeDirs, in order, each folder once:
+// one reached again (~/.config/claude a link to ~/.claude, or named twice) is left out.
+func (w Where) ClaudeProjects() []string {
+	var roots []string
+	var seen []os.FileInfo
+	for _, d := range w.ClaudeDirs {
+		root := filepath.Join(d, "projects")
+		if d == "" || slices.Contains(roots, root) {
+			continue
+		}
+		if st, err := os.Stat(root); err == nil {
+			if slices.ContainsFunc(seen, func(o os.FileInfo) bool { return os.SameFile(o, st) }) {
+				continue
+			}
+			seen = append(seen, st)
+		}
+		roots = append(roots, root)
+	}
+	return roots
+}
+
+// CodexSessions is the folder of Codex's rollouts, or "".
+func (w Where) CodexSessions() string {
+	if w.CodexHome == "" {
+		return ""
+	}
+	return filepath.Join(w.CodexHome, "sessions")
 }
 
 // Query says which sessions to find.
@@ -71,41 +132,189 @@ type Query struct {
 	Limit int
 }
 
-// Find lists the sessions of q, newest first (by modification time, then path). Folders
-// that do not exist hold no session; other errors reading them are returned.
+// Find lists the sessions of q, newest first: by the time of their last record (Last),
+// then by modification time, then by path. Folders that do not exist hold no session;
+// other errors reading them are returned. A session reached twice (through a linked
+// folder) is listed once.
 func Find(w Where, q Query) ([]Session, error) {
-	var found []Session
+	var all []Session
 	if q.Agent == "" || q.Agent == ClaudeCode {
-		s, err := claudeSessions(w.ClaudeDir, q.Dirs)
-		if err != nil {
-			return nil, err
+		var seen once
+		for _, root := range w.ClaudeProjects() {
+			s, err := claudeSessions(root, q.Dirs, &seen)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, s...)
 		}
-		found = append(found, s...)
 	}
-	newest(found)
 	if q.Agent == "" || q.Agent == Codex {
-		// Codex's logs name their directory inside: read newest first, only as far as the
-		// bound needs.
-		s, err := codexSessions(w.CodexHome, q.Dirs, q.Limit)
+		s, err := codexSessions(w.CodexSessions())
 		if err != nil {
 			return nil, err
 		}
-		found = append(found, s...)
+		all = append(all, s...)
 	}
-	newest(found)
-	if q.Limit > 0 && len(found) > q.Limit {
-		found = found[:q.Limit]
-	}
-	return found, nil
+	// Codex's logs name their directory inside: read only as far as the bound needs.
+	return newest(all, q.Limit, func(s *Session) bool {
+		if s.Agent != Codex {
+			return true
+		}
+		s.Dir = codexDir(s.Path)
+		return len(q.Dirs) == 0 || slices.Contains(q.Dirs, s.Dir)
+	}), nil
 }
 
-func newest(s []Session) {
-	slices.SortFunc(s, func(a, b Session) int {
+// Newest orders list newest first as Find does, at most limit (0: all), filling in Last:
+// for the sessions of a folder named on the command line.
+func Newest(list []Session, limit int) []Session {
+	return newest(list, limit, nil)
+}
+
+// Stat is the session log at path (its Mod and Size) when it is a regular file (a link to
+// one counts).
+func Stat(path string) (Session, bool) {
+	st, ok := stat(path)
+	if !ok {
+		return Session{}, false
+	}
+	return Session{Path: path, Mod: st.ModTime(), Size: st.Size()}, true
+}
+
+// newest is the sessions of list that keep accepts (nil: all; it may fill in fields),
+// newest first, at most limit (0: all). A file is read (its tail for Last, and whatever
+// keep reads) only while it could still be among them: Last is never after Mod, so once
+// the bound is full and the next file by Mod was modified before the last one kept last
+// wrote, neither it nor any after it can enter. A listing of 20 reads about 20 files
+// however many there are, unless a copy gave them all one modification time.
+func newest(list []Session, limit int, keep func(*Session) bool) []Session {
+	slices.SortFunc(list, func(a, b Session) int {
 		if c := b.Mod.Compare(a.Mod); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Path, b.Path)
 	})
+	var found []Session
+	for _, s := range list {
+		if limit > 0 && len(found) == limit && s.Mod.Before(found[limit-1].Last) {
+			break
+		}
+		if keep != nil && !keep(&s) {
+			continue
+		}
+		s.Last = lastTime(s.Path, s.Mod)
+		if limit == 0 {
+			found = append(found, s)
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(found, s, newer)
+		if i < limit {
+			if found = slices.Insert(found, i, s); len(found) > limit {
+				found = found[:limit]
+			}
+		}
+	}
+	slices.SortFunc(found, newer)
+	return found
+}
+
+// newer orders sessions newest first: by Last, then Mod (of two copies of one session,
+// the one written later), then path.
+func newer(a, b Session) int {
+	if c := b.Last.Compare(a.Last); c != 0 {
+		return c
+	}
+	if c := b.Mod.Compare(a.Mod); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Path, b.Path)
+}
+
+// The tail of a log read for its last record's time: tailFirst bytes, doubled while no
+// whole record in it has a timestamp, up to tailMax. A session whose last records are
+// longer than that (a huge tool result) falls back to its modification time rather than
+// be read whole.
+const (
+	tailFirst = 64 << 10
+	tailMax   = 4 << 20
+)
+
+// lastTime is the timestamp of the last record of the log at path that has one, or mod
+// when none does within tailMax of the end (or the file cannot be read). A time after mod
+// is mod: the record was written before the file was last modified, unless the clock of
+// whoever wrote it was wrong.
+func lastTime(path string, mod time.Time) time.Time {
+	f, err := os.Open(path)
+	if err != nil {
+		return mod
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return mod
+	}
+	// Each step reads as much again before what was read, up to tailMax in all.
+	size := st.Size()
+	var tail []byte
+	for n := int64(0); n < size && n < tailMax; {
+		more := min(max(n, tailFirst), size-n)
+		buf := make([]byte, more+n)
+		if _, err := f.ReadAt(buf[:more], size-n-more); err != nil && !errors.Is(err, io.EOF) {
+			return mod
+		}
+		copy(buf[more:], tail)
+		tail, n = buf, n+more
+		if t, ok := lastRecordTime(tail, n == size); ok {
+			if t.After(mod) {
+				return mod
+			}
+			return t
+		}
+	}
+	return mod
+}
+
+// lastRecordTime is the timestamp of the last line of tail (the end of a JSONL file) that
+// has a top-level "timestamp" string in RFC 3339; whole says tail starts the file, else its
+// first line may be cut and is not read.
+func lastRecordTime(tail []byte, whole bool) (time.Time, bool) {
+	if !whole {
+		i := bytes.IndexByte(tail, '\n')
+		if i < 0 {
+			return time.Time{}, false
+		}
+		tail = tail[i+1:]
+	}
+	for len(tail) > 0 {
+		i := bytes.LastIndexByte(tail, '\n')
+		line := tail[i+1:]
+		if ts := gjson.GetBytes(line, "timestamp"); ts.Type == gjson.String {
+			if t, err := time.Parse(time.RFC3339Nano, ts.Str); err == nil {
+				return t, true
+			}
+		}
+		if i < 0 {
+			break
+		}
+		tail = tail[:i]
+	}
+	return time.Time{}, false
+}
+
+// once tells a session file seen before under another path: Claude Code names its logs
+// by the session's uuid, so only those of the same name and size are compared.
+type once map[string][]os.FileInfo
+
+func (o *once) first(path string, st os.FileInfo) bool {
+	if *o == nil {
+		*o = once{}
+	}
+	key := fmt.Sprintf("%s\x00%d", filepath.Base(path), st.Size())
+	if slices.ContainsFunc((*o)[key], func(b os.FileInfo) bool { return os.SameFile(st, b) }) {
+		return false
+	}
+	(*o)[key] = append((*o)[key], st)
+	return true
 }
 
 // Mangle is the folder name Claude Code gives the sessions of the working directory dir:
@@ -129,14 +338,13 @@ func Mangle(dir string) string {
 // maxMangled is the length past which Claude Code shortens a folder name.
 const maxMangled = 200
 
-// projectDirs are the folders of <claude>/projects that hold the sessions of dirs (all
-// of them when dirs is empty). A folder matches when its name, mangled again, is the
+// projectDirs are the folders of root (a projects/ folder) that hold the sessions of dirs
+// (all of them when dirs is empty). A folder matches when its name, mangled again, is the
 // directory mangled: the same name, or one an older Claude Code wrote when it kept more
 // characters ('_' among them). A shortened name matches by its first 200 characters.
-func projectDirs(claude string, dirs []string) ([]string, error) {
-	root := filepath.Join(claude, "projects")
+func projectDirs(root string, dirs []string) ([]string, error) {
 	entries, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) || claude == "" {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
@@ -166,11 +374,12 @@ func projectDirs(claude string, dirs []string) ([]string, error) {
 	return out, nil
 }
 
-// claudeSessions lists the logs of the project folders of dirs: <uuid>.jsonl directly in
-// each. Subagents' logs are not sessions: <session>/subagents/ is not read, and older
-// versions' agent-*.jsonl beside the sessions are skipped.
-func claudeSessions(claude string, dirs []string) ([]Session, error) {
-	projects, err := projectDirs(claude, dirs)
+// claudeSessions lists the logs of the project folders of dirs under root (a projects/
+// folder), but for those seen already: <uuid>.jsonl directly in each. Subagents' logs are
+// not sessions: <session>/subagents/ is not read, and older versions' agent-*.jsonl
+// beside the sessions are skipped.
+func claudeSessions(root string, dirs []string, seen *once) ([]Session, error) {
+	projects, err := projectDirs(root, dirs)
 	if err != nil {
 		return nil, err
 	}
@@ -185,31 +394,30 @@ func claudeSessions(claude string, dirs []string) ([]Session, error) {
 			if !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, "agent-") {
 				continue
 			}
-			if s, ok := stat(filepath.Join(p, name)); ok {
-				s.Agent, s.Dir = ClaudeCode, filepath.Base(p)
-				found = append(found, s)
+			path := filepath.Join(p, name)
+			if st, ok := stat(path); ok && seen.first(path, st) {
+				found = append(found, Session{Path: path, Agent: ClaudeCode, Dir: filepath.Base(p), Mod: st.ModTime(), Size: st.Size()})
 			}
 		}
 	}
 	return found, nil
 }
 
-// stat is the session at path when it is a regular file (a link to one counts).
-func stat(path string) (Session, bool) {
+// stat is the file at path when it is a regular one (a link to one counts).
+func stat(path string) (os.FileInfo, bool) {
 	st, err := os.Stat(path)
 	if err != nil || !st.Mode().IsRegular() {
-		return Session{}, false
+		return nil, false
 	}
-	return Session{Path: path, Mod: st.ModTime(), Size: st.Size()}, true
+	return st, true
 }
 
-// codexSessions lists the rollouts under <codex>/sessions whose session_meta names one of
-// dirs (every one when dirs is empty), newest first, at most limit (0: all).
-func codexSessions(codex string, dirs []string, limit int) ([]Session, error) {
-	if codex == "" {
+// codexSessions lists the rollouts under root (Codex's sessions/ folder), their Dir not
+// read yet.
+func codexSessions(root string) ([]Session, error) {
+	if root == "" {
 		return nil, nil
 	}
-	root := filepath.Join(codex, "sessions")
 	var all []Session
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		switch {
@@ -220,7 +428,7 @@ func codexSessions(codex string, dirs []string, limit int) ([]Session, error) {
 		case d.IsDir() || !strings.HasPrefix(d.Name(), "rollout-") || !strings.HasSuffix(d.Name(), ".jsonl"):
 			return nil
 		}
-		if s, ok := stat(path); ok {
+		if s, ok := Stat(path); ok {
 			s.Agent = Codex
 			all = append(all, s)
 		}
@@ -229,19 +437,7 @@ func codexSessions(codex string, dirs []string, limit int) ([]Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	newest(all)
-	var found []Session
-	for _, s := range all {
-		s.Dir = codexDir(s.Path)
-		if len(dirs) > 0 && !slices.Contains(dirs, s.Dir) {
-			continue
-		}
-		found = append(found, s)
-		if limit > 0 && len(found) == limit {
-			break
-		}
-	}
-	return found, nil
+	return all, nil
 }
 
 // maxMeta bounds how much of a rollout's first line is read for its working directory:
