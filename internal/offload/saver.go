@@ -18,6 +18,7 @@ type Saver struct {
 	source string // the input, for the index
 	now    func() time.Time
 	warnf  func(format string, a ...any)
+	getenv func(string) string // for store.SyncEnv; nil: sync as usual
 
 	s       *store.Store
 	batch   *store.Batch
@@ -47,6 +48,10 @@ func NewSaver(dir, name string, now func() time.Time, warnf func(format string, 
 	return &Saver{dir: dir, source: Source(name), now: now, warnf: warnf}
 }
 
+// DeferSyncIf leaves the store's syncing to the caller's process when getenv says so
+// (store.SyncEnv): ctx-proxy syncs once the response has gone back.
+func (sv *Saver) DeferSyncIf(getenv func(string) string) { sv.getenv = getenv }
+
 // Source names an input in the index: the absolute path of a file, or "-" for stdin.
 func Source(name string) string {
 	if name == "-" {
@@ -69,6 +74,7 @@ func (sv *Saver) Put(blobs ...Blob) error {
 		if err != nil {
 			return err
 		}
+		s.DeferSyncIf(sv.getenv)
 		sv.s, sv.batch, sv.sem, sv.files = s, s.Batch(), make(chan struct{}, 4), map[string]*storedFile{}
 		if perm := s.Perm(); perm&0o077 != 0 {
 			sv.warnf("store %q has mode %#o: other users can read the stored results (chmod 700 %s)", sv.dir, perm, ShellQuote(sv.dir))

@@ -86,6 +86,7 @@ func planPersist(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	}
 	o := Options{Threshold: f.Threshold.Int(), Preview: f.Preview.Int(), Store: dir, Counter: counter}
 	sv := offload.NewSaver(f.Store, d.Name, d.Context().Now, d.Context().Warnf)
+	sv.DeferSyncIf(d.Context().Getenv)
 	t := d.T
 	p := newPlanner(t, o)
 	st := p.stats()

@@ -3,10 +3,15 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -130,5 +135,101 @@ func BenchmarkRewrite(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkAddedLatencyWritingStore is issue 35's figure for a stage that writes to the
+// store on the request path: each request extends the conversation with 7 new tool results
+// of 40 KB, which ctx-persist offloads, and the time the proxy adds is reported (p50, p99).
+// Set PROXY_BENCH_NEIGHBOUR=1GB for the loaded case: another writer fills the same file
+// system with a gigabyte of dirty pages, again and again, while the requests run. The
+// stages leave the store's syncing to the proxy (sync-deferred, what ctx-proxy does) or
+// sync before they return (sync-in-request).
+func BenchmarkAddedLatencyWritingStore(b *testing.B) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"type":"message","content":[{"type":"text","text":"ok"}]}`)
+	}))
+	defer up.Close()
+	dir := b.TempDir()
+	if size := os.Getenv("PROXY_BENCH_NEIGHBOUR"); size != "" {
+		n, err := strconv.Atoi(strings.TrimSuffix(size, "GB"))
+		if err != nil {
+			b.Fatalf("PROXY_BENCH_NEIGHBOUR=%q: want a size like 1GB", size)
+		}
+		stop, done := make(chan struct{}), make(chan struct{})
+		go fillDisk(filepath.Join(dir, "neighbour"), int64(n)<<30, stop, done)
+		defer func() { close(stop); <-done }()
+		time.Sleep(500 * time.Millisecond)
+	}
+	for _, mode := range []struct {
+		name     string
+		deferred bool
+	}{{"sync-in-request", false}, {"sync-deferred", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			srv, px, _ := proxyFor(b, up.URL, "ctx-persist", filepath.Join(dir, mode.name+"-state"))
+			storeDir := filepath.Join(dir, mode.name+"-store")
+			srv.Env["CTX_STORE"] = storeDir
+			if mode.deferred {
+				srv.Store = storeDir
+			}
+			srv.Stats = nil
+			var added []time.Duration
+			var mu sync.Mutex
+			srv.Log = writerFunc(func(p []byte) (int, error) {
+				var rec Record
+				if json.Unmarshal(p, &rec) == nil {
+					mu.Lock()
+					added = append(added, time.Duration(rec.AddedMS*float64(time.Millisecond)))
+					mu.Unlock()
+				}
+				return len(p), nil
+			})
+			msgs := []string{userText("build it")}
+			hdr := map[string]string{"x-api-key": "sk-ant-test", "X-Claude-Code-Session-Id": mode.name}
+			turn := 0
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for j := 0; j < 20; j++ {
+					turn++
+					for k := 0; k < 7; k++ {
+						id := fmt.Sprintf("tu_%d_%d", turn, k)
+						msgs = append(msgs, toolUse(id, "make"), toolResult(id, strings.Repeat(fmt.Sprintf("turn %d result %d: build output line\n", turn, k), 1100)))
+					}
+					post(b, px.URL+"/v1/messages", conversation(msgs...), hdr)
+				}
+			}
+			b.StopTimer()
+			srv.Close()
+			b.ReportMetric(ms(pct(added, 50)), "p50-added-ms")
+			b.ReportMetric(ms(pct(added, 99)), "p99-added-ms")
+		})
+	}
+}
+
+// fillDisk writes size bytes to path over and over, never syncing, until stop closes.
+func fillDisk(path string, size int64, stop, done chan struct{}) {
+	defer close(done)
+	defer os.Remove(path)
+	chunk := make([]byte, 4<<20)
+	for {
+		f, err := os.Create(path)
+		if err != nil {
+			return
+		}
+		for n := int64(0); n < size; n += int64(len(chunk)) {
+			select {
+			case <-stop:
+				f.Close()
+				return
+			default:
+			}
+			if _, err := f.Write(chunk); err != nil {
+				f.Close()
+				return
+			}
+		}
+		f.Close()
 	}
 }

@@ -107,6 +107,7 @@ func run(ctx *cli.Context, f *Flags) error {
 	// The stages offload into the store: an absolute path, so a placeholder names a file
 	// the agent can open whatever its working directory.
 	s.Env["CTX_STORE"] = store
+	s.Store = store
 	if s.State, err = convstate.Open(filepath.Join(store, "proxy"), convstate.Options{MaxAge: f.KeepFor, MaxCount: f.MaxConv}, ctx.Now); err != nil {
 		return cli.RuntimeError(fmt.Errorf("state directory: %w", err))
 	}

@@ -43,6 +43,10 @@ type Server struct {
 	State *convstate.Dir
 	// Counter gives the token counter for a format and model.
 	Counter func(transcript.Format, string) (tokens.Counter, error)
+	// Store, when set, is the offload store the stages write: they leave its syncing to
+	// the proxy (store.SyncEnv), which makes what a request wrote durable once the
+	// response has gone back, so that no request waits for the disk.
+	Store string
 	// TempDir holds each request's stats file.
 	TempDir string
 	// Log receives one JSON line per conversation request; Stats a short line.
@@ -297,6 +301,9 @@ type Record struct {
 	Markers        int     `json:"cache_control_markers,omitempty"`
 	AddedMS        float64 `json:"added_ms"`
 	Fallback       string  `json:"fallback,omitempty"`
+	// Warning is what went wrong after the request was sent as decided (the store or the
+	// state not written): not a fallback, the body went out as processed.
+	Warning string `json:"warning,omitempty"`
 
 	body []byte // what was forwarded
 }

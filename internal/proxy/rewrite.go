@@ -18,6 +18,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/replay"
+	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -282,6 +283,9 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, cloc
 	for k, v := range clock {
 		env[k] = v
 	}
+	if s.Store != "" {
+		env[store.SyncEnv] = "later" // synced in finish, after the response
+	}
 	env["CTX_FORMAT"] = string(format)
 	statsPath := ""
 	if s.TempDir != "" {
@@ -408,10 +412,16 @@ func keptValid(format transcript.Format, in, out []byte) error {
 	return nil
 }
 
-// finish counts what was received and what was sent, for the log line and the totals.
+// finish counts what was received and what was sent, for the log line and the totals,
+// and makes durable what the stages wrote to the store.
 func (s *Server) finish(rec *Record, p *pending) {
 	if p == nil {
 		return
+	}
+	if s.Store != "" && len(rec.Tiers) > 0 {
+		if err := store.SyncSince(s.Store, rec.Time); err != nil {
+			rec.Warning = "store not synced: " + err.Error()
+		}
 	}
 	rec.TokensIn = s.count(p.orig, p.format, p.model)
 	if bytes.Equal(p.orig, p.sent) {
@@ -444,8 +454,8 @@ func (s *Server) finish(rec *Record, p *pending) {
 	}
 	write := s.State.Prepare(&st)
 	unlock() // the conversation's next request need not wait for the disk
-	if err := write(); err != nil && rec.Fallback == "" {
-		rec.Fallback = "state not written: " + err.Error()
+	if err := write(); err != nil {
+		rec.Warning = strings.TrimPrefix(rec.Warning+"; ", "; ") + "state not written: " + err.Error()
 	}
 }
 

@@ -241,6 +241,7 @@ func planDoc(d *cli.Doc, f *Flags, o Options, known map[int]facts) (*cli.Plan, e
 func keepIn(p *cli.Plan, d *cli.Doc, f *Flags, changes []change) {
 	ctx := d.Context()
 	sv := offload.NewSaver(f.Store, d.Name, ctx.Now, ctx.Warnf)
+	sv.DeferSyncIf(ctx.Getenv)
 	p.Regions = make([]transcript.Span, len(changes))
 	for i := range changes {
 		p.Regions[i] = changes[i].edit.Span

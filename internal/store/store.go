@@ -16,8 +16,11 @@
 //
 //   - Put makes a file durable (temp file, fsync, link or rename, fsync of the directory)
 //     before it returns, so a caller that emits a reference after Put never points at a
-//     partial file, whatever happens afterwards. A Batch does the same for many files
-//     with one sync of the file system for all their temp files and one for their names.
+//     partial file, whatever happens afterwards. A Batch does the same for many files,
+//     their fsyncs in flight together; never a sync of the whole file system, which would
+//     wait for other processes' dirty pages. A store whose syncing is deferred (DeferSync:
+//     ctx-proxy, to keep the disk off the request path) names files at once and leaves
+//     their durability to SyncSince, run once the response has gone back.
 //   - The same bytes are one file; several processes may Put and Append into one store at
 //     the same time. Index lines are appended with O_APPEND, one write each, so they are
 //     never interleaved or torn on a local file system.
@@ -44,6 +47,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,6 +80,83 @@ type Store struct {
 
 	mu    sync.Mutex
 	swept map[string]bool // shards whose stale temp files this run removed
+
+	// deferred: Commit and Append do not wait for the disk; SyncSince does it later.
+	deferred bool
+}
+
+// SyncEnv names the environment variable by which ctx-proxy asks the stages it runs to
+// leave the store's syncing to it: "later" (see DeferSync).
+const SyncEnv = "CTX_STORE_SYNC"
+
+// DeferSync makes Commit and Append name their files without waiting for the disk: the
+// files are there for every reader at once (the page cache), but a crash of the machine
+// (not of a process) before SyncSince runs may lose them. ctx-proxy defers so: a request's
+// added latency must not wait for the disk, and it syncs what the request wrote once the
+// response has gone back.
+func (s *Store) DeferSync() { s.deferred = true }
+
+// DeferSyncIf defers syncing when getenv(SyncEnv) says "later".
+func (s *Store) DeferSyncIf(getenv func(string) string) {
+	if getenv != nil && getenv(SyncEnv) == "later" {
+		s.DeferSync()
+	}
+}
+
+// SyncSince makes durable what was written to the store at dir since the time given (less
+// a second, for file systems with coarse times): the new files of each shard changed
+// since, the shards, the index and the root. A missing store is nothing to sync.
+func SyncSince(dir string, since time.Time) error {
+	root, err := os.OpenRoot(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	s := &Store{dir: dir, root: root}
+	dirs, files, err := writtenSince(root, since.Add(-time.Second))
+	if err != nil {
+		return err
+	}
+	return s.syncFiles(append(dirs, "."), files)
+}
+
+// writtenSince lists the shards changed since the time given and the files in them, and
+// the index, written since: what SyncSince syncs.
+func writtenSince(root *os.Root, since time.Time) (dirs, files []string, err error) {
+	top, err := fs.ReadDir(root.FS(), ".")
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range top {
+		info, err := e.Info()
+		if err != nil || info.ModTime().Before(since) {
+			continue
+		}
+		switch {
+		case e.Name() == IndexName && info.Mode().IsRegular():
+			files = append(files, e.Name())
+		case e.IsDir() && isShard(e.Name()):
+			dirs = append(dirs, e.Name())
+			inner, err := fs.ReadDir(root.FS(), e.Name())
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, f := range inner {
+				if fi, err := f.Info(); err == nil && fi.Mode().IsRegular() && !fi.ModTime().Before(since) && !strings.HasPrefix(f.Name(), tempPrefix) {
+					files = append(files, e.Name()+"/"+f.Name())
+				}
+			}
+		}
+	}
+	return dirs, files, nil
+}
+
+// isShard reports whether name is a shard's: two lowercase hex digits.
+func isShard(name string) bool {
+	return len(name) == 2 && strings.Trim(name, "0123456789abcdef") == ""
 }
 
 // Entry is one line of the index: a stored result and where it came from.
@@ -191,13 +272,13 @@ func (s *Store) Path(h string) string { return Path(s.dir, h) }
 func (s *Store) Put(data []byte) (h string, created bool, err error) {
 	h = Hash(data)
 	shard, target := h[:2], name(h)
-	if err := s.mkdirShard(shard, true); err != nil {
+	if err := s.mkdirShard(shard, !s.deferred); err != nil {
 		return h, false, err
 	}
 	if s.intact(target, data) {
 		return h, false, nil
 	}
-	tmp, err := s.writeTemp(shard, data, true)
+	tmp, err := s.writeTemp(shard, data, !s.deferred)
 	if err != nil {
 		return h, false, err
 	}
@@ -205,7 +286,9 @@ func (s *Store) Put(data []byte) (h string, created bool, err error) {
 	if err != nil {
 		return h, false, err
 	}
-	s.syncDir(shard)
+	if !s.deferred {
+		s.syncDir(shard)
+	}
 	return h, created, nil
 }
 
@@ -312,7 +395,9 @@ func (b *Batch) Commit() (created map[string]bool, err error) {
 			temps = append(temps, f.tmp)
 		}
 	}
-	if err := b.s.syncFiles(shards, temps); err != nil {
+	if b.s.deferred {
+		temps = nil // named now, synced later (SyncSince)
+	} else if err := b.s.syncFiles(shards, temps); err != nil {
 		return nil, fmt.Errorf("store %q: sync: %w", b.s.dir, reason(err))
 	}
 	created = map[string]bool{}
@@ -328,6 +413,9 @@ func (b *Batch) Commit() (created map[string]bool, err error) {
 		created[f.hash] = ok
 	}
 	// (the root too: it holds the names of shards the batch made)
+	if b.s.deferred {
+		return created, nil
+	}
 	if err := b.s.syncFiles(append(shards, "."), nil); err != nil {
 		return nil, fmt.Errorf("store %q: sync: %w", b.s.dir, reason(err))
 	}
@@ -572,7 +660,7 @@ func (s *Store) Append(entries ...Entry) error {
 			break
 		}
 	}
-	if err == nil {
+	if err == nil && !s.deferred {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -644,21 +732,47 @@ func reason(err error) error {
 	return err
 }
 
-// fsyncEach syncs each of files, and then each of dirs as far as the file system can.
-func (s *Store) fsyncEach(dirs, files []string) error {
-	for _, d := range dirs {
-		defer s.syncDir(d)
+// syncFiles makes files, and the names in dirs (which hold the files), durable: an fsync
+// of each file, then of each directory. Never syncfs, which waits for every dirty page of
+// the file system: another process writing a gigabyte next to the store would stall the
+// request a tier runs in (ctx-proxy's added latency reached 2 s so). The fsyncs run a few
+// at a time, so that a file system that commits its journal once for several of them
+// (ext4, xfs) flushes the batch in about the time of one.
+func (s *Store) syncFiles(dirs, files []string) error {
+	if err := s.syncAll(files, false); err != nil {
+		return err
 	}
-	for _, p := range files {
-		f, err := s.root.Open(p)
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return err
-		}
+	return s.syncAll(dirs, true)
+}
+
+// syncParallel is how many fsyncs syncAll has in flight at once.
+const syncParallel = 8
+
+// syncAll fsyncs each of paths, syncParallel at a time, and returns the first error. A
+// directory that cannot be synced (not every file system can) is no error.
+func (s *Store) syncAll(paths []string, dirs bool) error {
+	if len(paths) == 0 {
+		return nil
 	}
-	return nil
+	errs := make([]error, len(paths))
+	sem := make(chan struct{}, syncParallel)
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f, err := s.root.Open(p)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			if err := f.Sync(); err != nil && !dirs {
+				errs[i] = err
+			}
+			f.Close()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -522,5 +524,60 @@ func TestBatch(t *testing.T) {
 	}
 	if n := temps(); n != 0 {
 		t.Errorf("%d temp files left after Abort", n)
+	}
+}
+
+// TestDeferredSync: a store whose syncing is deferred names its files at once (readable by
+// anyone) and SyncSince finds exactly what was written since: the new files, their
+// shards and the index, not what was there before.
+func TestDeferredSync(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _, err := s.Put([]byte("written long ago"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ago := time.Now().Add(-time.Hour)
+	os.Chtimes(Path(dir, old), ago, ago)
+	os.Chtimes(filepath.Join(dir, old[:2]), ago, ago)
+	start := time.Now()
+	s.DeferSyncIf(func(k string) string { return map[string]string{SyncEnv: "later"}[k] })
+	b := s.Batch()
+	h, err := b.Add([]byte("a result of this request"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(Entry{Hash: h, Tool: "Bash"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(h); err != nil || string(got) != "a result of this request" {
+		t.Fatalf("deferred file not readable: %q %v", got, err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	dirs, files, err := writtenSince(root, start.Add(-time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{IndexName, h[:2] + "/" + h}
+	sort.Strings(files)
+	sort.Strings(want)
+	if !slices.Equal(files, want) || !slices.Contains(dirs, h[:2]) || (old[:2] != h[:2] && slices.Contains(dirs, old[:2])) {
+		t.Errorf("written since: dirs %v files %v, want %v", dirs, files, want)
+	}
+	if err := SyncSince(dir, start); err != nil {
+		t.Errorf("SyncSince: %v", err)
+	}
+	if err := SyncSince(filepath.Join(dir, "missing"), start); err != nil {
+		t.Errorf("SyncSince of no store: %v", err)
 	}
 }

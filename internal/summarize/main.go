@@ -374,6 +374,7 @@ func offload(c *cli.Context, data []byte) (string, error) {
 		return "", cli.RuntimeError(err)
 	}
 	defer st.Close()
+	st.DeferSyncIf(c.Getenv)
 	h, _, err := st.Put(data)
 	if err != nil {
 		return "", cli.RuntimeError(err)

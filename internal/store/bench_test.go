@@ -1,0 +1,91 @@
+package store
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// BenchmarkCommitWhileWriting is issue 35's figure for the store on the request path: a
+// batch of 7 results (what ctx-persist wrote in one proxied request) committed while
+// another process's writes fill the same file system with dirty pages. Run with
+// STORE_BENCH_NEIGHBOUR=1GB for the loaded case (a file of that size is written beside the
+// store, again and again, until the benchmark ends), without it for the quiet one; compare
+// the p50 and p99 it reports. Under syncfs the loaded commits waited for the neighbour's
+// pages; with an fsync per file they wait for their own.
+func BenchmarkCommitWhileWriting(b *testing.B) {
+	dir := b.TempDir()
+	if d := os.Getenv("STORE_BENCH_DIR"); d != "" {
+		var err error
+		if dir, err = os.MkdirTemp(d, "storebench-"); err != nil {
+			b.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+	}
+	s, err := Create(filepath.Join(dir, "store"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if size := os.Getenv("STORE_BENCH_NEIGHBOUR"); size != "" {
+		n, err := strconv.Atoi(size[:len(size)-2])
+		if err != nil || size[len(size)-2:] != "GB" {
+			b.Fatalf("STORE_BENCH_NEIGHBOUR=%q: want a size like 1GB", size)
+		}
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go neighbour(filepath.Join(dir, "neighbour"), int64(n)<<30, stop, done)
+		defer func() { close(stop); <-done }()
+		time.Sleep(500 * time.Millisecond) // let the dirty pages pile up
+	}
+	blob := make([]byte, 40<<10)
+	var took []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		batch := s.Batch()
+		for k := range 7 {
+			copy(blob, fmt.Sprintf("request %d result %d ", i, k))
+			if _, err := batch.Add(blob); err != nil {
+				b.Fatal(err)
+			}
+		}
+		start := time.Now()
+		if _, err := batch.Commit(); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+	}
+	b.StopTimer()
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// neighbour writes size bytes to path over and over, without syncing, until stop closes.
+func neighbour(path string, size int64, stop, done chan struct{}) {
+	defer close(done)
+	defer os.Remove(path)
+	chunk := make([]byte, 4<<20)
+	for {
+		f, err := os.Create(path)
+		if err != nil {
+			return
+		}
+		for n := int64(0); n < size; n += int64(len(chunk)) {
+			select {
+			case <-stop:
+				f.Close()
+				return
+			default:
+			}
+			if _, err := f.Write(chunk); err != nil {
+				f.Close()
+				return
+			}
+		}
+		f.Close()
+	}
+}
