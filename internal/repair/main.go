@@ -13,7 +13,7 @@ import (
 type Flags struct {
 	cli.Common `embed:""`
 
-	Check bool `name:"check" short:"c" help:"Change nothing: list each problem on stderr and exit 1 if there is any."`
+	Check bool `name:"check" short:"c" help:"Change nothing: list each problem on stdout and exit 1 if there is any."`
 }
 
 const help = `Makes a conversation document one the provider's API accepts: every tool call answered,
@@ -26,9 +26,10 @@ Messages with nothing to fix are left byte for byte as they were; a document wit
 to fix is written out unchanged. Ids that a repair makes up are derived from the document,
 so repairing twice gives the same bytes.
 
---check changes nothing: it lists each problem (message index, rule, ids) on stderr, as
-text on a terminal and as JSON lines otherwise, and exits 1 when there is any, 0 when
-there is none. It takes several files. Rules and their names are in ctx-repair(1).`
+--check changes nothing: the problems are its output. It lists each (file, message index,
+rule, ids) on stdout or -o, as text on a terminal and as JSON lines otherwise, says how
+many it found on stderr, and exits 1 when there is any, 0 when there is none. It takes
+several files. Rules and their names are in ctx-repair(1).`
 
 // Tool returns ctx-repair's description for the runner.
 func Tool() *cli.Tool {
@@ -55,7 +56,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 func run(ctx *cli.Context, f *Flags) error {
 	found := 0
 	return ctx.Run(cli.Filter{
-		Reports: f.Check, // problems on stderr, not documents: several files too
+		Reports: f.Check, // problems on stdout, not documents: several files too
 		Plan: func(d *cli.Doc) (*cli.Plan, error) {
 			p, n, err := planDoc(d, f)
 			found += n
@@ -93,9 +94,11 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, int, error) {
 	problems := Check(d.T)
 	p := &cli.Plan{}
 	if f.Check {
-		if err := writeProblems(d.Context(), d.Display(), problems); err != nil {
+		report, err := problemsReport(d.Context(), d.Display(), problems)
+		if err != nil {
 			return nil, 0, err
 		}
+		p.Report = report
 	} else if len(problems) > 0 {
 		if err := d.Whole(); err != nil {
 			return nil, 0, err
@@ -141,23 +144,24 @@ func verify(out []byte, format transcript.Format, name string) (*transcript.Tran
 	return t, nil
 }
 
-func writeProblems(ctx *cli.Context, file string, problems []Problem) error {
+// problemsReport is --check's output for one document: its problems, a line each, as text
+// for a person when stdout is a terminal (and no -o), else as JSON lines for a program
+// (ctx-repair --check | jq). They are the output of the check, not diagnostics: the count
+// of them goes to stderr as the run's error line.
+func problemsReport(ctx *cli.Context, file string, problems []Problem) ([]byte, error) {
 	var buf bytes.Buffer
-	if ctx.StderrTTY {
+	if ctx.StdoutTTY && ctx.Common.Output == "" {
 		for _, p := range problems {
 			fmt.Fprintf(&buf, "%s: %s\n", file, p)
 		}
-	} else {
-		lines := make([]reported, len(problems))
-		for i, p := range problems {
-			lines[i] = reported{File: file, Problem: p}
-		}
-		if err := cli.JSONLines(&buf, lines...); err != nil {
-			return err
-		}
+		return buf.Bytes(), nil
 	}
-	if _, err := ctx.Stderr.Write(buf.Bytes()); err != nil {
-		return cli.RuntimeError(fmt.Errorf("write stderr: %w", err))
+	lines := make([]reported, len(problems))
+	for i, p := range problems {
+		lines[i] = reported{File: file, Problem: p}
 	}
-	return nil
+	if err := cli.JSONLines(&buf, lines...); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
