@@ -14,6 +14,7 @@ type Flags struct {
 	cli.Common `embed:""`
 
 	Check bool `name:"check" short:"c" help:"Change nothing: list each problem on stdout and exit 1 if there is any."`
+	Quiet bool `name:"quiet" short:"q" help:"With --check, print nothing: the exit status alone says whether there is a problem."`
 }
 
 const help = `Makes a conversation document one the provider's API accepts: every tool call answered,
@@ -29,7 +30,9 @@ so repairing twice gives the same bytes.
 --check changes nothing: the problems are its output. It lists each (file, message index,
 rule, ids) on stdout or -o, as text on a terminal and as JSON lines otherwise, says how
 many it found on stderr, and exits 1 when there is any, 0 when there is none. It takes
-several files. Rules and their names are in ctx-repair(1).`
+several files. With -q it prints nothing, for a script that wants only the exit status;
+an input it cannot read is still an error on stderr (exit 3 or 4). Rules and their names
+are in ctx-repair(1).`
 
 // Tool returns ctx-repair's description for the runner.
 func Tool() *cli.Tool {
@@ -54,6 +57,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 }
 
 func run(ctx *cli.Context, f *Flags) error {
+	switch {
+	case f.Quiet && !f.Check:
+		return cli.WithHint(cli.Usagef("-q/--quiet goes with --check"), "ctx-repair --check -q FILE...")
+	case f.Quiet && f.Output != "":
+		return cli.Usagef("--check -q writes nothing; -o does not apply")
+	}
 	found := 0
 	return ctx.Run(cli.Filter{
 		Reports: f.Check, // problems on stdout, not documents: several files too
@@ -67,8 +76,11 @@ func run(ctx *cli.Context, f *Flags) error {
 }
 
 // verdict is the run's error once every document is checked: with --check, a failed
-// check when any problem was found.
+// check when any problem was found, which -q leaves unsaid.
 func verdict(f *Flags, found int) error {
+	if f.Check && found > 0 && f.Quiet {
+		return cli.CheckFailed(nil)
+	}
 	if f.Check && found > 0 {
 		what := "problems"
 		if found == 1 {
@@ -93,7 +105,7 @@ type reported struct {
 func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, int, error) {
 	problems := Check(d.T)
 	p := &cli.Plan{}
-	if f.Check {
+	if f.Check && !f.Quiet {
 		report, err := problemsReport(d.Context(), d.Display(), problems)
 		if err != nil {
 			return nil, 0, err
