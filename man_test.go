@@ -70,3 +70,29 @@ func TestManPagesInputRules(t *testing.T) {
 		}
 	}
 }
+
+// TestManPagesEmptyInputExit: an empty input is a conversation with no messages (the Input
+// section, and empty_input.txtar), so no EXIT STATUS entry may give it as a cause of exit 3
+// without naming the one case that refuses it, an explicit JSON --format (issue 34).
+func TestManPagesEmptyInputExit(t *testing.T) {
+	for _, tool := range multicall.Tools() {
+		page, err := os.ReadFile(filepath.Join("man", tool.Name+".1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(page)
+		start := strings.Index(text, "\n.SH EXIT STATUS\n")
+		if start < 0 {
+			continue // TestManPages reports it
+		}
+		section := text[start+1:]
+		if end := strings.Index(section[1:], "\n.SH "); end >= 0 {
+			section = section[:end+1]
+		}
+		for _, entry := range strings.Split(section, "\n.TP\n") {
+			if strings.Contains(strings.Join(strings.Fields(entry), " "), "empty input") && !strings.Contains(entry, `\-\-format`) {
+				t.Errorf("%s.1: EXIT STATUS gives an empty input as a failure without its --format:\n%s", tool.Name, entry)
+			}
+		}
+	}
+}

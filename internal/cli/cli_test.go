@@ -684,3 +684,32 @@ func TestHelpDefaultsExamplesOmit(t *testing.T) {
 		t.Errorf("omit of a tool flag: exit %d stderr %q", code, errb.String())
 	}
 }
+
+// TestOmitFiles: a tool that reads no document (ctx-proxy) omits "file": its --help and its
+// completions name no file arguments, and a file argument is a usage error.
+func TestOmitFiles(t *testing.T) {
+	tool := func() *cli.Tool {
+		tl := newTool()
+		tl.Omit = []string{"file"}
+		return tl
+	}
+	var out, errb bytes.Buffer
+	if code := cli.Main(tool(), []string{"--help"}, strings.NewReader(""), &out, &errb, nil); code != 0 || errb.Len() > 0 {
+		t.Fatalf("--help: exit %d stderr %q", code, errb.String())
+	}
+	if help := out.String(); strings.Contains(help, "<file>") || strings.Contains(help, "Input documents") {
+		t.Errorf("--help names file arguments:\n%s", help)
+	}
+	if _, files, err := cli.Flags(tool()); err != nil || files {
+		t.Errorf("Flags: files = %v, err %v; want no file arguments", files, err)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := cli.Main(tool(), []string{"x.json"}, strings.NewReader(conv("a")), &out, &errb, nil); code != cli.ExitUsage || out.Len() > 0 || !strings.Contains(errb.String(), `unexpected argument x.json`) {
+		t.Errorf("a file argument: exit %d stdout %q stderr %q, want exit 2", code, out.String(), errb.String())
+	}
+	// Without the omission the same tool takes files.
+	if _, files, err := cli.Flags(newTool()); err != nil || !files {
+		t.Errorf("Flags of a filter: files = %v, err %v", files, err)
+	}
+}

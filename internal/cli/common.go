@@ -33,6 +33,9 @@ type Common struct {
 	Files      []string         `arg:"" optional:"" name:"file" help:"Input documents; \"-\" or none reads stdin."`
 }
 
+// filesArg is the name of Common's file arguments, which [Tool.Omit] may name.
+const filesArg = "file"
+
 // CommonFlags returns c. Because it is promoted through embedding, the
 // runner can reach the Common inside any grammar without [Tool.Common].
 func (c *Common) CommonFlags() *Common { return c }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +35,10 @@ type Tool struct {
 	// of --help and of shell completions. They still parse, so that one set of CTX_*
 	// variables (CTX_STORE) or one set of flags can serve every tool of a pipeline; a tool
 	// that refuses one outright (ctx-count -i) says so when it runs.
+	//
+	// "file" names the file arguments: a tool that reads no document (ctx-proxy) omits
+	// them, and they are taken out of the grammar rather than hidden, so a file argument
+	// is refused as any unexpected argument is (exit 2). No pipeline shares them.
 	Omit []string
 }
 
@@ -385,9 +390,16 @@ func newParser(tool *Tool, stdout, stderr io.Writer, getenv func(string) string)
 	return p, env, nil
 }
 
-// omit hides the flags named in names; a name that is not a Common flag is the tool's bug.
+// omit hides the flags named in names and takes out the file arguments when names has
+// "file"; a name that is neither a Common flag nor "file" is the tool's bug.
 func omit(n *kong.Node, names []string) error {
 	for _, name := range names {
+		if name == filesArg {
+			// kong has no hidden positional: one left in the grammar shows in --help's
+			// usage line and its Arguments section.
+			n.Positional = slices.DeleteFunc(n.Positional, func(p *kong.Positional) bool { return p.Name == filesArg })
+			continue
+		}
 		found := false
 		for _, f := range n.Flags {
 			if f.Name == name && f.Group != nil && f.Group.Key == "common" {

@@ -18,6 +18,7 @@ type Flags struct {
 
 	Pass     bool        `short:"p" help:"Copy the document to stdout unchanged and write the report to stderr, to sit mid-pipeline."`
 	FailOver cli.Percent `name:"fail-over" placeholder:"PCT" help:"Exit 1 when utilization is above PCT (85% or 0.85); default off." env:"CTX_FAIL_OVER"`
+	Quiet    bool        `name:"quiet" short:"q" help:"With --fail-over, print no report and no verdict: the exit status alone says whether a conversation is over."`
 	Vs       string      `name:"vs" placeholder:"OTHER" help:"Compare with OTHER, another version of the conversation: tokens saved, messages changed, cache prefix kept."`
 	JSON     bool        `name:"json" help:"Write the JSON report even when stdout is a terminal."`
 	Picture  bool        `name:"picture" help:"Draw the window picture even when stdout is not a terminal (watch ctx-count FILE)."`
@@ -46,6 +47,9 @@ A folder (~/.claude/projects/<project>/, ~/.codex/sessions/) means its newest se
 or not a document gets an error line and the others are still reported; the exit status
 then says the run failed.
 
+--fail-over -q prints nothing (with --pass, only the document), for a script that wants
+only the exit status; an input it cannot read is still an error on stderr.
+
 --text counts plain text instead (as ttok does): one number, the tokens of the whole input
 with --tokenizer, or the counter --model's documents get (o200k by default).`
 
@@ -59,7 +63,7 @@ func (*Flags) Examples() []cli.Example {
 	return []cli.Example{
 		{Does: "where the tokens of the Claude Code or Codex session running in this directory went", Command: "ctx-count --latest"},
 		{Does: "the recent sessions of every project: size, tokens, utilization", Command: "ctx-count --sessions --all-projects"},
-		{Does: "fail (exit 1) when a conversation is past 85% of a GPT-5 window", Command: "ctx-count --model gpt-5 --fail-over 85% history.json > /dev/null"},
+		{Does: "fail (exit 1) when a conversation is past 85% of a GPT-5 window, saying nothing", Command: "ctx-count --model gpt-5 --fail-over 85% -q history.json"},
 	}
 }
 
@@ -74,6 +78,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 func run(ctx *cli.Context, f *Flags) error {
 	if f.InPlace {
 		return cli.Usagef("ctx-count does not change documents; --in-place does not apply")
+	}
+	if err := f.checkQuiet(); err != nil {
+		return err
 	}
 	if f.Sessions {
 		return listSessions(ctx, f)
@@ -132,6 +139,7 @@ func run(ctx *cli.Context, f *Flags) error {
 			p := &cli.Plan{Stats: cli.Stats{Extra: map[string]any{"utilization": r.Utilization}}}
 			var out bytes.Buffer
 			switch {
+			case f.Quiet: // no report: the exit status says it all
 			case f.Vs != "":
 				err = compare(d, f, r, &out)
 				p.Report = out.Bytes()
@@ -150,6 +158,9 @@ func run(ctx *cli.Context, f *Flags) error {
 			return p, err
 		},
 		Done: func() error {
+			if over > 0 && f.Quiet {
+				return cli.CheckFailed(nil)
+			}
 			if over > 0 {
 				return cli.CheckFailed(fmt.Errorf("%d of %d documents above %s utilization", over, reports, f.FailOver))
 			}
@@ -165,6 +176,26 @@ func run(ctx *cli.Context, f *Flags) error {
 		})
 	}
 	return ctx.Run(filter)
+}
+
+// checkQuiet refuses -q where it would silence nothing but a check (it needs --fail-over)
+// or where what is asked for is a report to read, or a file to write.
+func (f *Flags) checkQuiet() error {
+	if !f.Quiet {
+		return nil
+	}
+	if f.FailOver <= 0 {
+		return cli.WithHint(cli.Usagef("-q/--quiet goes with --fail-over"), "ctx-count --fail-over 85% -q FILE...")
+	}
+	for _, no := range []struct {
+		set  bool
+		flag string
+	}{{f.Output != "", "-o"}, {f.Vs != "", "--vs"}, {f.Savings, "--savings"}, {f.Follow, "--follow"}, {f.Sessions, "--sessions"}} {
+		if no.set {
+			return cli.Usagef("--fail-over -q writes no report; %s does not apply", no.flag)
+		}
+	}
+	return nil
 }
 
 // report measures one document.

@@ -177,6 +177,8 @@ func TestBashCompletes(t *testing.T) {
 		{"ctx-budget", []string{"--cap", ""}, nil, []string{"notes.jsonl"}},
 		{"ctx-trim", []string{"--strategy", ""}, []string{"first", "last"}, nil},
 		{"ctx-snip", []string{"no"}, []string{"notes.jsonl"}, nil},
+		// ctx-proxy reads no document: no file after it (issue 34).
+		{"ctx-proxy", []string{"no"}, nil, []string{"notes.jsonl"}},
 		{"ctxkit", []string{"co"}, []string{"count", "convert", "completion"}, []string{"budget"}},
 	} {
 		got := strings.Fields(complete(c.command, c.words...))

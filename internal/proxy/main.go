@@ -60,9 +60,9 @@ func (*Flags) Examples() []cli.Example {
 	}
 }
 
-// OmitCommon: ctx-proxy reads no document from files or stdin.
+// OmitCommon: ctx-proxy reads no document from files or stdin: it takes no file argument.
 func (*Flags) OmitCommon() []string {
-	return []string{"in-place", "output", "path", "sidechains", "format", "stats-file", "latest", "agent"}
+	return []string{"file", "in-place", "output", "path", "sidechains", "format", "stats-file", "latest", "agent"}
 }
 
 // Main runs ctx-proxy and returns its exit status.
@@ -71,9 +71,6 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 }
 
 func run(ctx *cli.Context, f *Flags) error {
-	if len(f.Files) > 0 {
-		return cli.Usagef("ctx-proxy takes no file arguments")
-	}
 	if f.Timeout < 0 {
 		return cli.Usagef("--timeout must not be negative")
 	}

@@ -13,7 +13,8 @@ import (
 type Flags struct {
 	cli.Common `embed:""`
 
-	Check bool `name:"check" short:"c" help:"Change nothing: list each problem on stderr and exit 1 if there is any."`
+	Check bool `name:"check" short:"c" help:"Change nothing: list each problem on stdout and exit 1 if there is any."`
+	Quiet bool `name:"quiet" short:"q" help:"With --check, print nothing: the exit status alone says whether there is a problem."`
 }
 
 const help = `Makes a conversation document one the provider's API accepts: every tool call answered,
@@ -26,9 +27,12 @@ Messages with nothing to fix are left byte for byte as they were; a document wit
 to fix is written out unchanged. Ids that a repair makes up are derived from the document,
 so repairing twice gives the same bytes.
 
---check changes nothing: it lists each problem (message index, rule, ids) on stderr, as
-text on a terminal and as JSON lines otherwise, and exits 1 when there is any, 0 when
-there is none. It takes several files. Rules and their names are in ctx-repair(1).`
+--check changes nothing: the problems are its output. It lists each (file, message index,
+rule, ids) on stdout or -o, as text on a terminal and as JSON lines otherwise, says how
+many it found on stderr, and exits 1 when there is any, 0 when there is none. It takes
+several files. With -q it prints nothing, for a script that wants only the exit status;
+an input it cannot read is still an error on stderr (exit 3 or 4). Rules and their names
+are in ctx-repair(1).`
 
 // Tool returns ctx-repair's description for the runner.
 func Tool() *cli.Tool {
@@ -53,9 +57,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 }
 
 func run(ctx *cli.Context, f *Flags) error {
+	switch {
+	case f.Quiet && !f.Check:
+		return cli.WithHint(cli.Usagef("-q/--quiet goes with --check"), "ctx-repair --check -q FILE...")
+	case f.Quiet && f.Output != "":
+		return cli.Usagef("--check -q writes nothing; -o does not apply")
+	}
 	found := 0
 	return ctx.Run(cli.Filter{
-		Reports: f.Check, // problems on stderr, not documents: several files too
+		Reports: f.Check, // problems on stdout, not documents: several files too
 		Plan: func(d *cli.Doc) (*cli.Plan, error) {
 			p, n, err := planDoc(d, f)
 			found += n
@@ -66,8 +76,11 @@ func run(ctx *cli.Context, f *Flags) error {
 }
 
 // verdict is the run's error once every document is checked: with --check, a failed
-// check when any problem was found.
+// check when any problem was found, which -q leaves unsaid.
 func verdict(f *Flags, found int) error {
+	if f.Check && found > 0 && f.Quiet {
+		return cli.CheckFailed(nil)
+	}
 	if f.Check && found > 0 {
 		what := "problems"
 		if found == 1 {
@@ -92,10 +105,12 @@ type reported struct {
 func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, int, error) {
 	problems := Check(d.T)
 	p := &cli.Plan{}
-	if f.Check {
-		if err := writeProblems(d.Context(), d.Display(), problems); err != nil {
+	if f.Check && !f.Quiet {
+		report, err := problemsReport(d.Context(), d.Display(), problems)
+		if err != nil {
 			return nil, 0, err
 		}
+		p.Report = report
 	} else if len(problems) > 0 {
 		if err := d.Whole(); err != nil {
 			return nil, 0, err
@@ -141,23 +156,24 @@ func verify(out []byte, format transcript.Format, name string) (*transcript.Tran
 	return t, nil
 }
 
-func writeProblems(ctx *cli.Context, file string, problems []Problem) error {
+// problemsReport is --check's output for one document: its problems, a line each, as text
+// for a person when stdout is a terminal (and no -o), else as JSON lines for a program
+// (ctx-repair --check | jq). They are the output of the check, not diagnostics: the count
+// of them goes to stderr as the run's error line.
+func problemsReport(ctx *cli.Context, file string, problems []Problem) ([]byte, error) {
 	var buf bytes.Buffer
-	if ctx.StderrTTY {
+	if ctx.StdoutTTY && ctx.Common.Output == "" {
 		for _, p := range problems {
 			fmt.Fprintf(&buf, "%s: %s\n", file, p)
 		}
-	} else {
-		lines := make([]reported, len(problems))
-		for i, p := range problems {
-			lines[i] = reported{File: file, Problem: p}
-		}
-		if err := cli.JSONLines(&buf, lines...); err != nil {
-			return err
-		}
+		return buf.Bytes(), nil
 	}
-	if _, err := ctx.Stderr.Write(buf.Bytes()); err != nil {
-		return cli.RuntimeError(fmt.Errorf("write stderr: %w", err))
+	lines := make([]reported, len(problems))
+	for i, p := range problems {
+		lines[i] = reported{File: file, Problem: p}
 	}
-	return nil
+	if err := cli.JSONLines(&buf, lines...); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -43,9 +43,18 @@ type Flags struct {
 	UserTokens   int           `name:"user-tokens" default:"20000" placeholder:"N" help:"Quote the user's newest requests verbatim up to about N tokens (at most a twentieth of what is summarized); older ones are shortened." env:"CTX_SUMMARIZE_USER_TOKENS"`
 	KeepFirst    bool          `name:"keep-first" help:"Keep the first user message (the opening task) verbatim: in place in a JSON document, else whole in the summary." env:"CTX_SUMMARIZE_KEEP_FIRST"`
 	RestoreFiles int           `name:"restore-files" default:"5" placeholder:"N" help:"After the summary, restore the newest content of up to N files read or edited in the summarized part (0: none)." env:"CTX_SUMMARIZE_RESTORE_FILES"`
-	FileTokens   int           `name:"restore-tokens" default:"5000" placeholder:"N" help:"Restore at most N tokens of each file (all of them at most a tenth of what is summarized)." env:"CTX_SUMMARIZE_RESTORE_TOKENS"`
+	FileTokens   int           `name:"restore-tokens" default:"5000" placeholder:"N" help:"Restore at most N tokens of each file (all of them at most a twentieth of what is summarized)." env:"CTX_SUMMARIZE_RESTORE_TOKENS"`
 	Repay        int           `name:"repay" default:"10" placeholder:"N" help:"Where the request would stay over the window anyway, summarize only when what it saves pays back the prompt cache it breaks within N requests; 0 turns the test off." env:"CTX_SUMMARIZE_REPAY"`
 }
+
+// The most of what is summarized (its tokens divided by these) that the user's words quoted
+// verbatim (--user-tokens) and the files restored after the summary (all of them, each
+// within --restore-tokens) may take. --help, the README and ctx-summarize(1) say
+// "a twentieth"; TestHelpStatesShares holds --help to these.
+const (
+	userShare    = 20
+	restoreShare = 20
+)
 
 // Keep is --keep: tokens, a share of the window, or turns.
 type Keep struct {
@@ -231,7 +240,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		meta.Offloaded = path
 		extra["offloaded"] = path
 	}
-	userBudget := min(f.UserTokens, sp.Tokens/20)
+	userBudget := min(f.UserTokens, sp.Tokens/userShare)
 	sections = KeepUserWords(sections, userBudget, f.KeepFirst)
 	restored, err := chooseRestored(d, sp, x, f, o)
 	if err != nil {
@@ -486,7 +495,7 @@ func messageText(t *transcript.Transcript, mi int) transcript.Span {
 // chooseRestored picks the files restored after the summary: the newest content the
 // summarized part shows of the files it read or changed last, but those the kept part
 // shows again (read in a streamed document from the kept messages' own text), within
-// --restore-files, --restore-tokens and a tenth of what is summarized, so that restoring
+// --restore-files, --restore-tokens and 1/restoreShare of what is summarized, so that restoring
 // never costs more than a small part of the saving.
 func chooseRestored(d *cli.Doc, sp Split, x *Extractor, f *Flags, o Options) ([]Restored, error) {
 	if f.RestoreFiles == 0 || f.FileTokens == 0 {
@@ -515,7 +524,7 @@ func chooseRestored(d *cli.Doc, sp Split, x *Extractor, f *Flags, o Options) ([]
 		}
 	}
 	return ChooseRestored(rs, newer, RestoreOptions{Files: f.RestoreFiles, FileTokens: f.FileTokens,
-		Tokens: min(f.RestoreFiles*f.FileTokens, sp.Tokens/20), Counter: o.Counter}), nil
+		Tokens: min(f.RestoreFiles*f.FileTokens, sp.Tokens/restoreShare), Counter: o.Counter}), nil
 }
 
 // localOf is Local over a document that may be streamed: each message is read on its
