@@ -28,11 +28,14 @@ func TestClaudeHeldOut(t *testing.T) {
 		maxBias    float64 // |bias - 1|
 		maxMeanAbs float64
 	}{
-		// measured: mean 0.157, median 0.105, p90 0.297, bias 0.958 (old: 0.259, 0.218, 0.477, 0.695)
-		"claude": {minN500: 25, maxBias: 0.05, maxMeanAbs: 0.17},
+		// measured: mean 0.172, median 0.085, p90 0.438, bias 1.005 (old: 0.344, 0.319,
+		// 0.624, 0.703), on 9 files, 135 intervals of >= 500 tokens. Half of those are one
+		// Opus 4.5 session (deep-manifest a7da6a22, mean 0.22): plan mode and reminders put
+		// hundreds of tokens into its requests that the file does not hold.
+		"claude": {minN500: 25, maxBias: 0.05, maxMeanAbs: 0.18},
 		// one session of Opus 4.7 (the parent and 6 subagents; 3 files held out, 9
-		// intervals of >= 500 tokens): measured mean 0.314, median 0.082, p90 0.874, bias
-		// 0.860 (old: 0.549, 0.411, 0.950, 0.520). Two of its nine intervals are a
+		// intervals of >= 500 tokens): measured mean 0.321, median 0.090, p90 0.867, bias
+		// 0.865 (old: 0.549, 0.411, 0.950, 0.520). Two of its nine intervals are a
 		// subagent's second request, into which Claude Code put ~2,800 tokens it did not
 		// log: they make the mean and the bias.
 		"claude-opus-4-7": {minN500: 5, maxBias: 0.17, maxMeanAbs: 0.35},
