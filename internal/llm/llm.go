@@ -47,7 +47,11 @@ type Client struct {
 	// public API: https://api.anthropic.com or https://api.openai.com/v1.
 	BaseURL string
 	APIKey  string
-	Model   string
+	// AuthToken, for Anthropic when APIKey is empty, is sent as a bearer token instead
+	// (ANTHROPIC_AUTH_TOKEN, as the SDK reads it; a Claude Code login's credential, which
+	// ctx-proxy passes on).
+	AuthToken string
+	Model     string
 	// Getenv reads BaseURLVar. nil reads the process's environment, so that a caller
 	// that builds a Client without it still honours the variable its user set.
 	Getenv func(string) string
@@ -374,6 +378,9 @@ func isLocal(host string) bool {
 }
 
 func (c *Client) anthropicHeaders() map[string]string {
+	if c.APIKey == "" && c.AuthToken != "" {
+		return map[string]string{"Authorization": "Bearer " + c.AuthToken, "anthropic-version": anthropicVersion}
+	}
 	return map[string]string{"x-api-key": c.APIKey, "anthropic-version": anthropicVersion}
 }
 

@@ -34,6 +34,10 @@ type Flags struct {
 	KeepFor  time.Duration `name:"keep-for" default:"24h" placeholder:"DURATION" help:"Forget a conversation untouched this long."`
 	MaxConv  int           `name:"max-conversations" default:"1000" placeholder:"N" help:"Remember at most N conversations, the least recent forgotten first."`
 	Status   bool          `name:"status" help:"Ask the proxy serving on --listen what each conversation has saved so far, and print it: a table on a terminal, JSON when piped."`
+
+	Summarizer        string        `name:"summarizer" enum:"local,upstream" default:"local" placeholder:"local|upstream" help:"Who writes ctx-summarize's summaries: local (offline, the default) or upstream (the agent's own provider, with the client's own credentials: one paid model call per summary)." env:"CTX_PROXY_SUMMARIZER"`
+	SummarizerModel   string        `name:"summarizer-model" placeholder:"NAME" help:"With --summarizer upstream, the model that summarizes (default the provider's small one: claude-haiku-4-5, gpt-4o-mini)." env:"CTX_PROXY_SUMMARIZER_MODEL"`
+	SummarizerTimeout time.Duration `name:"summarizer-timeout" default:"60s" placeholder:"DURATION" help:"With --summarizer upstream, the most a summary may take; added to --timeout for the request it fires on. The local summary is the fallback." env:"CTX_PROXY_SUMMARIZER_TIMEOUT"`
 }
 
 const help = `A local HTTP server between an agent and its provider. Every conversation request
@@ -77,6 +81,9 @@ func run(ctx *cli.Context, f *Flags) error {
 	if f.Status {
 		return showStatus(ctx, f.Listen)
 	}
+	if f.SummarizerTimeout <= 0 {
+		return cli.Usagef("--summarizer-timeout must be positive, got %s", f.SummarizerTimeout)
+	}
 	s := &Server{
 		Upstream:  f.Upstream,
 		Anthropic: ctx.Getenv("ANTHROPIC_UPSTREAM"),
@@ -86,6 +93,9 @@ func run(ctx *cli.Context, f *Flags) error {
 		Getenv:    ctx.Getenv,
 		Counter:   ctx.Counter,
 		Now:       ctx.Now,
+	}
+	if f.Summarizer == "upstream" {
+		s.Summarizer = &UpstreamSummarizer{Model: f.SummarizerModel, Timeout: f.SummarizerTimeout}
 	}
 	if p := strings.TrimSpace(f.Pipe); p != "none" && p != "" {
 		pipe, err := replay.ParsePipe(f.Pipe, replay.Tools())

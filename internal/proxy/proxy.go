@@ -47,6 +47,9 @@ type Server struct {
 	// the proxy (store.SyncEnv), which makes what a request wrote durable once the
 	// response has gone back, so that no request waits for the disk.
 	Store string
+	// Summarizer, when set, has ctx-summarize write with the upstream's model; nil keeps
+	// the local summarizer.
+	Summarizer *UpstreamSummarizer
 	// TempDir holds each request's stats file.
 	TempDir string
 	// Log receives one JSON line per conversation request; Stats a short line.
@@ -364,10 +367,10 @@ func (s *Server) status(w http.ResponseWriter) {
 	json.NewEncoder(w).Encode(out)
 }
 
-// withTimeout bounds one pipeline run.
-func (s *Server) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if s.Timeout > 0 {
-		return context.WithTimeout(ctx, s.Timeout)
+// withTimeout bounds one pipeline run; 0 leaves it unbounded.
+func withTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout > 0 {
+		return context.WithTimeout(ctx, timeout)
 	}
 	return context.WithCancel(ctx)
 }

@@ -778,3 +778,55 @@ func TestIdleClearingLive(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamSummarizer: with --summarizer upstream, ctx-summarize's model call goes to
+// the request's own upstream with the client's own key and the small model; the summary
+// it writes is what the conversation carries on with, and the key is in no log line.
+func TestUpstreamSummarizer(t *testing.T) {
+	const key = "sk-ant-client-key-0123456789"
+	var mu sync.Mutex
+	var summaryCalls []seen
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if gjson.GetBytes(body, "model").String() == "claude-haiku-4-5" {
+			mu.Lock()
+			summaryCalls = append(summaryCalls, seen{r.Method, r.URL.RequestURI(), r.Header.Clone(), body})
+			mu.Unlock()
+			fmt.Fprintf(w, `{"id":"msg_s","type":"message","role":"assistant","content":[{"type":"text","text":%s}],"stop_reason":"end_turn"}`,
+				q("<summary>\n## Goal and user requests\n- Goal: SUMMARY-FROM-THE-MODEL\n</summary>"))
+			return
+		}
+		fmt.Fprintf(w, `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":%s}]}`, q(string(body)))
+	}))
+	t.Cleanup(up.Close)
+	s, px, log := proxyFor(t, up.URL, "ctx-summarize --force --keep 10", t.TempDir())
+	s.Summarizer = &UpstreamSummarizer{Timeout: 10 * time.Second}
+	msgs := []string{userText("fix the parser"), `{"role":"assistant","content":` + q(bigOutput("looking")) + `}`, userText("now the tests"), `{"role":"assistant","content":` + q(bigOutput("done")) + `}`, userText("and ship it")}
+	_, out := post(t, px.URL+"/v1/messages", conversation(msgs...), map[string]string{"x-api-key": key})
+	if len(summaryCalls) != 1 {
+		t.Fatalf("%d summary calls reached the upstream, want 1", len(summaryCalls))
+	}
+	c := summaryCalls[0]
+	if c.URI != "/v1/messages" || c.Header.Get("X-Api-Key") != key {
+		t.Errorf("summary call to %s with key %q", c.URI, c.Header.Get("X-Api-Key"))
+	}
+	sent := gjson.GetBytes(out, "content.0.text").String() // the fake echoes what it was sent
+	if !strings.Contains(sent, "SUMMARY-FROM-THE-MODEL") {
+		t.Errorf("the request sent on does not carry the model's summary: %.300s", sent)
+	}
+	if l := waitLog(t, log, 1); strings.Contains(l, key) || strings.Contains(l, "client-key") {
+		t.Errorf("the key reached the log: %s", l)
+	}
+	// No credential, no model call: the local summary.
+	summaryCalls = nil
+	post(t, px.URL+"/v1/messages", conversation(append(msgs, `{"role":"assistant","content":"shipped"}`, userText("thanks"))...), nil)
+	if len(summaryCalls) != 0 {
+		t.Errorf("a request without a key made %d model calls", len(summaryCalls))
+	}
+	// A Claude Code login sends a bearer token, not a key: passed on as such.
+	post(t, px.URL+"/v1/messages", conversation(append(msgs, `{"role":"assistant","content":"shipped"}`, userText("bye"))...), map[string]string{"Authorization": "Bearer oauth-token-xyz"})
+	if len(summaryCalls) != 1 || summaryCalls[0].Header.Get("Authorization") != "Bearer oauth-token-xyz" || summaryCalls[0].Header.Get("X-Api-Key") != "" {
+		t.Errorf("bearer login: %d model calls, headers %v", len(summaryCalls), summaryCalls)
+	}
+}

@@ -286,6 +286,17 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, cloc
 	if s.Store != "" {
 		env[store.SyncEnv] = "later" // synced in finish, after the response
 	}
+	timeout := s.Timeout
+	if s.Summarizer != nil {
+		if extra := s.Summarizer.env(r, format, s.upstreamFor(r.URL.Path)); extra != nil {
+			for k, v := range extra {
+				env[k] = v
+			}
+			if timeout > 0 {
+				timeout += s.Summarizer.Timeout
+			}
+		}
+	}
 	env["CTX_FORMAT"] = string(format)
 	statsPath := ""
 	if s.TempDir != "" {
@@ -296,7 +307,7 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, cloc
 			env["CTX_STATS_FILE"] = statsPath
 		}
 	}
-	ctx, cancel := s.withTimeout(r.Context())
+	ctx, cancel := withTimeout(r.Context(), timeout)
 	defer cancel()
 	getenv := s.Getenv
 	if getenv == nil {
@@ -328,7 +339,7 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, cloc
 			}
 		}()
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, nil, fmt.Errorf("pipeline: did not finish within %v", s.Timeout)
+			return nil, nil, fmt.Errorf("pipeline: did not finish within %v", timeout)
 		}
 		return nil, nil, fmt.Errorf("pipeline: %w", ctx.Err())
 	}

@@ -317,14 +317,18 @@ func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.
 		model = f.LLMModel
 	}
 	key := c.Getenv(keyVar)
+	token := ""
+	if f.Backend == llm.Anthropic && key == "" {
+		token = c.Getenv("ANTHROPIC_AUTH_TOKEN")
+	}
 	client := &llm.Client{
-		Backend: f.Backend, BaseURL: f.BaseURL, APIKey: key, Model: model, Getenv: c.Getenv,
+		Backend: f.Backend, BaseURL: f.BaseURL, APIKey: key, AuthToken: token, Model: model, Getenv: c.Getenv,
 		Timeout: f.Timeout, Retries: f.Retries, Backoff: time.Second, MaxBackoff: 30 * time.Second,
 	}
 	// The server the run talks to: --base-url, else OPENAI_BASE_URL or ANTHROPIC_BASE_URL,
 	// else the public API. A local OpenAI-compatible server needs no key; the public APIs do.
 	base := client.Base()
-	if key == "" && (f.Backend == llm.Anthropic || base == llm.DefaultBaseURL(f.Backend)) {
+	if key == "" && token == "" && (f.Backend == llm.Anthropic || base == llm.DefaultBaseURL(f.Backend)) {
 		return nil, fmt.Errorf("%s is not set", keyVar)
 	}
 	// (one breaker per server: a local one that is down does not stop the public API)
