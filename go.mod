@@ -15,6 +15,7 @@ require (
 	golang.org/x/sys v0.28.0
 	golang.org/x/term v0.27.0
 	golang.org/x/tools v0.26.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
