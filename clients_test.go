@@ -21,7 +21,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -72,8 +71,7 @@ func installClients(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "scripts/install-clients.sh")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	killGroupOnCancel(cmd)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("scripts/install-clients.sh (%s, %v): %s", time.Since(start).Round(time.Second), err, tail(out))
@@ -108,8 +106,7 @@ func runClient(t *testing.T, env []string, dir string, name string, args ...stri
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// Clients start helpers (shells, sandboxes); kill the whole group on time-out.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	killGroupOnCancel(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	err := cmd.Run()

@@ -3,9 +3,12 @@ package ctxkit_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/ctxkit/ctxkit/internal/multicall"
 )
@@ -61,5 +64,60 @@ func TestEveryBinaryShips(t *testing.T) {
 		if !strings.Contains(string(page), word) {
 			t.Errorf("ctxkit.1 does not mention %s", word)
 		}
+	}
+}
+
+// TestCIBuildsEveryReleasePlatform checks that .ci/run builds and vets exactly the
+// GOOS/GOARCH pairs goreleaser.yaml ships, so that a change to one without the other
+// fails here: a platform the release names but CI never builds would break unnoticed.
+func TestCIBuildsEveryReleasePlatform(t *testing.T) {
+	b, err := os.ReadFile("goreleaser.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var release struct {
+		Builds []struct {
+			ID     string   `yaml:"id"`
+			Goos   []string `yaml:"goos"`
+			Goarch []string `yaml:"goarch"`
+			Goarm  []string `yaml:"goarm"`
+			Ignore []any    `yaml:"ignore"`
+			Skip   any      `yaml:"skip"`
+		} `yaml:"builds"`
+	}
+	if err := yaml.Unmarshal(b, &release); err != nil {
+		t.Fatalf("goreleaser.yaml: %v", err)
+	}
+	if len(release.Builds) == 0 {
+		t.Fatal("goreleaser.yaml has no builds")
+	}
+	var shipped []string
+	for _, build := range release.Builds {
+		// goreleaser's defaults, a goarm list or ignore rules would need more than a
+		// cross product here: make the test follow before relying on them.
+		if len(build.Goos) == 0 || len(build.Goarch) == 0 || build.Goarm != nil || build.Ignore != nil || build.Skip != nil {
+			t.Fatalf("goreleaser.yaml: build %q: name goos and goarch, with no goarm, ignore or skip, or teach this test them", build.ID)
+		}
+		for _, goos := range build.Goos {
+			for _, goarch := range build.Goarch {
+				shipped = append(shipped, goos+"/"+goarch)
+			}
+		}
+	}
+	slices.Sort(shipped)
+	shipped = slices.Compact(shipped)
+
+	script, err := os.ReadFile(filepath.Join(".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^platforms="([^"]*)"$`).FindSubmatch(script)
+	if m == nil {
+		t.Fatal(`.ci/run has no platforms="..." line`)
+	}
+	built := strings.Fields(string(m[1]))
+	slices.Sort(built)
+	if !slices.Equal(built, shipped) {
+		t.Errorf(".ci/run builds %v; goreleaser.yaml ships %v", built, shipped)
 	}
 }

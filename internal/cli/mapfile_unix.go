@@ -7,7 +7,8 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // mapping is an input file mapped read-only, to be streamed in place (transcript.InPlace).
@@ -35,7 +36,7 @@ func mapInput(f *os.File) *mapping {
 	if err != nil || off >= st.Size() {
 		return nil
 	}
-	whole, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	whole, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil
 	}
@@ -43,7 +44,7 @@ func mapInput(f *os.File) *mapping {
 }
 
 // unmap undoes a mapping nothing points into (the input was read whole after all).
-func (m *mapping) unmap() { syscall.Munmap(m.whole) }
+func (m *mapping) unmap() { unix.Munmap(m.whole) }
 
 // release lets go of the pages of data[:upTo] not let go before.
 func (m *mapping) release(upTo int) { m.released = releasePages(m.whole, m.released, int(m.base)+upTo) }
@@ -52,11 +53,13 @@ func (m *mapping) release(upTo int) { m.released = releasePages(m.whole, m.relea
 func (m *mapping) releaseAll() { m.released = releasePages(m.whole, 0, len(m.whole)) }
 
 // releasePages lets go of the whole pages of mapped[from:to] (file pages: they come back
-// from the page cache when read again) and returns where it stopped.
+// from the page cache when read again) and returns where it stopped. Linux unmaps them at
+// once; macOS and the BSDs take MADV_DONTNEED as a hint that the pages may be reclaimed
+// first, which for clean file pages comes to the same.
 func releasePages(mapped []byte, from, to int) int {
 	to -= to % os.Getpagesize()
 	if to > from {
-		syscall.Madvise(mapped[from:to], syscall.MADV_DONTNEED)
+		unix.Madvise(mapped[from:to], unix.MADV_DONTNEED)
 		return to
 	}
 	return from
@@ -75,6 +78,10 @@ type growingMapping struct {
 }
 
 // growReserve is the address space a growing mapping reserves: the most a pipe can bring.
+// Mapping a file beyond its end is POSIX: the pages past the end are not touched until
+// written (more never hands out more than the file holds), and a write to the file shows
+// in a shared mapping of it. Linux and macOS (whose 64-bit processes have 128 TB of
+// address space, on arm64 as on amd64) both allow it; LMDB maps its files the same way.
 const growReserve = 1 << 40
 
 var errTooLarge = errors.New("more than a terabyte from a pipe")
@@ -88,7 +95,7 @@ func mapSpool(s *spool, src io.Reader) *growingMapping {
 	if err := s.spill(); err != nil {
 		return nil
 	}
-	whole, err := syscall.Mmap(int(s.file.Fd()), 0, growReserve, syscall.PROT_READ, syscall.MAP_SHARED)
+	whole, err := unix.Mmap(int(s.file.Fd()), 0, growReserve, unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		s.close()
 		return nil
