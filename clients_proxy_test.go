@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/convstate"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/proxy"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -21,6 +22,14 @@ import (
 // ends, every request's log line must show the pipeline ran (no fallback to the original
 // body): a body a real client sends that ctxkit cannot read is a failure, not a pass.
 func proxyBaseURL(t *testing.T, upstreamURL string) string {
+	t.Helper()
+	url, _ := startProxy(t, upstreamURL, nil)
+	return url
+}
+
+// startProxy is proxyBaseURL with more environment for the stages (a small window, for the
+// tiers to act), and a function that reads back the log lines written so far.
+func startProxy(t *testing.T, upstreamURL string, env map[string]string) (string, func() []proxy.Record) {
 	t.Helper()
 	pipe, err := replay.ParsePipe(replay.DefaultPipe, replay.Tools())
 	if err != nil {
@@ -36,13 +45,23 @@ func proxyBaseURL(t *testing.T, upstreamURL string) string {
 		Upstream: upstreamURL,
 		Pipe:     pipe,
 		Env:      map[string]string{"CTX_STORE": store},
+		Store:    store,
 		Getenv:   func(string) string { return "" },
 		State:    state,
 		TempDir:  t.TempDir(),
 		Log:      log,
+		// ctx-proxy's own counter (cli.Context.Counter with --tokenizer auto): Claude's
+		// calibrated estimate for the Messages API, so the log counts what the stages do.
 		Counter: func(f transcript.Format, model string) (tokens.Counter, error) {
-			return tokens.New(tokens.DefaultTokenizer(string(f)))
+			name := tokens.DefaultTokenizer(string(f))
+			if name == "estimate" && measure.ProviderOf(f) == "anthropic" {
+				return tokens.Claude(model), nil
+			}
+			return tokens.New(name)
 		},
+	}
+	for k, v := range env {
+		s.Env[k] = v
 	}
 	ts := httptest.NewServer(s)
 	t.Cleanup(func() {
@@ -64,7 +83,19 @@ func proxyBaseURL(t *testing.T, upstreamURL string) string {
 		}
 		t.Logf("ctx-proxy: %d conversation requests piped", n)
 	})
-	return ts.URL
+	records := func() []proxy.Record {
+		var out []proxy.Record
+		sc := bufio.NewScanner(bytes.NewReader(log.Bytes()))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var rec proxy.Record
+			if json.Unmarshal(sc.Bytes(), &rec) == nil {
+				out = append(out, rec)
+			}
+		}
+		return out
+	}
+	return ts.URL, records
 }
 
 // lockedBuffer is a log the proxy's worker writes while the test reads it at the end.

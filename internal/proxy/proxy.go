@@ -297,8 +297,10 @@ type Record struct {
 	// Tiers are the stages that changed the request, with what each saved.
 	Tiers []replay.Firing `json:"tiers"`
 	// Extended: the request extended the conversation's last one and was rebuilt on what
-	// was sent then. CachedMessages/CachedBytes: the sent messages identical to last time's.
+	// was sent then. MessagesSent: the messages of the body sent. CachedMessages/CachedBytes:
+	// the sent messages identical to last time's (in canonical form).
 	Extended       bool    `json:"extended"`
+	MessagesSent   int     `json:"messages_sent"`
 	CachedMessages int     `json:"cached_messages"`
 	CachedBytes    int     `json:"cached_bytes"`
 	Markers        int     `json:"cache_control_markers,omitempty"`

@@ -124,6 +124,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		}
 	}
 	rec.body = sent
+	rec.MessagesSent = len(sentMsgs)
 
 	if st != nil {
 		for i, m := range sentMsgs {

@@ -4,6 +4,12 @@
 const { teeFetch, report, load } = require('./tee.cjs');
 const Anthropic = load('@anthropic-ai/sdk', 'Anthropic');
 
+// CTXKIT_TURNS bounds the turns (default 8); CTXKIT_PAD pads each result with that many
+// characters of forecast, so that a test can fill a window.
+const maxTurns = Number(process.env.CTXKIT_TURNS || 8);
+const pad = Number(process.env.CTXKIT_PAD || 0);
+const weather = (city) => `sunny in ${city}` + (pad > 0 ? '\n' + `${city}: 21C, light wind from the west, no rain expected. `.repeat(Math.ceil(pad / 60)).slice(0, pad) : '');
+
 async function main() {
   const tee = teeFetch();
   const client = new Anthropic({ baseURL: process.env.CTXKIT_BASE_URL, apiKey: 'sk-ant-test-not-a-key', fetch: tee.fetch, maxRetries: 0 });
@@ -14,7 +20,7 @@ async function main() {
   const messages = [{ role: 'user', content: 'What is the weather in Paris, Lyon and Nice? One city per call.' }];
   let final = '';
   let calls = 0;
-  for (let turn = 0; turn < 8; turn++) {
+  for (let turn = 0; turn < maxTurns; turn++) {
     const params = {
       model: 'claude-test', max_tokens: 1024, tools, messages,
       system: [{ type: 'text', text: 'Answer briefly.', cache_control: { type: 'ephemeral' } }],
@@ -31,7 +37,7 @@ async function main() {
     calls += uses.length;
     messages.push({
       role: 'user',
-      content: uses.map((u) => ({ type: 'tool_result', tool_use_id: u.id, content: `sunny in ${u.input.city}` })),
+      content: uses.map((u) => ({ type: 'tool_result', tool_use_id: u.id, content: weather(u.input.city) })),
     });
   }
   await report(tee, final, calls);

@@ -7,13 +7,20 @@ const OpenAI = load('openai', 'OpenAI');
 
 const question = 'What is the weather in Paris, Lyon and Nice? One city per call.';
 const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
-const answer = (args) => `sunny in ${JSON.parse(args).city}`;
+// CTXKIT_TURNS bounds the turns (default 8); CTXKIT_PAD pads each result with that many
+// characters of forecast, so that a test can fill a window.
+const maxTurns = Number(process.env.CTXKIT_TURNS || 8);
+const pad = Number(process.env.CTXKIT_PAD || 0);
+const answer = (args) => {
+  const city = JSON.parse(args).city;
+  return `sunny in ${city}` + (pad > 0 ? '\n' + `${city}: 21C, light wind from the west, no rain expected. `.repeat(Math.ceil(pad / 60)).slice(0, pad) : '');
+};
 
 async function responses(client) {
   const tools = [{ type: 'function', name: 'get_weather', description: 'The weather in a city', parameters: schema, strict: false }];
   const input = [{ role: 'user', content: question }];
   let calls = 0;
-  for (let turn = 0; turn < 8; turn++) {
+  for (let turn = 0; turn < maxTurns; turn++) {
     const params = { model: 'gpt-test', input, tools, store: false };
     const resp = turn % 2 === 0
       ? await client.responses.stream(params).finalResponse()
@@ -37,7 +44,7 @@ async function chat(client) {
   const tools = [{ type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: schema } }];
   const messages = [{ role: 'user', content: question }];
   let calls = 0;
-  for (let turn = 0; turn < 8; turn++) {
+  for (let turn = 0; turn < maxTurns; turn++) {
     const params = { model: 'gpt-test', messages, tools };
     const completion = turn % 2 === 0
       ? await client.chat.completions.stream({ ...params, stream_options: { include_usage: true } }).finalChatCompletion()
