@@ -171,8 +171,17 @@ func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bo
 	switch {
 	case leaf < 0:
 	case lines[leaf].uuid == "":
-		// Records without ids (an old or hand-made log): every message line.
-		for i := range lines {
+		// Records without ids (an old or hand-made log): every message line in file order,
+		// from the last compaction on (a compact boundary starts the conversation anew, as
+		// it does on a chain: ctx-summarize's own summary of such a log is one).
+		from := 0
+		for i := leaf; i >= 0; i-- {
+			if lines[i].boundary {
+				from = i + 1
+				break
+			}
+		}
+		for i := from; i < len(lines); i++ {
 			live[i] = wanted(&lines[i])
 		}
 	default:

@@ -159,3 +159,22 @@ func TestLiveRecordsReread(t *testing.T) {
 func userItem(text string) string {
 	return fmt.Sprintf(`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]}}`, text)
 }
+
+// TestNoIDsCompacted: in a log whose records have no ids, read in file order, a compact
+// boundary starts the conversation anew: what comes before it is not live (FuzzSummarize
+// found ctx-summarize's summary of such a log read back with the summarized messages).
+func TestNoIDsCompacted(t *testing.T) {
+	doc := `{"type":"user","message":{"role":"user","content":"old"}}
+{"type":"assistant","message":{"role":"assistant","content":"old answer"}}
+{"type":"system","subtype":"compact_boundary","content":"compacted","uuid":"b1","parentUuid":null}
+{"type":"user","message":{"role":"user","content":"summary"},"isCompactSummary":true,"uuid":"s1","parentUuid":"b1"}
+{"type":"user","message":{"role":"user","content":"new"},"uuid":""}
+`
+	tr, err := Parse([]byte(doc), Options{Format: ClaudeCode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Messages) != 2 || !tr.Messages[0].Summary {
+		t.Fatalf("%d messages live, want the summary and the new one", len(tr.Messages))
+	}
+}
