@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/safefile"
+	"github.com/ctxkit/ctxkit/internal/sessions"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 )
 
@@ -39,6 +40,10 @@ type Context struct {
 	Getenv  func(string) string
 	Now     func() time.Time
 	Version string
+	// ChooseLatest, when a tool sets it, may name another document for --latest than the
+	// newest session log of the directory (log, nil when there is none): ctx-count shows
+	// what ctx-proxy sent instead. "" keeps the log; it says on stderr what it chose.
+	ChooseLatest func(log *sessions.Session) (string, error)
 
 	out        *heldOutput
 	realStdout io.Writer // where Stdout goes once the run has succeeded (Flush)

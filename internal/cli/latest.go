@@ -55,6 +55,15 @@ func (c *Context) latest() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.ChooseLatest != nil {
+		var log *sessions.Session
+		if len(found) > 0 {
+			log = &found[0]
+		}
+		if name, err := c.ChooseLatest(log); err != nil || name != "" {
+			return []string{name}, err
+		}
+	}
 	if len(found) == 0 {
 		return nil, c.NoSessions(false, "run from the folder the agent ran in, or name the file")
 	}

@@ -45,6 +45,11 @@ type State struct {
 	TokensSent int `json:"tokens_sent"`
 	Saved      int `json:"saved"`
 	Fallback   int `json:"fallbacks"`
+	// The last request as sent: its model, its tokens, and the effective window of the
+	// model (its window less the reply's reserve), for the status page's utilization.
+	Model    string `json:"model,omitempty"`
+	LastSent int    `json:"last_sent,omitempty"`
+	Window   int    `json:"window,omitempty"`
 }
 
 // Hash names a message by its bytes.
@@ -76,6 +81,7 @@ type Dir struct {
 
 type fileInfo struct {
 	size    int64
+	sent    int64 // the bytes of the conversation's sent document and its description
 	updated time.Time
 	state   *State // in memory once read or kept; nil: on disk only
 }
@@ -116,6 +122,7 @@ func Open(path string, o Options, now func() time.Time) (*Dir, error) {
 			d.sizes[e.Name()] = fileInfo{size: fi.Size(), updated: fi.ModTime()}
 		}
 	}
+	d.openSent()
 	d.mu.Lock()
 	d.pruneLocked()
 	d.mu.Unlock()
@@ -202,7 +209,8 @@ func (d *Dir) Keep(s *State) {
 		size += len(m)
 	}
 	d.mu.Lock()
-	d.sizes[fileName(s.Key)] = fileInfo{size: int64(size + 40*len(s.Orig)), updated: s.Updated, state: s}
+	name := fileName(s.Key)
+	d.sizes[name] = fileInfo{size: int64(size + 40*len(s.Orig)), sent: d.sizes[name].sent, updated: s.Updated, state: s}
 	d.pruneLocked()
 	d.mu.Unlock()
 }
@@ -214,7 +222,12 @@ func (d *Dir) Put(s *State) error { return d.Prepare(s)() }
 // which may run after Unlock: the conversation's next request need not wait for the disk.
 // A write overtaken by a later Prepare of the same conversation writes nothing, so the file
 // never goes back to an older state.
-func (d *Dir) Prepare(s *State) func() error {
+func (d *Dir) Prepare(s *State) func() error { return d.PrepareSent(s, nil, nil) }
+
+// PrepareSent is Prepare that also writes the conversation's last request as sent (body,
+// with its description meta; sent.go), after the state, under the same rule: a write
+// overtaken by a later one of the conversation writes nothing.
+func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 	s.Updated = d.now()
 	s.Messages = len(s.Orig)
 	data, err := json.Marshal(s)
@@ -222,10 +235,21 @@ func (d *Dir) Prepare(s *State) func() error {
 		return func() error { return err }
 	}
 	name := fileName(s.Key)
+	var desc []byte
+	if body != nil && meta != nil {
+		meta.Conversation, meta.Document = s.Key, name
+		if desc, err = json.Marshal(meta); err != nil {
+			return func() error { return err }
+		}
+	}
 	d.mu.Lock()
 	d.seq[name]++
 	seq := d.seq[name]
-	d.sizes[name] = fileInfo{size: int64(len(data)), updated: s.Updated, state: s}
+	sent := d.sizes[name].sent
+	if desc != nil {
+		sent = int64(len(body) + len(desc))
+	}
+	d.sizes[name] = fileInfo{size: int64(len(data)), sent: sent, updated: s.Updated, state: s}
 	d.mu.Unlock()
 	return func() error {
 		d.wmu.Lock()
@@ -238,6 +262,11 @@ func (d *Dir) Prepare(s *State) func() error {
 		}
 		if err := safefile.WriteFile(filepath.Join(d.path, name), data); err != nil {
 			return err
+		}
+		if desc != nil {
+			if err := d.writeSent(name, body, desc); err != nil {
+				return err
+			}
 		}
 		d.mu.Lock()
 		d.pruneLocked()
@@ -300,7 +329,7 @@ func (d *Dir) pruneLocked() {
 			continue
 		}
 		all = append(all, named{n, fi})
-		total += fi.size
+		total += fi.size + fi.sent
 	}
 	if len(all) <= d.o.MaxCount && total <= d.o.MaxBytes {
 		return
@@ -312,7 +341,7 @@ func (d *Dir) pruneLocked() {
 		}
 		d.remove(f.name)
 		all = all[1:]
-		total -= f.size
+		total -= f.size + f.sent
 	}
 }
 
@@ -320,6 +349,9 @@ func (d *Dir) remove(name string) {
 	p := filepath.Join(d.path, name)
 	if fi, err := os.Lstat(p); err == nil && safefile.CheckInfo(p, fi) == nil {
 		os.Remove(p)
+	}
+	if d.sizes[name].sent > 0 {
+		d.removeSent(name)
 	}
 	delete(d.sizes, name)
 	delete(d.seq, name)

@@ -94,3 +94,52 @@ func TestRefusesLink(t *testing.T) {
 		}
 	}
 }
+
+// TestSentPrunedWithState: a conversation's request as sent is written beside its state
+// (0600, under the state's name), read back by ReadSent, and goes when the state goes: by
+// the bounds, and on opening when its state is gone.
+func TestSentPrunedWithState(t *testing.T) {
+	c := &clock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	dir := filepath.Join(t.TempDir(), "proxy")
+	d, err := Open(dir, Options{MaxCount: 2, MaxAge: time.Hour}, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		c.t = c.t.Add(time.Minute)
+		body := []byte(fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":"%d"}]}`, i))
+		meta := &Sent{Format: "anthropic", Cwd: "/w", Answered: c.t}
+		if err := d.PrepareSent(&State{Key: fmt.Sprint(i), Orig: []string{"x"}}, body, meta)(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := ReadSent(dir)
+	if len(got) != 2 || got[0].Conversation != "2" || got[1].Conversation != "1" {
+		t.Fatalf("ReadSent = %+v, want conversations 2 and 1", got)
+	}
+	data, err := os.ReadFile(got[0].Path)
+	if err != nil || string(data) != `{"model":"m","messages":[{"role":"user","content":"2"}]}` {
+		t.Fatalf("sent body %q, %v", data, err)
+	}
+	if got[0].Path != filepath.Join(dir, SentDir, fileName("2")) || got[0].Cwd != "/w" {
+		t.Errorf("sent %+v", got[0])
+	}
+	if fi, err := os.Stat(got[0].Path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("sent file mode %v, %v", fi.Mode(), err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, SentDir, fileName("0"))); !os.IsNotExist(err) {
+		t.Errorf("the pruned conversation's request is still there: %v", err)
+	}
+	// A state removed while no proxy ran: its request goes when the directory is opened.
+	os.Remove(filepath.Join(dir, fileName("1")))
+	if _, err := Open(dir, Options{MaxCount: 2, MaxAge: time.Hour}, c.now); err != nil {
+		t.Fatal(err)
+	}
+	if got := ReadSent(dir); len(got) != 1 || got[0].Conversation != "2" {
+		t.Errorf("after reopening: %+v", got)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, SentDir))
+	if len(entries) != 2 {
+		t.Errorf("sent folder holds %d files, want 2", len(entries))
+	}
+}

@@ -30,7 +30,7 @@ const settle = 2 * time.Second
 const clearScreen = "\x1b[H\x1b[2J"
 
 // follow runs once (one report of the file, as ctx-count FILE makes it) now and again each
-// time the file grows, until SIGINT, SIGTERM or --follow-timeout: all of them end it with
+// time the file grows or is replaced (renamed over), until SIGINT, SIGTERM or --follow-timeout: all of them end it with
 // exit 0, being how a person stops watching.
 func follow(ctx *cli.Context, f *Flags, once func() error) error {
 	switch {
@@ -81,14 +81,24 @@ func follow(ctx *cli.Context, f *Flags, once func() error) error {
 
 	var last int64 = -1
 	var changed time.Time // when the size last changed without a whole last line
+	var file os.FileInfo  // the file the size is of
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
-		size, whole, err := tail(name)
+		size, whole, st, err := tail(name)
 		if err != nil {
 			return err
 		}
+		// A file replaced by a rename (ctx-proxy's request as sent, an editor's save) is
+		// another file, whatever its size, and a whole one: read it again at once.
+		replaced := file != nil && st != nil && !os.SameFile(file, st)
+		file = st
 		switch {
+		case replaced:
+			last, changed = size, time.Time{}
+			if err := draw(); err != nil {
+				return err
+			}
 		case size == last:
 			if !changed.IsZero() && time.Since(changed) >= settle {
 				changed = time.Time{}
@@ -112,23 +122,24 @@ func follow(ctx *cli.Context, f *Flags, once func() error) error {
 	}
 }
 
-// tail is the file's size and whether it ends with a whole line (its last byte a newline).
-func tail(name string) (size int64, whole bool, err error) {
+// tail is the file's size, whether it ends with a whole line (its last byte a newline),
+// and the file it opened (the path may be renamed over between two looks).
+func tail(name string) (size int64, whole bool, file os.FileInfo, err error) {
 	fh, err := os.Open(name)
 	if err != nil {
-		return 0, false, cli.RuntimeError(fmt.Errorf("read %q: %w", name, errors.Unwrap(err)))
+		return 0, false, nil, cli.RuntimeError(fmt.Errorf("read %q: %w", name, errors.Unwrap(err)))
 	}
 	defer fh.Close()
 	st, err := fh.Stat()
 	if err != nil {
-		return 0, false, cli.RuntimeError(fmt.Errorf("read %q: %w", name, err))
+		return 0, false, nil, cli.RuntimeError(fmt.Errorf("read %q: %w", name, err))
 	}
 	if st.Size() == 0 {
-		return 0, false, nil
+		return 0, false, st, nil
 	}
 	var b [1]byte
 	if _, err := fh.ReadAt(b[:], st.Size()-1); err != nil {
-		return 0, false, cli.RuntimeError(fmt.Errorf("read %q: %w", name, err))
+		return 0, false, nil, cli.RuntimeError(fmt.Errorf("read %q: %w", name, err))
 	}
-	return st.Size(), b[0] == '\n', nil
+	return st.Size(), b[0] == '\n', st, nil
 }

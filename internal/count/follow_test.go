@@ -114,3 +114,52 @@ func TestFollowTerminal(t *testing.T) {
 		t.Errorf("want one cleared screen and a picture, got %.120q", out.String())
 	}
 }
+
+// TestFollowRename: a file replaced by a rename (as ctx-proxy writes each request as sent)
+// is read again at once, even when the new one has the same size as the old.
+func TestFollowRename(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sent.json")
+	doc := func(text string) []byte {
+		return []byte(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"` + text + `"}]}`)
+	}
+	first, second := doc(strings.Repeat("word ", 200)), doc(strings.Repeat("wordy", 200))
+	if len(first) != len(second) {
+		t.Fatal("the two documents should have one size")
+	}
+	if err := os.WriteFile(path, first, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr lockedBuffer
+	done := make(chan int)
+	go func() {
+		done <- Main([]string{"--follow", "--follow-timeout", "7s", path}, nil, &stdout, &stderr, nil)
+	}()
+	reports := func() int { return strings.Count(stdout.String(), "\n") }
+	waitFor := func(n int) {
+		t.Helper()
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			if reports() >= n {
+				return
+			}
+		}
+		t.Fatalf("%d reports, want %d; stderr %q", reports(), n, stderr.String())
+	}
+	waitFor(1)
+	tmp := filepath.Join(dir, ".sent.json.tmp")
+	if err := os.WriteFile(tmp, second, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(2)
+	if code := <-done; code != 0 || stderr.String() != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	var a, b struct{ Tokens int }
+	got := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(got) != 2 || json.Unmarshal([]byte(got[0]), &a) != nil || json.Unmarshal([]byte(got[1]), &b) != nil || a.Tokens == b.Tokens {
+		t.Errorf("reports %q: want two, of the old document and the new", got)
+	}
+}

@@ -31,6 +31,8 @@ type Flags struct {
 	AllProjects bool `name:"all-projects" help:"With --sessions, list every project's sessions."`
 	Limit       int  `name:"limit" default:"20" placeholder:"N" help:"With --sessions, list at most N (0: all)."`
 
+	Source string `name:"source" enum:"auto,log,proxy" default:"auto" placeholder:"auto|log|proxy" help:"With --latest behind ctx-proxy: auto counts what the proxy sent when it is the conversation's newest request, log the client's log, proxy what the proxy sent."`
+
 	Follow        bool          `name:"follow" help:"Draw the report again each time the file (or the --latest session) grows, until interrupted."`
 	FollowTimeout time.Duration `name:"follow-timeout" placeholder:"DURATION" help:"With --follow, stop after DURATION (30s, 5m); default never."`
 }
@@ -82,8 +84,14 @@ func run(ctx *cli.Context, f *Flags) error {
 	if err := f.checkQuiet(); err != nil {
 		return err
 	}
+	if f.Source != sourceAuto && !f.Latest {
+		return cli.WithHint(cli.Usagef("--source picks what --latest reads; without --latest it picks nothing"), "add --latest")
+	}
 	if f.Sessions {
 		return listSessions(ctx, f)
+	}
+	if f.Latest {
+		ctx.ChooseLatest = chooseSent(ctx, f)
 	}
 	if f.Text {
 		return runText(ctx, f)

@@ -206,18 +206,19 @@ func writeStatusTable(w io.Writer, st statusPage) error {
 	convs := append([]statusConv(nil), st.Conversations...)
 	sort.SliceStable(convs, func(i, j int) bool { return convs[i].Updated.After(convs[j].Updated) })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "conversation\trequests\ttokens in\tsent\tsaved\tsaved %\tfallbacks\tmessages\tupdated\t")
+	fmt.Fprintln(tw, "conversation\trequests\ttokens in\tsent\tsaved\tsaved %\tfallbacks\tmessages\tlast sent\twindow %\tupdated\t")
 	var total statusConv
 	for _, c := range convs {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t\n", c.Conversation, c.Requests, c.TokensIn, c.TokensSent,
-			c.Saved, percent(c.Saved, c.TokensIn), c.Fallbacks, c.Messages, c.Updated.Local().Format("2006-01-02 15:04:05"))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t\n", c.Conversation, c.Requests, c.TokensIn, c.TokensSent,
+			c.Saved, percent(c.Saved, c.TokensIn), c.Fallbacks, c.Messages, c.LastSent, percent(c.LastSent, c.Window),
+			c.Updated.Local().Format("2006-01-02 15:04:05"))
 		total.Requests += c.Requests
 		total.TokensIn += c.TokensIn
 		total.TokensSent += c.TokensSent
 		total.Saved += c.Saved
 		total.Fallbacks += c.Fallbacks
 	}
-	fmt.Fprintf(tw, "%d conversations\t%d\t%d\t%d\t%d\t%s\t%d\t\t\t\n", len(convs), total.Requests, total.TokensIn,
+	fmt.Fprintf(tw, "%d conversations\t%d\t%d\t%d\t%d\t%s\t%d\t\t\t\t\t\n", len(convs), total.Requests, total.TokensIn,
 		total.TokensSent, total.Saved, percent(total.Saved, total.TokensIn), total.Fallbacks)
 	return tw.Flush()
 }

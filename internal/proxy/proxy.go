@@ -350,6 +350,12 @@ type statusConv struct {
 	Saved        int       `json:"saved"`
 	Fallbacks    int       `json:"fallbacks"`
 	Messages     int       `json:"messages"`
+	// The last request as sent: its model, tokens, the model's effective window and the
+	// share of it the request filled (0 when the window is not known).
+	Model       string  `json:"model,omitempty"`
+	LastSent    int     `json:"last_sent"`
+	Window      int     `json:"window,omitempty"`
+	Utilization float64 `json:"utilization"`
 }
 
 // statusPage is /ctxkit/status: what the server writes and ctx-proxy --status reads.
@@ -362,7 +368,7 @@ func (s *Server) status(w http.ResponseWriter) {
 	out := statusPage{Conversations: []statusConv{}}
 	if s.State != nil {
 		for _, st := range s.State.All() {
-			out.Conversations = append(out.Conversations, statusConv{st.Key, st.Updated, st.Requests, st.TokensIn, st.TokensSent, st.Saved, st.Fallback, st.Messages})
+			out.Conversations = append(out.Conversations, statusOf(st))
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")

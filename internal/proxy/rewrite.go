@@ -31,6 +31,7 @@ type pending struct {
 	orig, sent []byte
 	format     transcript.Format
 	model      string
+	session    string // the client's session id (sent.go)
 }
 
 // arrayKey is where a format keeps its messages in a request body.
@@ -147,7 +148,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		next.Sent = sentMsgs
 		s.State.Keep(next)
 	}
-	return rec, &pending{orig: body, sent: sent, format: format, model: top.model}
+	return rec, &pending{orig: body, sent: sent, format: format, model: top.model, session: sessionOf(r, top.cacheKey)}
 }
 
 // topFields are the small top-level fields of a request, read in one pass.
@@ -464,7 +465,7 @@ func (s *Server) finish(rec *Record, p *pending) {
 	if rec.Fallback != "" {
 		st.Fallback++
 	}
-	write := s.State.Prepare(&st)
+	write := s.State.PrepareSent(&st, p.sent, s.sentMeta(&st, rec, p))
 	unlock() // the conversation's next request need not wait for the disk
 	if err := write(); err != nil {
 		rec.Warning = strings.TrimPrefix(rec.Warning+"; ", "; ") + "state not written: " + err.Error()

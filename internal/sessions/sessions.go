@@ -244,14 +244,25 @@ const (
 // is mod: the record was written before the file was last modified, unless the clock of
 // whoever wrote it was wrong.
 func lastTime(path string, mod time.Time) time.Time {
+	t, ok := lastOf(path, mod, nil)
+	if !ok || t.After(mod) {
+		return mod
+	}
+	return t
+}
+
+// lastOf is the timestamp of the last record of the log at path that has one and that
+// keep accepts (nil: any), reading its tail as lastTime does; mod and false when there is
+// none within tailMax of the end (or the file cannot be read).
+func lastOf(path string, mod time.Time, keep func(line []byte) bool) (time.Time, bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return mod
+		return mod, false
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return mod
+		return mod, false
 	}
 	// Each step reads as much again before what was read, up to tailMax in all.
 	size := st.Size()
@@ -260,24 +271,21 @@ func lastTime(path string, mod time.Time) time.Time {
 		more := min(max(n, tailFirst), size-n)
 		buf := make([]byte, more+n)
 		if _, err := f.ReadAt(buf[:more], size-n-more); err != nil && !errors.Is(err, io.EOF) {
-			return mod
+			return mod, false
 		}
 		copy(buf[more:], tail)
 		tail, n = buf, n+more
-		if t, ok := lastRecordTime(tail, n == size); ok {
-			if t.After(mod) {
-				return mod
-			}
-			return t
+		if t, ok := lastRecordTime(tail, n == size, keep); ok {
+			return t, true
 		}
 	}
-	return mod
+	return mod, false
 }
 
 // lastRecordTime is the timestamp of the last line of tail (the end of a JSONL file) that
-// has a top-level "timestamp" string in RFC 3339; whole says tail starts the file, else its
-// first line may be cut and is not read.
-func lastRecordTime(tail []byte, whole bool) (time.Time, bool) {
+// has a top-level "timestamp" string in RFC 3339 and that keep accepts (nil: any); whole
+// says tail starts the file, else its first line may be cut and is not read.
+func lastRecordTime(tail []byte, whole bool, keep func(line []byte) bool) (time.Time, bool) {
 	if !whole {
 		i := bytes.IndexByte(tail, '\n')
 		if i < 0 {
@@ -288,7 +296,7 @@ func lastRecordTime(tail []byte, whole bool) (time.Time, bool) {
 	for len(tail) > 0 {
 		i := bytes.LastIndexByte(tail, '\n')
 		line := tail[i+1:]
-		if ts := gjson.GetBytes(line, "timestamp"); ts.Type == gjson.String {
+		if ts := gjson.GetBytes(line, "timestamp"); ts.Type == gjson.String && (keep == nil || keep(line)) {
 			if t, err := time.Parse(time.RFC3339Nano, ts.Str); err == nil {
 				return t, true
 			}
@@ -483,4 +491,44 @@ func Here(pwd string) []string {
 		}
 	}
 	return dirs
+}
+
+// ID is the agent's own id of the session s: the name of a Claude Code log
+// (<id>.jsonl, the X-Claude-Code-Session-Id it sends with each request), the uuid a Codex
+// rollout's name ends with (rollout-<time>-<id>.jsonl, the session id and prompt_cache_key
+// it sends); "" when the name is neither.
+func ID(s Session) string {
+	stem := strings.TrimSuffix(filepath.Base(s.Path), ".jsonl")
+	switch s.Agent {
+	case ClaudeCode:
+		return stem
+	case Codex:
+		if len(stem) > 36 && strings.HasPrefix(stem, "rollout-") && strings.Count(stem[len(stem)-36:], "-") == 4 {
+			return stem[len(stem)-36:]
+		}
+	}
+	return ""
+}
+
+// LastReply is when the session at path last recorded a reply of the model: the
+// timestamp of its last record that is one (Claude Code's assistant records of the main
+// thread, Codex's token_count events and assistant items), zero when none is within the
+// tail read for Last.
+func LastReply(path string) time.Time {
+	t, _ := lastOf(path, time.Time{}, isReply)
+	return t
+}
+
+// isReply says whether a log line is a reply of the model in the main thread.
+func isReply(line []byte) bool {
+	switch gjson.GetBytes(line, "type").Str {
+	case "assistant":
+		return !gjson.GetBytes(line, "isSidechain").Bool()
+	case "event_msg":
+		return gjson.GetBytes(line, "payload.type").Str == "token_count"
+	case "response_item":
+		p := gjson.GetBytes(line, "payload")
+		return p.Get("role").Str == "assistant" || strings.HasSuffix(p.Get("type").Str, "call")
+	}
+	return false
 }
