@@ -282,8 +282,21 @@ func (p *ccParser) explain(o *Outline, live []bool, top int, wanted func(*ccLine
 	if unchained == 0 {
 		return
 	}
+	// In line order, a compact boundary starts the conversation anew, as it does on a
+	// chain: what comes before the last one is compacted.
+	from := 0
+	for i := len(lines) - 1; i >= 0; i-- {
+		if lines[i].boundary {
+			from = i + 1
+			break
+		}
+	}
 	for i := range lines {
 		if l := &lines[i]; wanted(l) {
+			if i < from {
+				live[i], o.Records[i].Left = false, Compacted
+				continue
+			}
 			live[i], o.Records[i].Left = true, Read
 		}
 	}
