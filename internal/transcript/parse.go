@@ -98,7 +98,7 @@ func Parse(data []byte, o Options) (t *Transcript, err error) {
 			return nil, formatMismatch(o.Format, found)
 		}
 		lines := splitRecords(doc)
-		if err := validateLines(doc, lines); err != nil {
+		if err := validateLines(doc, lines, o); err != nil {
 			return nil, err
 		}
 		return parseJSONL(doc, lines, f, o)
@@ -107,7 +107,7 @@ func Parse(data []byte, o Options) (t *Transcript, err error) {
 	// A document that is not one JSON value is JSONL when its first line is a whole value;
 	// otherwise it is a broken JSON document and the error is about the document.
 	if (o.Format == "" || o.Format.JSONL()) && len(lines) > 0 && Valid(doc[lines[0].Span.Start:lines[0].Span.End]) {
-		if err := validateLines(doc, lines); err != nil {
+		if err := validateLines(doc, lines, o); err != nil {
 			return nil, err
 		}
 		f := o.Format
@@ -307,12 +307,23 @@ func splitRecords(doc string) []Record {
 	return lines
 }
 
-func validateLines(doc string, lines []Record) error {
+// validateLines checks every record line and returns the error of the first that is not a
+// JSON object. Before that error it reads the records above the bad line, as a stream
+// would have read them before meeting it, so that a refusal of theirs (a duplicate key:
+// catchDup turns the panic into Parse's error) comes first, as it does streamed.
+func validateLines(doc string, lines []Record, o Options) error {
 	for i := range lines {
 		l := doc[lines[i].Span.Start:lines[i].Span.End]
 		if e, truncated := checkLine(l, lines[i].Span.Start, lines[i].Line); e != nil {
 			if truncated && i == len(lines)-1 {
 				markTruncated(e)
+			}
+			f := o.Format
+			if f == "" && i > 0 {
+				f = detectJSONL(doc, lines[:i])
+			}
+			if f.JSONL() && i > 0 {
+				parseJSONL(doc, lines[:i], f, o)
 			}
 			return e
 		}
