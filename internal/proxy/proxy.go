@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -178,7 +179,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	format := formatOf(r.URL.Path)
 	if r.Method != http.MethodPost || format == "" {
-		s.forward(w, r, r.Body, -1)
+		_, cut := s.forward(w, r, r.Body, -1)
+		abortIf(cut)
 		return
 	}
 	start := time.Now()
@@ -189,14 +191,46 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec, p := s.rewrite(r, format, body)
 	rec.AddedMS = float64(time.Since(start).Microseconds()) / 1000
-	s.forward(w, r, bytes.NewReader(rec.body), int64(len(rec.body)))
+	status, cut := s.forward(w, r, bytes.NewReader(rec.body), int64(len(rec.body)))
 	if rec.Conversation != "" {
+		rec.Status = status
+		if cut != nil {
+			rec.Error = cut.Error()
+		}
 		s.later(rec, p)
+	}
+	abortIf(cut)
+}
+
+// cutError is an answer that did not reach the client whole. upstream: the upstream's
+// side broke (a reset, a stall cut by a deadline, the proxy shutting down), and the client
+// must be told; else the client went away.
+type cutError struct {
+	upstream bool
+	err      error
+}
+
+func (e *cutError) Error() string {
+	if e.upstream {
+		return "answer cut: upstream: " + redactURL(e.err.Error())
+	}
+	return "answer cut: client: " + e.err.Error()
+}
+
+// abortIf breaks the client's connection when the upstream broke off its answer: the
+// client sees an unterminated chunked body (or a reset HTTP/2 stream) and can retry,
+// where ending the response normally would hand it half an answer as if it were whole.
+func abortIf(cut error) {
+	var c *cutError
+	if errors.As(cut, &c) && c.upstream {
+		panic(http.ErrAbortHandler)
 	}
 }
 
-// forward sends r to the upstream with body and copies the answer back as it comes.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader, length int64) {
+// forward sends r to the upstream with body and copies the answer back as it comes. It
+// returns the upstream's status (0: none came) and, when the answer did not reach the
+// client whole, a *cutError saying why.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader, length int64) (int, error) {
 	target := strings.TrimSuffix(s.upstreamFor(r.URL.Path), "/") + r.URL.RequestURI()
 	if length == 0 || r.Body == http.NoBody && length < 0 {
 		body = http.NoBody
@@ -204,7 +238,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, target, body)
 	if err != nil {
 		http.Error(w, "ctx-proxy: "+err.Error(), http.StatusBadGateway)
-		return
+		return 0, nil
 	}
 	out.Header = r.Header.Clone()
 	dropHopByHop(out.Header)
@@ -222,7 +256,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 	if err != nil {
 		// The error names the upstream, never a header: no credential is in it.
 		http.Error(w, "ctx-proxy: upstream: "+redactURL(err.Error()), http.StatusBadGateway)
-		return
+		return 0, nil
 	}
 	defer resp.Body.Close()
 	h := w.Header()
@@ -237,7 +271,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
 			if _, werr := w.Write(buf[:n]); werr != nil {
-				return
+				return resp.StatusCode, &cutError{err: werr}
 			}
 			// Each read is what the upstream has sent so far: an SSE event reaches the
 			// client as soon as it reached the proxy.
@@ -245,8 +279,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 				flusher.Flush()
 			}
 		}
+		if err == io.EOF {
+			return resp.StatusCode, nil
+		}
 		if err != nil {
-			return
+			return resp.StatusCode, &cutError{upstream: true, err: err}
 		}
 	}
 }
@@ -306,6 +343,12 @@ type Record struct {
 	Markers        int     `json:"cache_control_markers,omitempty"`
 	AddedMS        float64 `json:"added_ms"`
 	Fallback       string  `json:"fallback,omitempty"`
+	// Status is the upstream's answer (0: none came, the client got a 502 or a refusal);
+	// Error, when the answer did not reach the client whole: the upstream broke it off
+	// (the client's connection was then broken too, so that it sees the cut), or the
+	// client went away.
+	Status int    `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
 	// Warning is what went wrong after the request was sent as decided (the store or the
 	// state not written): not a fallback, the body went out as processed.
 	Warning string `json:"warning,omitempty"`
@@ -327,6 +370,9 @@ func (s *Server) record(rec *Record) {
 		fb := ""
 		if rec.Fallback != "" {
 			fb = " fallback: " + rec.Fallback
+		}
+		if rec.Error != "" {
+			fb += "; " + rec.Error
 		}
 		fmt.Fprintf(s.Stats, "ctx-proxy: %s %s %d -> %d tokens, %d cached messages, +%.1f ms%s\n",
 			short(rec.Conversation), rec.Path, rec.TokensIn, rec.TokensSent, rec.CachedMessages, rec.AddedMS, fb)
