@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -83,6 +84,22 @@ func run(ctx *cli.Context, f *Flags) error {
 	}
 	if f.SummarizerTimeout <= 0 {
 		return cli.Usagef("--summarizer-timeout must be positive, got %s", f.SummarizerTimeout)
+	}
+	for _, up := range []struct{ name, url string }{{"--upstream", f.Upstream},
+		{"ANTHROPIC_UPSTREAM", ctx.Getenv("ANTHROPIC_UPSTREAM")}, {"OPENAI_UPSTREAM", ctx.Getenv("OPENAI_UPSTREAM")}} {
+		if up.url == "" {
+			continue
+		}
+		u, err := url.Parse(up.url)
+		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return cli.Usagef("%s must be an http or https URL with a host and no query, got %q", up.name, redactURL(up.url))
+		}
+		if u.User != nil {
+			// Go's client would send it as Basic auth on every request, beside the
+			// client's own key: to whatever the upstream is, every client's request
+			// would carry the operator's credentials.
+			ctx.Warnf("%s: the user:password in the URL is not sent; requests carry the clients' own credentials", up.name)
+		}
 	}
 	s := &Server{
 		Upstream:  f.Upstream,

@@ -166,6 +166,9 @@ func (s *Server) now() time.Time {
 
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.admit(w, r) {
+		return
+	}
 	if r.URL.Path == "/ctxkit/status" && r.Method == http.MethodGet {
 		s.status(w)
 		return
@@ -186,7 +189,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		http.Error(w, "ctx-proxy: reading the request: "+err.Error(), http.StatusBadRequest)
+		apiError(w, r, http.StatusBadRequest, "ctx-proxy: reading the request: "+err.Error())
 		return
 	}
 	rec, p := s.rewrite(r, format, body)
@@ -231,13 +234,17 @@ func abortIf(cut error) {
 // returns the upstream's status (0: none came) and, when the answer did not reach the
 // client whole, a *cutError saying why.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader, length int64) (int, error) {
-	target := strings.TrimSuffix(s.upstreamFor(r.URL.Path), "/") + r.URL.RequestURI()
+	target, err := s.targetURL(r)
+	if err != nil {
+		apiError(w, r, http.StatusBadGateway, "ctx-proxy: upstream: "+redactURL(err.Error()))
+		return 0, nil
+	}
 	if length == 0 || r.Body == http.NoBody && length < 0 {
 		body = http.NoBody
 	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, target, body)
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), body)
 	if err != nil {
-		http.Error(w, "ctx-proxy: "+err.Error(), http.StatusBadGateway)
+		apiError(w, r, http.StatusBadGateway, "ctx-proxy: "+redactURL(err.Error()))
 		return 0, nil
 	}
 	out.Header = r.Header.Clone()
@@ -255,7 +262,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 	resp, err := client.Do(out)
 	if err != nil {
 		// The error names the upstream, never a header: no credential is in it.
-		http.Error(w, "ctx-proxy: upstream: "+redactURL(err.Error()), http.StatusBadGateway)
+		apiError(w, r, http.StatusBadGateway, "ctx-proxy: upstream: "+redactURL(err.Error()))
 		return 0, nil
 	}
 	defer resp.Body.Close()

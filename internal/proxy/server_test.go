@@ -1,14 +1,18 @@
 package proxy
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 // sseEvents are the first events of an Anthropic stream: a tool call begun, not finished.
@@ -91,4 +95,82 @@ func waitRecords(t testing.TB, log *syncBuffer, n int) []Record {
 	}
 	t.Fatalf("the log holds %d records, want %d: %s", len(recs), n, log.String())
 	return nil
+}
+
+// rawRequest sends text as it is on a new connection to the server at url and reads the
+// answer: for request lines and headers a Go client would not send.
+func rawRequest(t testing.TB, url, text string) (*http.Response, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, text); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("%q: %v", strings.SplitN(text, "\r\n", 2)[0], err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body)
+}
+
+// TestRequestTargetSSRF: only origin-form request targets ("/path") are served; an
+// absolute-form or authority-form target never makes the proxy send anywhere but the
+// upstream, and the user:password of a configured upstream is never sent as Basic auth.
+func TestRequestTargetSSRF(t *testing.T) {
+	up := newUpstream(t)
+	other := newUpstream(t) // where an attacker would like the request (and its key) to go
+	otherHost := strings.TrimPrefix(other.URL, "http://")
+	upHost := strings.TrimPrefix(up.URL, "http://")
+	_, px, _ := proxyFor(t, "http://user:secret@"+upHost, "", t.TempDir())
+	body := conversation(userText("hi"))
+	for _, target := range []string{
+		"http:@" + otherHost + "/v1/messages",
+		"http://" + otherHost + "/v1/messages",
+		"http://127.0.0.1@" + otherHost + "/v1/messages",
+		otherHost,
+	} {
+		method := http.MethodPost
+		if target == otherHost {
+			method = "CONNECT"
+		}
+		resp, out := rawRequest(t, px.URL, method+" "+target+" HTTP/1.1\r\nHost: "+strings.TrimPrefix(px.URL, "http://")+
+			"\r\nx-api-key: sk-ant-victim\r\nContent-Type: application/json\r\nContent-Length: "+fmt.Sprint(len(body))+"\r\nConnection: close\r\n\r\n"+body)
+		if resp.StatusCode != http.StatusBadRequest || gjson.Get(out, "error.type").String() != "invalid_request_error" {
+			t.Errorf("%s %s: status %d, want 400 in the Messages API's error shape: %s", method, target, resp.StatusCode, out)
+		}
+	}
+	if n := len(other.requests()); n != 0 {
+		t.Errorf("%d requests reached another host: %+v", n, other.requests())
+	}
+	// OPTIONS * is net/http's to answer (200, empty); it goes nowhere.
+	rawRequest(t, px.URL, "OPTIONS * HTTP/1.1\r\nHost: "+strings.TrimPrefix(px.URL, "http://")+"\r\nConnection: close\r\n\r\n")
+	if n := len(up.requests()) + len(other.requests()); n != 0 {
+		t.Errorf("%d requests forwarded", n)
+	}
+	// Origin-form paths that look like hosts stay paths on the upstream.
+	for _, path := range []string{"//" + otherHost + "/v1/messages", "/@" + otherHost + "/v1/messages"} {
+		rawRequest(t, px.URL, "POST "+path+" HTTP/1.1\r\nHost: "+strings.TrimPrefix(px.URL, "http://")+
+			"\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+		if got := up.last().URI; got != path {
+			t.Errorf("%s reached the upstream as %s", path, got)
+		}
+	}
+	if n := len(other.requests()); n != 0 {
+		t.Errorf("%d requests reached another host", n)
+	}
+	// The upstream's user:password is not sent; the client's own credentials are.
+	post(t, px.URL+"/v1/messages?beta=true", body, map[string]string{"x-api-key": "sk-ant-own"})
+	got := up.last()
+	if a := got.Header.Get("Authorization"); a != "" {
+		t.Errorf("the upstream's userinfo went out as %q", a)
+	}
+	if got.URI != "/v1/messages?beta=true" || got.Header.Get("X-Api-Key") != "sk-ant-own" {
+		t.Errorf("forwarded as %s with key %q", got.URI, got.Header.Get("X-Api-Key"))
+	}
 }
