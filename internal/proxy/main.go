@@ -36,6 +36,10 @@ type Flags struct {
 	MaxConv  int           `name:"max-conversations" default:"1000" placeholder:"N" help:"Remember at most N conversations, the least recent forgotten first."`
 	Status   bool          `name:"status" help:"Ask the proxy serving on --listen what each conversation has saved so far, and print it: a table on a terminal, JSON when piped."`
 
+	AuthToken   string   `name:"auth-token" placeholder:"TOKEN" help:"Serve only requests that carry TOKEN, in the X-Ctxkit-Token header or as a base URL ending in /t/TOKEN; required when --listen is beyond loopback." env:"CTX_PROXY_AUTH_TOKEN"`
+	AllowHost   []string `name:"allow-host" placeholder:"NAME" help:"Serve requests whose Host is NAME too (besides localhost, loopback addresses and the --listen host); repeatable."`
+	AllowOrigin []string `name:"allow-origin" placeholder:"ORIGIN" help:"Serve requests from web pages of ORIGIN (https://app.example); any other request with an Origin header is refused. Repeatable."`
+
 	Summarizer        string        `name:"summarizer" enum:"local,upstream" default:"local" placeholder:"local|upstream" help:"Who writes ctx-summarize's summaries: local (offline, the default) or upstream (the agent's own provider, with the client's own credentials: one paid model call per summary)." env:"CTX_PROXY_SUMMARIZER"`
 	SummarizerModel   string        `name:"summarizer-model" placeholder:"NAME" help:"With --summarizer upstream, the model that summarizes (default the provider's small one: claude-haiku-4-5, gpt-4o-mini)." env:"CTX_PROXY_SUMMARIZER_MODEL"`
 	SummarizerTimeout time.Duration `name:"summarizer-timeout" default:"60s" placeholder:"DURATION" help:"With --summarizer upstream, the most a summary may take; added to --timeout for the request it fires on. The local summary is the fallback." env:"CTX_PROXY_SUMMARIZER_TIMEOUT"`
@@ -79,8 +83,13 @@ func run(ctx *cli.Context, f *Flags) error {
 	if f.Timeout < 0 {
 		return cli.Usagef("--timeout must not be negative")
 	}
+	if f.AuthToken != "" {
+		if why := ValidToken(f.AuthToken); why != "" {
+			return cli.Usagef("--auth-token %s", why)
+		}
+	}
 	if f.Status {
-		return showStatus(ctx, f.Listen)
+		return showStatus(ctx, f.Listen, f.AuthToken)
 	}
 	if f.SummarizerTimeout <= 0 {
 		return cli.Usagef("--summarizer-timeout must be positive, got %s", f.SummarizerTimeout)
@@ -110,6 +119,10 @@ func run(ctx *cli.Context, f *Flags) error {
 		Getenv:    ctx.Getenv,
 		Counter:   ctx.Counter,
 		Now:       ctx.Now,
+
+		AllowHosts:   f.AllowHost,
+		AllowOrigins: f.AllowOrigin,
+		AuthToken:    f.AuthToken,
 	}
 	if f.Summarizer == "upstream" {
 		s.Summarizer = &UpstreamSummarizer{Model: f.SummarizerModel, Timeout: f.SummarizerTimeout}
@@ -152,11 +165,28 @@ func run(ctx *cli.Context, f *Flags) error {
 	if f.Stats {
 		s.Stats = ctx.Stderr
 	}
+	needToken := cli.WithHint(cli.Usagef("--listen %s is reachable from other machines: give --auth-token (or $CTX_PROXY_AUTH_TOKEN), which every client must send", f.Listen),
+		"clients send it in the "+TokenHeader+" header or with a base URL ending in /t/TOKEN; keep --listen on 127.0.0.1 for this machine alone")
+	if f.AuthToken == "" && !loopbackOnly(f.Listen) {
+		return needToken // before binding: never reachable without it, not for a moment
+	}
 	ln, err := net.Listen("tcp", f.Listen)
 	if err != nil {
 		return cli.RuntimeError(fmt.Errorf("listen: %w", err))
 	}
+	bound := ln.Addr().(*net.TCPAddr)
+	if !bound.IP.IsLoopback() && f.AuthToken == "" {
+		ln.Close()
+		return needToken
+	}
+	s.Listen, _, _ = net.SplitHostPort(f.Listen)
+	if s.Listen == "" {
+		s.Listen = bound.IP.String() // ":8377": every address
+	}
 	fmt.Fprintf(ctx.Stderr, "ctx-proxy: listening on http://%s\n", ln.Addr())
+	if !bound.IP.IsLoopback() {
+		fmt.Fprintf(ctx.Stderr, "ctx-proxy: reachable from other machines: every request must carry the --auth-token (%s header or /t/TOKEN base URL)\n", TokenHeader)
+	}
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
 	defer s.Close() // after the server has stopped: the last log lines and states written
 	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -176,18 +206,50 @@ func run(ctx *cli.Context, f *Flags) error {
 	}
 }
 
+// loopbackOnly reports whether every address listen names is a loopback one: "" (every
+// address), a name that resolves elsewhere, or one that does not resolve is not.
+func loopbackOnly(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil || host == "" {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return false
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return false
+		}
+	}
+	return true
+}
+
 // statusWait is how long --status waits for a proxy to answer: it runs on loopback, so
 // one that takes longer is stuck, and the user should hear so rather than wait.
 const statusWait = 5 * time.Second
 
 // showStatus asks the proxy on addr for its /ctxkit/status page and prints it: the JSON as
 // served when stdout is piped (for jq and scripts), a table on a terminal.
-func showStatus(ctx *cli.Context, addr string) error {
+func showStatus(ctx *cli.Context, addr, token string) error {
 	url := "http://" + addr + "/ctxkit/status"
 	client := &http.Client{Timeout: statusWait}
 	noProxy := cli.WithHint(cli.RuntimeError(fmt.Errorf("no ctx-proxy answers on %s", addr)),
 		"start one with `ctx-proxy --listen "+addr+"`, or give --listen the address it serves on")
-	resp, err := client.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return cli.Usagef("--listen %q: %v", addr, err)
+	}
+	if token != "" {
+		req.Header.Set(TokenHeader, token)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		noProxy.Err = fmt.Errorf("no ctx-proxy answers on %s: %w", addr, errors.Unwrap(err))
 		return noProxy
@@ -196,6 +258,9 @@ func showStatus(ctx *cli.Context, addr string) error {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return cli.RuntimeError(fmt.Errorf("read %s: %w", url, err))
+	}
+	if resp.StatusCode == http.StatusUnauthorized && token == "" {
+		return cli.WithHint(cli.RuntimeError(fmt.Errorf("the ctx-proxy on %s needs its token", addr)), "give --auth-token or $CTX_PROXY_AUTH_TOKEN")
 	}
 	var st statusPage
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &st) != nil || st.Conversations == nil {

@@ -58,6 +58,16 @@ type Server struct {
 	Client     *http.Client
 	Now        func() time.Time
 
+	// Listen is the host the proxy was asked to listen on (--listen): a Host header naming
+	// it is this proxy's, as are localhost, 127.0.0.1 and [::1], and AllowHosts.
+	Listen     string
+	AllowHosts []string
+	// AllowOrigins are the browser origins served; any other request carrying an Origin
+	// header is refused.
+	AllowOrigins []string
+	// AuthToken, when set, must come with every request (guard.go).
+	AuthToken string
+
 	logMu  sync.Mutex
 	once   sync.Once
 	qMu    sync.Mutex
@@ -166,7 +176,8 @@ func (s *Server) now() time.Time {
 
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !s.admit(w, r) {
+	r, ok := s.admit(w, r)
+	if !ok {
 		return
 	}
 	if r.URL.Path == "/ctxkit/status" && r.Method == http.MethodGet {

@@ -174,3 +174,169 @@ func TestRequestTargetSSRF(t *testing.T) {
 		t.Errorf("forwarded as %s with key %q", got.URI, got.Header.Get("X-Api-Key"))
 	}
 }
+
+// TestHostOriginToken: DNS rebinding (a Host the proxy is not), a browser's cross-origin
+// request (any Origin header) and, with a token set, a request without it are refused in
+// the provider's error shape before anything is read, forwarded, piped or kept.
+func TestHostOriginToken(t *testing.T) {
+	up := newUpstream(t)
+	s, px, log := proxyFor(t, up.URL, "", t.TempDir())
+	addr := strings.TrimPrefix(px.URL, "http://")
+	get := func(host, path string, header ...string) (*http.Response, string) {
+		req := "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n"
+		for _, h := range header {
+			req += h + "\r\n"
+		}
+		return rawRequest(t, px.URL, req+"Connection: close\r\n\r\n")
+	}
+	for _, host := range []string{"attacker.example", "attacker.example:" + strings.Split(addr, ":")[1], "localhost.attacker.example", "127.0.0.1.nip.io", "10.0.0.1"} {
+		if resp, out := get(host, "/ctxkit/status"); resp.StatusCode != http.StatusForbidden || strings.Contains(out, "conversations") {
+			t.Errorf("Host %s: status %d: %s", host, resp.StatusCode, out)
+		}
+		if resp, _ := get(host, "/v1/models", "x-api-key: sk-ant-victim"); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("Host %s: /v1/models status %d", host, resp.StatusCode)
+		}
+	}
+	for _, host := range []string{addr, "localhost", "localhost:8377", "LOCALHOST.:1", "127.0.0.1", "[::1]:8377", "[::1]"} {
+		if resp, out := get(host, "/ctxkit/status"); resp.StatusCode != http.StatusOK {
+			t.Errorf("Host %s: status %d: %s", host, resp.StatusCode, out)
+		}
+	}
+	s.AllowHosts = []string{"proxy.internal"}
+	if resp, _ := get("proxy.internal:8377", "/ctxkit/status"); resp.StatusCode != http.StatusOK {
+		t.Errorf("--allow-host proxy.internal: status %d", resp.StatusCode)
+	}
+
+	// A page in a browser posting text/plain (no preflight) to the proxy.
+	body := conversation(userText("written by a web page"))
+	for _, origin := range []string{"https://evil.example", "null", "http://127.0.0.1:8377"} {
+		req, _ := http.NewRequest(http.MethodPost, px.URL+"/v1/messages", strings.NewReader(body))
+		req.Header.Set("Content-Type", "text/plain")
+		req.Header.Set("Origin", origin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || gjson.GetBytes(out, "error.type").String() != "permission_error" {
+			t.Errorf("Origin %s: status %d: %s", origin, resp.StatusCode, out)
+		}
+	}
+	if n := len(up.requests()); n != 0 || log.Len() != 0 || len(s.State.All()) != 0 {
+		t.Fatalf("refused requests reached the upstream (%d), the log (%q) or the state (%d)", n, log.String(), len(s.State.All()))
+	}
+	s.AllowOrigins = []string{"https://app.example"}
+	req, _ := http.NewRequest(http.MethodPost, px.URL+"/v1/messages", strings.NewReader(body))
+	req.Header.Set("Origin", "https://app.example")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Errorf("--allow-origin https://app.example: %v %v", resp, err)
+	}
+
+	// With a token: in a header or as the path's first segments, stripped either way.
+	const token = "tok_0123456789abcdefABCDEF"
+	s.AuthToken = token
+	n := len(up.requests())
+	for _, c := range []struct {
+		path   string
+		header map[string]string
+		want   int
+	}{
+		{"/v1/messages", nil, http.StatusUnauthorized},
+		{"/v1/messages", map[string]string{"X-Ctxkit-Token": "tok_0123456789abcdefABCDEx"}, http.StatusUnauthorized},
+		{"/v1/messages", map[string]string{"X-Ctxkit-Token": token[:len(token)-1]}, http.StatusUnauthorized},
+		{"/t/tok_0123456789abcdefABCDEx/v1/messages", nil, http.StatusUnauthorized},
+		{"/t//v1/messages", nil, http.StatusUnauthorized},
+		{"/v1/messages?beta=true", map[string]string{"X-Ctxkit-Token": token}, http.StatusOK},
+		{"/t/" + token + "/v1/messages?beta=true", nil, http.StatusOK},
+	} {
+		resp, out := postStatus(t, px.URL+c.path, body, c.header)
+		if resp.StatusCode != c.want {
+			t.Errorf("%s %v: status %d, want %d: %s", c.path, c.header, resp.StatusCode, c.want, out)
+		}
+		if c.want == http.StatusUnauthorized && gjson.Get(out, "error.type").String() != "authentication_error" {
+			t.Errorf("%s: refusal %s", c.path, out)
+		}
+	}
+	reqs := up.requests()[n:]
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests reached the upstream, want 2", len(reqs))
+	}
+	for _, r := range reqs {
+		if r.URI != "/v1/messages?beta=true" || r.Header.Get("X-Ctxkit-Token") != "" {
+			t.Errorf("forwarded as %s, token header %q", r.URI, r.Header.Get("X-Ctxkit-Token"))
+		}
+	}
+	// A base URL of /t/TOKEN: Claude Code's HEAD of the base URL itself is HEAD /.
+	for _, path := range []string{"/t/" + token, "/t/" + token + "/"} {
+		rawRequest(t, px.URL, "HEAD "+path+" HTTP/1.1\r\nHost: "+addr+"\r\nConnection: close\r\n\r\n")
+		if got := up.last(); got.Method != http.MethodHead || got.URI != "/" {
+			t.Errorf("HEAD %s went out as %s %s", path, got.Method, got.URI)
+		}
+	}
+	if resp, out := get(addr, "/t/"+token+"/ctxkit/status"); resp.StatusCode != 200 || !strings.Contains(out, `"conversations"`) {
+		t.Errorf("status page with the token in the path: %d %s", resp.StatusCode, out)
+	}
+	if resp, _ := get(addr, "/ctxkit/status"); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("status page without the token: %d", resp.StatusCode)
+	}
+	waitRecords(t, log, 3)
+	if strings.Contains(log.String(), token) || strings.Contains(log.String(), "/t/") {
+		t.Errorf("the token reached the log: %s", log.String())
+	}
+}
+
+// postStatus posts body to url and returns the response whatever its status.
+func postStatus(t testing.TB, url, body string, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	resp, out := post(t, url, body, header)
+	return resp, string(out)
+}
+
+// TestHostAllowed: which Host headers name the proxy, by where it listens.
+func TestHostAllowed(t *testing.T) {
+	for _, c := range []struct {
+		listen, host string
+		want         bool
+	}{
+		{"127.0.0.1", "127.0.0.1:8377", true},
+		{"127.0.0.1", "127.0.0.2", true},
+		{"127.0.0.1", "localhost:1", true},
+		{"127.0.0.1", "[::1]:8377", true},
+		{"127.0.0.1", "", true},
+		{"127.0.0.1", "10.0.0.5:8377", false},
+		{"127.0.0.1", "devbox:8377", false},
+		{"127.0.0.1", "localhost.evil.example", false},
+		{"localhost", "localhost", true},
+		{"0.0.0.0", "10.0.0.5:8377", true},
+		{"0.0.0.0", "0.0.0.0:8377", true},
+		{"::", "[fe80::1]:8377", true},
+		{"0.0.0.0", "devbox:8377", false},
+		{"devbox", "DEVBOX:8377", true},
+		{"devbox", "evil.example:8377", false},
+	} {
+		s := &Server{Listen: c.listen}
+		if got := s.hostAllowed(c.host); got != c.want {
+			t.Errorf("listening on %q, Host %q: %v, want %v", c.listen, c.host, got, c.want)
+		}
+	}
+}
+
+// TestStatusFlagToken: --status sends the token; without it, it says the proxy needs one.
+func TestStatusFlagToken(t *testing.T) {
+	up := newUpstream(t)
+	s, px, _ := proxyFor(t, up.URL, "", t.TempDir())
+	s.AuthToken = "tok_0123456789abcdef"
+	addr := strings.TrimPrefix(px.URL, "http://")
+	getenv := func(string) string { return "" }
+	var stdout, stderr strings.Builder
+	if code := Main([]string{"--status", "--listen", addr, "--auth-token", s.AuthToken}, nil, &stdout, &stderr, getenv); code != 0 || !strings.Contains(stdout.String(), `"conversations"`) {
+		t.Errorf("with the token: exit %d: %s%s", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := Main([]string{"--status", "--listen", addr}, nil, &stdout, &stderr, getenv); code != 4 ||
+		!strings.Contains(stderr.String(), "needs its token") || stdout.Len() != 0 {
+		t.Errorf("without: exit %d: %s%s", code, stdout.String(), stderr.String())
+	}
+}
