@@ -36,6 +36,8 @@ type Flags struct {
 	MaxConv  int           `name:"max-conversations" default:"1000" placeholder:"N" help:"Remember at most N conversations, the least recent forgotten first."`
 	Status   bool          `name:"status" help:"Ask the proxy serving on --listen what each conversation has saved so far, and print it: a table on a terminal, JSON when piped."`
 
+	MaxBody cli.Size `name:"max-body" default:"64MiB" placeholder:"SIZE" help:"Refuse a request body over SIZE with 413 (0: no limit); the providers' own limit is 32 MB." env:"CTX_PROXY_MAX_BODY"`
+
 	AuthToken   string   `name:"auth-token" placeholder:"TOKEN" help:"Serve only requests that carry TOKEN, in the X-Ctxkit-Token header or as a base URL ending in /t/TOKEN; required when --listen is beyond loopback." env:"CTX_PROXY_AUTH_TOKEN"`
 	AllowHost   []string `name:"allow-host" placeholder:"NAME" help:"Serve requests whose Host is NAME too (besides localhost, loopback addresses and the --listen host); repeatable."`
 	AllowOrigin []string `name:"allow-origin" placeholder:"ORIGIN" help:"Serve requests from web pages of ORIGIN (https://app.example); any other request with an Origin header is refused. Repeatable."`
@@ -88,6 +90,9 @@ func run(ctx *cli.Context, f *Flags) error {
 			return cli.Usagef("--auth-token %s", why)
 		}
 	}
+	if f.MaxBody == 0 {
+		f.MaxBody = -1 // no limit
+	}
 	if f.Status {
 		return showStatus(ctx, f.Listen, f.AuthToken)
 	}
@@ -120,6 +125,7 @@ func run(ctx *cli.Context, f *Flags) error {
 		Counter:   ctx.Counter,
 		Now:       ctx.Now,
 
+		MaxBody:      int64(f.MaxBody),
 		AllowHosts:   f.AllowHost,
 		AllowOrigins: f.AllowOrigin,
 		AuthToken:    f.AuthToken,

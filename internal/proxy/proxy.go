@@ -67,6 +67,9 @@ type Server struct {
 	AllowOrigins []string
 	// AuthToken, when set, must come with every request (guard.go).
 	AuthToken string
+	// MaxBody is the most bytes a request body may have (0: DefaultMaxBody; negative:
+	// no limit); a longer one is answered 413.
+	MaxBody int64
 
 	logMu  sync.Mutex
 	once   sync.Once
@@ -191,16 +194,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "ctx-proxy speaks HTTP only: use POST /v1/responses", http.StatusUpgradeRequired)
 		return
 	}
+	if !s.limitBody(w, r) {
+		return
+	}
 	format := formatOf(r.URL.Path)
 	if r.Method != http.MethodPost || format == "" {
+		// Streamed to the upstream as it comes, never held.
 		_, cut := s.forward(w, r, r.Body, -1)
 		abortIf(cut)
 		return
 	}
 	start := time.Now()
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
-		apiError(w, r, http.StatusBadRequest, "ctx-proxy: reading the request: "+err.Error())
+		s.bodyError(w, r, err)
 		return
 	}
 	rec, p := s.rewrite(r, format, body)
@@ -250,8 +257,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 		apiError(w, r, http.StatusBadGateway, "ctx-proxy: upstream: "+redactURL(err.Error()))
 		return 0, nil
 	}
+	var sending *bodyReader
 	if length == 0 || r.Body == http.NoBody && length < 0 {
 		body = http.NoBody
+	} else if length < 0 {
+		sending = &bodyReader{ReadCloser: r.Body}
+		body = sending
 	}
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), body)
 	if err != nil {
@@ -271,6 +282,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 		client = defaultClient
 	}
 	resp, err := client.Do(out)
+	if err != nil && sending != nil && sending.failed() != nil {
+		// The upstream request failed for the client's body: too large, or cut short.
+		s.bodyError(w, r, sending.failed())
+		return 0, nil
+	}
 	if err != nil {
 		// The error names the upstream, never a header: no credential is in it.
 		apiError(w, r, http.StatusBadGateway, "ctx-proxy: upstream: "+redactURL(err.Error()))

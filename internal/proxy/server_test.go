@@ -8,7 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -338,5 +340,116 @@ func TestStatusFlagToken(t *testing.T) {
 	if code := Main([]string{"--status", "--listen", addr}, nil, &stdout, &stderr, getenv); code != 4 ||
 		!strings.Contains(stderr.String(), "needs its token") || stdout.Len() != 0 {
 		t.Errorf("without: exit %d: %s%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// chunked is a body of n bytes of JSON-ish filler whose length the client does not
+// declare: sent with Transfer-Encoding: chunked.
+type chunked struct{ n int }
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if c.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), c.n)
+	for i := range p[:k] {
+		p[i] = ' '
+	}
+	c.n -= k
+	return k, nil
+}
+
+// TestMaxBody: a body over MaxBody is answered 413 in the provider's error shape, whether
+// its Content-Length says so up front or it runs over while it is read, on conversation
+// paths and paths passed through; the upstream never gets it whole.
+func TestMaxBody(t *testing.T) {
+	up := newUpstream(t)
+	s, px, log := proxyFor(t, up.URL, "", t.TempDir())
+	s.MaxBody = 4096
+	small := conversation(userText("hi"))
+	big := conversation(userText(strings.Repeat("x", 5000)))
+	for _, c := range []struct {
+		path, kind string
+		body       io.Reader
+		length     int64
+		want       int
+	}{
+		{"/v1/messages", "request_too_large", strings.NewReader(big), int64(len(big)), 413},
+		{"/v1/messages", "request_too_large", &chunked{5000}, -1, 413},
+		{"/v1/chat/completions", "invalid_request_error", strings.NewReader(big), int64(len(big)), 413},
+		{"/v1/responses", "invalid_request_error", &chunked{1 << 20}, -1, 413},
+		{"/v1/messages/count_tokens", "request_too_large", strings.NewReader(big), int64(len(big)), 413},
+		{"/v1/messages/count_tokens", "request_too_large", &chunked{1 << 20}, -1, 413},
+		{"/v1/messages", "", strings.NewReader(small), int64(len(small)), 200},
+		{"/v1/messages", "", io.MultiReader(strings.NewReader(small), &chunked{4096 - len(small)}), -1, 200},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, px.URL+c.path, c.body)
+		req.ContentLength = c.length
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s (length %d): status %d, want %d: %.200s", c.path, c.length, resp.StatusCode, c.want, out)
+			continue
+		}
+		if c.want != 413 {
+			continue
+		}
+		kind := gjson.GetBytes(out, "error.type").String()
+		if gjson.GetBytes(out, "type").String() != "error" && gjson.GetBytes(out, "error.code").String() != "request_too_large" || kind != c.kind {
+			t.Errorf("%s: refusal %s", c.path, out)
+		}
+	}
+	for _, r := range up.requests() {
+		if len(r.Body) > 4096 {
+			t.Errorf("the upstream got a body of %d bytes for %s", len(r.Body), r.URI)
+		}
+	}
+	if recs := waitRecords(t, log, 2); len(recs) != 2 {
+		t.Errorf("log: %+v", recs)
+	}
+}
+
+// TestPassThroughStreams: a body on a path passed through reaches the upstream as it is
+// sent, not once it has all been read: the upstream reads the first part while the client
+// still holds the rest back.
+func TestPassThroughStreams(t *testing.T) {
+	got := make(chan struct{})
+	var once sync.Once
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		buf := make([]byte, 1024)
+		io.ReadFull(r.Body, buf)
+		once.Do(func() { close(got) })
+		n, _ := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "%d", n+1024)
+	}))
+	defer up.Close()
+	_, px, _ := proxyFor(t, up.URL, "", t.TempDir())
+	pr, pw := io.Pipe()
+	go func() {
+		pw.Write(make([]byte, 1<<20))
+		select {
+		case <-got:
+		case <-time.After(20 * time.Second):
+		}
+		pw.Write(make([]byte, 1<<20))
+		pw.Close()
+	}()
+	resp, err := http.Post(px.URL+"/v1/files", "application/octet-stream", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	select {
+	case <-got:
+	default:
+		t.Fatal("the upstream got nothing before the whole body was sent")
+	}
+	if string(out) != fmt.Sprint(2<<20) {
+		t.Errorf("the upstream read %s bytes, want %d", out, 2<<20)
 	}
 }

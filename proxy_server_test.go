@@ -1,0 +1,185 @@
+package ctxkit_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// proxyProcess is ctx-proxy running as a process of its own (this test binary under the
+// name testscript gives it in $PATH), for what only a process shows: signals, exit
+// status, its peak memory, the temporary directory it leaves.
+type proxyProcess struct {
+	cmd    *exec.Cmd
+	addr   string
+	stderr *lockedBuffer
+	tmp    string // its $TMPDIR
+	done   chan struct{}
+	err    error
+}
+
+var listeningRe = regexp.MustCompile(`ctx-proxy: listening on http://(\S+)`)
+
+// startProxyProcess runs ctx-proxy on a free loopback port with args, and waits until it
+// listens. It is killed when the test ends, if it has not exited by then.
+func startProxyProcess(t *testing.T, args ...string) *proxyProcess {
+	t.Helper()
+	if _, err := exec.LookPath("ctx-proxy"); err != nil {
+		t.Skip("ctx-proxy is not in $PATH (testscript puts it there): ", err)
+	}
+	p := &proxyProcess{stderr: &lockedBuffer{}, tmp: t.TempDir(), done: make(chan struct{})}
+	p.cmd = exec.Command("ctx-proxy", append([]string{"--listen", "127.0.0.1:0"}, args...)...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CTX_") && !strings.HasPrefix(kv, "TMPDIR=") {
+			p.cmd.Env = append(p.cmd.Env, kv)
+		}
+	}
+	p.cmd.Env = append(p.cmd.Env, "TMPDIR="+p.tmp, "CTX_CACHE_DIR=off", "XDG_STATE_HOME="+t.TempDir())
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if m := listeningRe.FindSubmatch(p.stderr.Bytes()); m != nil {
+			p.addr = string(m[1])
+			return p
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("ctx-proxy exited: %v\n%s", p.err, p.stderr.Bytes())
+		default:
+		}
+	}
+	t.Fatalf("ctx-proxy did not listen within 30 s:\n%s", p.stderr.Bytes())
+	return nil
+}
+
+// wait waits up to d for the process to exit and returns its exit status.
+func (p *proxyProcess) wait(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(d):
+		t.Fatalf("ctx-proxy still running %v after it was asked to stop:\n%s", d, p.stderr.Bytes())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// vmHWM is a process's peak resident set (Linux's VmHWM), in bytes.
+func vmHWM(t *testing.T, pid int) int64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc/PID/status")
+	return 0
+}
+
+// TestProxyHugeBody: a 1 GB body is answered 413 with the proxy's peak memory under
+// 100 MB, declared by its Content-Length (refused before any of it is read) or not
+// (chunked: refused at --max-body, 64 MiB by default, as it is read).
+func TestProxyHugeBody(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/PID/status")
+	}
+	if testing.Short() {
+		t.Skip("-short: sends up to 2 GB over loopback")
+	}
+	var mu sync.Mutex
+	var upBytes int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		upBytes += n
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"type":"message"}`)
+	}))
+	defer up.Close()
+	p := startProxyProcess(t, "--upstream", up.URL, "--store", t.TempDir(), "--pipe", "none")
+	const size = 1 << 30
+	for _, c := range []struct{ name, path, header string }{
+		{"Content-Length", "/v1/messages", "Content-Length: " + strconv.Itoa(size)},
+		{"chunked", "/v1/messages", "Transfer-Encoding: chunked"},
+		{"chunked, passed through", "/v1/messages/count_tokens", "Transfer-Encoding: chunked"},
+	} {
+		conn, err := net.Dial("tcp", p.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(120 * time.Second))
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nx-api-key: k\r\n%s\r\n\r\n", c.path, p.addr, c.header)
+		sent := make(chan int64, 1)
+		go func() {
+			chunk := bytes.Repeat([]byte(" "), 1<<20)
+			var n int64
+			for n < size {
+				var err error
+				if strings.HasPrefix(c.header, "Transfer") {
+					_, err = fmt.Fprintf(conn, "%x\r\n%s\r\n", len(chunk), chunk)
+				} else {
+					_, err = conn.Write(chunk)
+				}
+				if err != nil {
+					break
+				}
+				n += int64(len(chunk))
+			}
+			sent <- n
+		}()
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		conn.Close()
+		n := <-sent
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), `"request_too_large"`) {
+			t.Errorf("%s: status %d: %s", c.name, resp.StatusCode, body)
+		}
+		t.Logf("%s: %d MB sent before the proxy answered %d", c.name, n>>20, resp.StatusCode)
+	}
+	hwm := vmHWM(t, p.cmd.Process.Pid)
+	mu.Lock()
+	t.Logf("ctx-proxy peak RSS %d MB; the upstream got %d MB", hwm>>20, upBytes>>20)
+	mu.Unlock()
+	if hwm > 100<<20 {
+		t.Errorf("ctx-proxy's peak RSS is %d MB, over 100 MB", hwm>>20)
+	}
+	p.cmd.Process.Signal(os.Interrupt)
+	if code := p.wait(t, 30*time.Second); code != 0 {
+		t.Errorf("exit %d:\n%s", code, p.stderr.Bytes())
+	}
+}
