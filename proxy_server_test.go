@@ -37,11 +37,23 @@ var listeningRe = regexp.MustCompile(`ctx-proxy: listening on http://(\S+)`)
 // listens. It is killed when the test ends, if it has not exited by then.
 func startProxyProcess(t *testing.T, args ...string) *proxyProcess {
 	t.Helper()
+	return startProxyShell(t, "", args...)
+}
+
+// startProxyShell is startProxyProcess with ctx-proxy started by sh after the shell
+// command pre (a ulimit).
+func startProxyShell(t *testing.T, pre string, args ...string) *proxyProcess {
+	t.Helper()
 	if _, err := exec.LookPath("ctx-proxy"); err != nil {
 		t.Skip("ctx-proxy is not in $PATH (testscript puts it there): ", err)
 	}
 	p := &proxyProcess{stderr: &lockedBuffer{}, tmp: t.TempDir(), done: make(chan struct{})}
-	p.cmd = exec.Command("ctx-proxy", append([]string{"--listen", "127.0.0.1:0"}, args...)...)
+	args = append([]string{"--listen", "127.0.0.1:0"}, args...)
+	if pre != "" {
+		p.cmd = exec.Command("sh", append([]string{"-c", pre + ` && exec ctx-proxy "$@"`, "sh"}, args...)...)
+	} else {
+		p.cmd = exec.Command("ctx-proxy", args...)
+	}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "CTX_") && !strings.HasPrefix(kv, "TMPDIR=") {
 			p.cmd.Env = append(p.cmd.Env, kv)
@@ -178,6 +190,58 @@ func TestProxyHugeBody(t *testing.T) {
 	if hwm > 100<<20 {
 		t.Errorf("ctx-proxy's peak RSS is %d MB, over 100 MB", hwm>>20)
 	}
+	p.cmd.Process.Signal(os.Interrupt)
+	if code := p.wait(t, 30*time.Second); code != 0 {
+		t.Errorf("exit %d:\n%s", code, p.stderr.Bytes())
+	}
+}
+
+// TestProxyFdLimit: with its descriptors limited to 256, ctx-proxy is held open by 300
+// idle keep-alive connections and 300 that send a body slowly; the timeouts close them,
+// and a legitimate request sent after all of them is answered.
+func TestProxyFdLimit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("ulimit -n on Linux")
+	}
+	if testing.Short() {
+		t.Skip("-short: holds 600 connections for a few seconds")
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, `{"type":"message"}`)
+	}))
+	defer up.Close()
+	p := startProxyShell(t, "ulimit -n 256", "--upstream", up.URL, "--store", t.TempDir(), "--pipe", "none",
+		"--idle-timeout", "1s", "--read-timeout", "1s")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < 600; i++ {
+		c, err := net.Dial("tcp", p.addr)
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		conns = append(conns, c)
+		if i < 300 { // a request, and the connection kept open after its answer
+			fmt.Fprintf(c, "GET /ctxkit/status HTTP/1.1\r\nHost: %s\r\n\r\n", p.addr)
+		} else { // a body promised, and a few bytes of it
+			fmt.Fprintf(c, "POST /v1/messages HTTP/1.1\r\nHost: %s\r\nContent-Length: 100000\r\n\r\n{", p.addr)
+		}
+	}
+	start := time.Now()
+	client := &http.Client{Timeout: 60 * time.Second}
+	resp, err := client.Post("http://"+p.addr+"/v1/messages", "application/json", strings.NewReader(`{"messages":[]}`))
+	if err != nil {
+		t.Fatalf("the legitimate request: %v\n%s", err, p.stderr.Bytes())
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("the legitimate request: status %d", resp.StatusCode)
+	}
+	t.Logf("answered %v after it was sent, behind 600 connections, descriptors limited to 256", time.Since(start).Round(100*time.Millisecond))
 	p.cmd.Process.Signal(os.Interrupt)
 	if code := p.wait(t, 30*time.Second); code != 0 {
 		t.Errorf("exit %d:\n%s", code, p.stderr.Bytes())

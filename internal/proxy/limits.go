@@ -5,13 +5,89 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sync"
+	"time"
 )
 
 // DefaultMaxBody is the default --max-body: above the providers' own limit on a request
 // (32 MB for the Messages API), so that the provider, not the proxy, refuses a body the
 // provider would refuse.
 const DefaultMaxBody = 64 << 20
+
+// The defaults of --read-timeout, --idle-timeout and --write-timeout.
+const (
+	DefaultReadTimeout  = 30 * time.Second
+	DefaultIdleTimeout  = 60 * time.Second
+	DefaultWriteTimeout = 5 * time.Minute
+)
+
+// bodyRate is the slowest a declared body is given time for, on top of the read timeout:
+// a second per MiB, so that a body at --max-body over a slow link is not cut.
+const bodyRate = 1 << 20
+
+// HTTPServer is the net/http server that serves s, with its timeouts: headers within the
+// read timeout, a connection idle between requests closed after the idle timeout. It has
+// no ReadTimeout or WriteTimeout of its own: they would bound a whole request and a whole
+// answer, and a stream may rightly go on for many minutes; ServeHTTP sets the body's
+// deadline from its length and the answer's per write (deadlines).
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: orDuration(s.ReadTimeout, DefaultReadTimeout),
+		IdleTimeout:       orDuration(s.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes:    1 << 20,
+	}
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// deadlines sets the connection's deadlines for one request: the body must arrive within
+// the read timeout plus a second per MiB it declares (an undeclared length gets the read
+// timeout alone), after which the deadline is lifted so that a long answer is not cut by
+// it; the write deadline the connection's last answer left is lifted too (forward sets its
+// own, per write).
+func (s *Server) deadlines(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Time{})
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	d := orDuration(s.ReadTimeout, DefaultReadTimeout)
+	if r.ContentLength > 0 {
+		d += time.Duration(r.ContentLength) * time.Second / bodyRate
+	}
+	if rc.SetReadDeadline(time.Now().Add(d)) == nil {
+		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+	}
+}
+
+// deadlineBody lifts the read deadline once the body has been read: net/http then reads
+// on in the background to see the client go, and a deadline passing during a long answer
+// would cancel the request.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+func (s *Server) writeTimeout() time.Duration {
+	return orDuration(s.WriteTimeout, DefaultWriteTimeout)
+}
 
 func (s *Server) maxBody() int64 {
 	if s.MaxBody == 0 {
@@ -52,6 +128,10 @@ func (s *Server) bodyError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	w.Header().Set("Connection", "close")
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		apiError(w, r, http.StatusRequestTimeout, "ctx-proxy: the request body did not arrive within --read-timeout")
+		return
+	}
 	apiError(w, r, http.StatusBadRequest, "ctx-proxy: reading the request: "+err.Error())
 }
 

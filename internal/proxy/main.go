@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/url"
@@ -36,7 +37,10 @@ type Flags struct {
 	MaxConv  int           `name:"max-conversations" default:"1000" placeholder:"N" help:"Remember at most N conversations, the least recent forgotten first."`
 	Status   bool          `name:"status" help:"Ask the proxy serving on --listen what each conversation has saved so far, and print it: a table on a terminal, JSON when piped."`
 
-	MaxBody cli.Size `name:"max-body" default:"64MiB" placeholder:"SIZE" help:"Refuse a request body over SIZE with 413 (0: no limit); the providers' own limit is 32 MB." env:"CTX_PROXY_MAX_BODY"`
+	ReadTimeout  time.Duration `name:"read-timeout" default:"30s" placeholder:"DURATION" help:"Most time a request's headers may take to arrive, and its body, plus a second per MiB it declares." env:"CTX_PROXY_READ_TIMEOUT"`
+	IdleTimeout  time.Duration `name:"idle-timeout" default:"60s" placeholder:"DURATION" help:"Close a connection idle this long between requests." env:"CTX_PROXY_IDLE_TIMEOUT"`
+	WriteTimeout time.Duration `name:"write-timeout" default:"5m" placeholder:"DURATION" help:"Cut an answer the client has taken nothing of for this long; a stream the client reads is never cut." env:"CTX_PROXY_WRITE_TIMEOUT"`
+	MaxBody      cli.Size      `name:"max-body" default:"64MiB" placeholder:"SIZE" help:"Refuse a request body over SIZE with 413 (0: no limit); the providers' own limit is 32 MB." env:"CTX_PROXY_MAX_BODY"`
 
 	AuthToken   string   `name:"auth-token" placeholder:"TOKEN" help:"Serve only requests that carry TOKEN, in the X-Ctxkit-Token header or as a base URL ending in /t/TOKEN; required when --listen is beyond loopback." env:"CTX_PROXY_AUTH_TOKEN"`
 	AllowHost   []string `name:"allow-host" placeholder:"NAME" help:"Serve requests whose Host is NAME too (besides localhost, loopback addresses and the --listen host); repeatable."`
@@ -90,6 +94,14 @@ func run(ctx *cli.Context, f *Flags) error {
 			return cli.Usagef("--auth-token %s", why)
 		}
 	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{{"--read-timeout", f.ReadTimeout}, {"--idle-timeout", f.IdleTimeout}, {"--write-timeout", f.WriteTimeout}} {
+		if d.d <= 0 {
+			return cli.Usagef("%s must be positive, got %s", d.name, d.d)
+		}
+	}
 	if f.MaxBody == 0 {
 		f.MaxBody = -1 // no limit
 	}
@@ -126,6 +138,9 @@ func run(ctx *cli.Context, f *Flags) error {
 		Now:       ctx.Now,
 
 		MaxBody:      int64(f.MaxBody),
+		ReadTimeout:  f.ReadTimeout,
+		IdleTimeout:  f.IdleTimeout,
+		WriteTimeout: f.WriteTimeout,
 		AllowHosts:   f.AllowHost,
 		AllowOrigins: f.AllowOrigin,
 		AuthToken:    f.AuthToken,
@@ -193,7 +208,9 @@ func run(ctx *cli.Context, f *Flags) error {
 	if !bound.IP.IsLoopback() {
 		fmt.Fprintf(ctx.Stderr, "ctx-proxy: reachable from other machines: every request must carry the --auth-token (%s header or /t/TOKEN base URL)\n", TokenHeader)
 	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
+	srv := s.HTTPServer()
+	// net/http's own complaints (out of descriptors, a handler's panic) as ours.
+	srv.ErrorLog = log.New(ctx.Stderr, "ctx-proxy: warning: ", 0)
 	defer s.Close() // after the server has stopped: the last log lines and states written
 	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

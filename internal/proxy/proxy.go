@@ -67,6 +67,12 @@ type Server struct {
 	AllowOrigins []string
 	// AuthToken, when set, must come with every request (guard.go).
 	AuthToken string
+	// ReadTimeout bounds the reading of a request: its headers, and its body plus a second
+	// per MiB it declares (0: DefaultReadTimeout). IdleTimeout closes a connection idle
+	// between requests (0: DefaultIdleTimeout). WriteTimeout cuts an answer the client
+	// has taken nothing of for that long (0: DefaultWriteTimeout); a stream that goes on
+	// is never cut.
+	ReadTimeout, IdleTimeout, WriteTimeout time.Duration
 	// MaxBody is the most bytes a request body may have (0: DefaultMaxBody; negative:
 	// no limit); a longer one is answered 413.
 	MaxBody int64
@@ -179,6 +185,7 @@ func (s *Server) now() time.Time {
 
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.deadlines(w, r)
 	r, ok := s.admit(w, r)
 	if !ok {
 		return
@@ -299,21 +306,27 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 	}
 	dropHopByHop(h)
 	w.WriteHeader(resp.StatusCode)
-	flusher, _ := w.(http.Flusher)
+	rc := http.NewResponseController(w)
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
+			// A client that takes nothing for the write timeout is gone; one that reads
+			// on gets the time again with every write, however long the stream.
+			rc.SetWriteDeadline(time.Now().Add(s.writeTimeout()))
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return resp.StatusCode, &cutError{err: werr}
 			}
 			// Each read is what the upstream has sent so far: an SSE event reaches the
 			// client as soon as it reached the proxy.
-			if flusher != nil {
-				flusher.Flush()
+			if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
+				return resp.StatusCode, &cutError{err: ferr}
 			}
 		}
 		if err == io.EOF {
+			// The end of the body (a chunked one's last chunk) is written once the handler
+			// returns: the time again for it, however long the upstream was quiet.
+			rc.SetWriteDeadline(time.Now().Add(s.writeTimeout()))
 			return resp.StatusCode, nil
 		}
 		if err != nil {
