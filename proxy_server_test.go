@@ -10,11 +10,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -245,5 +247,122 @@ func TestProxyFdLimit(t *testing.T) {
 	p.cmd.Process.Signal(os.Interrupt)
 	if code := p.wait(t, 30*time.Second); code != 0 {
 		t.Errorf("exit %d:\n%s", code, p.stderr.Bytes())
+	}
+}
+
+// TestProxySIGTERM: SIGTERM (kill, systemd, docker stop) mid-stream drains like SIGINT.
+// 50 streams are in flight through the binary: those that end within --drain end whole,
+// the others are cut with an error the client sees (never ended as if complete); every
+// request has its log line, the exit status is 0, and the temporary directory is gone.
+func TestProxySIGTERM(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGTERM")
+	}
+	if testing.Short() {
+		t.Skip("-short: 50 streams for a few seconds")
+	}
+	const streams = 50
+	var arrived sync.WaitGroup
+	arrived.Add(streams)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		i, _ := strconv.Atoi(r.Header.Get("X-Stream"))
+		arrived.Done()
+		w.Header().Set("Content-Type", "text/event-stream")
+		// Even streams end about a second after all have arrived, odd ones would take a
+		// minute: past --drain.
+		events := 10
+		if i%2 == 1 {
+			events = 600
+		}
+		for k := 0; k < events; k++ {
+			fmt.Fprintf(w, "event: content_block_delta\ndata: {\"stream\":%d,\"n\":%d}\n\n", i, k)
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		fmt.Fprintf(w, "event: message_stop\ndata: {\"stream\":%d}\n\n", i)
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	p := startProxyProcess(t, "--upstream", up.URL, "--store", dir+"/store", "--log", dir+"/log.jsonl", "--pipe", "none", "--drain", "3s")
+
+	type outcome struct {
+		body []byte
+		err  error
+	}
+	results := make([]outcome, streams)
+	var wg sync.WaitGroup
+	client := &http.Client{Transport: &http.Transport{}, Timeout: 120 * time.Second}
+	for i := 0; i < streams; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"model":"claude-sonnet-4-5","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"stream %d"}]}`, i)
+			req, _ := http.NewRequest(http.MethodPost, "http://"+p.addr+"/v1/messages", strings.NewReader(body))
+			req.Header.Set("X-Stream", strconv.Itoa(i))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				results[i] = outcome{err: err}
+				arrived.Done() // it will never reach the upstream
+				return
+			}
+			out, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			results[i] = outcome{out, err}
+		}()
+	}
+	waited := make(chan struct{})
+	go func() { arrived.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the 50 requests did not all reach the upstream in 60 s")
+	}
+	time.Sleep(300 * time.Millisecond) // a few events into every stream
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code := p.wait(t, 60*time.Second)
+	wg.Wait()
+
+	complete, cut, silent := 0, 0, 0
+	for i, r := range results {
+		switch whole := bytes.HasSuffix(r.body, []byte(fmt.Sprintf("event: message_stop\ndata: {\"stream\":%d}\n\n", i))); {
+		case r.err == nil && whole:
+			complete++
+		case r.err != nil:
+			cut++
+		default:
+			silent++
+			t.Errorf("stream %d ended normally without its end (%d bytes): a silent truncation", i, len(r.body))
+		}
+	}
+	t.Logf("SIGTERM with %d streams in flight: %d complete, %d cut with an error, %d silently truncated; exit %d",
+		streams, complete, cut, silent, code)
+	if code != 0 {
+		t.Errorf("exit status %d after SIGTERM, want 0:\n%s", code, p.stderr.Bytes())
+	}
+	if complete == 0 {
+		t.Errorf("no stream completed within --drain 3s")
+	}
+	log, err := os.ReadFile(dir + "/log.jsonl")
+	if err != nil {
+		t.Fatalf("no log: %v\n%s", err, p.stderr.Bytes())
+	}
+	lines := strings.Count(string(log), "\n")
+	cutLines := strings.Count(string(log), `"error":"answer cut`)
+	if lines != streams || cutLines != cut {
+		t.Errorf("%d log lines, %d saying the answer was cut; want %d and %d", lines, cutLines, streams, cut)
+	}
+	if left, _ := filepath.Glob(filepath.Join(p.tmp, "ctx-proxy-*")); len(left) != 0 {
+		t.Errorf("temporary directory left behind: %v", left)
+	}
+	if cut > 0 && !strings.Contains(string(p.stderr.Bytes()), "cut") {
+		t.Errorf("stderr does not say requests were cut:\n%s", p.stderr.Bytes())
 	}
 }

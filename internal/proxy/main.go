@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -40,6 +41,7 @@ type Flags struct {
 	ReadTimeout  time.Duration `name:"read-timeout" default:"30s" placeholder:"DURATION" help:"Most time a request's headers may take to arrive, and its body, plus a second per MiB it declares." env:"CTX_PROXY_READ_TIMEOUT"`
 	IdleTimeout  time.Duration `name:"idle-timeout" default:"60s" placeholder:"DURATION" help:"Close a connection idle this long between requests." env:"CTX_PROXY_IDLE_TIMEOUT"`
 	WriteTimeout time.Duration `name:"write-timeout" default:"5m" placeholder:"DURATION" help:"Cut an answer the client has taken nothing of for this long; a stream the client reads is never cut." env:"CTX_PROXY_WRITE_TIMEOUT"`
+	Drain        time.Duration `name:"drain" default:"30s" placeholder:"DURATION" help:"On SIGINT or SIGTERM, give the requests in flight this long to end; those still running then are cut, the client seeing an error." env:"CTX_PROXY_DRAIN"`
 	MaxBody      cli.Size      `name:"max-body" default:"64MiB" placeholder:"SIZE" help:"Refuse a request body over SIZE with 413 (0: no limit); the providers' own limit is 32 MB." env:"CTX_PROXY_MAX_BODY"`
 
 	AuthToken   string   `name:"auth-token" placeholder:"TOKEN" help:"Serve only requests that carry TOKEN, in the X-Ctxkit-Token header or as a base URL ending in /t/TOKEN; required when --listen is beyond loopback." env:"CTX_PROXY_AUTH_TOKEN"`
@@ -97,7 +99,7 @@ func run(ctx *cli.Context, f *Flags) error {
 	for _, d := range []struct {
 		name string
 		d    time.Duration
-	}{{"--read-timeout", f.ReadTimeout}, {"--idle-timeout", f.IdleTimeout}, {"--write-timeout", f.WriteTimeout}} {
+	}{{"--read-timeout", f.ReadTimeout}, {"--idle-timeout", f.IdleTimeout}, {"--write-timeout", f.WriteTimeout}, {"--drain", f.Drain}} {
 		if d.d <= 0 {
 			return cli.Usagef("%s must be positive, got %s", d.name, d.d)
 		}
@@ -211,22 +213,56 @@ func run(ctx *cli.Context, f *Flags) error {
 	srv := s.HTTPServer()
 	// net/http's own complaints (out of descriptors, a handler's panic) as ours.
 	srv.ErrorLog = log.New(ctx.Stderr, "ctx-proxy: warning: ", 0)
+	// Every request's context, cancelled with ErrStopped when requests still running at
+	// the end of --drain are cut.
+	base, cut := context.WithCancelCause(context.Background())
+	defer cut(nil)
+	srv.BaseContext = func(net.Listener) context.Context { return base }
 	defer s.Close() // after the server has stopped: the last log lines and states written
-	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	// SIGTERM (kill, systemd, docker stop) as SIGINT: stop, drain, write, clean up. Go's
+	// default for it was to die mid-request with nothing written.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
 	case err := <-done:
 		return cli.RuntimeError(err)
-	case <-sig.Done():
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(shut); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			return cli.RuntimeError(err)
+	case <-sig:
+	}
+	return drain(ctx, srv, s, f.Drain, sig, cut)
+}
+
+// drain stops srv: no new connection is taken, idle ones are closed, and the requests in
+// flight are given up to d to end (a second signal ends the wait). Those still running
+// then are cut: their upstream requests cancelled with ErrStopped, which breaks the
+// client's connection rather than ending the answer as if it were whole, and every
+// connection closed. Their log lines and states are written by s.Close after it.
+func drain(ctx *cli.Context, srv *http.Server, s *Server, d time.Duration, sig <-chan os.Signal, cut context.CancelCauseFunc) error {
+	wait, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	go func() {
+		select {
+		case <-sig:
+			cancel()
+		case <-wait.Done():
 		}
+	}()
+	err := srv.Shutdown(wait)
+	if err == nil {
 		return nil
 	}
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return cli.RuntimeError(err)
+	}
+	n := s.Active()
+	cut(ErrStopped)
+	srv.Close()
+	if n > 0 {
+		ctx.Warnf("stopping: %d requests still running after --drain %s were cut", n, d)
+	}
+	return nil
 }
 
 // loopbackOnly reports whether every address listen names is a loopback one: "" (every

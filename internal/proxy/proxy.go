@@ -83,6 +83,52 @@ type Server struct {
 	queue  chan finishing
 	done   chan struct{}
 	closed bool
+
+	actMu   sync.Mutex
+	active  int           // requests in ServeHTTP
+	drained chan struct{} // closed when active comes down to 0, for Close
+}
+
+// ErrStopped is the cause the server's base context is cancelled with when it stops with
+// requests still running: their answers are cut, and their log lines say so.
+var ErrStopped = errors.New("the proxy stopped before the answer ended (--drain)")
+
+func (s *Server) enter() {
+	s.actMu.Lock()
+	s.active++
+	s.actMu.Unlock()
+}
+
+func (s *Server) leave() {
+	s.actMu.Lock()
+	s.active--
+	if s.active == 0 && s.drained != nil {
+		close(s.drained)
+		s.drained = nil
+	}
+	s.actMu.Unlock()
+}
+
+// Active is the number of requests being served.
+func (s *Server) Active() int {
+	s.actMu.Lock()
+	defer s.actMu.Unlock()
+	return s.active
+}
+
+// waitIdle waits until no request is being served.
+func (s *Server) waitIdle() {
+	s.actMu.Lock()
+	if s.active == 0 {
+		s.actMu.Unlock()
+		return
+	}
+	if s.drained == nil {
+		s.drained = make(chan struct{})
+	}
+	ch := s.drained
+	s.actMu.Unlock()
+	<-ch
 }
 
 // finishing is a request whose counts and log line are still to do.
@@ -126,9 +172,11 @@ func (s *Server) later(rec *Record, p *pending) {
 	s.record(rec)
 }
 
-// Close waits for every request's counts, log line and state to be written. Call it once
-// the HTTP server has stopped taking requests.
+// Close waits for the requests being served to end, then for every request's counts, log
+// line and state to be written. Call it once the HTTP server has stopped taking requests
+// (and, to stop at once, cancelled their context and closed their connections).
 func (s *Server) Close() {
+	s.waitIdle()
 	s.once.Do(func() {})
 	s.qMu.Lock()
 	wasClosed := s.closed
@@ -185,6 +233,8 @@ func (s *Server) now() time.Time {
 
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.enter()
+	defer s.leave()
 	s.deadlines(w, r)
 	r, ok := s.admit(w, r)
 	if !ok {
@@ -207,8 +257,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	format := formatOf(r.URL.Path)
 	if r.Method != http.MethodPost || format == "" {
 		// Streamed to the upstream as it comes, never held.
-		_, cut := s.forward(w, r, r.Body, -1)
-		abortIf(cut)
+		_, ferr := s.forward(w, r, r.Body, -1)
+		abortIf(ferr)
 		return
 	}
 	start := time.Now()
@@ -219,15 +269,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec, p := s.rewrite(r, format, body)
 	rec.AddedMS = float64(time.Since(start).Microseconds()) / 1000
-	status, cut := s.forward(w, r, bytes.NewReader(rec.body), int64(len(rec.body)))
+	status, ferr := s.forward(w, r, bytes.NewReader(rec.body), int64(len(rec.body)))
 	if rec.Conversation != "" {
 		rec.Status = status
-		if cut != nil {
-			rec.Error = cut.Error()
+		if ferr != nil {
+			rec.Error = ferr.Error()
 		}
 		s.later(rec, p)
 	}
-	abortIf(cut)
+	abortIf(ferr)
 }
 
 // cutError is an answer that did not reach the client whole. upstream: the upstream's
@@ -239,6 +289,9 @@ type cutError struct {
 }
 
 func (e *cutError) Error() string {
+	if errors.Is(e.err, ErrStopped) {
+		return "answer cut: " + e.err.Error()
+	}
 	if e.upstream {
 		return "answer cut: upstream: " + redactURL(e.err.Error())
 	}
@@ -256,8 +309,9 @@ func abortIf(cut error) {
 }
 
 // forward sends r to the upstream with body and copies the answer back as it comes. It
-// returns the upstream's status (0: none came) and, when the answer did not reach the
-// client whole, a *cutError saying why.
+// returns the upstream's status (0: none came, and the client got a 502 or a refusal, said
+// by the error) and, when the answer did not reach the client whole, a *cutError saying
+// why.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader, length int64) (int, error) {
 	target, err := s.targetURL(r)
 	if err != nil {
@@ -296,8 +350,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 	}
 	if err != nil {
 		// The error names the upstream, never a header: no credential is in it.
-		apiError(w, r, http.StatusBadGateway, "ctx-proxy: upstream: "+redactURL(err.Error()))
-		return 0, nil
+		if stopped(r) {
+			err = ErrStopped
+		}
+		msg := "upstream: " + redactURL(err.Error())
+		apiError(w, r, http.StatusBadGateway, "ctx-proxy: "+msg)
+		return 0, errors.New(msg)
 	}
 	defer resp.Body.Close()
 	h := w.Header()
@@ -330,9 +388,22 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 			return resp.StatusCode, nil
 		}
 		if err != nil {
+			if r.Context().Err() != nil && !stopped(r) {
+				// The client went away: net/http cancelled its request, and with it the
+				// upstream's.
+				return resp.StatusCode, &cutError{err: errors.New("went away")}
+			}
+			if stopped(r) {
+				err = ErrStopped
+			}
 			return resp.StatusCode, &cutError{upstream: true, err: err}
 		}
 	}
+}
+
+// stopped reports whether r was cancelled because the proxy stopped (ErrStopped).
+func stopped(r *http.Request) bool {
+	return errors.Is(context.Cause(r.Context()), ErrStopped)
 }
 
 // defaultClient leaves compression alone (the body goes back as the upstream encoded it)
