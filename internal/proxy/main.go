@@ -59,7 +59,8 @@ tiers by default, before it is forwarded; anything else is passed through untouc
 Responses stream back unchanged. Cache-stable: a request that extends the conversation's
 last one is rebuilt on what was sent last time, so the prefix the provider cached stays
 the prefix. If the pipeline fails, runs out of --timeout, or breaks a rule of
-ctx-repair --check, the original body is sent. Details in ctx-proxy(1).`
+ctx-repair --check, the original body is sent. It serves loopback by default; beyond it
+only with --auth-token. SIGINT and SIGTERM drain it (--drain). Details in ctx-proxy(1).`
 
 // Tool returns ctx-proxy's description for the runner.
 func Tool() *cli.Tool {
@@ -74,6 +75,7 @@ func (*Flags) Examples() []cli.Example {
 		{Does: "serve Claude Code through the five tiers", Command: "ctx-proxy --log proxy.jsonl & ANTHROPIC_BASE_URL=http://127.0.0.1:8377 claude"},
 		{Does: "what each conversation of the running proxy has saved so far", Command: "ctx-proxy --status"},
 		{Does: "only the cheap tiers, a line per request on stderr", Command: "ctx-proxy --stats --pipe 'ctx-budget | ctx-snip'"},
+		{Does: "for a team on the network (plain HTTP: a trusted network), clients sending the token", Command: "CTX_PROXY_AUTH_TOKEN=$(openssl rand -hex 32) ctx-proxy --listen 0.0.0.0:8377 --allow-host devbox"},
 	}
 }
 
