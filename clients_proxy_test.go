@@ -31,6 +31,12 @@ func proxyBaseURL(t *testing.T, upstreamURL string) string {
 // tiers to act), and a function that reads back the log lines written so far.
 func startProxy(t *testing.T, upstreamURL string, env map[string]string) (string, func() []proxy.Record) {
 	t.Helper()
+	return startProxyToken(t, upstreamURL, env, "")
+}
+
+// startProxyToken is startProxy with the proxy's --auth-token set (none when "").
+func startProxyToken(t *testing.T, upstreamURL string, env map[string]string, token string) (string, func() []proxy.Record) {
+	t.Helper()
 	pipe, err := replay.ParsePipe(replay.DefaultPipe, replay.Tools())
 	if err != nil {
 		t.Fatal(err)
@@ -42,14 +48,15 @@ func startProxy(t *testing.T, upstreamURL string, env map[string]string) (string
 	}
 	log := &lockedBuffer{}
 	s := &proxy.Server{
-		Upstream: upstreamURL,
-		Pipe:     pipe,
-		Env:      map[string]string{"CTX_STORE": store},
-		Store:    store,
-		Getenv:   func(string) string { return "" },
-		State:    state,
-		TempDir:  t.TempDir(),
-		Log:      log,
+		Upstream:  upstreamURL,
+		Pipe:      pipe,
+		Env:       map[string]string{"CTX_STORE": store},
+		Store:     store,
+		Getenv:    func(string) string { return "" },
+		State:     state,
+		TempDir:   t.TempDir(),
+		Log:       log,
+		AuthToken: token,
 		// ctx-proxy's own counter (cli.Context.Counter with --tokenizer auto): Claude's
 		// calibrated estimate for the Messages API, so the log counts what the stages do.
 		Counter: func(f transcript.Format, model string) (tokens.Counter, error) {

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -57,12 +58,77 @@ type Server struct {
 	Client     *http.Client
 	Now        func() time.Time
 
+	// Listen is the host the proxy was asked to listen on (--listen): a Host header naming
+	// it is this proxy's, as are localhost, 127.0.0.1 and [::1], and AllowHosts.
+	Listen     string
+	AllowHosts []string
+	// AllowOrigins are the browser origins served; any other request carrying an Origin
+	// header is refused.
+	AllowOrigins []string
+	// AuthToken, when set, must come with every request (guard.go).
+	AuthToken string
+	// ReadTimeout bounds the reading of a request: its headers, and its body plus a second
+	// per MiB it declares (0: DefaultReadTimeout). IdleTimeout closes a connection idle
+	// between requests (0: DefaultIdleTimeout). WriteTimeout cuts an answer the client
+	// has taken nothing of for that long (0: DefaultWriteTimeout); a stream that goes on
+	// is never cut.
+	ReadTimeout, IdleTimeout, WriteTimeout time.Duration
+	// MaxBody is the most bytes a request body may have (0: DefaultMaxBody; negative:
+	// no limit); a longer one is answered 413.
+	MaxBody int64
+
 	logMu  sync.Mutex
 	once   sync.Once
 	qMu    sync.Mutex
 	queue  chan finishing
 	done   chan struct{}
 	closed bool
+
+	actMu   sync.Mutex
+	active  int           // requests in ServeHTTP
+	drained chan struct{} // closed when active comes down to 0, for Close
+}
+
+// ErrStopped is the cause the server's base context is cancelled with when it stops with
+// requests still running: their answers are cut, and their log lines say so.
+var ErrStopped = errors.New("the proxy stopped before the answer ended (--drain)")
+
+func (s *Server) enter() {
+	s.actMu.Lock()
+	s.active++
+	s.actMu.Unlock()
+}
+
+func (s *Server) leave() {
+	s.actMu.Lock()
+	s.active--
+	if s.active == 0 && s.drained != nil {
+		close(s.drained)
+		s.drained = nil
+	}
+	s.actMu.Unlock()
+}
+
+// Active is the number of requests being served.
+func (s *Server) Active() int {
+	s.actMu.Lock()
+	defer s.actMu.Unlock()
+	return s.active
+}
+
+// waitIdle waits until no request is being served.
+func (s *Server) waitIdle() {
+	s.actMu.Lock()
+	if s.active == 0 {
+		s.actMu.Unlock()
+		return
+	}
+	if s.drained == nil {
+		s.drained = make(chan struct{})
+	}
+	ch := s.drained
+	s.actMu.Unlock()
+	<-ch
 }
 
 // finishing is a request whose counts and log line are still to do.
@@ -106,9 +172,11 @@ func (s *Server) later(rec *Record, p *pending) {
 	s.record(rec)
 }
 
-// Close waits for every request's counts, log line and state to be written. Call it once
-// the HTTP server has stopped taking requests.
+// Close waits for the requests being served to end, then for every request's counts, log
+// line and state to be written. Call it once the HTTP server has stopped taking requests
+// (and, to stop at once, cancelled their context and closed their connections).
 func (s *Server) Close() {
+	s.waitIdle()
 	s.once.Do(func() {})
 	s.qMu.Lock()
 	wasClosed := s.closed
@@ -165,6 +233,13 @@ func (s *Server) now() time.Time {
 
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.enter()
+	defer s.leave()
+	s.deadlines(w, r)
+	r, ok := s.admit(w, r)
+	if !ok {
+		return
+	}
 	if r.URL.Path == "/ctxkit/status" && r.Method == http.MethodGet {
 		s.status(w)
 		return
@@ -176,35 +251,84 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "ctx-proxy speaks HTTP only: use POST /v1/responses", http.StatusUpgradeRequired)
 		return
 	}
+	if !s.limitBody(w, r) {
+		return
+	}
 	format := formatOf(r.URL.Path)
 	if r.Method != http.MethodPost || format == "" {
-		s.forward(w, r, r.Body, -1)
+		// Streamed to the upstream as it comes, never held.
+		_, ferr := s.forward(w, r, r.Body, -1)
+		abortIf(ferr)
 		return
 	}
 	start := time.Now()
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
-		http.Error(w, "ctx-proxy: reading the request: "+err.Error(), http.StatusBadRequest)
+		s.bodyError(w, r, err)
 		return
 	}
 	rec, p := s.rewrite(r, format, body)
 	rec.AddedMS = float64(time.Since(start).Microseconds()) / 1000
-	s.forward(w, r, bytes.NewReader(rec.body), int64(len(rec.body)))
+	status, ferr := s.forward(w, r, bytes.NewReader(rec.body), int64(len(rec.body)))
 	if rec.Conversation != "" {
+		rec.Status = status
+		if ferr != nil {
+			rec.Error = ferr.Error()
+		}
 		s.later(rec, p)
+	}
+	abortIf(ferr)
+}
+
+// cutError is an answer that did not reach the client whole. upstream: the upstream's
+// side broke (a reset, a stall cut by a deadline, the proxy shutting down), and the client
+// must be told; else the client went away.
+type cutError struct {
+	upstream bool
+	err      error
+}
+
+func (e *cutError) Error() string {
+	if errors.Is(e.err, ErrStopped) {
+		return "answer cut: " + e.err.Error()
+	}
+	if e.upstream {
+		return "answer cut: upstream: " + redactURL(e.err.Error())
+	}
+	return "answer cut: client: " + e.err.Error()
+}
+
+// abortIf breaks the client's connection when the upstream broke off its answer: the
+// client sees an unterminated chunked body (or a reset HTTP/2 stream) and can retry,
+// where ending the response normally would hand it half an answer as if it were whole.
+func abortIf(cut error) {
+	var c *cutError
+	if errors.As(cut, &c) && c.upstream {
+		panic(http.ErrAbortHandler)
 	}
 }
 
-// forward sends r to the upstream with body and copies the answer back as it comes.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader, length int64) {
-	target := strings.TrimSuffix(s.upstreamFor(r.URL.Path), "/") + r.URL.RequestURI()
+// forward sends r to the upstream with body and copies the answer back as it comes. It
+// returns the upstream's status (0: none came, and the client got a 502 or a refusal, said
+// by the error) and, when the answer did not reach the client whole, a *cutError saying
+// why.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader, length int64) (int, error) {
+	target, err := s.targetURL(r)
+	if err != nil {
+		apiError(w, r, http.StatusBadGateway, "ctx-proxy: upstream: "+redactURL(err.Error()))
+		return 0, nil
+	}
+	var sending *bodyReader
 	if length == 0 || r.Body == http.NoBody && length < 0 {
 		body = http.NoBody
+	} else if length < 0 {
+		sending = &bodyReader{ReadCloser: r.Body}
+		body = sending
 	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, target, body)
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), body)
 	if err != nil {
-		http.Error(w, "ctx-proxy: "+err.Error(), http.StatusBadGateway)
-		return
+		apiError(w, r, http.StatusBadGateway, "ctx-proxy: "+redactURL(err.Error()))
+		return 0, nil
 	}
 	out.Header = r.Header.Clone()
 	dropHopByHop(out.Header)
@@ -219,10 +343,19 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 		client = defaultClient
 	}
 	resp, err := client.Do(out)
+	if err != nil && sending != nil && sending.failed() != nil {
+		// The upstream request failed for the client's body: too large, or cut short.
+		s.bodyError(w, r, sending.failed())
+		return 0, nil
+	}
 	if err != nil {
 		// The error names the upstream, never a header: no credential is in it.
-		http.Error(w, "ctx-proxy: upstream: "+redactURL(err.Error()), http.StatusBadGateway)
-		return
+		if stopped(r) {
+			err = ErrStopped
+		}
+		msg := "upstream: " + redactURL(err.Error())
+		apiError(w, r, http.StatusBadGateway, "ctx-proxy: "+msg)
+		return 0, errors.New(msg)
 	}
 	defer resp.Body.Close()
 	h := w.Header()
@@ -231,24 +364,46 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 	}
 	dropHopByHop(h)
 	w.WriteHeader(resp.StatusCode)
-	flusher, _ := w.(http.Flusher)
+	rc := http.NewResponseController(w)
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
+			// A client that takes nothing for the write timeout is gone; one that reads
+			// on gets the time again with every write, however long the stream.
+			rc.SetWriteDeadline(time.Now().Add(s.writeTimeout()))
 			if _, werr := w.Write(buf[:n]); werr != nil {
-				return
+				return resp.StatusCode, &cutError{err: werr}
 			}
 			// Each read is what the upstream has sent so far: an SSE event reaches the
 			// client as soon as it reached the proxy.
-			if flusher != nil {
-				flusher.Flush()
+			if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
+				return resp.StatusCode, &cutError{err: ferr}
 			}
 		}
+		if err == io.EOF {
+			// The end of the body (a chunked one's last chunk) is written once the handler
+			// returns: the time again for it, however long the upstream was quiet.
+			rc.SetWriteDeadline(time.Now().Add(s.writeTimeout()))
+			return resp.StatusCode, nil
+		}
 		if err != nil {
-			return
+			if r.Context().Err() != nil && !stopped(r) {
+				// The client went away: net/http cancelled its request, and with it the
+				// upstream's.
+				return resp.StatusCode, &cutError{err: errors.New("went away")}
+			}
+			if stopped(r) {
+				err = ErrStopped
+			}
+			return resp.StatusCode, &cutError{upstream: true, err: err}
 		}
 	}
+}
+
+// stopped reports whether r was cancelled because the proxy stopped (ErrStopped).
+func stopped(r *http.Request) bool {
+	return errors.Is(context.Cause(r.Context()), ErrStopped)
 }
 
 // defaultClient leaves compression alone (the body goes back as the upstream encoded it)
@@ -306,6 +461,12 @@ type Record struct {
 	Markers        int     `json:"cache_control_markers,omitempty"`
 	AddedMS        float64 `json:"added_ms"`
 	Fallback       string  `json:"fallback,omitempty"`
+	// Status is the upstream's answer (0: none came, the client got a 502 or a refusal);
+	// Error, when the answer did not reach the client whole: the upstream broke it off
+	// (the client's connection was then broken too, so that it sees the cut), or the
+	// client went away.
+	Status int    `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
 	// Warning is what went wrong after the request was sent as decided (the store or the
 	// state not written): not a fallback, the body went out as processed.
 	Warning string `json:"warning,omitempty"`
@@ -327,6 +488,9 @@ func (s *Server) record(rec *Record) {
 		fb := ""
 		if rec.Fallback != "" {
 			fb = " fallback: " + rec.Fallback
+		}
+		if rec.Error != "" {
+			fb += "; " + rec.Error
 		}
 		fmt.Fprintf(s.Stats, "ctx-proxy: %s %s %d -> %d tokens, %d cached messages, +%.1f ms%s\n",
 			short(rec.Conversation), rec.Path, rec.TokensIn, rec.TokensSent, rec.CachedMessages, rec.AddedMS, fb)
