@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convstate"
+	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/safefile"
 )
@@ -197,7 +198,7 @@ func showStatus(ctx *cli.Context, addr string) error {
 }
 
 // writeStatusTable is --status for a person: a line per conversation, most recent first,
-// and the totals.
+// and the totals. A conversation's key is what its client sent: shown escaped.
 func writeStatusTable(w io.Writer, st statusPage) error {
 	if len(st.Conversations) == 0 {
 		_, err := fmt.Fprintln(w, "no conversation yet")
@@ -209,7 +210,7 @@ func writeStatusTable(w io.Writer, st statusPage) error {
 	fmt.Fprintln(tw, "conversation\trequests\ttokens in\tsent\tsaved\tsaved %\tfallbacks\tmessages\tupdated\t")
 	var total statusConv
 	for _, c := range convs {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t\n", c.Conversation, c.Requests, c.TokensIn, c.TokensSent,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t\n", human.Safe(c.Conversation), c.Requests, c.TokensIn, c.TokensSent,
 			c.Saved, percent(c.Saved, c.TokensIn), c.Fallbacks, c.Messages, c.Updated.Local().Format("2006-01-02 15:04:05"))
 		total.Requests += c.Requests
 		total.TokensIn += c.TokensIn
