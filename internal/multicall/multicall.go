@@ -276,7 +276,8 @@ func completions(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, script)
 			continue
 		}
-		if err := safefile.WriteFile(filepath.Join(dir, completion.FileName(shell, c.Name)), []byte(script)); err != nil {
+		// 0644: completion folders are read by every user's shell (/usr/share/...).
+		if err := safefile.WriteFileMode(filepath.Join(dir, completion.FileName(shell, c.Name)), []byte(script), 0o644); err != nil {
 			return runtimeFail(stderr, err)
 		}
 	}
