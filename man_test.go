@@ -63,7 +63,7 @@ func TestManPagesInputRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, rule := range []string{".SS Input", "An empty input", "is not a message is refused", "\\-\\-path 0.traj", "given twice in one object is refused", "line order"} {
+		for _, rule := range []string{".SS Input", "An empty input", "is not a message is refused", "\\-\\-path 0.traj", "given twice in one object is refused", "line order", "Binary data"} {
 			if !strings.Contains(string(page), rule) {
 				t.Errorf("%s.1: no %q", tool.Name, rule)
 			}

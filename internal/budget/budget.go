@@ -74,9 +74,10 @@ type Stats struct {
 	Trigger string
 	// Limits lists the limits in force, for people ("30,000 characters").
 	Limits []string
-	// Results is the number of tool results seen; Cut how many were changed, Recut how
-	// many of those had been cut before.
-	Results, Cut, Recut int
+	// Results is the number of tool results seen; Changed how many were changed (cut,
+	// normalized or both), Cut how many were cut, Recut how many of those had been cut
+	// before.
+	Results, Changed, Cut, Recut int
 	// Skipped counts results spared the utilization's caps: the newest, those of an
 	// excluded tool (never changed at all), those in a message no lossy tier may alter.
 	Skipped int
@@ -282,6 +283,7 @@ func (s *Stats) addCut(c Stats) {
 	s.TokensDelta += c.TokensDelta
 	s.Normalized += c.Normalized
 	s.NormalizedTokens += c.NormalizedTokens
+	s.Changed += c.Changed
 	s.Cut += c.Cut
 	s.Recut += c.Recut
 }
@@ -387,6 +389,9 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 		st.CharsRemoved += u.cutRunes - u.newRunes
 		st.TokensDelta += p.c.Count(out) - p.c.Count(u.text) // (what later tiers count: kept between runs)
 		changed = true
+	}
+	if changed {
+		st.Changed++
 	}
 	if normalized {
 		st.Normalized++

@@ -505,3 +505,30 @@ func TestDecodePrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsItemsCountNormalized: a result only normalized (its repeated lines collapsed,
+// under every cap) is an item changed: --stats says items 1, cut 0, and what it saved
+// (items counted only cuts, and ctx-replay and ctx-proxy, which take items > 0 as a
+// firing, listed no tier for thousands of tokens saved).
+func TestStatsItemsCountNormalized(t *testing.T) {
+	repeated := strings.Repeat("GET /health 200 OK in 2ms\n", 400)
+	doc, _ := json.Marshal(map[string]any{"messages": []map[string]any{
+		{"role": "user", "content": "watch the log"},
+		{"role": "assistant", "content": []map[string]any{{"type": "tool_use", "id": "t1", "name": "Bash", "input": map[string]any{"command": "tail log"}}}},
+		{"role": "user", "content": []map[string]any{{"type": "tool_result", "tool_use_id": "t1", "content": repeated}}},
+		{"role": "assistant", "content": "Healthy."},
+	}})
+	var out, errs strings.Builder
+	if code := Main([]string{"--stats", "--cap", "100000"}, strings.NewReader(string(doc)), &out, &errs, nil); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	var st struct {
+		Saved, Items, Cut, Normalized int
+	}
+	if err := json.Unmarshal([]byte(errs.String()), &st); err != nil {
+		t.Fatalf("%v: %s", err, errs.String())
+	}
+	if st.Saved <= 1000 || st.Normalized != 1 || st.Cut != 0 || st.Items != 1 {
+		t.Errorf("stats %+v, want items 1 (normalized 1, cut 0) and the tokens saved: %s", st, errs.String())
+	}
+}

@@ -135,9 +135,13 @@ func planDoc(d *cli.Doc, o Options) (*cli.Plan, error) {
 		return nil
 	}
 	plan.Written = func(s *cli.Stats) error {
+		// Items are the results changed: cut, or only normalized (collapsing repeated
+		// lines can save thousands of tokens with no cut, and a pipeline's reader, as
+		// ctx-replay's and ctx-proxy's, takes items > 0 as the tier having fired).
 		*s = cli.Stats{
-			Items: st.Cut, Trigger: st.Trigger,
+			Items: st.Changed, Trigger: st.Trigger,
 			Extra: map[string]any{
+				"cut":             st.Cut,
 				"utilization":     u,
 				"limits":          st.Limits,
 				"results":         st.Results,

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/safefile"
 	"github.com/ctxkit/ctxkit/internal/sessions"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -82,9 +83,10 @@ type Input struct {
 // IsStdin reports whether the input came from stdin.
 func (in Input) IsStdin() bool { return in.Name == "-" }
 
-// Warnf prints "ctx-x: warning: ..." to stderr at once.
+// Warnf prints "ctx-x: warning: ..." to stderr at once, its control characters escaped
+// (a warning names files and quotes documents).
 func (c *Context) Warnf(format string, a ...any) {
-	fmt.Fprintf(c.Stderr, "%s: warning: %s\n", c.Tool.Name, fmt.Sprintf(format, a...))
+	fmt.Fprintf(c.Stderr, "%s: warning: %s\n", c.Tool.Name, human.Safe(fmt.Sprintf(format, a...)))
 }
 
 // names lists the inputs: the file arguments, or "-" for stdin when there are none.

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/ctxkit/ctxkit/internal/transcript"
 	"io"
 	"os"
 	"reflect"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/transcript"
 	"github.com/mattn/go-isatty"
 	"golang.org/x/term"
 )
@@ -291,14 +292,15 @@ func (p *prepared) reset(stdout, stderr io.Writer, getenv func(string) string) {
 
 // report prints err as "name: error: msg" plus an optional hint line. The
 // message is printed as given: style (lowercase, no final period) is the
-// caller's job.
+// caller's job. Its control characters are escaped (human.Safe): a message names
+// files and quotes documents and servers.
 func report(w io.Writer, name string, err error, hint string) {
 	var b strings.Builder
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(&b, "%s: error: %s\n", name, msg)
+		fmt.Fprintf(&b, "%s: error: %s\n", name, human.Safe(msg))
 	}
 	if hint != "" {
-		fmt.Fprintf(&b, "hint: %s\n", hint)
+		fmt.Fprintf(&b, "hint: %s\n", human.Safe(hint))
 	}
 	io.WriteString(w, b.String())
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/sessions"
 )
 
@@ -100,7 +101,7 @@ func (c *Context) expand(f *Filter, name string) ([]string, error) {
 var errNoSessions = errors.New("a folder with no session logs (*.jsonl) in it")
 
 // Notef prints "ctx-x: note: ..." to stderr: what a person should know of a run that
-// succeeded, such as which file it chose.
+// succeeded, such as which file it chose (its name escaped, as Warnf's).
 func (c *Context) Notef(format string, a ...any) {
-	fmt.Fprintf(c.Stderr, "%s: note: %s\n", c.Tool.Name, fmt.Sprintf(format, a...))
+	fmt.Fprintf(c.Stderr, "%s: note: %s\n", c.Tool.Name, human.Safe(fmt.Sprintf(format, a...)))
 }

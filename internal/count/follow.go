@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -30,8 +31,11 @@ const settle = 2 * time.Second
 const clearScreen = "\x1b[H\x1b[2J"
 
 // follow runs once (one report of the file, as ctx-count FILE makes it) now and again each
-// time the file grows or is replaced (renamed over), until SIGINT, SIGTERM or --follow-timeout: all of them end it with
-// exit 0, being how a person stops watching.
+// time the file grows or is replaced (renamed over), until SIGINT, SIGTERM or
+// --follow-timeout: all of them end it with
+// exit 0, being how a person stops watching. A file that is not a regular file (a FIFO, a
+// terminal) cannot be read twice nor its size polled: it is copied into a spool file as it
+// is written (spoolStream), and the spool followed; its reading ends with the others.
 func follow(ctx *cli.Context, f *Flags, once func() error) error {
 	switch {
 	case f.Pass || f.Vs != "" || f.Savings || f.Text || f.All:
@@ -50,7 +54,8 @@ func follow(ctx *cli.Context, f *Flags, once func() error) error {
 		return cli.WithHint(cli.Usagef("--follow watches one file"), "name it, or use --latest")
 	}
 	name := f.Files[0]
-	if st, err := os.Stat(name); err != nil {
+	st, err := os.Stat(name)
+	if err != nil {
 		return cli.RuntimeError(fmt.Errorf("read %q: %w", name, errors.Unwrap(err)))
 	} else if st.IsDir() {
 		return cli.WithHint(cli.Usagef("--follow watches one file, not a folder (%q)", name), "name the session, or use --latest")
@@ -62,6 +67,15 @@ func follow(ctx *cli.Context, f *Flags, once func() error) error {
 		var cancelT context.CancelFunc
 		stop, cancelT = context.WithTimeout(stop, f.FollowTimeout)
 		defer cancelT()
+	}
+	var streamErr <-chan error // the spool's copying, for a file that is not regular
+	if !st.Mode().IsRegular() {
+		spool, failed, end, err := spoolStream(stop, name)
+		if err != nil {
+			return err
+		}
+		defer end()
+		f.shownAs, f.Files, name, streamErr = name, []string{spool}, spool, failed
 	}
 	human := (ctx.StdoutTTY || f.Picture) && !f.JSON
 	draw := func() error {
@@ -117,9 +131,76 @@ func follow(ctx *cli.Context, f *Flags, once func() error) error {
 		select {
 		case <-stop.Done():
 			return nil
+		case err := <-streamErr:
+			return err
 		case <-tick.C:
 		}
 	}
+}
+
+// spoolStream copies what is written to name, a FIFO or another file that is not regular,
+// into a file of a new temporary folder, until stop, and returns that file's path; failed
+// says why the copying stopped early, and end ends it and removes the folder. The stream
+// is opened without blocking (O_NONBLOCK: a FIFO's open(2) would wait for a writer), so
+// its reads go through Go's poller and closing it wakes a read waiting for data: neither
+// waits past stop. A FIFO without a writer reads as at its end: the copying waits and tries
+// again, for the writer to come (or the next one: a log appended to by several runs).
+func spoolStream(stop context.Context, name string) (spool string, failed <-chan error, end func(), err error) {
+	in, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", nil, nil, cli.RuntimeError(fmt.Errorf("read %q: %w", name, errors.Unwrap(err)))
+	}
+	dir, err := os.MkdirTemp("", "ctx-count-follow-")
+	if err != nil {
+		in.Close()
+		return "", nil, nil, cli.RuntimeError(fmt.Errorf("spool %q: %w", name, err))
+	}
+	spool = filepath.Join(dir, filepath.Base(name))
+	out, err := os.OpenFile(spool, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		in.Close()
+		os.RemoveAll(dir)
+		return "", nil, nil, cli.RuntimeError(fmt.Errorf("spool %q: %w", name, err))
+	}
+	stop, quit := context.WithCancel(stop)
+	errc := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 256<<10)
+		for {
+			n, err := in.Read(buf)
+			if n > 0 {
+				if _, werr := out.Write(buf[:n]); werr != nil {
+					errc <- cli.RuntimeError(fmt.Errorf("spool %q: %w", name, werr))
+					return
+				}
+			}
+			switch {
+			case err == nil:
+			case errors.Is(err, io.EOF):
+				// No writer (yet, or any more): wait for one.
+				select {
+				case <-stop.Done():
+					return
+				case <-time.After(pollEvery):
+				}
+			case errors.Is(err, os.ErrClosed) || stop.Err() != nil:
+				return
+			default:
+				errc <- cli.RuntimeError(fmt.Errorf("read %q: %w", name, err))
+				return
+			}
+		}
+	}()
+	end = func() {
+		quit()
+		in.Close() // (wakes a read waiting for data)
+		<-done
+		out.Close()
+		os.RemoveAll(dir)
+	}
+	return spool, errc, end, nil
 }
 
 // tail is the file's size, whether it ends with a whole line (its last byte a newline),

@@ -35,6 +35,10 @@ type Flags struct {
 
 	Follow        bool          `name:"follow" help:"Draw the report again each time the file (or the --latest session) grows, until interrupted."`
 	FollowTimeout time.Duration `name:"follow-timeout" placeholder:"DURATION" help:"With --follow, stop after DURATION (30s, 5m); default never."`
+
+	// shownAs is the name a report gives its file when that is not the file read: --follow
+	// on a FIFO reads the spool its stream is copied to.
+	shownAs string
 }
 
 const help = `Counts the tokens of a conversation document and shows where they go: by message, role,
@@ -135,6 +139,9 @@ func run(ctx *cli.Context, f *Flags) error {
 			notes = nil
 			if err != nil {
 				return nil, err
+			}
+			if f.shownAs != "" {
+				r.File = f.shownAs
 			}
 			if f.Savings {
 				if err := addSavings(d, &r); err != nil {

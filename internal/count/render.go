@@ -90,7 +90,9 @@ func cells(segs []segment, total, width int) []int {
 }
 
 // Render writes the human view of a report, fitted to a terminal width columns wide: the
-// window picture, the top tool consumers and the largest messages.
+// window picture, the top tool consumers and the largest messages. Every text the
+// transcript gave (the model, tool names, paths, previews) and the file's name are shown
+// through human.Safe or human.SafeLabel: their control characters escaped.
 func Render(w io.Writer, r *Report, color bool, width int) {
 	if width <= 0 {
 		width = DefaultWidth
@@ -101,13 +103,13 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 		}
 		return "\x1b[" + code + "m" + s + "\x1b[0m"
 	}
-	title := r.File
+	title := human.Safe(r.File)
 	if title == "" || title == "-" {
 		title = "stdin"
 	}
 	meta := []string{r.Format, r.Tokenizer}
 	if r.Model != "" {
-		meta = append(meta, r.Model)
+		meta = append(meta, human.Safe(r.Model))
 	}
 	if about := "(" + strings.Join(meta, ", ") + ")"; utf8.RuneCountInString(title)+2+len(about) <= width {
 		fmt.Fprintf(w, "%s  %s\n", paint("1", title), about)
@@ -198,7 +200,7 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 			calls := column(tc.Calls, "call")
 			// (the name's column narrower on a narrow terminal: the figures are 40 columns)
 			nameWidth := min(max(width-40, 10), 22)
-			text := fmt.Sprintf("  %-*s %4d %s  %10s tokens  %5.1f%%", nameWidth, human.Label(tc.Name, nameWidth), tc.Calls, calls,
+			text := fmt.Sprintf("  %-*s %4d %s  %10s tokens  %5.1f%%", nameWidth, human.SafeLabel(tc.Name, nameWidth), tc.Calls, calls,
 				human.Thousands(tc.Tokens), measure.Ratio(tc.Tokens, r.Tokens)*100)
 			// (what the results took, where there is room for it)
 			if more := fmt.Sprintf("  (results %s, largest %s)", human.Thousands(tc.ResultTokens), human.Thousands(tc.LargestResult)); utf8.RuneCountInString(text+more) <= width {
@@ -228,9 +230,9 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 			if len(m.Tools) > 0 {
 				label += " " + strings.Join(m.Tools, ",")
 			}
-			text := fmt.Sprintf("  %-16s %-24s %9s", where, human.Clip(label, 24), human.Thousands(m.Tokens))
+			text := fmt.Sprintf("  %-16s %-24s %9s", where, human.Clip(human.Safe(label), 24), human.Thousands(m.Tokens))
 			if room := width - utf8.RuneCountInString(text) - 2; room >= 8 {
-				text += "  " + human.Label(m.Preview, min(room, 48))
+				text += "  " + human.SafeLabel(m.Preview, min(room, 48))
 			}
 			fmt.Fprintln(w, text)
 		}
@@ -352,7 +354,7 @@ func renderFiles(w io.Writer, r *Report, paint func(code, s string) string, widt
 	heading := "Files read"
 	if dir != "" {
 		// (the folder clipped at its start, the heading's words kept)
-		heading += " under " + clipLeft(dir, max(width-len(heading)-len(" under "), 12))
+		heading += " under " + clipLeft(human.Safe(dir), max(width-len(heading)-len(" under "), 12))
 	}
 	fmt.Fprintf(w, "\n%s\n", paint("1", heading))
 	// (the figures take 33 columns; the path gets the rest, clipped at its start)
@@ -363,7 +365,7 @@ func renderFiles(w io.Writer, r *Report, paint func(code, s string) string, widt
 			break
 		}
 		reads := column(f.Reads, "read")
-		fmt.Fprintf(w, "  %-*s %3d %s %9s  %5.1f%%\n", pathWidth, clipLeft(human.OneLine(strings.TrimPrefix(f.Path, dir)), pathWidth), f.Reads, reads,
+		fmt.Fprintf(w, "  %-*s %3d %s %9s  %5.1f%%\n", pathWidth, clipLeft(human.Safe(human.OneLine(strings.TrimPrefix(f.Path, dir))), pathWidth), f.Reads, reads,
 			human.Thousands(f.Tokens), measure.Ratio(f.Tokens, r.Tokens)*100)
 	}
 }
@@ -382,7 +384,7 @@ func renderServers(w io.Writer, r *Report, paint func(code, s string) string, wi
 			break
 		}
 		calls := column(s.Calls, "call")
-		text := fmt.Sprintf("  %-*s %4d %s  %10s tokens  %5.1f%%", nameWidth, human.Label(s.Server, nameWidth), s.Calls, calls,
+		text := fmt.Sprintf("  %-*s %4d %s  %10s tokens  %5.1f%%", nameWidth, human.SafeLabel(s.Server, nameWidth), s.Calls, calls,
 			human.Thousands(s.Tokens), measure.Ratio(s.Tokens, r.Tokens)*100)
 		var names []string
 		for _, tc := range s.Tools {
@@ -393,7 +395,7 @@ func renderServers(w io.Writer, r *Report, paint func(code, s string) string, wi
 			what = "not called" // (declared only: its definitions are what it costs)
 		}
 		if room := width - utf8.RuneCountInString(text) - 2; room >= 10 {
-			text += "  " + human.Label(what, room)
+			text += "  " + human.SafeLabel(what, room)
 		}
 		fmt.Fprintln(w, text)
 	}
@@ -401,8 +403,8 @@ func renderServers(w io.Writer, r *Report, paint func(code, s string) string, wi
 
 // RenderComparison writes the human view of a comparison.
 func RenderComparison(w io.Writer, c *Comparison) {
-	fmt.Fprintf(w, "before  %-40s %10s tokens  %d messages\n", human.Clip(c.Before.File, 40), human.Thousands(c.Before.Tokens), c.Before.Messages)
-	fmt.Fprintf(w, "after   %-40s %10s tokens  %d messages\n", human.Clip(c.After.File, 40), human.Thousands(c.After.Tokens), c.After.Messages)
+	fmt.Fprintf(w, "before  %-40s %10s tokens  %d messages\n", human.Clip(human.Safe(c.Before.File), 40), human.Thousands(c.Before.Tokens), c.Before.Messages)
+	fmt.Fprintf(w, "after   %-40s %10s tokens  %d messages\n", human.Clip(human.Safe(c.After.File), 40), human.Thousands(c.After.Tokens), c.After.Messages)
 	fmt.Fprintf(w, "saved   %s tokens (%.1f%%)\n", human.Thousands(c.Saved), c.SavedRatio*100)
 	fmt.Fprintf(w, "messages  %d unchanged, %d changed, %d removed, %d added\n", c.Unchanged, c.Changed, c.Removed, c.Added)
 	fmt.Fprintf(w, "cache prefix  %s bytes identical, %s tokens of whole messages (%.1f%% of before)\n",

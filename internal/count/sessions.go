@@ -120,7 +120,8 @@ func listSessions(ctx *cli.Context, f *Flags) error {
 }
 
 // renderSessions writes the listing as a table fitted to width (0: unknown, 80): the file
-// last, cut from the left (its uuid, the part that tells sessions apart, stays).
+// last, cut from the left (its uuid, the part that tells sessions apart, stays), its
+// control characters escaped.
 func renderSessions(w io.Writer, lines []SessionLine, now time.Time, width int) {
 	if width <= 0 {
 		width = 80
@@ -130,8 +131,8 @@ func renderSessions(w io.Writer, lines []SessionLine, now time.Time, width int) 
 	fmt.Fprintln(tw, "ACTIVE\tAGENT\tSIZE\tTOKENS\tUSED\tFILE")
 	for _, l := range lines {
 		last, _ := time.Parse(time.RFC3339, l.LastActive)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0f%%\t\x00%s\n", ago(now, last), l.Agent, human.Size(l.Bytes),
-			human.Thousands(l.Tokens), 100*l.Utilization, l.File)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0f%%\t\x00%s\n", ago(now, last), human.Safe(l.Agent), human.Size(l.Bytes),
+			human.Thousands(l.Tokens), 100*l.Utilization, human.Safe(l.File))
 	}
 	tw.Flush()
 	for _, row := range strings.SplitAfter(b.String(), "\n") {

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -54,8 +55,8 @@ func runText(ctx *cli.Context, f *Flags) error {
 			if err := cli.JSONLines(&out, r); err != nil {
 				return nil, err
 			}
-		case several: // as wc names each file
-			fmt.Fprintf(&out, "%d %s\n", r.Tokens, name)
+		case several: // as wc names each file (its control characters escaped)
+			fmt.Fprintf(&out, "%d %s\n", r.Tokens, human.Safe(name))
 		default:
 			fmt.Fprintf(&out, "%d\n", r.Tokens)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/completion"
 	"github.com/ctxkit/ctxkit/internal/convert"
 	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/proxy"
 	"github.com/ctxkit/ctxkit/internal/repair"
@@ -104,7 +105,7 @@ func Main(program string, args []string, stdin io.Reader, stdout, stderr io.Writ
 }
 
 func fail(stderr io.Writer, msg, hint string) int {
-	fmt.Fprintf(stderr, "%s: error: %s\n", Name, msg)
+	fmt.Fprintf(stderr, "%s: error: %s\n", Name, human.Safe(msg))
 	if hint != "" {
 		fmt.Fprintf(stderr, "%s: hint: %s\n", Name, hint)
 	}
@@ -182,12 +183,12 @@ func link(program string, args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		if _, err := os.Lstat(path); err == nil && !force {
-			fmt.Fprintf(stderr, "%s: error: %s exists and is not a link to %s\n", Name, path, self)
+			fmt.Fprintf(stderr, "%s: error: %s exists and is not a link to %s\n", Name, human.Safe(path), human.Safe(self))
 			failed = true
 			continue
 		}
 		if err := replaceWithLink(self, path); err != nil {
-			fmt.Fprintf(stderr, "%s: error: %v\n", Name, err)
+			fmt.Fprintf(stderr, "%s: error: %s\n", Name, human.Safe(err.Error()))
 			failed = true
 			continue
 		}
@@ -220,7 +221,7 @@ func replaceWithLink(target, path string) error {
 }
 
 func runtimeFail(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "%s: error: %v\n", Name, err)
+	fmt.Fprintf(stderr, "%s: error: %s\n", Name, human.Safe(err.Error()))
 	return cli.ExitRuntime
 }
 
@@ -275,7 +276,8 @@ func completions(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, script)
 			continue
 		}
-		if err := safefile.WriteFile(filepath.Join(dir, completion.FileName(shell, c.Name)), []byte(script)); err != nil {
+		// 0644: completion folders are read by every user's shell (/usr/share/...).
+		if err := safefile.WriteFileMode(filepath.Join(dir, completion.FileName(shell, c.Name)), []byte(script), 0o644); err != nil {
 			return runtimeFail(stderr, err)
 		}
 	}

@@ -112,7 +112,8 @@ func TestLink(t *testing.T) {
 }
 
 // TestCompletionFiles: completion --dir writes one file per command, named as the shell
-// looks for it, owner-only, and each parses in its shell (where the shell is installed).
+// looks for it, readable by everyone (0644: a system-wide folder's scripts are read by
+// every user's shell), and each parses in its shell (where the shell is installed).
 func TestCompletionFiles(t *testing.T) {
 	for _, shell := range completion.Shells {
 		dir := t.TempDir()
@@ -126,8 +127,8 @@ func TestCompletionFiles(t *testing.T) {
 				t.Errorf("%s: %v", shell, err)
 				continue
 			}
-			if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-				t.Errorf("%s: mode %v", path, fi.Mode())
+			if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o644 {
+				t.Errorf("%s: mode %v, want 0644", path, fi.Mode())
 			}
 			if _, err := exec.LookPath(shell); err != nil {
 				continue

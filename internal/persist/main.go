@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/offload"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -238,20 +238,16 @@ func table(w io.Writer, entries []store.Entry, dir string) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d %s stored in %s; read one with: cat %s\n", len(entries), plural(len(entries), "result"),
-		offload.ShellQuote(dir), offload.ShellQuote(dir+string(filepath.Separator))+"FILE")
+		human.Safe(offload.ShellQuote(dir)), human.Safe(offload.ShellQuote(dir+string(filepath.Separator)))+"FILE")
 }
 
-// cell keeps a table cell on one line and readable.
+// cell keeps a table cell on one line and readable: what the index holds came from a
+// transcript, its control characters shown escaped.
 func cell(s string, width int) string {
 	if s == "" {
 		return "-"
 	}
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
+	s = human.Safe(s)
 	if len(s) > width {
 		// Keep the end of long names: paths and ids differ there.
 		i := len(s) - width

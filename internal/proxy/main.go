@@ -21,6 +21,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convstate"
+	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/safefile"
 )
@@ -340,7 +341,7 @@ func showStatus(ctx *cli.Context, addr, token string) error {
 }
 
 // writeStatusTable is --status for a person: a line per conversation, most recent first,
-// and the totals.
+// and the totals. A conversation's key is what its client sent: shown escaped.
 func writeStatusTable(w io.Writer, st statusPage) error {
 	if len(st.Conversations) == 0 {
 		_, err := fmt.Fprintln(w, "no conversation yet")
@@ -352,7 +353,7 @@ func writeStatusTable(w io.Writer, st statusPage) error {
 	fmt.Fprintln(tw, "conversation\trequests\ttokens in\tsent\tsaved\tsaved %\tfallbacks\tmessages\tlast sent\twindow %\tupdated\t")
 	var total statusConv
 	for _, c := range convs {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t\n", c.Conversation, c.Requests, c.TokensIn, c.TokensSent,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t\n", human.Safe(c.Conversation), c.Requests, c.TokensIn, c.TokensSent,
 			c.Saved, percent(c.Saved, c.TokensIn), c.Fallbacks, c.Messages, c.LastSent, percent(c.LastSent, c.Window),
 			c.Updated.Local().Format("2006-01-02 15:04:05"))
 		total.Requests += c.Requests

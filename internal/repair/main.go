@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -163,8 +164,9 @@ func verify(out []byte, format transcript.Format, name string) (*transcript.Tran
 func problemsReport(ctx *cli.Context, file string, problems []Problem) ([]byte, error) {
 	var buf bytes.Buffer
 	if ctx.StdoutTTY && ctx.Common.Output == "" {
+		// (their ids and names from the document, escaped as the file's name)
 		for _, p := range problems {
-			fmt.Fprintf(&buf, "%s: %s\n", file, p)
+			fmt.Fprintf(&buf, "%s: %s\n", human.Safe(file), human.Safe(p.String()))
 		}
 		return buf.Bytes(), nil
 	}

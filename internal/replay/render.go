@@ -15,10 +15,11 @@ var tierMark = map[string]byte{
 }
 
 // Render writes the report for a person: the totals as a table, then utilization per
-// request as a chart cols wide.
+// request as a chart cols wide. The file's name, the model the session names and the tools
+// the stages' stats lines name are shown with their control characters escaped.
 func Render(w *bytes.Buffer, r *Report, cols int, color bool) {
-	fmt.Fprintf(w, "%s: %d requests through %s\n", r.File, r.Requests, r.Pipe)
-	model := r.Model
+	fmt.Fprintf(w, "%s: %d requests through %s\n", human.Safe(r.File), r.Requests, human.Safe(r.Pipe))
+	model := human.Safe(r.Model)
 	if model == "" {
 		model = "model unknown"
 	}
@@ -54,7 +55,7 @@ func Render(w *bytes.Buffer, r *Report, cols int, color bool) {
 		if i == 0 {
 			label = "fired"
 		}
-		row(label, fmt.Sprintf("%s ×%d", t, r.Firings[t]), "", "saved "+human.Thousands(r.Saved[t])+" tokens in all")
+		row(label, fmt.Sprintf("%s ×%d", human.Safe(t), r.Firings[t]), "", "saved "+human.Thousands(r.Saved[t])+" tokens in all")
 	}
 	if len(r.Turns) > 0 {
 		fmt.Fprintln(w)

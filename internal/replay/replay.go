@@ -524,7 +524,9 @@ func (o *Options) readStats() (fired []Firing, set map[string]bool, seen int, er
 
 // ParseStats reads the --stats lines the stages of one pipeline run wrote: the stages
 // that changed the document, their names as a set, and the size the last stage gave.
-// ctx-proxy reads its stages' lines with it too.
+// ctx-proxy reads its stages' lines with it too. A stage changed the document when it
+// says it changed items, or when it saved tokens: a stage whose items count only some of
+// its changes (or a program of another's that writes the line) still fired.
 func ParseStats(data []byte) (fired []Firing, set map[string]bool, seen int) {
 	fired = []Firing{}
 	set = map[string]bool{}
@@ -543,7 +545,7 @@ func ParseStats(data []byte) (fired []Firing, set map[string]bool, seen int) {
 			continue
 		}
 		seen = s.After
-		if s.Items == 0 {
+		if s.Items <= 0 && s.Saved <= 0 {
 			continue
 		}
 		fired = append(fired, Firing{Tool: s.Tool, Saved: s.Saved, Items: s.Items, Trigger: s.Trigger})

@@ -399,3 +399,20 @@ func TestRepeatsNeededAreOverTheWindow(t *testing.T) {
 		t.Errorf("%d repeats, %d needed: the test wants both kinds", repeats, needed)
 	}
 }
+
+// TestParseStatsSavedIsFiring: a stage whose line says it saved tokens fired, whatever
+// its items say (issue 36: ctx-budget collapsing repeated lines saved 22,985 tokens with
+// items 0, and ctx-proxy logged "tiers":[]); a stage that changed nothing did not.
+func TestParseStatsSavedIsFiring(t *testing.T) {
+	lines := `{"tool":"ctx-persist","tokens_before":40000,"tokens_after":40000,"saved":0,"items":0,"trigger":"","schema_version":1}
+{"tool":"ctx-budget","tokens_before":40000,"tokens_after":17015,"saved":22985,"items":0,"trigger":"hard cap","schema_version":1}
+{"tool":"ctx-repair","tokens_before":17015,"tokens_after":17020,"saved":-5,"items":1,"trigger":"","schema_version":1}
+`
+	fired, set, seen := ParseStats([]byte(lines))
+	if len(fired) != 2 || fired[0].Tool != "ctx-budget" || fired[0].Saved != 22985 || fired[1].Tool != "ctx-repair" {
+		t.Errorf("fired %+v, want ctx-budget (saved 22985) and ctx-repair", fired)
+	}
+	if set["ctx-persist"] || !set["ctx-budget"] || seen != 17020 {
+		t.Errorf("set %v, seen %d", set, seen)
+	}
+}

@@ -206,6 +206,13 @@ func IsHexTemp(name, prefix, suffix string) bool {
 // WriteFile replaces path with data atomically: CheckTarget, a new temp file beside it
 // (CreateTemp), fsync, rename. The file is mode 0600.
 func WriteFile(path string, data []byte) error {
+	return WriteFileMode(path, data, 0o600)
+}
+
+// WriteFileMode is WriteFile for a file others are meant to read (a shell completion
+// script in a system-wide folder): the temp file is given mode perm before anything is
+// written in it, whatever the umask, and renamed as WriteFile renames it.
+func WriteFileMode(path string, data []byte, perm fs.FileMode) error {
 	if err := CheckTarget(path); err != nil {
 		return err
 	}
@@ -216,7 +223,12 @@ func WriteFile(path string, data []byte) error {
 		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	if perm != 0o600 {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

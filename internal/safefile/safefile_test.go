@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,34 @@ func TestWriteFileAtomic0600(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("temp files left: %v", ents)
+	}
+}
+
+// TestWriteFileMode: a file meant for others is written with their mode, whatever the
+// umask, and still never through a link.
+func TestWriteFileMode(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no permission bits")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := WriteFileMode(path, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", st.Mode().Perm())
+	}
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o600)
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Skip(err)
+	}
+	if err := WriteFileMode(link, []byte("x"), 0o644); !errors.Is(err, ErrUnsafe) {
+		t.Errorf("through a link: %v", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("the link's target was written: %q", b)
 	}
 }
 

@@ -296,11 +296,11 @@ func writeList(w *bytes.Buffer, file string, st *Stats, forPerson bool) error {
 		saved += it.Saved
 	}
 	if len(st.Items) == 0 {
-		fmt.Fprintf(w, "%s: nothing to clear (%s)\n", file, st.Trigger)
+		fmt.Fprintf(w, "%s: nothing to clear (%s)\n", human.Safe(file), st.Trigger)
 		return nil
 	}
 	fmt.Fprintf(w, "%s: would clear %d of %d tool results, %s tokens: utilization %.0f%% -> %.0f%% (trigger: %s)\n",
-		file, len(st.Items), st.Results, human.Thousands(saved), math.Floor(st.Utilization*100), math.Floor(st.UtilizationAfter*100), st.Trigger)
+		human.Safe(file), len(st.Items), st.Results, human.Thousands(saved), math.Floor(st.Utilization*100), math.Floor(st.UtilizationAfter*100), st.Trigger)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MESSAGE\tLINE\tTOKENS\tREASON\tTOOL\tARGUMENT")
 	for _, it := range st.Items {
@@ -308,7 +308,7 @@ func writeList(w *bytes.Buffer, file string, st *Stats, forPerson bool) error {
 		if it.Line > 0 {
 			line = fmt.Sprint(it.Line)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", it.Message, line, human.Thousands(it.Tokens), it.Reason, it.Tool, human.Label(it.Arg, 60))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", it.Message, line, human.Thousands(it.Tokens), it.Reason, human.SafeLabel(it.Tool, 40), human.SafeLabel(it.Arg, 60))
 	}
 	return tw.Flush()
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -38,6 +39,9 @@ func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (ou
 	if in, ok := r.(*InPlace); ok {
 		head, err := in.head()
 		if err != nil {
+			return nil, nil, err
+		}
+		if err := binaryHead(head); err != nil {
 			return nil, nil, err
 		}
 		f = sniffHead(head, o)
@@ -116,6 +120,9 @@ func Sniff(r io.Reader, o Options) (f Format, rd io.Reader, err error) {
 		if err != nil {
 			return "", nil, err
 		}
+		if err := binaryHead(head); err != nil {
+			return "", nil, err
+		}
 		return sniffHead(head, o), in, nil
 	}
 	br := sniffReader(r)
@@ -126,16 +133,39 @@ func Sniff(r io.Reader, o Options) (f Format, rd io.Reader, err error) {
 // sniff peeks at the first records of the input and names the JSONL format to stream, or
 // "" when the input should be read whole: when the first records do not all parse, when
 // none of them names a JSONL format, or when it is not the one o.Format asks for. Parse
-// then reads the input and says what is wrong with it, if anything.
+// then reads the input and says what is wrong with it, if anything; but binary data at
+// its start is refused now (binaryHead), whatever o.Format says.
 func sniff(br *bufio.Reader, o Options) (Format, error) {
-	if o.Format != "" && !o.Format.JSONL() {
-		return "", nil
-	}
 	head, err := br.Peek(min(sniffBytes, br.Size()))
 	if err != nil && err != io.EOF {
 		return "", err
 	}
-	return sniffHead(sniffed{head, err == io.EOF}, o), nil // (EOF: the whole input is in head)
+	s := sniffed{head, err == io.EOF} // (EOF: the whole input is in head)
+	if err := binaryHead(s); err != nil {
+		return "", err
+	}
+	return sniffHead(s, o), nil
+}
+
+// binaryHead is Parse's error for binary data when the start of an input shows it (a NUL
+// byte, or a first character that is neither JSON nor UTF-8), else nil: no document holds
+// them, and a 1 GB image or archive given by mistake was read whole, or streamed to its
+// end, before it was refused. It is refused on its first megabyte with the error Parse
+// gives it (Parse names the first NUL anywhere first: a NUL in the head is that one; a
+// binary start with a NUL only further on is named "binary data" here, the NUL there).
+func binaryHead(s sniffed) error {
+	if i := bytes.IndexByte(s.head, 0); i >= 0 {
+		return nulError(i)
+	}
+	head := unsafe.String(unsafe.SliceData(s.head), len(s.head))
+	first := firstNonSpace(head)
+	if first < 0 || head[first] == '{' || head[first] == '[' || !s.complete && first+64 > len(head) {
+		return nil
+	}
+	if !utf8.ValidString(head[first:min(len(head), first+64)]) {
+		return errorf(int64(first), "binary data, not a JSON document")
+	}
+	return nil
 }
 
 // sniffed is the start of an input, as much as sniff looks at; complete when it is the

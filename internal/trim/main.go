@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -174,8 +175,8 @@ type listed struct {
 	Dropped
 }
 
-func writeList(w *bytes.Buffer, file string, st *Stats, human bool) error {
-	if !human {
+func writeList(w *bytes.Buffer, file string, st *Stats, forPerson bool) error {
+	if !forPerson {
 		lines := make([]listed, len(st.Dropped))
 		for i, d := range st.Dropped {
 			lines[i] = listed{File: file, Dropped: d}
@@ -183,10 +184,10 @@ func writeList(w *bytes.Buffer, file string, st *Stats, human bool) error {
 		return cli.JSONLines(w, lines...)
 	}
 	if len(st.Dropped) == 0 {
-		fmt.Fprintf(w, "%s: nothing to drop (%s)\n", file, st.Trigger)
+		fmt.Fprintf(w, "%s: nothing to drop (%s)\n", human.Safe(file), st.Trigger)
 		return nil
 	}
-	fmt.Fprintf(w, "%s: would drop %d messages, %d tokens (%s; goal %d tokens)\n", file, len(st.Dropped), st.TokensDropped, st.Trigger, st.Goal)
+	fmt.Fprintf(w, "%s: would drop %d messages, %d tokens (%s; goal %d tokens)\n", human.Safe(file), len(st.Dropped), st.TokensDropped, st.Trigger, st.Goal)
 	if st.Opened {
 		fmt.Fprintf(w, "and put an opening user message first (%d tokens): the first message kept is the assistant's\n", st.OpenerTokens)
 	}
@@ -200,7 +201,7 @@ func writeList(w *bytes.Buffer, file string, st *Stats, human bool) error {
 		if d.Line > 0 {
 			line = fmt.Sprint(d.Line)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\n", d.Message, line, d.Role, d.Tokens)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\n", d.Message, line, human.Safe(d.Role), d.Tokens)
 	}
 	return tw.Flush()
 }
