@@ -455,10 +455,10 @@ func PlaceText(t *transcript.Transcript, sp Split) []transcript.Span {
 			spans = append(spans, messageText(t, rc.Message))
 		}
 	case transcript.Codex:
-		// The kept messages among the summarized ones move, and the first kept after them
-		// gives the compacted record its timestamp.
+		// The kept messages before and among the summarized ones move, and the first kept
+		// after them gives the compacted record its timestamp.
 		if at := afterLast(t, sp.Summarized); at >= 0 {
-			for mi := sp.Summarized[0]; mi <= at; mi++ {
+			for mi := 0; mi <= at; mi++ {
 				if !drop[mi] && !t.Messages[mi].Header {
 					spans = append(spans, messageText(t, mi))
 				}
@@ -566,7 +566,8 @@ func addedTokens(t *transcript.Transcript, o Options, edits []transcript.Edit) (
 }
 
 // moved is what the messages that a Codex compacted record carries in its replacement
-// history counted where they were (they are counted again in the record).
+// history, or moves to just after it, counted where they were (they are counted again
+// with the record).
 func moved(t *transcript.Transcript, o Options, sp Split) int {
 	if t.Format != transcript.Codex || len(sp.Summarized) == 0 {
 		return 0
@@ -576,7 +577,7 @@ func moved(t *transcript.Transcript, o Options, sp Split) int {
 		in[mi] = true
 	}
 	n := 0
-	for mi := sp.Summarized[0]; mi < afterLast(t, sp.Summarized) && mi >= 0; mi++ {
+	for mi := 0; mi < afterLast(t, sp.Summarized); mi++ {
 		if !in[mi] && !t.Messages[mi].Header {
 			n += o.PerMessage[mi]
 		}

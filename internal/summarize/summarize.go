@@ -268,7 +268,9 @@ func PreviousFiles(t *transcript.Transcript, sp Split) []Restored {
 // of the given text: in a JSON document a user message where the first summarized one
 // was; in a Claude Code session a compact boundary and a compact-summary record
 // (isCompactSummary) that the kept messages hang off; in a Codex rollout a compacted
-// record before the first kept item.
+// record before the first kept item, whose replacement history starts with the
+// instructions that stayed before the summarized messages (developer messages), verbatim,
+// as Codex's own compaction starts it with its initial context.
 func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, error) {
 	if len(sp.Summarized) == 0 {
 		return nil, nil
@@ -292,16 +294,25 @@ func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, 
 		if at < 0 {
 			return nil, fmt.Errorf("nothing is kept after the summary")
 		}
-		// Messages that stay but sit among the summarized ones (the newest user message,
-		// system items) move to just after the compacted record, which drops everything
-		// before it; one that is itself an item of an earlier compaction goes into the new
-		// replacement history after the summary.
-		hist := []string{`{"type":"message","role":"user","content":[{"type":"input_text","text":` + transcript.Quote(text) + `}]}`}
+		// The compacted record drops everything before it but the session's instructions:
+		// the instructions that stayed before the summarized messages open its replacement
+		// history, verbatim.
+		var hist []string
+		for mi := 0; mi < sp.Summarized[0]; mi++ {
+			if m := &t.Messages[mi]; instructions(m) {
+				hist = append(hist, t.Slice(m.Span))
+			}
+		}
+		hist = append(hist, `{"type":"message","role":"user","content":[{"type":"input_text","text":`+transcript.Quote(text)+`}]}`)
+		// Other messages that stay before or among the summarized ones (the newest user
+		// message, system items) move to just after the compacted record; one that is
+		// itself an item of an earlier compaction goes into the new replacement history
+		// after the summary.
 		var moved []string
 		var edits []transcript.Edit
-		for mi := sp.Summarized[0]; mi < at; mi++ {
+		for mi := 0; mi < at; mi++ {
 			m := &t.Messages[mi]
-			if drop[mi] || m.Header {
+			if drop[mi] || m.Header || (mi < sp.Summarized[0] && instructions(m)) {
 				continue
 			}
 			line := m.Lines[0]
@@ -360,6 +371,12 @@ func placeClaudeCode(t *transcript.Transcript, sp Split, drop []bool, text strin
 	start := t.Messages[at].Lines[0].Start
 	edits := []transcript.Edit{{Span: transcript.Span{Start: start, End: start}, With: recs}}
 	return append(edits, t.Rechain(drop, uuid)...), nil
+}
+
+// instructions reports whether m is instructions a client sends among the messages: a
+// system or developer message.
+func instructions(m *transcript.Message) bool {
+	return !m.Header && (m.Role == "system" || m.Role == "developer")
 }
 
 // placeJSON drops the summarized elements and puts the summary where the first was.
