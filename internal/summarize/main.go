@@ -200,7 +200,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	previous := PreviousSections(t, sp)
-	meta := Meta{Messages: len(sp.Summarized), Tokens: sp.Was, Backend: f.Backend}
+	meta := Meta{Messages: len(sp.Summarized), Tokens: sp.Was - PinnedTokens(t, sp, o.Counter), Backend: f.Backend, Pinned: PinnedCount(t, sp)}
 	sections, err := summarizeWith(ctx, c, f, t, sp, previous, &meta, local)
 	var ce *cli.Error
 	if err != nil && !errors.As(err, &ce) {
@@ -389,6 +389,8 @@ func offload(c *cli.Context, data []byte) (string, error) {
 // breaks one of the API's rules in a valid input (an Anthropic summary, a user message,
 // next to a kept user message), ctx-repair's rules fix it.
 func Write(t *transcript.Transcript, o Options, sp Split, sections Sections, meta Meta) ([]byte, int, error) {
+	meta.Pinned = PinnedCount(t, sp)
+	meta.Tokens -= PinnedTokens(t, sp, o.Counter)
 	edits, err := Place(t, sp, Render(sections, meta))
 	if err != nil {
 		return nil, 0, err
@@ -436,7 +438,7 @@ func TextNeeded(t *transcript.Transcript, sp Split) []transcript.Span {
 // PlaceText lists the spans of a document whose text summarizing sp reads besides the new
 // messages it summarizes: the earlier summaries it folds in, and the lines Place reads or
 // edits (the first and last summarized messages, the Claude Code messages it re-chains,
-// the Codex messages it moves).
+// the Codex messages it moves, the messages whose pinned texts it carries over).
 func PlaceText(t *transcript.Transcript, sp Split) []transcript.Span {
 	if len(sp.Summarized) == 0 {
 		return nil
@@ -463,6 +465,12 @@ func PlaceText(t *transcript.Transcript, sp Split) []transcript.Span {
 					spans = append(spans, messageText(t, mi))
 				}
 			}
+		}
+	}
+	// The pinned texts the summary carries over.
+	for _, mi := range sp.Summarized {
+		if t.Messages[mi].HoldsPinned() {
+			spans = append(spans, messageText(t, mi))
 		}
 	}
 	return spans
