@@ -93,9 +93,7 @@ func Choose(t *transcript.Transcript, o Options) Split {
 	carried := func(m *transcript.Message) bool {
 		return m.Pinned && t.Format == transcript.ClaudeCode
 	}
-	stays := func(m *transcript.Message) bool {
-		return m.Header || m.Role == "system" || m.Role == "developer" || (m.Pinned && !carried(m))
-	}
+	stays := func(m *transcript.Message) bool { return m.Instructions() && !carried(m) }
 	canStart := func(mi int) bool {
 		m := &t.Messages[mi]
 		return !glued[mi] && !m.OnlyResults() && !stays(m) && !t.AfterReasoning(mi)
@@ -311,7 +309,7 @@ func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, 
 		// history, verbatim.
 		var hist []string
 		for mi := 0; mi < sp.Summarized[0]; mi++ {
-			if m := &t.Messages[mi]; instructions(m) {
+			if m := &t.Messages[mi]; m.Instructions() && !m.Header {
 				hist = append(hist, t.Slice(m.Span))
 			}
 		}
@@ -324,7 +322,7 @@ func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, 
 		var edits []transcript.Edit
 		for mi := 0; mi < at; mi++ {
 			m := &t.Messages[mi]
-			if drop[mi] || m.Header || (mi < sp.Summarized[0] && instructions(m)) {
+			if drop[mi] || m.Header || (mi < sp.Summarized[0] && m.Instructions()) {
 				continue
 			}
 			line := m.Lines[0]
@@ -383,12 +381,6 @@ func placeClaudeCode(t *transcript.Transcript, sp Split, drop []bool, text, cont
 	start := t.Messages[at].Lines[0].Start
 	edits := []transcript.Edit{{Span: transcript.Span{Start: start, End: start}, With: recs}}
 	return append(edits, t.Rechain(drop, uuid)...), nil
-}
-
-// instructions reports whether m is instructions a client sends among the messages: a
-// system or developer message, or pinned context whole.
-func instructions(m *transcript.Message) bool {
-	return !m.Header && (m.Role == "system" || m.Role == "developer" || m.Pinned)
 }
 
 // pinnedBlocks lists the pinned texts of the summarized messages as they are written, in

@@ -82,7 +82,7 @@ func markPinnedMessages(t *Transcript) {
 // the history it stands for: they are no Summary.
 func markCodexItem(m *Message, raw string, base int) {
 	markPinned(Codex, m, raw, base)
-	m.Summary = m.Summary && !m.Pinned && m.Role != "developer" && m.Role != "system"
+	m.Summary = m.Summary && !m.Instructions()
 }
 
 // pinnedLiteral says whether a JSON string literal's text is one a tag pins. Only the
@@ -131,6 +131,13 @@ func settlePinned(f Format, ms []Message) {
 	}
 }
 
+// Instructions reports whether m is instructions the client sends rather than
+// conversation: the system prompt (a header), a system or developer message, or a message
+// that is pinned context whole. No lossy tier alters one (Protected).
+func (m *Message) Instructions() bool {
+	return m.Header || m.Role == "system" || m.Role == "developer" || m.Pinned
+}
+
 // HoldsPinned reports whether any of m is pinned context (Message.Pinned, Block.Pinned).
 func (m *Message) HoldsPinned() bool {
 	if m.Pinned {
@@ -155,7 +162,7 @@ func (t *Transcript) Protected() map[int]bool {
 	user, summary, assistant := -1, -1, -1
 	for i, m := range t.Messages {
 		switch {
-		case m.Header || m.Role == "system" || m.Role == "developer" || m.Pinned:
+		case m.Instructions():
 			p[i] = true
 		case m.Role == "user" && m.Summary:
 			summary = i

@@ -366,14 +366,12 @@ func droppableUnits(t *transcript.Transcript) ([]unit, int) {
 	protected := t.Protected()
 	last := -1 // the newest protected message of the conversation
 	for i, m := range t.Messages {
-		if protected[i] && !m.Header && m.Role != "system" && m.Role != "developer" {
+		if protected[i] && !m.Instructions() {
 			last = max(last, i)
 		}
 	}
 	glued := t.Glued() // a call is never parted from its result
-	keep := func(m *transcript.Message) bool {
-		return m.Header || m.Summary || m.Role == "system" || m.Role == "developer"
-	}
+	keep := func(m *transcript.Message) bool { return m.Summary || m.Instructions() }
 	first := -1
 	for i := range t.Messages {
 		if m := &t.Messages[i]; m.Role == "user" && !keep(m) && !m.OnlyResults() {
