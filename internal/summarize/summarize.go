@@ -12,6 +12,7 @@ package summarize
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"strconv"
 	"strings"
@@ -383,38 +384,40 @@ func placeClaudeCode(t *transcript.Transcript, sp Split, drop []bool, text, cont
 	return append(edits, t.Rechain(drop, uuid)...), nil
 }
 
-// pinnedBlocks lists the pinned texts of the summarized messages as they are written, in
-// order (a message whose content is a plain string gives a text block around the same
-// literal).
+// pinnedOf yields the pinned texts of the summarized messages, in order: what the summary
+// carries over (Place).
+func pinnedOf(t *transcript.Transcript, sp Split) iter.Seq[*transcript.Block] {
+	return func(yield func(*transcript.Block) bool) {
+		for _, mi := range sp.Summarized {
+			for bi := range t.Messages[mi].Blocks {
+				if b := &t.Messages[mi].Blocks[bi]; b.Pinned && !yield(b) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// pinnedBlocks is pinnedOf as written (a message whose content is a plain string gives a
+// text block around the same literal).
 func pinnedBlocks(t *transcript.Transcript, sp Split) []string {
 	var out []string
-	for _, mi := range sp.Summarized {
-		m := &t.Messages[mi]
-		for bi := range m.Blocks {
-			b := &m.Blocks[bi]
-			if !b.Pinned {
-				continue
-			}
-			raw := t.Slice(b.Span)
-			if raw[0] == '"' {
-				raw = `{"type":"` + textType(t.Format) + `","text":` + raw + `}`
-			}
-			out = append(out, raw)
+	for b := range pinnedOf(t, sp) {
+		raw := t.Slice(b.Span)
+		if raw[0] == '"' {
+			raw = `{"type":"` + textType(t.Format) + `","text":` + raw + `}`
 		}
+		out = append(out, raw)
 	}
 	return out
 }
 
-// PinnedCount is how many pinned texts the summary of sp carries over (pinnedBlocks),
-// counted without their text.
+// PinnedCount is how many pinned texts the summary of sp carries over, counted without
+// their text.
 func PinnedCount(t *transcript.Transcript, sp Split) int {
 	n := 0
-	for _, mi := range sp.Summarized {
-		for bi := range t.Messages[mi].Blocks {
-			if t.Messages[mi].Blocks[bi].Pinned {
-				n++
-			}
-		}
+	for range pinnedOf(t, sp) {
+		n++
 	}
 	return n
 }
@@ -424,12 +427,8 @@ func PinnedCount(t *transcript.Transcript, sp Split) int {
 // measure reads that figure as what the summary's own text stands for.
 func PinnedTokens(t *transcript.Transcript, sp Split, c tokens.Counter) int {
 	n := 0
-	for _, mi := range sp.Summarized {
-		for bi := range t.Messages[mi].Blocks {
-			if b := &t.Messages[mi].Blocks[bi]; b.Pinned {
-				n += c.Count(t.BodyText(b))
-			}
-		}
+	for b := range pinnedOf(t, sp) {
+		n += c.Count(t.BodyText(b))
 	}
 	return n
 }
