@@ -31,7 +31,7 @@ type Options struct {
 	// Counter measures tokens for the Lossy check; nil means the estimate.
 	Counter tokens.Counter
 	// Lossy tiers never raise the token count and never alter the system prompt, the
-	// newest user message or the newest assistant message.
+	// pinned context, the newest user message or the newest assistant message.
 	Lossy bool
 	// ProtectedResults lets a lossy tier change the tool results of a protected message,
 	// and nothing else of it: ctx-budget's hard cap holds the newest result too, and its
@@ -53,7 +53,8 @@ type Options struct {
 }
 
 // Check runs tr on in and checks DESIGN §4 invariants 1-6 on the result, which it
-// returns (nil when the transform failed).
+// returns (nil when the transform failed). A lossy tier must keep the pinned context
+// (Pinned) byte for byte, whatever it moves or drops.
 func Check(t testing.TB, name string, in []byte, tr Transform, o Options) []byte {
 	t.Helper()
 	out, err := tr(in)
@@ -101,6 +102,7 @@ func Check(t testing.TB, name string, in []byte, tr Transform, o Options) []byte
 		if b, a := measure.Total(before, c), measure.Total(after, c); a > b {
 			t.Errorf("%s: tokens went up from %d to %d", name, b, a)
 		}
+		checkPinned(t, name, before, after)
 	}
 	return out
 }

@@ -69,8 +69,12 @@ On a terminal it prints a table and a chart of utilization per request; piped, o
 report (--turns: one line per request, then the totals). Details in ctx-replay(1).`
 
 // Tool returns ctx-replay's description for the runner.
-func Tool() *cli.Tool {
-	t := cli.Command("ctx-replay", "Replay a session turn by turn through a pipeline: tokens, cache, cost.", help, run)
+func Tool() *cli.Tool { return tool(nil) }
+
+// tool is Tool, handing sent (when not nil) every request as sent.
+func tool(sent func(turn int, request []byte) error) *cli.Tool {
+	t := cli.Command("ctx-replay", "Replay a session turn by turn through a pipeline: tokens, cache, cost.", help,
+		func(c *cli.Context, f *Flags) error { return run(c, f, sent) })
 	t.Vars = map[string]string{"defaultPipe": DefaultPipe}
 	return t
 }
@@ -92,6 +96,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)
 }
 
+// MainSent is Main that also hands sent every request as the pipeline sent it (turn is
+// 1-based), what --save would write, without writing it: for a test that checks what
+// each request holds. The request is not to be kept or changed.
+func MainSent(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, sent func(turn int, request []byte) error) int {
+	return cli.Main(tool(sent), args, stdin, stdout, stderr, getenv)
+}
+
 // Report is what a replay of one session prints.
 type Report struct {
 	File      string       `json:"file"`
@@ -105,7 +116,7 @@ type Report struct {
 	Turns []Turn `json:"turns,omitempty"`
 }
 
-func run(ctx *cli.Context, f *Flags) error {
+func run(ctx *cli.Context, f *Flags, sent func(turn int, request []byte) error) error {
 	if f.InPlace {
 		return cli.Usagef("ctx-replay does not change documents; --in-place does not apply")
 	}
@@ -126,14 +137,14 @@ func run(ctx *cli.Context, f *Flags) error {
 		HoldsMore: true,
 		Plan: func(d *cli.Doc) (*cli.Plan, error) {
 			var out bytes.Buffer
-			err := replayDoc(ctx, d, f, pipe, &out, reports)
+			err := replayDoc(ctx, d, f, pipe, &out, reports, sent)
 			reports++
 			return &cli.Plan{Report: out.Bytes()}, err
 		},
 	})
 }
 
-func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.Buffer, nth int) error {
+func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.Buffer, nth int, sent func(turn int, request []byte) error) error {
 	counter, err := d.Counter()
 	if err != nil {
 		return err
@@ -217,6 +228,16 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 				return fmt.Errorf("--save: %w", err)
 			}
 			return nil
+		}
+	}
+	if save := o.Save; sent != nil {
+		o.Save = func(turn int, doc []byte) error {
+			if save != nil {
+				if err := save(turn, doc); err != nil {
+					return err
+				}
+			}
+			return sent(turn, doc)
 		}
 	}
 	human := ctx.StdoutTTY && !f.JSON && !f.Turns && f.Output == ""

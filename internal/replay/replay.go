@@ -103,9 +103,9 @@ type Turn struct {
 	// OverWindowUncompacted: the request as the session sent it was over the window.
 	OverWindowUncompacted bool `json:"over_window_uncompacted"`
 	// Floor is the least the request could be: the part the file does not hold, the tool
-	// schemas, and the messages no tier may change (the system prompt, the newest user
-	// and the newest assistant message); Unavoidable says it is over the window, so that
-	// no pipeline of ctxkit's tiers could have fitted it.
+	// schemas, and the messages no tier may change (the system prompt, pinned context, the
+	// newest user and the newest assistant message); Unavoidable says it is over the
+	// window, so that no pipeline of ctxkit's tiers could have fitted it.
 	Floor       int  `json:"floor"`
 	Unavoidable bool `json:"over_window_unavoidable,omitempty"`
 	// Problems are ctx-repair's findings on the request sent that the session's own
@@ -361,7 +361,7 @@ func (s *sent) base() int {
 // floor is the least the request could be made: what no tier may change.
 func (s *sent) floor() int {
 	n := s.base()
-	for mi := range s.t.Protected() { // system prompts, the newest user and assistant message
+	for mi := range s.t.Protected() { // system prompts, pinned context, the newest user and assistant message
 		if mi < len(s.messages) {
 			n += s.messages[mi]
 		}

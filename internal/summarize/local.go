@@ -122,6 +122,8 @@ func (x *Extractor) Add(t *transcript.Transcript, mi int) {
 			x.result(t, b)
 		case m.Summary:
 			// folded separately
+		case b.Pinned:
+			// Pinned context: carried over verbatim (Place), not summarized.
 		case b.Agent:
 			// What the agent wrote into a user message (Cline's <environment_details>, a
 			// result's label): not a request.

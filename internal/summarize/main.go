@@ -209,7 +209,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	previous := PreviousSections(t, sp)
-	meta := Meta{Messages: len(sp.Summarized), Tokens: sp.Was, Backend: f.Backend}
+	meta := Meta{Messages: len(sp.Summarized), Tokens: sp.Was - PinnedTokens(t, sp, o.Counter), Backend: f.Backend, Pinned: PinnedCount(t, sp)}
 	sections, err := summarizeWith(ctx, c, f, t, sp, previous, &meta, local)
 	var ce *cli.Error
 	if err != nil && !errors.As(err, &ce) {
@@ -403,6 +403,8 @@ func offload(c *cli.Context, data []byte) (string, error) {
 // breaks one of the API's rules in a valid input (an Anthropic summary, a user message,
 // next to a kept user message), ctx-repair's rules fix it.
 func Write(t *transcript.Transcript, o Options, sp Split, sections Sections, meta Meta) ([]byte, int, error) {
+	meta.Pinned = PinnedCount(t, sp)
+	meta.Tokens -= PinnedTokens(t, sp, o.Counter)
 	edits, err := Place(t, sp, Render(sections, meta))
 	if err != nil {
 		return nil, 0, err
@@ -450,7 +452,7 @@ func TextNeeded(t *transcript.Transcript, sp Split) []transcript.Span {
 // PlaceText lists the spans of a document whose text summarizing sp reads besides the new
 // messages it summarizes: the earlier summaries it folds in, and the lines Place reads or
 // edits (the first and last summarized messages, the Claude Code messages it re-chains,
-// the Codex messages it moves).
+// the Codex messages it moves, the messages whose pinned texts it carries over).
 func PlaceText(t *transcript.Transcript, sp Split) []transcript.Span {
 	if len(sp.Summarized) == 0 {
 		return nil
@@ -469,14 +471,20 @@ func PlaceText(t *transcript.Transcript, sp Split) []transcript.Span {
 			spans = append(spans, messageText(t, rc.Message))
 		}
 	case transcript.Codex:
-		// The kept messages among the summarized ones move, and the first kept after them
-		// gives the compacted record its timestamp.
+		// The kept messages before and among the summarized ones move, and the first kept
+		// after them gives the compacted record its timestamp.
 		if at := afterLast(t, sp.Summarized); at >= 0 {
-			for mi := sp.Summarized[0]; mi <= at; mi++ {
+			for mi := 0; mi <= at; mi++ {
 				if !drop[mi] && !t.Messages[mi].Header {
 					spans = append(spans, messageText(t, mi))
 				}
 			}
+		}
+	}
+	// The pinned texts the summary carries over.
+	for _, mi := range sp.Summarized {
+		if t.Messages[mi].HoldsPinned() {
+			spans = append(spans, messageText(t, mi))
 		}
 	}
 	return spans
@@ -580,7 +588,8 @@ func addedTokens(t *transcript.Transcript, o Options, edits []transcript.Edit) (
 }
 
 // moved is what the messages that a Codex compacted record carries in its replacement
-// history counted where they were (they are counted again in the record).
+// history, or moves to just after it, counted where they were (they are counted again
+// with the record).
 func moved(t *transcript.Transcript, o Options, sp Split) int {
 	if t.Format != transcript.Codex || len(sp.Summarized) == 0 {
 		return 0
@@ -590,7 +599,7 @@ func moved(t *transcript.Transcript, o Options, sp Split) int {
 		in[mi] = true
 	}
 	n := 0
-	for mi := sp.Summarized[0]; mi < afterLast(t, sp.Summarized) && mi >= 0; mi++ {
+	for mi := 0; mi < afterLast(t, sp.Summarized); mi++ {
 		if !in[mi] && !t.Messages[mi].Header {
 			n += o.PerMessage[mi]
 		}

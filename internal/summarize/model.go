@@ -128,6 +128,9 @@ func (m *Model) render(t *transcript.Transcript, msgs []int, previous Sections) 
 			bl := &msg.Blocks[bi]
 			switch bl.Kind {
 			case transcript.Text:
+				if bl.Pinned {
+					continue // carried over verbatim (Place), not summarized
+				}
 				text := t.BodyText(bl)
 				if msg.Role == "user" {
 					// The model sees what the user wrote, not the agent's wrappers, so it

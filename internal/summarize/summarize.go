@@ -12,6 +12,7 @@ package summarize
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"strconv"
 	"strings"
@@ -71,8 +72,8 @@ type Split struct {
 // Choose works out what to summarize. Below the trigger (and without Force) it does not
 // act. The kept tail is the newest messages up to the keep goal, extended back so that
 // it starts where a step starts (not on a tool result) and no call is separated from its
-// result; system prompts, system and developer messages and the newest user message stay
-// where they are, everything else before the tail is summarized.
+// result; system prompts, system and developer messages, pinned context and the newest
+// user message stay where they are, everything else before the tail is summarized.
 func Choose(t *transcript.Transcript, o Options) Split {
 	sp := Split{Forced: o.Force, Before: o.Tokens}
 	util := float64(o.Tokens) / float64(max(o.Effective, 1))
@@ -86,9 +87,14 @@ func Choose(t *transcript.Transcript, o Options) Split {
 	}
 	n := len(t.Messages)
 	glued := t.Glued() // a call is never parted from its result
-	stays := func(m *transcript.Message) bool {
-		return m.Header || m.Role == "system" || m.Role == "developer"
+	// Pinned context stays where it is, but in a Claude Code session: its compact boundary
+	// starts the chain anew, so a message pinned whole there is summarized and its texts
+	// carried over into the summary (Place), as the pinned texts of any summarized message
+	// are.
+	carried := func(m *transcript.Message) bool {
+		return m.Pinned && t.Format == transcript.ClaudeCode
 	}
+	stays := func(m *transcript.Message) bool { return m.Instructions() && !carried(m) }
 	canStart := func(mi int) bool {
 		m := &t.Messages[mi]
 		return !glued[mi] && !m.OnlyResults() && !stays(m) && !t.AfterReasoning(mi)
@@ -169,7 +175,7 @@ func Choose(t *transcript.Transcript, o Options) Split {
 	}
 	for mi := head; mi < cut; mi++ {
 		m := &t.Messages[mi]
-		if stays(m) || (protected[mi] && !m.Summary) {
+		if stays(m) || (protected[mi] && !m.Summary && !carried(m)) {
 			continue
 		}
 		sp.Summarized = append(sp.Summarized, mi)
@@ -228,7 +234,7 @@ func PreviousSections(t *transcript.Transcript, sp Split) Sections {
 		m := &t.Messages[mi]
 		var texts []string
 		for bi := range m.Blocks {
-			if b := &m.Blocks[bi]; b.Kind == transcript.Text {
+			if b := &m.Blocks[bi]; b.Kind == transcript.Text && !b.Pinned { // (carried over as they are)
 				texts = append(texts, t.BodyText(b))
 			}
 		}
@@ -252,7 +258,7 @@ func PreviousFiles(t *transcript.Transcript, sp Split) []Restored {
 	for _, mi := range sp.Previous {
 		m := &t.Messages[mi]
 		for bi := range m.Blocks {
-			if b := &m.Blocks[bi]; b.Kind == transcript.Text {
+			if b := &m.Blocks[bi]; b.Kind == transcript.Text && !b.Pinned {
 				rs, _ := ParseRestored(t.BodyText(b))
 				// Restored lists the newest first: carry the oldest first.
 				for i := len(rs) - 1; i >= 0; i-- {
@@ -268,7 +274,13 @@ func PreviousFiles(t *transcript.Transcript, sp Split) []Restored {
 // of the given text: in a JSON document a user message where the first summarized one
 // was; in a Claude Code session a compact boundary and a compact-summary record
 // (isCompactSummary) that the kept messages hang off; in a Codex rollout a compacted
-// record before the first kept item.
+// record before the first kept item, whose replacement history starts with the messages
+// that stayed before the summarized ones (developer messages, AGENTS.md and the
+// environment), verbatim, as Codex's own compaction starts it with its initial context.
+//
+// The pinned texts of the summarized messages (Block.Pinned: Claude Code's reminders in
+// the first user message) open the summary message, verbatim and in order, and its text
+// follows them as a block of its own.
 func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, error) {
 	if len(sp.Summarized) == 0 {
 		return nil, nil
@@ -277,31 +289,41 @@ func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, 
 	for _, mi := range sp.Summarized {
 		drop[mi] = true
 	}
+	content := summaryContent(t.Format, pinnedBlocks(t, sp), text)
 	switch t.Format {
 	case transcript.Anthropic, transcript.OpenAI, transcript.Cline:
-		return placeJSON(t, drop, sp.Summarized[0], `{"role":"user","content":`+transcript.Quote(text)+`}`), nil
+		return placeJSON(t, drop, sp.Summarized[0], `{"role":"user","content":`+content+`}`), nil
 	case transcript.Responses:
 		if t.Array.IsZero() || t.Slice(t.Array)[0] != '[' {
 			return nil, fmt.Errorf("the input is one string, not a list of items")
 		}
-		return placeJSON(t, drop, sp.Summarized[0], `{"type":"message","role":"user","content":[{"type":"input_text","text":`+transcript.Quote(text)+`}]}`), nil
+		return placeJSON(t, drop, sp.Summarized[0], `{"type":"message","role":"user","content":`+content+`}`), nil
 	case transcript.ClaudeCode:
-		return placeClaudeCode(t, sp, drop, text)
+		return placeClaudeCode(t, sp, drop, text, content)
 	case transcript.Codex:
 		at := afterLast(t, sp.Summarized)
 		if at < 0 {
 			return nil, fmt.Errorf("nothing is kept after the summary")
 		}
-		// Messages that stay but sit among the summarized ones (the newest user message,
-		// system items) move to just after the compacted record, which drops everything
-		// before it; one that is itself an item of an earlier compaction goes into the new
-		// replacement history after the summary.
-		hist := []string{`{"type":"message","role":"user","content":[{"type":"input_text","text":` + transcript.Quote(text) + `}]}`}
+		// The compacted record drops everything before it but the session's instructions:
+		// the instructions that stayed before the summarized messages open its replacement
+		// history, verbatim.
+		var hist []string
+		for mi := 0; mi < sp.Summarized[0]; mi++ {
+			if m := &t.Messages[mi]; m.Instructions() && !m.Header {
+				hist = append(hist, t.Slice(m.Span))
+			}
+		}
+		hist = append(hist, `{"type":"message","role":"user","content":`+content+`}`)
+		// Other messages that stay before or among the summarized ones (the newest user
+		// message, system items) move to just after the compacted record; one that is
+		// itself an item of an earlier compaction goes into the new replacement history
+		// after the summary.
 		var moved []string
 		var edits []transcript.Edit
-		for mi := sp.Summarized[0]; mi < at; mi++ {
+		for mi := 0; mi < at; mi++ {
 			m := &t.Messages[mi]
-			if drop[mi] || m.Header {
+			if drop[mi] || m.Header || (mi < sp.Summarized[0] && m.Instructions()) {
 				continue
 			}
 			line := m.Lines[0]
@@ -333,7 +355,7 @@ func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, 
 // first kept message, which is chained to the summary; the summarized records stay in
 // the file, off the live branch, as Claude Code leaves them. Readers that follow the
 // chain and readers that start at the last compact boundary both find the summary first.
-func placeClaudeCode(t *transcript.Transcript, sp Split, drop []bool, text string) ([]transcript.Edit, error) {
+func placeClaudeCode(t *transcript.Transcript, sp Split, drop []bool, text, content string) ([]transcript.Edit, error) {
 	at := firstKept(t, drop)
 	if at < 0 {
 		return nil, fmt.Errorf("nothing is kept after the summary")
@@ -356,10 +378,78 @@ func placeClaudeCode(t *transcript.Transcript, sp Split, drop []bool, text strin
 		`,"type":"system","subtype":"compact_boundary","content":"Conversation summarized by ctx-summarize","isMeta":false` + stamp +
 		`,"uuid":` + transcript.Quote(boundary) + `,"level":"info","compactMetadata":{"trigger":"` + trigger + `","preTokens":` + strconv.Itoa(sp.Before) + `}}` + "\n" +
 		`{"parentUuid":` + transcript.Quote(boundary) + `,` + common +
-		`,"type":"user","message":{"role":"user","content":` + transcript.Quote(text) + `},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":` + transcript.Quote(uuid) + stamp + "}\n"
+		`,"type":"user","message":{"role":"user","content":` + content + `},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":` + transcript.Quote(uuid) + stamp + "}\n"
 	start := t.Messages[at].Lines[0].Start
 	edits := []transcript.Edit{{Span: transcript.Span{Start: start, End: start}, With: recs}}
 	return append(edits, t.Rechain(drop, uuid)...), nil
+}
+
+// pinnedOf yields the pinned texts of the summarized messages, in order: what the summary
+// carries over (Place).
+func pinnedOf(t *transcript.Transcript, sp Split) iter.Seq[*transcript.Block] {
+	return func(yield func(*transcript.Block) bool) {
+		for _, mi := range sp.Summarized {
+			for bi := range t.Messages[mi].Blocks {
+				if b := &t.Messages[mi].Blocks[bi]; b.Pinned && !yield(b) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// pinnedBlocks is pinnedOf as written (a message whose content is a plain string gives a
+// text block around the same literal).
+func pinnedBlocks(t *transcript.Transcript, sp Split) []string {
+	var out []string
+	for b := range pinnedOf(t, sp) {
+		raw := t.Slice(b.Span)
+		if raw[0] == '"' {
+			raw = `{"type":"` + textType(t.Format) + `","text":` + raw + `}`
+		}
+		out = append(out, raw)
+	}
+	return out
+}
+
+// PinnedCount is how many pinned texts the summary of sp carries over, counted without
+// their text.
+func PinnedCount(t *transcript.Transcript, sp Split) int {
+	n := 0
+	for range pinnedOf(t, sp) {
+		n++
+	}
+	return n
+}
+
+// PinnedTokens is what the pinned texts the summary of sp carries over count: the
+// summary's stated size (Meta.Tokens) leaves them out, since they are still there, and
+// measure reads that figure as what the summary's own text stands for.
+func PinnedTokens(t *transcript.Transcript, sp Split, c tokens.Counter) int {
+	n := 0
+	for b := range pinnedOf(t, sp) {
+		n += c.Count(t.BodyText(b))
+	}
+	return n
+}
+
+// textType is the type of a text block a user message of the format holds.
+func textType(f transcript.Format) string {
+	if f == transcript.Responses || f == transcript.Codex {
+		return "input_text"
+	}
+	return "text"
+}
+
+// summaryContent is the summary message's content: its text, after the pinned blocks it
+// carries over. A Responses item's content is always a list; elsewhere a summary that
+// carries nothing is a plain string.
+func summaryContent(f transcript.Format, pins []string, text string) string {
+	if len(pins) == 0 && textType(f) == "text" {
+		return transcript.Quote(text)
+	}
+	pins = append(pins, `{"type":"`+textType(f)+`","text":`+transcript.Quote(text)+`}`)
+	return "[" + strings.Join(pins, ",") + "]"
 }
 
 // placeJSON drops the summarized elements and puts the summary where the first was.

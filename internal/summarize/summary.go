@@ -89,6 +89,7 @@ type Meta struct {
 	Backend          string
 	Offloaded        string // path of the full pre-summary document in the store, if kept
 	Dropped          int    // oldest messages the summarizer could not take (prompt too long)
+	Pinned           int    // pinned texts carried over before the summary's text (Place)
 }
 
 // Render writes a summary message's text: the tag that marks it, a line saying what it
@@ -99,6 +100,9 @@ func Render(s Sections, m Meta) string {
 	fmt.Fprintf(&b, "This replaces the first %d messages of the conversation (about %d tokens), summarized by ctx-summarize; the messages after it continue from where it ends.\n", m.Messages, m.Tokens)
 	if m.Dropped > 0 {
 		fmt.Fprintf(&b, "The oldest %d of them did not fit the summarizer and are not covered.\n", m.Dropped)
+	}
+	if m.Pinned > 0 {
+		fmt.Fprintf(&b, "Pinned context (verbatim): the %d texts before this summary, in the same message, are the client's standing instructions from the messages it replaces, carried over unchanged.\n", m.Pinned)
 	}
 	for _, h := range Headings {
 		items := s[h]

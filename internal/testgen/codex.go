@@ -35,12 +35,24 @@ func (e *codexEmitter) begin() {
 	b = append(b, '{')
 	b = appendKV(b, "id", g.sessionID)
 	b = appendKV(append(b, ','), "timestamp", g.clock.Format("2006-01-02T15:04:05.000Z"))
-	b = append(b, `,"cwd":"/repo","originator":"codex_cli_rs","cli_version":"0.46.0",`...)
-	b = appendKV(b, "instructions", g.system)
-	b = append(b, `,"source":"cli","model_provider":"openai","git":{`...)
+	if g.pins != nil {
+		// Codex 0.171: the base instructions under base_instructions.text, then the
+		// initial context as two items, a developer message and a user message.
+		b = append(b, `,"cwd":"/repo","originator":"codex_cli_rs","cli_version":"0.171.0","source":"cli","model_provider":"openai","base_instructions":{`...)
+		b = append(appendKV(b, "text", g.system), `},"git":{`...)
+	} else {
+		b = append(b, `,"cwd":"/repo","originator":"codex_cli_rs","cli_version":"0.46.0",`...)
+		b = appendKV(b, "instructions", g.system)
+		b = append(b, `,"source":"cli","model_provider":"openai","git":{`...)
+	}
 	b = appendKV(b, "commit_hash", g.r.hex(20))
 	b = append(b, `,"branch":"main","repository_url":"git@github.com:acme/widgets.git"}}`...)
 	e.write(b)
+	if p := g.pins; p != nil {
+		e.write(p.appendDeveloperItem(e.start("response_item", 5, 40)))
+		e.write(p.appendContextItem(e.start("response_item", 0, 2)))
+		return
+	}
 	e.write(appendInputMessage(e.start("response_item", 5, 40), &userMsg{text: codexEnv}))
 }
 
@@ -130,8 +142,14 @@ func (e *codexEmitter) compact(summary string) {
 	b = append(b, '{')
 	b = appendKV(b, "message", summary)
 	b = append(b, `,"replacement_history":[`...)
-	b = appendInputMessage(b, &userMsg{text: codexEnv})
-	b = appendInputMessage(append(b, ','), &userMsg{text: g.request})
+	if p := g.pins; p != nil {
+		// Codex 0.171 opens the replacement history with its initial context again.
+		b = append(p.appendContextItem(append(p.appendDeveloperItem(b), ',')), ',')
+		b = appendInputMessage(b, &userMsg{text: g.request})
+	} else {
+		b = appendInputMessage(b, &userMsg{text: codexEnv})
+		b = appendInputMessage(append(b, ','), &userMsg{text: g.request})
+	}
 	b = appendInputMessage(append(b, ','), &userMsg{text: "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. Use this to build on the work that has already been done and avoid duplicating work. Here is the summary produced by the other language model:\n\n" + summary})
 	e.write(append(b, "]}"...))
 }

@@ -63,10 +63,15 @@ func appendImageBlock(b []byte, p *pngImage) []byte {
 }
 
 func appendUserContent(b []byte, m *userMsg) []byte {
-	if len(m.imgs) == 0 {
+	if len(m.imgs) == 0 && len(m.pins) == 0 {
 		return appendStr(b, m.text)
 	}
-	b = append(b, `[{"type":"text",`...)
+	b = append(b, '[')
+	for _, p := range m.pins {
+		b = append(b, `{"type":"text",`...)
+		b = append(appendKV(b, "text", p), "},"...)
+	}
+	b = append(b, `{"type":"text",`...)
 	b = appendKV(b, "text", m.text)
 	b = append(b, '}')
 	for _, p := range m.imgs {
@@ -170,6 +175,14 @@ func (e *openaiEmitter) begin() {
 	b := e.l.start()
 	b = append(b, `{"role":"system",`...)
 	e.l.flush(append(appendKV(b, "content", e.g.system), '}'))
+	if p := e.g.pins; p != nil { // Codex through a Chat Completions provider
+		b = append(e.l.start(), `{"role":"developer","content":[{"type":"text",`...)
+		b = append(appendKV(b, "text", p.permissions), `},{"type":"text",`...)
+		e.l.flush(append(appendKV(b, "text", p.skills), "}]}"...))
+		b = append(e.l.start(), `{"role":"user","content":[{"type":"text",`...)
+		b = append(appendKV(b, "text", p.agents), `},{"type":"text",`...)
+		e.l.flush(append(appendKV(b, "text", p.env), "}]}"...))
+	}
 }
 
 func (e *openaiEmitter) user(m *userMsg) {
@@ -243,6 +256,10 @@ func (e *responsesEmitter) begin() {
 	b := []byte(`{"model":"gpt-5",`)
 	b = appendKV(b, "instructions", e.g.system)
 	e.g.out.write(append(b, `,"input":[`...))
+	if p := e.g.pins; p != nil {
+		e.l.flush(p.appendDeveloperItem(e.l.start()))
+		e.l.flush(p.appendContextItem(e.l.start()))
+	}
 }
 
 func appendInputMessage(b []byte, m *userMsg) []byte {

@@ -26,6 +26,11 @@ type Options struct {
 	Size   int    // approximate size in bytes; the smallest document (one tool call) is about 10 KB
 	Seed   int64
 	Images bool // include small base64 PNG images
+	// Pinned adds the standing context the client sends among the messages, as current
+	// clients write it (pinned.go): Codex's developer message, AGENTS.md and environment
+	// (codex, responses, openai); Claude Code's CLAUDE.md and reminders at the head of the
+	// first user message (claude-code, anthropic). Without it the bytes are as they were.
+	Pinned bool
 }
 
 // Formats lists the accepted Options.Format values.
@@ -135,6 +140,7 @@ type turn struct {
 type userMsg struct {
 	text string
 	imgs []*pngImage
+	pins []string // text blocks before text: Claude Code's reminders (Options.Pinned)
 }
 
 // emitter writes one format. Methods are called in session order; each writes whole records.
@@ -171,6 +177,7 @@ type gen struct {
 	prevReq   int // ctx at the previous model request: what the prompt cache holds
 	total     usage
 	compacted bool
+	pins      *pinned // Options.Pinned
 }
 
 func newGen(o Options, w *bufio.Writer) *gen {
@@ -179,6 +186,9 @@ func newGen(o Options, w *bufio.Writer) *gen {
 	g.sessionID = g.r.uuid()
 	g.system = systemPrompt(&g.r)
 	g.request = g.r.pick(requests)
+	if o.Pinned {
+		g.pins = g.makePinned()
+	}
 	return g
 }
 
@@ -196,6 +206,13 @@ func (g *gen) run(e emitter) {
 	e.begin()
 	g.ctx = len(g.system) + 12000
 	first := &userMsg{text: g.request}
+	if p := g.pins; p != nil {
+		if g.d == dClaude {
+			first.pins = []string{p.claudeMd, p.reminder}
+		} else {
+			g.ctx += len(p.permissions) + len(p.skills) + len(p.agents) + len(p.env)
+		}
+	}
 	if g.o.Images {
 		first.text += " I've attached a screenshot of the dashboard showing the errors."
 		first.imgs = append(first.imgs, g.image())
@@ -218,6 +235,9 @@ func (g *gen) run(e emitter) {
 			s := g.summary(4000)
 			e.compact(s)
 			g.ctx = len(g.system) + 12000 + len(g.request) + len(s)
+			if p := g.pins; p != nil {
+				g.ctx += len(p.permissions) + len(p.skills) + len(p.agents) + len(p.env)
+			}
 			g.prevReq = 0
 		}
 		untilFollowUp--
@@ -238,6 +258,9 @@ func (g *gen) run(e emitter) {
 func (g *gen) sendUser(e emitter, m *userMsg) {
 	e.user(m)
 	g.ctx += len(m.text)
+	for _, p := range m.pins {
+		g.ctx += len(p)
+	}
 	for _, p := range m.imgs {
 		g.ctx += p.w * p.h / 750 * 4
 	}

@@ -20,6 +20,7 @@ type ccLine struct {
 	stamp   time.Time // zero when absent or unreadable
 	stampOK bool
 	summary bool // isCompactSummary
+	pinned  bool // a user message of pinned texts only, if it is the first (settlePinned)
 	// boundary marks a compaction's boundary record: a new root (parentUuid null) that
 	// keeps a link to the history it replaces (logicalParentUuid).
 	boundary bool
@@ -95,6 +96,8 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 				l.answer, l.answers = keep(b.ToolID), true
 			}
 		}
+		markPinned(ClaudeCode, &m, raw, r.Span.Start)
+		l.pinned = m.Pinned
 		l.role = intern(m.Role)
 		if ts, err := time.Parse(time.RFC3339Nano, f[ccTimestamp].str()); err == nil {
 			l.stamp, l.stampOK = ts, true
@@ -138,7 +141,7 @@ func (p *ccParser) finish(o *Outline) {
 			}
 			continue
 		}
-		m := Message{Role: l.role, Span: span, Lines: []Span{span}, ID: l.msgID, Time: l.stamp, Summary: l.summary}
+		m := Message{Role: l.role, Span: span, Lines: []Span{span}, ID: l.msgID, Time: l.stamp, Summary: l.summary, Pinned: l.pinned}
 		if m.ID == "" {
 			m.ID = l.uuid
 		} else {

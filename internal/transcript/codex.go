@@ -26,6 +26,7 @@ func (p *codexParser) record(seq int, r *Record, raw string) []Message {
 	var out []Message
 	add := func(m Message) {
 		m.Time = parseTime(stamp, time.Time{})
+		markCodexItem(&m, raw, r.Span.Start)
 		m.Summary = m.Summary || opensWith(raw, r.Span.Start, &m, TrimNote)
 		if m.Span.IsZero() {
 			m.Span = r.Span

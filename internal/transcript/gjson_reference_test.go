@@ -329,6 +329,8 @@ func (p gjCCParser) record(seq int, r *Record, raw string) []Message {
 				l.answer, l.answers = keep(b.ToolID), true
 			}
 		}
+		markPinned(ClaudeCode, &m, raw, r.Span.Start) // not a reader: the same step after either reader
+		l.pinned = m.Pinned
 		l.role = intern(m.Role)
 		g := gjson.GetMany(raw, "timestamp", "isCompactSummary")
 		if ts, err := time.Parse(time.RFC3339Nano, g[0].String()); err == nil {
@@ -369,6 +371,7 @@ func (p gjCodexParser) record(seq int, r *Record, raw string) []Message {
 	var out []Message
 	add := func(m Message) {
 		m.Time = parseTime(stamp, time.Time{})
+		markCodexItem(&m, raw, r.Span.Start) // not a reader: the same step after either reader
 		if m.Span.IsZero() {
 			m.Span = r.Span
 		}
@@ -648,6 +651,7 @@ func gjParseJSONDocument(doc string, root gjson.Result, f Format, o Options) (*T
 	default:
 		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("a %s document is JSONL, one record a line, but the input is a single JSON value", f)}
 	}
+	markPinnedMessages(t) // not a reader: the same steps after either reader
 	markSummaries(t)
 	return t, nil
 }

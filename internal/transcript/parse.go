@@ -182,6 +182,7 @@ func parseJSONDocument(doc string, root jval, f Format, o Options) (*Transcript,
 	if err != nil {
 		return nil, err
 	}
+	markPinnedMessages(t)
 	markSummaries(t)
 	return t, nil
 }

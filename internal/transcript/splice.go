@@ -38,6 +38,7 @@ func (o *Outline) Conversation(carried [][]Message) *Transcript {
 		}
 		t.Messages[i] = m
 	}
+	settlePinned(t.Format, t.Messages)
 	return t
 }
 

@@ -15,7 +15,7 @@ const SummaryTag = "<ctxkit-summary"
 const TrimNote = "[ctx-trim: "
 
 // markSummaries sets Summary on messages whose first text block opens with SummaryTag or
-// TrimNote.
+// TrimNote (pinned blocks, which a summary carries over before its text, aside).
 func markSummaries(t *Transcript) {
 	for i := range t.Messages {
 		if m := &t.Messages[i]; !m.Header && !m.Summary {
@@ -24,13 +24,13 @@ func markSummaries(t *Transcript) {
 	}
 }
 
-// opensWith says whether the first text block of m, in doc (whose first byte is at
+// opensWith says whether the first text block of m that is not pinned context, in doc (whose first byte is at
 // document offset base), opens with prefix. Neither SummaryTag nor TrimNote has anything a
 // JSON string would escape, so the raw literal is checked as it is.
 func opensWith(doc string, base int, m *Message, prefix string) bool {
 	for j := range m.Blocks {
 		b := &m.Blocks[j]
-		if b.Kind != Text {
+		if b.Kind != Text || b.Pinned {
 			continue
 		}
 		if b.BodyJSON || b.Body.IsZero() {

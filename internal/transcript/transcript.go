@@ -116,6 +116,11 @@ type Block struct {
 	// ask_followup_question, feedback on attempt_completion): re-running the call would not
 	// give them back, so the tiers that cut, clear or offload results leave it whole.
 	User bool
+	// Pinned marks a text the client sends as standing context, recognised by its own tags
+	// (AGENTS.md, <environment_context>, Claude Code's first <system-reminder>s; see
+	// protect.go): no lossy tier changes it, and one that summarizes its message carries it
+	// over verbatim.
+	Pinned bool
 }
 
 // ImageRef locates an image's data.
@@ -146,6 +151,10 @@ type Message struct {
 	// Summary marks a message that stands for compacted history (Claude Code
 	// isCompactSummary, a Codex compacted record).
 	Summary bool
+	// Pinned marks a message that is pinned context whole: every block of it is Pinned
+	// (Codex's AGENTS.md and environment message). It is set from the blocks as they are
+	// read, so it holds for a message whose blocks were not kept.
+	Pinned bool
 }
 
 // Record is one line of a JSONL document.

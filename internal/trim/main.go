@@ -126,7 +126,7 @@ func planDoc(d *cli.Doc, f *Flags, o Options) (*cli.Plan, error) {
 	case st.HeldBack:
 		d.Warnf("cannot get down to %d tokens (dropping all it may would leave %d), and the document fits the window: nothing dropped", st.Goal, st.Least)
 	case st.Acts && !st.Fits:
-		d.Warnf("cannot get down to %d tokens: what must be kept (system prompt, summaries, the newest exchange) is %d tokens", st.Goal, after)
+		d.Warnf("cannot get down to %d tokens: what must be kept (system prompt, pinned context, summaries, the newest exchange) is %d tokens", st.Goal, after)
 	}
 	p.Written = func(s *cli.Stats) error {
 		rules := map[string]int{}

@@ -1,7 +1,7 @@
 // Package trim owns ctx-trim, the emergency tier: when a conversation is still above its
 // trigger after the cheaper tiers, it drops the oldest messages until the document fits,
-// keeping the system prompt, summary messages and the newest exchange, and never
-// separating a tool call from its result.
+// keeping the system prompt, pinned context, summary messages and the newest exchange, and
+// never separating a tool call from its result.
 //
 // Plan is a pure function from a parsed document and its measures to the edits that drop
 // messages. Where dropping would leave an Anthropic conversation opening with an assistant
@@ -358,21 +358,20 @@ type unit struct{ start, end int }
 // droppableUnits lists, oldest first, the runs of messages the tier may drop. Runs are cut
 // where no tool call is separated from its result and a new step begins (a message that
 // is not a tool result; in Responses not the call a reasoning item leads to). A run that
-// holds a system prompt, a summary, the newest user message or the newest assistant
-// message, or comes after them, stays. It also returns the first message of the opening
+// holds a system prompt, a summary, pinned context (a message that is, or holds, the
+// client's standing instructions: Claude Code's first message with its reminders), the
+// newest user message or the newest assistant message, or comes after them, stays. It also returns the first message of the opening
 // exchange (the first user message that is not tool results), -1 if none.
 func droppableUnits(t *transcript.Transcript) ([]unit, int) {
 	protected := t.Protected()
 	last := -1 // the newest protected message of the conversation
 	for i, m := range t.Messages {
-		if protected[i] && !m.Header && m.Role != "system" && m.Role != "developer" {
+		if protected[i] && !m.Instructions() {
 			last = max(last, i)
 		}
 	}
 	glued := t.Glued() // a call is never parted from its result
-	keep := func(m *transcript.Message) bool {
-		return m.Header || m.Summary || m.Role == "system" || m.Role == "developer"
-	}
+	keep := func(m *transcript.Message) bool { return m.Summary || m.Instructions() }
 	first := -1
 	for i := range t.Messages {
 		if m := &t.Messages[i]; m.Role == "user" && !keep(m) && !m.OnlyResults() {
@@ -393,7 +392,7 @@ func droppableUnits(t *transcript.Transcript) ([]unit, int) {
 		} else {
 			units[n-1].end = mi + 1
 		}
-		if protected[mi] || mi > last {
+		if protected[mi] || mi > last || m.HoldsPinned() {
 			stays[len(units)-1] = true
 		}
 	}

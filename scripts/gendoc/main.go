@@ -32,6 +32,7 @@ func run(args []string, stdout io.Writer) error {
 	size := fs.String("size", "1MB", "approximate size, with an optional KB or MB suffix")
 	seed := fs.Int64("seed", 1, "random seed; the same flags give the same bytes")
 	images := fs.Bool("images", false, "include small base64 PNG images")
+	pinned := fs.Bool("pinned", false, "include the pinned context clients send as messages (AGENTS.md, environment, developer rules; Claude Code's reminders)")
 	outFile := fs.String("o", "", "write to `FILE` instead of stdout")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -43,7 +44,7 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := testgen.Options{Format: *format, Size: n, Seed: *seed, Images: *images}
+	opts := testgen.Options{Format: *format, Size: n, Seed: *seed, Images: *images, Pinned: *pinned}
 	if *outFile == "" {
 		return testgen.Generate(stdout, opts)
 	}
