@@ -159,7 +159,7 @@ func TestMCPByServer(t *testing.T) {
 	}
 	var b bytes.Buffer
 	Render(&b, &r, false, 80)
-	if !strings.Contains(b.String(), "21.5%  not called") {
+	if !strings.Contains(b.String(), "21.4%  not called") {
 		t.Errorf("request: the uncalled server is not said:\n%s", b.String())
 	}
 

@@ -38,7 +38,7 @@ func TestDryRunTable(t *testing.T) {
 	got := out.String()
 	for _, want := range []string{
 		"would clear 1 of 4 tool results, ",
-		"utilization 72% -> 49% (trigger: utilization 72%)",
+		"utilization 68% -> 46% (trigger: utilization 68%)",
 		"MESSAGE  LINE  TOKENS  REASON  TOOL  ARGUMENT",
 		"reread  Read  /repo/main.go",
 	} {

@@ -19,7 +19,7 @@ func (ttyReader) Read([]byte) (int, error) { return 0, nil }
 func (ttyReader) IsTerminal() bool         { return true }
 
 // chat is an Anthropic request: a system prompt, a task, two calls with their results and
-// the newest exchange; 147 tokens by the estimate.
+// the newest exchange; 381 tokens by the estimate.
 const chat = `{"system":"Be brief.","messages":[{"role":"user","content":"Fix the failing test."},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"go test ./..."}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 3, want 4\nFAIL\nFAIL\tgithub.com/acme/parse\t0.004s\nok  \tgithub.com/acme/cli\t0.010s\nok  \tgithub.com/acme/store\t0.020s\nok  \tgithub.com/acme/web\t0.031s"}]},{"role":"assistant","content":[{"type":"tool_use","id":"t2","name":"Read","input":{"file_path":"/repo/parse.go"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"package parse\n\nfunc Count(s string) int {\n\treturn len(strings.Fields(s)) - 1\n}\n"}]},{"role":"assistant","content":[{"type":"text","text":"The off-by-one is in Count; fixed."}]},{"role":"user","content":"Thanks. Now run the tests again."},{"role":"assistant","content":[{"type":"text","text":"Running them."}]}]}`
 
 func writeDoc(t *testing.T, name, doc string) string {
@@ -47,12 +47,12 @@ func TestDryRunTable(t *testing.T) {
 	}
 	got := run("-n", "--max-tokens", "300")
 	for _, want := range []string{
-		"chat.json: would drop 3 messages, 198 tokens (above --max-tokens 300; goal 300 tokens)\n",
-		"and put an opening user message first (17 tokens): the first message kept is the assistant's\n",
+		"chat.json: would drop 3 messages, 201 tokens (above --max-tokens 300; goal 300 tokens)\n",
+		"and put an opening user message first (16 tokens): the first message kept is the assistant's\n",
 		"MESSAGE  LINE  ROLE       TOKENS\n",
-		"1        -     user       9\n",
-		"2        -     assistant  60\n",
-		"3        -     user       129\n",
+		"1        -     user       8\n",
+		"2        -     assistant  62\n",
+		"3        -     user       131\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
