@@ -161,11 +161,13 @@ func Choose(t *transcript.Transcript, o Options) Split {
 	}
 	protected := t.Protected()
 	// A protected message before the cut stays where it is. When it is (or holds) a tool
-	// result, its call must stay too, or the result would be left without it: the tail
-	// then starts where that call's step starts.
+	// result, its call must stay too, or the result would be left without it; when it holds
+	// a call whose result follows (the newest assistant message, its results and a user's
+	// word after them), the result must stay with it: the tail then starts where that
+	// call's step starts.
 	for mi := 0; mi < cut; mi++ {
 		m := &t.Messages[mi]
-		if protected[mi] && !stays(m) && !m.Summary && (glued[mi] || m.OnlyResults()) {
+		if protected[mi] && !stays(m) && !m.Summary && (glued[mi] || m.OnlyResults() || glued[mi+1]) {
 			cut = mi
 			for cut > 0 && !canStart(cut) {
 				cut--
