@@ -132,7 +132,8 @@ type Totals struct {
 	CostUncompacted   float64        `json:"cost_uncompacted"`
 	BilledRatio       float64        `json:"billed_ratio"`
 	SentRatio         float64        `json:"sent_ratio"`
-	// Repeats counts turns on which a stage fired right after firing the turn before;
+	// Repeats counts turns on which a stage fired, breaking the cache, right after firing
+	// the turn before;
 	// RepeatsNeeded those of them whose request would otherwise have been over the window
 	// (In over it).
 	Repeats       int `json:"repeat_firings"`
@@ -172,14 +173,19 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 	tot := Totals{Requests: len(points), Firings: map[string]int{}, Saved: map[string]int{}}
 	var prevSent, prevOrig *sent
 	var prevFired map[string]bool
+	prevBroke := false
 	steps := make([]oracleStep, 0, len(points))
 	for i, p := range points {
 		turn, s, u, fired, err := o.step(ctx, orig, points, i, prevSent, prevOrig)
 		if err != nil {
 			return tot, &TurnError{Turn: i + 1, Requests: len(points), Err: err}
 		}
+		// A stage that changed only what is new this turn (ctx-budget normalizing or
+		// capping the newest result at arrival) broke no cache: not a repeat firing, the
+		// compaction loop this counts, however often it happens. So both turns must have
+		// broken the cache.
 		for tool := range fired {
-			if prevFired[tool] {
+			if prevFired[tool] && prevBroke && turn.CacheBreak {
 				tot.Repeats++
 				if o.Effective > 0 && turn.In > o.Effective {
 					tot.RepeatsNeeded++
@@ -193,7 +199,7 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 		if err := each(turn); err != nil {
 			return tot, err
 		}
-		prevSent, prevOrig, prevFired = s, u, fired
+		prevSent, prevOrig, prevFired, prevBroke = s, u, fired, turn.CacheBreak
 	}
 	tot.BilledRatio = ratio(tot.Cost, tot.CostUncompacted)
 	tot.SentRatio = ratio(float64(tot.Tokens), float64(tot.Uncompacted))
@@ -549,7 +555,11 @@ func ParseStats(data []byte) (fired []Firing, set map[string]bool, seen int) {
 			continue
 		}
 		fired = append(fired, Firing{Tool: s.Tool, Saved: s.Saved, Items: s.Items, Trigger: s.Trigger})
-		set[s.Tool] = true
+		// (set, what repeat firings are judged by, holds the stages that made the request
+		// smaller: ctx-budget normalizing a new result's spaces changes it and saves nothing)
+		if s.Saved > 0 {
+			set[s.Tool] = true
+		}
 	}
 	return fired, set, seen
 }
