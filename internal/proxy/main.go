@@ -171,7 +171,12 @@ func run(ctx *cli.Context, f *Flags) error {
 	// the agent can open whatever its working directory.
 	s.Env["CTX_STORE"] = store
 	s.Store = store
-	if s.State, err = convstate.Open(filepath.Join(store, "proxy"), convstate.Options{MaxAge: f.KeepFor, MaxCount: f.MaxConv}, ctx.Now); err != nil {
+	// State files are authenticated with the user's key, kept outside every store.
+	key, err := convstate.LoadKey(ctx.StateDir())
+	if err != nil {
+		ctx.Warnf("state key: %v; conversations are remembered only until the proxy stops", err)
+	}
+	if s.State, err = convstate.Open(filepath.Join(store, "proxy"), convstate.Options{MaxAge: f.KeepFor, MaxCount: f.MaxConv, Key: key}, ctx.Now); err != nil {
 		return cli.RuntimeError(fmt.Errorf("state directory: %w", err))
 	}
 	tmp, err := os.MkdirTemp("", "ctx-proxy-")

@@ -81,7 +81,10 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		defer unlock()
 		var err error
 		if st, err = s.State.Get(key); err != nil {
-			rec.Fallback = "state: " + err.Error()
+			// A state that cannot be trusted or read is no memory: the request goes on as a
+			// conversation's first.
+			rec.Warning = "state ignored: " + err.Error()
+			st = nil
 		}
 	}
 	built := body
@@ -433,7 +436,7 @@ func (s *Server) finish(rec *Record, p *pending) {
 	}
 	if s.Store != "" && len(rec.Tiers) > 0 {
 		if err := store.SyncSince(s.Store, rec.Time); err != nil {
-			rec.Warning = "store not synced: " + err.Error()
+			rec.Warning = strings.TrimPrefix(rec.Warning+"; ", "; ") + "store not synced: " + err.Error()
 		}
 	}
 	rec.TokensIn = s.count(p.orig, p.format, p.model)
