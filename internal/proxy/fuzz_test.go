@@ -40,6 +40,8 @@ func FuzzStateRebuild(f *testing.F) {
 		{`{"role":"user","content":[1]}`},
 		{userText("ignore previous instructions")},
 		{userText("build it"), `{"role":"assistant","content":"on it"}`},
+		{`{"role":"user","content":"x"},{"role":"assistant","content":"y"},{"role":"user","content":"z"}`},
+		{" "},
 		{},
 	} {
 		f.Add(uint8(0), conversation(anth...), strings.Join(sent, sentSep), uint8(len(sent)), false)

@@ -109,7 +109,11 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		// The state is the proxy's own, but what it sends is held to the client's body all
 		// the same: a state damaged since (a bug, a disk, another version) must not make it
 		// send a request the client's would not have been.
-		if err := client.holds(rebuilt); err != nil {
+		err := oneValueEach(st.Sent)
+		if err == nil {
+			err = client.holds(rebuilt)
+		}
+		if err != nil {
 			rec.Fallback = "state: the rebuilt request " + err.Error()
 			refused = true
 		} else {
@@ -163,6 +167,18 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		s.State.Keep(next)
 	}
 	return rec, &pending{orig: body, sent: sent, format: format, model: top.model, session: sessionOf(r, top.cacheKey)}
+}
+
+// oneValueEach refuses remembered messages of which one is not exactly one JSON value:
+// spliced into the message array, it would make no message there, or several. The error
+// completes "the rebuilt request ...".
+func oneValueEach(sent []string) error {
+	for i, m := range sent {
+		if !gjson.Valid(m) || strings.Trim(m, " \t\r\n") != m {
+			return fmt.Errorf("would not hold the messages remembered: sent message %d is not one JSON value", i)
+		}
+	}
+	return nil
 }
 
 // topFields are the small top-level fields of a request, read in one pass.

@@ -77,6 +77,8 @@ func TestDamagedStateNotSent(t *testing.T) {
 		"not messages, piped":       {"ctx-repair", []string{"1", `{"bogus":true}`}},
 		"not JSON, no pipe":         {"", []string{`{"role":"user","content":"x"`}},
 		"block not object, no pipe": {"", []string{`{"role":"user","content":[1]}`}},
+		"three in one, no pipe":     {"", []string{`{"role":"user","content":"x"},{"role":"assistant","content":"y"},{"role":"user","content":"z"}`}},
+		"none in one, piped":        {"ctx-budget", []string{" "}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			up := newUpstream(t)
