@@ -15,12 +15,14 @@ import (
 	"github.com/ctxkit/ctxkit/internal/fakeupstream"
 	"github.com/ctxkit/ctxkit/internal/proxy"
 	"github.com/ctxkit/ctxkit/internal/replay"
+	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // The real clients through ctx-proxy, as a user runs them: the proxy's store is the
-// project's .ctx-store (its default when started in the project), and ctx-count --latest
+// project's default one (in the user's state directory, when started in the project), and
+// ctx-count --latest
 // run there counts what the proxy sent, found by the session id the client sent, which
 // names its log, and says so. What the clients send is what these tests hold the proxy to:
 // the session id (Claude Code's X-Claude-Code-Session-Id, Codex's session id), the working
@@ -47,12 +49,18 @@ func sentProxy(t *testing.T, up, store string) string {
 	return ts.URL
 }
 
+// defaultStore is the store ctxkit's tools use by default in dir for the user whose home is
+// home (no XDG_STATE_HOME): what a proxy started in dir uses.
+func defaultStore(home, dir string) string {
+	return store.DefaultDir(filepath.Join(home, ".local", "state", "ctxkit"), dir)
+}
+
 // latestSent runs ctx-count --latest in dir with env and checks that it counted what the
 // proxy sent for the session whose log is named id, saying so, and that --source log
 // counts the log.
 func latestSent(t *testing.T, dir string, env map[string]string, id, format string) {
 	t.Helper()
-	sent := convstate.ReadSent(filepath.Join(dir, ".ctx-store", "proxy"))
+	sent := convstate.ReadSent(filepath.Join(defaultStore(env["HOME"], dir), "proxy"))
 	if len(sent) == 0 {
 		t.Fatal("the proxy kept no request as sent")
 	}
@@ -102,7 +110,7 @@ func TestClaudeCodeLatestSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := sentProxy(t, srv.URL, filepath.Join(home, ".ctx-store"))
+	url := sentProxy(t, srv.URL, defaultStore(home, home))
 	runClient(t, []string{"HOME=" + home, "ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=sk-ant-test-not-a-key",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1"},
 		home, claude, "-p", "Run the shell command echo ctxkit-hello.", "--output-format", "json", "--allowedTools", "Bash")
@@ -130,7 +138,7 @@ func TestCodexLatestSent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	url := sentProxy(t, srv.URL, filepath.Join(work, ".ctx-store"))
+	url := sentProxy(t, srv.URL, defaultStore(home, work))
 	config := `model = "gpt-5-codex"
 model_provider = "fake"
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -189,7 +190,7 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Fatalf("--help: exit %d stderr %q", code, stderr)
 	}
 	for _, want := range []string{"Usage: ctx-fake", "Upper-case a document.", "A fake filter used by the runner's tests.",
-		"Common flags:", "--format=", "($CTX_FORMAT)", "(default .ctx-store)", "($CTX_WINDOW)", "($CTX_STATS_FILE)", "-o, --output=FILE", "-i, --in-place", "--version", "--sidechains"} {
+		"Common flags:", "--format=", "($CTX_FORMAT)", "ctxkit/stores", "($CTX_WINDOW)", "($CTX_STATS_FILE)", "-o, --output=FILE", "-i, --in-place", "--version", "--sidechains"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("--help output lacks %q:\n%s", want, stdout)
 		}
@@ -553,9 +554,9 @@ func TestStatsFileConcurrent(t *testing.T) {
 }
 
 func TestEnv(t *testing.T) {
-	env := map[string]string{"CTX_FORMAT": "openai", "CTX_WINDOW": "200k", "CTX_TOKENIZER": "o200k", "CTX_STORE": ""}
+	env := map[string]string{"CTX_FORMAT": "openai", "CTX_WINDOW": "200k", "CTX_TOKENIZER": "o200k", "CTX_STORE": "kept"}
 	_, stdout, stderr := run(t, []string{"--action=env"}, runOpts{env: env})
-	want := "format=openai window=200000 tokenizer=o200k store=.ctx-store level=85% cap=30KB color=false stdout_tty=false\n"
+	want := "format=openai window=200000 tokenizer=o200k store=kept level=85% cap=30KB color=false stdout_tty=false\n"
 	if stdout != want || stderr != "" {
 		t.Errorf("stdout %q stderr %q\nwant %q", stdout, stderr, want)
 	}
@@ -605,6 +606,42 @@ func TestPrettyJSON(t *testing.T) {
 	} {
 		if got := string(cli.PrettyJSON([]byte(tc.in))); got != tc.want {
 			t.Errorf("PrettyJSON(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestDefaultStore: with no store named, the store is the working directory's in the
+// user's state directory, never in the working directory; none when there is no state
+// directory. A store named (flag or CTX_STORE) is kept as named, "" included.
+func TestDefaultStore(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if real, err := filepath.EvalSymlinks(wd); err == nil {
+		wd = real
+	}
+	name := store.ProjectName(wd)
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, map[string]string{"XDG_STATE_HOME": "/xdg", "HOME": "/home/me"}, filepath.Join("/xdg", "ctxkit", "stores", name)},
+		{nil, map[string]string{"HOME": "/home/me"}, filepath.Join("/home/me", ".local", "state", "ctxkit", "stores", name)},
+		{nil, nil, ""},
+		{nil, map[string]string{"HOME": "/home/me", "CTX_STORE": "mine"}, "mine"},
+		{[]string{"--store", "there"}, map[string]string{"HOME": "/home/me"}, "there"},
+		{[]string{"--store", ""}, map[string]string{"HOME": "/home/me"}, ""},
+	} {
+		var got string
+		tool := newTool()
+		run := tool.Run
+		tool.Run = func(c *cli.Context) error { got = c.Common.Store; return run(c) }
+		var out, errb bytes.Buffer
+		cli.Main(tool, tc.args, strings.NewReader(conv("x")), &out, &errb, func(k string) string { return tc.env[k] })
+		if got != tc.want {
+			t.Errorf("args %q env %v: store %q, want %q", tc.args, tc.env, got, tc.want)
 		}
 	}
 }

@@ -22,7 +22,7 @@ type Common struct {
 	Window     Count            `help:"Context window in tokens (200000, 200k, 1M); overrides --model; default the model's, else 200k." env:"CTX_WINDOW" placeholder:"TOKENS" group:"common"`
 	Reserve    *Count           `help:"Tokens kept free for the reply (0 is allowed); default from the model." env:"CTX_RESERVE" placeholder:"TOKENS" group:"common"`
 	Overhead   Count            `help:"Tokens an agent sends that the document lacks (system prompt, tools), when it records no usage; default 0." env:"CTX_OVERHEAD" placeholder:"TOKENS" group:"common"`
-	Store      string           `help:"Directory of the offload store." default:".ctx-store" env:"CTX_STORE" placeholder:"DIR" group:"common"`
+	Store      string           `help:"Directory of the offload store; default the working directory's own in ~/.local/state/ctxkit/stores." env:"CTX_STORE" placeholder:"DIR" group:"common"`
 	Stats      bool             `help:"Write one JSON line of run statistics to stderr." group:"common"`
 	StatsFile  string           `help:"Append the statistics line to FILE instead; implies --stats." env:"CTX_STATS_FILE" placeholder:"FILE" group:"common"`
 	Output     string           `help:"Write the result to FILE atomically; default stdout." short:"o" placeholder:"FILE" group:"common"`

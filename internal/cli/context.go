@@ -18,6 +18,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/safefile"
 	"github.com/ctxkit/ctxkit/internal/sessions"
+	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 )
 
@@ -62,16 +63,41 @@ type Context struct {
 func (c *Context) Given(name string) bool { return c.given[name] }
 
 // StateDir is where ctxkit keeps state that outlives a run and belongs to the user, not
-// to a project (the circuit breaker's): $XDG_STATE_HOME/ctxkit, by default
-// ~/.local/state/ctxkit; "" when neither is known.
-func (c *Context) StateDir() string {
+// to a project's files (the circuit breaker's, ctx-proxy's state key, the default offload
+// stores): $XDG_STATE_HOME/ctxkit, by default ~/.local/state/ctxkit (on Windows, without
+// HOME, %LOCALAPPDATA%\ctxkit\state); "" when none is known.
+func (c *Context) StateDir() string { return stateDir(c.Getenv) }
+
+func stateDir(getenv func(string) string) string {
 	switch {
-	case c.Getenv("XDG_STATE_HOME") != "":
-		return filepath.Join(c.Getenv("XDG_STATE_HOME"), "ctxkit")
-	case c.Getenv("HOME") != "":
-		return filepath.Join(c.Getenv("HOME"), ".local", "state", "ctxkit")
+	case getenv("XDG_STATE_HOME") != "":
+		return filepath.Join(getenv("XDG_STATE_HOME"), "ctxkit")
+	case getenv("HOME") != "":
+		return filepath.Join(getenv("HOME"), ".local", "state", "ctxkit")
+	case getenv("LOCALAPPDATA") != "":
+		return filepath.Join(getenv("LOCALAPPDATA"), "ctxkit", "state")
 	}
 	return ""
+}
+
+// defaultStore is the offload store when none is named (--store, CTX_STORE): the working
+// directory's in the state directory (store.DefaultDir), never in the work tree, where
+// `git add -A` would commit it; "" when there is no state directory (the tools that write
+// the store then say to name one).
+func defaultStore(getenv func(string) string) string {
+	dir := stateDir(getenv)
+	if dir == "" {
+		return ""
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	// One store for one folder, however it was reached.
+	if real, err := filepath.EvalSymlinks(wd); err == nil {
+		wd = real
+	}
+	return store.DefaultDir(dir, wd)
 }
 
 // Input is one document read whole.

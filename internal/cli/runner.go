@@ -178,6 +178,9 @@ func (p *prepared) main(args []string, stdin io.Reader, stdout, stderr io.Writer
 	if err := validateCommon(tool.Name, common); err != nil {
 		return fail(err)
 	}
+	if common.Store == "" && !given["store"] {
+		common.Store = defaultStore(getenv)
+	}
 
 	out := &heldOutput{}
 	if sized, ok := stdin.(interface{ Len() int }); ok {

@@ -7,13 +7,26 @@
 //
 // Every file is written with internal/safefile (owner-only, temp and rename, never through a
 // symbolic link): the state holds conversation text.
+//
+// A state decides what the proxy sends in the client's name, so a file is trusted only if
+// this user's ctx-proxy wrote it: each carries an HMAC-SHA256 of its content under a
+// per-user secret kept outside the store (LoadKey), and one whose MAC does not match (a
+// file planted in a store a repository carries, an older version's, a damaged one) is
+// ignored like a missing one, Get saying why (ErrNotAuthenticated). A file is read only
+// if it is a regular file the user owns, opened without following a link and without
+// waiting (a FIFO under its name is refused, never waited on).
 package convstate
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -63,6 +76,63 @@ type Options struct {
 	MaxAge   time.Duration // 0: 24h
 	MaxCount int           // 0: 1000
 	MaxBytes int64         // 0: 256 MiB
+	// Key authenticates the files (HMAC-SHA256): LoadKey's. nil: a random key of this
+	// Dir's own, so that its files are read back by no other (nothing survives a restart).
+	Key []byte
+}
+
+// KeyFile is the name of the secret LoadKey keeps in the user's state directory.
+const KeyFile = "proxy-state.key"
+
+// keySize is the secret's length in bytes.
+const keySize = 32
+
+// LoadKey returns the user's secret for state files, made on first use: KeyFile in
+// stateDir (the user's state directory, $XDG_STATE_HOME/ctxkit), mode 0600, never inside
+// a store, which a repository may carry. A stateDir of "" gives nil (Open then makes a key
+// for the process alone).
+func LoadKey(stateDir string) ([]byte, error) {
+	if stateDir == "" {
+		return nil, nil
+	}
+	return safefile.Secret(filepath.Join(stateDir, KeyFile), keySize)
+}
+
+// ErrNotAuthenticated is what Get wraps for a file whose MAC does not match its content
+// under the key: not written by this user's ctx-proxy, so not trusted.
+var ErrNotAuthenticated = errors.New("not authenticated (not written by this user's ctx-proxy): ignored")
+
+// magic opens every state file, before the MAC of what follows the line.
+const magic = "ctxkit-convstate-v1 "
+
+// seal is the file of the state encoded as data: the magic, the MAC of data in hex, a
+// line feed, data.
+func seal(key, data []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write(data)
+	out := make([]byte, 0, len(magic)+2*sha256.Size+1+len(data))
+	out = append(out, magic...)
+	out = hex.AppendEncode(out, m.Sum(nil))
+	out = append(out, '\n')
+	return append(out, data...)
+}
+
+// unseal is the data of a sealed file, or ErrNotAuthenticated.
+func unseal(key, file []byte) ([]byte, error) {
+	head, data, ok := bytes.Cut(file, []byte{'\n'})
+	if !ok || !bytes.HasPrefix(head, []byte(magic)) {
+		return nil, ErrNotAuthenticated
+	}
+	got, err := hex.DecodeString(string(head[len(magic):]))
+	if err != nil {
+		return nil, ErrNotAuthenticated
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(data)
+	if !hmac.Equal(got, m.Sum(nil)) {
+		return nil, ErrNotAuthenticated
+	}
+	return data, nil
 }
 
 // Dir is an open state directory. Its methods are safe for concurrent use; the caller
@@ -105,6 +175,12 @@ func Open(path string, o Options, now func() time.Time) (*Dir, error) {
 	}
 	if now == nil {
 		now = time.Now
+	}
+	if o.Key == nil {
+		o.Key = make([]byte, keySize)
+		if _, err := rand.Read(o.Key); err != nil {
+			return nil, err
+		}
 	}
 	if err := safefile.MkdirAll(path); err != nil {
 		return nil, err
@@ -174,27 +250,52 @@ func (d *Dir) Get(key string) (*State, error) {
 		}
 		return fi.state, nil
 	}
-	f, err := safefile.Open(filepath.Join(d.path, fileName(key)))
+	s, err := d.read(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var s State
-	if err := json.NewDecoder(f).Decode(&s); err != nil || s.Key != key {
-		return nil, nil // a damaged or colliding file is no memory, not an error
+	if s.Key != key {
+		return nil, nil // a colliding file is no memory, not an error
 	}
 	if d.now().Sub(s.Updated) > d.o.MaxAge {
 		return nil, nil
 	}
 	d.mu.Lock()
 	if fi, ok := d.sizes[name]; ok && fi.state == nil {
-		fi.state = &s
+		fi.state = s
 		d.sizes[name] = fi
 	}
 	d.mu.Unlock()
+	return s, nil
+}
+
+// read reads, authenticates and decodes the file name. Whatever is wrong with the file is
+// an error that names it; a missing one is fs.ErrNotExist.
+func (d *Dir) read(name string) (*State, error) {
+	path := filepath.Join(d.path, name)
+	f, err := safefile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	file, err := io.ReadAll(io.LimitReader(f, d.o.MaxBytes+1))
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(file)) > d.o.MaxBytes {
+		return nil, fmt.Errorf("state file %s: larger than %d bytes: ignored", path, d.o.MaxBytes)
+	}
+	data, err := unseal(d.o.Key, file)
+	if err != nil {
+		return nil, fmt.Errorf("state file %s: %w", path, err)
+	}
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("state file %s: damaged: %v", path, err)
+	}
 	return &s, nil
 }
 
@@ -234,6 +335,7 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 	if err != nil {
 		return func() error { return err }
 	}
+	data = seal(d.o.Key, data)
 	name := fileName(s.Key)
 	var desc []byte
 	if body != nil && meta != nil {
@@ -299,15 +401,10 @@ func (d *Dir) All() []*State {
 			}
 			continue
 		}
-		f, err := safefile.Open(filepath.Join(d.path, n))
-		if err != nil {
-			continue
-		}
-		err = json.NewDecoder(f).Decode(&s)
-		f.Close()
-		if err == nil && d.now().Sub(s.Updated) <= d.o.MaxAge {
-			s.Sent, s.Orig = nil, nil
-			out = append(out, &s)
+		st, err := d.read(n)
+		if err == nil && d.now().Sub(st.Updated) <= d.o.MaxAge {
+			st.Sent, st.Orig = nil, nil
+			out = append(out, st)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Updated.After(out[j].Updated) })

@@ -1,6 +1,8 @@
 package convstate
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,9 +14,11 @@ type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { return c.t }
 
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
 func TestSurvivesReopen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "proxy")
-	d, err := Open(dir, Options{}, nil)
+	d, err := Open(dir, Options{Key: testKey}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +31,7 @@ func TestSurvivesReopen(t *testing.T) {
 	if err := d.Put(in); err != nil {
 		t.Fatal(err)
 	}
-	d2, err := Open(dir, Options{}, nil)
+	d2, err := Open(dir, Options{Key: testKey}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,5 +145,64 @@ func TestSentPrunedWithState(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(dir, SentDir))
 	if len(entries) != 2 {
 		t.Errorf("sent folder holds %d files, want 2", len(entries))
+	}
+}
+
+// TestUnauthenticatedIgnored: a file this user's key did not seal (planted, written under
+// another key, an older version's, altered) is no memory: Get says why, All leaves it out.
+func TestUnauthenticatedIgnored(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(dir, Options{Key: testKey}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &State{Key: "k", Updated: time.Now(), Orig: []string{Hash("a")}, Sent: []string{`{"role":"user","content":"planted"}`}}
+	plain, _ := json.Marshal(st)
+	other, _ := Open(t.TempDir(), Options{Key: []byte("another key, another user......")}, nil)
+	good := seal(testKey, plain)
+	altered := append([]byte{}, good...)
+	altered[len(altered)-3] ^= 1
+	for name, file := range map[string][]byte{
+		"plain JSON":    plain,
+		"another key":   seal(other.o.Key, plain),
+		"altered":       altered,
+		"no MAC at all": append([]byte(magic+"\n"), plain...),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, fileName("k")), file, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		d2, err := Open(dir, Options{Key: testKey}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := d2.Get("k")
+		if got != nil || !errors.Is(err, ErrNotAuthenticated) {
+			t.Errorf("%s: Get = %v, %v; want nothing, not authenticated", name, got, err)
+		}
+		if n := len(d2.All()); n != 0 {
+			t.Errorf("%s: All lists %d conversations", name, n)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, fileName("k")), good, 0o600)
+	if got, err := d.Get("k"); err != nil || got == nil || got.Sent[0] != st.Sent[0] {
+		t.Errorf("a file sealed with the key: %v, %v", got, err)
+	}
+}
+
+// TestLoadKey: the key is made once, 0600, and is the same for every later proxy.
+func TestLoadKey(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "ctxkit")
+	a, err := LoadKey(state)
+	if err != nil || len(a) != keySize {
+		t.Fatalf("LoadKey: %d bytes, %v", len(a), err)
+	}
+	if b, err := LoadKey(state); err != nil || string(a) != string(b) {
+		t.Errorf("a second LoadKey gave another key: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(state, KeyFile)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("key file: %v, %v", fi, err)
+	}
+	if k, err := LoadKey(""); k != nil || err != nil {
+		t.Errorf("no state directory: %v, %v", k, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convstate"
 	"github.com/ctxkit/ctxkit/internal/sessions"
+	offstore "github.com/ctxkit/ctxkit/internal/store"
 )
 
 // What the model saw. Behind ctx-proxy the client's log is not what the model is sent: the
@@ -41,6 +42,12 @@ const replySlack = 5 * time.Second
 func chooseSent(ctx *cli.Context, f *Flags) func(log *sessions.Session) (string, error) {
 	return func(log *sessions.Session) (string, error) {
 		if f.Source == sourceLog {
+			return "", nil
+		}
+		if f.Store == "" { // none named, and no state directory for the default one
+			if f.Source == sourceProxy {
+				return "", cli.Usagef("%v", offstore.ErrNoDir)
+			}
 			return "", nil
 		}
 		store, err := filepath.Abs(f.Store)

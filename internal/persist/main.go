@@ -28,7 +28,8 @@ type Flags struct {
 }
 
 const help = `Writes every tool result larger than --threshold (30 KB) to a content-addressed store
-(--store, .ctx-store) and leaves in its place the first lines (about --preview, 2 KB) and a
+(--store; by default the working directory's, in ~/.local/state/ctxkit/stores, outside
+the work tree) and leaves in its place the first lines (about --preview, 2 KB) and a
 reference that names the stored file, its size in bytes, lines and tokens, and tells the
 model how to read it all. --restore puts every result back, byte for byte; --list prints
 the store's index.
@@ -56,8 +57,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 }
 
 func run(ctx *cli.Context, f *Flags) error {
-	if err := offload.CheckDir(f.Store); err != nil {
-		return cli.Usagef("--store: %v", err)
+	// No store at all (none named, no state directory for the default) fails only a run
+	// that needs one (store.ErrNoDir, from the store when it is made or opened).
+	if f.Store != "" || ctx.Given("store") {
+		if err := offload.CheckDir(f.Store); err != nil {
+			return cli.Usagef("--store: %v", err)
+		}
 	}
 	if f.List {
 		return list(ctx, f)
@@ -147,6 +152,9 @@ func planPersist(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 
 // failed words a store error.
 func failed(err error) error {
+	if errors.Is(err, store.ErrNoDir) {
+		return cli.Usagef("%v", store.ErrNoDir)
+	}
 	return cli.WithHint(cli.RuntimeError(err), "the document was not changed; fix the store or name another with --store")
 }
 
@@ -173,6 +181,9 @@ func planRestore(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		if d.Name == "-" {
 			name = "stdin"
 		}
+		if errors.Is(err, store.ErrNoDir) {
+			return nil, cli.Usagef("restore %s: %v", name, store.ErrNoDir)
+		}
 		e := cli.RuntimeError(fmt.Errorf("restore %s: %w", name, err))
 		if errors.Is(err, store.ErrNoStore) || errors.Is(err, store.ErrNotFound) {
 			return nil, cli.WithHint(e, "name the store the document was persisted with (or snipped with): --store DIR or CTX_STORE")
@@ -198,6 +209,9 @@ func list(ctx *cli.Context, f *Flags) error {
 		return cli.Usagef("--list does not change documents; --in-place does not apply")
 	}
 	s, err := store.Open(f.Store)
+	if errors.Is(err, store.ErrNoDir) {
+		return cli.Usagef("list: %v", store.ErrNoDir)
+	}
 	if err != nil {
 		e := cli.RuntimeError(fmt.Errorf("list: %w", err))
 		if errors.Is(err, store.ErrNoStore) {

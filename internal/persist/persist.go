@@ -46,8 +46,10 @@ type Options struct {
 }
 
 // Defaults returns the documented defaults: results above 30 KB, previews of about 2 KB.
+// The store has no fixed default: the runner works out the working directory's one in the
+// user's state directory (cli, store.DefaultDir).
 func Defaults() Options {
-	return Options{Threshold: 30_000, Preview: 2_000, Store: ".ctx-store"}
+	return Options{Threshold: 30_000, Preview: 2_000}
 }
 
 // Blob is one stored text the plan's edits refer to (see offload.Blob).

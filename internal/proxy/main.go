@@ -24,6 +24,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/safefile"
+	offstore "github.com/ctxkit/ctxkit/internal/store"
 )
 
 // Flags is ctx-proxy's command line.
@@ -163,15 +164,27 @@ func run(ctx *cli.Context, f *Flags) error {
 	if s.Env == nil {
 		s.Env = map[string]string{}
 	}
-	store, err := filepath.Abs(f.Store)
+	// The store, made here (with a .gitignore when it is named inside a git work tree)
+	// before the state directory inside it.
+	made, err := offstore.Create(f.Store)
+	if errors.Is(err, offstore.ErrNoDir) {
+		return cli.Usagef("%v", err)
+	}
 	if err != nil {
 		return cli.RuntimeError(err)
 	}
+	made.Close()
+	store := made.Dir()
 	// The stages offload into the store: an absolute path, so a placeholder names a file
 	// the agent can open whatever its working directory.
 	s.Env["CTX_STORE"] = store
 	s.Store = store
-	if s.State, err = convstate.Open(filepath.Join(store, "proxy"), convstate.Options{MaxAge: f.KeepFor, MaxCount: f.MaxConv}, ctx.Now); err != nil {
+	// State files are authenticated with the user's key, kept outside every store.
+	key, err := convstate.LoadKey(ctx.StateDir())
+	if err != nil {
+		ctx.Warnf("state key: %v; conversations are remembered only until the proxy stops", err)
+	}
+	if s.State, err = convstate.Open(filepath.Join(store, "proxy"), convstate.Options{MaxAge: f.KeepFor, MaxCount: f.MaxConv, Key: key}, ctx.Now); err != nil {
 		return cli.RuntimeError(fmt.Errorf("state directory: %w", err))
 	}
 	tmp, err := os.MkdirTemp("", "ctx-proxy-")

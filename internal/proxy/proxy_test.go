@@ -74,11 +74,15 @@ func (u *upstream) last() seen {
 	return r[len(r)-1]
 }
 
+// testStateKey authenticates the state files of the tests' proxies: one key, so that a
+// proxy started on another's state directory reads it, as one user's proxies do.
+var testStateKey = []byte("ctx-proxy tests' state key......")
+
 // proxyFor starts a proxy in front of up with the pipeline pipe ("" forwards bodies as
 // they are) and its state in dir.
 func proxyFor(t testing.TB, up string, pipe string, dir string) (*Server, *httptest.Server, *syncBuffer) {
 	t.Helper()
-	st, err := convstate.Open(dir, convstate.Options{}, nil)
+	st, err := convstate.Open(dir, convstate.Options{Key: testStateKey}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,9 +81,13 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		defer unlock()
 		var err error
 		if st, err = s.State.Get(key); err != nil {
-			rec.Fallback = "state: " + err.Error()
+			// A state that cannot be trusted or read is no memory: the request goes on as a
+			// conversation's first.
+			rec.Warning = "state ignored: " + err.Error()
+			st = nil
 		}
 	}
+	client := &clientBody{format: format, body: body, msgs: cur}
 	built := body
 	// sentMsgs are the messages of what goes out, known without a parse until the
 	// pipeline has run.
@@ -91,6 +95,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	for i, m := range cur {
 		sentMsgs[i] = m.Raw
 	}
+	refused := false
 	if st != nil && extends(st.Orig, cur) {
 		raws := make([]string, 0, len(st.Sent)+len(cur)-len(st.Orig))
 		raws = append(raws, st.Sent...)
@@ -100,14 +105,27 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		if format == transcript.Anthropic {
 			raws = capMarkers(top.markers, raws)
 		}
-		built = splice(body, arr, raws)
-		sentMsgs = raws
-		rec.Extended = true
+		rebuilt := splice(body, arr, raws)
+		// The state is the proxy's own, but what it sends is held to the client's body all
+		// the same: a state damaged since (a bug, a disk, another version) must not make it
+		// send a request the client's would not have been.
+		err := oneValueEach(st.Sent)
+		if err == nil {
+			err = client.holds(rebuilt)
+		}
+		if err != nil {
+			rec.Fallback = "state: the rebuilt request " + err.Error()
+			refused = true
+		} else {
+			built = rebuilt
+			sentMsgs = raws
+			rec.Extended = true
+		}
 	}
 
 	sent := built
-	if s.Pipe != nil {
-		out, fired, err := s.pipe(r, format, built, s.clock(st, body))
+	if s.Pipe != nil && !refused {
+		out, fired, err := s.pipe(r, format, built, s.clock(st, body), client)
 		if err != nil {
 			rec.Fallback = err.Error()
 			sent = body
@@ -149,6 +167,18 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		s.State.Keep(next)
 	}
 	return rec, &pending{orig: body, sent: sent, format: format, model: top.model, session: sessionOf(r, top.cacheKey)}
+}
+
+// oneValueEach refuses remembered messages of which one is not exactly one JSON value:
+// spliced into the message array, it would make no message there, or several. The error
+// completes "the rebuilt request ...".
+func oneValueEach(sent []string) error {
+	for i, m := range sent {
+		if !gjson.Valid(m) || strings.Trim(m, " \t\r\n") != m {
+			return fmt.Errorf("would not hold the messages remembered: sent message %d is not one JSON value", i)
+		}
+	}
+	return nil
 }
 
 // topFields are the small top-level fields of a request, read in one pass.
@@ -275,9 +305,10 @@ func conversationKey(r *http.Request, top topFields, format transcript.Format, c
 	return string(format) + ":" + convstate.Hash(top.system + "\n" + first)[:20]
 }
 
-// pipe runs the pipeline on in and checks what it gives back: a document of the same
-// format that breaks none of ctx-repair's rules the input kept.
-func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, clock map[string]string) ([]byte, []replay.Firing, error) {
+// pipe runs the pipeline on in (the client's body, or the one rebuilt on the state) and
+// checks what it gives back against the client's body: a document of the same format whose
+// messages are well formed and that breaks none of ctx-repair's rules the client's kept.
+func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, clock map[string]string, client *clientBody) ([]byte, []replay.Firing, error) {
 	env := make(map[string]string, len(s.Env)+len(clock)+2)
 	for k, v := range s.Env {
 		env[k] = v
@@ -349,8 +380,8 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, cloc
 	if err != nil {
 		return nil, nil, fmt.Errorf("pipeline: %w", err)
 	}
-	if err := keptValid(format, in, out); err != nil {
-		return nil, nil, err
+	if err := client.holds(out); err != nil {
+		return nil, nil, fmt.Errorf("pipeline output %w", err)
 	}
 	var fired []replay.Firing
 	if statsPath != "" {
@@ -402,27 +433,207 @@ func cacheTTL(body []byte) time.Duration {
 	return longest
 }
 
-// keptValid refuses an output that does not read as format or breaks a rule of
-// ctx-repair's check that the input kept (a problem the client sent is not ours to fix).
-func keptValid(format transcript.Format, in, out []byte) error {
+// clientBody is the body a client sent, to which any other body the proxy would send in
+// its place is held (holds). It is parsed only when needed, once: a request that goes out
+// as it came costs no parse, and one whose replacement has no problem at all costs the
+// parse of the replacement alone.
+type clientBody struct {
+	format transcript.Format
+	body   []byte
+	msgs   []gjson.Result // its messages
+
+	raws   map[string]bool // its messages as sent
+	odd    map[string]bool // the canonical forms of its messages that are not well formed
+	parsed bool
+	err    error               // it does not read as format
+	counts map[repair.Rule]int // ctx-repair's problems in it, by rule
+}
+
+// holds returns nil when out may be sent instead of the client's body: out is that body,
+// or it is JSON that reads as the format, every message of it is well formed (or is one of
+// the client's own), and it breaks no rule of ctx-repair --check more often than the
+// client's body does (a problem the client sent is not the proxy's to fix, but it must add
+// none). The error completes "the rebuilt request ..." or "pipeline output ...".
+func (c *clientBody) holds(out []byte) error {
+	if bytes.Equal(out, c.body) {
+		return nil
+	}
 	if !gjson.ValidBytes(out) {
-		return errors.New("pipeline output is not JSON")
+		return errors.New("is not JSON")
 	}
-	tin, err := transcript.Parse(in, transcript.Options{Format: format})
+	if c.raws == nil {
+		c.raws = make(map[string]bool, len(c.msgs))
+		for _, m := range c.msgs {
+			c.raws[m.Raw] = true
+		}
+	}
+	arr := gjson.GetBytes(out, arrayKey(c.format))
+	if !arr.IsArray() {
+		return fmt.Errorf("has no %q array", arrayKey(c.format))
+	}
+	i := 0
+	var bad error
+	arr.ForEach(func(_, m gjson.Result) bool {
+		// A message as the client sent it is the client's word, well formed or not; the
+		// others (the state's, the tiers') are looked at.
+		if !c.raws[m.Raw] {
+			if why := malformed(c.format, m); why != "" && !c.isOdd(m.Raw) {
+				bad = fmt.Errorf("is not a valid request: %s.%d %s", arrayKey(c.format), i, why)
+				return false
+			}
+		}
+		i++
+		return true
+	})
+	if bad != nil {
+		return bad
+	}
+	t, err := transcript.Parse(out, transcript.Options{Format: c.format})
 	if err != nil {
-		return nil // the input does not read as a conversation: nothing to hold the output to
+		return fmt.Errorf("does not read as %s: %v", c.format, err)
 	}
-	tout, err := transcript.Parse(out, transcript.Options{Format: format})
-	if err != nil {
-		return fmt.Errorf("pipeline output does not read as %s: %v", format, err)
+	now := repair.Counts(repair.Check(t))
+	if len(now) == 0 {
+		return nil // no problem at all: none the client's body kept is broken
 	}
-	was, now := repair.Counts(repair.Check(tin)), repair.Counts(repair.Check(tout))
-	for rule, n := range now {
-		if n > was[rule] {
-			return fmt.Errorf("pipeline output fails ctx-repair --check: %s", rule)
+	c.parse()
+	if c.err != nil {
+		return fmt.Errorf("fails ctx-repair --check (%s), and the client's body does not read as %s: %v", firstRule(now), c.format, c.err)
+	}
+	for _, rule := range repair.Rules {
+		if now[rule] > c.counts[rule] {
+			return fmt.Errorf("fails ctx-repair --check: %s (%d, the client's body %d)", rule, now[rule], c.counts[rule])
 		}
 	}
 	return nil
+}
+
+func (c *clientBody) parse() {
+	if c.parsed {
+		return
+	}
+	c.parsed = true
+	t, err := transcript.Parse(c.body, transcript.Options{Format: c.format})
+	if err != nil {
+		c.err = err
+		return
+	}
+	c.counts = repair.Counts(repair.Check(t))
+}
+
+// firstRule names the first rule, in ctx-repair's order, that counts hold a problem of.
+func firstRule(counts map[repair.Rule]int) repair.Rule {
+	for _, rule := range repair.Rules {
+		if counts[rule] > 0 {
+			return rule
+		}
+	}
+	return ""
+}
+
+// isOdd reports whether a message that is not well formed is, in canonical form, one the
+// client sent so (the proxy re-encodes only cache_control markers).
+func (c *clientBody) isOdd(raw string) bool {
+	if c.odd == nil {
+		c.odd = map[string]bool{}
+		for _, m := range c.msgs {
+			if malformed(c.format, m) != "" {
+				c.odd[canonical(m.Raw)] = true
+			}
+		}
+	}
+	return c.odd[canonical(raw)]
+}
+
+// malformed says what makes m not a message of the format as its API takes it, "" when
+// nothing does: an object with a role the API knows, its content a string or a list of
+// typed blocks (Anthropic, Chat Completions), or a typed item (Responses). ctx-repair's
+// rules say whether messages fit together; this says whether each is one.
+func malformed(format transcript.Format, m gjson.Result) string {
+	if !m.IsObject() {
+		return "is not an object"
+	}
+	var role, typ, content, calls gjson.Result
+	m.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "role":
+			role = v
+		case "type":
+			typ = v
+		case "content":
+			content = v
+		case "tool_calls":
+			calls = v
+		}
+		return true
+	})
+	hasRole := func(roles ...string) string {
+		if role.Type == gjson.String {
+			for _, r := range roles {
+				if role.Str == r {
+					return ""
+				}
+			}
+		}
+		if !role.Exists() {
+			return "has no role"
+		}
+		return "has role " + role.Raw
+	}
+	blocks := func(optional bool) string {
+		switch {
+		case content.Type == gjson.String:
+		case content.IsArray():
+			bad := ""
+			content.ForEach(func(_, b gjson.Result) bool {
+				if !b.IsObject() || b.Get("type").Type != gjson.String {
+					bad = "has a content block that is not a typed object"
+				}
+				return bad == ""
+			})
+			return bad
+		case optional && (!content.Exists() || content.Type == gjson.Null):
+		default:
+			return "has no content (a string or a list of blocks)"
+		}
+		return ""
+	}
+	switch format {
+	case transcript.Anthropic:
+		if why := hasRole("user", "assistant"); why != "" {
+			return why
+		}
+		return blocks(false)
+	case transcript.OpenAI:
+		if why := hasRole("system", "developer", "user", "assistant", "tool", "function"); why != "" {
+			return why
+		}
+		if calls.Exists() && calls.Type != gjson.Null {
+			if !calls.IsArray() {
+				return "has tool_calls that are not a list"
+			}
+			bad := ""
+			calls.ForEach(func(_, c gjson.Result) bool {
+				if !c.IsObject() {
+					bad = "has a tool call that is not an object"
+				}
+				return bad == ""
+			})
+			if bad != "" {
+				return bad
+			}
+		}
+		return blocks(true)
+	case transcript.Responses:
+		if typ.Exists() && typ.Type != gjson.String {
+			return "has a type that is not a string"
+		}
+		if typ.Type != gjson.String && role.Type != gjson.String {
+			return "has neither type nor role"
+		}
+		return blocks(true)
+	}
+	return ""
 }
 
 // finish counts what was received and what was sent, for the log line and the totals,
@@ -433,7 +644,7 @@ func (s *Server) finish(rec *Record, p *pending) {
 	}
 	if s.Store != "" && len(rec.Tiers) > 0 {
 		if err := store.SyncSince(s.Store, rec.Time); err != nil {
-			rec.Warning = "store not synced: " + err.Error()
+			rec.Warning = strings.TrimPrefix(rec.Warning+"; ", "; ") + "store not synced: " + err.Error()
 		}
 	}
 	rec.TokensIn = s.count(p.orig, p.format, p.model)

@@ -12,6 +12,9 @@
 //     renamed over the target: a rename replaces a link, it never writes through it.
 //   - Directories ctxkit creates are mode 0700, and one that already exists must be a
 //     directory owned by the user, not a symbolic link.
+//   - A file read back (Open) must be a regular file the user owns, checked on the open
+//     file (fstat): opened without following a link and without waiting (O_NONBLOCK), so
+//     that a FIFO or device planted under the name is refused instead of hanging the run.
 //   - Temp files a killed run left behind, recognised by their exact names, owned by the
 //     user and untouched for StaleAfter, are removed by the next run that finds them.
 //
@@ -23,6 +26,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -269,9 +273,10 @@ func OpenAppend(path string, perm fs.FileMode) (*os.File, error) {
 }
 
 // Open opens path for reading with the same rules: not through a link, a regular file the
-// user owns.
+// user owns. The open does not wait (O_NONBLOCK): a FIFO under the name is refused as not a
+// regular file, never waited on. (The flag changes nothing for reading a regular file.)
 func Open(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
 	if err != nil {
 		if cerr := CheckTarget(path); cerr != nil {
 			return nil, cerr
@@ -317,4 +322,72 @@ func RemoveStale(dir string, match func(name string) bool, now time.Time) int {
 		}
 	}
 	return n
+}
+
+// Secret returns the size-byte secret kept in the file path, made on first use (random,
+// mode 0600): a temp file linked to its name, so that concurrent first runs agree on one
+// secret and none reads a partial one. The file must be a regular file the user owns, not a
+// link, readable by no one else; its folder is made (MkdirAll) and must be writable by no
+// one else (CheckPrivateDir), or a secret another user could replace would be trusted.
+func Secret(path string, size int) ([]byte, error) {
+	dir := filepath.Dir(path)
+	if err := MkdirAll(dir); err != nil {
+		return nil, err
+	}
+	if err := CheckPrivateDir(dir); err != nil {
+		return nil, err
+	}
+	for try := 0; ; try++ {
+		f, err := Open(path)
+		if err == nil {
+			var key []byte
+			fi, err := f.Stat()
+			if err == nil && fi.Mode().Perm()&0o077 != 0 {
+				err = fmt.Errorf("%q is open to group or others (mode %v)", path, fi.Mode().Perm())
+			}
+			if err == nil {
+				key = make([]byte, size+1)
+				var n int
+				n, err = io.ReadFull(f, key)
+				if errors.Is(err, io.ErrUnexpectedEOF) {
+					err = nil
+				}
+				key = key[:n]
+			}
+			f.Close()
+			if err == nil && len(key) != size {
+				err = fmt.Errorf("%q is not a secret of %d bytes", path, size)
+			}
+			return key, err
+		}
+		if !errors.Is(err, fs.ErrNotExist) || try > 0 {
+			return nil, err
+		}
+		if err := makeSecret(path, size); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+	}
+}
+
+func makeSecret(path string, size int) error {
+	key := make([]byte, size)
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	f, err := CreateTemp(filepath.Dir(path), TempPrefix(path), TempSuffix)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(key)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Link(f.Name(), path) // never replaces a secret another run made
 }

@@ -198,3 +198,37 @@ func TestCheckPrivateDir(t *testing.T) {
 		t.Errorf("a link to a folder: %v", err)
 	}
 }
+
+// TestSecret: the secret is made once, 0600, the same for every later call; one that others
+// may read, or a link, is refused.
+func TestSecret(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	path := filepath.Join(dir, "some.key")
+	a, err := Secret(path, 32)
+	if err != nil || len(a) != 32 {
+		t.Fatalf("Secret: %d bytes, %v", len(a), err)
+	}
+	b, err := Secret(path, 32)
+	if err != nil || string(a) != string(b) {
+		t.Fatalf("a second call gave another secret: %v", err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, %v", fi.Mode(), err)
+	}
+	if _, err := Secret(path, 16); err == nil {
+		t.Errorf("a secret of another size was taken")
+	}
+	os.Chmod(path, 0o644)
+	if _, err := Secret(path, 32); err == nil {
+		t.Errorf("a secret others can read was taken")
+	}
+	os.Remove(path)
+	target := filepath.Join(t.TempDir(), "planted")
+	os.WriteFile(target, make([]byte, 32), 0o600)
+	if err := os.Symlink(target, path); err != nil {
+		t.Skip(err)
+	}
+	if _, err := Secret(path, 32); !errors.Is(err, ErrUnsafe) {
+		t.Errorf("a link as the secret: %v", err)
+	}
+}

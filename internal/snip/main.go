@@ -14,6 +14,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/offload"
+	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -54,8 +55,9 @@ func (t *Instant) UnmarshalText(b []byte) error {
 
 const help = `Replaces stale tool results in a conversation document with a short placeholder that
 names the call (tool and main argument: file, pattern, command) and says how to get the result
-back: read the file it was kept in (in the --store directory, .ctx-store, synced before the
-document is written), or re-run the call. The tool calls are kept. ctx-persist --restore puts
+back: read the file it was kept in (in the --store directory, by default the working
+directory's in ~/.local/state/ctxkit/stores; synced before the document is written), or
+re-run the call. The tool calls are kept. ctx-persist --restore puts
 every cleared result back, byte for byte; --no-store clears without keeping them.
 
 Above --trigger (60%) of the effective window it clears, in this order: a file read that a
@@ -99,8 +101,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)
 }
 
-// options turns the flags into the tier's options (without the document's measures).
-func (f *Flags) options(now time.Time) (Options, error) {
+// options turns the flags into the tier's options (without the document's measures);
+// storeNamed: the user named the store (an empty name is refused).
+func (f *Flags) options(now time.Time, storeNamed bool) (Options, error) {
 	o := Defaults()
 	var err error
 	if o.Trigger, o.Target, err = cli.TriggerTarget(f.Trigger, f.Target); err != nil {
@@ -124,7 +127,9 @@ func (f *Flags) options(now time.Time) (Options, error) {
 	o.CachedAt, o.CacheTTL = f.CachedAt.Time, f.CacheTTL
 	o.Keep, o.MaxSearches, o.Idle, o.ClearInputs, o.Repay = f.Keep, f.MaxSearches, f.Idle, f.ClearInputs, f.Repay
 	o.MinSaving, o.MinShare = f.ClearAtLeast.Tokens, f.ClearAtLeast.Share
-	if !f.NoStore {
+	// With no store at all (none named, no state directory for the default), a run that
+	// clears nothing needs none; planDoc refuses one that would clear.
+	if !f.NoStore && (f.Store != "" || storeNamed) {
 		if err := offload.CheckDir(f.Store); err != nil {
 			return o, cli.Usagef("--store: %v", err)
 		}
@@ -153,7 +158,7 @@ func nonEmpty(list []string) []string {
 }
 
 func run(ctx *cli.Context, f *Flags) error {
-	o, err := f.options(ctx.Now())
+	o, err := f.options(ctx.Now(), ctx.Given("store"))
 	if err != nil {
 		return err
 	}
@@ -195,6 +200,9 @@ func planDoc(d *cli.Doc, f *Flags, o Options, known map[int]facts) (*cli.Plan, e
 	o.Counter, o.Tokens, o.Effective, o.Blocks, o.PerMessage, o.Was = m.Counter, m.Counts.Total, m.Window.Effective, m.Counts.Blocks, m.Counts.PerMessage, m.Counts.Was
 	o.Price = tokens.PriceOf(cmp.Or(m.Window.Model, d.T.Model), measure.ProviderOf(d.T.Format))
 	changes, st := plan(d.T, o, func(b *transcript.Block) facts { return known[b.Span.Start] })
+	if len(changes) > 0 && !f.DryRun && !f.NoStore && f.Store == "" {
+		return nil, cli.WithHint(cli.Usagef("%v", store.ErrNoDir), "or clear without keeping the results: --no-store")
+	}
 	p := &cli.Plan{TokensDelta: st.TokensDelta}
 	if f.DryRun || st.Stored == 0 {
 		for i := range changes {

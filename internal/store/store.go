@@ -29,9 +29,13 @@
 //     it read. A reference in a document is data from outside; it cannot name another file.
 //   - Tool names and other metadata never become parts of a path.
 //   - Nothing is written through a symbolic link or into another user's folder or index
-//     (safefile's rules): the default store is .ctx-store in the working directory, and a
-//     cloned repository can carry that path as a link. Temp files (.tmp-<16 hex digits>)
-//     a killed run left in a shard are removed by the next run that writes there.
+//     (safefile's rules): a store named inside a cloned repository may be a link the
+//     repository carries. Temp files (.tmp-<16 hex digits>) a killed run left in a shard
+//     are removed by the next run that writes there.
+//   - The default store is outside the work tree (DefaultDir): one per working directory
+//     in the user's state directory, so that nothing offloaded, and none of ctx-proxy's
+//     memory of conversations, is committed with a project. A store Create makes inside a
+//     git work tree gets a .gitignore of "*".
 package store
 
 import (
@@ -50,6 +54,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/ctxkit/ctxkit/internal/safefile"
 )
@@ -209,21 +214,97 @@ func Path(dir, h string) string { return filepath.Join(dir, h[:2], h) }
 func name(h string) string { return h[:2] + "/" + h }
 
 // Create opens the store at dir, creating the directory (mode 0700) when it does not
-// exist.
+// exist. A store it creates inside a git work tree gets a .gitignore of "*" (GitIgnore), so
+// that `git add -A` never commits what was offloaded.
 func Create(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, ErrNoDir
+	}
+	_, statErr := os.Lstat(dir)
 	if err := safefile.MkdirAll(dir); err != nil {
 		if errors.Is(err, safefile.ErrUnsafe) {
 			return nil, fmt.Errorf("store %w", err)
 		}
 		return nil, fmt.Errorf("create store %q: %w", dir, reason(err))
 	}
+	if errors.Is(statErr, fs.ErrNotExist) && InWorkTree(dir) {
+		if err := safefile.WriteFile(filepath.Join(dir, GitIgnore), []byte("*\n")); err != nil {
+			return nil, fmt.Errorf("store %q: write its %s: %w", dir, GitIgnore, err)
+		}
+	}
 	return Open(dir)
 }
 
+// GitIgnore is the file Create writes in a store it makes inside a git work tree.
+const GitIgnore = ".gitignore"
+
+// InWorkTree reports whether dir is inside a git work tree: whether it or a folder above
+// it holds a .git (a folder, or the file of a linked work tree or submodule).
+func InWorkTree(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for p := abs; ; {
+		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
+			return true
+		}
+		up := filepath.Dir(p)
+		if up == p {
+			return false
+		}
+		p = up
+	}
+}
+
+// ErrNoDir: no store was named and the default one has no place (no state directory).
+var ErrNoDir = errors.New("no store directory: name one with --store DIR or CTX_STORE, or set HOME or XDG_STATE_HOME for the default one")
+
+// StoresDir is the folder of the default stores inside the user's state directory.
+const StoresDir = "stores"
+
+// DefaultDir is the store of the working directory wd when none is named:
+// stateDir/stores/ProjectName(wd), outside every work tree. "" when stateDir is "".
+func DefaultDir(stateDir, wd string) string {
+	if stateDir == "" {
+		return ""
+	}
+	return filepath.Join(stateDir, StoresDir, ProjectName(wd))
+}
+
+// ProjectName names the working directory dir among the default stores, readably and
+// uniquely: its path with every run of separators and other characters than letters,
+// digits, '.' and '_' made one '-' (its last 48 characters, which name the project, when
+// it is longer), then '-' and the first 12 hex digits of the SHA-256 of the path.
+// "/home/me/src/app" gives "home-me-src-app-" and 12 hex digits.
+func ProjectName(dir string) string {
+	clean := filepath.Clean(dir)
+	var b []rune
+	for _, r := range clean {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '_' {
+			b = append(b, r)
+		} else if len(b) > 0 && b[len(b)-1] != '-' {
+			b = append(b, '-')
+		}
+	}
+	if len(b) > 48 {
+		b = b[len(b)-48:]
+	}
+	name := strings.Trim(string(b), "-.")
+	if name == "" {
+		name = "root"
+	}
+	sum := sha256.Sum256([]byte(clean))
+	return name + "-" + hex.EncodeToString(sum[:6])
+}
+
 // Open opens an existing store at dir. A missing directory is ErrNoStore. The directory
-// itself may not be a symbolic link or another user's (safefile.ErrUnsafe): the default
-// store is a relative path, which a cloned repository can plant.
+// itself may not be a symbolic link or another user's (safefile.ErrUnsafe): a store named
+// by a relative path may be one a cloned repository planted.
 func Open(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, ErrNoDir
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("store %q: %w", dir, err)

@@ -581,3 +581,78 @@ func TestDeferredSync(t *testing.T) {
 		t.Errorf("SyncSince of no store: %v", err)
 	}
 }
+
+// TestProjectName: a working directory's store is named readably (its path) and uniquely
+// (a hash of it), in one path element.
+func TestProjectName(t *testing.T) {
+	a := ProjectName("/home/me/src/app")
+	if !strings.HasPrefix(a, "home-me-src-app-") || len(a) != len("home-me-src-app-")+12 {
+		t.Errorf("ProjectName = %q", a)
+	}
+	seen := map[string]string{}
+	for _, dir := range []string{"/home/me/src/app", "/home/me/src-app", "/home/me/src/app ", "/home/me/src/äpp", "/", "/" + strings.Repeat("long/", 40) + "project"} {
+		n := ProjectName(dir)
+		if other, ok := seen[n]; ok {
+			t.Errorf("%q and %q share the store %q", dir, other, n)
+		}
+		seen[n] = dir
+		if strings.ContainsAny(n, `/\ `) || strings.HasPrefix(n, ".") || len(n) > 120 {
+			t.Errorf("%q: name %q", dir, n)
+		}
+	}
+	if n := ProjectName("/" + strings.Repeat("long/", 40) + "project"); !strings.Contains(n, "long-project-") {
+		t.Errorf("a long path keeps its end: %q", n)
+	}
+	if got := DefaultDir("/state/ctxkit", "/home/me/src/app"); got != filepath.Join("/state/ctxkit", "stores", a) {
+		t.Errorf("DefaultDir = %q", got)
+	}
+	if DefaultDir("", "/x") != "" {
+		t.Errorf("a default store without a state directory")
+	}
+}
+
+// TestCreateIgnoredInWorkTree: a store made inside a git work tree gets a .gitignore of
+// "*" (git add -A leaves it out); one made elsewhere, or one that already existed, not.
+func TestCreateIgnoredInWorkTree(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir  string
+		want bool
+	}{
+		{filepath.Join(repo, ".ctx-store"), true},
+		{filepath.Join(repo, "sub", "deeper", "store"), true},
+		{filepath.Join(t.TempDir(), "store"), false},
+	} {
+		s, err := Create(c.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		data, err := os.ReadFile(filepath.Join(c.dir, GitIgnore))
+		if got := err == nil && string(data) == "*\n"; got != c.want {
+			t.Errorf("%s: .gitignore %q (%v), want one: %v", c.dir, data, err, c.want)
+		}
+	}
+	existing := filepath.Join(repo, "existing")
+	os.Mkdir(existing, 0o700)
+	s, err := Create(existing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(filepath.Join(existing, GitIgnore)); err == nil {
+		t.Errorf("a .gitignore was added to a store that existed")
+	}
+	// A linked work tree's .git is a file.
+	linked := t.TempDir()
+	os.WriteFile(filepath.Join(linked, ".git"), []byte("gitdir: /elsewhere\n"), 0o600)
+	if !InWorkTree(filepath.Join(linked, "a", "b")) {
+		t.Errorf("a linked work tree is not seen")
+	}
+	if _, err := Create(""); !errors.Is(err, ErrNoDir) {
+		t.Errorf("Create(\"\"): %v", err)
+	}
+}

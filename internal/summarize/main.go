@@ -367,9 +367,9 @@ func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.
 
 // breakerPath is where the circuit breaker of a backend keeps its state: in the store
 // only when the user named one (--store, CTX_STORE); else in the user's state directory,
-// one file per backend and base URL. Never in the default store, .ctx-store in the
-// working directory: a cloned repository can plant that path. "" (no state kept) when
-// there is no home directory.
+// one file per backend and base URL, beside the default stores rather than in one (a
+// breaker is the user's, not a project's). "" (no state kept) when there is no home
+// directory.
 func breakerPath(c *cli.Context, backend, baseURL string) string {
 	if c.Given("store") {
 		return filepath.Join(c.Common.Store, llm.BreakerFile)
@@ -383,6 +383,9 @@ func breakerPath(c *cli.Context, backend, baseURL string) string {
 // offload keeps the whole pre-summary document in the store and returns its path.
 func offload(c *cli.Context, data []byte) (string, error) {
 	st, err := store.Create(c.Common.Store)
+	if errors.Is(err, store.ErrNoDir) {
+		return "", cli.Usagef("--offload: %v", err)
+	}
 	if err != nil {
 		return "", cli.RuntimeError(err)
 	}
