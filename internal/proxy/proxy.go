@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/convstate"
+	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -493,7 +494,7 @@ func (s *Server) record(rec *Record) {
 			fb += "; " + rec.Error
 		}
 		fmt.Fprintf(s.Stats, "ctx-proxy: %s %s %d -> %d tokens, %d cached messages, +%.1f ms%s\n",
-			short(rec.Conversation), rec.Path, rec.TokensIn, rec.TokensSent, rec.CachedMessages, rec.AddedMS, fb)
+			short(rec.Conversation), human.Safe(rec.Path), rec.TokensIn, rec.TokensSent, rec.CachedMessages, rec.AddedMS, human.Safe(fb))
 	}
 }
 
