@@ -7,11 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/safefile"
 )
 
 // --follow watches a live session: an agent appends to its log as the conversation goes,
@@ -139,8 +139,8 @@ func follow(ctx *cli.Context, f *Flags, once func() error) error {
 }
 
 // spoolStream copies what is written to name, a FIFO or another file that is not regular,
-// into a file of a new temporary folder, until stop, and returns that file's path; failed
-// says why the copying stopped early, and end ends it and removes the folder. The stream
+// into a new temporary file, until stop, and returns that file's path; failed says why
+// the copying stopped early, and end ends it and removes the file. The stream
 // is opened without blocking (O_NONBLOCK: a FIFO's open(2) would wait for a writer), so
 // its reads go through Go's poller and closing it wakes a read waiting for data: neither
 // waits past stop. A FIFO without a writer reads as at its end: the copying waits and tries
@@ -150,18 +150,13 @@ func spoolStream(stop context.Context, name string) (spool string, failed <-chan
 	if err != nil {
 		return "", nil, nil, cli.RuntimeError(fmt.Errorf("read %q: %w", name, errors.Unwrap(err)))
 	}
-	dir, err := os.MkdirTemp("", "ctx-count-follow-")
+	// (a new file, 0600, never a name planted there: safefile's rules)
+	out, err := safefile.CreateTemp(os.TempDir(), "ctx-count-follow-", ".spool")
 	if err != nil {
 		in.Close()
 		return "", nil, nil, cli.RuntimeError(fmt.Errorf("spool %q: %w", name, err))
 	}
-	spool = filepath.Join(dir, filepath.Base(name))
-	out, err := os.OpenFile(spool, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		in.Close()
-		os.RemoveAll(dir)
-		return "", nil, nil, cli.RuntimeError(fmt.Errorf("spool %q: %w", name, err))
-	}
+	spool = out.Name()
 	stop, quit := context.WithCancel(stop)
 	errc := make(chan error, 1)
 	done := make(chan struct{})
@@ -198,7 +193,7 @@ func spoolStream(stop context.Context, name string) (spool string, failed <-chan
 		in.Close() // (wakes a read waiting for data)
 		<-done
 		out.Close()
-		os.RemoveAll(dir)
+		os.Remove(spool)
 	}
 	return spool, errc, end, nil
 }
