@@ -3,7 +3,6 @@ package tokens
 import (
 	"bytes"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -238,52 +237,10 @@ func (d *DiskCache) load() {
 	d.damaged = parseRecords(data, d.known)
 }
 
-// readSecret returns the user's secret, made on first use: a temp file linked to its
-// name, so concurrent first runs agree on one secret and none reads a partial one.
+// readSecret returns the user's secret, made on first use (safefile.Secret: concurrent
+// first runs agree on one, none reads a partial one).
 func (d *DiskCache) readSecret() ([]byte, error) {
-	path := filepath.Join(filepath.Dir(d.path), keyName)
-	for try := 0; ; try++ {
-		f, err := safefile.Open(path)
-		if err == nil {
-			var key []byte
-			err = privateFile(path, f, 0o077)
-			if err == nil {
-				key, err = io.ReadAll(io.LimitReader(f, keySize+1))
-			}
-			f.Close()
-			if err == nil && len(key) != keySize {
-				err = fmt.Errorf("%s: not a key of %d bytes", path, keySize)
-			}
-			return key, err
-		}
-		if !errors.Is(err, fs.ErrNotExist) || try > 0 {
-			return nil, err
-		}
-		if err := d.makeSecret(path); err != nil && !errors.Is(err, fs.ErrExist) {
-			return nil, err
-		}
-	}
-}
-
-func (d *DiskCache) makeSecret(path string) error {
-	key := make([]byte, keySize)
-	rand.Read(key)
-	f, err := safefile.CreateTemp(filepath.Dir(path), ".counts-", ".tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(key)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Link(f.Name(), path) // never replaces a secret another run made
+	return safefile.Secret(filepath.Join(filepath.Dir(d.path), keyName), keySize)
 }
 
 // privateFile checks an open file of the cache: no permission bits in forbid.
