@@ -2,7 +2,6 @@ package ctxkit_test
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -128,17 +127,8 @@ func TestCodexLoop(t *testing.T) {
 	const window = 24000
 	url, records := startProxy(t, srv.URL, loopEnv(window))
 	home := t.TempDir()
-	codexHome := filepath.Join(home, "codex")
-	work := filepath.Join(home, "work")
-	for _, d := range []string{codexHome, work} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	config := fmt.Sprintf("model = \"gpt-5-codex\"\nmodel_provider = \"fake\"\n\n[model_providers.fake]\nname = \"fake upstream\"\nbase_url = %q\nwire_api = \"responses\"\nenv_key = \"CTXKIT_FAKE_KEY\"\n", url+"/v1")
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	codexHome, work := codexDirs(t, home)
+	writeCodexConfig(t, codexHome, url, "")
 	runClient(t, []string{"HOME=" + home, "CODEX_HOME=" + codexHome, "CTXKIT_FAKE_KEY=sk-test-not-a-key"},
 		work, codex, "exec", "--skip-git-repo-check", "Run the counting commands you are given, one at a time.")
 	noViolations(t, u)

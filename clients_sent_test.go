@@ -3,7 +3,6 @@ package ctxkit_test
 import (
 	"bytes"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -132,25 +131,9 @@ func TestCodexLatestSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codexHome, work := filepath.Join(home, "codex"), filepath.Join(home, "work")
-	for _, d := range []string{codexHome, work} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	codexHome, work := codexDirs(t, home)
 	url := sentProxy(t, srv.URL, defaultStore(home, work))
-	config := `model = "gpt-5-codex"
-model_provider = "fake"
-
-[model_providers.fake]
-name = "fake upstream"
-base_url = "` + url + `/v1"
-wire_api = "responses"
-env_key = "CTXKIT_FAKE_KEY"
-`
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeCodexConfig(t, codexHome, url, "")
 	runClient(t, []string{"HOME=" + home, "CODEX_HOME=" + codexHome, "CTXKIT_FAKE_KEY=sk-test-not-a-key"},
 		work, codex, "exec", "--skip-git-repo-check", "Run the shell command echo ctxkit-hello.")
 	logs, _ := filepath.Glob(filepath.Join(codexHome, "sessions", "*", "*", "*", "rollout-*.jsonl"))

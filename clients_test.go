@@ -287,25 +287,8 @@ func TestCodex(t *testing.T) {
 	)
 	srv := u.Start(t)
 	home := t.TempDir()
-	codexHome := filepath.Join(home, "codex")
-	work := filepath.Join(home, "work")
-	for _, d := range []string{codexHome, work} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	config := fmt.Sprintf(`model = "gpt-5-codex"
-model_provider = "fake"
-
-[model_providers.fake]
-name = "fake upstream"
-base_url = %q
-wire_api = "responses"
-env_key = "CTXKIT_FAKE_KEY"
-`, proxyBaseURL(t, srv.URL)+"/v1")
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	codexHome, work := codexDirs(t, home)
+	writeCodexConfig(t, codexHome, proxyBaseURL(t, srv.URL), "")
 	out := runClient(t, []string{"HOME=" + home, "CODEX_HOME=" + codexHome, "CTXKIT_FAKE_KEY=sk-test-not-a-key"},
 		work, codex, "exec", "--skip-git-repo-check", "Run the shell command echo ctxkit-hello and tell me what it printed.")
 	describe(t, u)
@@ -405,4 +388,34 @@ func TestOpenAISDKResponses(t *testing.T) {
 func TestOpenAISDKChat(t *testing.T) {
 	u := fakeupstream.New(sdkScript("get_weather")...)
 	checkSDKRun(t, u, runSDK(t, "openai.cjs", "openai", u, "chat"), "messages")
+}
+
+// codexDirs makes the Codex home and the working folder of a real-client test under home.
+func codexDirs(t *testing.T, home string) (codexHome, work string) {
+	t.Helper()
+	codexHome, work = filepath.Join(home, "codex"), filepath.Join(home, "work")
+	for _, d := range []string{codexHome, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return codexHome, work
+}
+
+// writeCodexConfig points Codex at baseURL (the API's /v1 is added) as the provider
+// "fake", its key in CTXKIT_FAKE_KEY; extra is more TOML lines of that provider.
+func writeCodexConfig(t *testing.T, codexHome, baseURL, extra string) {
+	t.Helper()
+	config := fmt.Sprintf(`model = "gpt-5-codex"
+model_provider = "fake"
+
+[model_providers.fake]
+name = "fake upstream"
+base_url = %q
+wire_api = "responses"
+env_key = "CTXKIT_FAKE_KEY"
+`, baseURL+"/v1") + extra
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

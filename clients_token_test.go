@@ -3,8 +3,6 @@ package ctxkit_test
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,26 +67,9 @@ func TestCodexToken(t *testing.T) {
 	srv := u.Start(t)
 	base, _ := startProxyToken(t, srv.URL, nil, clientToken)
 	home := t.TempDir()
-	codexHome := filepath.Join(home, "codex")
-	work := filepath.Join(home, "work")
-	for _, d := range []string{codexHome, work} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	config := fmt.Sprintf(`model = "gpt-5-codex"
-model_provider = "fake"
-
-[model_providers.fake]
-name = "fake upstream"
-base_url = %q
-wire_api = "responses"
-env_key = "CTXKIT_FAKE_KEY"
-env_http_headers = { "X-Ctxkit-Token" = "CTXKIT_TOKEN" }
-`, base+"/v1")
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	codexHome, work := codexDirs(t, home)
+	writeCodexConfig(t, codexHome, base, `env_http_headers = { "X-Ctxkit-Token" = "CTXKIT_TOKEN" }
+`)
 	out := runClient(t, []string{"HOME=" + home, "CODEX_HOME=" + codexHome, "CTXKIT_FAKE_KEY=sk-test-not-a-key", "CTXKIT_TOKEN=" + clientToken},
 		work, codex, "exec", "--skip-git-repo-check", "Run the shell command echo ctxkit-hello and tell me what it printed.")
 	describe(t, u)
