@@ -424,6 +424,18 @@ func (p gjCodexParser) record(seq int, r *Record, raw string) []Message {
 			break
 		}
 		g := gjson.GetMany(last.Raw, "input_tokens", "cached_input_tokens", "output_tokens")
+		if tot := info.Get("total_token_usage"); tot.IsObject() {
+			var totals codexTotals
+			for i, v := range gjson.GetMany(tot.Raw, "input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens") {
+				totals[i] = v.Int()
+			}
+			if p.hasTotals && totals == p.totals {
+				break
+			}
+			p.totals, p.hasTotals = totals, true
+		} else {
+			p.hasTotals = false
+		}
 		p.usage = append(p.usage, Usage{
 			After:     len(p.messages) - 1,
 			Input:     int(g[0].Int()),
