@@ -183,6 +183,9 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 		if a.Removed > 0 {
 			removed = fmt.Sprintf(", - %s removed by edits since", human.Thousands(a.Removed))
 		}
+		if a.StaleReasoning > 0 {
+			removed += fmt.Sprintf(", - %s of reasoning no longer sent", human.Thousands(a.StaleReasoning))
+		}
 		wrap(w, fmt.Sprintf("recorded by the agent (%s): %s up to message %d, + %s counted after%s",
 			a.Source, human.Thousands(a.Recorded), a.RecordedAt, human.Thousands(a.EstimatedAfter), removed), width, "  ", "    ")
 	}

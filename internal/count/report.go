@@ -43,6 +43,10 @@ type Anchor struct {
 	// ctxkit's markers among them say edits took out since the figure was recorded.
 	CountedBefore int `json:"counted_before"`
 	Removed       int `json:"removed"`
+	// StaleReasoning is what the encrypted reasoning the figure's request sent costs,
+	// where a newer user message has since made the API drop it: the figure holds it, the
+	// headline does not.
+	StaleReasoning int `json:"stale_reasoning"`
 	// EstimatedAfter is our count of the messages after RecordedAt.
 	EstimatedAfter int     `json:"estimated_after"`
 	Tokens         int     `json:"tokens"`
@@ -362,7 +366,7 @@ func anchor(tl *measure.Tally, r *Report) *Anchor {
 		return nil
 	}
 	a := &Anchor{Recorded: ma.Recorded, RecordedAt: ma.At, CacheRead: ma.CacheRead, CacheCreation: ma.CacheCreation,
-		CountedBefore: ma.Counted, Removed: ma.Removed}
+		CountedBefore: ma.Counted, Removed: ma.Removed, StaleReasoning: ma.Stale}
 	switch tl.Format {
 	case transcript.ClaudeCode:
 		a.Source = "message.usage"
@@ -372,7 +376,7 @@ func anchor(tl *measure.Tally, r *Report) *Anchor {
 	for i := ma.At + 1; i < len(r.Messages); i++ {
 		a.EstimatedAfter += r.Messages[i].Tokens
 	}
-	a.Tokens = a.Recorded + a.EstimatedAfter - a.Removed
+	a.Tokens = a.Recorded + a.EstimatedAfter - a.Removed - a.StaleReasoning
 	a.Utilization = measure.Ratio(a.Tokens, r.EffectiveWindow)
 	return a
 }

@@ -23,8 +23,10 @@ type Block struct {
 	Chars  int // decoded characters of a result's text, for the budget tiers
 	Bytes  int // and its size in bytes, for ctx-persist
 	// Reasoning marks an OpenAI reasoning item's encrypted payload, which the API drops
-	// once a newer user message follows it (see dropStaleReasoning).
+	// once a newer user message follows it (see dropStaleReasoning); Stale is what it cost
+	// when it was last sent, once it is dropped (Tokens is then 0).
 	Reasoning bool
+	Stale     int
 	// Was is what the text a ctxkit marker in the block stands for held, in tokens, as
 	// the marker says (0 without one): what an edit removed is Was - Tokens.
 	Was int
@@ -159,8 +161,8 @@ func dropStaleReasoning(ms []Message) {
 	}
 	for mi := 0; mi < last; mi++ {
 		for bi := range ms[mi].Blocks {
-			if bc := &ms[mi].Blocks[bi]; bc.Reasoning {
-				bc.Tokens = 0
+			if bc := &ms[mi].Blocks[bi]; bc.Reasoning && bc.Tokens > 0 {
+				bc.Stale, bc.Tokens = bc.Tokens, 0
 			}
 		}
 	}

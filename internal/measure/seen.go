@@ -36,6 +36,11 @@ type Anchor struct {
 	// Counted is our count of messages 0..At as they are now; Removed what ctxkit's
 	// markers among them say was taken out of them since.
 	Counted, Removed int
+	// Stale is what the reasoning the figure's request sent, and no request sends any
+	// more, costs by our count: the encrypted reasoning of the turn the figure is of, once
+	// a newer user message follows it (dropStaleReasoning). The figure holds it; the
+	// next request does not.
+	Stale int
 }
 
 // Hidden sources.
@@ -45,8 +50,8 @@ const (
 )
 
 // anchor works out the part of the conversation the file does not hold, from the newest
-// usage figure: Hidden = recorded - (counted up to it + what edits removed up to it), never
-// below zero. Without a figure it leaves Hidden to the caller (AddOverhead).
+// usage figure: Hidden = recorded - (counted up to it + what edits removed up to it + the
+// reasoning it holds that is no longer sent), never below zero. Without a figure it leaves Hidden to the caller (AddOverhead).
 func (tl *Tally) anchor() {
 	u, ok := transcript.LastUsage(tl.Usage)
 	if !ok || u.After < 0 || u.After >= len(tl.Messages) {
@@ -54,12 +59,23 @@ func (tl *Tally) anchor() {
 	}
 	framing := tl.Framing()
 	a := &Anchor{At: u.After, CacheRead: u.CacheRead, CacheCreation: u.CacheCreation}
+	turn := 0 // the newest user message the figure's request sent: its reasoning after it was sent
+	for mi := u.After; mi >= 0; mi-- {
+		if tl.Messages[mi].Role == "user" {
+			turn = mi
+			break
+		}
+	}
 	for mi := 0; mi <= u.After; mi++ {
 		m := &tl.Messages[mi]
 		a.Counted += m.Tokens(framing)
 		for bi := range m.Blocks {
-			if b := &m.Blocks[bi]; b.Was > b.Tokens {
+			b := &m.Blocks[bi]
+			if b.Was > b.Tokens {
 				a.Removed += b.Was - b.Tokens
+			}
+			if mi > turn {
+				a.Stale += b.Stale
 			}
 		}
 	}
@@ -77,7 +93,7 @@ func (tl *Tally) anchor() {
 		a.Recorded = u.Input + max(u.Output, reply)
 	}
 	tl.Anchor = a
-	tl.Hidden = max(0, a.Recorded-a.Counted-a.Removed)
+	tl.Hidden = max(0, a.Recorded-a.Counted-a.Removed-a.Stale)
 	tl.HiddenFrom = FromUsage
 }
 
