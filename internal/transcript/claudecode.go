@@ -26,6 +26,11 @@ type ccLine struct {
 	model    string // message.model, unless synthetic
 	usage    Usage
 	counted  bool // usage holds a real figure
+	// attached marks an attachment record that puts something into the prompt:
+	// attachment is what (attachmentBlock), of type attachType.
+	attached   bool
+	attachType string
+	attachment Block
 }
 
 // ccParser reads a Claude Code session log.
@@ -56,10 +61,11 @@ const (
 	ccLogicalParent
 	ccSubtype
 	ccType // read by the record reader (Record.Type), listed so that a duplicate is refused
+	ccAttachment
 	ccFields
 )
 
-var ccRecordKeys = [ccFields]string{"uuid", "parentUuid", "isSidechain", "message", "timestamp", "isCompactSummary", "logicalParentUuid", "subtype", "type"}
+var ccRecordKeys = [ccFields]string{"uuid", "parentUuid", "isSidechain", "message", "timestamp", "isCompactSummary", "logicalParentUuid", "subtype", "type", "attachment"}
 
 func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 	var f [ccFields]jval
@@ -69,6 +75,12 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 	l := ccLine{uuid: keep(f[ccUUID].text()), parent: keep(f[ccParent].text()), sidechain: f[ccSidechain].boolean()}
 	r.UUID, r.Parent = l.uuid, l.parent
 	l.boundary = f[ccLogicalParent].str() != "" || f[ccSubtype].str() == "compact_boundary"
+	if r.Type == "attachment" {
+		typ, b, ok := attachmentBlock(f[ccAttachment])
+		bs := []Block{b}
+		detachBlocks(bs)
+		l.attachType, l.attachment, l.attached = intern(typ), bs[0], ok
+	}
 	msg := f[ccMessage]
 	l.message = (r.Type == "user" || r.Type == "assistant") && msg.isObject()
 	var out []Message
@@ -119,11 +131,21 @@ func (p *ccParser) finish(o *Outline) {
 	live, top := ccLive(p.lines, p.byUUID, p.onlySidechains, p.sidechains, wanted)
 	p.explain(o, live, top, wanted)
 
+	leaf := -1 // the newest message line of the live conversation
+	for i := len(p.lines) - 1; i >= 0 && leaf < 0; i-- {
+		if live[i] && wanted(&p.lines[i]) {
+			leaf = i
+		}
+	}
 	turnAt := make(map[string]int)
 	for i := range p.lines {
 		l := &p.lines[i]
+		if l.attached && (keepSide || !l.sidechain) && p.attachedLive(i, leaf, live) {
+			o.Attachments = append(o.Attachments, Attachment{Type: l.attachType, Before: len(o.Messages), Record: i, Block: l.attachment})
+			continue
+		}
 		if !live[i] || !wanted(l) {
-			continue // attachments, system records and the like sit in the chain too
+			continue // system records and the like sit in the chain too
 		}
 		span := o.Records[i].Span
 		if at, ok := turnAt[l.msgID]; ok && l.msgID != "" {
@@ -153,6 +175,30 @@ func (p *ccParser) finish(o *Outline) {
 			o.Usage = addUsage(o.Usage, l.usage, len(o.Messages)-1)
 		}
 	}
+}
+
+// attachedLive reports whether the attachment record at line i is part of the live
+// conversation: on its chain, or hanging off a line that is (Claude Code hangs a hook's
+// record off the tool result it follows, which may be a side branch of a parallel call).
+// In a log without ids (leaf, the newest message line, has none), every attachment
+// without one after the last compaction before the leaf is, as ccLive reads messages.
+func (p *ccParser) attachedLive(i, leaf int, live []bool) bool {
+	l := &p.lines[i]
+	switch {
+	case live[i]:
+		return true
+	case l.parent != "":
+		k, ok := p.byUUID[l.parent]
+		return ok && (live[k] || k < i && p.lines[k].attached && p.attachedLive(k, leaf, live))
+	case l.uuid != "" || leaf < 0 || p.lines[leaf].uuid != "":
+		return false
+	}
+	for k := leaf; k > i; k-- {
+		if p.lines[k].boundary {
+			return false
+		}
+	}
+	return true
 }
 
 // ccLive marks the lines of the live conversation (see ccParser), and returns the top of

@@ -95,6 +95,9 @@ func gjAnthropicBlock(v gjson.Result) Block {
 	case "thinking":
 		b.Kind = Thinking
 		gjBodyOf(&b, v.Get("thinking"))
+		if sig, th := v.Get("signature"), v.Get("thinking"); sig.Type == gjson.String && (th.Type != gjson.String || th.String() == "") {
+			b.Signature = len(sig.String())
+		}
 	case "redacted_thinking":
 		b.Kind = Thinking
 		b.Encrypted = len(v.Get("data").Raw)
@@ -306,6 +309,13 @@ func (p gjCCParser) record(seq int, r *Record, raw string) []Message {
 	f := gjson.GetMany(raw, "uuid", "parentUuid", "isSidechain", "message")
 	l := ccLine{uuid: keep(gjText(f[0])), parent: keep(gjText(f[1])), sidechain: f[2].Bool()}
 	r.UUID, r.Parent = l.uuid, l.parent
+	if r.Type == "attachment" {
+		// (attachments came after the scanner: the reference reads them as Parse does)
+		typ, b, ok := attachmentBlock(recordValue(raw, r.Span.Start).get("attachment"))
+		bs := []Block{b}
+		detachBlocks(bs)
+		l.attachType, l.attachment, l.attached = intern(typ), bs[0], ok
+	}
 	msg := f[3]
 	l.message = (r.Type == "user" || r.Type == "assistant") && msg.IsObject()
 	var out []Message
@@ -737,7 +747,7 @@ func gjParseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript,
 		carried[i] = p.record(i, &lines[i], doc[lines[i].Span.Start:lines[i].Span.End])
 	}
 	ol := resolve(p, f, lines)
-	t := &Transcript{Format: f, Doc: doc, Records: ol.Records, Usage: ol.Usage, Model: ol.Model, Warnings: ol.Warnings}
+	t := &Transcript{Format: f, Doc: doc, Records: ol.Records, Usage: ol.Usage, Model: ol.Model, Warnings: ol.Warnings, Attachments: ol.Attachments}
 	if len(ol.Messages) > 0 {
 		t.Messages = make([]Message, len(ol.Messages))
 	}

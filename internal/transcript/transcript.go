@@ -101,6 +101,10 @@ type Block struct {
 	// Encrypted is the size in bytes of an opaque payload the model still reads (redacted
 	// thinking, encrypted reasoning).
 	Encrypted int
+	// Signature is the size in bytes of the signature of a thinking block stored without
+	// its text (Claude Code 2.x writes some so): the thinking, encrypted, which the model
+	// still reads when the block is sent back. 0 for a block whose text is there.
+	Signature int
 	// Head is the length of a label at the start of a result's decoded body, which a tier
 	// that replaces the result's text keeps (Cline's "[read_file for 'x'] Result:" line,
 	// see SplitLabel).
@@ -222,6 +226,10 @@ type Transcript struct {
 	ArrayPath string
 	// Records are all lines of a JSONL document.
 	Records []Record
+	// Attachments are what the conversation's Claude Code attachment records put into the
+	// prompt, in order (Attachment). In the one-record transcripts Stream hands out, the
+	// record's own, Before unset (-1).
+	Attachments []Attachment
 	// Usage lists the real usage figures in document order.
 	Usage []Usage
 	// Model is the model the document names, if any.
