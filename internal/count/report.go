@@ -55,7 +55,7 @@ type Anchor struct {
 	CacheCreation  int     `json:"cache_creation"`
 }
 
-// Hidden is the part of what the model sees that the file does not hold.
+// Hidden is the part of what the model sees that no record of the file holds.
 type Hidden struct {
 	Tokens int    `json:"tokens"`
 	Source string `json:"source"` // "recorded usage" or "--overhead"
@@ -120,14 +120,19 @@ const SchemaVersion = 1
 
 // Categories is the split of the window the terminal picture draws.
 type Categories struct {
-	// Hidden is the system prompt, tool schemas and anything else an agent sent that the
-	// file does not hold (Report.Hidden).
+	// Hidden is what the model sees that no record of the file holds: the system prompt
+	// and tool schemas an agent sends, reminders it does not log (Report.Hidden).
 	Hidden      int `json:"hidden"`
 	System      int `json:"system"`
 	Tools       int `json:"tools"`
 	User        int `json:"user"`
 	Assistant   int `json:"assistant"`
 	ToolResults int `json:"tool_results"`
+	// Thinking is the assistant's thinking and reasoning blocks (recorded with their
+	// text, or priced from their signature or encrypted payload), out of Assistant;
+	// Attachments what Claude Code's attachment records put into the prompt.
+	Thinking    int `json:"thinking"`
+	Attachments int `json:"attachments"`
 }
 
 // LargestResult is the biggest tool result, the one the cheap tiers cut first.
@@ -261,6 +266,8 @@ func summarise(tl *measure.Tally, o Options) Report {
 				if bc.Chars > r.Largest.Chars {
 					r.Largest = LargestResult{Message: mi, Tool: tc.Name, Chars: bc.Chars, Bytes: bc.Bytes, Tokens: bc.Tokens}
 				}
+			case transcript.Thinking:
+				r.Categories.Thinking += bc.Tokens
 			default:
 				switch m.Role {
 				case "system", "developer":
@@ -284,6 +291,11 @@ func summarise(tl *measure.Tally, o Options) Report {
 		r.ByRole[roleKey(m.Role)] += mc.Tokens
 		r.Tokens += mc.Tokens
 		r.Messages[mi] = mc
+	}
+	for _, a := range tl.Attachments {
+		r.ByKind["attachment"] += a.Tokens
+		r.Categories.Attachments += a.Tokens
+		r.Tokens += a.Tokens
 	}
 	if tl.HasSchema {
 		r.ByKind["tools"] += tl.Schema

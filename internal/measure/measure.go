@@ -31,7 +31,7 @@ type Block struct {
 	// the marker says (0 without one): what an edit removed is Was - Tokens.
 	Was int
 	// Fixed is the part of Tokens the counter did not count: images, priced by their
-	// pixels, and encrypted reasoning, by its size.
+	// pixels, encrypted reasoning by its size, thinking stored empty by its signature's.
 	Fixed    int
 	ToolName string
 	ToolID   string
@@ -82,13 +82,42 @@ type Tally struct {
 	HasSchema bool // the request declares tool schemas, of Schema tokens
 	Schema    int
 	Usage     []transcript.Usage
-	// Hidden is the part of what the model sees that the file does not hold (system
-	// prompt and tool schemas an agent sends, content it stores empty), learned from the
+	// Hidden is the part of what the model sees that no record of the file holds (the
+	// system prompt and tool schemas an agent sends, reminders it does not log), learned from the
 	// newest recorded usage figure (Anchor) or said by the user (AddOverhead); HiddenFrom
 	// says which, "" when there is none.
 	Hidden     int
 	HiddenFrom string
 	Anchor     *Anchor
+	// Attachments are what the conversation's attachment records put into the prompt
+	// (transcript.Attachment), counted, in order.
+	Attachments []Attached
+}
+
+// Attached is an attachment counted: what it puts into the prompt, with its wrapping,
+// and the message it comes before.
+type Attached struct {
+	Type   string
+	Before int
+	Tokens int
+}
+
+// AttachmentWrap is the text Claude Code wraps an attachment's text in.
+const AttachmentWrap = "<system-reminder>\n\n</system-reminder>"
+
+// countAttachment counts what an attachment puts into the prompt: its block, and the
+// system-reminder tags around it.
+func countAttachment(t *transcript.Transcript, a *transcript.Attachment, c tokens.Counter, provider string) Attached {
+	return Attached{Type: a.Type, Before: a.Before, Tokens: countBlock(t, &a.Block, c, provider).Tokens + c.Count(AttachmentWrap)}
+}
+
+// AttachmentTokens is what the attachments cost in all.
+func (tl *Tally) AttachmentTokens() int {
+	n := 0
+	for _, a := range tl.Attachments {
+		n += a.Tokens
+	}
+	return n
 }
 
 // Len, Blocks and Tool let transcript.PairsOf pair calls and results among counted messages.
@@ -115,6 +144,9 @@ func Of(t *transcript.Transcript, c tokens.Counter, previews bool) *Tally {
 	tl := &Tally{Format: t.Format, Counter: c, Messages: countMessages(t, c, ProviderOf(t.Format), previews), Usage: t.Usage}
 	for i := range t.Messages {
 		tl.Messages[i].Line = lineOf(t.Records, &t.Messages[i])
+	}
+	for i := range t.Attachments {
+		tl.Attachments = append(tl.Attachments, countAttachment(t, &t.Attachments[i], c, ProviderOf(t.Format)))
 	}
 	if !t.Tools.IsZero() {
 		tl.HasSchema, tl.Schema = true, c.Count(t.Slice(t.Tools))
@@ -214,8 +246,8 @@ func (tl *Tally) Counts() Counts {
 }
 
 // Total is what the model would see if the conversation were sent now: every message's
-// blocks and framing, the tool schemas, the priming of the reply, and the part the file
-// does not hold (Hidden).
+// blocks and framing, the attachments, the tool schemas, the priming of the reply, and
+// the part the file does not hold (Hidden).
 func (tl *Tally) Total() int { return tl.Counted() + tl.Hidden }
 
 // Counted is the total without Hidden: what the file holds.
@@ -227,7 +259,7 @@ func (tl *Tally) Counted() int {
 	if tl.HasSchema {
 		n += tl.Schema
 	}
-	return n + replyPriming(len(tl.Messages))
+	return n + tl.AttachmentTokens() + replyPriming(len(tl.Messages))
 }
 
 // Countered is the part of Counted the counter counted: every block's text and the tool
@@ -358,6 +390,11 @@ func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 		bc.Fixed = bc.Tokens
 		bc.Reasoning = b.Type == "encrypted_content"
 		return bc
+	case b.Signature > 0 && t.BodyLen(b) == 0:
+		// Thinking stored without its text: the model still reads it (tokens/signature.go).
+		bc.Tokens = signatureTokens(c, b.Signature)
+		bc.Fixed = bc.Tokens
+		return bc
 	}
 	lit, byLiteral := c.(tokens.ByLiteral)
 	if lc, ok := c.(tokens.ByLength); ok || byLiteral {
@@ -415,6 +452,15 @@ func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 		bc.Was = bc.Tokens + removed
 	}
 	return bc
+}
+
+// signatureTokens prices thinking stored empty from its signature's size, at the rate of
+// the counter's model family (the Claude estimate knows it), else the main family's.
+func signatureTokens(c tokens.Counter, n int) int {
+	if p, ok := c.(tokens.SignaturePricer); ok {
+		return p.SignatureTokens(n)
+	}
+	return tokens.SignatureTokens(tokens.SignatureRate(""), n)
 }
 
 func imageTokens(t *transcript.Transcript, img *transcript.ImageRef, provider string) int {

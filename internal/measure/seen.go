@@ -11,8 +11,10 @@ import (
 
 // The figure every decision uses is what the model would see if the document were sent
 // now (DESIGN §5). The file does not hold all of it: an agent sends a system prompt and
-// tool schemas its transcript never records (Claude Code: 15-28K tokens), and content it
-// stores empty (Opus 4.7's thinking). Where the transcript records usage, the newest
+// tool schemas its transcript never records (Claude Code: 15-28K tokens). What it records
+// in a form the model does not read is counted as the model reads it: thinking stored
+// empty from its signature, attachments as the text they put in the prompt. Where the
+// transcript records usage, the newest
 // figure is the truth at that request; the tally learns from it the part not in the file
 // (Hidden), and the total is Hidden plus everything counted. So the total at the newest
 // request equals what was recorded, and what came after it is counted on top.
@@ -77,6 +79,11 @@ func (tl *Tally) anchor() {
 			if mi > turn {
 				a.Stale += b.Stale
 			}
+		}
+	}
+	for _, at := range tl.Attachments {
+		if at.Before <= u.After {
+			a.Counted += at.Tokens
 		}
 	}
 	if tl.HasSchema {

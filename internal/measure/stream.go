@@ -50,8 +50,9 @@ type Streamed struct {
 	workers sync.WaitGroup
 	live    *transcript.LiveRecords // passes the records to count on to count
 
-	mu      sync.Mutex
-	records [][]Message // by record: its messages counted (nil when it carries none)
+	mu       sync.Mutex
+	records  [][]Message      // by record: its messages counted (nil when it carries none)
+	attached map[int]Attached // by record: its attachment counted, when it has one
 }
 
 type recordJob struct {
@@ -79,7 +80,7 @@ func (s *Streamed) Record(seq int, rec *transcript.Transcript) error {
 
 // count passes a record to the workers.
 func (s *Streamed) count(seq int, rec *transcript.Transcript) error {
-	if len(rec.Messages) > 0 {
+	if len(rec.Messages) > 0 || len(rec.Attachments) > 0 {
 		s.jobs <- recordJob{seq, rec} // blocks while every worker is busy and the queue is full
 	}
 	return nil
@@ -106,6 +107,16 @@ func (s *Streamed) start(c tokens.Counter, f transcript.Format) {
 					out[k].Preview = strings.Clone(out[k].Preview)
 				}
 				s.store(j.seq, out)
+				for k := range rec.Attachments {
+					a := countAttachment(rec, &rec.Attachments[k], s.counter, s.provider)
+					a.Type = strings.Clone(a.Type)
+					s.mu.Lock()
+					if s.attached == nil {
+						s.attached = map[int]Attached{}
+					}
+					s.attached[j.seq] = a
+					s.mu.Unlock()
+				}
 			}
 		}()
 	}
@@ -173,6 +184,11 @@ func (s *Streamed) Tally(o *transcript.Outline, c tokens.Counter) *Tally {
 			}
 		}
 		tl.Messages[i] = mc
+	}
+	for _, a := range o.Attachments {
+		at := s.attached[a.Record]
+		at.Before = a.Before
+		tl.Attachments = append(tl.Attachments, at)
 	}
 	dropStaleReasoning(tl.Messages)
 	tl.anchor()
