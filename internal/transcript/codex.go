@@ -3,6 +3,7 @@ package transcript
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -22,6 +23,9 @@ type codexParser struct {
 	// event carried, when it carried them.
 	totals    codexTotals
 	hasTotals bool
+	// prior is the conversation the newest compaction replaced, up to its newest figure
+	// (Outline.Prior).
+	prior *Prior
 }
 
 // codexTotals is a token_count event's total_token_usage: input, cached input, output,
@@ -154,6 +158,14 @@ func (t codexTotals) key() string { return fmt.Sprint([5]int64(t)) }
 // compact drops the history before a compacted record. Header messages (the session's
 // instructions) stay: Codex sends them with every request.
 func (p *codexParser) compact() {
+	// What the hidden part is learned from until a figure comes after the compaction
+	// (none when no figure came since the compaction before: LiveRecords.KeepPrior keeps
+	// the records of one conversation only).
+	p.prior = nil
+	if n := len(p.usage); n > 0 {
+		u := p.usage[n-1]
+		p.prior = &Prior{Messages: slices.Clone(p.messages[:u.After+1]), Parts: slices.Clone(p.parts[:u.After+1]), Usage: u}
+	}
 	var messages []Message
 	var parts [][]Part
 	for i, m := range p.messages {
@@ -168,6 +180,9 @@ func (p *codexParser) compact() {
 
 func (p *codexParser) finish(o *Outline) {
 	o.Messages, o.Parts, o.Usage, o.Model = p.messages, p.parts, p.usage, p.model
+	if p.prior != nil && len(p.prior.Messages) > 0 {
+		o.Prior = p.prior
+	}
 }
 
 // codexLeft names why a record of a Codex rollout is not part of the conversation: the

@@ -309,6 +309,13 @@ func (p gjCCParser) record(seq int, r *Record, raw string) []Message {
 	f := gjson.GetMany(raw, "uuid", "parentUuid", "isSidechain", "message")
 	l := ccLine{uuid: keep(gjText(f[0])), parent: keep(gjText(f[1])), sidechain: f[2].Bool()}
 	r.UUID, r.Parent = l.uuid, l.parent
+	b := gjson.GetMany(raw, "logicalParentUuid", "subtype", "compactMetadata.preservedSegment.headUuid", "compactMetadata.preservedSegment.anchorUuid")
+	if l.boundary = b[0].String() != "" || b[1].String() == "compact_boundary"; l.boundary {
+		l.logical = keep(b[0].String())
+		if b[2].String() != "" && b[3].String() != "" {
+			l.relinkHead, l.relinkAnchor = keep(b[2].String()), keep(b[3].String())
+		}
+	}
 	if r.Type == "attachment" {
 		// (attachments came after the scanner: the reference reads them as Parse does)
 		typ, b, ok := attachmentBlock(recordValue(raw, r.Span.Start).get("attachment"))
@@ -760,6 +767,17 @@ func gjParseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript,
 			}
 		}
 		t.Messages[i] = m
+	}
+	if pr := ol.Prior; pr != nil {
+		tp := *pr
+		tp.Messages = make([]Message, len(pr.Messages))
+		for i, m := range pr.Messages {
+			for _, pt := range pr.Parts[i] {
+				m.Blocks = append(m.Blocks, carried[pt.Record][pt.Message].Blocks...)
+			}
+			tp.Messages[i] = m
+		}
+		t.Prior = &tp
 	}
 	return t, nil
 }

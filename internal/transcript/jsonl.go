@@ -25,6 +25,9 @@ type Outline struct {
 	// Attachments are the live conversation's attachment records that put something into
 	// the prompt (Claude Code), in order; their blocks' spans are document offsets.
 	Attachments []Attachment
+	// Prior is the conversation the newest compaction replaced, as in Transcript; its
+	// Messages have no blocks.
+	Prior *Prior
 	// Usage, Model and Warnings are as in Transcript.
 	Usage    []Usage
 	Model    string

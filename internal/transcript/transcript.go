@@ -206,6 +206,16 @@ type Usage struct {
 	Window int
 }
 
+// Prior is a conversation a compaction replaced, up to its newest usage figure: its
+// messages (and, in a Transcript, their blocks), the parts of each (Outline.Parts), the
+// attachments before the figure's message, and the figure, whose After indexes Messages.
+type Prior struct {
+	Messages    []Message
+	Parts       [][]Part
+	Attachments []Attachment
+	Usage       Usage
+}
+
 // Context is the size of the context the figure measures: the prompt plus the reply.
 func (u Usage) Context() int { return u.Input + u.Output }
 
@@ -232,6 +242,11 @@ type Transcript struct {
 	Attachments []Attachment
 	// Usage lists the real usage figures in document order.
 	Usage []Usage
+	// Prior is the conversation the newest compaction replaced, up to and with the
+	// newest usage figure it records (nil when there is no compaction, or no figure before
+	// it). Until the conversation records a figure of its own, that one is what tells the
+	// part of the prompt no record holds (measure).
+	Prior *Prior
 	// Model is the model the document names, if any.
 	Model string
 	// Warnings say how the reader departed from the format's rules to read the document
