@@ -178,7 +178,11 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 	}
 	fmt.Fprintln(w, line)
 	if h := r.Hidden; h != nil {
-		wrap(w, fmt.Sprintf("hidden: %s: %s, from %s", hiddenWhat(r), human.Thousands(h.Tokens), h.Source), width, "  ", "    ")
+		from := h.Source
+		if h.AcrossCompaction {
+			from += " before the compaction"
+		}
+		wrap(w, fmt.Sprintf("hidden: %s: %s, from %s", hiddenWhat(r), human.Thousands(h.Tokens), from), width, "  ", "    ")
 	}
 	if a := r.Anchored; a != nil {
 		removed := ""

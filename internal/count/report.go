@@ -59,6 +59,9 @@ type Anchor struct {
 type Hidden struct {
 	Tokens int    `json:"tokens"`
 	Source string `json:"source"` // "recorded usage" or "--overhead"
+	// AcrossCompaction says the figure it was learned from was recorded before the
+	// newest compaction: the conversation since records none yet.
+	AcrossCompaction bool `json:"across_compaction,omitempty"`
 }
 
 // Tier says whether one tool of the pipeline would act on the document as it is.
@@ -324,7 +327,7 @@ func summarise(tl *measure.Tally, o Options) Report {
 	r.ByServer = byServer(r.ByTool, o.Notes.defined)
 	r.Counted = r.Tokens
 	if tl.Hidden > 0 {
-		r.Hidden = &Hidden{Tokens: tl.Hidden, Source: tl.HiddenFrom}
+		r.Hidden = &Hidden{Tokens: tl.Hidden, Source: tl.HiddenFrom, AcrossCompaction: tl.HiddenAcross}
 		r.Categories.Hidden = tl.Hidden
 		r.Tokens += tl.Hidden
 	}

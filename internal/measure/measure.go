@@ -89,6 +89,9 @@ type Tally struct {
 	Hidden     int
 	HiddenFrom string
 	Anchor     *Anchor
+	// HiddenAcross says Hidden was learned from the newest figure before the newest
+	// compaction (carryHidden): the conversation since records none yet.
+	HiddenAcross bool
 	// Attachments are what the conversation's attachment records put into the prompt
 	// (transcript.Attachment), counted, in order.
 	Attachments []Attached
@@ -153,6 +156,16 @@ func Of(t *transcript.Transcript, c tokens.Counter, previews bool) *Tally {
 	}
 	dropStaleReasoning(tl.Messages)
 	tl.anchor()
+	if tl.Anchor == nil && t.Prior != nil {
+		pt := &Tally{Format: t.Format, Counter: c, Messages: make([]Message, len(t.Prior.Messages)), Usage: []transcript.Usage{t.Prior.Usage}}
+		for i := range t.Prior.Messages {
+			pt.Messages[i] = countMessage(t, &t.Prior.Messages[i], c, ProviderOf(t.Format), false)
+		}
+		for i := range t.Prior.Attachments {
+			pt.Attachments = append(pt.Attachments, countAttachment(t, &t.Prior.Attachments[i], c, ProviderOf(t.Format)))
+		}
+		tl.carryHidden(pt)
+	}
 	return tl
 }
 

@@ -104,10 +104,26 @@ func (tl *Tally) anchor() {
 	tl.HiddenFrom = FromUsage
 }
 
+// carryHidden learns the part no record holds from the conversation the newest
+// compaction replaced (transcript.Prior, counted as prior), for a conversation that
+// records no figure since: the system prompt and tool schemas an agent sends do not
+// change with a compaction, and without them the headline right after one is the
+// summary alone, 87-97% short of what the next request sends. The figure the conversation
+// records next takes over.
+func (tl *Tally) carryHidden(prior *Tally) {
+	dropStaleReasoning(prior.Messages)
+	prior.anchor()
+	if prior.Anchor == nil {
+		return
+	}
+	tl.Hidden, tl.HiddenFrom, tl.HiddenAcross = prior.Hidden, FromUsage, true
+}
+
 // AddOverhead sets the part not in the file for a conversation that records no usage:
-// what the user says the agent adds (--overhead). A recorded figure wins over it.
+// what the user says the agent adds (--overhead). A recorded figure wins over it, one
+// recorded before a compaction too.
 func (tl *Tally) AddOverhead(n int) {
-	if tl.Anchor != nil || n <= 0 {
+	if tl.Anchor != nil || tl.HiddenFrom == FromUsage || n <= 0 {
 		return
 	}
 	tl.Hidden, tl.HiddenFrom = n, FromOverhead

@@ -88,7 +88,7 @@ func (s *Streamed) count(seq int, rec *transcript.Transcript) error {
 
 func (s *Streamed) start(c tokens.Counter, f transcript.Format) {
 	s.counter, s.provider = c, ProviderOf(f)
-	s.live = &transcript.LiveRecords{Fn: s.count, Compaction: s.Compaction, Known: s.CompactionKnown, Reread: s.Reread}
+	s.live = &transcript.LiveRecords{Fn: s.count, Compaction: s.Compaction, Known: s.CompactionKnown, Reread: s.Reread, KeepPrior: true}
 	workers := max(runtime.GOMAXPROCS(0), 1)
 	s.jobs = make(chan recordJob, workers)
 	for range workers {
@@ -192,6 +192,30 @@ func (s *Streamed) Tally(o *transcript.Outline, c tokens.Counter) *Tally {
 	}
 	dropStaleReasoning(tl.Messages)
 	tl.anchor()
+	if pr := o.Prior; tl.Anchor == nil && pr != nil {
+		// The conversation the compaction replaced, from its records' counts: a Codex
+		// rollout's were kept for it (transcript.LiveRecords.KeepPrior).
+		pt := &Tally{Format: o.Format, Counter: c, Messages: make([]Message, len(pr.Messages)), Usage: []transcript.Usage{pr.Usage}}
+		for i := range pr.Messages {
+			mc := Message{Role: pr.Messages[i].Role}
+			for _, p := range pr.Parts[i] {
+				if p.Record >= len(s.records) || p.Message >= len(s.records[p.Record]) {
+					return tl // not counted: no record was kept of it
+				}
+				mc.Blocks = append(mc.Blocks, s.records[p.Record][p.Message].Blocks...)
+			}
+			pt.Messages[i] = mc
+		}
+		for _, a := range pr.Attachments {
+			at, ok := s.attached[a.Record]
+			if !ok {
+				return tl
+			}
+			at.Before = a.Before
+			pt.Attachments = append(pt.Attachments, at)
+		}
+		tl.carryHidden(pt)
+	}
 	return tl
 }
 
