@@ -26,12 +26,12 @@ type ccLine struct {
 	// first, relinkHead, hangs off a message from before the compaction in the file, and
 	// is read as hanging off relinkAnchor (the summary, or the boundary), as Claude Code
 	// relinks it when it loads the log.
-	boundary                 bool
-	logical                  string
-	relinkHead, relinkAnchor string
-	model                    string // message.model, unless synthetic
-	usage                    Usage
-	counted                  bool // usage holds a real figure
+	boundary                             bool
+	logical                              string
+	relinkHead, relinkAnchor, relinkTail string
+	model                                string // message.model, unless synthetic
+	usage                                Usage
+	counted                              bool // usage holds a real figure
 	// attached marks an attachment record that puts something into the prompt:
 	// attachment is what (attachmentBlock), of type attachType.
 	attached   bool
@@ -87,7 +87,7 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 		var seg [3]jval
 		f[ccCompactMetadata].get("preservedSegment").fields(seg[:], "headUuid", "anchorUuid", "tailUuid")
 		if head, anchor := seg[0].str(), seg[1].str(); head != "" && anchor != "" {
-			l.relinkHead, l.relinkAnchor = keep(head), keep(anchor)
+			l.relinkHead, l.relinkAnchor, l.relinkTail = keep(head), keep(anchor), keep(seg[2].str())
 		}
 	}
 	if r.Type == "attachment" {
@@ -166,25 +166,33 @@ func (p *ccParser) finish(o *Outline) {
 	}
 }
 
-// relinks maps the head of each preserved segment to its anchor, for the boundaries
-// before line end (see ccLine).
-func (p *ccParser) relinks(end int) map[string]string {
-	var m map[string]string
+// relinks are the preserved segments of the boundaries before some line (see ccLine):
+// the anchor each head hangs off, and the tail that comes after each anchor.
+type relinks struct {
+	anchor, tail map[string]string
+}
+
+// relinks gathers the preserved segments of the boundaries before line end.
+func (p *ccParser) relinks(end int) relinks {
+	var r relinks
 	for i := range end {
 		if l := &p.lines[i]; l.relinkHead != "" {
-			if m == nil {
-				m = map[string]string{}
+			if r.anchor == nil {
+				r.anchor, r.tail = map[string]string{}, map[string]string{}
 			}
-			m[l.relinkHead] = l.relinkAnchor
+			r.anchor[l.relinkHead] = l.relinkAnchor
+			if l.relinkTail != "" {
+				r.tail[l.relinkAnchor] = l.relinkTail
+			}
 		}
 	}
-	return m
+	return r
 }
 
 // parentOf is the parent of a line as the session's tree has it: its parentUuid, or the
 // anchor a preserved segment's head is relinked to.
-func parentOf(l *ccLine, relinks map[string]string) string {
-	if a, ok := relinks[l.uuid]; ok && l.uuid != "" {
+func parentOf(l *ccLine, r relinks) string {
+	if a, ok := r.anchor[l.uuid]; ok && l.uuid != "" {
 		return a
 	}
 	return l.parent
@@ -328,7 +336,7 @@ func (p *ccParser) attachedLive(i, leaf int, live []bool) bool {
 // ccLive marks the lines of the live conversation (see ccParser), and returns the top of
 // the chain it followed from the newest message: the line whose parent is null or names
 // no line (-1 when it followed none).
-func ccLive(lines []ccLine, byUUID map[string]int, relinks map[string]string, onlySidechains, sidechains bool, wanted func(*ccLine) bool) (live []bool, top int) {
+func ccLive(lines []ccLine, byUUID map[string]int, relinks relinks, onlySidechains, sidechains bool, wanted func(*ccLine) bool) (live []bool, top int) {
 	leaf := -1
 	for i := len(lines) - 1; i >= 0; i-- {
 		if l := &lines[i]; l.message && (onlySidechains || !l.sidechain) {
@@ -356,13 +364,24 @@ func ccLive(lines []ccLine, byUUID map[string]int, relinks map[string]string, on
 		}
 		return live, -1
 	}
+	// The newest message line may be the anchor of a preserved segment (the summary a
+	// compaction just wrote): the conversation then goes on from the segment's tail,
+	// which comes before it in the file.
+	for seen := 0; seen < len(lines); seen++ {
+		tail, ok := relinks.tail[lines[leaf].uuid]
+		k, found := byUUID[tail]
+		if !ok || !found || k == leaf {
+			break
+		}
+		leaf = k
+	}
 	return ccChain(lines, byUUID, relinks, leaf, sidechains, wanted)
 }
 
 // ccChain marks the chain from line leaf up to its top, widened to whole turns and the
 // results of their calls (and, with sidechains, every subagent line), and returns its
 // top.
-func ccChain(lines []ccLine, byUUID map[string]int, relinks map[string]string, leaf int, sidechains bool, wanted func(*ccLine) bool) (live []bool, top int) {
+func ccChain(lines []ccLine, byUUID map[string]int, relinks relinks, leaf int, sidechains bool, wanted func(*ccLine) bool) (live []bool, top int) {
 	live = make([]bool, len(lines))
 	top = -1
 	for i := leaf; !live[i]; {
@@ -419,7 +438,7 @@ func ccChain(lines []ccLine, byUUID map[string]int, relinks map[string]string, l
 // exported or hand-made logs have. Following the chain would keep the newest message
 // alone, so the whole file is read in line order instead, every message line in it, and
 // a warning says so.
-func (p *ccParser) explain(o *Outline, live []bool, top int, relinks map[string]string, wanted func(*ccLine) bool) {
+func (p *ccParser) explain(o *Outline, live []bool, top int, relinks relinks, wanted func(*ccLine) bool) {
 	lines := p.lines
 	if top < 0 {
 		for i := range lines {
@@ -472,7 +491,7 @@ func (p *ccParser) explain(o *Outline, live []bool, top int, relinks map[string]
 
 // ccRoots gives, for each line, the first line of its tree: the ancestor reached by
 // following parentUuid until it is null or names no line (or loops).
-func ccRoots(lines []ccLine, byUUID map[string]int, relinks map[string]string) []int {
+func ccRoots(lines []ccLine, byUUID map[string]int, relinks relinks) []int {
 	const unknown, visiting = -1, -2
 	roots := make([]int, len(lines))
 	for i := range roots {

@@ -309,11 +309,11 @@ func (p gjCCParser) record(seq int, r *Record, raw string) []Message {
 	f := gjson.GetMany(raw, "uuid", "parentUuid", "isSidechain", "message")
 	l := ccLine{uuid: keep(gjText(f[0])), parent: keep(gjText(f[1])), sidechain: f[2].Bool()}
 	r.UUID, r.Parent = l.uuid, l.parent
-	b := gjson.GetMany(raw, "logicalParentUuid", "subtype", "compactMetadata.preservedSegment.headUuid", "compactMetadata.preservedSegment.anchorUuid")
+	b := gjson.GetMany(raw, "logicalParentUuid", "subtype", "compactMetadata.preservedSegment.headUuid", "compactMetadata.preservedSegment.anchorUuid", "compactMetadata.preservedSegment.tailUuid")
 	if l.boundary = b[0].String() != "" || b[1].String() == "compact_boundary"; l.boundary {
 		l.logical = keep(b[0].String())
 		if b[2].String() != "" && b[3].String() != "" {
-			l.relinkHead, l.relinkAnchor = keep(b[2].String()), keep(b[3].String())
+			l.relinkHead, l.relinkAnchor, l.relinkTail = keep(b[2].String()), keep(b[3].String()), keep(b[4].String())
 		}
 	}
 	if r.Type == "attachment" {

@@ -76,6 +76,16 @@ func TestClaudeCodePreservedSegment(t *testing.T) {
 	if pr := tr.Prior; pr == nil || pr.Usage.Input != 21000 || len(pr.Messages) != 4 {
 		t.Errorf("prior %+v: want the chain up to the figure of 21,000", pr)
 	}
+	// Right after the compaction, the summary is the newest message line: the
+	// conversation goes on from the segment's tail all the same.
+	tr = mustParse(t, strings.Join(lines[:len(lines)-1], "\n")+"\n", Options{})
+	texts = texts[:0]
+	for i := range tr.Messages {
+		texts = append(texts, tr.BodyText(&tr.Messages[i].Blocks[0]))
+	}
+	if got := strings.Join(texts, "|"); got != "second|two|third|Summary of the first exchange." || len(tr.Usage) != 0 || tr.Prior == nil {
+		t.Errorf("right after the compaction: conversation %s, usage %+v, prior %v", got, tr.Usage, tr.Prior != nil)
+	}
 }
 
 // A Codex compaction leaves the conversation it replaced, up to its newest figure.
