@@ -9,11 +9,12 @@ import (
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // A generated Codex rollout has several user turns, each with encrypted reasoning, and
 // token_count events recording model_context_window 258,400. ctx-count prices the
-// encrypted reasoning of turns before the newest user message at nothing, the newest
+// reasoning items (payload and summary) of turns before the newest user message at nothing, the newest
 // turn's at its decoded size, and measures against the recorded window whole.
 func TestCodexReasoningAndRecordedWindow(t *testing.T) {
 	var doc bytes.Buffer
@@ -27,16 +28,21 @@ func TestCodexReasoningAndRecordedWindow(t *testing.T) {
 			last = mi
 		}
 	}
+	c, _ := tokens.New("o200k")
 	stale, current := 0, 0
 	for mi := range tr.Messages {
+		item := false // a reasoning item: its payload and its summary go together
+		for _, b := range tr.Messages[mi].Blocks {
+			item = item || b.Type == "encrypted_content"
+		}
 		for bi := range tr.Messages[mi].Blocks {
 			b := &tr.Messages[mi].Blocks[bi]
-			if b.Type != "encrypted_content" {
+			if !item || b.Kind != transcript.Thinking {
 				continue
 			}
 			if mi < last {
-				stale += tokens.EncryptedTokens(b.Encrypted)
-			} else {
+				stale += measure.BlockTokens(tr, b, c)
+			} else if b.Type == "encrypted_content" {
 				current += tokens.EncryptedTokens(b.Encrypted)
 			}
 		}
@@ -59,7 +65,6 @@ func TestCodexReasoningAndRecordedWindow(t *testing.T) {
 	}
 
 	// The figure is what every block costs, stale reasoning excluded.
-	c, _ := tokens.New("o200k")
 	all := 0
 	for mi := range tr.Messages {
 		all += tokens.MessageOverhead("openai")

@@ -182,9 +182,9 @@ func lineOf(records []transcript.Record, m *transcript.Message) int {
 	return 0
 }
 
-// dropStaleReasoning prices at nothing the encrypted reasoning of every turn before the
-// newest user message, in place (so the per-block counts a tier reads agree with the
-// total).
+// dropStaleReasoning prices at nothing the reasoning items of every turn before the newest
+// user message, in place (so the per-block counts a tier reads agree with the total): the
+// encrypted reasoning and the summary shown of it.
 //
 // The model: OpenAI's Responses API keeps a reasoning item in the model's context only
 // within the turn that made it (the tool-calling loop since the last user message);
@@ -193,9 +193,10 @@ func lineOf(records []transcript.Record, m *transcript.Message) int {
 // counting it (at its decoded size, tokens.EncryptedTokens) put a real 2 MB rollout at
 // 281,004 tokens where its token_count recorded 153,122. Reasoning of the current turn
 // still counts at its decoded size, which is what it costs when the model reads it.
-// The visible summary text of every reasoning item is still counted as text: whether
-// the API drops it with the item is not documented, so the figure errs high by at most
-// the summaries, a few hundred tokens a turn.
+// The item's summary goes with it: the API drops the item, not its payload. (Counted as
+// text, the summaries of earlier turns made the part no record holds shrink by them turn
+// after turn, and a compaction carried that shortfall across, 14% of the first request
+// after it in generated rollouts.)
 func dropStaleReasoning(ms []Message) {
 	last := -1
 	for mi := len(ms) - 1; mi >= 0; mi-- {
@@ -205,8 +206,13 @@ func dropStaleReasoning(ms []Message) {
 		}
 	}
 	for mi := 0; mi < last; mi++ {
-		for bi := range ms[mi].Blocks {
-			if bc := &ms[mi].Blocks[bi]; bc.Reasoning && bc.Tokens > 0 {
+		bs := ms[mi].Blocks
+		item := false // a reasoning item: its encrypted payload and its summary
+		for bi := range bs {
+			item = item || bs[bi].Reasoning
+		}
+		for bi := range bs {
+			if bc := &bs[bi]; item && bc.Kind == transcript.Thinking && bc.Tokens > 0 {
 				bc.Stale, bc.Tokens = bc.Tokens, 0
 			}
 		}
