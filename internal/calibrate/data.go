@@ -37,8 +37,9 @@ type Interval struct {
 	Held   bool   // the session is held out of the fit
 
 	Truth int // Input[k+1] - Input[k]
-	// Known is what the interval's images and redacted thinking cost, priced as measure
-	// prices them (from pixels, from size): not text, so not fitted.
+	// Known is what the interval's images, redacted thinking and thinking stored empty
+	// cost, priced as measure prices them (from pixels, from size, from the signature's
+	// size): not text, so not fitted.
 	Known int
 	// Classes counts the characters of the interval's text as measure counts text: every
 	// block's body (a tool call's input as written), a call's tool name, a result's parts.
@@ -186,6 +187,10 @@ func (iv *Interval) block(b *transcript.Block, est tokens.Counter) {
 	text := iv.t.BodyText(b)
 	if b.Kind == transcript.Thinking && text == "" && iv.Skip == "" {
 		iv.Skip = SkipHiddenThinking
+	}
+	if b.Signature > 0 && text == "" {
+		iv.Known += measure.BlockTokens(iv.t, b, est) // priced from the signature, not fitted
+		return
 	}
 	tokens.ClaudeClasses(text, &iv.Classes)
 	switch b.Kind {

@@ -57,7 +57,7 @@ func TestMeasureBreakdown(t *testing.T) {
 		t.Errorf("by_tool = %+v", r.ByTool)
 	}
 	c := r.Categories
-	if sum := c.Hidden + c.System + c.Tools + c.User + c.Assistant + c.ToolResults; sum != r.Tokens {
+	if sum := c.Hidden + c.System + c.Tools + c.User + c.Attachments + c.Assistant + c.Thinking + c.ToolResults; sum != r.Tokens {
 		t.Errorf("categories add up to %d, total is %d", sum, r.Tokens)
 	}
 	if r.Utilization != float64(want)/900 {
@@ -212,14 +212,14 @@ func TestCorpusCounts(t *testing.T) {
 			}
 			r := Measure(tr, Options{File: f, Counter: counter, Window: tokens.Budget{Window: 200_000, Reserve: 20_000, Effective: 180_000}})
 			c := r.Categories
-			if sum := c.Hidden + c.System + c.Tools + c.User + c.Assistant + c.ToolResults; sum != r.Tokens {
+			if sum := c.Hidden + c.System + c.Tools + c.User + c.Attachments + c.Assistant + c.Thinking + c.ToolResults; sum != r.Tokens {
 				t.Errorf("%s: categories add to %d, tokens %d", f, sum, r.Tokens)
 			}
 			sum := 0
 			for _, n := range r.ByRole {
 				sum += n
 			}
-			if sum+r.ByKind["tools"]+tokensReply(len(tr.Messages)) != r.Counted || r.Counted+c.Hidden != r.Tokens {
+			if sum+r.ByKind["tools"]+r.ByKind["attachment"]+tokensReply(len(tr.Messages)) != r.Counted || r.Counted+c.Hidden != r.Tokens {
 				t.Errorf("%s: roles add to %d, tokens %d", f, sum, r.Tokens)
 			}
 			if total := measure.Total(tr, counter); total != r.Tokens {

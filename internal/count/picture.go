@@ -139,7 +139,8 @@ func (n *Notes) Add(rec *transcript.Transcript, c tokens.Counter) {
 }
 
 // addUsage notes the figure a record carries, if any: a later line of a Claude Code turn
-// replaces the figure its first line gave.
+// replaces the figure its first line gave, and a Codex token_count repeating the totals
+// of the one before it is the same request (transcript.RecordUsage).
 func (n *Notes) addUsage(f transcript.Format, raw string) {
 	u, turn, ok := transcript.RecordUsage(f, raw)
 	if !ok {

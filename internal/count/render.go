@@ -33,14 +33,16 @@ type segment struct {
 
 func segments(r *Report) []segment {
 	c := r.Categories
-	used := c.Hidden + c.System + c.Tools + c.User + c.Assistant + c.ToolResults
+	used := c.Hidden + c.System + c.Tools + c.User + c.Attachments + c.Assistant + c.Thinking + c.ToolResults
 	free := max(r.EffectiveWindow-used, 0)
 	return []segment{
 		{"hidden", c.Hidden, "H", "2;35"},
 		{"system", c.System, "S", "35"},
 		{"tools", c.Tools, "T", "34"},
 		{"user", c.User, "U", "32"},
+		{"attachments", c.Attachments, "@", "2;32"},
 		{"assistant", c.Assistant, "A", "36"},
+		{"thinking", c.Thinking, "K", "2;36"},
 		{"tool results", c.ToolResults, "R", "33"},
 		{"free", free, ".", "2"},
 		{"reserved", r.Reserve, "x", "2;31"},
@@ -178,12 +180,19 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 	}
 	fmt.Fprintln(w, line)
 	if h := r.Hidden; h != nil {
-		wrap(w, fmt.Sprintf("hidden: system prompt, tools and the like, not in the file: %s, from %s", human.Thousands(h.Tokens), h.Source), width, "  ", "    ")
+		from := h.Source
+		if h.AcrossCompaction {
+			from += " before the compaction"
+		}
+		wrap(w, fmt.Sprintf("hidden: %s: %s, from %s", hiddenWhat(r), human.Thousands(h.Tokens), from), width, "  ", "    ")
 	}
 	if a := r.Anchored; a != nil {
 		removed := ""
 		if a.Removed > 0 {
 			removed = fmt.Sprintf(", - %s removed by edits since", human.Thousands(a.Removed))
+		}
+		if a.StaleReasoning > 0 {
+			removed += fmt.Sprintf(", - %s of reasoning no longer sent", human.Thousands(a.StaleReasoning))
 		}
 		wrap(w, fmt.Sprintf("recorded by the agent (%s): %s up to message %d, + %s counted after%s",
 			a.Source, human.Thousands(a.Recorded), a.RecordedAt, human.Thousands(a.EstimatedAfter), removed), width, "  ", "    ")
@@ -253,6 +262,21 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 			wrap(w, fmt.Sprintf("would save %s tokens and re-write %s of the prompt cache: %s within %d requests",
 				human.Thousands(*t.Saves), human.Thousands(*t.Uncached), verdict, RepayRequests), width, strings.Repeat(" ", 19), strings.Repeat(" ", 19))
 		}
+	}
+}
+
+// hiddenWhat says what the hidden part stands for in a document of the report's format:
+// what no record of it holds. A Claude Code log holds neither the system prompt nor the
+// tool schemas; a Codex rollout holds its instructions (they are counted as system) but
+// not the tools; a request sent with --overhead holds what the user says it lacks.
+func hiddenWhat(r *Report) string {
+	switch {
+	case r.Hidden.Source == "--overhead":
+		return "what the agent adds, as --overhead says"
+	case r.Format == "codex":
+		return "tool schemas and instructions no record holds"
+	default:
+		return "system prompt, tool schemas and reminders no record holds"
 	}
 }
 

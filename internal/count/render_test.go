@@ -69,7 +69,7 @@ func TestRenderHidden(t *testing.T) {
 	Render(&b, &r, false, 0)
 	for _, want := range []string{
 		"H hidden " + human.Thousands(r.Hidden.Tokens),
-		"hidden: system prompt, tools and the like, not in the file: " + human.Thousands(r.Hidden.Tokens) + ", from recorded usage",
+		"hidden: system prompt, tool schemas and reminders no record holds: " + human.Thousands(r.Hidden.Tokens) + ", from recorded usage",
 		"recorded by the agent (message.usage): ",
 	} {
 		// (a line too long for the terminal is wrapped: read the words)

@@ -43,6 +43,10 @@ type Anchor struct {
 	// ctxkit's markers among them say edits took out since the figure was recorded.
 	CountedBefore int `json:"counted_before"`
 	Removed       int `json:"removed"`
+	// StaleReasoning is what the encrypted reasoning the figure's request sent costs,
+	// where a newer user message has since made the API drop it: the figure holds it, the
+	// headline does not.
+	StaleReasoning int `json:"stale_reasoning"`
 	// EstimatedAfter is our count of the messages after RecordedAt.
 	EstimatedAfter int     `json:"estimated_after"`
 	Tokens         int     `json:"tokens"`
@@ -51,10 +55,13 @@ type Anchor struct {
 	CacheCreation  int     `json:"cache_creation"`
 }
 
-// Hidden is the part of what the model sees that the file does not hold.
+// Hidden is the part of what the model sees that no record of the file holds.
 type Hidden struct {
 	Tokens int    `json:"tokens"`
 	Source string `json:"source"` // "recorded usage" or "--overhead"
+	// AcrossCompaction says the figure it was learned from was recorded before the
+	// newest compaction: the conversation since records none yet.
+	AcrossCompaction bool `json:"across_compaction,omitempty"`
 }
 
 // Tier says whether one tool of the pipeline would act on the document as it is.
@@ -116,14 +123,19 @@ const SchemaVersion = 1
 
 // Categories is the split of the window the terminal picture draws.
 type Categories struct {
-	// Hidden is the system prompt, tool schemas and anything else an agent sent that the
-	// file does not hold (Report.Hidden).
+	// Hidden is what the model sees that no record of the file holds: the system prompt
+	// and tool schemas an agent sends, reminders it does not log (Report.Hidden).
 	Hidden      int `json:"hidden"`
 	System      int `json:"system"`
 	Tools       int `json:"tools"`
 	User        int `json:"user"`
 	Assistant   int `json:"assistant"`
 	ToolResults int `json:"tool_results"`
+	// Thinking is the assistant's thinking and reasoning blocks (recorded with their
+	// text, or priced from their signature or encrypted payload), out of Assistant;
+	// Attachments what Claude Code's attachment records put into the prompt.
+	Thinking    int `json:"thinking"`
+	Attachments int `json:"attachments"`
 }
 
 // LargestResult is the biggest tool result, the one the cheap tiers cut first.
@@ -257,6 +269,8 @@ func summarise(tl *measure.Tally, o Options) Report {
 				if bc.Chars > r.Largest.Chars {
 					r.Largest = LargestResult{Message: mi, Tool: tc.Name, Chars: bc.Chars, Bytes: bc.Bytes, Tokens: bc.Tokens}
 				}
+			case transcript.Thinking:
+				r.Categories.Thinking += bc.Tokens
 			default:
 				switch m.Role {
 				case "system", "developer":
@@ -280,6 +294,11 @@ func summarise(tl *measure.Tally, o Options) Report {
 		r.ByRole[roleKey(m.Role)] += mc.Tokens
 		r.Tokens += mc.Tokens
 		r.Messages[mi] = mc
+	}
+	for _, a := range tl.Attachments {
+		r.ByKind["attachment"] += a.Tokens
+		r.Categories.Attachments += a.Tokens
+		r.Tokens += a.Tokens
 	}
 	if tl.HasSchema {
 		r.ByKind["tools"] += tl.Schema
@@ -308,7 +327,7 @@ func summarise(tl *measure.Tally, o Options) Report {
 	r.ByServer = byServer(r.ByTool, o.Notes.defined)
 	r.Counted = r.Tokens
 	if tl.Hidden > 0 {
-		r.Hidden = &Hidden{Tokens: tl.Hidden, Source: tl.HiddenFrom}
+		r.Hidden = &Hidden{Tokens: tl.Hidden, Source: tl.HiddenFrom, AcrossCompaction: tl.HiddenAcross}
 		r.Categories.Hidden = tl.Hidden
 		r.Tokens += tl.Hidden
 	}
@@ -362,7 +381,7 @@ func anchor(tl *measure.Tally, r *Report) *Anchor {
 		return nil
 	}
 	a := &Anchor{Recorded: ma.Recorded, RecordedAt: ma.At, CacheRead: ma.CacheRead, CacheCreation: ma.CacheCreation,
-		CountedBefore: ma.Counted, Removed: ma.Removed}
+		CountedBefore: ma.Counted, Removed: ma.Removed, StaleReasoning: ma.Stale}
 	switch tl.Format {
 	case transcript.ClaudeCode:
 		a.Source = "message.usage"
@@ -372,7 +391,7 @@ func anchor(tl *measure.Tally, r *Report) *Anchor {
 	for i := ma.At + 1; i < len(r.Messages); i++ {
 		a.EstimatedAfter += r.Messages[i].Tokens
 	}
-	a.Tokens = a.Recorded + a.EstimatedAfter - a.Removed
+	a.Tokens = a.Recorded + a.EstimatedAfter - a.Removed - a.StaleReasoning
 	a.Utilization = measure.Ratio(a.Tokens, r.EffectiveWindow)
 	return a
 }

@@ -183,6 +183,27 @@ func TestStreamedReportMatchesMeasure(t *testing.T) {
 	add("generated claude-code", cc)
 	add("generated claude-code with branches", withBranches(cc))
 	add("generated codex", generate(t, "codex", 200<<10, 3))
+	for _, v := range []testgen.Options{{Format: "claude-code", Version: "2.1"}, {Format: "codex", Version: "0.114"}} {
+		// Thinking stored empty, attachments, compactions (the newer with a preserved
+		// segment), repeated token counts: and a cut right after the compaction, where
+		// the hidden part is carried across it.
+		for seed := int64(1); seed <= 2; seed++ {
+			v.Size, v.Seed = 400<<10, seed
+			var b bytes.Buffer
+			if err := testgen.Generate(&b, v); err != nil {
+				t.Fatal(err)
+			}
+			doc := b.Bytes()
+			name := fmt.Sprintf("generated %s %s seed %d", v.Format, v.Version, seed)
+			add(name, doc)
+			for _, mark := range []string{`"isCompactSummary":true`, `"type":"compacted"`} {
+				if i := bytes.Index(doc, []byte(mark)); i >= 0 {
+					end := i + bytes.IndexByte(doc[i:], '\n') + 1
+					add(name+", cut after the compaction", doc[:end])
+				}
+			}
+		}
+	}
 	if !testing.Short() {
 		codex := generate(t, "codex", 6<<20, 4)
 		if !bytes.Contains(codex, []byte(`"type":"compacted"`)) {

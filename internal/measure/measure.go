@@ -23,13 +23,15 @@ type Block struct {
 	Chars  int // decoded characters of a result's text, for the budget tiers
 	Bytes  int // and its size in bytes, for ctx-persist
 	// Reasoning marks an OpenAI reasoning item's encrypted payload, which the API drops
-	// once a newer user message follows it (see dropStaleReasoning).
+	// once a newer user message follows it (see dropStaleReasoning); Stale is what it cost
+	// when it was last sent, once it is dropped (Tokens is then 0).
 	Reasoning bool
+	Stale     int
 	// Was is what the text a ctxkit marker in the block stands for held, in tokens, as
 	// the marker says (0 without one): what an edit removed is Was - Tokens.
 	Was int
 	// Fixed is the part of Tokens the counter did not count: images, priced by their
-	// pixels, and encrypted reasoning, by its size.
+	// pixels, encrypted reasoning by its size, thinking stored empty by its signature's.
 	Fixed    int
 	ToolName string
 	ToolID   string
@@ -80,13 +82,45 @@ type Tally struct {
 	HasSchema bool // the request declares tool schemas, of Schema tokens
 	Schema    int
 	Usage     []transcript.Usage
-	// Hidden is the part of what the model sees that the file does not hold (system
-	// prompt and tool schemas an agent sends, content it stores empty), learned from the
+	// Hidden is the part of what the model sees that no record of the file holds (the
+	// system prompt and tool schemas an agent sends, reminders it does not log), learned from the
 	// newest recorded usage figure (Anchor) or said by the user (AddOverhead); HiddenFrom
 	// says which, "" when there is none.
 	Hidden     int
 	HiddenFrom string
 	Anchor     *Anchor
+	// HiddenAcross says Hidden was learned from the newest figure before the newest
+	// compaction (carryHidden): the conversation since records none yet.
+	HiddenAcross bool
+	// Attachments are what the conversation's attachment records put into the prompt
+	// (transcript.Attachment), counted, in order.
+	Attachments []Attached
+}
+
+// Attached is an attachment counted: what it puts into the prompt, with its wrapping,
+// and the message it comes before.
+type Attached struct {
+	Type   string
+	Before int
+	Tokens int
+}
+
+// AttachmentWrap is the text Claude Code wraps an attachment's text in.
+const AttachmentWrap = "<system-reminder>\n\n</system-reminder>"
+
+// countAttachment counts what an attachment puts into the prompt: its block, and the
+// system-reminder tags around it.
+func countAttachment(t *transcript.Transcript, a *transcript.Attachment, c tokens.Counter, provider string) Attached {
+	return Attached{Type: a.Type, Before: a.Before, Tokens: countBlock(t, &a.Block, c, provider).Tokens + c.Count(AttachmentWrap)}
+}
+
+// AttachmentTokens is what the attachments cost in all.
+func (tl *Tally) AttachmentTokens() int {
+	n := 0
+	for _, a := range tl.Attachments {
+		n += a.Tokens
+	}
+	return n
 }
 
 // Len, Blocks and Tool let transcript.PairsOf pair calls and results among counted messages.
@@ -114,11 +148,24 @@ func Of(t *transcript.Transcript, c tokens.Counter, previews bool) *Tally {
 	for i := range t.Messages {
 		tl.Messages[i].Line = lineOf(t.Records, &t.Messages[i])
 	}
+	for i := range t.Attachments {
+		tl.Attachments = append(tl.Attachments, countAttachment(t, &t.Attachments[i], c, ProviderOf(t.Format)))
+	}
 	if !t.Tools.IsZero() {
 		tl.HasSchema, tl.Schema = true, c.Count(t.Slice(t.Tools))
 	}
 	dropStaleReasoning(tl.Messages)
 	tl.anchor()
+	if tl.Anchor == nil && t.Prior != nil {
+		pt := &Tally{Format: t.Format, Counter: c, Messages: make([]Message, len(t.Prior.Messages)), Usage: []transcript.Usage{t.Prior.Usage}}
+		for i := range t.Prior.Messages {
+			pt.Messages[i] = countMessage(t, &t.Prior.Messages[i], c, ProviderOf(t.Format), false)
+		}
+		for i := range t.Prior.Attachments {
+			pt.Attachments = append(pt.Attachments, countAttachment(t, &t.Prior.Attachments[i], c, ProviderOf(t.Format)))
+		}
+		tl.carryHidden(pt)
+	}
 	return tl
 }
 
@@ -135,9 +182,9 @@ func lineOf(records []transcript.Record, m *transcript.Message) int {
 	return 0
 }
 
-// dropStaleReasoning prices at nothing the encrypted reasoning of every turn before the
-// newest user message, in place (so the per-block counts a tier reads agree with the
-// total).
+// dropStaleReasoning prices at nothing the reasoning items of every turn before the newest
+// user message, in place (so the per-block counts a tier reads agree with the total): the
+// encrypted reasoning and the summary shown of it.
 //
 // The model: OpenAI's Responses API keeps a reasoning item in the model's context only
 // within the turn that made it (the tool-calling loop since the last user message);
@@ -146,9 +193,10 @@ func lineOf(records []transcript.Record, m *transcript.Message) int {
 // counting it (at its decoded size, tokens.EncryptedTokens) put a real 2 MB rollout at
 // 281,004 tokens where its token_count recorded 153,122. Reasoning of the current turn
 // still counts at its decoded size, which is what it costs when the model reads it.
-// The visible summary text of every reasoning item is still counted as text: whether
-// the API drops it with the item is not documented, so the figure errs high by at most
-// the summaries, a few hundred tokens a turn.
+// The item's summary goes with it: the API drops the item, not its payload. (Counted as
+// text, the summaries of earlier turns made the part no record holds shrink by them turn
+// after turn, and a compaction carried that shortfall across, 14% of the first request
+// after it in generated rollouts.)
 func dropStaleReasoning(ms []Message) {
 	last := -1
 	for mi := len(ms) - 1; mi >= 0; mi-- {
@@ -158,9 +206,14 @@ func dropStaleReasoning(ms []Message) {
 		}
 	}
 	for mi := 0; mi < last; mi++ {
-		for bi := range ms[mi].Blocks {
-			if bc := &ms[mi].Blocks[bi]; bc.Reasoning {
-				bc.Tokens = 0
+		bs := ms[mi].Blocks
+		item := false // a reasoning item: its encrypted payload and its summary
+		for bi := range bs {
+			item = item || bs[bi].Reasoning
+		}
+		for bi := range bs {
+			if bc := &bs[bi]; item && bc.Kind == transcript.Thinking && bc.Tokens > 0 {
+				bc.Stale, bc.Tokens = bc.Tokens, 0
 			}
 		}
 	}
@@ -212,8 +265,8 @@ func (tl *Tally) Counts() Counts {
 }
 
 // Total is what the model would see if the conversation were sent now: every message's
-// blocks and framing, the tool schemas, the priming of the reply, and the part the file
-// does not hold (Hidden).
+// blocks and framing, the attachments, the tool schemas, the priming of the reply, and
+// the part the file does not hold (Hidden).
 func (tl *Tally) Total() int { return tl.Counted() + tl.Hidden }
 
 // Counted is the total without Hidden: what the file holds.
@@ -225,7 +278,7 @@ func (tl *Tally) Counted() int {
 	if tl.HasSchema {
 		n += tl.Schema
 	}
-	return n + replyPriming(len(tl.Messages))
+	return n + tl.AttachmentTokens() + replyPriming(len(tl.Messages))
 }
 
 // Countered is the part of Counted the counter counted: every block's text and the tool
@@ -356,6 +409,11 @@ func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 		bc.Fixed = bc.Tokens
 		bc.Reasoning = b.Type == "encrypted_content"
 		return bc
+	case b.Signature > 0 && t.BodyLen(b) == 0:
+		// Thinking stored without its text: the model still reads it (tokens/signature.go).
+		bc.Tokens = signatureTokens(c, b.Signature)
+		bc.Fixed = bc.Tokens
+		return bc
 	}
 	lit, byLiteral := c.(tokens.ByLiteral)
 	if lc, ok := c.(tokens.ByLength); ok || byLiteral {
@@ -413,6 +471,15 @@ func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 		bc.Was = bc.Tokens + removed
 	}
 	return bc
+}
+
+// signatureTokens prices thinking stored empty from its signature's size, at the rate of
+// the counter's model family (the Claude estimate knows it), else the main family's.
+func signatureTokens(c tokens.Counter, n int) int {
+	if p, ok := c.(tokens.SignaturePricer); ok {
+		return p.SignatureTokens(n)
+	}
+	return tokens.SignatureTokens(tokens.SignatureRate(""), n)
 }
 
 func imageTokens(t *transcript.Transcript, img *transcript.ImageRef, provider string) int {

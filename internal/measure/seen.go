@@ -11,8 +11,10 @@ import (
 
 // The figure every decision uses is what the model would see if the document were sent
 // now (DESIGN §5). The file does not hold all of it: an agent sends a system prompt and
-// tool schemas its transcript never records (Claude Code: 15-28K tokens), and content it
-// stores empty (Opus 4.7's thinking). Where the transcript records usage, the newest
+// tool schemas its transcript never records (Claude Code: 15-28K tokens). What it records
+// in a form the model does not read is counted as the model reads it: thinking stored
+// empty from its signature, attachments as the text they put in the prompt. Where the
+// transcript records usage, the newest
 // figure is the truth at that request; the tally learns from it the part not in the file
 // (Hidden), and the total is Hidden plus everything counted. So the total at the newest
 // request equals what was recorded, and what came after it is counted on top.
@@ -36,6 +38,11 @@ type Anchor struct {
 	// Counted is our count of messages 0..At as they are now; Removed what ctxkit's
 	// markers among them say was taken out of them since.
 	Counted, Removed int
+	// Stale is what the reasoning the figure's request sent, and no request sends any
+	// more, costs by our count: the encrypted reasoning of the turn the figure is of, once
+	// a newer user message follows it (dropStaleReasoning). The figure holds it; the
+	// next request does not.
+	Stale int
 }
 
 // Hidden sources.
@@ -45,8 +52,8 @@ const (
 )
 
 // anchor works out the part of the conversation the file does not hold, from the newest
-// usage figure: Hidden = recorded - (counted up to it + what edits removed up to it), never
-// below zero. Without a figure it leaves Hidden to the caller (AddOverhead).
+// usage figure: Hidden = recorded - (counted up to it + what edits removed up to it + the
+// reasoning it holds that is no longer sent), never below zero. Without a figure it leaves Hidden to the caller (AddOverhead).
 func (tl *Tally) anchor() {
 	u, ok := transcript.LastUsage(tl.Usage)
 	if !ok || u.After < 0 || u.After >= len(tl.Messages) {
@@ -54,13 +61,29 @@ func (tl *Tally) anchor() {
 	}
 	framing := tl.Framing()
 	a := &Anchor{At: u.After, CacheRead: u.CacheRead, CacheCreation: u.CacheCreation}
+	turn := 0 // the newest user message the figure's request sent: its reasoning after it was sent
+	for mi := u.After; mi >= 0; mi-- {
+		if tl.Messages[mi].Role == "user" {
+			turn = mi
+			break
+		}
+	}
 	for mi := 0; mi <= u.After; mi++ {
 		m := &tl.Messages[mi]
 		a.Counted += m.Tokens(framing)
 		for bi := range m.Blocks {
-			if b := &m.Blocks[bi]; b.Was > b.Tokens {
+			b := &m.Blocks[bi]
+			if b.Was > b.Tokens {
 				a.Removed += b.Was - b.Tokens
 			}
+			if mi > turn {
+				a.Stale += b.Stale
+			}
+		}
+	}
+	for _, at := range tl.Attachments {
+		if at.Before <= u.After {
+			a.Counted += at.Tokens
 		}
 	}
 	if tl.HasSchema {
@@ -77,14 +100,30 @@ func (tl *Tally) anchor() {
 		a.Recorded = u.Input + max(u.Output, reply)
 	}
 	tl.Anchor = a
-	tl.Hidden = max(0, a.Recorded-a.Counted-a.Removed)
+	tl.Hidden = max(0, a.Recorded-a.Counted-a.Removed-a.Stale)
 	tl.HiddenFrom = FromUsage
 }
 
+// carryHidden learns the part no record holds from the conversation the newest
+// compaction replaced (transcript.Prior, counted as prior), for a conversation that
+// records no figure since: the system prompt and tool schemas an agent sends do not
+// change with a compaction, and without them the headline right after one is the
+// summary alone, 87-97% short of what the next request sends. The figure the conversation
+// records next takes over.
+func (tl *Tally) carryHidden(prior *Tally) {
+	dropStaleReasoning(prior.Messages)
+	prior.anchor()
+	if prior.Anchor == nil {
+		return
+	}
+	tl.Hidden, tl.HiddenFrom, tl.HiddenAcross = prior.Hidden, FromUsage, true
+}
+
 // AddOverhead sets the part not in the file for a conversation that records no usage:
-// what the user says the agent adds (--overhead). A recorded figure wins over it.
+// what the user says the agent adds (--overhead). A recorded figure wins over it, one
+// recorded before a compaction too.
 func (tl *Tally) AddOverhead(n int) {
-	if tl.Anchor != nil || n <= 0 {
+	if tl.Anchor != nil || tl.HiddenFrom == FromUsage || n <= 0 {
 		return
 	}
 	tl.Hidden, tl.HiddenFrom = n, FromOverhead

@@ -50,8 +50,9 @@ type Streamed struct {
 	workers sync.WaitGroup
 	live    *transcript.LiveRecords // passes the records to count on to count
 
-	mu      sync.Mutex
-	records [][]Message // by record: its messages counted (nil when it carries none)
+	mu       sync.Mutex
+	records  [][]Message      // by record: its messages counted (nil when it carries none)
+	attached map[int]Attached // by record: its attachment counted, when it has one
 }
 
 type recordJob struct {
@@ -79,7 +80,7 @@ func (s *Streamed) Record(seq int, rec *transcript.Transcript) error {
 
 // count passes a record to the workers.
 func (s *Streamed) count(seq int, rec *transcript.Transcript) error {
-	if len(rec.Messages) > 0 {
+	if len(rec.Messages) > 0 || len(rec.Attachments) > 0 {
 		s.jobs <- recordJob{seq, rec} // blocks while every worker is busy and the queue is full
 	}
 	return nil
@@ -87,7 +88,7 @@ func (s *Streamed) count(seq int, rec *transcript.Transcript) error {
 
 func (s *Streamed) start(c tokens.Counter, f transcript.Format) {
 	s.counter, s.provider = c, ProviderOf(f)
-	s.live = &transcript.LiveRecords{Fn: s.count, Compaction: s.Compaction, Known: s.CompactionKnown, Reread: s.Reread}
+	s.live = &transcript.LiveRecords{Fn: s.count, Compaction: s.Compaction, Known: s.CompactionKnown, Reread: s.Reread, KeepPrior: true}
 	workers := max(runtime.GOMAXPROCS(0), 1)
 	s.jobs = make(chan recordJob, workers)
 	for range workers {
@@ -106,6 +107,16 @@ func (s *Streamed) start(c tokens.Counter, f transcript.Format) {
 					out[k].Preview = strings.Clone(out[k].Preview)
 				}
 				s.store(j.seq, out)
+				for k := range rec.Attachments {
+					a := countAttachment(rec, &rec.Attachments[k], s.counter, s.provider)
+					a.Type = strings.Clone(a.Type)
+					s.mu.Lock()
+					if s.attached == nil {
+						s.attached = map[int]Attached{}
+					}
+					s.attached[j.seq] = a
+					s.mu.Unlock()
+				}
 			}
 		}()
 	}
@@ -174,8 +185,37 @@ func (s *Streamed) Tally(o *transcript.Outline, c tokens.Counter) *Tally {
 		}
 		tl.Messages[i] = mc
 	}
+	for _, a := range o.Attachments {
+		at := s.attached[a.Record]
+		at.Before = a.Before
+		tl.Attachments = append(tl.Attachments, at)
+	}
 	dropStaleReasoning(tl.Messages)
 	tl.anchor()
+	if pr := o.Prior; tl.Anchor == nil && pr != nil {
+		// The conversation the compaction replaced, from its records' counts: a Codex
+		// rollout's were kept for it (transcript.LiveRecords.KeepPrior).
+		pt := &Tally{Format: o.Format, Counter: c, Messages: make([]Message, len(pr.Messages)), Usage: []transcript.Usage{pr.Usage}}
+		for i := range pr.Messages {
+			mc := Message{Role: pr.Messages[i].Role}
+			for _, p := range pr.Parts[i] {
+				if p.Record >= len(s.records) || p.Message >= len(s.records[p.Record]) {
+					return tl // not counted: no record was kept of it
+				}
+				mc.Blocks = append(mc.Blocks, s.records[p.Record][p.Message].Blocks...)
+			}
+			pt.Messages[i] = mc
+		}
+		for _, a := range pr.Attachments {
+			at, ok := s.attached[a.Record]
+			if !ok {
+				return tl
+			}
+			at.Before = a.Before
+			pt.Attachments = append(pt.Attachments, at)
+		}
+		tl.carryHidden(pt)
+	}
 	return tl
 }
 

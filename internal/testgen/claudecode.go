@@ -12,6 +12,9 @@ type claudeCodeEmitter struct {
 	parent string // uuid of the previous chained record, "" for none
 	next   string // uuid reserved for the first user record (the snapshot names it)
 	users  int
+	// Of a Version session: the version and model written, and the uuid of the newest
+	// reply's first line (a compaction that keeps the last turn keeps it from there).
+	version, model, turnHead string
 }
 
 const ccModel = "claude-sonnet-4-5-20250929"
@@ -29,7 +32,7 @@ func (e *claudeCodeEmitter) head(typ string) []byte {
 	}
 	b = append(b, `,"isSidechain":false,"userType":"external","cwd":"/repo",`...)
 	b = appendKV(b, "sessionId", e.g.sessionID)
-	b = append(b, `,"version":"2.0.14","gitBranch":"main",`...)
+	b = append(b, `,"version":"`+e.version+`","gitBranch":"main",`...)
 	return appendKV(b, "type", typ)
 }
 
@@ -51,11 +54,31 @@ func (e *claudeCodeEmitter) write(b []byte) {
 }
 
 func (e *claudeCodeEmitter) begin() {
+	e.version, e.model = "2.0.14", ccModel
+	if e.g.f.on {
+		e.version, e.model = "2.1.114", "claude-opus-4-7"
+	}
 	b := append(e.b[:0], `{"type":"permission-mode","permissionMode":"default",`...)
 	b = append(appendKV(b, "sessionId", e.g.sessionID), "}\n"...)
 	e.g.out.write(b)
+	if e.g.f.on {
+		// The session's start hook, its output given to the model as context.
+		e.attach(`{"type":"hook_success","hookName":"SessionStart:startup","hookEvent":"SessionStart","content":"","stdout":"","stderr":"","exitCode":0}`, "")
+		e.attach(`{"type":"hook_additional_context","content":["repo: acme/widgets, branch main, 3 open PRs"],"hookName":"SessionStart","hookEvent":"SessionStart"}`, "repo: acme/widgets, branch main, 3 open PRs")
+	}
 	e.next = e.g.r.uuid()
 	e.snapshot(e.next)
+}
+
+// attach writes an attachment record, chained like a message but not one; sent is the
+// text it puts into the prompt ("" for none).
+func (e *claudeCodeEmitter) attach(attachment, sent string) {
+	b := e.head("attachment")
+	b = append(append(b, `,"attachment":`...), attachment...)
+	e.write(e.stamp(b, "", 5, 900))
+	if sent != "" {
+		e.g.f.attached(sent)
+	}
 }
 
 // snapshot writes the file-history-snapshot record Claude Code adds at each user prompt.
@@ -104,17 +127,40 @@ func (e *claudeCodeEmitter) user(m *userMsg) {
 	b = appendUserContent(b, m)
 	b = append(b, '}')
 	e.write(e.stamp(b, id, 20000, 300000))
+	if e.g.f.on {
+		if e.users == 1 {
+			var skills, lines []byte
+			for i := 0; i < 24; i++ {
+				skills = append(skills, "- "+e.g.r.pick(verbs)+"-"+e.g.r.pick(nouns)+": "...)
+				skills = e.g.r.sentence(skills)
+				skills = append(skills, '\n')
+			}
+			lines = append(lines, '[')
+			for i, name := range []string{"AskUserQuestion", "EnterPlanMode", "NotebookEdit", "TaskCreate", "TaskList", "WebFetch", "WebSearch"} {
+				if i > 0 {
+					lines = append(lines, ',')
+				}
+				lines = appendStr(lines, name)
+			}
+			lines = append(lines, ']')
+			e.attach(`{"type":"deferred_tools_delta","addedNames":`+string(lines)+`,"addedLines":`+string(lines)+`,"removedNames":[]}`, string(lines))
+			e.attach(string(appendKV(append(appendKV([]byte(`{"type":"skill_listing",`), "content", string(skills)), ','), "skillCount", "24"))+`,"isInitial":true}`, string(skills))
+		}
+		e.attach(`{"type":"hook_success","hookName":"UserPromptSubmit","hookEvent":"UserPromptSubmit","content":"Status set to busy: /repo","stdout":"Status set to busy: /repo\n","stderr":"","exitCode":0}`, "Status set to busy: /repo")
+	}
 }
 
 func (e *claudeCodeEmitter) assistant(t *turn) {
 	g := e.g
 	msgID := g.r.base62("msg_01", 22)
 	reqID := g.r.base62("req_011C", 18)
+	head := "" // the uuid of the turn's first line
+	defer func() { e.turnHead = head }()
 	line := func(block func(b []byte) []byte, lo, hi int) {
 		b := e.head("assistant")
 		b = append(b, `,"message":{`...)
 		b = appendKV(b, "id", msgID)
-		b = append(b, `,"type":"message","role":"assistant","model":"`+ccModel+`","content":[`...)
+		b = append(b, `,"type":"message","role":"assistant","model":"`+e.model+`","content":[`...)
 		b = block(b)
 		b = append(b, `],"stop_reason":null,"stop_sequence":null,"usage":{`...)
 		b = appendKI(b, "input_tokens", t.usage.in)
@@ -124,9 +170,19 @@ func (e *claudeCodeEmitter) assistant(t *turn) {
 		b = append(b, `,"service_tier":"standard"}},`...)
 		b = appendKV(b, "requestId", reqID)
 		e.write(e.stamp(b, "", lo, hi))
+		if head == "" {
+			head = e.parent
+		}
 	}
 	if t.thinking != "" {
-		line(func(b []byte) []byte { return g.appendThinking(b, t.thinking) }, 1500, 9000)
+		if g.f.on {
+			sig := g.f.signature(t.think)
+			line(func(b []byte) []byte {
+				return append(appendKV(append(b, `{"type":"thinking","thinking":"",`...), "signature", sig), '}')
+			}, 1500, 9000)
+		} else {
+			line(func(b []byte) []byte { return g.appendThinking(b, t.thinking) }, 1500, 9000)
+		}
 	}
 	if t.text != "" {
 		line(func(b []byte) []byte {
@@ -168,9 +224,29 @@ func (e *claudeCodeEmitter) results(t *turn) {
 		b = appendKey(append(b, ','), "toolUseResult")
 		b = e.toolUseResult(b, c)
 		e.write(b)
-		if g.r.chance(0.08) {
+		switch {
+		case g.f.on:
+			g.f.result(g, c.text)
+			e.attach(string(appendKV([]byte(`{"type":"hook_success",`), "hookName", "PostToolUse:"+c.name))+
+				`,"hookEvent":"PostToolUse","content":"Status set to busy: /repo","stdout":"Status set to busy: /repo\n","stderr":"","exitCode":0}`, "")
+		case g.r.chance(0.08):
 			e.attachment(c)
 		}
+	}
+	if g.f.on && g.step%12 == 11 {
+		// The task list, reminded now and then.
+		var tasks []byte
+		tasks = append(tasks, '[')
+		for i := 1; i <= 4; i++ {
+			if i > 1 {
+				tasks = append(tasks, ',')
+			}
+			tasks = append(appendKV(append(tasks, '{'), "id", strconv.Itoa(i)), ',')
+			tasks = append(appendKV(tasks, "subject", title(g.r.pick(verbs))+" the "+g.r.pick(nouns)), ',')
+			tasks = append(appendKV(tasks, "status", g.r.pick([]string{"pending", "in_progress", "completed"})), '}')
+		}
+		tasks = append(tasks, ']')
+		e.attach(`{"type":"task_reminder","content":`+string(tasks)+`,"itemCount":4}`, string(tasks))
 	}
 }
 
@@ -234,6 +310,41 @@ func (e *claudeCodeEmitter) attachment(c *call) {
 	e.write(e.stamp(b, "", 5, 900))
 }
 
-func (e *claudeCodeEmitter) compact(string) {}
+// compact writes what Claude Code 2.1 writes when it compacts: a boundary, a new root
+// naming the last record as its logical parent, and the summary hanging off it; half of
+// the time the boundary keeps the last turn whole (compactMetadata.preservedSegment), and
+// the conversation goes on from that turn's last record, else from the summary.
+func (e *claudeCodeEmitter) compact(summary string) {
+	g := e.g
+	if !g.f.on {
+		return
+	}
+	g.f.preserve = g.f.r.chance(0.5)
+	tail, summaryID := e.parent, g.r.uuid()
+	b := append(e.b[:0], `{"parentUuid":null,`...)
+	b = appendKV(b, "logicalParentUuid", tail)
+	b = append(b, `,"isSidechain":false,"userType":"external","cwd":"/repo",`...)
+	b = appendKV(b, "sessionId", g.sessionID)
+	b = append(b, `,"version":"`+e.version+`","gitBranch":"main","type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"level":"info","compactMetadata":{"trigger":"auto",`...)
+	b = appendKI(b, "preTokens", g.f.tok)
+	if g.f.preserve {
+		b = append(b, `,"preservedSegment":{`...)
+		b = appendKV(b, "headUuid", e.turnHead)
+		b = appendKV(append(b, ','), "anchorUuid", summaryID)
+		b = appendKV(append(b, ','), "tailUuid", tail)
+		b = append(b, '}')
+	}
+	b = append(b, '}')
+	e.write(e.stamp(b, "", 500, 20000))
+	text := "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n" + summary
+	b = e.head("user")
+	b = append(b, `,"isCompactSummary":true,"isVisibleInTranscriptOnly":true,"message":{"role":"user","content":`...)
+	b = append(appendStr(b, text), '}')
+	e.write(e.stamp(b, summaryID, 50, 500))
+	if g.f.preserve {
+		e.parent = tail
+	}
+	g.f.compacted(g, text)
+}
 
 func (e *claudeCodeEmitter) end() {}

@@ -1,6 +1,9 @@
 package testgen
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // codexEmitter writes a Codex CLI rollout: {"timestamp","type","payload"} lines whose
 // response_item payloads are Responses API items, with event_msg lines mirroring messages
@@ -41,7 +44,11 @@ func (e *codexEmitter) begin() {
 		b = append(b, `,"cwd":"/repo","originator":"codex_cli_rs","cli_version":"0.171.0","source":"cli","model_provider":"openai","base_instructions":{`...)
 		b = append(appendKV(b, "text", g.system), `},"git":{`...)
 	} else {
-		b = append(b, `,"cwd":"/repo","originator":"codex_cli_rs","cli_version":"0.46.0",`...)
+		version := "0.46.0"
+		if g.f.on {
+			version = "0.114.0"
+		}
+		b = append(b, `,"cwd":"/repo","originator":"codex_cli_rs","cli_version":"`+version+`",`...)
 		b = appendKV(b, "instructions", g.system)
 		b = append(b, `,"source":"cli","model_provider":"openai","git":{`...)
 	}
@@ -54,6 +61,9 @@ func (e *codexEmitter) begin() {
 		return
 	}
 	e.write(appendInputMessage(e.start("response_item", 5, 40), &userMsg{text: codexEnv}))
+	if g.f.on {
+		g.f.tok += g.f.n(codexEnv) + framingMessage
+	}
 }
 
 func (e *codexEmitter) user(m *userMsg) {
@@ -69,7 +79,17 @@ func (e *codexEmitter) user(m *userMsg) {
 
 func (e *codexEmitter) assistant(t *turn) {
 	g := e.g
-	if t.thinking != "" {
+	switch {
+	case t.thinking != "" && g.f.on:
+		// The summary is what Codex shows and logs; the reasoning is in the payload.
+		b := e.start("event_msg", 1500, 9000)
+		b = append(b, `{"type":"agent_reasoning",`...)
+		e.write(append(appendKV(b, "text", t.summary), '}'))
+		b = append(e.start("response_item", 0, 3), `{"type":"reasoning","summary":[{"type":"summary_text",`...)
+		b = append(appendKV(b, "text", t.summary), `}],"content":null,`...)
+		b = appendKV(b, "encrypted_content", "gAAAAAB"+strings.TrimRight(g.f.r.b64(4*t.think+g.f.r.between(0, 24)), "="))
+		e.write(append(b, '}'))
+	case t.thinking != "":
 		b := e.start("event_msg", 1500, 9000)
 		b = append(b, `{"type":"agent_reasoning",`...)
 		e.write(append(appendKV(b, "text", t.thinking), '}'))
@@ -131,6 +151,12 @@ func (e *codexEmitter) results(t *turn) {
 		b = appendKey(append(b, ','), "output")
 		b = appendStr(b, string(in))
 		e.write(append(b, '}'))
+		if e.g.f.on {
+			e.g.f.result(e.g, string(in))
+		}
+	}
+	if e.g.f.on && len(t.calls) > 0 {
+		e.tokenCount(t.usage) // 0.101 and 0.114 write the request's figure again here
 	}
 }
 
@@ -152,6 +178,9 @@ func (e *codexEmitter) compact(summary string) {
 	}
 	b = appendInputMessage(append(b, ','), &userMsg{text: "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. Use this to build on the work that has already been done and avoid duplicating work. Here is the summary produced by the other language model:\n\n" + summary})
 	e.write(append(b, "]}"...))
+	if g.f.on {
+		g.f.compacted(g, codexEnv, g.request, "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. Use this to build on the work that has already been done and avoid duplicating work. Here is the summary produced by the other language model:\n\n"+summary)
+	}
 }
 
 func (e *codexEmitter) end() {}

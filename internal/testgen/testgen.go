@@ -31,6 +31,19 @@ type Options struct {
 	// (codex, responses, openai); Claude Code's CLAUDE.md and reminders at the head of the
 	// first user message (claude-code, anthropic). Without it the bytes are as they were.
 	Pinned bool
+	// Version, when set, writes a session as a given version of the agent writes it, with
+	// usage figures faithful to what its provider bills (faithful.go): "2.1" for
+	// claude-code (Claude Code 2.1.114 with Opus 4.7: thinking stored empty with only its
+	// signature, attachment records, a compaction that keeps the last turn whole), "0.114"
+	// for codex (Codex 0.114: each token_count written twice, heavy reasoning that the
+	// next user turn no longer sends, a compaction). "" keeps the shapes the samples were
+	// written with, byte for byte.
+	Version string
+	// Tokens counts a text as the provider's tokenizer does, for a Version's usage
+	// figures; nil counts 4 bytes a token. A test that measures a counter against the
+	// figures passes the counter, so that what they check is what the counter does not
+	// see (the hidden part, thinking stored empty, what a compaction or a turn drops).
+	Tokens func(string) int
 }
 
 // Formats lists the accepted Options.Format values.
@@ -40,6 +53,15 @@ var Formats = []string{"anthropic", "openai", "responses", "claude-code", "codex
 func Generate(w io.Writer, o Options) error {
 	if o.Size < 0 {
 		return fmt.Errorf("testgen: negative size %d", o.Size)
+	}
+	switch {
+	case o.Version == "":
+	case o.Version == "2.1" && o.Format == "claude-code", o.Version == "0.114" && o.Format == "codex":
+		if o.Images {
+			return fmt.Errorf("testgen: a Version document has no images")
+		}
+	default:
+		return fmt.Errorf("testgen: no version %q of %s (want 2.1 for claude-code, 0.114 for codex)", o.Version, o.Format)
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
 	g := newGen(o, bw)
@@ -135,6 +157,10 @@ type turn struct {
 	text     string
 	calls    []*call
 	usage    usage
+	// Of a Version session: what its thinking costs (think), and the summary a Codex
+	// reasoning item shows of it.
+	think   int
+	summary string
 }
 
 type userMsg struct {
@@ -178,6 +204,8 @@ type gen struct {
 	total     usage
 	compacted bool
 	pins      *pinned // Options.Pinned
+
+	f faithful // Options.Version's state
 }
 
 func newGen(o Options, w *bufio.Writer) *gen {
@@ -188,6 +216,9 @@ func newGen(o Options, w *bufio.Writer) *gen {
 	g.request = g.r.pick(requests)
 	if o.Pinned {
 		g.pins = g.makePinned()
+	}
+	if o.Version != "" {
+		g.f = faithful{on: true, r: newRNG(o.Seed ^ 0x37c0_0a71), count: o.Tokens}
 	}
 	return g
 }
@@ -203,8 +234,11 @@ func (g *gen) remaining(e emitter) int { return g.o.Size - g.out.n - e.tail() - 
 func (g *gen) stopAt() int { return max(2500, g.o.Size/200) }
 
 func (g *gen) run(e emitter) {
-	e.begin()
 	g.ctx = len(g.system) + 12000
+	if g.f.on {
+		g.f.tok = g.f.base(g)
+	}
+	e.begin()
 	first := &userMsg{text: g.request}
 	if p := g.pins; p != nil {
 		if g.d == dClaude {
@@ -230,7 +264,7 @@ func (g *gen) run(e emitter) {
 			}
 		}
 		g.step++
-		if g.d == dCodex && g.o.Size > 5<<20 && !g.compacted && g.out.n > g.o.Size/2 {
+		if g.compactsNow() {
 			g.compacted = true
 			s := g.summary(4000)
 			e.compact(s)
@@ -255,7 +289,22 @@ func (g *gen) run(e emitter) {
 	e.end()
 }
 
+// compactsNow says whether the session compacts after this step: a Codex rollout over
+// 5 MB halfway, a Version session over 300 KB at 45%.
+func (g *gen) compactsNow() bool {
+	switch {
+	case g.compacted:
+		return false
+	case g.f.on:
+		return g.o.Size >= 300<<10 && g.out.n > g.o.Size*45/100
+	}
+	return g.d == dCodex && g.o.Size > 5<<20 && g.out.n > g.o.Size/2
+}
+
 func (g *gen) sendUser(e emitter, m *userMsg) {
+	if g.f.on {
+		g.f.user(g, m)
+	}
 	e.user(m)
 	g.ctx += len(m.text)
 	for _, p := range m.pins {
@@ -280,6 +329,9 @@ func (g *gen) sendAssistant(e emitter, t *turn) {
 		out:       outBytes/4 + g.r.between(5, 60),
 		reasoning: len(t.thinking) / 4,
 	}
+	if g.f.on {
+		g.f.request(g, t)
+	}
 	g.total.in += t.usage.in + t.usage.read + t.usage.create
 	g.total.read += t.usage.read
 	g.total.out += t.usage.out
@@ -287,6 +339,9 @@ func (g *gen) sendAssistant(e emitter, t *turn) {
 	e.assistant(t)
 	g.prevReq = g.ctx
 	g.ctx += outBytes
+	if g.f.on {
+		g.f.reply(g, t)
+	}
 }
 
 func (g *gen) image() *pngImage {
@@ -379,7 +434,13 @@ func (g *gen) toolTurn(rem int) *turn {
 	}
 	t := &turn{}
 	budget := int(float64(rem-1500*len(plans)) / g.factor)
-	if g.r.chance(0.35) {
+	switch {
+	case g.f.on:
+		// Opus 4.7 and gpt-5-codex think before most replies, at length.
+		if g.f.r.chance(0.8) {
+			t.thinking = g.thinking(min(g.f.r.between(200, 6000), budget/6+100))
+		}
+	case g.r.chance(0.35):
 		t.thinking = g.thinking(min(g.r.between(150, 1800), budget/8+50))
 	}
 	if g.r.chance(0.5) {

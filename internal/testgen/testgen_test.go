@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"io"
 	"strings"
 	"testing"
 )
@@ -445,3 +446,73 @@ func BenchmarkGenerate(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// A Version session has the shapes of its agent version: Claude Code 2.1 stores thinking
+// empty with its signature, writes attachment records and compacts; Codex 0.114 writes
+// each request's token_count again after the tool outputs and compacts. Its prompts grow
+// with what it sends, and drop at the compaction (and, for Codex, at a new user turn).
+func TestVersionSessions(t *testing.T) {
+	cc := string(generate(t, Options{Format: "claude-code", Version: "2.1", Size: 400 << 10, Seed: 3}))
+	for _, want := range []string{`"version":"2.1.114"`, `"model":"claude-opus-4-7"`, `"thinking":"","signature":"`, `"type":"skill_listing"`,
+		`"type":"hook_additional_context"`, `"hookEvent":"UserPromptSubmit"`, `"subtype":"compact_boundary"`, `"isCompactSummary":true`} {
+		if !strings.Contains(cc, want) {
+			t.Errorf("claude-code 2.1: no %s", want)
+		}
+	}
+	if strings.Contains(cc, `"thinking":"The user`) {
+		t.Error("claude-code 2.1: thinking stored with its text")
+	}
+	prompts := func(recs []map[string]any, prompt func(map[string]any) (float64, bool)) []float64 {
+		var out []float64
+		for _, r := range recs {
+			if p, ok := prompt(r); ok {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	ccPrompts := prompts(records(t, "claude-code", []byte(cc)), func(r map[string]any) (float64, bool) {
+		m, ok := r["message"].(map[string]any)
+		if !ok || r["type"] != "assistant" {
+			return 0, false
+		}
+		u := m["usage"].(map[string]any)
+		return u["input_tokens"].(float64) + u["cache_read_input_tokens"].(float64) + u["cache_creation_input_tokens"].(float64), true
+	})
+	drops := 0
+	for i := 1; i < len(ccPrompts); i++ {
+		if ccPrompts[i] < ccPrompts[i-1] {
+			drops++
+		}
+	}
+	if ccPrompts[0] < 18000 || drops != 1 {
+		t.Errorf("claude-code 2.1: first prompt %v (want the hidden part's 18K and more), %d drops (want the compaction's)", ccPrompts[0], drops)
+	}
+
+	cx := records(t, "codex", generate(t, Options{Format: "codex", Version: "0.114", Size: 400 << 10, Seed: 3}))
+	repeats, compacted, counts := 0, 0, 0
+	var prev string
+	for _, r := range cx {
+		p := r["payload"].(map[string]any)
+		switch {
+		case r["type"] == "compacted":
+			compacted++
+		case r["type"] == "event_msg" && p["type"] == "token_count":
+			counts++
+			b, _ := json.Marshal(p["info"].(map[string]any)["total_token_usage"])
+			if string(b) == prev {
+				repeats++
+			}
+			prev = string(b)
+		}
+	}
+	if compacted != 1 || repeats == 0 || repeats >= counts {
+		t.Errorf("codex 0.114: %d compactions, %d of %d token counts repeated", compacted, repeats, counts)
+	}
+
+	for _, o := range []Options{{Format: "codex", Version: "2.1"}, {Format: "claude-code", Version: "9"}, {Format: "anthropic", Version: "2.1"}} {
+		if err := Generate(io.Discard, o); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
+}

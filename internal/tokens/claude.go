@@ -104,9 +104,10 @@ type ByLiteral interface {
 type ClaudeCounter struct {
 	// ascii is the price of each ASCII character, class the price of each class, both
 	// in units of 2^-claudeShift tokens, so a text's price is a sum of integers.
-	ascii [utf8.RuneSelf]int64
-	class [NumClaudeClasses]int64
-	name  string // "" for "estimate"
+	ascii  [utf8.RuneSelf]int64
+	class  [NumClaudeClasses]int64
+	name   string // "" for "estimate"
+	family int    // the index in claudeFamilies of the family it prices (0 when made of prices given)
 }
 
 const claudeShift = 16
@@ -127,6 +128,7 @@ func NewClaudeCounter(coef ClaudeCoefficients) *ClaudeCounter {
 var claudeCounters = func() (cs [len(claudeFamilies)]*ClaudeCounter) {
 	for i := range claudeFamilies {
 		cs[i] = NewClaudeCounter(claudeFamilies[i].Coef)
+		cs[i].family = i
 	}
 	return cs
 }()
@@ -144,7 +146,7 @@ func (c *ClaudeCounter) Name() string {
 // api), so that its blocks, and what a tier writes in place of some, are counted at the
 // document's own rate.
 func (c *ClaudeCounter) Scaled(r float64, name string) *ClaudeCounter {
-	s := &ClaudeCounter{name: name}
+	s := &ClaudeCounter{name: name, family: c.family}
 	for k, v := range c.class {
 		s.class[k] = int64(float64(v)*r + 0.5)
 	}

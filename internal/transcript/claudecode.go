@@ -22,11 +22,22 @@ type ccLine struct {
 	summary bool // isCompactSummary
 	pinned  bool // a user message of pinned texts only, if it is the first (settlePinned)
 	// boundary marks a compaction's boundary record: a new root (parentUuid null) that
-	// keeps a link to the history it replaces (logicalParentUuid).
-	boundary bool
-	model    string // message.model, unless synthetic
-	usage    Usage
-	counted  bool // usage holds a real figure
+	// keeps a link to the history it replaces (logicalParentUuid, logical). A newer
+	// compaction keeps some messages whole (compactMetadata.preservedSegment): their
+	// first, relinkHead, hangs off a message from before the compaction in the file, and
+	// is read as hanging off relinkAnchor (the summary, or the boundary), as Claude Code
+	// relinks it when it loads the log.
+	boundary                             bool
+	logical                              string
+	relinkHead, relinkAnchor, relinkTail string
+	model                                string // message.model, unless synthetic
+	usage                                Usage
+	counted                              bool // usage holds a real figure
+	// attached marks an attachment record that puts something into the prompt:
+	// attachment is what (attachmentBlock), of type attachType.
+	attached   bool
+	attachType string
+	attachment Block
 }
 
 // ccParser reads a Claude Code session log.
@@ -57,10 +68,12 @@ const (
 	ccLogicalParent
 	ccSubtype
 	ccType // read by the record reader (Record.Type), listed so that a duplicate is refused
+	ccAttachment
+	ccCompactMetadata
 	ccFields
 )
 
-var ccRecordKeys = [ccFields]string{"uuid", "parentUuid", "isSidechain", "message", "timestamp", "isCompactSummary", "logicalParentUuid", "subtype", "type"}
+var ccRecordKeys = [ccFields]string{"uuid", "parentUuid", "isSidechain", "message", "timestamp", "isCompactSummary", "logicalParentUuid", "subtype", "type", "attachment", "compactMetadata"}
 
 func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 	var f [ccFields]jval
@@ -70,6 +83,20 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 	l := ccLine{uuid: keep(f[ccUUID].text()), parent: keep(f[ccParent].text()), sidechain: f[ccSidechain].boolean()}
 	r.UUID, r.Parent = l.uuid, l.parent
 	l.boundary = f[ccLogicalParent].str() != "" || f[ccSubtype].str() == "compact_boundary"
+	if l.boundary {
+		l.logical = keep(f[ccLogicalParent].str())
+		var seg [3]jval
+		f[ccCompactMetadata].get("preservedSegment").fields(seg[:], "headUuid", "anchorUuid", "tailUuid")
+		if head, anchor := seg[0].str(), seg[1].str(); head != "" && anchor != "" {
+			l.relinkHead, l.relinkAnchor, l.relinkTail = keep(head), keep(anchor), keep(seg[2].str())
+		}
+	}
+	if r.Type == "attachment" {
+		typ, b, ok := attachmentBlock(f[ccAttachment])
+		bs := []Block{b}
+		detachBlocks(bs)
+		l.attachType, l.attachment, l.attached = intern(typ), bs[0], ok
+	}
 	msg := f[ccMessage]
 	l.message = (r.Type == "user" || r.Type == "assistant") && msg.isObject()
 	var out []Message
@@ -119,25 +146,111 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 func (p *ccParser) finish(o *Outline) {
 	keepSide := p.sidechains || p.onlySidechains
 	wanted := func(l *ccLine) bool { return l.message && (keepSide || !l.sidechain) }
-	live, top := ccLive(p.lines, p.byUUID, p.onlySidechains, p.sidechains, wanted)
-	p.explain(o, live, top, wanted)
+	relinks := p.relinks(len(p.lines))
+	live, top := ccLive(p.lines, p.byUUID, relinks, p.onlySidechains, p.sidechains, wanted)
+	p.explain(o, live, top, relinks, wanted)
+	c := p.assemble(o.Records, live, keepSide, wanted)
+	if top >= 0 && p.lines[top].boundary {
+		// The messages a compaction kept whole (a preserved segment) sit before it in the
+		// file and carry the figures of requests made before it, which measure a context
+		// that is gone: Claude Code zeroes them when it loads the log.
+		var usage []Usage
+		for _, u := range c.all {
+			if u.line > top {
+				usage = addUsage(usage, u.Usage, u.After)
+			}
+		}
+		c.usage = usage
+		o.Prior = p.prior(o.Records, top, keepSide, wanted)
+	}
+	o.Messages, o.Parts, o.Attachments, o.Usage = c.messages, c.parts, c.attachments, c.usage
+	if c.model != "" {
+		o.Model = c.model
+	}
+}
 
+// relinks are the preserved segments of the boundaries before some line (see ccLine):
+// the anchor each head hangs off, and the tail that comes after each anchor.
+type relinks struct {
+	anchor, tail map[string]string
+}
+
+// relinks gathers the preserved segments of the boundaries before line end.
+func (p *ccParser) relinks(end int) relinks {
+	var r relinks
+	for i := range end {
+		if l := &p.lines[i]; l.relinkHead != "" {
+			if r.anchor == nil {
+				r.anchor, r.tail = map[string]string{}, map[string]string{}
+			}
+			r.anchor[l.relinkHead] = l.relinkAnchor
+			if l.relinkTail != "" {
+				r.tail[l.relinkAnchor] = l.relinkTail
+			}
+		}
+	}
+	return r
+}
+
+// parentOf is the parent of a line as the session's tree has it: its parentUuid, or the
+// anchor a preserved segment's head is relinked to.
+func parentOf(l *ccLine, r relinks) string {
+	if a, ok := r.anchor[l.uuid]; ok && l.uuid != "" {
+		return a
+	}
+	return l.parent
+}
+
+// conversation is a conversation assembled from the lines a mask marks live.
+type conversation struct {
+	messages    []Message
+	parts       [][]Part
+	attachments []Attachment
+	usage       []Usage
+	all         []lineUsage // every figure, with its line
+	model       string
+}
+
+type lineUsage struct {
+	Usage
+	line int
+}
+
+// assemble makes the conversation of the live lines, in file order: the lines of a turn
+// (one message.id) one message, each figure at its message, the attachments at theirs.
+func (p *ccParser) assemble(records []Record, live []bool, keepSide bool, wanted func(*ccLine) bool) conversation {
+	var c conversation
+	leaf := -1 // the newest message line of the conversation
+	for i := len(p.lines) - 1; i >= 0 && leaf < 0; i-- {
+		if live[i] && wanted(&p.lines[i]) {
+			leaf = i
+		}
+	}
+	figure := func(u Usage, at, line int) {
+		c.usage = addUsage(c.usage, u, at)
+		u.After = at
+		c.all = append(c.all, lineUsage{u, line})
+	}
 	turnAt := make(map[string]int)
 	for i := range p.lines {
 		l := &p.lines[i]
-		if !live[i] || !wanted(l) {
-			continue // attachments, system records and the like sit in the chain too
+		if l.attached && (keepSide || !l.sidechain) && p.attachedLive(i, leaf, live) {
+			c.attachments = append(c.attachments, Attachment{Type: l.attachType, Before: len(c.messages), Record: i, Block: l.attachment})
+			continue
 		}
-		span := o.Records[i].Span
+		if !live[i] || !wanted(l) {
+			continue // system records and the like sit in the chain too
+		}
+		span := records[i].Span
 		if at, ok := turnAt[l.msgID]; ok && l.msgID != "" {
-			prev := &o.Messages[at]
+			prev := &c.messages[at]
 			prev.Lines = append(prev.Lines, span)
-			o.Parts[at] = append(o.Parts[at], Part{Record: i})
+			c.parts[at] = append(c.parts[at], Part{Record: i})
 			if l.stampOK {
 				prev.Time = l.stamp
 			}
 			if l.counted {
-				o.Usage = addUsage(o.Usage, l.usage, at)
+				figure(l.usage, at, i)
 			}
 			continue
 		}
@@ -145,25 +258,88 @@ func (p *ccParser) finish(o *Outline) {
 		if m.ID == "" {
 			m.ID = l.uuid
 		} else {
-			turnAt[l.msgID] = len(o.Messages)
+			turnAt[l.msgID] = len(c.messages)
 		}
-		o.Messages = append(o.Messages, m)
-		o.Parts = append(o.Parts, []Part{{Record: i}})
+		c.messages = append(c.messages, m)
+		c.parts = append(c.parts, []Part{{Record: i}})
 		if l.model != "" {
-			o.Model = l.model
+			c.model = l.model
 		}
 		if l.counted {
-			o.Usage = addUsage(o.Usage, l.usage, len(o.Messages)-1)
+			figure(l.usage, len(c.messages)-1, i)
 		}
 	}
+	return c
+}
+
+// prior is the conversation the compaction at line top replaced, up to its newest figure
+// (Outline.Prior): the chain from the record the boundary names as its logical parent,
+// else from the newest message line before it, read as the live conversation is (its
+// compaction's own relink left out). When that conversation records no figure and
+// starts at a compaction itself, the one before that is looked at, and so on.
+func (p *ccParser) prior(records []Record, top int, keepSide bool, wanted func(*ccLine) bool) *Prior {
+	for top >= 0 && p.lines[top].boundary {
+		leaf := -1
+		if k, ok := p.byUUID[p.lines[top].logical]; ok && p.lines[top].logical != "" && k < top {
+			leaf = k
+		}
+		for i := top - 1; i >= 0 && leaf < 0; i-- {
+			if l := &p.lines[i]; l.message && !l.sidechain {
+				leaf = i
+			}
+		}
+		if leaf < 0 {
+			return nil
+		}
+		relinks := p.relinks(top)
+		live, prevTop := ccChain(p.lines, p.byUUID, relinks, leaf, p.sidechains, wanted)
+		for i := top; i < len(live); i++ {
+			live[i] = false
+		}
+		c := p.assemble(records, live, keepSide, wanted)
+		if n := len(c.usage); n > 0 {
+			u := c.usage[n-1]
+			pr := &Prior{Messages: c.messages[:u.After+1], Parts: c.parts[:u.After+1], Usage: u}
+			for _, a := range c.attachments {
+				if a.Before <= u.After {
+					pr.Attachments = append(pr.Attachments, a)
+				}
+			}
+			return pr
+		}
+		top = prevTop
+	}
+	return nil
+}
+
+// attachedLive reports whether the attachment record at line i is part of the live
+// conversation: on its chain, or hanging off a line that is (Claude Code hangs a hook's
+// record off the tool result it follows, which may be a side branch of a parallel call).
+// In a log without ids (leaf, the newest message line, has none), every attachment
+// without one after the last compaction before the leaf is, as ccLive reads messages.
+func (p *ccParser) attachedLive(i, leaf int, live []bool) bool {
+	l := &p.lines[i]
+	switch {
+	case live[i]:
+		return true
+	case l.parent != "":
+		k, ok := p.byUUID[l.parent]
+		return ok && (live[k] || k < i && p.lines[k].attached && p.attachedLive(k, leaf, live))
+	case l.uuid != "" || leaf < 0 || p.lines[leaf].uuid != "":
+		return false
+	}
+	for k := leaf; k > i; k-- {
+		if p.lines[k].boundary {
+			return false
+		}
+	}
+	return true
 }
 
 // ccLive marks the lines of the live conversation (see ccParser), and returns the top of
 // the chain it followed from the newest message: the line whose parent is null or names
 // no line (-1 when it followed none).
-func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bool, wanted func(*ccLine) bool) (live []bool, top int) {
-	live = make([]bool, len(lines))
-	top = -1
+func ccLive(lines []ccLine, byUUID map[string]int, relinks relinks, onlySidechains, sidechains bool, wanted func(*ccLine) bool) (live []bool, top int) {
 	leaf := -1
 	for i := len(lines) - 1; i >= 0; i-- {
 		if l := &lines[i]; l.message && (onlySidechains || !l.sidechain) {
@@ -173,10 +349,12 @@ func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bo
 	}
 	switch {
 	case leaf < 0:
+		return make([]bool, len(lines)), -1
 	case lines[leaf].uuid == "":
 		// Records without ids (an old or hand-made log): every message line in file order,
 		// from the last compaction on (a compact boundary starts the conversation anew, as
 		// it does on a chain: ctx-summarize's own summary of such a log is one).
+		live = make([]bool, len(lines))
 		from := 0
 		for i := leaf; i >= 0; i-- {
 			if lines[i].boundary {
@@ -187,47 +365,68 @@ func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bo
 		for i := from; i < len(lines); i++ {
 			live[i] = wanted(&lines[i])
 		}
-	default:
-		for i := leaf; !live[i]; {
+		return live, -1
+	}
+	// The newest message line may be the anchor of a preserved segment (the summary a
+	// compaction just wrote): the conversation then goes on from the segment's tail,
+	// which comes before it in the file.
+	for seen := 0; seen < len(lines); seen++ {
+		tail, ok := relinks.tail[lines[leaf].uuid]
+		k, found := byUUID[tail]
+		if !ok || !found || k == leaf {
+			break
+		}
+		leaf = k
+	}
+	return ccChain(lines, byUUID, relinks, leaf, sidechains, wanted)
+}
+
+// ccChain marks the chain from line leaf up to its top, widened to whole turns and the
+// results of their calls (and, with sidechains, every subagent line), and returns its
+// top.
+func ccChain(lines []ccLine, byUUID map[string]int, relinks relinks, leaf int, sidechains bool, wanted func(*ccLine) bool) (live []bool, top int) {
+	live = make([]bool, len(lines))
+	top = -1
+	for i := leaf; !live[i]; {
+		live[i] = true
+		top = i
+		parent := parentOf(&lines[i], relinks)
+		p, ok := byUUID[parent]
+		if parent == "" || !ok {
+			break
+		}
+		i = p
+	}
+	// Widen the chain to whole turns and the results of their calls.
+	turns := make(map[string]bool)
+	calls := make(map[string]bool)
+	for i := range lines {
+		if live[i] && lines[i].msgID != "" {
+			turns[lines[i].msgID] = true
+		}
+	}
+	for i := range lines {
+		l := &lines[i]
+		if wanted(l) && l.msgID != "" && turns[l.msgID] {
 			live[i] = true
-			top = i
-			p, ok := byUUID[lines[i].parent]
-			if lines[i].parent == "" || !ok {
-				break
-			}
-			i = p
 		}
-		// Widen the chain to whole turns and the results of their calls.
-		turns := make(map[string]bool)
-		calls := make(map[string]bool)
-		for i := range lines {
-			if live[i] && lines[i].msgID != "" {
-				turns[lines[i].msgID] = true
+		if live[i] {
+			for _, id := range l.calls {
+				calls[id] = true
 			}
 		}
+	}
+	for i := range lines {
+		l := &lines[i]
+		if !live[i] && wanted(l) && l.answers && calls[l.answer] {
+			live[i] = true
+		}
+	}
+	if sidechains {
+		// Subagent lines are chains of their own; keep them all.
 		for i := range lines {
-			l := &lines[i]
-			if wanted(l) && l.msgID != "" && turns[l.msgID] {
+			if lines[i].sidechain && lines[i].message {
 				live[i] = true
-			}
-			if live[i] {
-				for _, id := range l.calls {
-					calls[id] = true
-				}
-			}
-		}
-		for i := range lines {
-			l := &lines[i]
-			if !live[i] && wanted(l) && l.answers && calls[l.answer] {
-				live[i] = true
-			}
-		}
-		if sidechains {
-			// Subagent lines are chains of their own; keep them all.
-			for i := range lines {
-				if lines[i].sidechain && lines[i].message {
-					live[i] = true
-				}
 			}
 		}
 	}
@@ -242,7 +441,7 @@ func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bo
 // exported or hand-made logs have. Following the chain would keep the newest message
 // alone, so the whole file is read in line order instead, every message line in it, and
 // a warning says so.
-func (p *ccParser) explain(o *Outline, live []bool, top int, wanted func(*ccLine) bool) {
+func (p *ccParser) explain(o *Outline, live []bool, top int, relinks relinks, wanted func(*ccLine) bool) {
 	lines := p.lines
 	if top < 0 {
 		for i := range lines {
@@ -252,7 +451,7 @@ func (p *ccParser) explain(o *Outline, live []bool, top int, wanted func(*ccLine
 		}
 		return
 	}
-	roots := ccRoots(lines, p.byUUID)
+	roots := ccRoots(lines, p.byUUID, relinks)
 	liveRoot := roots[top]
 	unchained, messages := 0, 0
 	for i := range lines {
@@ -308,7 +507,7 @@ func (p *ccParser) explain(o *Outline, live []bool, top int, wanted func(*ccLine
 
 // ccRoots gives, for each line, the first line of its tree: the ancestor reached by
 // following parentUuid until it is null or names no line (or loops).
-func ccRoots(lines []ccLine, byUUID map[string]int) []int {
+func ccRoots(lines []ccLine, byUUID map[string]int, relinks relinks) []int {
 	const unknown, visiting = -1, -2
 	roots := make([]int, len(lines))
 	for i := range roots {
@@ -320,8 +519,9 @@ func ccRoots(lines []ccLine, byUUID map[string]int) []int {
 		for roots[j] == unknown {
 			roots[j] = visiting
 			path = append(path, j)
-			p, ok := byUUID[lines[j].parent]
-			if lines[j].parent == "" || !ok {
+			parent := parentOf(&lines[j], relinks)
+			p, ok := byUUID[parent]
+			if parent == "" || !ok {
 				roots[j] = j
 				break
 			}

@@ -2,6 +2,8 @@ package transcript
 
 import (
 	"cmp"
+	"fmt"
+	"slices"
 	"time"
 )
 
@@ -17,7 +19,18 @@ type codexParser struct {
 	// window is the model_context_window of the last task_started event: newer Codex
 	// versions record it there as well as in token_count.
 	window int
+	// totals are the session's running totals (total_token_usage) the last token_count
+	// event carried, when it carried them.
+	totals    codexTotals
+	hasTotals bool
+	// prior is the conversation the newest compaction replaced, up to its newest figure
+	// (Outline.Prior).
+	prior *Prior
 }
+
+// codexTotals is a token_count event's total_token_usage: input, cached input, output,
+// reasoning output and total tokens of the session so far.
+type codexTotals [5]int64
 
 func (p *codexParser) record(seq int, r *Record, raw string) []Message {
 	var f [2]jval
@@ -83,10 +96,16 @@ func (p *codexParser) record(seq int, r *Record, raw string) []Message {
 		if typ != "token_count" {
 			break
 		}
-		if u, ok := codexTokenCount(pf[1]); ok {
-			u.After, u.Window = len(p.messages)-1, cmp.Or(u.Window, p.window)
-			p.usage = append(p.usage, u)
+		u, totals, hasTotals, ok := codexTokenCount(pf[1])
+		if !ok {
+			break
 		}
+		if hasTotals && p.hasTotals && totals == p.totals {
+			break // the same request's figure again (see codexTokenCount)
+		}
+		p.totals, p.hasTotals = totals, hasTotals
+		u.After, u.Window = len(p.messages)-1, cmp.Or(u.Window, p.window)
+		p.usage = append(p.usage, u)
 	}
 	return out
 }
@@ -105,23 +124,49 @@ func (t *Transcript) Compacts() bool {
 func (f Format) Compacts() bool { return f == Codex }
 
 // codexTokenCount reads the info of a token_count event: the figure of the request just
-// made. ok is false when the event carries none.
-func codexTokenCount(info jval) (u Usage, ok bool) {
-	var inf [2]jval
-	info.fields(inf[:], "last_token_usage", "model_context_window")
+// made, and the session's running totals (hasTotals when the event carries them). ok is
+// false when the event carries no figure.
+//
+// Codex 0.101 and 0.114 write each token_count event twice, the second after the tool
+// outputs the reply asked for: both carry the same figures. The totals tell them apart
+// from a new request, which always adds to them: an event whose totals are those of the
+// event before it is the same request, and is read once (at the first, which is where the
+// reply ends; the second would say the request covered the tool outputs too).
+func codexTokenCount(info jval) (u Usage, totals codexTotals, hasTotals, ok bool) {
+	var inf [3]jval
+	info.fields(inf[:], "last_token_usage", "model_context_window", "total_token_usage")
 	last := inf[0]
 	if !last.isObject() {
-		return Usage{}, false
+		return Usage{}, totals, false, false
 	}
 	var g [3]jval
 	last.fields(g[:], "input_tokens", "cached_input_tokens", "output_tokens")
+	if tot := inf[2]; tot.isObject() {
+		var tf [5]jval
+		tot.fields(tf[:], "input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
+		for i := range tf {
+			totals[i] = tf[i].integer()
+		}
+		hasTotals = true
+	}
 	return Usage{Input: int(g[0].integer()), CacheRead: int(g[1].integer()), Output: int(g[2].integer()),
-		Window: int(inf[1].integer())}, true
+		Window: int(inf[1].integer())}, totals, hasTotals, true
 }
+
+// key names the totals, for a reader that sees one record at a time (RecordUsage).
+func (t codexTotals) key() string { return fmt.Sprint([5]int64(t)) }
 
 // compact drops the history before a compacted record. Header messages (the session's
 // instructions) stay: Codex sends them with every request.
 func (p *codexParser) compact() {
+	// What the hidden part is learned from until a figure comes after the compaction
+	// (none when no figure came since the compaction before: LiveRecords.KeepPrior keeps
+	// the records of one conversation only).
+	p.prior = nil
+	if n := len(p.usage); n > 0 {
+		u := p.usage[n-1]
+		p.prior = &Prior{Messages: slices.Clone(p.messages[:u.After+1]), Parts: slices.Clone(p.parts[:u.After+1]), Usage: u}
+	}
 	var messages []Message
 	var parts [][]Part
 	for i, m := range p.messages {
@@ -136,6 +181,9 @@ func (p *codexParser) compact() {
 
 func (p *codexParser) finish(o *Outline) {
 	o.Messages, o.Parts, o.Usage, o.Model = p.messages, p.parts, p.usage, p.model
+	if p.prior != nil && len(p.prior.Messages) > 0 {
+		o.Prior = p.prior
+	}
 }
 
 // codexLeft names why a record of a Codex rollout is not part of the conversation: the

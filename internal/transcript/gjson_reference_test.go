@@ -95,6 +95,9 @@ func gjAnthropicBlock(v gjson.Result) Block {
 	case "thinking":
 		b.Kind = Thinking
 		gjBodyOf(&b, v.Get("thinking"))
+		if sig, th := v.Get("signature"), v.Get("thinking"); sig.Type == gjson.String && (th.Type != gjson.String || th.String() == "") {
+			b.Signature = len(sig.String())
+		}
 	case "redacted_thinking":
 		b.Kind = Thinking
 		b.Encrypted = len(v.Get("data").Raw)
@@ -306,6 +309,20 @@ func (p gjCCParser) record(seq int, r *Record, raw string) []Message {
 	f := gjson.GetMany(raw, "uuid", "parentUuid", "isSidechain", "message")
 	l := ccLine{uuid: keep(gjText(f[0])), parent: keep(gjText(f[1])), sidechain: f[2].Bool()}
 	r.UUID, r.Parent = l.uuid, l.parent
+	b := gjson.GetMany(raw, "logicalParentUuid", "subtype", "compactMetadata.preservedSegment.headUuid", "compactMetadata.preservedSegment.anchorUuid", "compactMetadata.preservedSegment.tailUuid")
+	if l.boundary = b[0].String() != "" || b[1].String() == "compact_boundary"; l.boundary {
+		l.logical = keep(b[0].String())
+		if b[2].String() != "" && b[3].String() != "" {
+			l.relinkHead, l.relinkAnchor, l.relinkTail = keep(b[2].String()), keep(b[3].String()), keep(b[4].String())
+		}
+	}
+	if r.Type == "attachment" {
+		// (attachments came after the scanner: the reference reads them as Parse does)
+		typ, b, ok := attachmentBlock(recordValue(raw, r.Span.Start).get("attachment"))
+		bs := []Block{b}
+		detachBlocks(bs)
+		l.attachType, l.attachment, l.attached = intern(typ), bs[0], ok
+	}
 	msg := f[3]
 	l.message = (r.Type == "user" || r.Type == "assistant") && msg.IsObject()
 	var out []Message
@@ -427,6 +444,18 @@ func (p gjCodexParser) record(seq int, r *Record, raw string) []Message {
 			break
 		}
 		g := gjson.GetMany(last.Raw, "input_tokens", "cached_input_tokens", "output_tokens")
+		if tot := info.Get("total_token_usage"); tot.IsObject() {
+			var totals codexTotals
+			for i, v := range gjson.GetMany(tot.Raw, "input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens") {
+				totals[i] = v.Int()
+			}
+			if p.hasTotals && totals == p.totals {
+				break
+			}
+			p.totals, p.hasTotals = totals, true
+		} else {
+			p.hasTotals = false
+		}
 		p.usage = append(p.usage, Usage{
 			After:     len(p.messages) - 1,
 			Input:     int(g[0].Int()),
@@ -729,7 +758,7 @@ func gjParseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript,
 		carried[i] = p.record(i, &lines[i], doc[lines[i].Span.Start:lines[i].Span.End])
 	}
 	ol := resolve(p, f, lines)
-	t := &Transcript{Format: f, Doc: doc, Records: ol.Records, Usage: ol.Usage, Model: ol.Model, Warnings: ol.Warnings}
+	t := &Transcript{Format: f, Doc: doc, Records: ol.Records, Usage: ol.Usage, Model: ol.Model, Warnings: ol.Warnings, Attachments: ol.Attachments}
 	if len(ol.Messages) > 0 {
 		t.Messages = make([]Message, len(ol.Messages))
 	}
@@ -742,6 +771,17 @@ func gjParseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript,
 			}
 		}
 		t.Messages[i] = m
+	}
+	if pr := ol.Prior; pr != nil {
+		tp := *pr
+		tp.Messages = make([]Message, len(pr.Messages))
+		for i, m := range pr.Messages {
+			for _, pt := range pr.Parts[i] {
+				m.Blocks = append(m.Blocks, carried[pt.Record][pt.Message].Blocks...)
+			}
+			tp.Messages[i] = m
+		}
+		t.Prior = &tp
 	}
 	return t, nil
 }

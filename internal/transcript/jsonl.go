@@ -22,6 +22,12 @@ type Outline struct {
 	// Code assistant turn written over several lines has one part per line; its blocks are
 	// the blocks of its parts, one after another.
 	Parts [][]Part
+	// Attachments are the live conversation's attachment records that put something into
+	// the prompt (Claude Code), in order; their blocks' spans are document offsets.
+	Attachments []Attachment
+	// Prior is the conversation the newest compaction replaced, as in Transcript; its
+	// Messages have no blocks.
+	Prior *Prior
 	// Usage, Model and Warnings are as in Transcript.
 	Usage    []Usage
 	Model    string

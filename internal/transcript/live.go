@@ -40,10 +40,18 @@ type LiveRecords struct {
 	// the conversation. Fn then gets the records that waited first, in order, and the
 	// others in order after them.
 	Reread func(line Span) (string, error)
+	// KeepPrior passes on, besides, the records of the conversation the last compaction
+	// replaced (those since the compaction before it): the conversation up to the newest
+	// usage figure before the compaction (Outline.Prior) tells the part of the prompt no
+	// record holds until a figure comes after it (measure.Streamed). They are held until
+	// the next compaction (which forgets them) or the last (which passes them on).
+	KeepPrior bool
 
 	held    []heldRecord // oldest first
 	heldLen int
 	waiting []heldRecord // held past Max, without their lines (Reread)
+	prior   []heldRecord // KeepPrior: the records the newest compaction so far dropped
+	figure  bool         // KeepPrior: a usage figure came since the newest compaction so far
 }
 
 type heldRecord struct {
@@ -57,7 +65,21 @@ func (l *LiveRecords) Record(seq int, rec *Transcript) error {
 	if !rec.Format.Compacts() {
 		return l.Fn(seq, rec)
 	}
+	if l.KeepPrior && l.Compaction > 0 && rec.Compacts() {
+		if rec.Base < l.Compaction || !l.figure {
+			l.prior = l.prior[:0] // a later compaction replaces what this one kept
+		} else if err := l.passPrior(); err != nil {
+			return err
+		}
+		l.figure = false
+	}
+	if l.KeepPrior && !l.figure && len(rec.Records) == 1 && rec.Records[0].Type == "event_msg" {
+		_, _, l.figure = RecordUsage(rec.Format, rec.Doc)
+	}
 	if rec.Base < l.Compaction && dropped(rec.Messages) {
+		if l.KeepPrior {
+			l.prior = append(l.prior, heldRecord{seq, rec, Span{rec.Base, rec.Base + len(rec.Doc)}})
+		}
 		return nil
 	}
 	if l.Known {
@@ -92,8 +114,34 @@ func (l *LiveRecords) Record(seq int, rec *Transcript) error {
 	return nil
 }
 
+// passPrior passes on the records kept of the conversation the last compaction replaced
+// (KeepPrior), reading those held without their lines again.
+func (l *LiveRecords) passPrior() error {
+	for i, h := range l.prior {
+		l.prior[i] = heldRecord{}
+		if h.rec.Doc == "" && h.line.Len() > 0 {
+			doc, err := l.Reread(h.line)
+			if err == nil && len(doc) != h.line.Len() {
+				err = io.ErrUnexpectedEOF
+			}
+			if err != nil {
+				return err
+			}
+			h.rec.Doc = doc
+		}
+		if err := l.Fn(h.seq, h.rec); err != nil {
+			return err
+		}
+	}
+	l.prior = nil
+	return nil
+}
+
 // Flush passes on the records still held, and those that waited (Reread).
 func (l *LiveRecords) Flush() error {
+	if err := l.passPrior(); err != nil {
+		return err
+	}
 	for i, w := range l.waiting {
 		doc, err := l.Reread(w.line)
 		if err == nil && len(doc) != w.line.Len() {
@@ -131,10 +179,14 @@ func (l *LiveRecords) pass(n int) error {
 // carrying a message, none of them a header message (codexParser.compact keeps those).
 // The others go on to Fn, or wait on.
 func (l *LiveRecords) compact() error {
+	keep := l.KeepPrior && l.figure // the records dropped make up the prior conversation
+	l.prior, l.figure = l.prior[:0], false
 	live := l.waiting[:0]
 	for _, w := range l.waiting {
 		if !dropped(w.rec.Messages) {
 			live = append(live, w)
+		} else if keep {
+			l.prior = append(l.prior, w)
 		}
 	}
 	clear(l.waiting[len(live):])
@@ -142,6 +194,9 @@ func (l *LiveRecords) compact() error {
 	for i, h := range l.held {
 		l.held[i] = heldRecord{}
 		if dropped(h.rec.Messages) {
+			if keep {
+				l.prior = append(l.prior, h)
+			}
 			continue
 		}
 		if err := l.Fn(h.seq, h.rec); err != nil {

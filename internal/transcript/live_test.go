@@ -178,3 +178,50 @@ func TestNoIDsCompacted(t *testing.T) {
 		t.Fatalf("%d messages live, want the summary and the new one", len(tr.Messages))
 	}
 }
+
+// TestLiveRecordsKeepPrior: with KeepPrior, the records of the conversation the last
+// compaction replaced (since the compaction before it) go on too, when it records a
+// figure, whether the last compaction is known ahead (Known) or found as the records come;
+// those a figure-less conversation or an earlier one held are forgotten.
+func TestLiveRecordsKeepPrior(t *testing.T) {
+	figure := `{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"input_tokens":900,"cached_input_tokens":0,"output_tokens":5}}}}`
+	compacted := `{"timestamp":"t","type":"compacted","payload":{"message":"summary"}}`
+	for _, c := range []struct {
+		name  string
+		lines []string
+		want  []int
+	}{
+		{"figure before the last", []string{
+			`{"timestamp":"t","type":"session_meta","payload":{"id":"x","instructions":"keep"}}`,
+			userItem("before both"), figure, compacted, // 1-3
+			userItem("between"), figure, compacted, // 4-6
+			userItem("live"), // 7
+		}, []int{0, 2, 3, 4, 5, 6, 7}},
+		{"no figure before the last", []string{
+			`{"timestamp":"t","type":"session_meta","payload":{"id":"x","instructions":"keep"}}`,
+			userItem("before both"), figure, compacted,
+			userItem("between"), compacted,
+			userItem("live"),
+		}, []int{0, 2, 5, 6}},
+	} {
+		doc := strings.Join(c.lines, "\n") + "\n"
+		last := strings.LastIndex(doc, compacted)
+		for _, known := range []bool{false, true} {
+			var seen []int
+			l := &LiveRecords{Fn: func(seq int, rec *Transcript) error { seen = append(seen, seq); return nil }, KeepPrior: true}
+			if known {
+				l.Compaction, l.Known = last, true
+			}
+			if _, _, err := Stream(strings.NewReader(doc), Options{}, l.Record); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(seen)
+			if !slices.Equal(seen, c.want) {
+				t.Errorf("%s, known %v: passed %v, want %v", c.name, known, seen, c.want)
+			}
+		}
+	}
+}

@@ -74,10 +74,11 @@ const (
 	abToolUseID
 	abIsError
 	abContent
+	abSignature
 	abFields
 )
 
-var anthropicBlockKeys = [abFields]string{"type", "text", "id", "name", "input", "thinking", "data", "source", "tool_use_id", "is_error", "content"}
+var anthropicBlockKeys = [abFields]string{"type", "text", "id", "name", "input", "thinking", "data", "source", "tool_use_id", "is_error", "content", "signature"}
 
 func anthropicBlock(v jval) Block {
 	if v.isString() { // a bare string in a content list
@@ -99,6 +100,9 @@ func anthropicBlock(v jval) Block {
 	case "thinking":
 		b.Kind = Thinking
 		bodyOf(&b, f[abThinking])
+		if sig := f[abSignature]; sig.isString() && (!f[abThinking].isString() || stringLen(f[abThinking].raw) == 0) {
+			b.Signature = stringLen(sig.raw)
+		}
 	case "redacted_thinking":
 		b.Kind = Thinking
 		b.Encrypted = len(f[abData].raw)

@@ -4,9 +4,10 @@ package transcript
 // carries (raw is the record's line), whether or not the record is part of the live
 // conversation: a figure from before a compaction, which Parse and Stream leave out as
 // it measures a context that is gone, is still the session's history (ctx-count's trend).
-// turn names the Claude Code turn the figure is of: a turn written over several lines
-// repeats it, the last line's being the final one; it is "" for Codex, whose token_count
-// events are one a request. Subagents' (isSidechain) figures measure another context and
+// turn names the request the figure is of: for Claude Code its turn, which a turn written
+// over several lines repeats, the last line's being the final one; for Codex the session's
+// running totals the event carries ("" when it carries none), which an event repeating
+// the request's figure repeats too (codexTokenCount). Subagents' (isSidechain) figures measure another context and
 // are not read. After is not set.
 func RecordUsage(f Format, raw string) (u Usage, turn string, ok bool) {
 	switch f {
@@ -31,8 +32,11 @@ func RecordUsage(f Format, raw string) (u Usage, turn string, ok bool) {
 		if pf[0].str() != "token_count" {
 			return Usage{}, "", false
 		}
-		u, ok = codexTokenCount(pf[1])
-		return u, "", ok
+		u, totals, hasTotals, ok := codexTokenCount(pf[1])
+		if hasTotals {
+			turn = "codex " + totals.key()
+		}
+		return u, turn, ok
 	}
 	return Usage{}, "", false
 }

@@ -21,25 +21,38 @@ import (
 // in the second pass (Splice). (Parse assembles its transcript the same way.) With carried
 // nil, the messages come without their blocks.
 func (o *Outline) Conversation(carried [][]Message) *Transcript {
-	t := &Transcript{Format: o.Format, Records: o.Records, Usage: o.Usage, Model: o.Model, Warnings: o.Warnings}
+	t := &Transcript{Format: o.Format, Records: o.Records, Usage: o.Usage, Model: o.Model, Warnings: o.Warnings, Attachments: o.Attachments}
 	if len(o.Messages) > 0 {
 		t.Messages = make([]Message, len(o.Messages))
 	}
 	for i, m := range o.Messages {
-		parts := o.Parts[i]
-		switch {
-		case carried == nil: // nothing was kept: the messages without their blocks
-		case len(parts) == 1:
-			m.Blocks = carried[parts[0].Record][parts[0].Message].Blocks
-		default:
-			for _, pt := range parts {
-				m.Blocks = append(m.Blocks, carried[pt.Record][pt.Message].Blocks...)
-			}
+		t.Messages[i] = withBlocks(m, o.Parts[i], carried)
+	}
+	if pr := o.Prior; pr != nil {
+		tp := *pr
+		tp.Messages = make([]Message, len(pr.Messages))
+		for i, m := range pr.Messages {
+			tp.Messages[i] = withBlocks(m, pr.Parts[i], carried)
 		}
-		t.Messages[i] = m
+		t.Prior = &tp
 	}
 	settlePinned(t.Format, t.Messages)
 	return t
+}
+
+// withBlocks is a message of an outline with the blocks of its parts, when they were
+// carried.
+func withBlocks(m Message, parts []Part, carried [][]Message) Message {
+	switch {
+	case carried == nil: // nothing was kept: the messages without their blocks
+	case len(parts) == 1:
+		m.Blocks = carried[parts[0].Record][parts[0].Message].Blocks
+	default:
+		for _, pt := range parts {
+			m.Blocks = append(m.Blocks, carried[pt.Record][pt.Message].Blocks...)
+		}
+	}
+	return m
 }
 
 // Splice copies the document r reads to w with edits made, as Apply does for a document in

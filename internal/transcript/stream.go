@@ -89,6 +89,10 @@ func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (ou
 		rec := &Transcript{Format: f, Doc: l, Base: start, Records: []Record{records[seq]}}
 		rec.Messages = p.record(seq, &records[seq], l)
 		detach(rec.Messages)
+		if cp, ok := p.(*ccParser); ok && cp.lines[seq].attached {
+			l := &cp.lines[seq]
+			rec.Attachments = []Attachment{{Type: l.attachType, Before: -1, Record: seq, Block: l.attachment}}
+		}
 		if err := fn(seq, rec); err != nil {
 			return nil, nil, err
 		}

@@ -101,6 +101,10 @@ type Block struct {
 	// Encrypted is the size in bytes of an opaque payload the model still reads (redacted
 	// thinking, encrypted reasoning).
 	Encrypted int
+	// Signature is the size in bytes of the signature of a thinking block stored without
+	// its text (Claude Code 2.x writes some so): the thinking, encrypted, which the model
+	// still reads when the block is sent back. 0 for a block whose text is there.
+	Signature int
 	// Head is the length of a label at the start of a result's decoded body, which a tier
 	// that replaces the result's text keeps (Cline's "[read_file for 'x'] Result:" line,
 	// see SplitLabel).
@@ -211,6 +215,16 @@ type Usage struct {
 	Window int
 }
 
+// Prior is a conversation a compaction replaced, up to its newest usage figure: its
+// messages (and, in a Transcript, their blocks), the parts of each (Outline.Parts), the
+// attachments before the figure's message, and the figure, whose After indexes Messages.
+type Prior struct {
+	Messages    []Message
+	Parts       [][]Part
+	Attachments []Attachment
+	Usage       Usage
+}
+
 // Context is the size of the context the figure measures: the prompt plus the reply.
 func (u Usage) Context() int { return u.Input + u.Output }
 
@@ -231,8 +245,17 @@ type Transcript struct {
 	ArrayPath string
 	// Records are all lines of a JSONL document.
 	Records []Record
+	// Attachments are what the conversation's Claude Code attachment records put into the
+	// prompt, in order (Attachment). In the one-record transcripts Stream hands out, the
+	// record's own, Before unset (-1).
+	Attachments []Attachment
 	// Usage lists the real usage figures in document order.
 	Usage []Usage
+	// Prior is the conversation the newest compaction replaced, up to and with the
+	// newest usage figure it records (nil when there is no compaction, or no figure before
+	// it). Until the conversation records a figure of its own, that one is what tells the
+	// part of the prompt no record holds (measure).
+	Prior *Prior
 	// Model is the model the document names, if any.
 	Model string
 	// Warnings say how the reader departed from the format's rules to read the document

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -465,5 +466,46 @@ func TestDuplicateKeys(t *testing.T) {
 		if _, err := Parse([]byte(doc), Options{}); err != nil {
 			t.Errorf("%s: %v", doc, err)
 		}
+	}
+}
+
+// Codex 0.101 and 0.114 write each token_count event twice, the second after the tool
+// outputs: the same totals are the same request, read once, at the first event (the reply
+// ends there, not after the outputs). RecordUsage names both alike, so a reader of
+// records counts the request once too.
+func TestCodexRepeatedTokenCount(t *testing.T) {
+	count := func(in, out, total int) string {
+		return fmt.Sprintf(`{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"cached_input_tokens":0,"output_tokens":%d,"reasoning_output_tokens":0,"total_tokens":%d},"last_token_usage":{"input_tokens":%d,"cached_input_tokens":0,"output_tokens":%d,"total_tokens":%d},"model_context_window":272000}}}`,
+			total-out, out, total, in, out, in+out)
+	}
+	lines := []string{
+		`{"timestamp":"t","type":"session_meta","payload":{"id":"s","instructions":"be careful"}}`,
+		`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"fix it"}]}}`,
+		`{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c1"}}`,
+		count(900, 50, 950),
+		`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"a long output"}}`,
+		count(900, 50, 950), // the same request again, after the outputs
+		`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}}`,
+		count(1000, 20, 1970),
+		count(1000, 20, 1970),
+	}
+	tr := mustParse(t, strings.Join(lines, "\n")+"\n", Options{})
+	if len(tr.Usage) != 2 {
+		t.Fatalf("%d usage figures, want 2 (one a request): %+v", len(tr.Usage), tr.Usage)
+	}
+	if u := tr.Usage[0]; u.After != 2 || u.Input != 900 {
+		t.Errorf("first request %+v: want the figure at the call (message 2), not after its output", u)
+	}
+	if u := tr.Usage[1]; u.After != 4 || u.Input != 1000 {
+		t.Errorf("second request %+v", u)
+	}
+	var turns []string
+	for _, l := range lines {
+		if _, turn, ok := RecordUsage(Codex, l); ok {
+			turns = append(turns, turn)
+		}
+	}
+	if len(turns) != 4 || turns[0] != turns[1] || turns[2] != turns[3] || turns[0] == turns[2] || turns[0] == "" {
+		t.Errorf("RecordUsage names the events %q: want a repeat named as the event it repeats", turns)
 	}
 }
