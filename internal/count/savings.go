@@ -48,7 +48,14 @@ func addSavings(d *cli.Doc, r *Report) error {
 	// every tier sees the same), and a store of the run's own unless --store names one.
 	env := ctx.CommonEnv()
 	if !ctx.Given("store") {
+		// The tiers name the store a run of theirs with the same flags would use, not the
+		// temporary one, so that what they would save does not depend on where it is.
+		shown, err := filepath.Abs(ctx.Common.Store)
+		if err != nil {
+			return cli.RuntimeError(fmt.Errorf("--savings: store %q: %w", ctx.Common.Store, err))
+		}
 		env["CTX_STORE"] = filepath.Join(work, "store")
+		env[cli.StoreShownEnv] = shown
 	}
 	env["CTX_STATS_FILE"] = stats
 	env["CTX_FORMAT"] = string(d.T.Format)

@@ -29,6 +29,11 @@ import (
 // DefaultPipe is the pipeline replayed unless --pipe names another: the five tiers.
 const DefaultPipe = "ctx-persist | ctx-budget | ctx-snip | ctx-summarize | ctx-trim"
 
+// ShownStore is the store the stages' placeholders name when the replay keeps what they
+// offload in a temporary store of its own (no --store): a fixed path, so that a replay's
+// requests and figures do not depend on where the temporary directory was made.
+const ShownStore = "/ctx-replay/store"
+
 // Tools returns the commands a pipeline runs in this process: the tiers, ctx-repair and
 // ctx-count. A pipeline runs them once a request, so each keeps its command-line parser
 // from run to run (cli.Reusing); a fresh map each call, so that nothing is kept at package
@@ -171,7 +176,10 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 	env["CTX_STATS_FILE"] = work + "/stats.jsonl"
 	env["CTX_FORMAT"] = string(d.T.Format)
 	if !ctx.Given("store") {
+		// The placeholders name a fixed path, not the random one of the work directory:
+		// the same session and flags give the same requests wherever the store is.
 		env["CTX_STORE"] = work + "/store"
+		env[cli.StoreShownEnv] = ShownStore
 	}
 
 	r := Report{File: d.Display(), Format: string(d.T.Format), Model: cmp.Or(window.Model, d.T.Model), Pipe: pipe.Text,

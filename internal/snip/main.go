@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -100,7 +99,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 }
 
 // options turns the flags into the tier's options (without the document's measures).
-func (f *Flags) options(now time.Time) (Options, error) {
+func (f *Flags) options(now time.Time, getenv func(string) string) (Options, error) {
 	o := Defaults()
 	var err error
 	if o.Trigger, o.Target, err = cli.TriggerTarget(f.Trigger, f.Target); err != nil {
@@ -128,7 +127,7 @@ func (f *Flags) options(now time.Time) (Options, error) {
 		if err := offload.CheckDir(f.Store); err != nil {
 			return o, cli.Usagef("--store: %v", err)
 		}
-		dir, err := filepath.Abs(f.Store)
+		dir, err := cli.ShownStore(f.Store, getenv)
 		if err != nil {
 			return o, cli.RuntimeError(fmt.Errorf("store %q: %w", f.Store, err))
 		}
@@ -153,7 +152,7 @@ func nonEmpty(list []string) []string {
 }
 
 func run(ctx *cli.Context, f *Flags) error {
-	o, err := f.options(ctx.Now())
+	o, err := f.options(ctx.Now(), ctx.Getenv)
 	if err != nil {
 		return err
 	}
