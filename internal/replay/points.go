@@ -14,8 +14,9 @@ type Point struct {
 	// Cut is the document offset where the request's history ends (cutBefore).
 	Cut int
 	// Recorded is the prompt size the agent recorded for the request (input, cache reads
-	// and cache writes), 0 where the document records none.
-	Recorded int
+	// and cache writes), 0 where the document records none; CacheRead and CacheWrite are
+	// the parts of it the provider billed as read from the prompt cache and written to it.
+	Recorded, CacheRead, CacheWrite int
 	// Time is when the request was sent, as far as the document says (the newest time
 	// stamp of the history); zero without time stamps.
 	Time time.Time
@@ -26,7 +27,7 @@ type Point struct {
 // reply: each assistant message that does not follow another.
 func Points(t *transcript.Transcript) []Point {
 	var starts []int
-	var recorded []int
+	var recorded []transcript.Usage
 	if len(t.Usage) > 0 {
 		prev := -1
 		for _, u := range t.Usage {
@@ -43,12 +44,12 @@ func Points(t *transcript.Transcript) []Point {
 			if k == 0 {
 				continue // a reply to nothing: no request the document holds
 			}
-			starts, recorded = append(starts, k), append(recorded, u.Input)
+			starts, recorded = append(starts, k), append(recorded, u)
 		}
 	} else {
 		for k := 1; k < len(t.Messages); k++ {
 			if t.Messages[k].Role == "assistant" && t.Messages[k-1].Role != "assistant" {
-				starts, recorded = append(starts, k), append(recorded, 0)
+				starts, recorded = append(starts, k), append(recorded, transcript.Usage{})
 			}
 		}
 	}
@@ -61,7 +62,8 @@ func Points(t *transcript.Transcript) []Point {
 				newest = tm
 			}
 		}
-		points = append(points, Point{Message: k, Cut: cutBefore(t, k), Recorded: recorded[i], Time: newest})
+		u := recorded[i]
+		points = append(points, Point{Message: k, Cut: cutBefore(t, k), Recorded: u.Input, CacheRead: u.CacheRead, CacheWrite: u.CacheCreation, Time: newest})
 	}
 	return points
 }

@@ -84,7 +84,10 @@ type Turn struct {
 	Uncompacted int `json:"tokens_uncompacted"`
 	In          int `json:"tokens_in"`
 	// Cached is the part of the request read from the prompt cache; Written the rest,
-	// which the request writes to it.
+	// which the request writes to it. As recorded, they are the session's own figures
+	// where it records them (cache reads; Claude Code's cache writes, Codex's cached
+	// input), and Cost prices its own split; the request sent is priced the same while
+	// the pipeline has sent what the session sent, else by the cache model (cachedPrefix).
 	Cached             int `json:"cached"`
 	Written            int `json:"cache_written"`
 	CachedUncompacted  int `json:"cached_uncompacted"`
@@ -113,6 +116,10 @@ type Turn struct {
 	Problems        int     `json:"problems,omitempty"`
 	Cost            float64 `json:"cost"`
 	CostUncompacted float64 `json:"cost_uncompacted"`
+
+	// modelled is CachedUncompacted as the cache model works it out, where the session
+	// records its own split (which CachedUncompacted then is): what the model is tested on.
+	modelled int
 }
 
 // Totals sum a replay.
@@ -321,10 +328,22 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 		turn.CacheBreak = !extends
 		turn.CachedUncompacted, _ = cachedPrefix(prevOrig, u)
 	}
-	turn.Written = turn.Tokens - turn.Cached
-	turn.WrittenUncompacted = turn.Uncompacted - turn.CachedUncompacted
+	turn.modelled = turn.CachedUncompacted
 	turn.Cost = o.Price.Cost(turn.Tokens, turn.Cached)
 	turn.CostUncompacted = o.Price.Cost(turn.Uncompacted, turn.CachedUncompacted)
+	if p.Recorded > 0 {
+		// The session as it was sent is billed as the provider billed it: the split it
+		// recorded, not the one the model works out (a cache kept an hour, a miss).
+		turn.CachedUncompacted = min(p.CacheRead, turn.Uncompacted)
+		turn.CostUncompacted = o.Price.Billed(p.Recorded-p.CacheRead-p.CacheWrite, p.CacheWrite, p.CacheRead)
+		if bytes.Equal(out, origDoc) && (prevSent == nil || prevSent.t.Doc == prevOrig.t.Doc) {
+			// The pipeline sent what the session sent, after what the session sent before:
+			// the provider bills it the same.
+			turn.Cached, turn.Cost = turn.CachedUncompacted, turn.CostUncompacted
+		}
+	}
+	turn.Written = turn.Tokens - turn.Cached
+	turn.WrittenUncompacted = turn.Uncompacted - turn.CachedUncompacted
 	if o.Effective > 0 {
 		turn.Utilization = float64(turn.Tokens) / float64(o.Effective)
 		turn.OverWindow = turn.Tokens > o.Effective
