@@ -12,6 +12,10 @@ type claudeCodeEmitter struct {
 	parent string // uuid of the previous chained record, "" for none
 	next   string // uuid reserved for the first user record (the snapshot names it)
 	users  int
+	// lastMsg is the uuid of the newest message record, turnHead that of the first line
+	// of the newest assistant turn: the tail and head of what a compaction preserves.
+	lastMsg, turnHead string
+	version           string
 }
 
 const ccModel = "claude-sonnet-4-5-20250929"
@@ -29,7 +33,7 @@ func (e *claudeCodeEmitter) head(typ string) []byte {
 	}
 	b = append(b, `,"isSidechain":false,"userType":"external","cwd":"/repo",`...)
 	b = appendKV(b, "sessionId", e.g.sessionID)
-	b = append(b, `,"version":"2.0.14","gitBranch":"main",`...)
+	b = append(b, `,"version":"`+e.version+`","gitBranch":"main",`...)
 	return appendKV(b, "type", typ)
 }
 
@@ -51,6 +55,10 @@ func (e *claudeCodeEmitter) write(b []byte) {
 }
 
 func (e *claudeCodeEmitter) begin() {
+	e.version = "2.0.14"
+	if e.g.o.Compactions > 0 {
+		e.version = "2.1.12" // (the version that writes compact_boundary records as below)
+	}
 	b := append(e.b[:0], `{"type":"permission-mode","permissionMode":"default",`...)
 	b = append(appendKV(b, "sessionId", e.g.sessionID), "}\n"...)
 	e.g.out.write(b)
@@ -104,12 +112,14 @@ func (e *claudeCodeEmitter) user(m *userMsg) {
 	b = appendUserContent(b, m)
 	b = append(b, '}')
 	e.write(e.stamp(b, id, 20000, 300000))
+	e.lastMsg = e.parent
 }
 
 func (e *claudeCodeEmitter) assistant(t *turn) {
 	g := e.g
 	msgID := g.r.base62("msg_01", 22)
 	reqID := g.r.base62("req_011C", 18)
+	first := true
 	line := func(block func(b []byte) []byte, lo, hi int) {
 		b := e.head("assistant")
 		b = append(b, `,"message":{`...)
@@ -124,6 +134,9 @@ func (e *claudeCodeEmitter) assistant(t *turn) {
 		b = append(b, `,"service_tier":"standard"}},`...)
 		b = appendKV(b, "requestId", reqID)
 		e.write(e.stamp(b, "", lo, hi))
+		if e.lastMsg = e.parent; first {
+			e.turnHead, first = e.parent, false
+		}
 	}
 	if t.thinking != "" {
 		line(func(b []byte) []byte { return g.appendThinking(b, t.thinking) }, 1500, 9000)
@@ -168,6 +181,7 @@ func (e *claudeCodeEmitter) results(t *turn) {
 		b = appendKey(append(b, ','), "toolUseResult")
 		b = e.toolUseResult(b, c)
 		e.write(b)
+		e.lastMsg = e.parent
 		if g.r.chance(0.08) {
 			e.attachment(c)
 		}
@@ -234,6 +248,46 @@ func (e *claudeCodeEmitter) attachment(c *call) {
 	e.write(e.stamp(b, "", 5, 900))
 }
 
-func (e *claudeCodeEmitter) compact(string) {}
+// compact writes what Claude Code 2.1 writes when it compacts: a compact_boundary system
+// record that starts a new root (parentUuid null, logicalParentUuid the last message
+// before it), then the summary as a user message chained to it. In the Preserve form the
+// boundary names the newest turn, kept as it was (compactMetadata.preservedSegment: its
+// first and last message and the summary it follows), and what comes next chains on from
+// that last message, as Claude Code writes it: its reader relinks the head to the summary.
+func (e *claudeCodeEmitter) compact(summary string) {
+	g := e.g
+	tail, head := e.lastMsg, e.turnHead
+	boundary, anchor := g.r.uuid(), g.r.uuid()
+	b := append(e.b[:0], `{"parentUuid":null,`...)
+	b = appendKV(b, "logicalParentUuid", tail)
+	b = append(b, `,"isSidechain":false,"userType":"external","cwd":"/repo",`...)
+	b = appendKV(b, "sessionId", g.sessionID)
+	b = append(b, `,"version":"`+e.version+`","gitBranch":"main","type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,`...)
+	b = appendKV(b, "timestamp", g.stamp(30000, 90000))
+	b = appendKV(append(b, ','), "uuid", boundary)
+	b = append(b, `,"level":"info","compactMetadata":{"trigger":"auto",`...)
+	b = appendKI(b, "preTokens", g.prevReq/4)
+	if g.o.Preserve {
+		b = append(b, `,"preservedSegment":{`...)
+		b = appendKV(b, "headUuid", head)
+		b = appendKV(append(b, ','), "anchorUuid", anchor)
+		b = appendKV(append(b, ','), "tailUuid", tail)
+		b = append(b, '}')
+	}
+	b = append(b, "}}\n"...)
+	e.b = b
+	g.out.write(b)
+
+	e.parent = boundary
+	b = e.head("user")
+	b = append(b, `,"message":{"role":"user","content":`...)
+	b = appendStr(b, "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n"+summary)
+	b = append(b, `},"isVisibleInTranscriptOnly":true,"isCompactSummary":true`...)
+	e.write(e.stamp(b, anchor, 5, 60))
+	e.lastMsg = anchor
+	if g.o.Preserve {
+		e.parent, e.lastMsg = tail, tail
+	}
+}
 
 func (e *claudeCodeEmitter) end() {}

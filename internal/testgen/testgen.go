@@ -26,6 +26,15 @@ type Options struct {
 	Size   int    // approximate size in bytes; the smallest document (one tool call) is about 10 KB
 	Seed   int64
 	Images bool // include small base64 PNG images
+	// Compactions is how many times the agent compacts its history (claude-code and
+	// codex), spread evenly over the session: Claude Code 2.1's compact_boundary record
+	// and summary message, Codex's compacted record. 0 leaves the one compaction halfway
+	// through a Codex session over 5 MB.
+	Compactions int
+	// Preserve writes Claude Code's compactions in the form that keeps the newest turn as
+	// it was (compactMetadata.preservedSegment): the messages after the summary chain on
+	// from the last one before the boundary, which the reader relinks to the summary.
+	Preserve bool
 }
 
 // Formats lists the accepted Options.Format values.
@@ -165,12 +174,14 @@ type gen struct {
 	edited    []string
 	pngs      map[[2]int]*pngImage
 
-	step      int
-	errors    int
-	ctx       int // bytes of context so far, for usage numbers
-	prevReq   int // ctx at the previous model request: what the prompt cache holds
-	total     usage
-	compacted bool
+	step        int
+	errors      int
+	ctx         int // bytes of context so far, for usage numbers
+	prevReq     int // ctx at the previous model request: what the prompt cache holds
+	total       usage
+	compacted   bool
+	compactions int // compactions made (Options.Compactions)
+	turnStart   int // ctx before the newest tool turn: what a preserved segment keeps
 }
 
 func newGen(o Options, w *bufio.Writer) *gen {
@@ -204,6 +215,7 @@ func (g *gen) run(e emitter) {
 	untilFollowUp := g.r.between(4, 9)
 	for g.step == 0 || g.remaining(e) >= g.stopAt() { // at least one tool call
 		t := g.toolTurn(g.remaining(e))
+		g.turnStart = g.ctx
 		g.sendAssistant(e, t)
 		e.results(t)
 		for _, c := range t.calls {
@@ -213,7 +225,22 @@ func (g *gen) run(e emitter) {
 			}
 		}
 		g.step++
-		if g.d == dCodex && g.o.Size > 5<<20 && !g.compacted && g.out.n > g.o.Size/2 {
+		if g.o.Compactions > 0 && (g.o.Format == "claude-code" || g.o.Format == "codex") &&
+			g.compactions < g.o.Compactions && g.out.n > (g.compactions+1)*g.o.Size/(g.o.Compactions+1) {
+			g.compactions++
+			s := g.summary(g.r.between(2500, 6000))
+			kept := 0
+			if g.o.Preserve && g.o.Format == "claude-code" {
+				kept = g.ctx - g.turnStart
+			}
+			e.compact(s)
+			g.ctx = len(g.system) + 12000 + len(s) + kept
+			if g.o.Format == "codex" {
+				g.ctx += len(g.request)
+			}
+			g.prevReq = 0
+		}
+		if g.o.Compactions == 0 && g.d == dCodex && g.o.Size > 5<<20 && !g.compacted && g.out.n > g.o.Size/2 {
 			g.compacted = true
 			s := g.summary(4000)
 			e.compact(s)
