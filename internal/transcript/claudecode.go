@@ -21,11 +21,15 @@ type ccLine struct {
 	stampOK bool
 	summary bool // isCompactSummary
 	// boundary marks a compaction's boundary record: a new root (parentUuid null) that
-	// keeps a link to the history it replaces (logicalParentUuid).
-	boundary bool
-	model    string // message.model, unless synthetic
-	usage    Usage
-	counted  bool // usage holds a real figure
+	// keeps a link to the history it replaces (logicalParentUuid). A compaction that kept
+	// the newest messages as they were names the first of them (preservedHead) and the
+	// message they now follow, its summary (preservedAnchor): compactMetadata's
+	// preservedSegment.
+	boundary                                      bool
+	preservedHead, preservedAnchor, preservedTail string
+	model                                         string // message.model, unless synthetic
+	usage                                         Usage
+	counted                                       bool // usage holds a real figure
 }
 
 // ccParser reads a Claude Code session log.
@@ -55,11 +59,12 @@ const (
 	ccCompactSummary
 	ccLogicalParent
 	ccSubtype
+	ccCompactMetadata
 	ccType // read by the record reader (Record.Type), listed so that a duplicate is refused
 	ccFields
 )
 
-var ccRecordKeys = [ccFields]string{"uuid", "parentUuid", "isSidechain", "message", "timestamp", "isCompactSummary", "logicalParentUuid", "subtype", "type"}
+var ccRecordKeys = [ccFields]string{"uuid", "parentUuid", "isSidechain", "message", "timestamp", "isCompactSummary", "logicalParentUuid", "subtype", "compactMetadata", "type"}
 
 func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 	var f [ccFields]jval
@@ -69,6 +74,13 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 	l := ccLine{uuid: keep(f[ccUUID].text()), parent: keep(f[ccParent].text()), sidechain: f[ccSidechain].boolean()}
 	r.UUID, r.Parent = l.uuid, l.parent
 	l.boundary = f[ccLogicalParent].str() != "" || f[ccSubtype].str() == "compact_boundary"
+	if l.boundary && f[ccCompactMetadata].isObject() {
+		if seg := f[ccCompactMetadata].get("preservedSegment"); seg.isObject() {
+			var sf [3]jval
+			seg.fields(sf[:], "headUuid", "anchorUuid", "tailUuid")
+			l.preservedHead, l.preservedAnchor, l.preservedTail = keep(sf[0].str()), keep(sf[1].str()), keep(sf[2].str())
+		}
+	}
 	msg := f[ccMessage]
 	l.message = (r.Type == "user" || r.Type == "assistant") && msg.isObject()
 	var out []Message
@@ -116,8 +128,13 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 func (p *ccParser) finish(o *Outline) {
 	keepSide := p.sidechains || p.onlySidechains
 	wanted := func(l *ccLine) bool { return l.message && (keepSide || !l.sidechain) }
-	live, top := ccLive(p.lines, p.byUUID, p.onlySidechains, p.sidechains, wanted)
-	p.explain(o, live, top, wanted)
+	links := newCCLinks(p.lines, p.byUUID)
+	live, top := ccLive(p.lines, links, p.onlySidechains, p.sidechains, wanted)
+	p.explain(o, live, top, links.up, wanted)
+	// The messages a compaction kept as they were, before its boundary in the file, carry
+	// the figures of requests made before it, which measured the context it replaced:
+	// Claude Code sets them to zero when it reads the log, and so are they left out here.
+	preserved := func(i int) bool { return top >= 0 && p.lines[top].boundary && i < top }
 
 	turnAt := make(map[string]int)
 	for i := range p.lines {
@@ -133,7 +150,7 @@ func (p *ccParser) finish(o *Outline) {
 			if l.stampOK {
 				prev.Time = l.stamp
 			}
-			if l.counted {
+			if l.counted && !preserved(i) {
 				o.Usage = addUsage(o.Usage, l.usage, at)
 			}
 			continue
@@ -149,16 +166,74 @@ func (p *ccParser) finish(o *Outline) {
 		if l.model != "" {
 			o.Model = l.model
 		}
-		if l.counted {
+		if l.counted && !preserved(i) {
 			o.Usage = addUsage(o.Usage, l.usage, len(o.Messages)-1)
 		}
 	}
 }
 
+// ccLinks are the links of a log's tree. A compaction that kept the newest messages as
+// they were (compactMetadata.preservedSegment) writes a boundary and a summary after
+// them, and what follows chains on from the last of them (tailUuid), while the first
+// (headUuid) still names the message before it, which the compaction replaced. Claude
+// Code relinks the head to the summary (anchorUuid) when it reads the log: the
+// conversation is the summary, the messages kept, then what follows. So are the links
+// here: the head's goes to the summary, and the kept messages go on from the summary
+// when it is the newest message. The newest compaction naming a line wins; a link to the
+// line itself or to no line is not made.
+type ccLinks struct {
+	lines  []ccLine
+	byUUID map[string]int
+	relink map[string]int // a kept head's uuid: the line of its summary
+	tail   map[int]int    // a summary's line: the line of the last message kept after it
+}
+
+func newCCLinks(lines []ccLine, byUUID map[string]int) *ccLinks {
+	k := &ccLinks{lines: lines, byUUID: byUUID}
+	for i := range lines {
+		l := &lines[i]
+		if l.preservedHead == "" || l.preservedHead == l.preservedAnchor {
+			continue
+		}
+		a, ok := byUUID[l.preservedAnchor]
+		if !ok {
+			continue
+		}
+		if k.relink == nil {
+			k.relink, k.tail = map[string]int{}, map[int]int{}
+		}
+		k.relink[l.preservedHead] = a
+		if t, ok := byUUID[l.preservedTail]; ok && t != a {
+			k.tail[a] = t
+		}
+	}
+	return k
+}
+
+// up is the line line i follows, ok false at a root (parentUuid null or naming no line).
+func (k *ccLinks) up(i int) (int, bool) {
+	if k.relink != nil && k.lines[i].uuid != "" {
+		if a, ok := k.relink[k.lines[i].uuid]; ok {
+			return a, true
+		}
+	}
+	p, ok := k.byUUID[k.lines[i].parent]
+	return p, ok && k.lines[i].parent != ""
+}
+
+// leaf is where the conversation whose newest message line is i ends: the last message a
+// compaction kept, when i is its summary.
+func (k *ccLinks) leaf(i int) int {
+	if t, ok := k.tail[i]; ok {
+		return t
+	}
+	return i
+}
+
 // ccLive marks the lines of the live conversation (see ccParser), and returns the top of
-// the chain it followed from the newest message: the line whose parent is null or names
-// no line (-1 when it followed none).
-func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bool, wanted func(*ccLine) bool) (live []bool, top int) {
+// the chain it followed from the newest message (up): the line whose parent is null or
+// names no line (-1 when it followed none).
+func ccLive(lines []ccLine, links *ccLinks, onlySidechains, sidechains bool, wanted func(*ccLine) bool) (live []bool, top int) {
 	live = make([]bool, len(lines))
 	top = -1
 	leaf := -1
@@ -185,11 +260,11 @@ func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bo
 			live[i] = wanted(&lines[i])
 		}
 	default:
-		for i := leaf; !live[i]; {
+		for i := links.leaf(leaf); !live[i]; {
 			live[i] = true
 			top = i
-			p, ok := byUUID[lines[i].parent]
-			if lines[i].parent == "" || !ok {
+			p, ok := links.up(i)
+			if !ok {
 				break
 			}
 			i = p
@@ -239,7 +314,7 @@ func ccLive(lines []ccLine, byUUID map[string]int, onlySidechains, sidechains bo
 // exported or hand-made logs have. Following the chain would keep the newest message
 // alone, so the whole file is read in line order instead, every message line in it, and
 // a warning says so.
-func (p *ccParser) explain(o *Outline, live []bool, top int, wanted func(*ccLine) bool) {
+func (p *ccParser) explain(o *Outline, live []bool, top int, up func(int) (int, bool), wanted func(*ccLine) bool) {
 	lines := p.lines
 	if top < 0 {
 		for i := range lines {
@@ -249,7 +324,7 @@ func (p *ccParser) explain(o *Outline, live []bool, top int, wanted func(*ccLine
 		}
 		return
 	}
-	roots := ccRoots(lines, p.byUUID)
+	roots := ccRoots(lines, up)
 	liveRoot := roots[top]
 	unchained, messages := 0, 0
 	for i := range lines {
@@ -291,8 +366,8 @@ func (p *ccParser) explain(o *Outline, live []bool, top int, wanted func(*ccLine
 }
 
 // ccRoots gives, for each line, the first line of its tree: the ancestor reached by
-// following parentUuid until it is null or names no line (or loops).
-func ccRoots(lines []ccLine, byUUID map[string]int) []int {
+// following the links up (parentUuid, ccUp) until there is none (or they loop).
+func ccRoots(lines []ccLine, up func(int) (int, bool)) []int {
 	const unknown, visiting = -1, -2
 	roots := make([]int, len(lines))
 	for i := range roots {
@@ -304,8 +379,8 @@ func ccRoots(lines []ccLine, byUUID map[string]int) []int {
 		for roots[j] == unknown {
 			roots[j] = visiting
 			path = append(path, j)
-			p, ok := byUUID[lines[j].parent]
-			if lines[j].parent == "" || !ok {
+			p, ok := up(j)
+			if !ok {
 				roots[j] = j
 				break
 			}
