@@ -157,7 +157,13 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 			return cli.Usagef("--price: %v", err)
 		}
 	}
-	if len(Points(d.T)) == 0 {
+	parseOpts := d.ReadOptions()
+	parse := func(b []byte) (*transcript.Transcript, error) { return transcript.Parse(b, parseOpts) }
+	points, err := SessionPoints(d.T, parse)
+	if err != nil {
+		return cli.InputError(fmt.Errorf("%s: reading the session before a compaction: %w", d.Display(), err))
+	}
+	if len(points) == 0 {
 		err := cli.InputError(fmt.Errorf("%s: no request to replay: no reply follows a message of the conversation", d.Display()))
 		if len(d.T.Messages) > 0 && d.T.Format == transcript.ClaudeCode {
 			return cli.WithHint(err, "a subagent's log starts with its first reply: the request is in the parent session's log")
@@ -184,10 +190,10 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 
 	r := Report{File: d.Display(), Format: string(d.T.Format), Model: cmp.Or(window.Model, d.T.Model), Pipe: pipe.Text,
 		Window: window.Window, Effective: window.Effective, Price: price}
-	parseOpts := d.ReadOptions()
 	o := Options{
 		Pipe:      pipe,
-		Parse:     func(b []byte) (*transcript.Transcript, error) { return transcript.Parse(b, parseOpts) },
+		Points:    points,
+		Parse:     parse,
 		Counter:   counter,
 		Effective: window.Effective,
 		Overhead:  int(f.Overhead),
@@ -243,6 +249,11 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 		return err
 	}
 	r.Totals = tot
+	if left := tot.Recorded - tot.Requests; left > 0 {
+		// Requests made on branches the session left (a rewind, a fork), or whose history
+		// the log does not hold, are not replayed: say so, the figures leave them out.
+		ctx.Warnf("%s: %d of the %d requests the session records are not replayed (on branches a rewind or fork left, or with no history in the log): the figures leave them out", d.Display(), left, tot.Recorded)
+	}
 	switch {
 	case f.Turns:
 		r.Turns = nil

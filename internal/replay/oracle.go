@@ -21,6 +21,10 @@ type oracleStep struct {
 	floor       int  // the least it could be made
 	base        int  // the part of the floor before the messages: read from a warm cache even after a break
 	warm        bool // the cache still holds the request before (false for the first)
+	// restart: the client compacted its history before this request, which is that
+	// history (uncompacted) whatever came before: the cache breaks there for any schedule,
+	// and not by the schedule's doing.
+	restart bool
 }
 
 // Floor is the best a replay could have done.
@@ -69,15 +73,21 @@ func schedule(steps []oracleStep, effective int, price tokens.Price, less func(a
 	}
 	// request i, continued from a request of size prev: it grows by what the session added
 	request := func(i, prev, size int) oracleCost {
-		if !steps[i].warm {
+		switch {
+		case !steps[i].warm:
 			return oracleCost{cost: price.Cost(size, 0)}
+		case steps[i].restart:
+			return oracleCost{cost: price.Cost(size, min(steps[i].base, size))}
 		}
 		return oracleCost{cost: price.Cost(size, min(prev, size))}
 	}
 	compact := func(i int) oracleCost {
 		s := steps[i]
-		if !s.warm {
+		switch {
+		case !s.warm:
 			return oracleCost{cost: price.Cost(s.floor, 0)}
+		case s.restart:
+			return oracleCost{cost: price.Cost(s.floor, min(s.base, s.floor))}
 		}
 		return oracleCost{breaks: 1, cost: price.Cost(s.floor, min(s.base, s.floor))}
 	}
@@ -89,6 +99,9 @@ func schedule(steps []oracleStep, effective int, price tokens.Price, less func(a
 		for k := start + 1; k < n; k++ {
 			at(k, v)
 			next := max(steps[k].floor, size+steps[k].uncompacted-steps[k-1].uncompacted)
+			if steps[k].restart {
+				next = max(steps[k].floor, steps[k].uncompacted)
+			}
 			if !fits(k, next) {
 				return
 			}

@@ -17,7 +17,11 @@ var tierMark = map[string]byte{
 // Render writes the report for a person: the totals as a table, then utilization per
 // request as a chart cols wide.
 func Render(w *bytes.Buffer, r *Report, cols int, color bool) {
-	fmt.Fprintf(w, "%s: %d requests through %s\n", r.File, r.Requests, r.Pipe)
+	requests := fmt.Sprintf("%d requests", r.Requests)
+	if r.Recorded > r.Requests {
+		requests = fmt.Sprintf("%d of the %d requests it records", r.Requests, r.Recorded)
+	}
+	fmt.Fprintf(w, "%s: %s through %s\n", r.File, requests, r.Pipe)
 	model := r.Model
 	if model == "" {
 		model = "model unknown"
@@ -37,6 +41,9 @@ func Render(w *bytes.Buffer, r *Report, cols int, color bool) {
 	}
 	row("over window", fmt.Sprint(r.OverWindow), fmt.Sprint(r.OverUncompacted), over)
 	row("cache breaks", fmt.Sprint(r.CacheBreaks), "", fmt.Sprintf("the fewest that fit every request: %d", r.Oracle.FewestBreaks))
+	if r.ClientCompactions > 0 {
+		row("compactions", "", fmt.Sprint(r.ClientCompactions), "the client's own: each request after one is the history it compacted, piped afresh")
+	}
 	if r.Repeats > 0 {
 		row("repeats", fmt.Sprint(r.Repeats), "", fmt.Sprintf("a tier firing on two requests in a row; %d of them needed (the request over the window otherwise)", r.RepeatsNeeded))
 	}
@@ -108,6 +115,9 @@ func chart(w *bytes.Buffer, r *Report, cols int, color bool) {
 			}
 			marks[c] = m
 		}
+		if t.ClientCompaction && marks[c] == 0 {
+			marks[c] = 'C' // (a tier's mark wins: the client's compaction is in the table)
+		}
 	}
 	top := 1.0
 	for _, v := range was {
@@ -155,6 +165,6 @@ func chart(w *bytes.Buffer, r *Report, cols int, color bool) {
 	if group > 1 {
 		per = fmt.Sprintf(", a column is %d requests", group)
 	}
-	fmt.Fprintf(w, "%*s  fired: p persist, b budget, s snip, S summarize, t trim, * several; ! over the window%s\n", axis-1, "", per)
+	fmt.Fprintf(w, "%*s  fired: p persist, b budget, s snip, S summarize, t trim, * several; C the client compacted; ! over the window%s\n", axis-1, "", per)
 	_ = color
 }

@@ -62,6 +62,8 @@ type Options struct {
 	Check bool
 	// Save, when set, is given every request as sent (turn is 1-based).
 	Save func(turn int, doc []byte) error
+	// Points are the requests to replay; nil: SessionPoints(orig, Parse).
+	Points []Point
 }
 
 // Firing is one stage of the pipeline that changed a request.
@@ -96,8 +98,13 @@ type Turn struct {
 	// had been sent), while the cache was still warm.
 	CacheBreak bool `json:"cache_break"`
 	// Cold: the cache had expired (TTL) since the request before.
-	Cold  bool     `json:"cold,omitempty"`
-	Fired []Firing `json:"fired"`
+	Cold bool `json:"cold,omitempty"`
+	// ClientCompaction: the client compacted the history before this request (Claude
+	// Code's compact_boundary, Codex's compacted record). The request is the compacted
+	// history the client sent, put through the pipeline afresh; the cache it breaks is
+	// the client's doing, not counted in CacheBreak.
+	ClientCompaction bool     `json:"client_compaction,omitempty"`
+	Fired            []Firing `json:"fired"`
 	// Seen is the size the pipeline's last stage gave for the request it wrote: what the
 	// tiers believed they sent (Tokens is the truth).
 	Seen        int     `json:"seen,omitempty"`
@@ -124,7 +131,13 @@ type Turn struct {
 
 // Totals sum a replay.
 type Totals struct {
+	// Requests are the requests replayed; Recorded those the session records a usage
+	// figure for, before its compactions too and on branches it left (a subagent's
+	// requests are in its own log); ClientCompactions the compactions the client made
+	// between two requests replayed.
 	Requests          int            `json:"requests"`
+	Recorded          int            `json:"requests_recorded"`
+	ClientCompactions int            `json:"client_compactions"`
 	OverWindow        int            `json:"over_window"`
 	OverUncompacted   int            `json:"over_window_uncompacted"`
 	Unavoidable       int            `json:"over_window_unavoidable"`
@@ -175,8 +188,14 @@ type sent struct {
 // Replay runs the session orig through the pipeline at every request point and calls each
 // with each turn as it is measured.
 func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each func(Turn) error) (Totals, error) {
-	points := Points(orig)
-	tot := Totals{Requests: len(points), Firings: map[string]int{}, Saved: map[string]int{}}
+	points := o.Points
+	if points == nil {
+		var err error
+		if points, err = SessionPoints(orig, o.Parse); err != nil {
+			return Totals{}, fmt.Errorf("reading the session before a compaction: %w", err)
+		}
+	}
+	tot := Totals{Requests: len(points), Recorded: recordedRequests(orig, points), Firings: map[string]int{}, Saved: map[string]int{}}
 	var prevSent, prevOrig *sent
 	var prevFired map[string]bool
 	steps := make([]oracleStep, 0, len(points))
@@ -194,7 +213,7 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 				break
 			}
 		}
-		steps = append(steps, oracleStep{uncompacted: turn.Uncompacted, floor: turn.Floor, base: u.base(), warm: i > 0 && !turn.Cold})
+		steps = append(steps, oracleStep{uncompacted: turn.Uncompacted, floor: turn.Floor, base: u.base(), warm: i > 0 && !turn.Cold, restart: turn.ClientCompaction})
 		turn.Message = p.Message
 		tot.add(turn)
 		if err := each(turn); err != nil {
@@ -229,6 +248,9 @@ func (tot *Totals) add(t Turn) {
 	if t.CacheBreak {
 		tot.CacheBreaks++
 	}
+	if t.ClientCompaction {
+		tot.ClientCompactions++
+	}
 	for _, f := range t.Fired {
 		tot.Firings[f.Tool]++
 		tot.Saved[f.Tool] += f.Saved
@@ -247,10 +269,11 @@ func (tot *Totals) add(t Turn) {
 // step replays request i: builds what the agent would send, pipes it, measures both.
 func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points []Point, i int, prevSent, prevOrig *sent) (Turn, *sent, *sent, map[string]bool, error) {
 	p := points[i]
-	turn := Turn{Turn: i + 1, Time: p.Time}
+	turn := Turn{Turn: i + 1, Time: p.Time, ClientCompaction: p.ClientCompaction}
 	origDoc := sessionRequest(orig, p.Cut)
 	var in []byte
-	if prevSent == nil {
+	if prevSent == nil || p.ClientCompaction {
+		// The first request, or the history as the client compacted it: the session's own.
 		in = origDoc
 	} else {
 		var err error
@@ -311,7 +334,7 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	u.setHidden(hidden)
 	s.setHidden(hidden)
 	turn.Tokens, turn.Uncompacted, turn.In = s.total, u.total, u.total
-	if prevSent != nil {
+	if prevSent != nil && !p.ClientCompaction {
 		given, err := o.measure(in, p.Time)
 		if err != nil {
 			return turn, nil, nil, nil, fmt.Errorf("the request before, with the messages since: %w", err)
@@ -325,7 +348,7 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	if warm {
 		var extends bool
 		turn.Cached, extends = cachedPrefix(prevSent, s)
-		turn.CacheBreak = !extends
+		turn.CacheBreak = !extends && !p.ClientCompaction
 		turn.CachedUncompacted, _ = cachedPrefix(prevOrig, u)
 	}
 	turn.modelled = turn.CachedUncompacted
