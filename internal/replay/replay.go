@@ -213,7 +213,12 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 				break
 			}
 		}
-		steps = append(steps, oracleStep{uncompacted: turn.Uncompacted, floor: turn.Floor, base: u.base(), warm: i > 0 && !turn.Cold, restart: turn.ClientCompaction})
+		step := oracleStep{uncompacted: turn.Uncompacted, floor: turn.Floor, base: u.base(), warm: i > 0 && !turn.Cold, restart: turn.ClientCompaction}
+		if p.Recorded > 0 {
+			step.recorded, step.adjust = true, turn.CachedUncompacted-turn.modelled
+			step.fresh, step.written = p.Recorded-p.CacheRead-p.CacheWrite, p.CacheWrite
+		}
+		steps = append(steps, step)
 		turn.Message = p.Message
 		tot.add(turn)
 		if err := each(turn); err != nil {
@@ -344,6 +349,12 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	}
 
 	warm := prevSent != nil && (o.TTL <= 0 || p.Time.IsZero() || prevSent.time.IsZero() || p.Time.Sub(prevSent.time) <= o.TTL)
+	if prevSent != nil && p.CacheRead > u.base() {
+		// The session read its messages from the cache, not only the system prompt and
+		// tools every request shares: it was warm, whatever --cache-ttl guessed (Claude
+		// Code asks for an hour), and a request the pipeline changed breaks it.
+		warm = true
+	}
 	turn.Cold = prevSent != nil && !warm
 	if warm {
 		var extends bool
@@ -356,14 +367,16 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	turn.CostUncompacted = o.Price.Cost(turn.Uncompacted, turn.CachedUncompacted)
 	if p.Recorded > 0 {
 		// The session as it was sent is billed as the provider billed it: the split it
-		// recorded, not the one the model works out (a cache kept an hour, a miss).
+		// recorded, not the one the model works out (a cache miss, the part after the
+		// last cache breakpoint). The request sent reads what the session read, moved by
+		// what the model says the pipeline changed (the same where it sent what the
+		// session sent), its uncached part split between fresh input and cache writes as
+		// the session's was.
+		fresh := p.Recorded - p.CacheRead - p.CacheWrite
 		turn.CachedUncompacted = min(p.CacheRead, turn.Uncompacted)
-		turn.CostUncompacted = o.Price.Billed(p.Recorded-p.CacheRead-p.CacheWrite, p.CacheWrite, p.CacheRead)
-		if bytes.Equal(out, origDoc) && (prevSent == nil || prevSent.t.Doc == prevOrig.t.Doc) {
-			// The pipeline sent what the session sent, after what the session sent before:
-			// the provider bills it the same.
-			turn.Cached, turn.Cost = turn.CachedUncompacted, turn.CostUncompacted
-		}
+		turn.Cached = min(max(0, turn.CachedUncompacted+turn.Cached-turn.modelled), turn.Tokens)
+		turn.CostUncompacted = o.Price.Billed(fresh, p.CacheWrite, p.CacheRead)
+		turn.Cost = billedAs(o.Price, turn.Tokens, turn.Cached, fresh, p.CacheWrite)
 	}
 	turn.Written = turn.Tokens - turn.Cached
 	turn.WrittenUncompacted = turn.Uncompacted - turn.CachedUncompacted
@@ -378,6 +391,19 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 		turn.Problems = introduced(repair.Counts(repair.Check(u.t)), repair.Counts(repair.Check(s.t)))
 	}
 	return turn, s, u, firedSet, nil
+}
+
+// billedAs is what a prompt of total tokens, read of them from the cache, costs when the
+// rest is split between fresh input and cache writes as a recorded request's was (fresh
+// and written): all fresh for Codex, which records no writes, almost all written for
+// Claude Code.
+func billedAs(p tokens.Price, total, read, fresh, written int) float64 {
+	uncached := max(0, total-read)
+	f := uncached
+	if fresh+written > 0 {
+		f = int(int64(uncached) * int64(max(0, fresh)) / int64(fresh+written))
+	}
+	return p.Billed(f, uncached-f, read)
 }
 
 // sameFormat refuses a pipeline whose output reads as another format than its input did.
