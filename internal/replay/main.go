@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +16,6 @@ import (
 	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/count"
-	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/safefile"
@@ -106,8 +106,14 @@ type Report struct {
 	Window    int          `json:"window"`
 	Effective int          `json:"effective_window"`
 	Price     tokens.Price `json:"price"`
+	// Totals are the main log's alone.
 	Totals
 	Turns []Turn `json:"turns,omitempty"`
+	// Subagents are the session's subagents' logs, each replayed on its own, and
+	// WithSubagents the totals of the session with them (a Claude Code log read from a
+	// file that has subagents).
+	Subagents     []SubagentReport `json:"subagents,omitempty"`
+	WithSubagents *Totals          `json:"with_subagents,omitempty"`
 }
 
 func run(ctx *cli.Context, f *Flags) error {
@@ -147,15 +153,9 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 	if err != nil {
 		return err
 	}
-	provider := measure.ProviderOf(d.T.Format)
-	price := tokens.PriceOf(window.Model, provider)
-	if window.Model == "" {
-		price = tokens.PriceOf(d.T.Model, provider)
-	}
-	if f.Price != "" {
-		if price, err = tokens.ParsePrice(f.Price, price); err != nil {
-			return cli.Usagef("--price: %v", err)
-		}
+	price, err := priceOf(window, d.T, f.Price)
+	if err != nil {
+		return err
 	}
 	parseOpts := d.ReadOptions()
 	parse := func(b []byte) (*transcript.Transcript, error) { return transcript.Parse(b, parseOpts) }
@@ -253,6 +253,19 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 		// Requests made on branches the session left (a rewind, a fork), or whose history
 		// the log does not hold, are not replayed: say so, the figures leave them out.
 		ctx.Warnf("%s: %d of the %d requests the session records are not replayed (on branches a rewind or fork left, or with no history in the log): the figures leave them out", d.Display(), left, tot.Recorded)
+	}
+	if d.T.Format == transcript.ClaudeCode {
+		if r.Subagents, err = replaySubagents(ctx, d.Name, f, o); err != nil {
+			return err
+		}
+		if len(r.Subagents) > 0 {
+			with := tot
+			with.Firings, with.Saved = maps.Clone(tot.Firings), maps.Clone(tot.Saved)
+			for _, s := range r.Subagents {
+				with.merge(s.Totals)
+			}
+			r.WithSubagents = &with
+		}
 	}
 	switch {
 	case f.Turns:

@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -20,6 +21,9 @@ func Render(w *bytes.Buffer, r *Report, cols int, color bool) {
 	requests := fmt.Sprintf("%d requests", r.Requests)
 	if r.Recorded > r.Requests {
 		requests = fmt.Sprintf("%d of the %d requests it records", r.Requests, r.Recorded)
+	}
+	if len(r.Subagents) > 0 {
+		requests += " of the main log"
 	}
 	fmt.Fprintf(w, "%s: %s through %s\n", r.File, requests, r.Pipe)
 	model := r.Model
@@ -63,9 +67,31 @@ func Render(w *bytes.Buffer, r *Report, cols int, color bool) {
 		}
 		row(label, fmt.Sprintf("%s ×%d", t, r.Firings[t]), "", "saved "+human.Thousands(r.Saved[t])+" tokens in all")
 	}
+	if r.WithSubagents != nil {
+		renderWithSubagents(w, r)
+	}
 	if len(r.Turns) > 0 {
 		fmt.Fprintln(w)
 		chart(w, r, cols, color)
+	}
+}
+
+// renderWithSubagents writes the session with its subagents: each replayed on its own,
+// their requests and costs added to the main log's.
+func renderWithSubagents(w *bytes.Buffer, r *Report) {
+	t := r.WithSubagents
+	row := func(label, sent, was, note string) {
+		fmt.Fprintf(w, "  %-14s %14s %14s  %s\n", label, sent, was, note)
+	}
+	fmt.Fprintf(w, "\nwith its %d subagents (each log replayed on its own, a context of its own): %d requests\n", len(r.Subagents), t.Requests)
+	row("", "sent", "as recorded", "")
+	row("tokens", human.Thousands(t.Tokens), human.Thousands(t.Uncompacted), fmt.Sprintf("%.2f×", t.SentRatio))
+	row("from cache", human.Thousands(t.Cached), human.Thousands(t.CachedUncompacted), "")
+	row("cost", dollars(t.Cost), dollars(t.CostUncompacted), fmt.Sprintf("billed %.2f×", t.BilledRatio))
+	row("over window", fmt.Sprint(t.OverWindow), fmt.Sprint(t.OverUncompacted), "requests")
+	row("cache breaks", fmt.Sprint(t.CacheBreaks), "", "")
+	for _, s := range r.Subagents {
+		row("", fmt.Sprintf("%d requests", s.Requests), human.Thousands(s.Uncompacted), human.Clip(filepath.Base(s.File), 40))
 	}
 }
 
