@@ -187,6 +187,14 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 			a.Source, human.Thousands(a.Recorded), a.RecordedAt, human.Thousands(a.EstimatedAfter), removed), width, "  ", "    ")
 	}
 	renderTrend(w, r, paint, width)
+	if s := r.Session; s != nil {
+		n := func(k int, word string) string { return human.Thousands(k) + " " + strings.TrimSpace(column(k, word)) }
+		text := fmt.Sprintf("session: %s, %s prompt tokens sent (the main log)", n(s.Requests, "request"), human.Thousands(s.PromptTokens))
+		if ws := s.WithSubagents; ws != nil {
+			text += fmt.Sprintf("; with its %s: %s, %s", n(len(s.Subagents), "subagent"), n(ws.Requests, "request"), human.Thousands(ws.PromptTokens))
+		}
+		wrap(w, text, width, "  ", "    ")
+	}
 
 	if len(r.ByTool) > 0 {
 		fmt.Fprintf(w, "\n%s\n", paint("1", "Top tool consumers"))
