@@ -413,8 +413,8 @@ func RenderComparison(w io.Writer, c *Comparison) {
 	fmt.Fprintf(w, "after   %-40s %10s tokens  %d messages\n", human.Clip(c.After.File, 40), human.Thousands(c.After.Tokens), c.After.Messages)
 	fmt.Fprintf(w, "saved   %s tokens (%.1f%%)\n", human.Thousands(c.Saved), c.SavedRatio*100)
 	fmt.Fprintf(w, "messages  %d unchanged, %d changed, %d removed, %d added\n", c.Unchanged, c.Changed, c.Removed, c.Added)
-	fmt.Fprintf(w, "cache prefix  %s bytes identical, %s tokens of whole messages (%.1f%% of before)\n",
-		human.Thousands(c.PrefixBytes), human.Thousands(c.PrefixTokens), c.PrefixRatio*100)
+	fmt.Fprintf(w, "cache prefix  %d messages sent identical, %s tokens of whole messages (%.1f%% of before); %s bytes of the files identical\n",
+		c.PrefixMessages, human.Thousands(c.PrefixTokens), c.PrefixRatio*100, human.Thousands(c.PrefixBytes))
 }
 
 // wrap writes text word by word in lines of at most width columns, the first after first,
