@@ -1,6 +1,10 @@
 package cli
 
-import "github.com/alecthomas/kong"
+import (
+	"path/filepath"
+
+	"github.com/alecthomas/kong"
+)
 
 // Common holds the flags every binary shares. Each tool's grammar struct
 // embeds it:
@@ -39,3 +43,21 @@ const filesArg = "file"
 // CommonFlags returns c. Because it is promoted through embedding, the
 // runner can reach the Common inside any grammar without [Tool.Common].
 func (c *Common) CommonFlags() *Common { return c }
+
+// StoreShownEnv names, for the tiers a tool runs over an offload store of its own (a
+// temporary one: ctx-replay's, ctx-count --savings'), the directory their placeholders
+// and markers name instead of that store's real path. What a tier writes then does not
+// depend on where the temporary directory happened to be made: a random name written
+// into every placeholder changed the tokens of each request, and decisions near a
+// threshold with them, from one run to the next.
+const StoreShownEnv = "CTX_STORE_SHOWN"
+
+// ShownStore is the store directory as a tier's placeholders name it: what
+// CTX_STORE_SHOWN says when a tool that runs the tier sets it (StoreShownEnv), else dir
+// made absolute. The tier writes to dir either way.
+func ShownStore(dir string, getenv func(string) string) (string, error) {
+	if shown := getenv(StoreShownEnv); shown != "" {
+		return shown, nil
+	}
+	return filepath.Abs(dir)
+}

@@ -16,12 +16,17 @@ type Comparison struct {
 	Changed    int     `json:"messages_changed"`
 	Removed    int     `json:"messages_removed"`
 	Added      int     `json:"messages_added"`
-	// PrefixBytes is the length of the identical byte prefix of the two documents and
-	// PrefixTokens the tokens of the messages that lie wholly inside it: what a prompt
-	// cache keyed on the prefix would still hit.
-	PrefixBytes  int     `json:"prefix_bytes"`
-	PrefixTokens int     `json:"prefix_tokens"`
-	PrefixRatio  float64 `json:"prefix_ratio"`
+	// PrefixBytes is the length of the identical byte prefix of the two files.
+	// PrefixMessages are the messages the two send identical from the first on, and
+	// PrefixTokens their tokens (with the tool schemas when those are identical too):
+	// what a prompt cache keyed on the request's prefix would still hit. They compare the
+	// conversations as sent, not the files: a Claude Code log compacted by ctx-summarize
+	// still starts with the records the summary replaced, but its request starts with
+	// the summary.
+	PrefixBytes    int     `json:"prefix_bytes"`
+	PrefixMessages int     `json:"prefix_messages"`
+	PrefixTokens   int     `json:"prefix_tokens"`
+	PrefixRatio    float64 `json:"prefix_ratio"`
 	// SchemaVersion is schema/count-comparison.json's version, last as in the report.
 	SchemaVersion int `json:"schema_version"`
 }
@@ -71,22 +76,20 @@ func Compare(a *transcript.Transcript, ra Report, b *transcript.Transcript, rb R
 	}
 	c.PrefixBytes = p
 	if p == len(a.Doc) && p == len(b.Doc) {
-		c.PrefixTokens, c.PrefixRatio = ra.Tokens, 1
+		c.PrefixMessages, c.PrefixTokens, c.PrefixRatio = len(a.Messages), ra.Tokens, 1
 		return c
 	}
-	if !a.Tools.IsZero() && a.Tools.End <= p {
+	if a.Slice(a.Tools) != b.Slice(b.Tools) {
+		// The tool schemas come first in the request: changed, nothing after them is read.
+		c.PrefixRatio = 0
+		return c
+	}
+	if !a.Tools.IsZero() {
 		c.PrefixTokens += ra.ByKind["tools"]
 	}
-	for i := range a.Messages {
-		m := &a.Messages[i]
-		end := m.Span.End
-		for _, l := range m.Lines {
-			end = max(end, l.End)
-		}
-		if end > p {
-			break
-		}
-		c.PrefixTokens += ra.Messages[i].Tokens
+	for k := 0; k < len(a.Messages) && k < len(b.Messages) && a.MessageBytes(k) == b.MessageBytes(k); k++ {
+		c.PrefixMessages++
+		c.PrefixTokens += ra.Messages[k].Tokens
 	}
 	c.PrefixRatio = measure.Ratio(c.PrefixTokens, ra.Tokens)
 	return c

@@ -21,7 +21,7 @@ import (
 // read or written only costs the time of measuring again.
 
 // listCacheName is the file in the cache directory; the version names its layout.
-const listCacheName = "sessions-v1.json"
+const listCacheName = "sessions-v2.json"
 
 // listCacheMax bounds the entries kept: those of this listing first.
 const listCacheMax = 2000
@@ -31,6 +31,12 @@ type listFigures struct {
 	Tokens      int     `json:"tokens"`
 	Window      int     `json:"effective_window"`
 	Utilization float64 `json:"utilization"`
+	// the session's figures (SessionFigures): the main log's, and with its subagents
+	Requests     int `json:"requests"`
+	PromptTokens int `json:"prompt_tokens"`
+	Subagents    int `json:"subagents"`
+	RequestsWith int `json:"requests_with_subagents"`
+	PromptWith   int `json:"prompt_tokens_with_subagents"`
 }
 
 // listCache is the figures of sessions measured before.
@@ -39,6 +45,7 @@ type listCache struct {
 	settings string
 	entries  map[string]listFigures
 	dirty    bool
+	stamps   map[string]string // subagentStamp by session path, read once a listing
 }
 
 // openListCache reads the cache (an unreadable one is an empty one).
@@ -66,9 +73,18 @@ func openListCache(ctx *cli.Context) *listCache {
 	return c
 }
 
-// key names a session as it is now, measured with this run's flags.
+// key names a session as it is now, its subagents' logs too, measured with this run's
+// flags.
 func (c *listCache) key(s sessions.Session) string {
-	return fmt.Sprintf("%s\x00%d\x00%d\x00%s", s.Path, s.Size, s.Mod.UnixNano(), c.settings)
+	sub, ok := c.stamps[s.Path]
+	if !ok && s.Agent == sessions.ClaudeCode {
+		if c.stamps == nil {
+			c.stamps = map[string]string{}
+		}
+		sub = subagentStamp(s.Path)
+		c.stamps[s.Path] = sub
+	}
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%s\x00%s", s.Path, s.Size, s.Mod.UnixNano(), sub, c.settings)
 }
 
 func (c *listCache) get(s sessions.Session) (listFigures, bool) {

@@ -236,7 +236,9 @@ func report(d *cli.Doc, notes *Notes) (Report, error) {
 		shown.Scale = math.Round(a.Scale*1000) / 1000
 		o.API = &shown
 	}
-	return summarise(tl, o), nil
+	r := summarise(tl, o)
+	r.Session = sessionFigures(d.Name, d.T.Format, notes)
+	return r, nil
 }
 
 // write writes one report: a picture for a person (after a blank line when it is not the

@@ -3,6 +3,7 @@ package count
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/summarize"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -152,11 +154,35 @@ func TestCompare(t *testing.T) {
 	if c.Unchanged != 2 || c.Changed != 1 || c.Removed != 0 || c.Added != 0 {
 		t.Errorf("messages: %+v", c)
 	}
-	if c.PrefixTokens != ra.Messages[0].Tokens {
-		t.Errorf("prefix tokens = %d, want the first message's %d", c.PrefixTokens, ra.Messages[0].Tokens)
+	if c.PrefixTokens != ra.Messages[0].Tokens || c.PrefixMessages != 1 {
+		t.Errorf("prefix tokens = %d in %d messages, want the first message's %d", c.PrefixTokens, c.PrefixMessages, ra.Messages[0].Tokens)
 	}
 	if want := strings.Index(a, "long"); c.PrefixBytes != want {
 		t.Errorf("prefix bytes = %d, want %d", c.PrefixBytes, want)
+	}
+}
+
+// A Claude Code log ctx-summarize compacted keeps the records its summary replaced at the
+// start of the file, but the request it makes starts with the summary: nothing of the
+// request before is a prefix of it. --vs compares the conversations as sent; it compared
+// the files' bytes and said 87% of the prompt cache was kept (0.68 on a larger session).
+func TestCompareAsSent(t *testing.T) {
+	session := filepath.Join("..", "..", "testdata", "session.jsonl")
+	compacted := filepath.Join(t.TempDir(), "compacted.jsonl")
+	var errs bytes.Buffer
+	if code := summarize.Main([]string{"--window", "20k", "-o", compacted, session}, nil, io.Discard, &errs, func(string) string { return "" }); code != 0 {
+		t.Fatalf("ctx-summarize: exit %d: %s", code, errs.String())
+	}
+	var out bytes.Buffer
+	if code := Main([]string{"--json", session, "--vs", compacted}, nil, &out, &errs, func(string) string { return "" }); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	var c Comparison
+	if err := json.Unmarshal(out.Bytes(), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.PrefixBytes < 100_000 || c.PrefixMessages != 0 || c.PrefixTokens != 0 || c.PrefixRatio != 0 || c.Saved <= 0 {
+		t.Errorf("%s", out.String())
 	}
 }
 

@@ -198,6 +198,14 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 			a.Source, human.Thousands(a.Recorded), a.RecordedAt, human.Thousands(a.EstimatedAfter), removed), width, "  ", "    ")
 	}
 	renderTrend(w, r, paint, width)
+	if s := r.Session; s != nil {
+		n := func(k int, word string) string { return human.Thousands(k) + " " + strings.TrimSpace(column(k, word)) }
+		text := fmt.Sprintf("session: %s, %s prompt tokens sent (the main log)", n(s.Requests, "request"), human.Thousands(s.PromptTokens))
+		if ws := s.WithSubagents; ws != nil {
+			text += fmt.Sprintf("; with its %s: %s, %s", n(len(s.Subagents), "subagent"), n(ws.Requests, "request"), human.Thousands(ws.PromptTokens))
+		}
+		wrap(w, text, width, "  ", "    ")
+	}
 
 	if len(r.ByTool) > 0 {
 		fmt.Fprintf(w, "\n%s\n", paint("1", "Top tool consumers"))
@@ -431,8 +439,8 @@ func RenderComparison(w io.Writer, c *Comparison) {
 	fmt.Fprintf(w, "after   %-40s %10s tokens  %d messages\n", human.Clip(human.Safe(c.After.File), 40), human.Thousands(c.After.Tokens), c.After.Messages)
 	fmt.Fprintf(w, "saved   %s tokens (%.1f%%)\n", human.Thousands(c.Saved), c.SavedRatio*100)
 	fmt.Fprintf(w, "messages  %d unchanged, %d changed, %d removed, %d added\n", c.Unchanged, c.Changed, c.Removed, c.Added)
-	fmt.Fprintf(w, "cache prefix  %s bytes identical, %s tokens of whole messages (%.1f%% of before)\n",
-		human.Thousands(c.PrefixBytes), human.Thousands(c.PrefixTokens), c.PrefixRatio*100)
+	fmt.Fprintf(w, "cache prefix  %d messages sent identical, %s tokens of whole messages (%.1f%% of before); %s bytes of the files identical\n",
+		c.PrefixMessages, human.Thousands(c.PrefixTokens), c.PrefixRatio*100, human.Thousands(c.PrefixBytes))
 }
 
 // wrap writes text word by word in lines of at most width columns, the first after first,

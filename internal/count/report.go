@@ -109,6 +109,9 @@ type Report struct {
 	ByFile   []FileCount   `json:"by_file"`
 	ByServer []ServerCount `json:"by_mcp_server"`
 	Trend    *Trend        `json:"trend,omitempty"`
+	// Session is what the session's log records of its requests (the main log alone)
+	// and, for a Claude Code session read from a file, its subagents' (SessionFigures).
+	Session *SessionFigures `json:"session,omitempty"`
 	// SchemaVersion is the version of schema/count-report.json the report follows
 	// (SchemaVersion, the constant). It comes last so that lines matched by their start
 	// ({"file":...) keep matching.

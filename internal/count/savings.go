@@ -48,7 +48,14 @@ func addSavings(d *cli.Doc, r *Report) error {
 	// every tier sees the same), and a store of the run's own unless --store names one.
 	env := ctx.CommonEnv()
 	if !ctx.Given("store") {
+		// The tiers name the store a run of theirs with the same flags would use, not the
+		// temporary one, so that what they would save does not depend on where it is.
+		shown, err := filepath.Abs(ctx.Common.Store)
+		if err != nil {
+			return cli.RuntimeError(fmt.Errorf("--savings: store %q: %w", ctx.Common.Store, err))
+		}
 		env["CTX_STORE"] = filepath.Join(work, "store")
+		env[cli.StoreShownEnv] = shown
 	}
 	env["CTX_STATS_FILE"] = stats
 	env["CTX_FORMAT"] = string(d.T.Format)
@@ -73,8 +80,9 @@ func addSavings(d *cli.Doc, r *Report) error {
 			return cli.RuntimeError(fmt.Errorf("--savings: %s exited %d: %s", r.Tiers[i].Tool, code, lastLine(errs.String())))
 		}
 		var st struct {
-			Saved int `json:"saved"`
-			Items int `json:"items"`
+			Saved   int    `json:"saved"`
+			Items   int    `json:"items"`
+			Trigger string `json:"trigger"`
 		}
 		if line, err := os.ReadFile(stats); err == nil {
 			json.Unmarshal(line, &st)
@@ -89,7 +97,25 @@ func addSavings(d *cli.Doc, r *Report) error {
 			uncached = uncachedBy(d.T, after, r)
 		}
 		repays := saves > 0 && price.Repays(saves, uncached, RepayRequests)
-		r.Tiers[i].Saves, r.Tiers[i].Uncached, r.Tiers[i].Repays = &saves, &uncached, &repays
+		t := &r.Tiers[i]
+		t.Saves, t.Uncached, t.Repays = &saves, &uncached, &repays
+		// The tier's own decision, not its trigger alone: above it, ctx-snip still clears
+		// nothing that would not repay the cache, or nothing stale.
+		acts := st.Items > 0 && !bytes.Equal(out.Bytes(), doc)
+		switch {
+		case t.Acts && !acts:
+			why := "it changes nothing"
+			if _, after, ok := strings.Cut(st.Trigger, ": "); ok && after != "" {
+				why = after
+			}
+			t.Reason += "; run with the same flags, " + why
+		case !t.Acts && acts:
+			t.Reason += "; run with the same flags, it acts all the same"
+			if st.Trigger != "" {
+				t.Reason += " (" + st.Trigger + ")"
+			}
+		}
+		t.Acts = acts
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/sessions"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // ctx-count --sessions lists the agents' recent sessions, each measured as ctx-count
@@ -35,6 +37,14 @@ type SessionLine struct {
 	Tokens      int     `json:"tokens"`
 	Window      int     `json:"effective_window"`
 	Utilization float64 `json:"utilization"`
+	// Requests and PromptTokens are the main log's (SessionFigures); Subagents how many
+	// logs of subagents the session has, and the WithSubagents figures the session's with
+	// them (the main log's when it has none).
+	Requests                  int `json:"requests"`
+	PromptTokens              int `json:"prompt_tokens"`
+	Subagents                 int `json:"subagents"`
+	RequestsWithSubagents     int `json:"requests_with_subagents"`
+	PromptTokensWithSubagents int `json:"prompt_tokens_with_subagents"`
 	// SchemaVersion comes last, as in the report, so lines are matched by how they start.
 	SchemaVersion int `json:"schema_version"`
 }
@@ -78,14 +88,31 @@ func listSessions(ctx *cli.Context, f *Flags) error {
 		byPath[s.Path] = s
 	}
 	if len(f.Files) > 0 {
+		var notes *Notes
 		err = ctx.Run(cli.Filter{
 			Reports: true, Counted: true, TallyOnly: true, KeepGoing: true,
+			// (the usage figures of every request, for the session's figures)
+			Record: func(seq int, rec *transcript.Transcript, c tokens.Counter) error {
+				if seq == 0 || notes == nil {
+					notes = &Notes{}
+				}
+				notes.Add(rec, c)
+				return nil
+			},
 			Plan: func(d *cli.Doc) (*cli.Plan, error) {
-				r, err := report(d, nil)
+				r, err := report(d, notes)
+				notes = nil
 				if err != nil {
 					return nil, err
 				}
 				v := listFigures{Tokens: r.Tokens, Window: r.EffectiveWindow, Utilization: r.Utilization}
+				if s := r.Session; s != nil {
+					v.Requests, v.PromptTokens = s.Requests, s.PromptTokens
+					v.RequestsWith, v.PromptWith, v.Subagents = s.Requests, s.PromptTokens, len(s.Subagents)
+					if ws := s.WithSubagents; ws != nil {
+						v.RequestsWith, v.PromptWith = ws.Requests, ws.PromptTokens
+					}
+				}
 				measured[d.Name] = v
 				cache.put(byPath[d.Name], v)
 				return &cli.Plan{}, nil
@@ -102,6 +129,8 @@ func listSessions(ctx *cli.Context, f *Flags) error {
 		lines = append(lines, SessionLine{
 			File: s.Path, Agent: s.Agent, Project: s.Dir, Modified: s.Mod.UTC().Format(time.RFC3339),
 			LastActive: s.Last.UTC().Format(time.RFC3339), Bytes: s.Size, Tokens: v.Tokens, Window: v.Window, Utilization: v.Utilization,
+			Requests: v.Requests, PromptTokens: v.PromptTokens, Subagents: v.Subagents,
+			RequestsWithSubagents: v.RequestsWith, PromptTokensWithSubagents: v.PromptWith,
 			SchemaVersion: SessionsSchemaVersion,
 		})
 	}
@@ -128,11 +157,26 @@ func renderSessions(w io.Writer, lines []SessionLine, now time.Time, width int) 
 	}
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACTIVE\tAGENT\tSIZE\tTOKENS\tUSED\tFILE")
+	// SENT, the main log's prompts summed, and +SUB, the session's with its subagents'
+	// (how many; "-" without), where the terminal leaves the file room for its uuid.
+	sent := width >= 100
+	if sent {
+		fmt.Fprintln(tw, "ACTIVE\tAGENT\tSIZE\tTOKENS\tUSED\tSENT\t+SUB\tFILE")
+	} else {
+		fmt.Fprintln(tw, "ACTIVE\tAGENT\tSIZE\tTOKENS\tUSED\tFILE")
+	}
 	for _, l := range lines {
 		last, _ := time.Parse(time.RFC3339, l.LastActive)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0f%%\t\x00%s\n", ago(now, last), human.Safe(l.Agent), human.Size(l.Bytes),
-			human.Thousands(l.Tokens), 100*l.Utilization, human.Safe(l.File))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0f%%\t", ago(now, last), human.Safe(l.Agent), human.Size(l.Bytes),
+			human.Thousands(l.Tokens), 100*l.Utilization)
+		if sent {
+			with := "-"
+			if l.Subagents > 0 {
+				with = fmt.Sprintf("%s/%d", human.Short(l.PromptTokensWithSubagents), l.Subagents)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t", human.Short(l.PromptTokens), with)
+		}
+		fmt.Fprintf(tw, "\x00%s\n", human.Safe(l.File))
 	}
 	tw.Flush()
 	for _, row := range strings.SplitAfter(b.String(), "\n") {

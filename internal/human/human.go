@@ -72,3 +72,18 @@ func Size(n int64) string {
 	}
 	return strconv.FormatFloat(f, 'f', 1, 64) + " " + units[u]
 }
+
+// Short writes a count in the largest decimal unit below it, with one decimal under 10 of
+// that unit: 950, 1.2K, 34K, 2.9M.
+func Short(n int) string {
+	units := []string{"", "K", "M", "G", "T"}
+	f, u := float64(n), 0
+	for (f >= 1000 || f <= -1000) && u < len(units)-1 {
+		f /= 1000
+		u++
+	}
+	if u == 0 || f >= 10 || f <= -10 {
+		return strconv.FormatFloat(f, 'f', 0, 64) + units[u]
+	}
+	return strconv.FormatFloat(f, 'f', 1, 64) + units[u]
+}

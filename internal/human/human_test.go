@@ -29,3 +29,11 @@ func TestSize(t *testing.T) {
 		}
 	}
 }
+
+func TestShort(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 950: "950", 1234: "1.2K", 34_000: "34K", 832_157: "832K", 2_856_814: "2.9M"} {
+		if got := Short(n); got != want {
+			t.Errorf("Short(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

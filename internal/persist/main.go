@@ -85,7 +85,7 @@ func planPersist(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(f.Store)
+	dir, err := cli.ShownStore(f.Store, d.Context().Getenv)
 	if err != nil {
 		return nil, cli.RuntimeError(fmt.Errorf("store %q: %w", f.Store, err))
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +16,6 @@ import (
 	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/count"
-	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/safefile"
@@ -28,6 +28,11 @@ import (
 
 // DefaultPipe is the pipeline replayed unless --pipe names another: the five tiers.
 const DefaultPipe = "ctx-persist | ctx-budget | ctx-snip | ctx-summarize | ctx-trim"
+
+// ShownStore is the store the stages' placeholders name when the replay keeps what they
+// offload in a temporary store of its own (no --store): a fixed path, so that a replay's
+// requests and figures do not depend on where the temporary directory was made.
+const ShownStore = "/ctx-replay/store"
 
 // Tools returns the commands a pipeline runs in this process: the tiers, ctx-repair and
 // ctx-count. A pipeline runs them once a request, so each keeps its command-line parser
@@ -112,8 +117,14 @@ type Report struct {
 	Window    int          `json:"window"`
 	Effective int          `json:"effective_window"`
 	Price     tokens.Price `json:"price"`
+	// Totals are the main log's alone.
 	Totals
 	Turns []Turn `json:"turns,omitempty"`
+	// Subagents are the session's subagents' logs, each replayed on its own, and
+	// WithSubagents the totals of the session with them (a Claude Code log read from a
+	// file that has subagents).
+	Subagents     []SubagentReport `json:"subagents,omitempty"`
+	WithSubagents *Totals          `json:"with_subagents,omitempty"`
 }
 
 func run(ctx *cli.Context, f *Flags, sent func(turn int, request []byte) error) error {
@@ -153,17 +164,17 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 	if err != nil {
 		return err
 	}
-	provider := measure.ProviderOf(d.T.Format)
-	price := tokens.PriceOf(window.Model, provider)
-	if window.Model == "" {
-		price = tokens.PriceOf(d.T.Model, provider)
+	price, err := priceOf(window, d.T, f.Price)
+	if err != nil {
+		return err
 	}
-	if f.Price != "" {
-		if price, err = tokens.ParsePrice(f.Price, price); err != nil {
-			return cli.Usagef("--price: %v", err)
-		}
+	parseOpts := d.ReadOptions()
+	parse := func(b []byte) (*transcript.Transcript, error) { return transcript.Parse(b, parseOpts) }
+	points, err := SessionPoints(d.T, parse)
+	if err != nil {
+		return cli.InputError(fmt.Errorf("%s: reading the session before a compaction: %w", d.Display(), err))
 	}
-	if len(Points(d.T)) == 0 {
+	if len(points) == 0 {
 		err := cli.InputError(fmt.Errorf("%s: no request to replay: no reply follows a message of the conversation", d.Display()))
 		if len(d.T.Messages) > 0 && d.T.Format == transcript.ClaudeCode {
 			return cli.WithHint(err, "a subagent's log starts with its first reply: the request is in the parent session's log")
@@ -182,15 +193,18 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 	env["CTX_STATS_FILE"] = work + "/stats.jsonl"
 	env["CTX_FORMAT"] = string(d.T.Format)
 	if !ctx.Given("store") {
+		// The placeholders name a fixed path, not the random one of the work directory:
+		// the same session and flags give the same requests wherever the store is.
 		env["CTX_STORE"] = work + "/store"
+		env[cli.StoreShownEnv] = ShownStore
 	}
 
 	r := Report{File: d.Display(), Format: string(d.T.Format), Model: cmp.Or(window.Model, d.T.Model), Pipe: pipe.Text,
 		Window: window.Window, Effective: window.Effective, Price: price}
-	parseOpts := d.ReadOptions()
 	o := Options{
 		Pipe:      pipe,
-		Parse:     func(b []byte) (*transcript.Transcript, error) { return transcript.Parse(b, parseOpts) },
+		Points:    points,
+		Parse:     parse,
 		Counter:   counter,
 		Effective: window.Effective,
 		Overhead:  int(f.Overhead),
@@ -256,6 +270,24 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 		return err
 	}
 	r.Totals = tot
+	if left := tot.Recorded - tot.Requests; left > 0 {
+		// Requests made on branches the session left (a rewind, a fork), or whose history
+		// the log does not hold, are not replayed: say so, the figures leave them out.
+		ctx.Warnf("%s: %d of the %d requests the session records are not replayed (on branches a rewind or fork left, or with no history in the log): the figures leave them out", d.Display(), left, tot.Recorded)
+	}
+	if d.T.Format == transcript.ClaudeCode {
+		if r.Subagents, err = replaySubagents(ctx, d.Name, f, o); err != nil {
+			return err
+		}
+		if len(r.Subagents) > 0 {
+			with := tot
+			with.Firings, with.Saved = maps.Clone(tot.Firings), maps.Clone(tot.Saved)
+			for _, s := range r.Subagents {
+				with.merge(s.Totals)
+			}
+			r.WithSubagents = &with
+		}
+	}
 	switch {
 	case f.Turns:
 		r.Turns = nil

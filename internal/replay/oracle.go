@@ -21,6 +21,26 @@ type oracleStep struct {
 	floor       int  // the least it could be made
 	base        int  // the part of the floor before the messages: read from a warm cache even after a break
 	warm        bool // the cache still holds the request before (false for the first)
+	// restart: the client compacted its history before this request, which is that
+	// history (uncompacted) whatever came before: the cache breaks there for any schedule,
+	// and not by the schedule's doing.
+	restart bool
+	// recorded: the session records the request's cache split, by which the replay
+	// prices it (Turn); the oracle's reads are then moved as the replay moves a changed
+	// request's, by adjust (what the session read less what the model says it read), and
+	// the rest split between fresh input and cache writes as the session's was.
+	recorded       bool
+	adjust         int
+	fresh, written int
+}
+
+// cost is what request i costs at size tokens, cached of them read from the cache by the
+// model: priced as the replay prices a request sent (Turn.Cost).
+func (s oracleStep) cost(price tokens.Price, size, cached int) float64 {
+	if !s.recorded {
+		return price.Cost(size, cached)
+	}
+	return billedAs(price, size, min(max(0, cached+s.adjust), size), s.fresh, s.written)
 }
 
 // Floor is the best a replay could have done.
@@ -69,17 +89,24 @@ func schedule(steps []oracleStep, effective int, price tokens.Price, less func(a
 	}
 	// request i, continued from a request of size prev: it grows by what the session added
 	request := func(i, prev, size int) oracleCost {
-		if !steps[i].warm {
-			return oracleCost{cost: price.Cost(size, 0)}
+		s := steps[i]
+		switch {
+		case !s.warm:
+			return oracleCost{cost: s.cost(price, size, 0)}
+		case s.restart:
+			return oracleCost{cost: s.cost(price, size, min(s.base, size))}
 		}
-		return oracleCost{cost: price.Cost(size, min(prev, size))}
+		return oracleCost{cost: s.cost(price, size, min(prev, size))}
 	}
 	compact := func(i int) oracleCost {
 		s := steps[i]
-		if !s.warm {
-			return oracleCost{cost: price.Cost(s.floor, 0)}
+		switch {
+		case !s.warm:
+			return oracleCost{cost: s.cost(price, s.floor, 0)}
+		case s.restart:
+			return oracleCost{cost: s.cost(price, s.floor, min(s.base, s.floor))}
 		}
-		return oracleCost{breaks: 1, cost: price.Cost(s.floor, min(s.base, s.floor))}
+		return oracleCost{breaks: 1, cost: s.cost(price, s.floor, min(s.base, s.floor))}
 	}
 	// run extends a schedule whose last compaction is at start (size there: size) as far
 	// as it fits, calling at(k, value) with the value of requests start+1..k-1 for every
@@ -89,6 +116,9 @@ func schedule(steps []oracleStep, effective int, price tokens.Price, less func(a
 		for k := start + 1; k < n; k++ {
 			at(k, v)
 			next := max(steps[k].floor, size+steps[k].uncompacted-steps[k-1].uncompacted)
+			if steps[k].restart {
+				next = max(steps[k].floor, steps[k].uncompacted)
+			}
 			if !fits(k, next) {
 				return
 			}

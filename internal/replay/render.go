@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -18,7 +19,14 @@ var tierMark = map[string]byte{
 // request as a chart cols wide. The file's name, the model the session names and the tools
 // the stages' stats lines name are shown with their control characters escaped.
 func Render(w *bytes.Buffer, r *Report, cols int, color bool) {
-	fmt.Fprintf(w, "%s: %d requests through %s\n", human.Safe(r.File), r.Requests, human.Safe(r.Pipe))
+	requests := fmt.Sprintf("%d requests", r.Requests)
+	if r.Recorded > r.Requests {
+		requests = fmt.Sprintf("%d of the %d requests it records", r.Requests, r.Recorded)
+	}
+	if len(r.Subagents) > 0 {
+		requests += " of the main log"
+	}
+	fmt.Fprintf(w, "%s: %s through %s\n", human.Safe(r.File), requests, human.Safe(r.Pipe))
 	model := human.Safe(r.Model)
 	if model == "" {
 		model = "model unknown"
@@ -38,6 +46,9 @@ func Render(w *bytes.Buffer, r *Report, cols int, color bool) {
 	}
 	row("over window", fmt.Sprint(r.OverWindow), fmt.Sprint(r.OverUncompacted), over)
 	row("cache breaks", fmt.Sprint(r.CacheBreaks), "", fmt.Sprintf("the fewest that fit every request: %d", r.Oracle.FewestBreaks))
+	if r.ClientCompactions > 0 {
+		row("compactions", "", fmt.Sprint(r.ClientCompactions), "the client's own: each request after one is the history it compacted, piped afresh")
+	}
 	if r.Repeats > 0 {
 		row("repeats", fmt.Sprint(r.Repeats), "", fmt.Sprintf("a tier firing on two requests in a row; %d of them needed (the request over the window otherwise)", r.RepeatsNeeded))
 	}
@@ -57,9 +68,31 @@ func Render(w *bytes.Buffer, r *Report, cols int, color bool) {
 		}
 		row(label, fmt.Sprintf("%s ×%d", human.Safe(t), r.Firings[t]), "", "saved "+human.Thousands(r.Saved[t])+" tokens in all")
 	}
+	if r.WithSubagents != nil {
+		renderWithSubagents(w, r)
+	}
 	if len(r.Turns) > 0 {
 		fmt.Fprintln(w)
 		chart(w, r, cols, color)
+	}
+}
+
+// renderWithSubagents writes the session with its subagents: each replayed on its own,
+// their requests and costs added to the main log's.
+func renderWithSubagents(w *bytes.Buffer, r *Report) {
+	t := r.WithSubagents
+	row := func(label, sent, was, note string) {
+		fmt.Fprintf(w, "  %-14s %14s %14s  %s\n", label, sent, was, note)
+	}
+	fmt.Fprintf(w, "\nwith its %d subagents (each log replayed on its own, a context of its own): %d requests\n", len(r.Subagents), t.Requests)
+	row("", "sent", "as recorded", "")
+	row("tokens", human.Thousands(t.Tokens), human.Thousands(t.Uncompacted), fmt.Sprintf("%.2f×", t.SentRatio))
+	row("from cache", human.Thousands(t.Cached), human.Thousands(t.CachedUncompacted), "")
+	row("cost", dollars(t.Cost), dollars(t.CostUncompacted), fmt.Sprintf("billed %.2f×", t.BilledRatio))
+	row("over window", fmt.Sprint(t.OverWindow), fmt.Sprint(t.OverUncompacted), "requests")
+	row("cache breaks", fmt.Sprint(t.CacheBreaks), "", "")
+	for _, s := range r.Subagents {
+		row("", fmt.Sprintf("%d requests", s.Requests), human.Thousands(s.Uncompacted), human.Clip(filepath.Base(s.File), 40))
 	}
 }
 
@@ -109,6 +142,9 @@ func chart(w *bytes.Buffer, r *Report, cols int, color bool) {
 			}
 			marks[c] = m
 		}
+		if t.ClientCompaction && marks[c] == 0 {
+			marks[c] = 'C' // (a tier's mark wins: the client's compaction is in the table)
+		}
 	}
 	top := 1.0
 	for _, v := range was {
@@ -156,6 +192,6 @@ func chart(w *bytes.Buffer, r *Report, cols int, color bool) {
 	if group > 1 {
 		per = fmt.Sprintf(", a column is %d requests", group)
 	}
-	fmt.Fprintf(w, "%*s  fired: p persist, b budget, s snip, S summarize, t trim, * several; ! over the window%s\n", axis-1, "", per)
+	fmt.Fprintf(w, "%*s  fired: p persist, b budget, s snip, S summarize, t trim, * several; C the client compacted; ! over the window%s\n", axis-1, "", per)
 	_ = color
 }

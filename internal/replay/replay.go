@@ -62,6 +62,8 @@ type Options struct {
 	Check bool
 	// Save, when set, is given every request as sent (turn is 1-based).
 	Save func(turn int, doc []byte) error
+	// Points are the requests to replay; nil: SessionPoints(orig, Parse).
+	Points []Point
 }
 
 // Firing is one stage of the pipeline that changed a request.
@@ -84,7 +86,10 @@ type Turn struct {
 	Uncompacted int `json:"tokens_uncompacted"`
 	In          int `json:"tokens_in"`
 	// Cached is the part of the request read from the prompt cache; Written the rest,
-	// which the request writes to it.
+	// which the request writes to it. As recorded, they are the session's own figures
+	// where it records them (cache reads; Claude Code's cache writes, Codex's cached
+	// input), and Cost prices its own split; the request sent is priced the same while
+	// the pipeline has sent what the session sent, else by the cache model (cachedPrefix).
 	Cached             int `json:"cached"`
 	Written            int `json:"cache_written"`
 	CachedUncompacted  int `json:"cached_uncompacted"`
@@ -93,8 +98,13 @@ type Turn struct {
 	// had been sent), while the cache was still warm.
 	CacheBreak bool `json:"cache_break"`
 	// Cold: the cache had expired (TTL) since the request before.
-	Cold  bool     `json:"cold,omitempty"`
-	Fired []Firing `json:"fired"`
+	Cold bool `json:"cold,omitempty"`
+	// ClientCompaction: the client compacted the history before this request (Claude
+	// Code's compact_boundary, Codex's compacted record). The request is the compacted
+	// history the client sent, put through the pipeline afresh; the cache it breaks is
+	// the client's doing, not counted in CacheBreak.
+	ClientCompaction bool     `json:"client_compaction,omitempty"`
+	Fired            []Firing `json:"fired"`
 	// Seen is the size the pipeline's last stage gave for the request it wrote: what the
 	// tiers believed they sent (Tokens is the truth).
 	Seen        int     `json:"seen,omitempty"`
@@ -113,11 +123,21 @@ type Turn struct {
 	Problems        int     `json:"problems,omitempty"`
 	Cost            float64 `json:"cost"`
 	CostUncompacted float64 `json:"cost_uncompacted"`
+
+	// modelled is CachedUncompacted as the cache model works it out, where the session
+	// records its own split (which CachedUncompacted then is): what the model is tested on.
+	modelled int
 }
 
 // Totals sum a replay.
 type Totals struct {
+	// Requests are the requests replayed; Recorded those the session records a usage
+	// figure for, before its compactions too and on branches it left (a subagent's
+	// requests are in its own log); ClientCompactions the compactions the client made
+	// between two requests replayed.
 	Requests          int            `json:"requests"`
+	Recorded          int            `json:"requests_recorded"`
+	ClientCompactions int            `json:"client_compactions"`
 	OverWindow        int            `json:"over_window"`
 	OverUncompacted   int            `json:"over_window_uncompacted"`
 	Unavoidable       int            `json:"over_window_unavoidable"`
@@ -169,8 +189,14 @@ type sent struct {
 // Replay runs the session orig through the pipeline at every request point and calls each
 // with each turn as it is measured.
 func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each func(Turn) error) (Totals, error) {
-	points := Points(orig)
-	tot := Totals{Requests: len(points), Firings: map[string]int{}, Saved: map[string]int{}}
+	points := o.Points
+	if points == nil {
+		var err error
+		if points, err = SessionPoints(orig, o.Parse); err != nil {
+			return Totals{}, fmt.Errorf("reading the session before a compaction: %w", err)
+		}
+	}
+	tot := Totals{Requests: len(points), Recorded: recordedRequests(orig, points), Firings: map[string]int{}, Saved: map[string]int{}}
 	var prevSent, prevOrig *sent
 	var prevFired map[string]bool
 	prevBroke := false
@@ -193,7 +219,12 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 				break
 			}
 		}
-		steps = append(steps, oracleStep{uncompacted: turn.Uncompacted, floor: turn.Floor, base: u.base(), warm: i > 0 && !turn.Cold})
+		step := oracleStep{uncompacted: turn.Uncompacted, floor: turn.Floor, base: u.base(), warm: i > 0 && !turn.Cold, restart: turn.ClientCompaction}
+		if p.Recorded > 0 {
+			step.recorded, step.adjust = true, turn.CachedUncompacted-turn.modelled
+			step.fresh, step.written = p.Recorded-p.CacheRead-p.CacheWrite, p.CacheWrite
+		}
+		steps = append(steps, step)
 		turn.Message = p.Message
 		tot.add(turn)
 		if err := each(turn); err != nil {
@@ -228,6 +259,9 @@ func (tot *Totals) add(t Turn) {
 	if t.CacheBreak {
 		tot.CacheBreaks++
 	}
+	if t.ClientCompaction {
+		tot.ClientCompactions++
+	}
 	for _, f := range t.Fired {
 		tot.Firings[f.Tool]++
 		tot.Saved[f.Tool] += f.Saved
@@ -246,10 +280,11 @@ func (tot *Totals) add(t Turn) {
 // step replays request i: builds what the agent would send, pipes it, measures both.
 func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points []Point, i int, prevSent, prevOrig *sent) (Turn, *sent, *sent, map[string]bool, error) {
 	p := points[i]
-	turn := Turn{Turn: i + 1, Time: p.Time}
+	turn := Turn{Turn: i + 1, Time: p.Time, ClientCompaction: p.ClientCompaction}
 	origDoc := sessionRequest(orig, p.Cut)
 	var in []byte
-	if prevSent == nil {
+	if prevSent == nil || p.ClientCompaction {
+		// The first request, or the history as the client compacted it: the session's own.
 		in = origDoc
 	} else {
 		var err error
@@ -310,7 +345,7 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	u.setHidden(hidden)
 	s.setHidden(hidden)
 	turn.Tokens, turn.Uncompacted, turn.In = s.total, u.total, u.total
-	if prevSent != nil {
+	if prevSent != nil && !p.ClientCompaction {
 		given, err := o.measure(in, p.Time)
 		if err != nil {
 			return turn, nil, nil, nil, fmt.Errorf("the request before, with the messages since: %w", err)
@@ -320,17 +355,37 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	}
 
 	warm := prevSent != nil && (o.TTL <= 0 || p.Time.IsZero() || prevSent.time.IsZero() || p.Time.Sub(prevSent.time) <= o.TTL)
+	if prevSent != nil && p.CacheRead > u.base() {
+		// The session read its messages from the cache, not only the system prompt and
+		// tools every request shares: it was warm, whatever --cache-ttl guessed (Claude
+		// Code asks for an hour), and a request the pipeline changed breaks it.
+		warm = true
+	}
 	turn.Cold = prevSent != nil && !warm
 	if warm {
 		var extends bool
 		turn.Cached, extends = cachedPrefix(prevSent, s)
-		turn.CacheBreak = !extends
+		turn.CacheBreak = !extends && !p.ClientCompaction
 		turn.CachedUncompacted, _ = cachedPrefix(prevOrig, u)
+	}
+	turn.modelled = turn.CachedUncompacted
+	turn.Cost = o.Price.Cost(turn.Tokens, turn.Cached)
+	turn.CostUncompacted = o.Price.Cost(turn.Uncompacted, turn.CachedUncompacted)
+	if p.Recorded > 0 {
+		// The session as it was sent is billed as the provider billed it: the split it
+		// recorded, not the one the model works out (a cache miss, the part after the
+		// last cache breakpoint). The request sent reads what the session read, moved by
+		// what the model says the pipeline changed (the same where it sent what the
+		// session sent), its uncached part split between fresh input and cache writes as
+		// the session's was.
+		fresh := p.Recorded - p.CacheRead - p.CacheWrite
+		turn.CachedUncompacted = min(p.CacheRead, turn.Uncompacted)
+		turn.Cached = min(max(0, turn.CachedUncompacted+turn.Cached-turn.modelled), turn.Tokens)
+		turn.CostUncompacted = o.Price.Billed(fresh, p.CacheWrite, p.CacheRead)
+		turn.Cost = billedAs(o.Price, turn.Tokens, turn.Cached, fresh, p.CacheWrite)
 	}
 	turn.Written = turn.Tokens - turn.Cached
 	turn.WrittenUncompacted = turn.Uncompacted - turn.CachedUncompacted
-	turn.Cost = o.Price.Cost(turn.Tokens, turn.Cached)
-	turn.CostUncompacted = o.Price.Cost(turn.Uncompacted, turn.CachedUncompacted)
 	if o.Effective > 0 {
 		turn.Utilization = float64(turn.Tokens) / float64(o.Effective)
 		turn.OverWindow = turn.Tokens > o.Effective
@@ -342,6 +397,19 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 		turn.Problems = introduced(repair.Counts(repair.Check(u.t)), repair.Counts(repair.Check(s.t)))
 	}
 	return turn, s, u, firedSet, nil
+}
+
+// billedAs is what a prompt of total tokens, read of them from the cache, costs when the
+// rest is split between fresh input and cache writes as a recorded request's was (fresh
+// and written): all fresh for Codex, which records no writes, almost all written for
+// Claude Code.
+func billedAs(p tokens.Price, total, read, fresh, written int) float64 {
+	uncached := max(0, total-read)
+	f := uncached
+	if fresh+written > 0 {
+		f = int(int64(uncached) * int64(max(0, fresh)) / int64(fresh+written))
+	}
+	return p.Billed(f, uncached-f, read)
 }
 
 // sameFormat refuses a pipeline whose output reads as another format than its input did.

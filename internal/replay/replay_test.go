@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convert"
+	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -180,9 +183,15 @@ func TestExtendingRequestReadsAllOfTheOneBefore(t *testing.T) {
 				if tn.CacheBreak || tn.Cold {
 					t.Fatalf("turn %d: identity pipeline broke the cache: %+v", tn.Turn, tn)
 				}
-				if tn.Cached != min(prev.Tokens, tn.Tokens) || tn.CachedUncompacted != min(prev.Uncompacted, tn.Uncompacted) {
+				// (A session that records its split is priced by it, as sent too while the
+				// pipeline sends what it sent: the model is its modelled figure.)
+				cached := tn.Cached
+				if tn.Cached == tn.CachedUncompacted {
+					cached = tn.modelled
+				}
+				if cached != min(prev.Tokens, tn.Tokens) || tn.modelled != min(prev.Uncompacted, tn.Uncompacted) {
 					t.Errorf("turn %d reads %d tokens from the cache (%d as recorded); the request before was %d (%d)",
-						tn.Turn, tn.Cached, tn.CachedUncompacted, prev.Tokens, prev.Uncompacted)
+						tn.Turn, cached, tn.modelled, prev.Tokens, prev.Uncompacted)
 				}
 				if tn.Written != tn.Tokens-tn.Cached {
 					t.Errorf("turn %d: %d written of %d, %d cached", tn.Turn, tn.Written, tn.Tokens, tn.Cached)
@@ -192,11 +201,14 @@ func TestExtendingRequestReadsAllOfTheOneBefore(t *testing.T) {
 	}
 }
 
-// On the corpus's Claude Code sessions, the cache reads a replay of the session as it was
-// sent works out are the ones Claude Code recorded: within 0.5% of the request on 93% of
-// the requests (431 of 450; 390 before the hidden part was taken from the request before).
-// The rest are cache misses the session met and the model does not (a read of only the
-// system prompt, 10-15K tokens, in the middle of a session).
+// On the corpus's Claude Code sessions, the cache reads the replay's model works out for
+// the session as it was sent (Turn.modelled: what it prices a changed request by, moved
+// from what the session recorded) are the ones Claude Code recorded: within 0.5% of the
+// request on 93% of the requests (677 of 710, now that a request that read its messages
+// from the cache counts as warm whatever the TTL; 431 of 450 before, 390 before the
+// hidden part was taken from the request before). The rest are cache misses the session
+// met and the model does not (a read of only the system prompt, 10-15K tokens, in the
+// middle of a session).
 func TestCachedIsWhatTheSessionRecorded(t *testing.T) {
 	dir := filepath.Join("..", "..", "..", "shared", "corpus", "claude-code")
 	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
@@ -221,14 +233,14 @@ func TestCachedIsWhatTheSessionRecorded(t *testing.T) {
 			if tn.Cold || u.CacheRead == 0 || tn.Uncompacted == 0 {
 				continue // the cache had expired, or the session records no reads
 			}
-			e := math.Abs(float64(tn.CachedUncompacted-u.CacheRead)) / float64(tn.Uncompacted)
+			e := math.Abs(float64(tn.modelled-u.CacheRead)) / float64(tn.Uncompacted)
 			sum += e
 			n++
 			if e <= 0.005 {
 				near++
 			}
 			if e > worst {
-				worst, worstAt = e, fmt.Sprintf("%s turn %d: %d cached, %d recorded", filepath.Base(f), tn.Turn, tn.CachedUncompacted, u.CacheRead)
+				worst, worstAt = e, fmt.Sprintf("%s turn %d: %d cached, %d recorded", filepath.Base(f), tn.Turn, tn.modelled, u.CacheRead)
 			}
 		}
 	}
@@ -414,5 +426,54 @@ func TestParseStatsSavedIsFiring(t *testing.T) {
 	}
 	if set["ctx-persist"] || !set["ctx-budget"] || seen != 17020 {
 		t.Errorf("set %v, seen %d", set, seen)
+	}
+}
+
+// The session as it was sent is priced by the split it recorded, not the one the cache
+// model works out: a session whose every request missed the cache (its reads written
+// again) costs what it recorded, though each request extends the one before. It was
+// priced as if each read all of the one before (a session recorded at $0.046 showed
+// $0.125). A pipeline that sends what the session sent is billed the same.
+func TestAsRecordedIsTheRecordedSplit(t *testing.T) {
+	var buf bytes.Buffer
+	if err := testgen.Generate(&buf, testgen.Options{Format: "claude-code", Size: 60_000, Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	missed := regexp.MustCompile(`"cache_creation_input_tokens":(\d+),"cache_read_input_tokens":(\d+)`).ReplaceAllFunc(buf.Bytes(), func(m []byte) []byte {
+		g := regexp.MustCompile(`\d+`).FindAll(m, 2)
+		c, _ := strconv.Atoi(string(g[0]))
+		r, _ := strconv.Atoi(string(g[1]))
+		return fmt.Appendf(nil, `"cache_creation_input_tokens":%d,"cache_read_input_tokens":0`, c+r)
+	})
+	for name, doc := range map[string][]byte{"generated": buf.Bytes(), "missed": missed} {
+		t.Run(name, func(t *testing.T) {
+			tr, err := transcript.Parse(doc, transcript.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tot, turns := identityReplay(t, tr)
+			if len(turns) < 5 {
+				t.Fatalf("%d requests", len(turns))
+			}
+			price := tokens.PriceOf("claude-sonnet-4-5", "anthropic")
+			want := 0.0
+			for _, tn := range turns {
+				u := usageAt(tr, tn.Message)
+				fresh := u.Input - u.CacheRead - u.CacheCreation
+				cost := price.Billed(fresh, u.CacheCreation, u.CacheRead)
+				want += cost
+				if tn.CachedUncompacted != u.CacheRead || math.Abs(tn.CostUncompacted-cost) > 1e-12 {
+					t.Errorf("turn %d as recorded: %d cached, $%.6f; the session recorded %d read, %d written, %d fresh: $%.6f",
+						tn.Turn, tn.CachedUncompacted, tn.CostUncompacted, u.CacheRead, u.CacheCreation, fresh, cost)
+				}
+				if tn.Cached != tn.CachedUncompacted || tn.Cost != tn.CostUncompacted {
+					t.Errorf("turn %d: sent as the session sent it, billed otherwise: %d cached, $%.6f against %d, $%.6f",
+						tn.Turn, tn.Cached, tn.Cost, tn.CachedUncompacted, tn.CostUncompacted)
+				}
+			}
+			if math.Abs(tot.CostUncompacted-want) > 1e-9 || tot.BilledRatio != 1 {
+				t.Errorf("as recorded $%.6f, the session's split $%.6f; billed %.4f", tot.CostUncompacted, want, tot.BilledRatio)
+			}
+		})
 	}
 }

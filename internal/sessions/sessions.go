@@ -532,3 +532,50 @@ func isReply(line []byte) bool {
 	}
 	return false
 }
+
+// Subagents lists the logs of the subagents of the Claude Code session whose log is at
+// path, by path: those newer versions keep in a folder named after the session
+// (<session id>/subagents/agent-*.jsonl) and those older versions keep beside the
+// session (agent-*.jsonl) whose first record names the session (sessionId); none for a
+// log that is itself a subagent's. A subagent's requests are its own, with a context of
+// their own: ccusage and the bill count them with the session's. Files that cannot be read
+// are left out.
+func Subagents(path string) []string {
+	base := filepath.Base(path)
+	if !strings.HasSuffix(base, ".jsonl") || strings.HasPrefix(base, "agent-") {
+		return nil
+	}
+	id := strings.TrimSuffix(base, ".jsonl")
+	dir := filepath.Dir(path)
+	var out []string
+	if list, err := filepath.Glob(filepath.Join(dir, id, "subagents", "agent-*.jsonl")); err == nil {
+		for _, p := range list {
+			if _, ok := stat(p); ok {
+				out = append(out, p)
+			}
+		}
+	}
+	if list, err := filepath.Glob(filepath.Join(dir, "agent-*.jsonl")); err == nil {
+		for _, p := range list {
+			if _, ok := stat(p); ok && sessionOf(p) == id {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sessionOf is the session id the first record of a Claude Code log names, or "".
+func sessionOf(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(io.LimitReader(f, maxMeta)).ReadBytes('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return ""
+	}
+	return gjson.GetBytes(line, "sessionId").String()
+}

@@ -315,3 +315,41 @@ func TestNewestBound(t *testing.T) {
 		}
 	}
 }
+
+// TestSubagents: a session's subagents in both layouts, the newer folder and the older
+// logs beside it that name the session; another session's, a log of a subagent itself and
+// a session with none have none of them.
+func TestSubagents(t *testing.T) {
+	dir := t.TempDir()
+	id := "0d3a8e6f-290f-4105-a327-a2496e5e2a83"
+	write := func(name, body string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	session := write(id+".jsonl", `{"type":"user","sessionId":"`+id+`"}`+"\n")
+	other := write("11111111-2222-3333-4444-555555555555.jsonl", "{}\n")
+	newer := write(id+"/subagents/agent-a4ca7529859c158c2.jsonl", `{"type":"user","isSidechain":true,"sessionId":"`+id+`"}`+"\n")
+	write(id+"/subagents/agent-a4ca7529859c158c2.meta.json", `{"agentType":"general-purpose"}`)
+	older := write("agent-c63fe96c.jsonl", `{"parentUuid":null,"isSidechain":true,"sessionId":"`+id+`","type":"user"}`+"\n")
+	write("agent-3ea04571.jsonl", `{"isSidechain":true,"sessionId":"11111111-2222-3333-4444-555555555555","type":"user"}`+"\n")
+	for _, c := range []struct {
+		path string
+		want []string
+	}{
+		{session, []string{newer, older}},
+		{other, []string{filepath.Join(dir, "agent-3ea04571.jsonl")}},
+		{older, nil},
+		{filepath.Join(t.TempDir(), id+".jsonl"), nil},
+	} {
+		if got := Subagents(c.path); !slices.Equal(got, c.want) {
+			t.Errorf("Subagents(%s) = %v, want %v", filepath.Base(c.path), got, c.want)
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -102,8 +101,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 }
 
 // options turns the flags into the tier's options (without the document's measures);
-// storeNamed: the user named the store (an empty name is refused).
-func (f *Flags) options(now time.Time, storeNamed bool) (Options, error) {
+// storeNamed: the user named the store (an empty name is refused); getenv reads the
+// store path to write into placeholders (cli.ShownStore).
+func (f *Flags) options(now time.Time, storeNamed bool, getenv func(string) string) (Options, error) {
 	o := Defaults()
 	var err error
 	if o.Trigger, o.Target, err = cli.TriggerTarget(f.Trigger, f.Target); err != nil {
@@ -133,7 +133,7 @@ func (f *Flags) options(now time.Time, storeNamed bool) (Options, error) {
 		if err := offload.CheckDir(f.Store); err != nil {
 			return o, cli.Usagef("--store: %v", err)
 		}
-		dir, err := filepath.Abs(f.Store)
+		dir, err := cli.ShownStore(f.Store, getenv)
 		if err != nil {
 			return o, cli.RuntimeError(fmt.Errorf("store %q: %w", f.Store, err))
 		}
@@ -158,7 +158,7 @@ func nonEmpty(list []string) []string {
 }
 
 func run(ctx *cli.Context, f *Flags) error {
-	o, err := f.options(ctx.Now(), ctx.Given("store"))
+	o, err := f.options(ctx.Now(), ctx.Given("store"), ctx.Getenv)
 	if err != nil {
 		return err
 	}

@@ -398,7 +398,11 @@ func offload(c *cli.Context, data []byte) (string, error) {
 	if err := st.Append(store.Entry{Hash: h, Tool: "ctx-summarize", Source: "pre-summary document", Bytes: len(data), Lines: strings.Count(string(data), "\n"), Time: c.Now()}); err != nil {
 		return "", cli.RuntimeError(err)
 	}
-	return st.Path(h), nil
+	shown, err := cli.ShownStore(c.Common.Store, c.Getenv)
+	if err != nil {
+		return "", cli.RuntimeError(err)
+	}
+	return store.Path(shown, h), nil
 }
 
 // Write puts the summary of sections in place of the summarized messages and returns the

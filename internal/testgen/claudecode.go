@@ -55,6 +55,9 @@ func (e *claudeCodeEmitter) write(b []byte) {
 
 func (e *claudeCodeEmitter) begin() {
 	e.version, e.model = "2.0.14", ccModel
+	if e.g.o.Compactions > 0 {
+		e.version = "2.1.12" // (the version that writes compact_boundary records as below)
+	}
 	if e.g.f.on {
 		e.version, e.model = "2.1.114", "claude-opus-4-7"
 	}
@@ -311,23 +314,27 @@ func (e *claudeCodeEmitter) attachment(c *call) {
 }
 
 // compact writes what Claude Code 2.1 writes when it compacts: a boundary, a new root
-// naming the last record as its logical parent, and the summary hanging off it; half of
-// the time the boundary keeps the last turn whole (compactMetadata.preservedSegment), and
-// the conversation goes on from that turn's last record, else from the summary.
+// naming the last record as its logical parent, and the summary hanging off it. In the
+// preserving form (Options.Preserve; half the time in a Version session) the boundary
+// keeps the newest turn whole (compactMetadata.preservedSegment: its first and last
+// record and the summary they now follow), and the conversation goes on from that turn's
+// last record, as Claude Code writes it: its reader relinks the head to the summary.
 func (e *claudeCodeEmitter) compact(summary string) {
 	g := e.g
-	if !g.f.on {
-		return
+	preserve := g.o.Preserve
+	preTokens := g.prevReq / 4
+	if g.f.on {
+		g.f.preserve = g.f.r.chance(0.5) || g.o.Preserve
+		preserve, preTokens = g.f.preserve, g.f.tok
 	}
-	g.f.preserve = g.f.r.chance(0.5)
 	tail, summaryID := e.parent, g.r.uuid()
 	b := append(e.b[:0], `{"parentUuid":null,`...)
 	b = appendKV(b, "logicalParentUuid", tail)
 	b = append(b, `,"isSidechain":false,"userType":"external","cwd":"/repo",`...)
 	b = appendKV(b, "sessionId", g.sessionID)
 	b = append(b, `,"version":"`+e.version+`","gitBranch":"main","type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"level":"info","compactMetadata":{"trigger":"auto",`...)
-	b = appendKI(b, "preTokens", g.f.tok)
-	if g.f.preserve {
+	b = appendKI(b, "preTokens", preTokens)
+	if preserve {
 		b = append(b, `,"preservedSegment":{`...)
 		b = appendKV(b, "headUuid", e.turnHead)
 		b = appendKV(append(b, ','), "anchorUuid", summaryID)
@@ -341,10 +348,13 @@ func (e *claudeCodeEmitter) compact(summary string) {
 	b = append(b, `,"isCompactSummary":true,"isVisibleInTranscriptOnly":true,"message":{"role":"user","content":`...)
 	b = append(appendStr(b, text), '}')
 	e.write(e.stamp(b, summaryID, 50, 500))
-	if g.f.preserve {
+	if preserve {
 		e.parent = tail
 	}
-	g.f.compacted(g, text)
+	g.preserved = preserve
+	if g.f.on {
+		g.f.compacted(g, text)
+	}
 }
 
 func (e *claudeCodeEmitter) end() {}

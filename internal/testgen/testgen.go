@@ -44,6 +44,15 @@ type Options struct {
 	// figures passes the counter, so that what they check is what the counter does not
 	// see (the hidden part, thinking stored empty, what a compaction or a turn drops).
 	Tokens func(string) int
+	// Compactions is how many times the agent compacts its history (claude-code and
+	// codex), spread evenly over the session: Claude Code 2.1's compact_boundary record
+	// and summary message, Codex's compacted record. 0 leaves the one compaction halfway
+	// through a Codex session over 5 MB.
+	Compactions int
+	// Preserve writes Claude Code's compactions in the form that keeps the newest turn as
+	// it was (compactMetadata.preservedSegment): the messages after the summary chain on
+	// from the last one before the boundary, which the reader relinks to the summary.
+	Preserve bool
 }
 
 // Formats lists the accepted Options.Format values.
@@ -197,13 +206,16 @@ type gen struct {
 	edited    []string
 	pngs      map[[2]int]*pngImage
 
-	step      int
-	errors    int
-	ctx       int // bytes of context so far, for usage numbers
-	prevReq   int // ctx at the previous model request: what the prompt cache holds
-	total     usage
-	compacted bool
-	pins      *pinned // Options.Pinned
+	step        int
+	errors      int
+	ctx         int // bytes of context so far, for usage numbers
+	prevReq     int // ctx at the previous model request: what the prompt cache holds
+	total       usage
+	compacted   bool
+	compactions int     // compactions made (Options.Compactions)
+	turnStart   int     // ctx before the newest tool turn: what a preserved segment keeps
+	preserved   bool    // the newest compaction kept the newest turn whole
+	pins        *pinned // Options.Pinned
 
 	f faithful // Options.Version's state
 }
@@ -255,6 +267,7 @@ func (g *gen) run(e emitter) {
 	untilFollowUp := g.r.between(4, 9)
 	for g.step == 0 || g.remaining(e) >= g.stopAt() { // at least one tool call
 		t := g.toolTurn(g.remaining(e))
+		g.turnStart = g.ctx
 		g.sendAssistant(e, t)
 		e.results(t)
 		for _, c := range t.calls {
@@ -266,9 +279,22 @@ func (g *gen) run(e emitter) {
 		g.step++
 		if g.compactsNow() {
 			g.compacted = true
-			s := g.summary(4000)
+			g.compactions++
+			size := 4000
+			if g.o.Compactions > 0 {
+				size = g.r.between(2500, 6000)
+			}
+			s := g.summary(size)
+			kept := g.ctx - g.turnStart
+			g.preserved = false
 			e.compact(s)
-			g.ctx = len(g.system) + 12000 + len(g.request) + len(s)
+			g.ctx = len(g.system) + 12000 + len(s)
+			if g.preserved {
+				g.ctx += kept
+			}
+			if g.d == dCodex || g.f.on {
+				g.ctx += len(g.request)
+			}
 			if p := g.pins; p != nil {
 				g.ctx += len(p.permissions) + len(p.skills) + len(p.agents) + len(p.env)
 			}
@@ -289,10 +315,14 @@ func (g *gen) run(e emitter) {
 	e.end()
 }
 
-// compactsNow says whether the session compacts after this step: a Codex rollout over
-// 5 MB halfway, a Version session over 300 KB at 45%.
+// compactsNow says whether the session compacts after this step: Options.Compactions
+// times spread evenly (claude-code and codex), else a Codex rollout over 5 MB halfway, a
+// Version session over 300 KB at 45%.
 func (g *gen) compactsNow() bool {
 	switch {
+	case g.o.Compactions > 0:
+		return (g.d == dCodex || g.o.Format == "claude-code") && g.compactions < g.o.Compactions &&
+			g.out.n > (g.compactions+1)*g.o.Size/(g.o.Compactions+1)
 	case g.compacted:
 		return false
 	case g.f.on:

@@ -114,6 +114,15 @@ func (p Price) Cost(total, cached int) float64 {
 	return (float64(cached)*p.CacheRead + float64(max(0, total-cached))*p.CacheWrite) / 1e6
 }
 
+// Billed is what a prompt costs as the provider billed it, in dollars: fresh tokens
+// neither read from the cache nor written to it at the input price, written ones at the
+// cache-write price, read ones at the cache-read price (the split a transcript records:
+// Claude Code's input_tokens, cache_creation_input_tokens and cache_read_input_tokens;
+// Codex's input_tokens less cached_input_tokens, and cached_input_tokens).
+func (p Price) Billed(fresh, written, read int) float64 {
+	return (float64(max(0, fresh))*p.Input + float64(max(0, written))*p.CacheWrite + float64(max(0, read))*p.CacheRead) / 1e6
+}
+
 // Repays reports whether an edit that saves saved tokens of a prompt, changing it from a
 // point with uncached tokens after it (the saved ones among them), pays back within
 // requests later requests what it costs the prompt cache: once, the rest of those tokens

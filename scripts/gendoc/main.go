@@ -33,6 +33,8 @@ func run(args []string, stdout io.Writer) error {
 	seed := fs.Int64("seed", 1, "random seed; the same flags give the same bytes")
 	images := fs.Bool("images", false, "include small base64 PNG images")
 	pinned := fs.Bool("pinned", false, "include the pinned context clients send as messages (AGENTS.md, environment, developer rules; Claude Code's reminders)")
+	compactions := fs.Int("compactions", 0, "compact the history `N` times (claude-code, codex)")
+	preserve := fs.Bool("preserve", false, "Claude Code compactions keep the newest turn (compactMetadata.preservedSegment)")
 	outFile := fs.String("o", "", "write to `FILE` instead of stdout")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -44,7 +46,7 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := testgen.Options{Format: *format, Size: n, Seed: *seed, Images: *images, Pinned: *pinned}
+	opts := testgen.Options{Format: *format, Size: n, Seed: *seed, Images: *images, Pinned: *pinned, Compactions: *compactions, Preserve: *preserve}
 	if *outFile == "" {
 		return testgen.Generate(stdout, opts)
 	}
