@@ -9,7 +9,7 @@ package calibrate
 
 import (
 	"fmt"
-	"hash/fnv"
+	"github.com/ctxkit/ctxkit/internal/heldout"
 	"os"
 	"path/filepath"
 	"sort"
@@ -87,15 +87,11 @@ func (iv *Interval) Estimate(c tokens.Counter, f Framing) int {
 // token, 3 tokens of framing a message (measure with tokens.New("estimate")).
 func (iv *Interval) Old() int { return iv.old }
 
-// Held reports whether a session file is held out of the fit: one file in three, by a
-// hash of its name (FNV-1a of the base name), so the split does not change when files are
-// added or moved. A subagent's log is a file of its own: it is its own conversation, with
-// its own prompt, and falls on either side independently of its parent session's.
-func Held(path string) bool {
-	h := fnv.New32a()
-	h.Write([]byte(filepath.Base(path)))
-	return h.Sum32()%3 == 0
-}
+// Held reports whether a session file is held out of the fit: the repository's rule
+// (heldout.Test, one file in three by its name). A subagent's log is a file of its own: it
+// is its own conversation, with its own prompt, and falls on either side independently of
+// its parent session's.
+func Held(path string) bool { return heldout.Test(path) }
 
 // Load reads every Claude Code session (*.jsonl) under dir into intervals, in file order.
 // Files that do not parse, or record fewer than two figures, give none.
