@@ -35,6 +35,7 @@ func run(args []string, stdout io.Writer) error {
 	pinned := fs.Bool("pinned", false, "include the pinned context clients send as messages (AGENTS.md, environment, developer rules; Claude Code's reminders)")
 	compactions := fs.Int("compactions", 0, "compact the history `N` times (claude-code, codex)")
 	preserve := fs.Bool("preserve", false, "Claude Code compactions keep the newest turn (compactMetadata.preservedSegment)")
+	version := fs.String("version", "", "write as a given client version writes, with faithful usage: 2.1 (claude-code), 0.114 (codex)")
 	outFile := fs.String("o", "", "write to `FILE` instead of stdout")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -46,7 +47,7 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := testgen.Options{Format: *format, Size: n, Seed: *seed, Images: *images, Pinned: *pinned, Compactions: *compactions, Preserve: *preserve}
+	opts := testgen.Options{Format: *format, Size: n, Seed: *seed, Images: *images, Pinned: *pinned, Compactions: *compactions, Preserve: *preserve, Version: *version}
 	if *outFile == "" {
 		return testgen.Generate(stdout, opts)
 	}
