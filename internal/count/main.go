@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -135,7 +136,7 @@ func run(ctx *cli.Context, f *Flags) error {
 		AllSessions: f.All,
 		TextHint:    "to count plain text, use --text",
 		Plan: func(d *cli.Doc) (*cli.Plan, error) {
-			r, err := report(d, notes)
+			r, err := report(d, notes, true)
 			notes = nil
 			if err != nil {
 				return nil, err
@@ -213,8 +214,9 @@ func (f *Flags) checkQuiet() error {
 	return nil
 }
 
-// report measures one document.
-func report(d *cli.Doc, notes *Notes) (Report, error) {
+// report measures one document; with contexts, each subagent of a session too
+// (SubagentContext), where the listing (--sessions) takes their recorded figures only.
+func report(d *cli.Doc, notes *Notes, contexts bool) (Report, error) {
 	counter, err := d.Counter()
 	if err != nil {
 		return Report{}, err
@@ -237,7 +239,11 @@ func report(d *cli.Doc, notes *Notes) (Report, error) {
 		o.API = &shown
 	}
 	r := summarise(tl, o)
-	r.Session = sessionFigures(d.Name, d.T.Format, notes)
+	var parent *measure.Tally
+	if contexts {
+		parent = tl
+	}
+	r.Session = sessionFigures(d.Context(), d.Name, d.T.Format, notes, parent, &r)
 	return r, nil
 }
 

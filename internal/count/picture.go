@@ -81,6 +81,8 @@ type Notes struct {
 	turnAt         map[string]int
 	// defined holds the tokens of each MCP tool's definition, by tool name.
 	defined map[string]int
+	// subagents are the calls that started a subagent, with what their results record.
+	subagents transcript.SubagentCalls
 }
 
 // fileTools are the tools, lower-cased, whose calls edit or write the file their path
@@ -108,6 +110,7 @@ func (n *Notes) Add(rec *transcript.Transcript, c tokens.Counter) {
 			return true
 		})
 	}
+	n.subagents.Add(rec)
 	for _, r := range rec.Records {
 		// (a Codex compacted record; Claude Code's compact_boundary, a small system record)
 		if r.Type == "compacted" || rec.Format == transcript.ClaudeCode && r.Type == "system" &&

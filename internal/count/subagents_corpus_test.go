@@ -1,0 +1,190 @@
+package count
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ctxkit/ctxkit/internal/sessions"
+)
+
+// TestCorpusSubagentContexts: on every real Claude Code session with subagents (both
+// layouts), ctx-count gives each subagent its own context next to the parent's, tied to
+// the call that started it. What the files record is read here with a reader of the
+// test's own: a subagent whose log opens with another prompt than "Warmup" and whose id a
+// result of the parent's records is tied to that call, by its id; its recorded peak is
+// the largest prompt its log records; its tokens are what ctx-count says of its log
+// alone; the call's result costs the parent something, and the picture names the call.
+func TestCorpusSubagentContexts(t *testing.T) {
+	root := filepath.Join("..", "..", "..", "shared", "corpus", "claude-code")
+	files, _ := filepath.Glob(filepath.Join(root, "*", "*.jsonl"))
+	if len(files) == 0 {
+		t.Skipf("corpus not found at %s", root)
+	}
+	cache := t.TempDir()
+	env := func(k string) string { return map[string]string{"CTX_CACHE_DIR": cache}[k] }
+	count := func(args ...string) Report {
+		t.Helper()
+		var out, errs bytes.Buffer
+		if code := Main(append([]string{"--json"}, args...), nil, &out, &errs, env); code != 0 {
+			t.Fatalf("ctx-count %v: exit %d: %s", args, code, errs.String())
+		}
+		var r Report
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	sessionsSeen, linked := 0, 0
+	for _, f := range files {
+		subs := sessions.Subagents(f)
+		if len(subs) == 0 {
+			continue
+		}
+		sessionsSeen++
+		agentOf := resultAgents(t, f)
+		r := count(f)
+		if r.Session == nil || len(r.Session.Subagents) != len(subs) || r.Session.Peak == nil {
+			t.Fatalf("%s: session %+v; want its %d subagents and its peak", f, r.Session, len(subs))
+		}
+		var picture bytes.Buffer
+		Render(&picture, &r, false, 200)
+		for _, s := range r.Session.Subagents {
+			c := s.SubagentContext
+			if c == nil {
+				t.Fatalf("%s: no context measured", s.File)
+			}
+			id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(s.File), "agent-"), ".jsonl")
+			if c.AgentID != id {
+				t.Errorf("%s: agent id %q", s.File, c.AgentID)
+			}
+			if want := largestPrompt(t, s.File); c.Peak.Recorded != want || c.Peak.Tokens != want || c.Peak.Estimated <= 0 {
+				t.Errorf("%s: peak %+v; its log records %d at most", s.File, c.Peak, want)
+			}
+			if alone := count(s.File); c.Tokens != alone.Tokens || c.Categories != alone.Categories {
+				t.Errorf("%s: tokens %d %+v; ctx-count on its log says %d %+v", s.File, c.Tokens, c.Categories, alone.Tokens, alone.Categories)
+			}
+			call, started := agentOf[id]
+			if !started {
+				if c.Task != nil {
+					t.Errorf("%s: tied to %+v, which no result of the parent's names", s.File, c.Task)
+				}
+				if !warmup(t, s.File) {
+					t.Errorf("%s: no call of the parent's names it, yet it is no warm-up", s.File)
+				}
+				continue
+			}
+			linked++
+			if c.Task == nil || c.Task.ID != call || c.Task.LinkedBy != "agent id" || !c.Task.Answered ||
+				c.Task.ResultTokens <= 0 || c.Task.CallTokens <= 0 || c.Task.Message < 0 {
+				t.Errorf("%s: task %+v; want call %s, answered, with what it costs the parent", s.File, c.Task, call)
+				continue
+			}
+			if line := "#" + strconv.Itoa(c.Task.Message); !strings.Contains(picture.String(), c.Task.Tool+" "+line) {
+				t.Errorf("%s: the picture does not name %s %s:\n%s", f, c.Task.Tool, line, picture.String())
+			}
+			t.Logf("%s: parent peak %d; subagent %s peak %d (estimated %d), now %d, result %d tokens to the parent",
+				filepath.Base(f), r.Session.Peak.Tokens, id, c.Peak.Tokens, c.Peak.Estimated, c.Tokens, c.Task.ResultTokens)
+		}
+	}
+	if sessionsSeen < 4 || linked < 9 {
+		t.Errorf("%d sessions with subagents, %d subagents tied to a call; the corpus has 17 and 9", sessionsSeen, linked)
+	}
+}
+
+// resultAgents reads, from a session's log, the agent id each result of a call records
+// (toolUseResult.agentId), by agent id: the call's id.
+func resultAgents(t *testing.T, path string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	eachLine(t, path, func(line []byte) {
+		id := gjson.GetBytes(line, "toolUseResult.agentId").String()
+		call := gjson.GetBytes(line, "message.content.0.tool_use_id").String()
+		if id != "" && call != "" {
+			out[id] = call
+		}
+	})
+	return out
+}
+
+// largestPrompt is the largest prompt (input, cache reads, cache writes) a log records.
+func largestPrompt(t *testing.T, path string) int {
+	t.Helper()
+	most := 0
+	eachLine(t, path, func(line []byte) {
+		u := gjson.GetBytes(line, "message.usage")
+		if gjson.GetBytes(line, "type").String() != "assistant" || !u.Exists() {
+			return
+		}
+		most = max(most, int(u.Get("input_tokens").Int()+u.Get("cache_read_input_tokens").Int()+u.Get("cache_creation_input_tokens").Int()))
+	})
+	return most
+}
+
+// warmup reports whether a subagent's log opens with Claude Code 2.0's warm-up prompt,
+// or with its reply to one (a log without its first request).
+func warmup(t *testing.T, path string) bool {
+	t.Helper()
+	first := ""
+	eachLine(t, path, func(line []byte) {
+		if first == "" {
+			first = gjson.GetBytes(line, "message.content").String()
+		}
+	})
+	return first == "Warmup" || gjson.Get(first, "0.type").String() == "text"
+}
+
+func eachLine(t *testing.T, path string, fn func([]byte)) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		fn(sc.Bytes())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The picture gives one line per subagent, the largest peak first, at most pictureRows,
+// then how many more; a subagent no call started says so, and a description from the
+// transcript is shown escaped.
+func TestRenderSubagents(t *testing.T) {
+	r := Report{File: "s.jsonl", Window: 200_000, EffectiveWindow: 180_000, Session: &SessionFigures{Peak: &Peak{Tokens: 66_603}}}
+	for i := range pictureRows + 2 {
+		c := &SubagentContext{AgentID: "agent" + strconv.Itoa(i) + "xxxxxxxx", Peak: Peak{Tokens: 1000 * (i + 1)}, Tokens: 1000*(i+1) + 5,
+			ByTool: []ToolCount{{Name: "Read", ResultTokens: 700}}}
+		if i != 3 {
+			c.Task = &TaskCall{ID: "t", Tool: "Agent", Message: 10 + i, Description: "job \x1b[31m" + strconv.Itoa(i), ResultTokens: 100 + i}
+		}
+		r.Session.Subagents = append(r.Session.Subagents, SubagentFigures{File: "f", SubagentContext: c})
+	}
+	var b bytes.Buffer
+	renderSubagents(&b, &r, func(_, s string) string { return s }, 120)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	want := []string{
+		"Subagents, each a context of its own (the main log's peak 66,603)",
+		"  agent        peak      now  result  most of it         the call in the main log",
+		`  agent6xx    7,000    7,005     106  Read 700           Agent #16 "job \x1b[31m6"`,
+		`  agent5xx    6,000    6,005     105  Read 700           Agent #15 "job \x1b[31m5"`,
+		`  agent4xx    5,000    5,005     104  Read 700           Agent #14 "job \x1b[31m4"`,
+		`  agent3xx    4,000    4,005       -  Read 700           none`,
+		`  agent2xx    3,000    3,005     102  Read 700           Agent #12 "job \x1b[31m2"`,
+		"  … and 2 more",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("picture:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
