@@ -83,6 +83,10 @@ type Notes struct {
 	defined map[string]int
 	// subagents are the calls that started a subagent, with what their results record.
 	subagents transcript.SubagentCalls
+	// thread says whose usage figures are the log's: 0 until its first message record,
+	// then 1 the session's, 2 a subagent's (a subagent's own log, all of whose lines are
+	// isSidechain).
+	thread int8
 }
 
 // fileTools are the tools, lower-cased, whose calls edit or write the file their path
@@ -118,6 +122,12 @@ func (n *Notes) Add(rec *transcript.Transcript, c tokens.Counter) {
 			n.compactions++
 			n.compactedAfter = append(n.compactedAfter, len(n.session))
 		}
+		if n.thread == 0 && (r.Type == "user" || r.Type == "assistant") {
+			n.thread = 1
+			if rec.Format == transcript.ClaudeCode && gjson.Get(rec.Slice(r.Span), "isSidechain").Bool() {
+				n.thread = 2
+			}
+		}
 		if r.Type == "assistant" || r.Type == "event_msg" {
 			n.addUsage(rec.Format, rec.Slice(r.Span))
 		}
@@ -145,7 +155,7 @@ func (n *Notes) Add(rec *transcript.Transcript, c tokens.Counter) {
 // replaces the figure its first line gave, and a Codex token_count repeating the totals
 // of the one before it is the same request (transcript.RecordUsage).
 func (n *Notes) addUsage(f transcript.Format, raw string) {
-	u, turn, ok := transcript.RecordUsage(f, raw)
+	u, turn, ok := transcript.ThreadUsage(f, raw, n.thread == 2)
 	if !ok {
 		return
 	}
