@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ctxkit/ctxkit/internal/sessions"
+	"github.com/ctxkit/ctxkit/internal/testgen"
 )
 
 // TestCorpusSubagentContexts: on every real Claude Code session with subagents (both
@@ -21,7 +22,8 @@ import (
 // test's own: a subagent whose log opens with another prompt than "Warmup" and whose id a
 // result of the parent's records is tied to that call, by its id; its recorded peak is
 // the largest prompt its log records; its tokens are what ctx-count says of its log
-// alone; the call's result costs the parent something, and the picture names the call.
+// alone, which reads it as a session (its requests, its trend); the call's result costs
+// the parent something, and the picture names the call.
 func TestCorpusSubagentContexts(t *testing.T) {
 	root := filepath.Join("..", "..", "..", "shared", "corpus", "claude-code")
 	files, _ := filepath.Glob(filepath.Join(root, "*", "*.jsonl"))
@@ -68,8 +70,14 @@ func TestCorpusSubagentContexts(t *testing.T) {
 			if want := largestPrompt(t, s.File); c.Peak.Recorded != want || c.Peak.Tokens != want || c.Peak.Estimated <= 0 {
 				t.Errorf("%s: peak %+v; its log records %d at most", s.File, c.Peak, want)
 			}
-			if alone := count(s.File); c.Tokens != alone.Tokens || c.Categories != alone.Categories {
+			alone := count(s.File)
+			if c.Tokens != alone.Tokens || c.Categories != alone.Categories {
 				t.Errorf("%s: tokens %d %+v; ctx-count on its log says %d %+v", s.File, c.Tokens, c.Categories, alone.Tokens, alone.Categories)
+			}
+			// Its log read as a session: its own requests are its session's and its trend.
+			if s.Requests > 0 && (alone.Session == nil || alone.Session.Requests != s.Requests || alone.Session.PromptTokens != s.PromptTokens ||
+				alone.Trend == nil || len(alone.Trend.Session) != s.Requests) {
+				t.Errorf("%s on its own: session %+v, trend %+v; its log records %d requests", s.File, alone.Session, alone.Trend, s.Requests)
 			}
 			call, started := agentOf[id]
 			if !started {
@@ -186,5 +194,54 @@ func TestRenderSubagents(t *testing.T) {
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("picture:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The same on generated sessions in Claude Code's two layouts of subagents' logs (2.1's
+// folder, 2.0's beside the session): each subagent is tied to its call (Agent, Task) by
+// its id, its peak is its log's largest prompt, and its call and result cost the parent.
+func TestGeneratedSubagentContexts(t *testing.T) {
+	for _, layout := range []string{testgen.LayoutFolder, testgen.LayoutBeside} {
+		dir := t.TempDir()
+		session, subs, err := testgen.Session(testgen.Options{Format: "claude-code", Size: 80_000, Seed: 11}, 3, layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, gjson.GetBytes(session, "sessionId").String()+".jsonl")
+		write := func(p string, b []byte) {
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write(path, session)
+		for _, s := range subs {
+			write(filepath.Join(dir, s.Path), s.Log)
+		}
+		var out, errs bytes.Buffer
+		if code := Main([]string{"--json", path}, nil, &out, &errs, func(string) string { return "" }); code != 0 {
+			t.Fatalf("exit %d: %s", code, errs.String())
+		}
+		var r Report
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Session == nil || len(r.Session.Subagents) != 3 {
+			t.Fatalf("%s: session %+v", layout, r.Session)
+		}
+		for _, s := range r.Session.Subagents {
+			c := s.SubagentContext
+			if c == nil || c.Task == nil || c.Task.LinkedBy != "agent id" || c.Task.Tool != map[string]string{testgen.LayoutFolder: "Agent", testgen.LayoutBeside: "Task"}[layout] {
+				t.Fatalf("%s: %s: %+v", layout, s.File, c)
+			}
+			if want := largestPrompt(t, s.File); c.Peak.Recorded != want || c.Tokens < want {
+				t.Errorf("%s: %s: peak %+v, now %d; its log records %d at most", layout, s.File, c.Peak, c.Tokens, want)
+			}
+			if c.Task.ResultTokens <= 0 || c.Task.CallTokens <= 0 || c.Task.Message < 0 {
+				t.Errorf("%s: %s: %+v", layout, s.File, c.Task)
+			}
+		}
 	}
 }
