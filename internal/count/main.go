@@ -243,7 +243,7 @@ func report(d *cli.Doc, notes *Notes, contexts bool) (Report, error) {
 	if contexts {
 		parent = tl
 	}
-	r.Session = sessionFigures(d.Context(), d.Name, d.T.Format, notes, parent, &r)
+	r.Session = sessionFigures(d.Context(), d.Name, d.T, notes, parent, &r)
 	return r, nil
 }
 

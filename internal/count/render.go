@@ -1,6 +1,7 @@
 package count
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -444,7 +445,7 @@ func renderSubagents(w io.Writer, r *Report, paint func(code, s string) string, 
 				task += " " + strconv.Quote(t.Description)
 			}
 		}
-		id := sa.AgentID
+		id := cmp.Or(sa.AgentID, sa.Thread) // (a subagent of 1.x is named by its first line)
 		if len(id) > 8 {
 			id = id[:8]
 		}

@@ -44,6 +44,9 @@ type Recorded struct {
 // context next to the parent's (SubagentContext).
 type SubagentFigures struct {
 	File string `json:"file"`
+	// Thread is, for a subagent whose lines are in the session's log (Claude Code 1.x),
+	// the uuid of its first line (File is then the session's log).
+	Thread string `json:"thread,omitempty"`
 	Recorded
 	*SubagentContext
 }
@@ -100,7 +103,8 @@ type TaskCall struct {
 // main log's recorded prompts are n.session; nil when it records none and has no
 // subagents. With parent (the session's tally, and r its report) the main log's peak is
 // given, and each subagent's context is measured too and tied to the call that started it.
-func sessionFigures(ctx *cli.Context, name string, f transcript.Format, n *Notes, parent *measure.Tally, r *Report) *SessionFigures {
+func sessionFigures(ctx *cli.Context, name string, t *transcript.Transcript, n *Notes, parent *measure.Tally, r *Report) *SessionFigures {
+	f := t.Format
 	s := &SessionFigures{Requests: len(n.session)}
 	for _, p := range n.session {
 		s.PromptTokens += p
@@ -112,19 +116,27 @@ func sessionFigures(ctx *cli.Context, name string, f transcript.Format, n *Notes
 	if f == transcript.ClaudeCode && name != "-" {
 		with := Recorded{Requests: s.Requests, PromptTokens: s.PromptTokens}
 		var logs []transcript.SubagentLog
-		for _, path := range sessions.Subagents(name) {
-			t, ok := readSubagent(path)
-			if !ok {
-				continue
-			}
-			figures := SubagentFigures{File: path, Recorded: recordedOf(t)}
+		add := func(sub *transcript.Transcript, path, thread string) {
+			figures := SubagentFigures{File: path, Thread: thread, Recorded: recordedOf(sub)}
 			if parent != nil {
-				figures.SubagentContext = subagentContext(ctx, t, path)
+				figures.SubagentContext = subagentContext(ctx, sub, path)
 			}
 			s.Subagents = append(s.Subagents, figures)
-			logs = append(logs, transcript.SubagentOf(t, path))
+			logs = append(logs, transcript.SubagentOf(sub, path))
 			with.Requests += figures.Requests
 			with.PromptTokens += figures.PromptTokens
+		}
+		for _, path := range sessions.Subagents(name) {
+			if sub, ok := readSubagent(path, ""); ok {
+				add(sub, path, "")
+			}
+		}
+		// Subagents whose lines are in the session's own log (Claude Code 1.x), each read
+		// as --sidechains reads one.
+		for _, root := range t.Sidechains() {
+			if sub, ok := readSubagent(name, root); ok && sub.Subagent {
+				add(sub, name, root)
+			}
 		}
 		if len(s.Subagents) > 0 {
 			s.WithSubagents = &with
@@ -139,13 +151,14 @@ func sessionFigures(ctx *cli.Context, name string, f transcript.Format, n *Notes
 	return s
 }
 
-// readSubagent reads a subagent's log; false when it cannot be read.
-func readSubagent(path string) (*transcript.Transcript, bool) {
+// readSubagent reads a subagent's log, or with thread the subagent whose chain starts
+// with that line of the session's log at path; false when it cannot be read.
+func readSubagent(path, thread string) (*transcript.Transcript, bool) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, false
 	}
-	t, err := transcript.Parse(b, transcript.Options{Format: transcript.ClaudeCode, Name: path})
+	t, err := transcript.Parse(b, transcript.Options{Format: transcript.ClaudeCode, Name: path, Sidechains: thread != "", Subagent: thread})
 	if err != nil {
 		return nil, false
 	}

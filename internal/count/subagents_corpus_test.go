@@ -199,9 +199,11 @@ func TestRenderSubagents(t *testing.T) {
 
 // The same on generated sessions in Claude Code's two layouts of subagents' logs (2.1's
 // folder, 2.0's beside the session): each subagent is tied to its call (Agent, Task) by
-// its id, its peak is its log's largest prompt, and its call and result cost the parent.
+// its id, its peak is its log's largest prompt, and its call and result cost the parent;
+// and in 1.x's, whose subagents' lines are in the session's log with no id anywhere, each
+// read as --sidechains reads it and tied to its call by its prompt.
 func TestGeneratedSubagentContexts(t *testing.T) {
-	for _, layout := range []string{testgen.LayoutFolder, testgen.LayoutBeside} {
+	for _, layout := range []string{testgen.LayoutFolder, testgen.LayoutBeside, testgen.LayoutInline} {
 		dir := t.TempDir()
 		session, subs, err := testgen.Session(testgen.Options{Format: "claude-code", Size: 80_000, Seed: 11}, 3, layout)
 		if err != nil {
@@ -231,10 +233,22 @@ func TestGeneratedSubagentContexts(t *testing.T) {
 		if r.Session == nil || len(r.Session.Subagents) != 3 {
 			t.Fatalf("%s: session %+v", layout, r.Session)
 		}
+		tied := map[string]bool{}
 		for _, s := range r.Session.Subagents {
 			c := s.SubagentContext
-			if c == nil || c.Task == nil || c.Task.LinkedBy != "agent id" || c.Task.Tool != map[string]string{testgen.LayoutFolder: "Agent", testgen.LayoutBeside: "Task"}[layout] {
+			by, tool := "agent id", map[string]string{testgen.LayoutFolder: "Agent", testgen.LayoutBeside: "Task", testgen.LayoutInline: "Task"}[layout]
+			if layout == testgen.LayoutInline {
+				by = "prompt"
+				if s.File != path || s.Thread == "" || c == nil || c.AgentID != "" {
+					t.Fatalf("inline: %+v", s)
+				}
+			}
+			if c == nil || c.Task == nil || c.Task.LinkedBy != by || c.Task.Tool != tool || tied[c.Task.ID] {
 				t.Fatalf("%s: %s: %+v", layout, s.File, c)
+			}
+			tied[c.Task.ID] = true
+			if layout == testgen.LayoutInline {
+				continue // (its largest prompt is among the session's and the others')
 			}
 			if want := largestPrompt(t, s.File); c.Peak.Recorded != want || c.Tokens < want {
 				t.Errorf("%s: %s: peak %+v, now %d; its log records %d at most", layout, s.File, c.Peak, c.Tokens, want)

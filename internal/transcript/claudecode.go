@@ -61,6 +61,7 @@ type ccLine struct {
 // that must find every marker a run over either wrote.
 type ccParser struct {
 	sidechains, all bool
+	subagent        string // Options.Subagent
 	lines           []ccLine
 	byUUID          map[string]int
 	onlySidechains  bool
@@ -164,6 +165,17 @@ func (p *ccParser) finish(o *Outline) {
 	leafOf := func(l *ccLine) bool { return l.message && thread(l) }
 	keepSide := p.all || p.onlySidechains
 	relinks := p.relinks(len(p.lines))
+	if side && p.subagent != "" && !p.onlySidechains {
+		// One subagent of several: the chain whose first line is p.subagent.
+		roots := ccRoots(p.lines, p.byUUID, relinks)
+		mine := make(map[*ccLine]bool)
+		for i := range p.lines {
+			if p.lines[roots[i]].uuid == p.subagent {
+				mine[&p.lines[i]] = true
+			}
+		}
+		leafOf = func(l *ccLine) bool { return l.message && l.sidechain && mine[l] }
+	}
 	live, top := ccLive(p.lines, p.byUUID, relinks, p.all, leafOf, wanted)
 	p.explain(o, live, top, relinks, wanted, side)
 	c := p.assemble(o.Records, live, func(l *ccLine) bool { return keepSide || thread(l) }, wanted)

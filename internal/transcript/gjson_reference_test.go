@@ -22,7 +22,7 @@ type gjCodexParser struct{ *codexParser }
 func gjNewRecordParser(f Format, o Options) recordParser {
 	switch f {
 	case ClaudeCode:
-		return gjCCParser{&ccParser{sidechains: o.Sidechains, all: o.AllThreads, byUUID: map[string]int{}, onlySidechains: true}}
+		return gjCCParser{&ccParser{sidechains: o.Sidechains, all: o.AllThreads, subagent: o.Subagent, byUUID: map[string]int{}, onlySidechains: true}}
 	case Codex:
 		return gjCodexParser{&codexParser{}}
 	}

@@ -56,7 +56,7 @@ type recordParser interface {
 func newRecordParser(f Format, o Options) recordParser {
 	switch f {
 	case ClaudeCode:
-		return &ccParser{sidechains: o.Sidechains, all: o.AllThreads, byUUID: map[string]int{}, onlySidechains: true}
+		return &ccParser{sidechains: o.Sidechains, all: o.AllThreads, subagent: o.Subagent, byUUID: map[string]int{}, onlySidechains: true}
 	case Codex:
 		return &codexParser{}
 	}

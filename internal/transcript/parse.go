@@ -23,6 +23,9 @@ type Options struct {
 	// newest subagent's, when it holds several); a log without any reads as without it.
 	// A subagent's own log is read as its conversation either way.
 	Sidechains bool
+	// Subagent, with Sidechains, names which subagent of several to read: the uuid of its
+	// chain's first line (Transcript.Sidechains lists them); "" reads the newest.
+	Subagent string
 	// AllThreads reads a Claude Code log's conversation with every subagent line in it:
 	// not a conversation any model saw, but where every marker a tool wrote into either
 	// is (ctx-persist --restore).

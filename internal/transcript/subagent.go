@@ -172,6 +172,9 @@ type SubagentLog struct {
 func SubagentOf(t *Transcript, file string) SubagentLog {
 	var l SubagentLog
 	for i := range t.Records {
+		if t.Records[i].Message < 0 {
+			continue // (in a session's log, the session's lines and other subagents')
+		}
 		raw := t.Slice(t.Records[i].Span)
 		g := gjson.GetMany(raw, "agentId", "timestamp")
 		if l.AgentID == "" {
@@ -246,4 +249,39 @@ func LinkSubagents(calls []SubagentCall, logs []SubagentLog) (call []int, by []s
 		}
 	}
 	return call, by
+}
+
+// Sidechains lists the subagents whose lines a Claude Code log holds beside the session's
+// (Claude Code 1.x), as read without Options.Sidechains: the uuid of each chain's first
+// line, in the order they start in the file; Options.Subagent reads one of them.
+func (t *Transcript) Sidechains() []string {
+	if t.Format != ClaudeCode || t.Subagent {
+		return nil
+	}
+	byUUID := make(map[string]int)
+	for i := range t.Records {
+		if u := t.Records[i].UUID; u != "" {
+			byUUID[u] = i
+		}
+	}
+	var roots []string
+	seen := make(map[string]bool)
+	for i := range t.Records {
+		if t.Records[i].Left != Sidechain {
+			continue
+		}
+		k := i
+		for steps := 0; steps < len(t.Records); steps++ {
+			p, ok := byUUID[t.Records[k].Parent]
+			if t.Records[k].Parent == "" || !ok {
+				break
+			}
+			k = p
+		}
+		if root := t.Records[k].UUID; root != "" && !seen[root] {
+			seen[root] = true
+			roots = append(roots, root)
+		}
+	}
+	return roots
 }

@@ -280,6 +280,17 @@ func TestSidechainsReadsTheNewestSubagent(t *testing.T) {
 			t.Errorf("streamed: %v, %d messages", err, len(outline.Messages))
 		}
 	}
+	// The subagents such a log holds, by their first line; one of them read by name.
+	if got := strings.Join(mustParse(t, doc, Options{}).Sidechains(), " "); got != "s1 p1" {
+		t.Errorf("sidechains %q", got)
+	}
+	if len(mustParse(t, doc, Options{Sidechains: true}).Sidechains()) != 0 {
+		t.Errorf("a subagent's conversation lists subagents")
+	}
+	two := mustParse(t, doc, Options{Sidechains: true, Subagent: "p1"})
+	if got := shape(two); got != "user:text|assistant:text" || two.Records[3].Message != 0 || two.Records[5].Message != 1 {
+		t.Errorf("the subagent p1: %s", got)
+	}
 	plain := strings.ReplaceAll(doc, `"isSidechain":true`, `"isSidechain":false`)
 	plain = strings.Join(strings.Split(plain, "\n")[:2], "\n") + "\n"
 	if a, b := shape(mustParse(t, plain, Options{Sidechains: true})), shape(mustParse(t, plain, Options{})); a != b || a == "" {
