@@ -232,6 +232,11 @@ func report(d *cli.Doc, notes *Notes, contexts bool) (Report, error) {
 	if notes == nil {
 		notes = &Notes{}
 	}
+	if d.T.Subagent && notes.thread != 2 {
+		// A subagent's lines read from the session's log (--sidechains): its figures are
+		// those of the conversation read, not the session's the notes took.
+		notes.session, notes.compactedAfter, notes.compactions = prompts(d.T.Usage), nil, 0
+	}
 	o := Options{File: d.Name, Counter: counter, Window: window, Notes: notes, Summaries: summaries(d.T)}
 	if a := d.APICount(); a != nil {
 		shown := *a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/sessions"
 	"github.com/ctxkit/ctxkit/internal/testgen"
+	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // TestCorpusSubagentContexts: on every real Claude Code session with subagents (both
@@ -257,5 +258,37 @@ func TestGeneratedSubagentContexts(t *testing.T) {
 				t.Errorf("%s: %s: %+v", layout, s.File, c.Task)
 			}
 		}
+	}
+}
+
+// ctx-count --sidechains on a session that holds its subagents' lines (1.x) reports the
+// newest subagent's conversation: its requests and trend, not the session's.
+func TestSidechainsCountTheSubagent(t *testing.T) {
+	session, _, err := testgen.Session(testgen.Options{Format: "claude-code", Size: 80_000, Seed: 8}, 2, testgen.LayoutInline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	side, err := transcript.Parse(session, transcript.Options{Sidechains: true})
+	if err != nil || !side.Subagent || len(side.Usage) < 2 {
+		t.Fatalf("the subagent read: %v, %d figures", err, len(side.Usage))
+	}
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, session, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	if code := Main([]string{"--json", "--sidechains", path}, nil, &out, &errs, func(string) string { return "" }); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	var r Report
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, u := range side.Usage {
+		want += u.Input
+	}
+	if r.Session == nil || r.Session.Requests != len(side.Usage) || r.Session.PromptTokens != want || r.Trend == nil || len(r.Trend.Session) != len(side.Usage) {
+		t.Errorf("session %+v, trend %+v; the subagent records %d requests, %d prompt tokens", r.Session, r.Trend, len(side.Usage), want)
 	}
 }
