@@ -427,8 +427,15 @@ func renderSubagents(w io.Writer, r *Report, paint func(code, s string) string, 
 	if s.Peak != nil && s.Peak.Tokens > 0 {
 		heading += fmt.Sprintf(" (the main log's peak %s)", human.Thousands(s.Peak.Tokens))
 	}
-	fmt.Fprintf(w, "\n%s\n", paint("1", heading))
-	fmt.Fprintf(w, "  %-8s %8s %8s %7s  %-18s %s\n", "agent", "peak", "now", "result", "most of it", "the call in the main log")
+	// (each line cut at the terminal's width: the call's description is last)
+	fit := func(s string) string {
+		if utf8.RuneCountInString(s) <= width {
+			return s
+		}
+		return human.Clip(s, width-1)
+	}
+	fmt.Fprintf(w, "\n%s\n", paint("1", fit(heading)))
+	fmt.Fprintln(w, fit(fmt.Sprintf("  %-8s %8s %8s %7s  %-18s %s", "agent", "peak", "now", "result", "most of it", "the call")))
 	for i, sa := range subs {
 		if i == pictureRows {
 			fmt.Fprintf(w, "  … and %d more\n", len(subs)-i)
@@ -451,7 +458,7 @@ func renderSubagents(w io.Writer, r *Report, paint func(code, s string) string, 
 		}
 		text := fmt.Sprintf("  %-8s %8s %8s %7s  %-18s %s", human.SafeLabel(id, 8), human.Thousands(sa.Peak.Tokens), human.Thousands(sa.Tokens),
 			result, human.SafeLabel(filledBy(sa.SubagentContext), 18), human.Safe(task))
-		fmt.Fprintln(w, human.Clip(text, width))
+		fmt.Fprintln(w, fit(text))
 	}
 }
 

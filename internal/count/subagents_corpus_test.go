@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -183,9 +184,16 @@ func TestRenderSubagents(t *testing.T) {
 	var b bytes.Buffer
 	renderSubagents(&b, &r, func(_, s string) string { return s }, 120)
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	var narrow bytes.Buffer
+	renderSubagents(&narrow, &r, func(_, s string) string { return s }, 60)
+	for _, l := range strings.Split(strings.TrimSpace(narrow.String()), "\n") {
+		if n := utf8.RuneCountInString(l); n > 60 {
+			t.Errorf("at 60 columns, a line of %d: %q", n, l)
+		}
+	}
 	want := []string{
 		"Subagents, each a context of its own (the main log's peak 66,603)",
-		"  agent        peak      now  result  most of it         the call in the main log",
+		"  agent        peak      now  result  most of it         the call",
 		`  agent6xx    7,000    7,005     106  Read 700           Agent #16 "job \x1b[31m6"`,
 		`  agent5xx    6,000    6,005     105  Read 700           Agent #15 "job \x1b[31m5"`,
 		`  agent4xx    5,000    5,005     104  Read 700           Agent #14 "job \x1b[31m4"`,
