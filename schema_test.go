@@ -12,9 +12,11 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/tidwall/gjson"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/count"
+	"github.com/ctxkit/ctxkit/internal/testgen"
 )
 
 // The JSON ctxkit writes for programs — ctx-count's report and every tool's --stats
@@ -157,6 +159,32 @@ func TestCountReportSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	run([]string{"--json", request}, env, "stdout")
+	// A session with subagents (2.1's layout): each one's own context and its call.
+	withSubs, subs, err := testgen.Session(testgen.Options{Format: "claude-code", Size: 60_000, Seed: 4}, 2, testgen.LayoutFolder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sessionFile := filepath.Join(dir, gjson.GetBytes(withSubs, "sessionId").String()+".jsonl")
+	if err := os.WriteFile(sessionFile, withSubs, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, sa := range subs {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, sa.Path)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, sa.Path), sa.Log, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run([]string{"--json", sessionFile}, env, "stdout")
+	{
+		var stdout, stderr bytes.Buffer
+		runTool("ctx-count", []string{"--json", sessionFile}, &stdout, &stderr, env)
+		if n := gjson.GetBytes(stdout.Bytes(), `session.subagents.#(task.linked_by=="agent id")#`).Array(); len(n) != 2 {
+			t.Errorf("the generated session's 2 subagents are not in the report with their calls: %s", gjson.GetBytes(stdout.Bytes(), "session").Raw)
+		}
+	}
 	var rep struct {
 		ByFile   []any `json:"by_file"`
 		ByServer []any `json:"by_mcp_server"`

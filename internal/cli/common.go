@@ -20,7 +20,7 @@ import (
 type Common struct {
 	Format     string           `help:"Input format; auto detects it." enum:"auto,anthropic,openai,responses,claude-code,codex,cline" default:"auto" env:"CTX_FORMAT" placeholder:"auto|anthropic|openai|responses|claude-code|codex|cline" group:"common"`
 	Path       string           `help:"gjson path of the message array inside a wrapper document; default where the format keeps it." env:"CTX_PATH" placeholder:"PATH" group:"common"`
-	Sidechains bool             `help:"Include Claude Code subagent (isSidechain) lines." env:"CTX_SIDECHAINS" group:"common"`
+	Sidechains bool             `help:"In a Claude Code log that holds a subagent's lines (isSidechain) beside the session's, read and change the subagent's conversation, not the session's." env:"CTX_SIDECHAINS" group:"common"`
 	Tokenizer  string           `help:"Token counter; auto picks one per format; api asks Anthropic's count_tokens (needs ANTHROPIC_API_KEY)." enum:"auto,estimate,o200k,cl100k,api" default:"auto" env:"CTX_TOKENIZER" placeholder:"auto|estimate|o200k|cl100k|api" group:"common"`
 	Model      string           `help:"Model name; sets the context window and reply reserve; default the one the document records." env:"CTX_MODEL" placeholder:"NAME" group:"common"`
 	Window     Count            `help:"Context window in tokens (200000, 200k, 1M); overrides --model; default the model's, else 200k." env:"CTX_WINDOW" placeholder:"TOKENS" group:"common"`

@@ -46,6 +46,9 @@ type Context struct {
 	// newest session log of the directory (log, nil when there is none): ctx-count shows
 	// what ctx-proxy sent instead. "" keeps the log; it says on stderr what it chose.
 	ChooseLatest func(log *sessions.Session) (string, error)
+	// AllThreads reads a Claude Code log with every subagent line in its conversation
+	// (transcript.Options.AllThreads): ctx-persist --restore, which must find every marker.
+	AllThreads bool
 
 	out        *heldOutput
 	realStdout io.Writer // where Stdout goes once the run has succeeded (Flush)

@@ -47,6 +47,7 @@ func (c *Context) readOptions(name string) (transcript.Options, error) {
 		Format:     format,
 		Path:       c.Common.Path,
 		Sidechains: c.Common.Sidechains,
+		AllThreads: c.AllThreads,
 		Name:       name,
 	}, nil
 }

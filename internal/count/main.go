@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -135,7 +136,7 @@ func run(ctx *cli.Context, f *Flags) error {
 		AllSessions: f.All,
 		TextHint:    "to count plain text, use --text",
 		Plan: func(d *cli.Doc) (*cli.Plan, error) {
-			r, err := report(d, notes)
+			r, err := report(d, notes, true)
 			notes = nil
 			if err != nil {
 				return nil, err
@@ -213,8 +214,9 @@ func (f *Flags) checkQuiet() error {
 	return nil
 }
 
-// report measures one document.
-func report(d *cli.Doc, notes *Notes) (Report, error) {
+// report measures one document; with contexts, each subagent of a session too
+// (SubagentContext), where the listing (--sessions) takes their recorded figures only.
+func report(d *cli.Doc, notes *Notes, contexts bool) (Report, error) {
 	counter, err := d.Counter()
 	if err != nil {
 		return Report{}, err
@@ -230,6 +232,11 @@ func report(d *cli.Doc, notes *Notes) (Report, error) {
 	if notes == nil {
 		notes = &Notes{}
 	}
+	if d.T.Subagent && notes.thread != 2 {
+		// A subagent's lines read from the session's log (--sidechains): its figures are
+		// those of the conversation read, not the session's the notes took.
+		notes.session, notes.compactedAfter, notes.compactions = prompts(d.T.Usage), nil, 0
+	}
 	o := Options{File: d.Name, Counter: counter, Window: window, Notes: notes, Summaries: summaries(d.T)}
 	if a := d.APICount(); a != nil {
 		shown := *a
@@ -237,7 +244,11 @@ func report(d *cli.Doc, notes *Notes) (Report, error) {
 		o.API = &shown
 	}
 	r := summarise(tl, o)
-	r.Session = sessionFigures(d.Name, d.T.Format, notes)
+	var parent *measure.Tally
+	if contexts {
+		parent = tl
+	}
+	r.Session = sessionFigures(d.Context(), d.Name, d.T, notes, parent, &r)
 	return r, nil
 }
 

@@ -81,6 +81,12 @@ type Notes struct {
 	turnAt         map[string]int
 	// defined holds the tokens of each MCP tool's definition, by tool name.
 	defined map[string]int
+	// subagents are the calls that started a subagent, with what their results record.
+	subagents transcript.SubagentCalls
+	// thread says whose usage figures are the log's: 0 until its first message record,
+	// then 1 the session's, 2 a subagent's (a subagent's own log, all of whose lines are
+	// isSidechain).
+	thread int8
 }
 
 // fileTools are the tools, lower-cased, whose calls edit or write the file their path
@@ -108,12 +114,19 @@ func (n *Notes) Add(rec *transcript.Transcript, c tokens.Counter) {
 			return true
 		})
 	}
+	n.subagents.Add(rec)
 	for _, r := range rec.Records {
 		// (a Codex compacted record; Claude Code's compact_boundary, a small system record)
 		if r.Type == "compacted" || rec.Format == transcript.ClaudeCode && r.Type == "system" &&
 			gjson.Get(rec.Slice(r.Span), "subtype").String() == "compact_boundary" {
 			n.compactions++
 			n.compactedAfter = append(n.compactedAfter, len(n.session))
+		}
+		if n.thread == 0 && (r.Type == "user" || r.Type == "assistant") {
+			n.thread = 1
+			if rec.Format == transcript.ClaudeCode && gjson.Get(rec.Slice(r.Span), "isSidechain").Bool() {
+				n.thread = 2
+			}
 		}
 		if r.Type == "assistant" || r.Type == "event_msg" {
 			n.addUsage(rec.Format, rec.Slice(r.Span))
@@ -142,7 +155,7 @@ func (n *Notes) Add(rec *transcript.Transcript, c tokens.Counter) {
 // replaces the figure its first line gave, and a Codex token_count repeating the totals
 // of the one before it is the same request (transcript.RecordUsage).
 func (n *Notes) addUsage(f transcript.Format, raw string) {
-	u, turn, ok := transcript.RecordUsage(f, raw)
+	u, turn, ok := transcript.ThreadUsage(f, raw, n.thread == 2)
 	if !ok {
 		return
 	}

@@ -1,10 +1,12 @@
 package count
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -206,6 +208,7 @@ func Render(w io.Writer, r *Report, color bool, width int) {
 		}
 		wrap(w, text, width, "  ", "    ")
 	}
+	renderSubagents(w, r, paint, width)
 
 	if len(r.ByTool) > 0 {
 		fmt.Fprintf(w, "\n%s\n", paint("1", "Top tool consumers"))
@@ -400,6 +403,88 @@ func renderFiles(w io.Writer, r *Report, paint func(code, s string) string, widt
 		fmt.Fprintf(w, "  %-*s %3d %s %9s  %5.1f%%\n", pathWidth, clipLeft(human.Safe(human.OneLine(strings.TrimPrefix(f.Path, dir))), pathWidth), f.Reads, reads,
 			human.Thousands(f.Tokens), measure.Ratio(f.Tokens, r.Tokens)*100)
 	}
+}
+
+// renderSubagents writes one line per subagent of the session, the largest peak first:
+// its context's peak and size now, what its result cost the parent's context, what
+// filled it most, and the call that started it, where there is room.
+func renderSubagents(w io.Writer, r *Report, paint func(code, s string) string, width int) {
+	s := r.Session
+	if s == nil {
+		return
+	}
+	var subs []*SubagentFigures
+	for i := range s.Subagents {
+		if s.Subagents[i].SubagentContext != nil {
+			subs = append(subs, &s.Subagents[i])
+		}
+	}
+	if len(subs) == 0 {
+		return
+	}
+	sort.SliceStable(subs, func(a, b int) bool { return subs[a].Peak.Tokens > subs[b].Peak.Tokens })
+	heading := "Subagents, each a context of its own"
+	if s.Peak != nil && s.Peak.Tokens > 0 {
+		heading += fmt.Sprintf(" (the main log's peak %s)", human.Thousands(s.Peak.Tokens))
+	}
+	// (each line cut at the terminal's width: the call's description is last)
+	fit := func(s string) string {
+		if utf8.RuneCountInString(s) <= width {
+			return s
+		}
+		return human.Clip(s, width-1)
+	}
+	fmt.Fprintf(w, "\n%s\n", paint("1", fit(heading)))
+	fmt.Fprintln(w, fit(fmt.Sprintf("  %-8s %8s %8s %7s  %-18s %s", "agent", "peak", "now", "result", "most of it", "the call")))
+	for i, sa := range subs {
+		if i == pictureRows {
+			fmt.Fprintf(w, "  … and %d more\n", len(subs)-i)
+			break
+		}
+		result, task := "-", "none"
+		if t := sa.Task; t != nil {
+			result = human.Thousands(t.ResultTokens)
+			task = t.Tool
+			if t.Message >= 0 {
+				task += fmt.Sprintf(" #%d", t.Message)
+			}
+			if t.Description != "" {
+				task += " " + strconv.Quote(t.Description)
+			}
+		}
+		id := cmp.Or(sa.AgentID, sa.Thread) // (a subagent of 1.x is named by its first line)
+		if len(id) > 8 {
+			id = id[:8]
+		}
+		text := fmt.Sprintf("  %-8s %8s %8s %7s  %-18s %s", human.SafeLabel(id, 8), human.Thousands(sa.Peak.Tokens), human.Thousands(sa.Tokens),
+			result, human.SafeLabel(filledBy(sa.SubagentContext), 18), human.Safe(task))
+		fmt.Fprintln(w, fit(text))
+	}
+}
+
+// filledBy names what fills most of a subagent's context besides what every request
+// holds (the hidden part, the schemas): the tool whose results cost the most, or the
+// user's, the assistant's, thinking or attachments when larger.
+func filledBy(c *SubagentContext) string {
+	name, most := "", 0
+	for _, tc := range c.ByTool {
+		if tc.ResultTokens > most {
+			name, most = human.OneLine(tc.Name), tc.ResultTokens
+		}
+	}
+	k := c.Categories
+	for _, cat := range []struct {
+		name   string
+		tokens int
+	}{{"user", k.User}, {"assistant", k.Assistant}, {"thinking", k.Thinking}, {"attachments", k.Attachments}} {
+		if cat.tokens > most {
+			name, most = cat.name, cat.tokens
+		}
+	}
+	if most == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s %s", name, human.Thousands(most))
 }
 
 // renderServers writes one line per MCP server, with its most expensive tools where there

@@ -100,7 +100,7 @@ func listSessions(ctx *cli.Context, f *Flags) error {
 				return nil
 			},
 			Plan: func(d *cli.Doc) (*cli.Plan, error) {
-				r, err := report(d, notes)
+				r, err := report(d, notes, false)
 				notes = nil
 				if err != nil {
 					return nil, err

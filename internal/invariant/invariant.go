@@ -50,6 +50,9 @@ type Options struct {
 	// note).
 	Drops bool
 	Added []string
+	// Sidechains reads the documents as the tool under test reads them with --sidechains:
+	// a Claude Code log's subagent's conversation, where it holds one beside the session's.
+	Sidechains bool
 }
 
 // Check runs tr on in and checks DESIGN §4 invariants 1-6 on the result, which it
@@ -62,12 +65,12 @@ func Check(t testing.TB, name string, in []byte, tr Transform, o Options) []byte
 		t.Errorf("%s: %v", name, err)
 		return nil
 	}
-	before, err := transcript.Parse(in, transcript.Options{Name: name})
+	before, err := transcript.Parse(in, transcript.Options{Name: name, Sidechains: o.Sidechains})
 	if err != nil {
 		t.Errorf("%s: input does not parse: %v", name, err)
 		return out
 	}
-	after, err := transcript.Parse(out, transcript.Options{Name: name})
+	after, err := transcript.Parse(out, transcript.Options{Name: name, Sidechains: o.Sidechains})
 	if err != nil {
 		t.Errorf("%s: output does not parse: %v", name, err)
 		return out

@@ -70,7 +70,7 @@ func run(ctx *cli.Context, f *Flags) error {
 	if f.Restore {
 		// Restore every reference, wherever ctx-persist may have put it: also in subagent
 		// lines, which a run with --sidechains offloads.
-		ctx.Common.Sidechains = true
+		ctx.AllThreads = true
 		return ctx.Run(cli.Filter{Whole: true, Plan: func(d *cli.Doc) (*cli.Plan, error) { return planRestore(d, f) }})
 	}
 	return ctx.Run(cli.Filter{Plan: func(d *cli.Doc) (*cli.Plan, error) { return planPersist(d, f) }})
@@ -171,7 +171,7 @@ func planRestore(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		}
 		return s.Get(h)
 	}
-	o := transcript.Options{Format: t.Format, Path: f.Path, Sidechains: true, Name: d.Name}
+	o := transcript.Options{Format: t.Format, Path: f.Path, AllThreads: true, Name: d.Name}
 	out, st, err := RestoreAll(t, o, get)
 	if s != nil {
 		s.Close()

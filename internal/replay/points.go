@@ -174,10 +174,10 @@ func clientCompactions(t *transcript.Transcript) []int {
 }
 
 // recordedRequests is how many requests the session records a usage figure for, before
-// its compactions too and on branches it left: Claude Code's turns of the main thread
-// and Codex's token_count events as transcript.RecordUsage reads them (ctx-count's trend
-// counts the same), or, for a subagent's log, whose figures RecordUsage leaves to the
-// parent, those of the requests points found.
+// its compactions too and on branches it left: Claude Code's turns of the thread read (the
+// session's, or a subagent's: t.Subagent) and Codex's token_count events as
+// transcript.ThreadUsage reads them (ctx-count's trend counts the same), and at least
+// those of the requests points found.
 func recordedRequests(t *transcript.Transcript, points []Point) int {
 	n := 0
 	turns := map[string]bool{}
@@ -185,7 +185,7 @@ func recordedRequests(t *transcript.Transcript, points []Point) int {
 		if r.Type != "assistant" && r.Type != "event_msg" {
 			continue
 		}
-		_, turn, ok := transcript.RecordUsage(t.Format, t.Slice(r.Span))
+		_, turn, ok := transcript.ThreadUsage(t.Format, t.Slice(r.Span), t.Subagent)
 		if !ok || turn != "" && turns[turn] {
 			continue
 		}

@@ -30,7 +30,15 @@ func (e *claudeCodeEmitter) head(typ string) []byte {
 	} else {
 		b = appendStr(b, e.parent)
 	}
-	b = append(b, `,"isSidechain":false,"userType":"external","cwd":"/repo",`...)
+	if e.g.o.sub {
+		b = append(b, `,"isSidechain":true`...)
+		if e.g.o.agentID != "" {
+			b = appendKV(append(b, ','), "agentId", e.g.o.agentID)
+		}
+		b = append(b, `,"userType":"external","cwd":"/repo",`...)
+	} else {
+		b = append(b, `,"isSidechain":false,"userType":"external","cwd":"/repo",`...)
+	}
 	b = appendKV(b, "sessionId", e.g.sessionID)
 	b = append(b, `,"version":"`+e.version+`","gitBranch":"main",`...)
 	return appendKV(b, "type", typ)
@@ -61,6 +69,9 @@ func (e *claudeCodeEmitter) begin() {
 	if e.g.f.on {
 		e.version, e.model = "2.1.114", "claude-opus-4-7"
 	}
+	if e.g.o.sub {
+		return // a subagent's log holds its messages only
+	}
 	b := append(e.b[:0], `{"type":"permission-mode","permissionMode":"default",`...)
 	b = append(appendKV(b, "sessionId", e.g.sessionID), "}\n"...)
 	e.g.out.write(b)
@@ -76,6 +87,9 @@ func (e *claudeCodeEmitter) begin() {
 // attach writes an attachment record, chained like a message but not one; sent is the
 // text it puts into the prompt ("" for none).
 func (e *claudeCodeEmitter) attach(attachment, sent string) {
+	if e.g.o.sub {
+		return
+	}
 	b := e.head("attachment")
 	b = append(append(b, `,"attachment":`...), attachment...)
 	e.write(e.stamp(b, "", 5, 900))
@@ -86,6 +100,9 @@ func (e *claudeCodeEmitter) attach(attachment, sent string) {
 
 // snapshot writes the file-history-snapshot record Claude Code adds at each user prompt.
 func (e *claudeCodeEmitter) snapshot(msgID string) {
+	if e.g.o.sub {
+		return
+	}
 	b := append(e.b[:0], `{"type":"file-history-snapshot",`...)
 	b = appendKV(b, "messageId", msgID)
 	b = append(b, `,"snapshot":{`...)
@@ -203,6 +220,9 @@ func (e *claudeCodeEmitter) assistant(t *turn) {
 
 // system writes the turn_duration record that closes a turn; it is chained but no message.
 func (e *claudeCodeEmitter) system() {
+	if e.g.o.sub {
+		return
+	}
 	b := e.head("system")
 	b = append(b, `,"subtype":"turn_duration",`...)
 	b = appendKI(b, "durationMs", e.g.r.between(4000, 400000))
@@ -304,6 +324,9 @@ func (e *claudeCodeEmitter) toolUseResult(b []byte, c *call) []byte {
 
 // attachment writes a PostToolUse hook record, chained like a message but not one.
 func (e *claudeCodeEmitter) attachment(c *call) {
+	if e.g.o.sub {
+		return
+	}
 	b := e.head("attachment")
 	b = append(b, `,"attachment":{"type":"hook_success",`...)
 	b = appendKV(b, "hookName", "PostToolUse:"+c.name)

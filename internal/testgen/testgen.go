@@ -53,6 +53,14 @@ type Options struct {
 	// it was (compactMetadata.preservedSegment): the messages after the summary chain on
 	// from the last one before the boundary, which the reader relinks to the summary.
 	Preserve bool
+
+	// Of a subagent's log (subagent.go): its lines are isSidechain, name agentID (none
+	// for "" : Claude Code 1.x), belong to session and start at start; only its user and
+	// assistant records are written, as Claude Code writes a subagent's log.
+	sub       bool
+	agentID   string
+	session   string
+	startedAt time.Time
 }
 
 // Formats lists the accepted Options.Format values.
@@ -224,6 +232,9 @@ func newGen(o Options, w *bufio.Writer) *gen {
 	g := &gen{o: o, r: newRNG(o.Seed), out: out{w: w}, files: map[string]*file{}, pngs: map[[2]int]*pngImage{}}
 	g.clock = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC).Add(time.Duration(g.r.intn(30*24*3600)) * time.Second).Add(time.Duration(g.r.intn(1000)) * time.Millisecond)
 	g.sessionID = g.r.uuid()
+	if o.sub {
+		g.clock, g.sessionID = o.startedAt, o.session
+	}
 	g.system = systemPrompt(&g.r)
 	g.request = g.r.pick(requests)
 	if o.Pinned {

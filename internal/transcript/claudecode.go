@@ -48,13 +48,24 @@ type ccLine struct {
 // assistant turn, and each result of a parallel tool call, off its own parent, so the
 // other lines of a turn (same message.id) and the results of its calls are side branches
 // that the model still sees. Lines are taken in file order; assistant lines that share a
-// message.id become one message. Subagent (isSidechain) lines are left out unless
-// sidechains is set, or unless the file holds nothing else (a subagent's own log).
+// message.id become one message.
+//
+// A log holds one agent's conversation and may hold its subagents' (isSidechain lines:
+// Claude Code 1.x wrote them into the session's log; 2.0 on writes each into a log of its
+// own, all of whose lines are sidechain lines). The conversation read is the main one,
+// its subagents' lines left out; a subagent's own log's (the file holds nothing else);
+// with sidechains, the subagent's where the log holds one (the newest: its lines chain
+// to each other, not to the main conversation), the main conversation's lines left out
+// (MainThread), so that a tier changes the subagent's conversation alone; with all
+// (AllThreads), the main conversation and every subagent line with it, for a restore
+// that must find every marker a run over either wrote.
 type ccParser struct {
-	sidechains     bool
-	lines          []ccLine
-	byUUID         map[string]int
-	onlySidechains bool
+	sidechains, all bool
+	subagent        string // Options.Subagent
+	lines           []ccLine
+	byUUID          map[string]int
+	onlySidechains  bool
+	anySidechain    bool // a sidechain message line was seen
 }
 
 // The fields of a Claude Code record that the reader uses, in one walk.
@@ -103,6 +114,8 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 	if l.message {
 		if !l.sidechain {
 			p.onlySidechains = false
+		} else {
+			p.anySidechain = true
 		}
 		var mf [5]jval
 		msg.fields(mf[:], "id", "role", "content", "model", "usage")
@@ -144,12 +157,28 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 }
 
 func (p *ccParser) finish(o *Outline) {
-	keepSide := p.sidechains || p.onlySidechains
-	wanted := func(l *ccLine) bool { return l.message && (keepSide || !l.sidechain) }
+	// side: the conversation read is a subagent's.
+	side := p.onlySidechains || p.sidechains && p.anySidechain && !p.all
+	thread := func(l *ccLine) bool { return l.sidechain == side || p.onlySidechains }
+	wanted := func(l *ccLine) bool { return l.message && (p.all || thread(l)) }
+	// (the lines of the thread the conversation ends with; with all, the main one's)
+	leafOf := func(l *ccLine) bool { return l.message && thread(l) }
+	keepSide := p.all || p.onlySidechains
 	relinks := p.relinks(len(p.lines))
-	live, top := ccLive(p.lines, p.byUUID, relinks, p.onlySidechains, p.sidechains, wanted)
-	p.explain(o, live, top, relinks, wanted)
-	c := p.assemble(o.Records, live, keepSide, wanted)
+	if side && p.subagent != "" && !p.onlySidechains {
+		// One subagent of several: the chain whose first line is p.subagent.
+		roots := ccRoots(p.lines, p.byUUID, relinks)
+		mine := make(map[*ccLine]bool)
+		for i := range p.lines {
+			if p.lines[roots[i]].uuid == p.subagent {
+				mine[&p.lines[i]] = true
+			}
+		}
+		leafOf = func(l *ccLine) bool { return l.message && l.sidechain && mine[l] }
+	}
+	live, top := ccLive(p.lines, p.byUUID, relinks, p.all, leafOf, wanted)
+	p.explain(o, live, top, relinks, wanted, side)
+	c := p.assemble(o.Records, live, func(l *ccLine) bool { return keepSide || thread(l) }, wanted)
 	if top >= 0 && p.lines[top].boundary {
 		// The messages a compaction kept whole (a preserved segment) sit before it in the
 		// file and carry the figures of requests made before it, which measure a context
@@ -161,9 +190,10 @@ func (p *ccParser) finish(o *Outline) {
 			}
 		}
 		c.usage = usage
-		o.Prior = p.prior(o.Records, top, keepSide, wanted)
+		o.Prior = p.prior(o.Records, top, func(l *ccLine) bool { return keepSide || thread(l) }, leafOf, wanted)
 	}
 	o.Messages, o.Parts, o.Attachments, o.Usage = c.messages, c.parts, c.attachments, c.usage
+	o.Subagent = side && len(c.messages) > 0
 	if c.model != "" {
 		o.Model = c.model
 	}
@@ -218,7 +248,7 @@ type lineUsage struct {
 
 // assemble makes the conversation of the live lines, in file order: the lines of a turn
 // (one message.id) one message, each figure at its message, the attachments at theirs.
-func (p *ccParser) assemble(records []Record, live []bool, keepSide bool, wanted func(*ccLine) bool) conversation {
+func (p *ccParser) assemble(records []Record, live []bool, attached, wanted func(*ccLine) bool) conversation {
 	var c conversation
 	leaf := -1 // the newest message line of the conversation
 	for i := len(p.lines) - 1; i >= 0 && leaf < 0; i-- {
@@ -234,7 +264,7 @@ func (p *ccParser) assemble(records []Record, live []bool, keepSide bool, wanted
 	turnAt := make(map[string]int)
 	for i := range p.lines {
 		l := &p.lines[i]
-		if l.attached && (keepSide || !l.sidechain) && p.attachedLive(i, leaf, live) {
+		if l.attached && attached(l) && p.attachedLive(i, leaf, live) {
 			c.attachments = append(c.attachments, Attachment{Type: l.attachType, Before: len(c.messages), Record: i, Block: l.attachment})
 			continue
 		}
@@ -277,14 +307,14 @@ func (p *ccParser) assemble(records []Record, live []bool, keepSide bool, wanted
 // else from the newest message line before it, read as the live conversation is (its
 // compaction's own relink left out). When that conversation records no figure and
 // starts at a compaction itself, the one before that is looked at, and so on.
-func (p *ccParser) prior(records []Record, top int, keepSide bool, wanted func(*ccLine) bool) *Prior {
+func (p *ccParser) prior(records []Record, top int, attached, leafOf, wanted func(*ccLine) bool) *Prior {
 	for top >= 0 && p.lines[top].boundary {
 		leaf := -1
 		if k, ok := p.byUUID[p.lines[top].logical]; ok && p.lines[top].logical != "" && k < top {
 			leaf = k
 		}
 		for i := top - 1; i >= 0 && leaf < 0; i-- {
-			if l := &p.lines[i]; l.message && !l.sidechain {
+			if l := &p.lines[i]; leafOf(l) {
 				leaf = i
 			}
 		}
@@ -292,11 +322,11 @@ func (p *ccParser) prior(records []Record, top int, keepSide bool, wanted func(*
 			return nil
 		}
 		relinks := p.relinks(top)
-		live, prevTop := ccChain(p.lines, p.byUUID, relinks, leaf, p.sidechains, wanted)
+		live, prevTop := ccChain(p.lines, p.byUUID, relinks, leaf, p.all, wanted)
 		for i := top; i < len(live); i++ {
 			live[i] = false
 		}
-		c := p.assemble(records, live, keepSide, wanted)
+		c := p.assemble(records, live, attached, wanted)
 		if n := len(c.usage); n > 0 {
 			u := c.usage[n-1]
 			pr := &Prior{Messages: c.messages[:u.After+1], Parts: c.parts[:u.After+1], Usage: u}
@@ -337,12 +367,12 @@ func (p *ccParser) attachedLive(i, leaf int, live []bool) bool {
 }
 
 // ccLive marks the lines of the live conversation (see ccParser), and returns the top of
-// the chain it followed from the newest message: the line whose parent is null or names
-// no line (-1 when it followed none).
-func ccLive(lines []ccLine, byUUID map[string]int, relinks relinks, onlySidechains, sidechains bool, wanted func(*ccLine) bool) (live []bool, top int) {
+// the chain it followed from the newest message of its thread (leafOf): the line whose
+// parent is null or names no line (-1 when it followed none).
+func ccLive(lines []ccLine, byUUID map[string]int, relinks relinks, all bool, leafOf, wanted func(*ccLine) bool) (live []bool, top int) {
 	leaf := -1
 	for i := len(lines) - 1; i >= 0; i-- {
-		if l := &lines[i]; l.message && (onlySidechains || !l.sidechain) {
+		if l := &lines[i]; leafOf(l) {
 			leaf = i
 			break
 		}
@@ -378,13 +408,12 @@ func ccLive(lines []ccLine, byUUID map[string]int, relinks relinks, onlySidechai
 		}
 		leaf = k
 	}
-	return ccChain(lines, byUUID, relinks, leaf, sidechains, wanted)
+	return ccChain(lines, byUUID, relinks, leaf, all, wanted)
 }
 
 // ccChain marks the chain from line leaf up to its top, widened to whole turns and the
-// results of their calls (and, with sidechains, every subagent line), and returns its
-// top.
-func ccChain(lines []ccLine, byUUID map[string]int, relinks relinks, leaf int, sidechains bool, wanted func(*ccLine) bool) (live []bool, top int) {
+// results of their calls (and, with all, every subagent line), and returns its top.
+func ccChain(lines []ccLine, byUUID map[string]int, relinks relinks, leaf int, all bool, wanted func(*ccLine) bool) (live []bool, top int) {
 	live = make([]bool, len(lines))
 	top = -1
 	for i := leaf; !live[i]; {
@@ -422,7 +451,7 @@ func ccChain(lines []ccLine, byUUID map[string]int, relinks relinks, leaf int, s
 			live[i] = true
 		}
 	}
-	if sidechains {
+	if all {
 		// Subagent lines are chains of their own; keep them all.
 		for i := range lines {
 			if lines[i].sidechain && lines[i].message {
@@ -441,18 +470,29 @@ func ccChain(lines []ccLine, byUUID map[string]int, relinks relinks, leaf int, s
 // exported or hand-made logs have. Following the chain would keep the newest message
 // alone, so the whole file is read in line order instead, every message line in it, and
 // a warning says so.
-func (p *ccParser) explain(o *Outline, live []bool, top int, relinks relinks, wanted func(*ccLine) bool) {
+func (p *ccParser) explain(o *Outline, live []bool, top int, relinks relinks, wanted func(*ccLine) bool, side bool) {
 	lines := p.lines
+	// other names a message line of the other thread: a subagent's, or with sidechains the
+	// main conversation's.
+	other := func(l *ccLine) Left {
+		if l.sidechain {
+			return Sidechain
+		}
+		return MainThread
+	}
 	if top < 0 {
 		for i := range lines {
 			if l := &lines[i]; l.message && !live[i] {
-				o.Records[i].Left = Sidechain // only subagent lines, left out by choice
+				o.Records[i].Left = other(l) // only the other thread's lines, left out by choice
 			}
 		}
 		return
 	}
 	roots := ccRoots(lines, p.byUUID, relinks)
-	liveRoot := roots[top]
+	liveRoot, compactedRoot := roots[top], -1
+	if k, ok := p.byUUID[lines[top].logical]; ok && lines[top].boundary && lines[top].logical != "" {
+		compactedRoot = roots[k]
+	}
 	unchained, messages := 0, 0
 	for i := range lines {
 		l := &lines[i]
@@ -466,9 +506,13 @@ func (p *ccParser) explain(o *Outline, live []bool, top int, relinks relinks, wa
 		switch {
 		case live[i]:
 		case !wanted(l):
-			r.Left = Sidechain
+			r.Left = other(l)
 		case roots[i] == liveRoot:
 			r.Left = DeadBranch
+		case side && !p.onlySidechains && !(lines[top].boundary && i < top && roots[i] == compactedRoot):
+			// Another subagent's lines, in a log that holds several beside the session's
+			// (not the subagent's own history, which its compaction replaced).
+			r.Left = Sidechain
 		case lines[top].parent == "" && lines[roots[i]].parent != "":
 			// A branch whose first record hangs off one no longer in the file, beside a
 			// live chain that starts at a true root: history was cut away (ctx-trim

@@ -46,7 +46,7 @@ func TestDropMessagesJSON(t *testing.T) {
 
 // TestRechain: a kept message whose parent was dropped hangs off its nearest kept ancestor
 // (through records that are not messages), or off root when none is left. In a session read
-// with its subagent lines, that ancestor is on the message's own chain, not whatever kept
+// with every subagent line (AllThreads), that ancestor is on the message's own chain, not whatever kept
 // line comes before it in the file.
 func TestRechain(t *testing.T) {
 	lines := []string{
@@ -61,7 +61,7 @@ func TestRechain(t *testing.T) {
 		ccRecord("assistant", "a3", "u3", false, "done"),    // message 7
 	}
 	doc := strings.Join(lines, "\n") + "\n"
-	tr, err := Parse([]byte(doc), Options{Sidechains: true})
+	tr, err := Parse([]byte(doc), Options{AllThreads: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,10 +19,10 @@ type gjCCParser struct{ *ccParser }
 
 type gjCodexParser struct{ *codexParser }
 
-func gjNewRecordParser(f Format, sidechains bool) recordParser {
+func gjNewRecordParser(f Format, o Options) recordParser {
 	switch f {
 	case ClaudeCode:
-		return gjCCParser{&ccParser{sidechains: sidechains, byUUID: map[string]int{}, onlySidechains: true}}
+		return gjCCParser{&ccParser{sidechains: o.Sidechains, all: o.AllThreads, subagent: o.Subagent, byUUID: map[string]int{}, onlySidechains: true}}
 	case Codex:
 		return gjCodexParser{&codexParser{}}
 	}
@@ -329,6 +329,8 @@ func (p gjCCParser) record(seq int, r *Record, raw string) []Message {
 	if l.message {
 		if !l.sidechain {
 			p.onlySidechains = false
+		} else {
+			p.anySidechain = true
 		}
 		msg.Index += r.Span.Start
 		if r.Type == "assistant" {
@@ -749,7 +751,7 @@ func gjParseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript,
 			return nil, formatMismatch(o.Format, found)
 		}
 	}
-	p := gjNewRecordParser(f, o.Sidechains)
+	p := gjNewRecordParser(f, o)
 	if p == nil {
 		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("the input has %d JSON records, one a line; %s documents are a single JSON value", len(lines), f)}
 	}
@@ -758,7 +760,7 @@ func gjParseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript,
 		carried[i] = p.record(i, &lines[i], doc[lines[i].Span.Start:lines[i].Span.End])
 	}
 	ol := resolve(p, f, lines)
-	t := &Transcript{Format: f, Doc: doc, Records: ol.Records, Usage: ol.Usage, Model: ol.Model, Warnings: ol.Warnings, Attachments: ol.Attachments}
+	t := &Transcript{Format: f, Doc: doc, Records: ol.Records, Usage: ol.Usage, Model: ol.Model, Warnings: ol.Warnings, Attachments: ol.Attachments, Subagent: ol.Subagent}
 	if len(ol.Messages) > 0 {
 		t.Messages = make([]Message, len(ol.Messages))
 	}

@@ -28,10 +28,11 @@ type Outline struct {
 	// Prior is the conversation the newest compaction replaced, as in Transcript; its
 	// Messages have no blocks.
 	Prior *Prior
-	// Usage, Model and Warnings are as in Transcript.
+	// Usage, Model, Warnings and Subagent are as in Transcript.
 	Usage    []Usage
 	Model    string
 	Warnings []string
+	Subagent bool
 }
 
 // Part names one message a record carries: Messages[Message] of the one-record transcript
@@ -52,10 +53,10 @@ type recordParser interface {
 	finish(o *Outline)
 }
 
-func newRecordParser(f Format, sidechains bool) recordParser {
+func newRecordParser(f Format, o Options) recordParser {
 	switch f {
 	case ClaudeCode:
-		return &ccParser{sidechains: sidechains, byUUID: map[string]int{}, onlySidechains: true}
+		return &ccParser{sidechains: o.Sidechains, all: o.AllThreads, subagent: o.Subagent, byUUID: map[string]int{}, onlySidechains: true}
 	case Codex:
 		return &codexParser{}
 	}
@@ -91,7 +92,7 @@ func parseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript, e
 			return nil, formatMismatch(o.Format, found)
 		}
 	}
-	p := newRecordParser(f, o.Sidechains)
+	p := newRecordParser(f, o)
 	if p == nil {
 		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("the input has %d JSON records, one a line; %s documents are a single JSON value", len(lines), f)}
 	}

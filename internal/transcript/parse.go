@@ -18,8 +18,18 @@ type Options struct {
 	Format Format
 	// Path is the gjson path of the message array inside a wrapper document.
 	Path string
-	// Sidechains keeps Claude Code subagent lines (isSidechain) in the conversation.
+	// Sidechains reads, in a Claude Code log that holds a subagent's lines (isSidechain)
+	// beside the session's, the subagent's conversation instead of the session's (the
+	// newest subagent's, when it holds several); a log without any reads as without it.
+	// A subagent's own log is read as its conversation either way.
 	Sidechains bool
+	// Subagent, with Sidechains, names which subagent of several to read: the uuid of its
+	// chain's first line (Transcript.Sidechains lists them); "" reads the newest.
+	Subagent string
+	// AllThreads reads a Claude Code log's conversation with every subagent line in it:
+	// not a conversation any model saw, but where every marker a tool wrote into either
+	// is (ctx-persist --restore).
+	AllThreads bool
 	// Name is the input's name (a file path). Reading does not depend on it: an input
 	// reads the same from a file as from stdin.
 	Name string

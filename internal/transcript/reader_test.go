@@ -47,7 +47,7 @@ func sameAsGjson(t *testing.T, name string, doc []byte, o Options) {
 
 // readerOptions are the ways the documents are read in the differential tests.
 func readerOptions(name string) []Options {
-	os := []Options{{Name: name}, {Name: name, Sidechains: true}}
+	os := []Options{{Name: name}, {Name: name, Sidechains: true}, {Name: name, AllThreads: true}}
 	for _, f := range Formats {
 		os = append(os, Options{Name: name, Format: f})
 	}

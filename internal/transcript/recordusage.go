@@ -10,11 +10,18 @@ package transcript
 // the request's figure repeats too (codexTokenCount). Subagents' (isSidechain) figures measure another context and
 // are not read. After is not set.
 func RecordUsage(f Format, raw string) (u Usage, turn string, ok bool) {
+	return ThreadUsage(f, raw, false)
+}
+
+// ThreadUsage is RecordUsage for the figures of one thread of a Claude Code log: the
+// session's, or with sidechain a subagent's (its own log's, whose lines are all
+// isSidechain).
+func ThreadUsage(f Format, raw string, sidechain bool) (u Usage, turn string, ok bool) {
 	switch f {
 	case ClaudeCode:
 		var rf [3]jval
 		recordValue(raw, 0).fields(rf[:], "type", "isSidechain", "message")
-		if rf[0].str() != "assistant" || rf[1].boolean() || !rf[2].isObject() {
+		if rf[0].str() != "assistant" || rf[1].boolean() != sidechain || !rf[2].isObject() {
 			return Usage{}, "", false
 		}
 		var mf [2]jval

@@ -21,7 +21,7 @@ import (
 // in the second pass (Splice). (Parse assembles its transcript the same way.) With carried
 // nil, the messages come without their blocks.
 func (o *Outline) Conversation(carried [][]Message) *Transcript {
-	t := &Transcript{Format: o.Format, Records: o.Records, Usage: o.Usage, Model: o.Model, Warnings: o.Warnings, Attachments: o.Attachments}
+	t := &Transcript{Format: o.Format, Records: o.Records, Usage: o.Usage, Model: o.Model, Warnings: o.Warnings, Attachments: o.Attachments, Subagent: o.Subagent}
 	if len(o.Messages) > 0 {
 		t.Messages = make([]Message, len(o.Messages))
 	}

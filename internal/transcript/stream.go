@@ -62,7 +62,7 @@ func Stream(r io.Reader, o Options, fn func(seq int, rec *Transcript) error) (ou
 		}
 		lr.br = br
 	}
-	p := newRecordParser(f, o.Sidechains)
+	p := newRecordParser(f, o)
 	var records []Record
 	for {
 		text, start, line, err := lr.next()

@@ -191,11 +191,12 @@ const (
 	Read       Left = iota // part of the conversation
 	NotMessage             // a record that carries no message: metadata, attachments, snapshots, usage events
 	DeadBranch             // a message on a branch of the session tree that a rewind or fork left behind
-	Sidechain              // a subagent's message (Claude Code isSidechain; --sidechains keeps them)
+	Sidechain              // a subagent's message (Claude Code isSidechain; --sidechains reads the newest subagent's)
 	Compacted              // a message from before a compaction, which the compacted history stands for
+	MainThread             // with --sidechains, a message of the session the subagent's lines sit in
 )
 
-var leftNames = [...]string{"read", "not a message", "dead branch", "sidechain", "compacted"}
+var leftNames = [...]string{"read", "not a message", "dead branch", "sidechain", "compacted", "main thread"}
 
 func (l Left) String() string {
 	if int(l) < len(leftNames) {
@@ -258,6 +259,10 @@ type Transcript struct {
 	Prior *Prior
 	// Model is the model the document names, if any.
 	Model string
+	// Subagent says the conversation read is a Claude Code subagent's (isSidechain
+	// lines): a subagent's own log, or with Options.Sidechains the subagent's lines of a
+	// log that holds them beside the session's.
+	Subagent bool
 	// Warnings say how the reader departed from the format's rules to read the document
 	// without losing messages (a Claude Code log whose records do not chain, read in line
 	// order). A tool prints each once on stderr.

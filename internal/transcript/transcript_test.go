@@ -224,9 +224,77 @@ func TestClaudeCodeLiveBranchAndSplitTurns(t *testing.T) {
 	if tr.Records[0].Message != -1 || tr.Records[2].Message != -1 {
 		t.Errorf("metadata and dead lines must not map to messages: %+v", tr.Records[:3])
 	}
-	withSide := mustParse(t, doc, Options{Sidechains: true})
-	if len(withSide.Messages) != len(tr.Messages)+1 {
-		t.Errorf("--sidechains: %d messages, want %d", len(withSide.Messages), len(tr.Messages)+1)
+	all := mustParse(t, doc, Options{AllThreads: true})
+	if len(all.Messages) != len(tr.Messages)+1 {
+		t.Errorf("every thread: %d messages, want %d", len(all.Messages), len(tr.Messages)+1)
+	}
+	// --sidechains reads the subagent's conversation, the session's lines left out.
+	side := mustParse(t, doc, Options{Sidechains: true})
+	if got := shape(side); got != "user:text" || side.Records[len(side.Records)-1].Message != 0 {
+		t.Errorf("--sidechains: %s", got)
+	}
+	for i, r := range side.Records[:len(side.Records)-1] {
+		if r.Message >= 0 || r.Left == Read || r.Left == Sidechain {
+			t.Errorf("--sidechains: record %d of the session's read as %v", i, r.Left)
+		}
+	}
+}
+
+// --sidechains on a log that holds two subagents' lines among the session's (Claude Code
+// 1.x): the newest subagent's conversation, each of its lines where it is, the other
+// subagent's named a sidechain and the session's the main thread; without a subagent
+// line, the session's conversation as without the flag.
+func TestSidechainsReadsTheNewestSubagent(t *testing.T) {
+	side := func(s string) string { return strings.Replace(s, `"isSidechain":false`, `"isSidechain":true`, 1) }
+	lines := []string{
+		ccLineJSON("user", "u1", "", `{"role":"user","content":"go"}`, ""),
+		ccLineJSON("assistant", "a1", "u1", `{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Task","input":{"prompt":"one"}},{"type":"tool_use","id":"t2","name":"Task","input":{"prompt":"two"}}]}`, ""),
+		side(ccLineJSON("user", "s1", "", `{"role":"user","content":"one"}`, "")),
+		side(ccLineJSON("user", "p1", "", `{"role":"user","content":"two"}`, "")),
+		side(ccLineJSON("assistant", "s2", "s1", `{"id":"ms2","role":"assistant","content":[{"type":"tool_use","id":"x1","name":"Bash","input":{"command":"ls"}}]}`, "")),
+		side(ccLineJSON("assistant", "p2", "p1", `{"id":"mp2","role":"assistant","content":[{"type":"text","text":"two done"}]}`, "")),
+		side(ccLineJSON("user", "s3", "s2", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"x1","content":"a b"}]}`, "")),
+		side(ccLineJSON("assistant", "s4", "s3", `{"id":"ms4","role":"assistant","content":[{"type":"text","text":"one done"}]}`, "")),
+		ccLineJSON("user", "u2", "a1", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"one done"},{"type":"tool_result","tool_use_id":"t2","content":"two done"}]}`, ""),
+		ccLineJSON("assistant", "a2", "u2", `{"id":"m2","role":"assistant","content":[{"type":"text","text":"both done"}]}`, ""),
+	}
+	doc := strings.Join(lines, "\n") + "\n"
+	for _, o := range []Options{{Sidechains: true}} {
+		tr := mustParse(t, doc, o)
+		if got := shape(tr); got != "user:text|assistant:tool_call|user:tool_result|assistant:text" {
+			t.Errorf("shape %s", got)
+		}
+		var left []string
+		for _, r := range tr.Records {
+			left = append(left, r.Left.String())
+		}
+		if got := strings.Join(left, ","); got != "main thread,main thread,read,sidechain,read,sidechain,read,read,main thread,main thread" {
+			t.Errorf("records %s", got)
+		}
+		var streamed [][]Message
+		outline, _, err := Stream(strings.NewReader(doc), o, func(_ int, rec *Transcript) error {
+			streamed = append(streamed, rec.Messages)
+			return nil
+		})
+		if err != nil || len(outline.Messages) != 4 {
+			t.Errorf("streamed: %v, %d messages", err, len(outline.Messages))
+		}
+	}
+	// The subagents such a log holds, by their first line; one of them read by name.
+	if got := strings.Join(mustParse(t, doc, Options{}).Sidechains(), " "); got != "s1 p1" {
+		t.Errorf("sidechains %q", got)
+	}
+	if len(mustParse(t, doc, Options{Sidechains: true}).Sidechains()) != 0 {
+		t.Errorf("a subagent's conversation lists subagents")
+	}
+	two := mustParse(t, doc, Options{Sidechains: true, Subagent: "p1"})
+	if got := shape(two); got != "user:text|assistant:text" || two.Records[3].Message != 0 || two.Records[5].Message != 1 {
+		t.Errorf("the subagent p1: %s", got)
+	}
+	plain := strings.ReplaceAll(doc, `"isSidechain":true`, `"isSidechain":false`)
+	plain = strings.Join(strings.Split(plain, "\n")[:2], "\n") + "\n"
+	if a, b := shape(mustParse(t, plain, Options{Sidechains: true})), shape(mustParse(t, plain, Options{})); a != b || a == "" {
+		t.Errorf("no subagent line: %q with --sidechains, %q without", a, b)
 	}
 }
 
