@@ -33,9 +33,9 @@ import (
 //     request;
 //   - every file an edit changed: its path is there, and where its content is restored,
 //     the newest edit's new text is in it;
-//   - the errors listed as unresolved are open at the cut: none was fixed later by a
-//     succeeding call of the same kind on the same target, none is a search that found
-//     nothing (grep/rg exit 1), and no tool rejection text is listed as an error;
+//   - the errors listed as unresolved are open at the cut (TestSummaryLabels' labels: none
+//     was fixed later, none is a search that found nothing), and no tool rejection text is
+//     listed as an error;
 //   - the current work is stated: the last user request and the todo item in progress;
 //     the next step is a step, not "continue from the messages that follow";
 //   - the summary and what it restores are at most 15% of the tokens they replace.
@@ -415,46 +415,21 @@ func probeOne(t *testing.T, path string, in []byte, tr *transcript.Transcript, k
 			}
 		}
 	}
-	// Unresolved errors: open at the cut.
-	lastFail, lastOK := map[string]int{}, map[string]int{}
-	for i, c := range calls {
-		if c.failed {
-			lastFail[c.key] = i
-		} else {
-			lastOK[c.key] = i
+	// Unresolved errors: open at the cut, by TestSummaryLabels' reading.
+	labelled := labelCalls(tr, 0, cut)
+	open := map[string]bool{}
+	for i, c := range labelled {
+		if c.failed && !labelFixed(labelled, i) {
+			open[c.key] = true
 		}
 	}
 	for _, it := range probeSection(summary, "Errors") {
 		if probeRejection.MatchString(it) {
 			p.rejections++
 		}
-		if !strings.HasSuffix(it, "[unresolved]") {
-			continue
+		if strings.HasSuffix(it, "[unresolved]") {
+			p.unresolved.count(open[labelItemKey(it)])
 		}
-		open := true
-		if cmd, ok := strings.CutPrefix(it, "`"); ok {
-			if i := strings.Index(cmd, "`"); i >= 0 {
-				cmd = cmd[:i]
-				k := probeCommandKey(cmd)
-				if f, ok := lastFail[k]; ok {
-					if o, ok := lastOK[k]; ok && o > f {
-						open = false
-					}
-				}
-				if w := strings.Fields(k); len(w) > 0 && (w[0] == "grep" || w[0] == "rg") && strings.Contains(it, "exit 1") {
-					open = false
-				}
-			}
-		} else if i := strings.Index(it, "): "); i >= 0 {
-			for k, f := range lastFail {
-				if strings.HasPrefix(it, k) {
-					if o, ok := lastOK[k]; ok && o > f {
-						open = false
-					}
-				}
-			}
-		}
-		p.unresolved.count(open)
 	}
 	// The current work: the last request and the todo item in progress.
 	current := lastRequest == "" || strings.Contains(words, lastRequest)

@@ -1,0 +1,63 @@
+package summarize
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// An error is open only if nothing later did the job (issue 38): a program not found and
+// then run by another path, a lookup of a program followed by a run of it; a pipeline
+// whose output says it failed is an error even though its status is tail's.
+func TestErrorsFixedByAnotherCommand(t *testing.T) {
+	var s cc
+	s.user("make the tests pass and build the image")
+	s.call("1", "Bash", `{"command":"pytest tests/test_api.py"}`)
+	s.result("1", "Exit code 127\n/bin/bash: line 1: pytest: command not found", true)
+	s.call("2", "Bash", `{"command":"cd /r && .venv/bin/pytest tests/test_api.py -q"}`)
+	s.result("2", "4 passed in 0.21s", false)
+	s.call("3", "Bash", `{"command":"which gradle"}`)
+	s.result("3", "Exit code 1", true)
+	s.call("4", "Bash", `{"command":"./gradlew build"}`)
+	s.result("4", "BUILD SUCCESSFUL in 12s", false)
+	s.call("5", "Bash", `{"command":"python -m mypy src"}`)
+	s.result("5", "Exit code 1\n/usr/bin/python: No module named mypy", true)
+	s.call("6", "Bash", `{"command":"docker build -t app . 2>&1 | tail -100"}`)
+	s.result("6", "#7 [3/5] RUN pip install -r requirements.txt\n#7 ERROR: process \"/bin/sh -c pip install -r requirements.txt\" did not complete successfully: exit code: 1\nERROR: failed to solve: process did not complete successfully", false)
+	s.call("7", "Bash", `{"command":"go test ./... 2>&1 | tail -20"}`)
+	s.result("7", "ok  \texample.com/a\t0.01s\nok  \texample.com/b\t0.02s", false)
+	s.assistant("The image does not build yet.")
+	sections := localAll(t, s.doc())
+	errs := sections["Errors"]
+	want := []string{
+		"`pytest tests/test_api.py`: /bin/bash: line 1: pytest: command not found [fixed]",
+		"`which gradle`: Exit code 1 [fixed]",
+		"`python -m mypy src`: /usr/bin/python: No module named mypy [unresolved]",
+		"`docker build -t app . 2>&1 | tail -100`: #7 ERROR: process \"/bin/sh -c pip install -r requirements.txt\" did not complete successfully: exit code: 1 [unresolved]",
+	}
+	if fmt.Sprint(errs) != fmt.Sprint(want) {
+		t.Errorf("errors:\n%s\nwant\n%s", strings.Join(errs, "\n"), strings.Join(want, "\n"))
+	}
+	if cmds := strings.Join(sections["Commands and tests"], "\n"); strings.Contains(cmds, "docker build -t app . 2>&1 | tail -100` → ran") {
+		t.Errorf("commands:\n%s\nthe failed docker build is listed as ran", cmds)
+	}
+}
+
+// A tool that says its failure in its text, with no error flag (tau-bench's "Error: ..."),
+// failed; a later success of the same lookup tool did the job, a file tool's only on the
+// same file.
+func TestErrorsInToolText(t *testing.T) {
+	doc := `{"messages":[{"role":"user","content":"book the flight"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"book_reservation","arguments":"{\"flight\":\"HAT030\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"a","content":"Error: flight HAT030 not available on date 2024-05-13"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"b","type":"function","function":{"name":"get_user_details","arguments":"{\"user_id\":\"x\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"b","content":"Error: user not found"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"get_user_details","arguments":"{\"user_id\":\"mia_li_3668\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"c","content":"{\"name\":\"Mia\"}"},` +
+		`{"role":"assistant","content":"Which date instead?"}]}`
+	got := localAll(t, []byte(doc))["Errors"]
+	want := []string{"book_reservation(HAT030): Error: flight HAT030 not available on date 2024-05-13 [unresolved]", "get_user_details(x): Error: user not found [fixed]"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("errors:\n%q\nwant\n%q", got, want)
+	}
+}
