@@ -708,7 +708,7 @@ func labelOne(t *testing.T, path string, in []byte, tr, orig *transcript.Transcr
 		}
 	}
 	// The goal.
-	if goal := labelGoal(orig, cut); goal != "" {
+	if goal := labelGoal(orig, cut, stayed); goal != "" {
 		var goals []string
 		for _, it := range probeSection(summary, "Goal and user requests") {
 			if strings.HasPrefix(it, "Goal: ") {
@@ -987,12 +987,15 @@ func labelItemKey(it string) string {
 
 // labelGoal is the session's goal at a cut, the first words of: the goal of the
 // compaction summary it opens with, else its first request; "" when the summarized part
-// has neither.
-func labelGoal(tr *transcript.Transcript, cut int) string {
+// has neither, or when the message that states it stayed in place (not summarized).
+func labelGoal(tr *transcript.Transcript, cut int, stayed map[string]bool) string {
 	for mi := 0; mi < cut; mi++ {
 		m := &tr.Messages[mi]
 		if m.Role != "user" {
 			continue
+		}
+		if stayed[tr.Slice(m.Span)] {
+			return ""
 		}
 		for bi := range m.Blocks {
 			b := &m.Blocks[bi]

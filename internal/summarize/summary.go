@@ -44,6 +44,7 @@ type Sections map[string][]string
 // there are any.
 func Fold(older, newer Sections) Sections {
 	out := Sections{}
+	newer = goalCarried(older, newer)
 	for _, h := range Headings {
 		if !cumulative[h] {
 			if len(newer[h]) > 0 {
@@ -72,6 +73,77 @@ func Fold(older, newer Sections) Sections {
 		out[h] = items
 	}
 	return out
+}
+
+// goalCarried keeps the session's goal: when an older summary states one, the newer
+// part's first request is one of the user's requests, not the goal.
+func goalCarried(older, newer Sections) Sections {
+	const goal = "Goal and user requests"
+	if !slices.ContainsFunc(older[goal], func(it string) bool { return strings.HasPrefix(it, "Goal: ") }) ||
+		!slices.ContainsFunc(newer[goal], func(it string) bool { return strings.HasPrefix(it, "Goal: ") }) {
+		return newer
+	}
+	out := maps.Clone(newer)
+	out[goal] = slices.Clone(newer[goal])
+	for i, it := range out[goal] {
+		out[goal][i] = strings.TrimPrefix(it, "Goal: ")
+	}
+	return out
+}
+
+// EarlierSummary is another agent's compaction summary (Claude Code's, Codex's) as
+// sections: its goal, when it states one, and its text, shortened.
+func EarlierSummary(text string) Sections {
+	var items []string
+	if g := summaryGoal(text); g != "" {
+		items = append(items, "Goal: "+quote(g))
+	}
+	return Sections{"Goal and user requests": append(items, "Earlier summary: "+shorten(text, 4000))}
+}
+
+// summaryGoal is the goal a compaction summary states: the section that names the
+// request or the goal (Claude Code's "Primary Request and Intent"), else its first
+// paragraph after the line that says it is a summary; "" when it has none.
+func summaryGoal(text string) string {
+	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	for i, line := range lines {
+		h := strings.ToLower(line)
+		if len(line) > 80 || !strings.Contains(h, "primary request") && !strings.Contains(h, "goal") && !strings.Contains(h, "intent") {
+			continue
+		}
+		var body []string
+		if _, after, ok := strings.Cut(line, ":"); ok && strings.Trim(after, " *") != "" {
+			body = append(body, strings.Trim(after, " *"))
+		}
+		for _, next := range lines[i+1:] {
+			t := strings.TrimSpace(next)
+			if t == "" && len(body) > 0 || numberedHeading(t) {
+				break
+			}
+			if t != "" {
+				body = append(body, strings.TrimLeft(t, "-* "))
+			}
+		}
+		if g := strings.Join(body, " "); g != "" {
+			return shorten(g, 600)
+		}
+	}
+	for _, p := range strings.Split(strings.TrimSpace(text), "\n\n") {
+		p = strings.TrimSpace(p)
+		lower := strings.ToLower(p)
+		if p == "" || strings.HasPrefix(lower, "this session is being continued") || strings.HasPrefix(lower, "analysis:") || strings.HasPrefix(lower, "<analysis>") {
+			continue
+		}
+		return shorten(strings.Join(strings.Fields(strings.ReplaceAll(p, "*", "")), " "), 600)
+	}
+	return ""
+}
+
+// numberedHeading tells a line that opens the next numbered section ("2. Key Technical
+// Concepts:").
+func numberedHeading(line string) bool {
+	i := strings.IndexAny(line, ".)")
+	return i > 0 && i <= 2 && strings.Trim(line[:i], "0123456789") == "" && strings.HasSuffix(line, ":")
 }
 
 // itemKey is what makes two items the same thing: an error or command is the same
