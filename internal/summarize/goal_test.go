@@ -79,3 +79,16 @@ func TestGoalCarriesOver(t *testing.T) {
 		t.Errorf("over Claude Code's summary: goals %q, want %q", goals, want)
 	}
 }
+
+// Decisions are choices the assistant stated, not narration of what it does next (issue
+// 38).
+func TestDecisionsAreChoices(t *testing.T) {
+	text := "Now let's run the full test suite. I will proceed with the booking. Let me check the logs.\n" +
+		"I'll use httptest instead of a real server because the port is shared. Going with the smaller cache for now.\n" +
+		"The root cause is a stale lock file."
+	got := decisions(text)
+	want := []string{"I'll use httptest instead of a real server because the port is shared.", "Going with the smaller cache for now."}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("decisions %q, want %q", got, want)
+	}
+}

@@ -289,15 +289,20 @@ func element(text, tag string) (body, rest string, ok bool) {
 
 func quote(s string) string { return "“" + s + "”" }
 
-var decisionWords = regexp.MustCompile(`(?i)\b(i'll|i will|let's|we'll|decided|decide to|instead of|because|the (?:fix|cause|problem|issue) (?:is|was)|root cause|the plan|going to|should be|chose|switch(?:ed)? to)\b`)
+// decisionWords mark a sentence that states a choice: what was taken over what ("X
+// instead of Y", "rather than"), why ("because"), or that it was chosen ("going with",
+// "decided", "switch to"), or the cause it acts on ("the root cause", "the fix is"). A
+// sentence that says only what the assistant does next ("Now let's run the tests", "I
+// will proceed with the booking") is narration, not a decision.
+var decisionWords = regexp.MustCompile(`(?i)\b(?:instead of|rather than|because|decided|decide to|chose|choose to|chosen|opt(?:ed)? for|going with|go with|switch(?:ed|ing)? to|the (?:root )?cause (?:is|was)|root cause|the (?:fix|problem|issue|bug) (?:is|was)|so that)\b`)
 
 // decisionAnchors are strings one of which every match of decisionWords holds, in lower
 // case: a sentence of ASCII that holds none of them is not tried with the expression,
 // which costs far more than looking for them (a twentieth of ctx-summarize on 10 MB of
 // Anthropic JSON). (Text with other bytes is always tried: (?i) folds some of them, such
 // as the long s, to ASCII letters.)
-var decisionAnchors = []string{"'ll", "will", "let's", "decide", "instead of", "because", "the fix",
-	"the cause", "the problem", "the issue", "root cause", "the plan", "going to", "should be", "chose", "switch"}
+var decisionAnchors = []string{"instead of", "rather than", "because", "decide", "chos", "opt", "go with", "going with",
+	"switch", "cause", "the fix", "the problem", "the issue", "the bug", "so that"}
 
 // saysDecision is decisionWords.MatchString(s), ruling most sentences out without it.
 func saysDecision(s string) bool {
