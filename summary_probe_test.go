@@ -561,20 +561,31 @@ func TestSummaryLabels(t *testing.T) {
 	if test.cuts == 0 {
 		t.Skip("no cut of the test half was summarized")
 	}
-	belowGoal := t.Logf // the floors hold once the summarizer meets them
 	if p := test.precision.share(); p < 0.95 {
-		belowGoal("open errors precision on the test half %.3f (%s), want at least 0.95", p, test.precision)
+		t.Errorf("open errors precision on the test half %.3f (%s), want at least 0.95", p, test.precision)
 	}
 	if r := test.recall.share(); r < 0.90 {
-		belowGoal("open errors recall on the test half %.3f (%s), want at least 0.90", r, test.recall)
+		t.Errorf("open errors recall on the test half %.3f (%s), want at least 0.90", r, test.recall)
 	}
 	if g := test.goal.share(); g < 1 {
-		belowGoal("goal carried on the test half %s, want all", test.goal)
+		t.Errorf("goal carried on the test half %s, want all", test.goal)
+	}
+	if c := test.choices.share(); c < 0.95 {
+		t.Errorf("decisions that state a choice on the test half %s, want at least 95%%", test.choices)
+	}
+	if r := float64(test.summaryTok) / float64(max(test.replacedTok, 1)); r > 0.15 {
+		t.Errorf("summary and restored files %.1f%% of what they replace on the test half, want at most 15%%", 100*r)
 	}
 	if test.over > 0 {
-		belowGoal("summary and restored files over 15%% of what they replace at %d cuts of the test half (worst %.1f%%)", test.over, 100*test.worst)
+		// Issue 38 asks for every cut; not met yet (the report says where): logged, so
+		// that the figures above still guard what is met.
+		t.Logf("below the goal: summary and restored files over 15%% of what they replace at %d cuts of the test half (worst %.1f%%)", test.over, 100*test.worst)
 	}
 }
+
+// labelFrame is the tokens of a summary that holds nothing: its tag and the line that
+// says what it replaces, the state at the cut and the next step.
+const labelFrame = 120
 
 // labelMinReplaced is the least history a cut summarizes to be held to the 15% figure:
 // the summary's frame (its tag, headings, the state at the cut and the next step) is
@@ -587,10 +598,13 @@ type labelTally struct {
 	choices                 probeShare
 	summaryTok, replacedTok int
 	worst                   float64
+	requestBound            int
+	worstBound              float64
 }
 
 // labelPoint is one cut's figures.
 type labelPoint struct {
+	floor                int // tokens: the frame and each request's first words
 	name                 string
 	precision, recall    probeShare
 	goal, choices        probeShare
@@ -604,7 +618,13 @@ func (a *labelTally) add(t *testing.T, p *labelPoint, log bool) {
 		s[0].of += s[1].of
 	}
 	ratio := float64(p.summaryTok) / float64(max(p.replaced, 1))
-	if p.replaced >= labelMinReplaced {
+	bound := float64(p.floor) > 0.15*float64(p.replaced)
+	if p.replaced >= labelMinReplaced && bound {
+		// Every request's first words (kept: requests 100%) and the frame are already
+		// more than 15%: reported, not held to it.
+		a.requestBound++
+		a.worstBound = max(a.worstBound, ratio)
+	} else if p.replaced >= labelMinReplaced {
 		a.measured++
 		a.summaryTok += p.summaryTok
 		a.replacedTok += p.replaced
@@ -614,16 +634,22 @@ func (a *labelTally) add(t *testing.T, p *labelPoint, log bool) {
 		}
 	}
 	if log {
-		t.Logf("  %-58s unresolved precise %s, open listed %s, goal %s, choices %s, tokens %d/%d = %.1f%%",
-			p.name, p.precision, p.recall, p.goal, p.choices, p.summaryTok, p.replaced, 100*ratio)
+		note := ""
+		if bound {
+			note = fmt.Sprintf(" (requests' first words and frame alone %d)", p.floor)
+		}
+		t.Logf("  %-58s unresolved precise %s, open listed %s, goal %s, choices %s, tokens %d/%d = %.1f%%%s",
+			p.name, p.precision, p.recall, p.goal, p.choices, p.summaryTok, p.replaced, 100*ratio, note)
 	}
 }
 
 func (a *labelTally) String() string {
 	return fmt.Sprintf("%d cuts: open errors precision %s = %.3f, recall %s = %.3f; goal %s; decisions that are choices %s; "+
-		"summary+restored at %d cuts of ≥%d tokens: %d/%d = %.1f%%, worst %.1f%%, over 15%% at %d",
+		"summary+restored at %d cuts of ≥%d tokens: %d/%d = %.1f%%, worst %.1f%%, over 15%% at %d; "+
+		"%d more cuts where the requests' first words and the frame alone pass 15%% (worst %.1f%%)",
 		a.cuts, a.precision, a.precision.share(), a.recall, a.recall.share(), a.goal, a.choices,
-		a.measured, labelMinReplaced, a.summaryTok, a.replacedTok, 100*float64(a.summaryTok)/float64(max(a.replacedTok, 1)), 100*a.worst, a.over)
+		a.measured, labelMinReplaced, a.summaryTok, a.replacedTok, 100*float64(a.summaryTok)/float64(max(a.replacedTok, 1)), 100*a.worst, a.over,
+		a.requestBound, 100*a.worstBound)
 }
 
 // labelOne summarizes in (parsed as tr) keeping keep tokens and scores the summary against
@@ -671,15 +697,33 @@ func labelOne(t *testing.T, path string, in []byte, tr, orig *transcript.Transcr
 		}
 	}
 	p := &labelPoint{summaryTok: afterPer[si]}
+	var requests []string
 	for mi := 0; mi < cut; mi++ {
 		m := &orig.Messages[mi]
 		if m.Header || m.Role == "system" || m.Role == "developer" || m.Pinned || stayed[orig.Slice(m.Span)] {
 			continue
 		}
 		p.replaced += origPer[mi]
+		for bi := range m.Blocks {
+			if b := &m.Blocks[bi]; m.Role == "user" && !m.Summary && b.Kind == transcript.Text && !b.Agent {
+				if text := orig.BodyText(b); strings.TrimSpace(text) != "" && !probeNoise.MatchString(text) {
+					requests = append(requests, "- “"+probeSubstance(text)+" […]”")
+				}
+			}
+		}
 	}
+	// The least a summary that quotes each request's first words can be.
+	p.floor = labelFrame + counter.Count(strings.Join(requests, "\n"))
 	// Misses are shown on the training half only: the test half is not tuned on.
 	debug := os.Getenv("LABEL_DEBUG") != "" && !heldout.Test(path)
+	if debug && p.replaced >= labelMinReplaced && float64(p.summaryTok) > 0.15*float64(p.replaced) {
+		var sizes []string
+		for _, part := range regexp.MustCompile(`(?m)^(?:## |<ctxkit-restored)`).Split(summary, -1) {
+			head, _, _ := strings.Cut(part, "\n")
+			sizes = append(sizes, fmt.Sprintf("%.30s=%d", head, len(part)))
+		}
+		t.Logf("%s cut %d: %d/%d tokens: %s", path, cut, p.summaryTok, p.replaced, strings.Join(sizes, " "))
+	}
 
 	// Open errors.
 	calls := labelCalls(orig, 0, cut)
@@ -723,8 +767,8 @@ func labelOne(t *testing.T, path string, in []byte, tr, orig *transcript.Transcr
 	}
 	// Decisions.
 	for _, it := range probeSection(summary, "Decisions") {
-		if strings.HasPrefix(it, "The user refused") {
-			continue
+		if strings.HasPrefix(it, "The user refused") || strings.HasPrefix(it, "(") && strings.HasSuffix(it, " left out)") {
+			continue // the user's decision, or a count of items left out
 		}
 		ok := labelChoice.MatchString(it)
 		p.choices.count(ok)
