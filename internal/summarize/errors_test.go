@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // An error is open only if nothing later did the job (issue 38): a program not found and
@@ -59,5 +61,40 @@ func TestErrorsInToolText(t *testing.T) {
 	want := []string{"book_reservation(HAT030): Error: flight HAT030 not available on date 2024-05-13 [unresolved]", "get_user_details(x): Error: user not found [fixed]"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("errors:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// Summarized again, an error an earlier summary left unresolved is marked fixed when the
+// messages since fixed it (issue 38: open only if nothing later fixed it).
+func TestCarriedErrorFixedSince(t *testing.T) {
+	earlier := Render(Sections{"Goal and user requests": {"Goal: “make the tests pass”"},
+		"Errors": {"`pytest tests/test_api.py`: /bin/bash: line 1: pytest: command not found [unresolved]",
+			"`make lint`: lint: long line [unresolved]"}}, Meta{Messages: 30, Tokens: 20000, Backend: "local"})
+	var s cc
+	s.compactSummary(earlier)
+	s.user("try again through the venv")
+	s.call("1", "Bash", `{"command":".venv/bin/pytest tests/test_api.py"}`)
+	s.result("1", strings.Repeat("tests/test_api.py ....\n", 60)+"4 passed in 0.21s", false)
+	s.assistant("The tests pass.")
+	s.user("thanks")
+	s.assistant("You're welcome.")
+	out := runOn(t, "again.jsonl", s.doc(), "--force", "--keep", "1 turns")
+	tr, err := transcript.Parse(out, transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := ""
+	for mi := range tr.Messages {
+		if tr.Messages[mi].Summary {
+			text = tr.BodyText(&tr.Messages[mi].Blocks[0]) // the newest summary
+		}
+	}
+	for _, want := range []string{"pytest: command not found [fixed]", "`make lint`: lint: long line [unresolved]"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("want %q in\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "command not found [unresolved]") {
+		t.Errorf("the error fixed since is still unresolved:\n%s", text)
 	}
 }

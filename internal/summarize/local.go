@@ -48,6 +48,7 @@ type Extractor struct {
 	lastCall            string
 	lastCallRan         bool // the last call is a command: "Last command" says it with its outcome
 	lastRequestAnswered bool
+	carried             []string // unresolved errors of an earlier summary (CarryErrors)
 
 	// Calls are numbered from 1 in call order; queue holds those not applied yet, from
 	// number head on.
@@ -823,7 +824,7 @@ func (x *Extractor) Sections() Sections {
 	for _, c := range f.commands {
 		s["Commands and tests"] = append(s["Commands and tests"], fmt.Sprintf("`%s` → %s", c.cmd, c.outcome))
 	}
-	s["Errors"] = errorItems(f.commands, f.toolRuns)
+	s["Errors"] = append(fixedSince(x.carried, f.commands, f.toolRuns), errorItems(f.commands, f.toolRuns)...)
 	s["Pending tasks"] = slices.Clip(x.todos)
 	// The current work, always: what the user asked last, the task in progress, the last
 	// edit and command, what the assistant said last.
@@ -870,6 +871,44 @@ func (x *Extractor) Sections() Sections {
 		s["Next step"] = []string{"Continue from the messages that follow this summary."}
 	}
 	return s
+}
+
+// CarryErrors takes the Errors of an earlier summary being folded into this one: an error
+// it left unresolved that a call of the messages added later fixes is listed again, marked
+// fixed, so that Fold replaces it.
+func (x *Extractor) CarryErrors(items []string) {
+	for _, it := range items {
+		if strings.HasSuffix(it, " [unresolved]") {
+			x.carried = append(x.carried, it)
+		}
+	}
+}
+
+// fixedSince is the carried errors that the commands and calls since fixed, marked so.
+func fixedSince(carried []string, commands []command, runs []toolRun) []string {
+	var out []string
+	for _, it := range carried {
+		text := strings.TrimSuffix(it, " [unresolved]")
+		var failed []command
+		var failedRuns []toolRun
+		if cmd, rest, ok := strings.Cut(strings.TrimPrefix(text, "`"), "`: "); ok && strings.HasPrefix(text, "`") {
+			failed = []command{{cmd: cmd, failed: true, errLine: rest, missing: missingProgram(cmd, rest)}}
+		} else if call, _, ok := strings.Cut(text, ": "); ok {
+			tool, arg, _ := strings.Cut(call, "(")
+			failedRuns = []toolRun{{call: call, tool: strings.ToLower(tool), failed: true, file: strings.ContainsAny(arg, "/.")}}
+		}
+		var items []string
+		switch {
+		case len(failed) > 0:
+			items = errorItems(append(failed, commands...), nil)
+		case len(failedRuns) > 0:
+			items = errorItems(nil, append(failedRuns, runs...))
+		}
+		if len(items) > 0 && strings.HasSuffix(items[0], " [fixed]") {
+			out = append(out, text+" [fixed]")
+		}
+	}
+	return out
 }
 
 // errorItems lists the failed commands and calls, each marked fixed when a later one

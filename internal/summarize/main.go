@@ -202,6 +202,8 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	// local extraction runs for every backend (it reads the messages one at a time).
 	x := NewExtractor()
 	x.Carry(PreviousFiles(t, sp))
+	previous := PreviousSections(t, sp)
+	x.CarryErrors(previous["Errors"])
 	localSections, err := localOf(d, x, newOnly(t, sp))
 	if err != nil {
 		return nil, err
@@ -211,7 +213,6 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	// Ctrl-C cancels a model call cleanly: nothing is written.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	previous := PreviousSections(t, sp)
 	meta := Meta{Messages: len(sp.Summarized), Tokens: sp.Was - PinnedTokens(t, sp, o.Counter), Backend: f.Backend, Pinned: PinnedCount(t, sp)}
 	sections, err := summarizeWith(ctx, c, f, t, sp, previous, &meta, local)
 	var ce *cli.Error
