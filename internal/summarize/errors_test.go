@@ -98,3 +98,16 @@ func TestCarriedErrorFixedSince(t *testing.T) {
 		t.Errorf("the error fixed since is still unresolved:\n%s", text)
 	}
 }
+
+// A status recorded as 0 is the last command's: after ; or in a pipeline the output says
+// whether the run failed.
+func TestErrorsHiddenStatus(t *testing.T) {
+	doc := codexDoc(codexUser("run the tests"),
+		codexShell("c1", "go test ./... ; echo done"), codexOutput("c1", "--- FAIL: TestParse (0.00s)\nFAIL\texample.com/p\t0.01s\ndone", 0),
+		codexShell("c2", "git log --oneline | head -3"), codexOutput("c2", "abc123 fix: error handling", 0))
+	got := localAll(t, doc)["Errors"]
+	want := []string{"`go test ./... ; echo done`: --- FAIL: TestParse (0.00s) [unresolved]"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("errors %q, want %q", got, want)
+	}
+}

@@ -701,9 +701,9 @@ func outcome(cmd, text string, isError bool) (string, bool, string) {
 		}
 	}
 	failed := isError || code > 0
-	if !failed && (code < 0 || strings.Contains(cmd, "|")) && printsFailure(cmd, head) {
-		// The status says nothing (none was recorded, or it is a pipeline's last filter:
-		// docker build ... | tail), the output says it failed.
+	if !failed && (code < 0 || statusHidden(cmd)) && printsFailure(cmd, head) {
+		// No non-zero status says it failed (none was recorded, or it is a pipeline's
+		// last filter's: docker build ... | tail), the output does.
 		failed = true
 		if firstErr == "" {
 			firstErr = failureLine(head)
@@ -778,6 +778,13 @@ var printsData = map[string]bool{"cat": true, "grep": true, "egrep": true, "rg":
 	"uniq": true, "diff": true, "less": true, "more": true, "tree": true, "curl": true, "wget": true, "git": true, "gh": true, "nl": true,
 	"file": true, "stat": true, "du": true, "ps": true, "env": true, "history": true, "man": true, "strings": true, "xxd": true, "od": true,
 	"open": true, "search_dir": true, "search_file": true, "find_file": true, "goto": true, "scroll_down": true, "scroll_up": true}
+
+// statusHidden tells a command whose exit status may not be its program's: a pipeline
+// (the last filter's), a command followed by another after ; or a newline, or by || (the
+// last one's). Commands joined with && stop at the first that fails.
+func statusHidden(cmd string) bool {
+	return strings.ContainsAny(cmd, "|;\n")
+}
 
 // scanned is the part of a command's output read for its outcome: where first errors and
 // final summaries are, its head and its tail, so a huge output costs no more than a big one.
