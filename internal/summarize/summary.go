@@ -444,9 +444,11 @@ var fitSteps = []func(Sections){
 		shortenAll(s, "At the cut", 80)
 	},
 	func(s Sections) {
-		// The frame: a latest request already answered need not be said.
+		// The frame: a latest request already answered need not be said, nor one the next
+		// step says to answer.
+		answer := len(s["Next step"]) > 0 && strings.HasPrefix(s["Next step"][0], "Answer the user's latest request")
 		s["At the cut"] = slices.DeleteFunc(slices.Clone(s["At the cut"]), func(it string) bool {
-			return strings.HasPrefix(it, "The user's latest request") && strings.HasSuffix(it, ": answered")
+			return strings.HasPrefix(it, "The user's latest request") && (strings.HasSuffix(it, ": answered") || answer)
 		})
 		s["At the cut"] = slices.DeleteFunc(s["At the cut"], func(it string) bool { return strings.HasPrefix(it, "Last tool call: ") })
 		shortenAll(s, "At the cut", 60)
