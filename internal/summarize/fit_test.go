@@ -28,7 +28,7 @@ func TestFitKeepsWhatMatters(t *testing.T) {
 	if count(Render(s, m)) <= 1200 {
 		t.Fatalf("the sections fit already (%d tokens): the test tries nothing", count(Render(s, m)))
 	}
-	got, gm := Fit(s, m, 1200, count)
+	got, gm := Fit(s, m, 1200, count, false)
 	text := Render(got, gm)
 	if n := count(text); n > 1200 {
 		t.Errorf("%d tokens, want at most 1200:\n%s", n, text)
@@ -50,7 +50,12 @@ func TestFitKeepsWhatMatters(t *testing.T) {
 		t.Errorf("the fixed error kept while over the budget:\n%s", text)
 	}
 	// Sections that fit are left as they are.
-	if again, _ := Fit(got, gm, 1200, count); Render(again, gm) != text {
+	if again, _ := Fit(got, gm, 1200, count, false); Render(again, gm) != text {
 		t.Error("Fit changed sections that fit")
+	}
+	// --keep-first: the goal stays whole.
+	kept, _ := Fit(s, m, 1200, count, true)
+	if kept["Goal and user requests"][0] != s["Goal and user requests"][0] {
+		t.Errorf("--keep-first: goal %q, want it whole", kept["Goal and user requests"][0])
 	}
 }

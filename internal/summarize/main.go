@@ -259,7 +259,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		// costs (summaryWrap).
 		budget := int(SummaryShare*float64(meta.Tokens)) - o.Counter.Count(RenderRestored(restored)) - summaryWrap
 		// Counted as the document holds it: escaped in a JSON string.
-		sections, meta = Fit(sections, meta, budget, func(s string) int { return o.Counter.Count(transcript.Quote(s)) })
+		sections, meta = Fit(sections, meta, budget, func(s string) int { return o.Counter.Count(transcript.Quote(s)) }, f.KeepFirst)
 	}
 	edits, err := Place(t, sp, Render(sections, meta)+RenderRestored(restored))
 	if err != nil {

@@ -376,16 +376,25 @@ const FitFrom = 2000
 // counted rather than listed; then every request cut to its first words. What is never
 // given up: each request's first words, each file changed, each open error, the state at
 // the cut and the next step. At the last step the line that says what the summary
-// replaces is said in fewer words (Meta.Terse). It returns the sections and meta as they
-// are when they fit already.
-func Fit(s Sections, m Meta, budget int, count func(string) int) (Sections, Meta) {
+// replaces is said in fewer words (Meta.Terse). With keepGoal (--keep-first) the goal
+// stays whole. It returns the sections and meta as they are when they fit already.
+func Fit(s Sections, m Meta, budget int, count func(string) int, keepGoal bool) (Sections, Meta) {
 	fits := func(s Sections) bool { return count(Render(s, m)) <= budget }
 	if fits(s) {
 		return s, m
 	}
+	const g = "Goal and user requests"
+	goal := ""
+	if keepGoal && len(s[g]) > 0 && strings.HasPrefix(s[g][0], "Goal: ") {
+		goal = s[g][0]
+	}
 	out := maps.Clone(s)
 	for i, step := range fitSteps {
 		step(out)
+		if goal != "" {
+			out[g] = slices.Clone(out[g])
+			out[g][0] = goal
+		}
 		m.Terse = i == len(fitSteps)-1
 		if fits(out) {
 			break
