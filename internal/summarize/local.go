@@ -1,12 +1,15 @@
 package summarize
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unique"
 	"unsafe"
 
@@ -45,6 +48,7 @@ type Extractor struct {
 	lastCall            string
 	lastCallRan         bool // the last call is a command: "Last command" says it with its outcome
 	lastRequestAnswered bool
+	carried             []string // unresolved errors of an earlier summary (CarryErrors)
 
 	// Calls are numbered from 1 in call order; queue holds those not applied yet, from
 	// number head on.
@@ -71,6 +75,8 @@ type found struct {
 // pending is a call's effect, to apply once its result is known.
 type pending struct {
 	label    string // the call as "At the cut" and Errors name it
+	tool     string // the tool's name, lower case
+	file     bool   // the call names a file: only a success on the same file fixes it
 	read     string
 	changed  []string
 	cmd      string // a shell command; "" for other calls
@@ -95,6 +101,7 @@ type ending struct {
 	reason          string // what the user said when refusing, if anything
 	outcome, cmdErr string
 	cmdFailed       bool
+	cmdMissing      string
 	runErr          string
 }
 
@@ -102,6 +109,7 @@ type command struct {
 	cmd, outcome string
 	failed       bool
 	errLine      string
+	missing      string // the program its output says is not there
 }
 
 // NewExtractor returns an Extractor with no messages.
@@ -282,15 +290,20 @@ func element(text, tag string) (body, rest string, ok bool) {
 
 func quote(s string) string { return "“" + s + "”" }
 
-var decisionWords = regexp.MustCompile(`(?i)\b(i'll|i will|let's|we'll|decided|decide to|instead of|because|the (?:fix|cause|problem|issue) (?:is|was)|root cause|the plan|going to|should be|chose|switch(?:ed)? to)\b`)
+// decisionWords mark a sentence that states a choice: what was taken over what ("X
+// instead of Y", "rather than"), why ("because"), or that it was chosen ("going with",
+// "decided", "switch to"), or the cause it acts on ("the root cause", "the fix is"). A
+// sentence that says only what the assistant does next ("Now let's run the tests", "I
+// will proceed with the booking") is narration, not a decision.
+var decisionWords = regexp.MustCompile(`(?i)\b(?:instead of|rather than|because|decided|decide to|chose|choose to|chosen|opt(?:ed)? for|going with|go with|switch(?:ed|ing)? to|the (?:root )?cause (?:is|was)|root cause|the (?:fix|problem|issue|bug) (?:is|was)|so that)\b`)
 
 // decisionAnchors are strings one of which every match of decisionWords holds, in lower
 // case: a sentence of ASCII that holds none of them is not tried with the expression,
 // which costs far more than looking for them (a twentieth of ctx-summarize on 10 MB of
 // Anthropic JSON). (Text with other bytes is always tried: (?i) folds some of them, such
 // as the long s, to ASCII letters.)
-var decisionAnchors = []string{"'ll", "will", "let's", "decide", "instead of", "because", "the fix",
-	"the cause", "the problem", "the issue", "root cause", "the plan", "going to", "should be", "chose", "switch"}
+var decisionAnchors = []string{"instead of", "rather than", "because", "decide", "chos", "opt", "go with", "going with",
+	"switch", "cause", "the fix", "the problem", "the issue", "the bug", "so that"}
 
 // saysDecision is decisionWords.MatchString(s), ruling most sentences out without it.
 func saysDecision(s string) bool {
@@ -380,7 +393,7 @@ func (x *Extractor) call(t *transcript.Transcript, b *transcript.Block) {
 	x.lastCall = label
 	lower := strings.ToLower(b.ToolName)
 	x.lastCallRan = isShell(lower) && c.Class != snip.Read && c.Arg != "" // "Last command" names it
-	p := pending{label: label}
+	p := pending{label: label, tool: unique.Make(lower).Value(), file: c.File != ""}
 	switch {
 	case c.Class == snip.Read && c.File != "":
 		p.read = strings.Clone(c.File)
@@ -489,6 +502,11 @@ func (x *Extractor) result(t *transcript.Transcript, b *transcript.Block) {
 			p = x.at(w.first)
 		}
 		e := ending{isError: b.IsError}
+		if !b.IsError && p != nil && p.cmd == "" && !p.fileRead && p.shellRead == 0 && reportsError(textOf()) {
+			// A tool that says its failure in its text (tau-bench's "Error: ..."), with no
+			// error flag.
+			e.isError = true
+		}
 		if b.IsError {
 			e.refused, e.reason = refusal(textOf())
 			e.reason = strings.Clone(e.reason)
@@ -501,8 +519,11 @@ func (x *Extractor) result(t *transcript.Transcript, b *transcript.Block) {
 			// outcome's own text is built, not sliced from the result.
 			o, failed, errLine := outcome(cmd, textOf(), b.IsError && !e.refused)
 			e.outcome, e.cmdFailed, e.cmdErr = o, failed, strings.Clone(errLine)
+			if failed {
+				e.cmdMissing = strings.Clone(missingProgram(cmd, scanned(textOf())))
+			}
 		}
-		if (p == nil || p.cmd == "") && b.IsError && !e.refused {
+		if (p == nil || p.cmd == "") && e.isError && !e.refused {
 			e.runErr = strings.Clone(errorOf(textOf()))
 		}
 		if p == nil {
@@ -575,21 +596,22 @@ func (f *found) apply(p *pending) {
 	if p.cmd != "" {
 		c := command{cmd: p.cmd, outcome: "no result recorded"}
 		if p.answered {
-			c.outcome, c.failed, c.errLine = p.end.outcome, p.end.cmdFailed, p.end.cmdErr
+			c.outcome, c.failed, c.errLine, c.missing = p.end.outcome, p.end.cmdFailed, p.end.cmdErr, p.end.cmdMissing
 		}
 		f.commands = append(f.commands, c)
 		f.lastCmd = fmt.Sprintf("`%s` → %s", c.cmd, c.outcome)
 		return
 	}
 	if p.answered {
-		f.toolRuns = append(f.toolRuns, toolRun{call: p.label, failed: failed, errLine: p.end.runErr})
+		f.toolRuns = append(f.toolRuns, toolRun{call: p.label, tool: p.tool, file: p.file || p.read != "" || len(p.changed) > 0,
+			failed: failed, errLine: p.end.runErr})
 	}
 }
 
 // toolRun is how a call of a tool other than a shell ended, for the Errors section.
 type toolRun struct {
-	call, errLine string
-	failed        bool
+	call, errLine, tool string
+	failed, file        bool
 }
 
 func isShell(lower string) bool {
@@ -623,14 +645,14 @@ func (f *found) addChanged(p string) {
 
 var (
 	exitCode  = regexp.MustCompile(`(?i)(?:exit(?:ed)?(?: with)? (?:code|status)|exit_code"?\s*[:=])\s*:?\s*(-?\d+)`)
-	errorLine = regexp.MustCompile(`(?i)(^|\s)(error|fatal|panic|traceback|exception|fail|failed|failure|cannot|undefined|not found)\b|^E\s`)
+	errorLine = regexp.MustCompile(`(?i)(^|\s)(error|fatal|panic|traceback|exception|fail|failed|failure|cannot|undefined|not found|no module named)\b|^E\s`)
 	testLine  = regexp.MustCompile(`(?i)^(ok\s|FAIL\b|PASS\b|FAILED\b|=+ .*(passed|failed)|\d+ (passed|failed)|Tests?:\s|test result:)`)
 )
 
 // errorWords and testWords are cheap first looks before the regexps (which are slow on
 // every line of long outputs).
 func errorWords(lower string) bool {
-	for _, w := range []string{"error", "fatal", "panic", "traceback", "exception", "fail", "cannot", "undefined", "not found"} {
+	for _, w := range []string{"error", "fatal", "panic", "traceback", "exception", "fail", "cannot", "undefined", "not found", "no module named"} {
 		if strings.Contains(lower, w) {
 			return true
 		}
@@ -679,6 +701,14 @@ func outcome(cmd, text string, isError bool) (string, bool, string) {
 		}
 	}
 	failed := isError || code > 0
+	if !failed && (code < 0 || statusHidden(cmd)) && printsFailure(cmd, head) {
+		// No non-zero status says it failed (none was recorded, or it is a pipeline's
+		// last filter's: docker build ... | tail), the output does.
+		failed = true
+		if firstErr == "" {
+			firstErr = failureLine(head)
+		}
+	}
 	if code == 1 && noMatchIsOne(cmd) {
 		// A search that found nothing (grep, rg, git grep) or files that differ (diff,
 		// cmp) exit 1: an answer, not a failure.
@@ -712,6 +742,48 @@ func outcome(cmd, text string, isError bool) (string, bool, string) {
 		firstErr = shorten(firstErr, 400)
 	}
 	return strings.Join(parts, ": "), failed, firstErr
+}
+
+// failureWords are the lines with which builds, tests, installs and interpreters say a
+// run failed.
+var failureWords = regexp.MustCompile(`(?m)^\s*(?:(?:ERROR|Error|error)(?:\[[^\]\n]*\])?[: ]|FAIL(?:ED|URE)?\b|fatal:|npm ERR!|BUILD FAILED|make(?:\[\d+\])?: \*\*\*|Traceback \(most recent call last\)|[A-Z]\w*(?:Error|Exception): )|: command not found|failed to solve|did not complete successfully|returned a non-zero code`)
+
+// printsFailure tells whether a command's output says it failed, for a command whose
+// program does work (a build, a test run, a script) rather than print what it was given
+// or found (cat, grep, git log), whose output may hold such words as data.
+func printsFailure(cmd, out string) bool {
+	program, _ := commandRun(cmd)
+	if program == "" || printsData[program] {
+		return false
+	}
+	return failureWords.MatchString(out)
+}
+
+// failureLine is the first line failureWords finds.
+func failureLine(out string) string {
+	if loc := failureWords.FindStringIndex(out); loc != nil {
+		start := strings.LastIndexByte(out[:loc[0]+1], '\n') + 1
+		end := strings.IndexByte(out[loc[0]:], '\n')
+		if end < 0 {
+			return strings.TrimSpace(out[start:])
+		}
+		return strings.TrimSpace(out[start : loc[0]+end])
+	}
+	return ""
+}
+
+// printsData are programs that print what they read or found.
+var printsData = map[string]bool{"cat": true, "grep": true, "egrep": true, "rg": true, "ag": true, "find": true, "fd": true, "ls": true,
+	"head": true, "tail": true, "sed": true, "awk": true, "echo": true, "printf": true, "jq": true, "yq": true, "wc": true, "sort": true,
+	"uniq": true, "diff": true, "less": true, "more": true, "tree": true, "curl": true, "wget": true, "git": true, "gh": true, "nl": true,
+	"file": true, "stat": true, "du": true, "ps": true, "env": true, "history": true, "man": true, "strings": true, "xxd": true, "od": true,
+	"open": true, "search_dir": true, "search_file": true, "find_file": true, "goto": true, "scroll_down": true, "scroll_up": true}
+
+// statusHidden tells a command whose exit status may not be its program's: a pipeline
+// (the last filter's), a command followed by another after ; or a newline, or by || (the
+// last one's). Commands joined with && stop at the first that fails.
+func statusHidden(cmd string) bool {
+	return strings.ContainsAny(cmd, "|;\n")
 }
 
 // scanned is the part of a command's output read for its outcome: where first errors and
@@ -756,40 +828,10 @@ func (x *Extractor) Sections() Sections {
 	s["Decisions"] = append(slices.Clip(x.decisions), f.refused...)
 	s["Files read"] = slices.Clip(f.read)
 	s["Files changed"] = slices.Clip(f.changed)
-	// A failed command is fixed when a later command of the same kind on the same target
-	// ran without failing: a retry with other flags fixes it too.
-	lastOK := map[string]int{}
-	for i, c := range f.commands {
-		if !c.failed {
-			lastOK[commandKind(c.cmd)] = i
-		}
-	}
-	for i, c := range f.commands {
+	for _, c := range f.commands {
 		s["Commands and tests"] = append(s["Commands and tests"], fmt.Sprintf("`%s` → %s", c.cmd, c.outcome))
-		if c.failed {
-			state := "[unresolved]"
-			if j, ok := lastOK[commandKind(c.cmd)]; ok && j > i {
-				state = "[fixed]"
-			}
-			s["Errors"] = append(s["Errors"], fmt.Sprintf("`%s`: %s %s", c.cmd, c.errLine, state))
-		}
 	}
-	// A failed call is fixed when the same call (tool and file or argument) later succeeded.
-	lastRunOK := map[string]int{}
-	for i, r := range f.toolRuns {
-		if !r.failed {
-			lastRunOK[r.call] = i
-		}
-	}
-	for i, r := range f.toolRuns {
-		if r.failed {
-			state := "[unresolved]"
-			if j, ok := lastRunOK[r.call]; ok && j > i {
-				state = "[fixed]"
-			}
-			s["Errors"] = append(s["Errors"], fmt.Sprintf("%s: %s %s", r.call, r.errLine, state))
-		}
-	}
+	s["Errors"] = append(fixedSince(x.carried, f.commands, f.toolRuns), errorItems(f.commands, f.toolRuns)...)
 	s["Pending tasks"] = slices.Clip(x.todos)
 	// The current work, always: what the user asked last, the task in progress, the last
 	// edit and command, what the assistant said last.
@@ -836,6 +878,79 @@ func (x *Extractor) Sections() Sections {
 		s["Next step"] = []string{"Continue from the messages that follow this summary."}
 	}
 	return s
+}
+
+// CarryErrors takes the Errors of an earlier summary being folded into this one: an error
+// it left unresolved that a call of the messages added later fixes is listed again, marked
+// fixed, so that Fold replaces it.
+func (x *Extractor) CarryErrors(items []string) {
+	for _, it := range items {
+		if strings.HasSuffix(it, " [unresolved]") {
+			x.carried = append(x.carried, it)
+		}
+	}
+}
+
+// fixedSince is the carried errors that the commands and calls since fixed, marked so.
+func fixedSince(carried []string, commands []command, runs []toolRun) []string {
+	var out []string
+	for _, it := range carried {
+		text := strings.TrimSuffix(it, " [unresolved]")
+		var failed []command
+		var failedRuns []toolRun
+		if cmd, rest, ok := strings.Cut(strings.TrimPrefix(text, "`"), "`: "); ok && strings.HasPrefix(text, "`") {
+			failed = []command{{cmd: cmd, failed: true, errLine: rest, missing: missingProgram(cmd, rest)}}
+		} else if call, _, ok := strings.Cut(text, ": "); ok {
+			tool, arg, _ := strings.Cut(call, "(")
+			failedRuns = []toolRun{{call: call, tool: strings.ToLower(tool), failed: true, file: strings.ContainsAny(arg, "/.")}}
+		}
+		var items []string
+		switch {
+		case len(failed) > 0:
+			items = errorItems(append(failed, commands...), nil)
+		case len(failedRuns) > 0:
+			items = errorItems(nil, append(failedRuns, runs...))
+		}
+		if len(items) > 0 && strings.HasSuffix(items[0], " [fixed]") {
+			out = append(out, text+" [fixed]")
+		}
+	}
+	return out
+}
+
+// errorItems lists the failed commands and calls, each marked fixed when a later one
+// did the job: for a command, fixedBy; for a call of a file tool, a later success on the
+// same file; for another tool (a lookup, a fetch, an API), a later success of the same
+// tool, the retry with the argument that worked.
+func errorItems(commands []command, runs []toolRun) []string {
+	var items []string
+	for i, c := range commands {
+		if !c.failed {
+			continue
+		}
+		state := "[unresolved]"
+		for _, d := range commands[i+1:] {
+			if !d.failed && d.outcome != "refused by the user" && d.outcome != "no result recorded" && fixedBy(c, d) {
+				state = "[fixed]"
+				break
+			}
+		}
+		items = append(items, fmt.Sprintf("`%s`: %s %s", c.cmd, c.errLine, state))
+	}
+	for i, r := range runs {
+		if !r.failed {
+			continue
+		}
+		state := "[unresolved]"
+		for _, q := range runs[i+1:] {
+			if !q.failed && (q.call == r.call || !r.file && q.tool == r.tool) {
+				state = "[fixed]"
+				break
+			}
+		}
+		items = append(items, fmt.Sprintf("%s: %s %s", r.call, r.errLine, state))
+	}
+	return items
 }
 
 // refusal tells a result that says the user refused the call (Claude Code, Cline, Codex
@@ -911,16 +1026,137 @@ func commandWords(cmd string) []string {
 	return f
 }
 
-// commandKind is what makes two commands the same kind of run on the same target: the
-// program and its first argument ("go test", "npm run", "pytest tests/test_x.py"). A
-// failing run followed by a succeeding one of the same kind is fixed, whatever flags the
-// retry changed.
-func commandKind(cmd string) string {
-	f := commandWords(cmd)
-	if len(f) > 2 {
-		f = f[:2]
+// commandRun is what a shell command runs and on what: its program (the base name, so
+// that .venv/bin/pytest is pytest; the module python -m runs; the program a wrapper such as
+// uv run, npx or timeout starts; gradle for ./gradlew) and its first argument that names
+// something (a subcommand, a file), skipping flags and redirections. Of several commands
+// joined with && or ;, it is the last that does work (not cd, source, export, echo); of a
+// pipeline, the first, which produces what the rest filter.
+func commandRun(cmd string) (program, target string) {
+	main := ""
+	for _, seg := range commandSep.Split(cmd, -1) {
+		f := strings.Fields(seg)
+		if len(f) == 0 {
+			continue
+		}
+		switch f[0] {
+		case "cd", "source", ".", "export", "set", "echo", "mkdir", "sleep", "pushd", "popd", "true", "clear":
+			continue
+		}
+		main = seg
 	}
-	return strings.Join(f, " ")
+	if i := strings.IndexByte(main, '|'); i >= 0 {
+		main = main[:i]
+	}
+	f := strings.Fields(main)
+	for len(f) > 0 {
+		switch w := f[0]; {
+		case strings.Contains(w, "=") && !strings.HasPrefix(w, "-"):
+			f = f[1:]
+		case w == "sudo" || w == "time" || w == "npx" || w == "bunx" || w == "exec" || w == "env" || w == "nohup":
+			f = f[1:]
+		case w == "timeout" && len(f) > 1:
+			f = f[2:]
+		case (w == "uv" || w == "poetry" || w == "pipenv" || w == "pdm" || w == "hatch") && len(f) > 1 && f[1] == "run",
+			w == "bundle" && len(f) > 1 && f[1] == "exec":
+			f = f[2:]
+		default:
+			goto found
+		}
+	}
+found:
+	if len(f) == 0 {
+		return "", ""
+	}
+	program = path.Base(f[0])
+	args := f[1:]
+	if strings.HasPrefix(program, "python") {
+		program = "python"
+		if len(args) > 1 && args[0] == "-m" {
+			program, args = args[1], args[2:]
+		}
+	}
+	switch program {
+	case "gradlew":
+		program = "gradle"
+	case "mvnw":
+		program = "mvn"
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") || strings.ContainsAny(a, "<>") || !strings.ContainsFunc(a, unicode.IsLetter) {
+			continue
+		}
+		return program, strings.Trim(a, `"'`)
+	}
+	return program, ""
+}
+
+var commandSep = regexp.MustCompile(`&&|\|\||;|\n`)
+
+// lookedUp is the program a command looks up (which X, command -v X, type X), "" if it
+// looks up none: its failure is fixed by running that program.
+func lookedUp(cmd string) string {
+	program, _ := commandRun(cmd)
+	f := strings.Fields(cmd)
+	switch {
+	case program == "which" || program == "type" || program == "hash":
+	case program == "command" && slices.Contains(f, "-v"):
+	default:
+		return ""
+	}
+	for i := len(f) - 1; i > 0; i-- {
+		if !strings.HasPrefix(f[i], "-") && !strings.ContainsAny(f[i], "<>&|;") {
+			return path.Base(f[i])
+		}
+	}
+	return ""
+}
+
+// missingProgram is the program of a failed command when its output says it is not there
+// ("pytest: command not found", python -m pytest's "No module named pytest"), "" when the
+// output says no such thing of it (a module the program imports that is missing is the
+// program's failure, fixed by running it again).
+func missingProgram(cmd, text string) string {
+	program, _ := commandRun(cmd)
+	for _, m := range notFound.FindAllStringSubmatch(text, 8) {
+		for _, g := range m[1:] {
+			if g != "" && path.Base(strings.Trim(g, "'\"`")) == program {
+				return program
+			}
+		}
+	}
+	return ""
+}
+
+var notFound = regexp.MustCompile(`(?m)(?:^|\s)(\S+): (?:command )?not found\b|command not found: (\S+)|No module named '?([\w.]+)`)
+
+// sameTarget tells whether two targets name the same thing: equal, or one path the other
+// with the directories before it (an absolute path and the same path from the project).
+func sameTarget(a, b string) bool {
+	if a == b {
+		return true
+	}
+	a, b = strings.TrimPrefix(a, "./"), strings.TrimPrefix(b, "./")
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a != "" && strings.Contains(a, "/") && strings.HasSuffix(b, "/"+a)
+}
+
+// fixedBy tells whether a later command that ran without failing fixes a failed one: the
+// same program on the same target (a retry with other flags, or by another path:
+// .venv/bin/pytest, python -m pytest), or any run of the program the failed one looked up
+// or did not find.
+func fixedBy(failed, later command) bool {
+	p, t := commandRun(failed.cmd)
+	q, u := commandRun(later.cmd)
+	if q == "" {
+		return false
+	}
+	if missing := cmp.Or(lookedUp(failed.cmd), failed.missing); missing != "" {
+		return q == missing
+	}
+	return p == q && sameTarget(t, u)
 }
 
 // traceback is a Python traceback's last frame and its error line, "" when the text has
@@ -960,6 +1196,12 @@ func errorOf(text string) string {
 		return shorten(tb, 400)
 	}
 	return shorten(firstLine(text), 240)
+}
+
+// reportsError tells a tool result that opens by saying the call failed.
+func reportsError(text string) bool {
+	text = strings.TrimSpace(text)
+	return strings.HasPrefix(text, "Error:") || strings.HasPrefix(text, "ERROR:")
 }
 
 // isFileRead reports whether a tool's result is a file's text (a command that reads one,

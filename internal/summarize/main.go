@@ -52,7 +52,10 @@ type Flags struct {
 // within --restore-tokens) may take. --help, the README and ctx-summarize(1) say
 // "a twentieth"; TestHelpStatesShares holds --help to these.
 const (
-	userShare    = 20
+	userShare = 20
+	// summaryWrap is what the summary message costs beyond its text: its role and
+	// framing in the format, and the text's escapes.
+	summaryWrap  = 12
 	restoreShare = 20
 )
 
@@ -199,6 +202,8 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	// local extraction runs for every backend (it reads the messages one at a time).
 	x := NewExtractor()
 	x.Carry(PreviousFiles(t, sp))
+	previous := PreviousSections(t, sp)
+	x.CarryErrors(previous["Errors"])
 	localSections, err := localOf(d, x, newOnly(t, sp))
 	if err != nil {
 		return nil, err
@@ -208,7 +213,6 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	// Ctrl-C cancels a model call cleanly: nothing is written.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	previous := PreviousSections(t, sp)
 	meta := Meta{Messages: len(sp.Summarized), Tokens: sp.Was - PinnedTokens(t, sp, o.Counter), Backend: f.Backend, Pinned: PinnedCount(t, sp)}
 	sections, err := summarizeWith(ctx, c, f, t, sp, previous, &meta, local)
 	var ce *cli.Error
@@ -248,6 +252,14 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	}
 	if len(restored) > 0 {
 		extra["restored"] = len(restored)
+	}
+	if meta.Backend == "local" && meta.Tokens >= FitFrom {
+		// The summary and the files it restores take at most SummaryShare of what they
+		// replace (a model's summary is its own), less what the message around the text
+		// costs (summaryWrap).
+		budget := int(SummaryShare*float64(meta.Tokens)) - o.Counter.Count(RenderRestored(restored)) - summaryWrap
+		// Counted as the document holds it: escaped in a JSON string.
+		sections, meta = Fit(sections, meta, budget, func(s string) int { return o.Counter.Count(transcript.Quote(s)) }, f.KeepFirst)
 	}
 	edits, err := Place(t, sp, Render(sections, meta)+RenderRestored(restored))
 	if err != nil {

@@ -247,7 +247,7 @@ func PreviousSections(t *transcript.Transcript, sp Split) Sections {
 			out = Fold(out, s)
 			continue
 		}
-		out = Fold(out, Sections{"Goal and user requests": {"Earlier summary: " + shorten(text, 4000)}})
+		out = Fold(out, EarlierSummary(text))
 	}
 	return out
 }

@@ -44,6 +44,7 @@ type Sections map[string][]string
 // there are any.
 func Fold(older, newer Sections) Sections {
 	out := Sections{}
+	newer = goalCarried(older, newer)
 	for _, h := range Headings {
 		if !cumulative[h] {
 			if len(newer[h]) > 0 {
@@ -74,6 +75,77 @@ func Fold(older, newer Sections) Sections {
 	return out
 }
 
+// goalCarried keeps the session's goal: when an older summary states one, the newer
+// part's first request is one of the user's requests, not the goal.
+func goalCarried(older, newer Sections) Sections {
+	const goal = "Goal and user requests"
+	if !slices.ContainsFunc(older[goal], func(it string) bool { return strings.HasPrefix(it, "Goal: ") }) ||
+		!slices.ContainsFunc(newer[goal], func(it string) bool { return strings.HasPrefix(it, "Goal: ") }) {
+		return newer
+	}
+	out := maps.Clone(newer)
+	out[goal] = slices.Clone(newer[goal])
+	for i, it := range out[goal] {
+		out[goal][i] = strings.TrimPrefix(it, "Goal: ")
+	}
+	return out
+}
+
+// EarlierSummary is another agent's compaction summary (Claude Code's, Codex's) as
+// sections: its goal, when it states one, and its text, shortened.
+func EarlierSummary(text string) Sections {
+	var items []string
+	if g := summaryGoal(text); g != "" {
+		items = append(items, "Goal: "+quote(g))
+	}
+	return Sections{"Goal and user requests": append(items, "Earlier summary: "+shorten(text, 4000))}
+}
+
+// summaryGoal is the goal a compaction summary states: the section that names the
+// request or the goal (Claude Code's "Primary Request and Intent"), else its first
+// paragraph after the line that says it is a summary; "" when it has none.
+func summaryGoal(text string) string {
+	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	for i, line := range lines {
+		h := strings.ToLower(line)
+		if len(line) > 80 || !strings.Contains(h, "primary request") && !strings.Contains(h, "goal") && !strings.Contains(h, "intent") {
+			continue
+		}
+		var body []string
+		if _, after, ok := strings.Cut(line, ":"); ok && strings.Trim(after, " *") != "" {
+			body = append(body, strings.Trim(after, " *"))
+		}
+		for _, next := range lines[i+1:] {
+			t := strings.TrimSpace(next)
+			if t == "" && len(body) > 0 || numberedHeading(t) {
+				break
+			}
+			if t != "" {
+				body = append(body, strings.TrimLeft(t, "-* "))
+			}
+		}
+		if g := strings.Join(body, " "); g != "" {
+			return shorten(g, 600)
+		}
+	}
+	for _, p := range strings.Split(strings.TrimSpace(text), "\n\n") {
+		p = strings.TrimSpace(p)
+		lower := strings.ToLower(p)
+		if p == "" || strings.HasPrefix(lower, "this session is being continued") || strings.HasPrefix(lower, "analysis:") || strings.HasPrefix(lower, "<analysis>") {
+			continue
+		}
+		return shorten(strings.Join(strings.Fields(strings.ReplaceAll(p, "*", "")), " "), 600)
+	}
+	return ""
+}
+
+// numberedHeading tells a line that opens the next numbered section ("2. Key Technical
+// Concepts:").
+func numberedHeading(line string) bool {
+	i := strings.IndexAny(line, ".)")
+	return i > 0 && i <= 2 && strings.Trim(line[:i], "0123456789") == "" && strings.HasSuffix(line, ":")
+}
+
 // itemKey is what makes two items the same thing: an error or command is the same
 // whether or not it was fixed since.
 func itemKey(it string) string {
@@ -90,6 +162,7 @@ type Meta struct {
 	Offloaded        string // path of the full pre-summary document in the store, if kept
 	Dropped          int    // oldest messages the summarizer could not take (prompt too long)
 	Pinned           int    // pinned texts carried over before the summary's text (Place)
+	Terse            bool   // say what it replaces in fewer words (Fit, at its last step)
 }
 
 // Render writes a summary message's text: the tag that marks it, a line saying what it
@@ -97,7 +170,11 @@ type Meta struct {
 func Render(s Sections, m Meta) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s messages=\"%d\" tokens=\"%d\" backend=\"%s\">\n", transcript.SummaryTag, m.Messages, m.Tokens, m.Backend)
-	fmt.Fprintf(&b, "This replaces the first %d messages of the conversation (about %d tokens), summarized by ctx-summarize; the messages after it continue from where it ends.\n", m.Messages, m.Tokens)
+	if m.Terse {
+		fmt.Fprintf(&b, "Summary of the first %d messages; the messages after it continue from here.\n", m.Messages)
+	} else {
+		fmt.Fprintf(&b, "This replaces the first %d messages of the conversation (about %d tokens), summarized by ctx-summarize; the messages after it continue from where it ends.\n", m.Messages, m.Tokens)
+	}
 	if m.Dropped > 0 {
 		fmt.Fprintf(&b, "The oldest %d of them did not fit the summarizer and are not covered.\n", m.Dropped)
 	}
@@ -281,4 +358,228 @@ func shortenQuoted(item string, n int) string {
 	}
 	body := item[open+len("“") : len(item)-len("”")]
 	return item[:open] + "“" + shorten(body, n) + "”"
+}
+
+// SummaryShare is the most a summary and the files it restores take of the tokens they
+// replace: 15%, as far as its frame allows (the tag, the headings, the state at the cut
+// and the next step are about 150 tokens whatever it replaces).
+const SummaryShare = 0.15
+
+// FitFrom is the least a summary replaces, in tokens, for it to be held to SummaryShare:
+// below it the frame alone is more than 15%, and a summary of so little is small whatever
+// it holds, so it keeps its detail.
+const FitFrom = 2000
+
+// Fit shrinks a summary's sections until Render's text counts at most budget tokens, in
+// steps that each give up less than the next: the fixed errors and the commands that
+// only ran first; then the older requests, decisions and files read shortened or
+// counted rather than listed; then every request cut to its first words. What is never
+// given up: each request's first words, each file changed, each open error, the state at
+// the cut and the next step. At the last step the line that says what the summary
+// replaces is said in fewer words (Meta.Terse). With keepGoal (--keep-first) the goal
+// stays whole. It returns the sections and meta as they are when they fit already.
+func Fit(s Sections, m Meta, budget int, count func(string) int, keepGoal bool) (Sections, Meta) {
+	fits := func(s Sections) bool { return count(Render(s, m)) <= budget }
+	if fits(s) {
+		return s, m
+	}
+	const g = "Goal and user requests"
+	goal := ""
+	if keepGoal && len(s[g]) > 0 && strings.HasPrefix(s[g][0], "Goal: ") {
+		goal = s[g][0]
+	}
+	out := maps.Clone(s)
+	for i, step := range fitSteps {
+		step(out)
+		if goal != "" {
+			out[g] = slices.Clone(out[g])
+			out[g][0] = goal
+		}
+		m.Terse = i == len(fitSteps)-1
+		if fits(out) {
+			break
+		}
+	}
+	return out, m
+}
+
+// fitSteps shrink sections in place, each more than the one before.
+var fitSteps = []func(Sections){
+	func(s Sections) {
+		s["Errors"] = slices.DeleteFunc(slices.Clone(s["Errors"]), func(it string) bool { return strings.HasSuffix(it, " [fixed]") })
+		s["Commands and tests"] = newestAnd(s["Commands and tests"], 8, failedCommand, "commands that ran")
+		shortenAll(s, "Commands and tests", 200)
+		shortenErrors(s, 300)
+		shortenAll(s, "Notes", 400)
+	},
+	func(s Sections) {
+		shortenRequests(s, 200, 600)
+		s["Decisions"] = newestAnd(s["Decisions"], 6, userDecision, "decisions")
+		s["Files read"] = newestAnd(s["Files read"], 15, nil, "files read")
+		s["Commands and tests"] = newestAnd(s["Commands and tests"], 4, failedCommand, "commands that ran")
+		shortenAll(s, "Commands and tests", 120)
+		shortenErrors(s, 200)
+		shortenAll(s, "At the cut", 200)
+		shortenAll(s, "Notes", 200)
+	},
+	func(s Sections) {
+		shortenRequests(s, 100, 300)
+		s["Decisions"] = newestAnd(s["Decisions"], 3, userDecision, "decisions")
+		s["Files read"] = newestAnd(s["Files read"], 6, nil, "files read")
+		s["Commands and tests"] = newestAnd(s["Commands and tests"], 1, failedCommand, "commands that ran")
+		shortenErrors(s, 140)
+		shortenAll(s, "At the cut", 140)
+		shortenAll(s, "Pending tasks", 140)
+		shortenAll(s, "Notes", 120)
+	},
+	func(s Sections) {
+		shortenRequests(s, 100, 100)
+		s["Decisions"] = newestAnd(s["Decisions"], 1, userDecision, "decisions")
+		s["Files read"] = newestAnd(s["Files read"], 2, nil, "files read")
+		s["Commands and tests"] = newestAnd(s["Commands and tests"], 0, failedCommand, "commands that ran")
+		s["Notes"] = newestAnd(s["Notes"], 2, nil, "notes")
+		shortenErrors(s, 100)
+		shortenAll(s, "At the cut", 100)
+	},
+	func(s Sections) {
+		// Each request to its first words: a long dialog of short turns.
+		items := slices.Clone(s["Goal and user requests"])
+		for i, it := range items {
+			if !strings.HasPrefix(it, "Goal: ") {
+				items[i] = firstWords(it, 64)
+			}
+		}
+		s["Goal and user requests"] = items
+		shortenAll(s, "At the cut", 80)
+	},
+	func(s Sections) {
+		// The frame: a latest request already answered need not be said, nor one the next
+		// step says to answer.
+		answer := len(s["Next step"]) > 0 && strings.HasPrefix(s["Next step"][0], "Answer the user's latest request")
+		s["At the cut"] = slices.DeleteFunc(slices.Clone(s["At the cut"]), func(it string) bool {
+			return strings.HasPrefix(it, "The user's latest request") && (strings.HasSuffix(it, ": answered") || answer)
+		})
+		s["At the cut"] = slices.DeleteFunc(s["At the cut"], func(it string) bool { return strings.HasPrefix(it, "Last tool call: ") })
+		shortenAll(s, "At the cut", 60)
+		items := slices.Clone(s["Goal and user requests"])
+		for i, it := range items {
+			items[i] = firstWords(it, 100)
+		}
+		s["Goal and user requests"] = items
+		s["Decisions"] = newestAnd(s["Decisions"], 0, userDecision, "decisions")
+		s["Files read"] = newestAnd(s["Files read"], 0, nil, "files read")
+	},
+}
+
+// firstWords keeps the first words of an item's quoted text, up to n bytes ending at a
+// word, white space folded.
+func firstWords(item string, n int) string {
+	open := strings.Index(item, "“")
+	if open < 0 || !strings.HasSuffix(item, "”") {
+		return item
+	}
+	body := strings.Join(strings.Fields(item[open+len("“"):len(item)-len("”")]), " ")
+	if len(body) <= n {
+		return item[:open] + "“" + body + "”"
+	}
+	cut := strings.ToValidUTF8(body[:n], "")
+	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
+		cut = cut[:i]
+	}
+	return item[:open] + "“" + cut + " […]”"
+}
+
+// userDecision is a decision the user made (a refused call), kept while the others go.
+func userDecision(it string) bool { return strings.HasPrefix(it, "The user refused") }
+
+// failedCommand is a command item whose outcome is a failure, kept while the others go.
+func failedCommand(it string) bool {
+	_, outcome, _ := strings.Cut(it, "` → ")
+	return !strings.HasPrefix(outcome, "ran") && !strings.HasPrefix(outcome, "exit 0")
+}
+
+// newestAnd keeps a section's newest n items and those keep says to keep, in order, and
+// says how many others it left out.
+func newestAnd(items []string, n int, keep func(string) bool, what string) []string {
+	var out []string
+	left := 0
+	for i, it := range items {
+		switch {
+		case strings.HasSuffix(it, " left out)"):
+			left += leftOut(it)
+		case i >= len(items)-n || keep != nil && keep(it):
+			out = append(out, it)
+		default:
+			left++
+		}
+	}
+	if left == 0 {
+		return out
+	}
+	return append([]string{fmt.Sprintf("(%d older %s left out)", left, what)}, out...)
+}
+
+// leftOut reads the count of a "(N older ... left out)" item.
+func leftOut(it string) int {
+	n := 0
+	for _, c := range strings.TrimPrefix(it, "(") {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+func shortenAll(s Sections, h string, n int) {
+	items := slices.Clone(s[h])
+	for i, it := range items {
+		if !strings.HasPrefix(it, "The user's latest request") { // a state, said in full
+			items[i] = shortenQuoted(it, n)
+		}
+	}
+	s[h] = items
+}
+
+// shortenErrors cuts the error line of each Errors item to n bytes, keeping the command
+// or call it names and whether it was fixed.
+func shortenErrors(s Sections, n int) {
+	items := slices.Clone(s["Errors"])
+	for i, it := range items {
+		sep := ": "
+		if strings.HasPrefix(it, "`") {
+			sep = "`: "
+		} else if strings.Contains(it, "): ") {
+			sep = "): "
+		}
+		head, rest, ok := strings.Cut(it, sep)
+		if !ok {
+			continue
+		}
+		state := ""
+		for _, suffix := range []string{" [fixed]", " [unresolved]"} {
+			if r, ok := strings.CutSuffix(rest, suffix); ok {
+				rest, state = r, suffix
+			}
+		}
+		items[i] = head + sep + shorten(rest, n) + state
+	}
+	s["Errors"] = items
+}
+
+// shortenRequests cuts the user's requests to n bytes, the goal to goal bytes, keeping
+// each one's first words (white space folded, so that they are words, not indents).
+func shortenRequests(s Sections, n, goal int) {
+	const h = "Goal and user requests"
+	items := slices.Clone(s[h])
+	for i, it := range items {
+		limit := n
+		if strings.HasPrefix(it, "Goal: ") {
+			limit = goal
+		}
+		if len(it) > limit {
+			items[i] = shortenQuoted(strings.Join(strings.Fields(it), " "), limit)
+		}
+	}
+	s[h] = items
 }
