@@ -276,7 +276,7 @@ func TestKeyEchoRedacted(t *testing.T) {
 		c := client(backend, s.URL, nil)
 		c.APIKey = key
 		_, err := c.Complete(context.Background(), Request{Prompt: "p"})
-		if err == nil || strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "Zx9Qm2") || !strings.Contains(err.Error(), Redacted) {
+		if err == nil || strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "Zx9Qm2") || !strings.Contains(err.Error(), "[redacted: ") {
 			t.Errorf("%s: error %v; want the key redacted", backend, err)
 		}
 		b := &Breaker{Path: filepath.Join(t.TempDir(), "state", "b.json"), Limit: 1, Cooldown: time.Minute}

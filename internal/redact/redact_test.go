@@ -1,0 +1,103 @@
+package redact
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestLoose: error messages (llm's Redact before this package): keys echoed by a server,
+// in any shape, and what ordinary error text holds stays.
+func TestLoose(t *testing.T) {
+	r := New().Loose()
+	const key = "sk-ant-api03-AbCdEf0123456789xyzXYZ"
+	for _, tc := range []struct{ in, want string }{
+		{"Incorrect API key provided: " + key + ".", "Incorrect API key provided: [redacted: anthropic-api-key]."},
+		{"Incorrect API key provided: sk-proj-abc1****************wxyz.", "Incorrect API key provided: [redacted: openai-api-key]."},
+		{"invalid x-api-key: nokeyshape12345", "invalid x-api-key: [redacted: credential]"},
+		{`{"authorization": "Bearer abcdef.ghijkl"}`, `{"authorization": "Bearer [redacted: credential]"}`},
+		{"token=Zx9Qm2Lp7Rt4Vw8Ny3Kb6Hs1Jd5Fg0Ac", "token=[redacted: token]"},
+		{"unknown key Zx9Qm2Lp7Rt4Vw8Ny3Kb6Hs1Jd5Fg0Ac rejected", "unknown key [redacted: token] rejected"},
+		{"blob 0123456789abcdef0123456789abcdef0123 at /var/lib/some_long_directory_name_here", "blob 0123456789abcdef0123456789abcdef0123 at /var/lib/some_long_directory_name_here"},
+		{"HTTP 529: Overloaded", "HTTP 529: Overloaded"},
+		{"prompt is too long: 210000 tokens > 200000 maximum", "prompt is too long: 210000 tokens > 200000 maximum"},
+	} {
+		if got := r.String(tc.in); got != tc.want {
+			t.Errorf("Loose(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := r.WithKeys("hunter2hunter2").String("the key hunter2hunter2 was refused"); strings.Contains(got, "hunter2") {
+		t.Errorf("given key kept: %q", got)
+	}
+	if got := r.WithKeys("hunter2/hunter2+x=").String("GET /v1?k=hunter2%2Fhunter2%2Bx%3D refused"); strings.Contains(got, "hunter2") {
+		t.Errorf("given key, URL-encoded, kept: %q", got)
+	}
+}
+
+// TestURLEncoded: a server echoing the URL it was sent echoes the key URL-encoded (issue
+// 36): the shapes are matched on the text decoded, and what matched goes as written.
+func TestURLEncoded(t *testing.T) {
+	r := New().Loose()
+	for _, tc := range []struct{ in, want string }{
+		{"Incorrect API key provided: sk-ant-api03%2DAbCdEf0123456789xyzXYZ.", "Incorrect API key provided: [redacted: anthropic-api-key]."},
+		{"key sk%2Dant%2Dapi03%2dAbCdEf0123456789xyzXYZ rejected", "key [redacted: anthropic-api-key] rejected"},
+		{"twice: sk-ant-api03%252DAbCdEf0123456789xyzXYZ", "twice: [redacted: anthropic-api-key]"},
+		{"GET /v1/messages?x-api-key%3A%20nokeyshape12345 401", "GET /v1/messages?x-api-key%3A%20[redacted: credential] 401"},
+		{"url https://h/v1?key%3Dsk-ant-api03-AbCdEf0123&x=1", "url https://h/v1?key%3D[redacted: anthropic-api-key]&x=1"},
+		{"header authorization%3A%20Bearer%20abcdef.ghijkl", "header authorization%3A%20Bearer%20[redacted: credential]"},
+		{"api_key=Zx9Qm2Lp7Rt4%2BVw8Ny3Kb6Hs1Jd5Fg0Ac%3D%3D", "api_key=[redacted: api-key]"},
+		{"100% done, 50%2 off, %zz", "100% done, 50%2 off, %zz"},
+		{"read %2Fvar%2Flib%2Fsome_long_directory_name_here failed", "read %2Fvar%2Flib%2Fsome_long_directory_name_here failed"},
+	} {
+		if got := r.String(tc.in); got != tc.want {
+			t.Errorf("Loose(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestIdempotentAndJSONSafe: redacting twice gives what redacting once gave, and a JSON
+// document redacted whole stays valid JSON.
+func TestIdempotentAndJSONSafe(t *testing.T) {
+	r := New()
+	doc, _ := json.Marshal(map[string]any{"messages": []any{map[string]any{"role": "user", "content": "" +
+		"export OPENAI_API_KEY=sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z\n" +
+		"DB_PASSWORD=correct-horse-battery\n" +
+		`{"api_key": "Zx9Qm2Lp7Rt4Vw8Ny3Kb6Hs1Jd5Fg0Ac", "client_secret": "hunter22"}` + "\n" +
+		"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn\n-----END RSA PRIVATE KEY-----\n" +
+		"postgres://app:s3cr3t-pw@db.internal:5432/app"}}})
+	once := r.Bytes(doc)
+	if !json.Valid(once) {
+		t.Fatalf("redacted JSON is not valid: %s", once)
+	}
+	for _, secret := range []string{"sk-proj-Ab3d", "correct-horse", "Zx9Qm2", "hunter22", "MIIEow", "s3cr3t-pw"} {
+		if strings.Contains(string(once), secret) {
+			t.Errorf("%q survived: %s", secret, once)
+		}
+	}
+	if twice := r.Bytes(once); string(twice) != string(once) {
+		t.Errorf("not idempotent:\n%s\n%s", once, twice)
+	}
+	var nilR *Redactor
+	if got := nilR.String("sk-ant-api03-AbCdEf0123456789xyzXYZ"); got != "sk-ant-api03-AbCdEf0123456789xyzXYZ" {
+		t.Errorf("a nil Redactor changed text: %q", got)
+	}
+}
+
+// TestPatterns: a user's patterns file: comments, a named group for the kind, errors
+// with the line.
+func TestPatterns(t *testing.T) {
+	ps, err := ParsePatterns("p.txt", "# acme tokens\n\nacme=(?P<acme_token>[a-z0-9]{12})\n\\bINT-[0-9]{6}\\b\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := New(ps...).String("login acme=abcdef123456 ticket INT-004211 done")
+	if want := "login acme=[redacted: acme-token] ticket [redacted: custom] done"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if _, err := ParsePatterns("p.txt", "ok\n(unclosed\n"); err == nil || !strings.Contains(err.Error(), "p.txt:2") {
+		t.Errorf("bad pattern: err %v, want it to name p.txt:2", err)
+	}
+	if _, err := ParsePatterns("p.txt", "a*\n"); err == nil {
+		t.Errorf("a pattern matching the empty string was accepted")
+	}
+}
