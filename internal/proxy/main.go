@@ -193,6 +193,9 @@ func run(ctx *cli.Context, f *Flags) error {
 	}
 	defer os.RemoveAll(tmp)
 	s.TempDir = tmp
+	if s.Redact, err = ctx.Redactor(); err != nil {
+		return err
+	}
 	if f.Log != "" {
 		lf, err := safefile.OpenAppend(f.Log, 0o600)
 		if err != nil {

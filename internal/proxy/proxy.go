@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/convstate"
 	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/redact"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -54,8 +55,10 @@ type Server struct {
 	Summarizer *UpstreamSummarizer
 	// TempDir holds each request's stats file.
 	TempDir string
-	// Log receives one JSON line per conversation request; Stats a short line.
+	// Log receives one JSON line per conversation request; Stats a short line. Both are
+	// redacted with Redact (nil: --no-redact).
 	Log, Stats io.Writer
+	Redact     *redact.Redactor
 	Client     *http.Client
 	Now        func() time.Time
 
@@ -480,6 +483,7 @@ func (s *Server) record(rec *Record) {
 	if err != nil {
 		return
 	}
+	line = s.Redact.Bytes(line) // an error may quote a key (DESIGN §4.11)
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	if s.Log != nil {
@@ -494,7 +498,7 @@ func (s *Server) record(rec *Record) {
 			fb += "; " + rec.Error
 		}
 		fmt.Fprintf(s.Stats, "ctx-proxy: %s %s %d -> %d tokens, %d cached messages, +%.1f ms%s\n",
-			short(rec.Conversation), human.Safe(rec.Path), rec.TokensIn, rec.TokensSent, rec.CachedMessages, rec.AddedMS, human.Safe(fb))
+			short(rec.Conversation), human.Safe(s.Redact.String(rec.Path)), rec.TokensIn, rec.TokensSent, rec.CachedMessages, rec.AddedMS, human.Safe(s.Redact.String(fb)))
 	}
 }
 

@@ -85,7 +85,9 @@ func findNamed(t *text, mark func(start, end int, kind string)) {
 		case strong && (quoted || env):
 			take = len(v) >= 4
 		case strong:
-			take = len(v) >= 6 && !codeLike(v)
+			// unquoted, outside a .env line (YAML, logs, code): a word is more often
+			// a reference than a password; a password mixes in digits or symbols
+			take = len(v) >= 6 && !codeLike(v) && !allLetters(v)
 		case env:
 			take = len(v) >= 8 && !allDigits(v) && !codeLike(v)
 		}
@@ -187,14 +189,19 @@ func secretName(name string) (kind string, strong bool) {
 	if notSecret[ws[len(ws)-1]] {
 		return "", false
 	}
-	for i, w := range ws {
+	for _, w := range ws {
 		switch w {
-		case "password", "passwd", "pwd", "passphrase", "pass", "pw":
+		case "password", "passwd", "pwd", "passphrase":
 			return "password", true
+		case "pass", "pw":
+			// Alone it is a verdict ("--- PASS: TestX", "PASS: 12"); with another
+			// word it is a password (DB_PASS, SMTP_PASS).
+			if len(ws) > 1 {
+				return "password", true
+			}
 		case "secret", "secretkey", "clientsecret":
 			return "secret", true
 		}
-		_ = i
 	}
 	for i, w := range ws {
 		switch w {
@@ -304,6 +311,15 @@ func codeLike(v []byte) bool {
 	}
 	for _, c := range v {
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func allLetters(v []byte) bool {
+	for _, c := range v {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
 			return false
 		}
 	}

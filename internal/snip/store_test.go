@@ -271,7 +271,7 @@ func humanThousands(n int) string {
 func TestStoreListContent(t *testing.T) {
 	png := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 	list := `[{"type":"text","text":` + q(big("caption")) + `},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + png + `"}},{"type":"text","text":"second"}]`
-	b := keep(list, "", false)
+	b := keep(nil, list, "", false)
 	if b.Data != big("caption")+"\nsecond" || b.RawData != list || b.RawHash != store.Hash([]byte(list)) {
 		t.Errorf("kept %.60q raw %.60q", b.Data, b.RawData)
 	}
@@ -306,9 +306,9 @@ func TestKeepSpelling(t *testing.T) {
 		{`"[read_file for 'x'] Result:\nbody"`, "[read_file for 'x'] Result:\n", "body", false, false},
 		{`{"file_path": "/a"}`, "", `{"file_path": "/a"}`, true, false},
 	} {
-		b := keep(c.raw, c.label, c.value)
+		b := keep(nil, c.raw, c.label, c.value)
 		if b.Data != c.data && !strings.HasPrefix(c.raw, `"bad`) || (b.RawHash != "") != c.raw2 {
-			t.Errorf("keep(%s) = %q raw %q", c.raw, b.Data, b.RawData)
+			t.Errorf("keep(nil, %s) = %q raw %q", c.raw, b.Data, b.RawData)
 		}
 	}
 }

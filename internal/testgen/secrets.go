@@ -79,13 +79,17 @@ func pemBody(r *rng, lines int) string {
 var secretKinds = []secretKind{
 	{detector: "aws-access-key", value: func(r *rng) string { return r.pick([]string{"AKIA", "ASIA"}) + fromAlphabet(r, base32u, 16) },
 		names: []string{"AWS_ACCESS_KEY_ID", "aws_access_key_id", "AccessKeyId"}},
-	{detector: "aws-secret-key", value: func(r *rng) string { return fromAlphabet(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 40) },
+	{detector: "aws-secret-key", value: func(r *rng) string {
+		return fromAlphabet(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 40)
+	},
 		names: []string{"AWS_SECRET_ACCESS_KEY", "aws_secret_access_key", "SecretAccessKey"}, contexts: named},
 	{detector: "gcp-api-key", value: func(r *rng) string { return "AIza" + fromAlphabet(r, urlSafe, 35) },
 		names: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY", "apiKey"}},
 	{detector: "gcp-oauth-secret", value: func(r *rng) string { return "GOCSPX-" + fromAlphabet(r, urlSafe, 28) },
 		names: []string{"GOOGLE_CLIENT_SECRET", "client_secret"}},
-	{detector: "azure-storage-key", value: func(r *rng) string { return fromAlphabet(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 86) + "==" },
+	{detector: "azure-storage-key", value: func(r *rng) string {
+		return fromAlphabet(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 86) + "=="
+	},
 		names: []string{"AZURE_STORAGE_CONNECTION_STRING"}, contexts: []int{ctxEnv, ctxExport, ctxDockerEnv, ctxLog}},
 	{detector: "azure-client-secret", value: func(r *rng) string {
 		return fromAlphabet(r, lowerAZ, 3) + fmt.Sprint(r.intn(10)) + "Q~" + fromAlphabet(r, urlSafe[:62]+"_~.", 34)
@@ -114,7 +118,9 @@ var secretKinds = []secretKind{
 		}
 		return r.pick([]string{"ghp_", "gho_", "ghs_", "ghu_"}) + alnum(r, 36)
 	}, names: []string{"GITHUB_TOKEN", "GH_TOKEN", "token"}},
-	{detector: "gitlab-token", value: func(r *rng) string { return r.pick([]string{"glpat-", "glpat-", "gldt-"}) + fromAlphabet(r, urlSafe, 20) },
+	{detector: "gitlab-token", value: func(r *rng) string {
+		return r.pick([]string{"glpat-", "glpat-", "gldt-"}) + fromAlphabet(r, urlSafe, 20)
+	},
 		names: []string{"GITLAB_TOKEN", "CI_JOB_TOKEN", "private_token"}},
 	{detector: "slack-token", value: func(r *rng) string {
 		return r.pick([]string{"xoxb-", "xoxp-", "xoxa-"}) + fmt.Sprint(r.between(100000000, 999999999)) + "-" + fmt.Sprint(r.between(1000000000, 9999999999)) + "-" + alnum(r, 24)
@@ -304,7 +310,7 @@ func special(r *rng, i int) (detector, text string, values []string) {
 
 // lookalikes are texts that hold no secret but look like one.
 func lookalike(r *rng, i int) (what, text string, values []string) {
-	switch i % 16 {
+	switch i % 20 {
 	case 0:
 		c1, c2 := r.hex(20), r.hex(20)
 		return "git-log", "$ git log -2 --format=fuller\ncommit " + c1 + "\nAuthor:     Ada <ada@example.com>\nDate:       Tue May 7 10:11:12 2024 +0200\n\n    fix: retry on 503\n\ncommit " + c2 + "\nMerge: " + c1[:7] + " " + r.hex(4)[:7] + "\n", []string{c1, c2}
@@ -348,6 +354,16 @@ func lookalike(r *rng, i int) (what, text string, values []string) {
 	case 14:
 		e := "\"" + r.hex(16) + "\""
 		return "etag", "< HTTP/2 200\n< etag: " + e + "\n< x-request-id: " + r.uuid() + "\n< cache-control: max-age=60\n", []string{e}
+	case 16:
+		names := []string{"TestDeleteMetric", "TestApplySchema", "TestFlushRecord", "TestBuildReport", "TestEncodeStore"}
+		a, b := r.pick(names), r.pick(names)
+		return "test-output", "=== RUN   " + a + "\n--- PASS: " + a + " (0." + fmt.Sprint(r.between(10, 99)) + "s)\n=== RUN   " + b + "\n--- PASS: " + b + " (0.0" + fmt.Sprint(r.intn(10)) + "s)\nPASS\nok  \tgithub.com/acme/api/store\t" + fmt.Sprint(r.between(1, 9)) + ".123s\n", []string{"--- PASS: " + a}
+	case 17:
+		return "yaml-keys", "      containers:\n        - name: api\n          env:\n            - name: DB_PASSWORD\n              valueFrom:\n                secretKeyRef:\n                  name: db-credentials\n                  key: password\n            - name: API_TOKEN\n              valueFrom:\n                secretKeyRef:\n                  key: token\n", []string{"key: password", "name: db-credentials"}
+	case 18:
+		return "identifiers", "src/store.go:" + fmt.Sprint(r.between(10, 400)) + ":\tsortKey: createdAt,\nsrc/store.go:88:\tpartition_key = \"tenant_id\"\nsrc/http.go:41:\treq.Header.Set(\"Authorization\", \"Bearer \"+token)\nsrc/http.go:42:\tpasswordHash := bcrypt.Hash(password)\n", []string{"sortKey: createdAt", "partition_key = \"tenant_id\""}
+	case 19:
+		return "prompt", "$ psql -h db.internal -U app\nPassword for user app: \npsql: error: connection to server failed: FATAL:  password authentication failed for user \"app\"\n$ ssh-add ~/.ssh/id_ed25519\nEnter passphrase for /home/ada/.ssh/id_ed25519: \nIdentity added: /home/ada/.ssh/id_ed25519 (ada@laptop)\n", []string{"password authentication failed"}
 	}
 	short := r.hex(4)[:7]
 	return "git-short", "$ git rebase -i HEAD~3\npick " + short + " feat: add retries\npick " + r.hex(4)[:7] + " test: cover 503\nSuccessfully rebased and updated refs/heads/main.\n", []string{short}
@@ -381,7 +397,7 @@ func Secrets(seed int64) []SecretCase {
 		d, text, values := special(&r, i)
 		add(d, true, text, values)
 	}
-	for i := 0; i < 16*24; i++ {
+	for i := 0; i < 20*24; i++ {
 		what, text, values := lookalike(&r, i)
 		add("lookalike-"+what, false, text, values)
 	}
