@@ -64,7 +64,7 @@ type Context struct {
 
 // Redactor is what redacts text that leaves the conversation (DESIGN §4.11): the store, a
 // summary, a model backend, a log. It is nil, redacting nothing, with --no-redact; it
-// holds the patterns of --redact-patterns. A patterns file that cannot be read or holds a
+// holds the patterns of --secrets. A patterns file that cannot be read or holds a
 // bad expression is a usage error.
 func (c *Context) Redactor() (*redact.Redactor, error) {
 	c.redactOnce.Do(func() {
@@ -72,9 +72,9 @@ func (c *Context) Redactor() (*redact.Redactor, error) {
 			return
 		}
 		var ps []redact.Pattern
-		if f := c.Common.RedactPatterns; f != "" {
+		if f := c.Common.Secrets; f != "" {
 			if ps, c.redactErr = redact.LoadPatterns(f); c.redactErr != nil {
-				c.redactErr = WithHint(Usagef("--redact-patterns: %v", c.redactErr), "one RE2 regular expression a line; # starts a comment")
+				c.redactErr = WithHint(Usagef("--secrets: %v", c.redactErr), "one RE2 regular expression a line; # starts a comment")
 				return
 			}
 		}
@@ -537,6 +537,6 @@ func (c *Context) CommonEnv() map[string]string {
 	// What the stages keep out of the store and their summaries is the user's choice too;
 	// --redact is not passed on: it would change what the stages give back.
 	set("no-redact", "CTX_NO_REDACT", strconv.FormatBool(f.NoRedact))
-	set("redact-patterns", "CTX_REDACT_PATTERNS", f.RedactPatterns)
+	set("secrets", "CTX_SECRETS", f.Secrets)
 	return env
 }

@@ -121,7 +121,7 @@ func (c *Context) Run(f Filter) error {
 	if c.Common != nil && c.Common.Redact && !f.Reports {
 		c.readWhole = true // redactWritten works on the whole output
 	}
-	if c.Common != nil && c.Common.RedactPatterns != "" {
+	if c.Common != nil && c.Common.Secrets != "" {
 		if _, err := c.Redactor(); err != nil { // a bad file is refused whatever the tool writes
 			return err
 		}
