@@ -189,6 +189,12 @@ func secretName(name string) (kind string, strong bool) {
 	if notSecret[ws[len(ws)-1]] {
 		return "", false
 	}
+	if len(ws) == 1 && ws[0] == "key" {
+		// "key" alone names a cache key, a map key, a sort key far more often than a
+		// credential ("Cache restored with key: setup-uv-..."); a provider's key there
+		// is still found by its format.
+		return "", false
+	}
 	for _, w := range ws {
 		switch w {
 		case "password", "passwd", "pwd", "passphrase":

@@ -310,7 +310,7 @@ func special(r *rng, i int) (detector, text string, values []string) {
 
 // lookalikes are texts that hold no secret but look like one.
 func lookalike(r *rng, i int) (what, text string, values []string) {
-	switch i % 20 {
+	switch i % 21 {
 	case 0:
 		c1, c2 := r.hex(20), r.hex(20)
 		return "git-log", "$ git log -2 --format=fuller\ncommit " + c1 + "\nAuthor:     Ada <ada@example.com>\nDate:       Tue May 7 10:11:12 2024 +0200\n\n    fix: retry on 503\n\ncommit " + c2 + "\nMerge: " + c1[:7] + " " + r.hex(4)[:7] + "\n", []string{c1, c2}
@@ -364,6 +364,10 @@ func lookalike(r *rng, i int) (what, text string, values []string) {
 		return "identifiers", "src/store.go:" + fmt.Sprint(r.between(10, 400)) + ":\tsortKey: createdAt,\nsrc/store.go:88:\tpartition_key = \"tenant_id\"\nsrc/http.go:41:\treq.Header.Set(\"Authorization\", \"Bearer \"+token)\nsrc/http.go:42:\tpasswordHash := bcrypt.Hash(password)\n", []string{"sortKey: createdAt", "partition_key = \"tenant_id\""}
 	case 19:
 		return "prompt", "$ psql -h db.internal -U app\nPassword for user app: \npsql: error: connection to server failed: FATAL:  password authentication failed for user \"app\"\n$ ssh-add ~/.ssh/id_ed25519\nEnter passphrase for /home/ada/.ssh/id_ed25519: \nIdentity added: /home/ada/.ssh/id_ed25519 (ada@laptop)\n", []string{"password authentication failed"}
+	case 20:
+		k1 := "setup-uv-1-x86_64-unknown-linux-gnu-3.12." + fmt.Sprint(r.intn(10)) + "-" + r.hex(32)
+		k2 := "node-cache-Linux-x64-npm-" + r.hex(32)
+		return "ci-cache-key", "[CI/test-" + fmt.Sprint(r.between(1, 4)) + "]   | Cache restored from GitHub Actions cache with key: " + k1 + "\n[CI/test-1]   | Cache saved with key: " + k2 + "\ntime=\"2024-05-01T10:00:00Z\" level=info msg=\"deleted cache: &{ID:6 Key:" + k2 + " Version:" + r.hex(32) + "}\"\n", []string{k1, k2}
 	}
 	short := r.hex(4)[:7]
 	return "git-short", "$ git rebase -i HEAD~3\npick " + short + " feat: add retries\npick " + r.hex(4)[:7] + " test: cover 503\nSuccessfully rebased and updated refs/heads/main.\n", []string{short}
@@ -397,7 +401,7 @@ func Secrets(seed int64) []SecretCase {
 		d, text, values := special(&r, i)
 		add(d, true, text, values)
 	}
-	for i := 0; i < 20*24; i++ {
+	for i := 0; i < 21*24; i++ {
 		what, text, values := lookalike(&r, i)
 		add("lookalike-"+what, false, text, values)
 	}
