@@ -151,6 +151,14 @@ var detectors = sync.OnceValue(func() []*detector {
 		// Credentials in a URL (scheme://user:password@host): the password.
 		{kind: "url-password", literals: []string{"://"}, lead: 32, span: 320, re: `\b[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s:/?#@"'\\<>\x00]{1,100}:([^\s/@"'\\<>\x00]{1,200})@[A-Za-z0-9\[]`, group: 1,
 			valid: func(v []byte) bool { return !placeholder(v) }},
+		// A command line's credentials (curl -u user:password, --user) and a .netrc's
+		// password, which follows its login.
+		{kind: "password", literals: []string{"-u ", "-u\t", "--user"}, lead: 1, span: 300,
+			re: `(?:^|[\s'"])(?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"\x00]{1,100}:([^\s'"\x00]{1,200})`, group: 1,
+			valid: func(v []byte) bool { return !placeholder(v) && !allDigits(v) }}, // docker run -u 1000:1000
+		{kind: "password", literals: []string{"login"}, span: 400,
+			re: `\blogin[ \t]+[^\s\\\x00]{1,200}(?:\s|\\[nrt])+password[ \t]+([^\s\\\x00]{1,200})`, group: 1,
+			valid: func(v []byte) bool { return !placeholder(v) }},
 		// HTTP authorization: a bearer token, basic credentials, a token header.
 		{kind: "bearer-token", literals: []string{"bearer"}, fold: true, span: 600, re: `(?i)\bbearer\s+([A-Za-z0-9._~+/=\-]{16,})`, group: 1,
 			valid: func(v []byte) bool { return !placeholder(v) }},

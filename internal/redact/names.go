@@ -212,6 +212,9 @@ func secretName(name string) (kind string, strong bool) {
 	for i, w := range ws {
 		switch w {
 		case "token", "apitoken", "accesstoken", "authtoken":
+			if i > 0 && pageWords[ws[i-1]] {
+				return "", false // a cursor into a listing (NextToken, nextPageToken)
+			}
 			return "token", false
 		case "key", "apikey", "accesskey", "privatekey", "secretkey":
 			if i > 0 && (ws[i-1] == "public" || ws[i-1] == "primary" || ws[i-1] == "foreign" || ws[i-1] == "sort" || ws[i-1] == "partition" || ws[i-1] == "idempotency" || ws[i-1] == "cache") {
@@ -224,6 +227,9 @@ func secretName(name string) (kind string, strong bool) {
 	}
 	return "", false
 }
+
+// pageWords before "token" name a listing's cursor, which APIs hand out in the clear.
+var pageWords = map[string]bool{"next": true, "page": true, "continuation": true, "cursor": true, "pagination": true, "resume": true, "sync": true, "start": true}
 
 // notSecret are last words of names that hold something other than the secret itself.
 var notSecret = map[string]bool{

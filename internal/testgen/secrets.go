@@ -268,7 +268,7 @@ func plant(r *rng, k *secretKind, c int) (text string, values []string) {
 // special are the cases whose shape is not a value in a context: private keys, URLs
 // with passwords, basic credentials, service-account files, SAS URLs.
 func special(r *rng, i int) (detector, text string, values []string) {
-	switch i % 8 {
+	switch i % 13 {
 	case 0:
 		kind := r.pick([]string{"RSA ", "EC ", "OPENSSH ", "", "ENCRYPTED "})
 		body := pemBody(r, r.between(4, 20))
@@ -302,6 +302,21 @@ func special(r *rng, i int) (detector, text string, values []string) {
 		sig := base64.StdEncoding.EncodeToString(r.bytes(32))
 		enc := strings.NewReplacer("+", "%2B", "/", "%2F", "=", "%3D").Replace(sig)
 		return "azure-sas-signature", "Uploading build.tar.gz to https://acme" + alnum(r, 4) + ".blob.core.windows.net/artifacts/build.tar.gz?sv=2022-11-02&ss=b&srt=o&sp=rwc&se=2025-01-01T00:00:00Z&sig=" + enc + "\nUpload failed: 403 AuthenticationFailed\n", []string{enc[:20]}
+	case 8:
+		auth := base64.StdEncoding.EncodeToString([]byte(r.pick([]string{"ci-bot", "deploy", "_json_key"}) + ":" + password(r)))
+		return "docker-auth", "$ cat ~/.docker/config.json\n{\n\t\"auths\": {\n\t\t\"ghcr.io\": {\n\t\t\t\"auth\": \"" + auth + "\"\n\t\t}\n\t}\n}\n", []string{auth}
+	case 9:
+		pw := base64.StdEncoding.EncodeToString([]byte(password(r)))
+		return "k8s-secret", "$ kubectl get secret db-credentials -o yaml\napiVersion: v1\ndata:\n  password: " + pw + "\n  username: YXBw\nkind: Secret\nmetadata:\n  name: db-credentials\ntype: Opaque\n", []string{pw}
+	case 10:
+		pw := r.pick([]string{r.hex(20), alnum(r, 32), password(r)})
+		return "netrc-password", "$ cat ~/.netrc\nmachine api.heroku.com\n  login ada@example.com\n  password " + pw + "\nmachine git.heroku.com\n  login ada@example.com\n  password " + pw + "\n", []string{pw}
+	case 11:
+		pw := password(r)
+		return "cli-password", "$ curl -sS -u admin:" + pw + " https://jenkins.internal/api/json\n{\"mode\":\"NORMAL\",\"nodeName\":\"\"}\n", []string{pw}
+	case 12:
+		tok := "npm_" + alnum(r, 36)
+		return "npm-token", "$ cat ~/.npmrc\n//registry.npmjs.org/:_authToken=" + tok + "\nregistry=https://registry.npmjs.org/\n", []string{tok}
 	}
 	key := "AKIA" + fromAlphabet(r, base32u, 16)
 	sec := fromAlphabet(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 40)
@@ -310,7 +325,7 @@ func special(r *rng, i int) (detector, text string, values []string) {
 
 // lookalikes are texts that hold no secret but look like one.
 func lookalike(r *rng, i int) (what, text string, values []string) {
-	switch i % 21 {
+	switch i % 23 {
 	case 0:
 		c1, c2 := r.hex(20), r.hex(20)
 		return "git-log", "$ git log -2 --format=fuller\ncommit " + c1 + "\nAuthor:     Ada <ada@example.com>\nDate:       Tue May 7 10:11:12 2024 +0200\n\n    fix: retry on 503\n\ncommit " + c2 + "\nMerge: " + c1[:7] + " " + r.hex(4)[:7] + "\n", []string{c1, c2}
@@ -368,6 +383,13 @@ func lookalike(r *rng, i int) (what, text string, values []string) {
 		k1 := "setup-uv-1-x86_64-unknown-linux-gnu-3.12." + fmt.Sprint(r.intn(10)) + "-" + r.hex(32)
 		k2 := "node-cache-Linux-x64-npm-" + r.hex(32)
 		return "ci-cache-key", "[CI/test-" + fmt.Sprint(r.between(1, 4)) + "]   | Cache restored from GitHub Actions cache with key: " + k1 + "\n[CI/test-1]   | Cache saved with key: " + k2 + "\ntime=\"2024-05-01T10:00:00Z\" level=info msg=\"deleted cache: &{ID:6 Key:" + k2 + " Version:" + r.hex(32) + "}\"\n", []string{k1, k2}
+	case 21:
+		next := base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf(`{"Marker":null,"boto_truncate_amount":%d,"ExclusiveStartKey":"%s"}`, r.between(1, 999), r.hex(8))))
+		page := alnum(r, 40)
+		return "pagination", "$ aws logs describe-log-groups --max-items 2\n{\n    \"logGroups\": [\n        {\"logGroupName\": \"/aws/lambda/api\", \"storedBytes\": " + fmt.Sprint(r.between(1000, 99999)) + "}\n    ],\n    \"NextToken\": \"" + next + "\"\n}\n$ gcloud ... --format=json | jq .nextPageToken\n\"" + page + "\"\n{\"items\": [], \"nextPageToken\": \"" + page + "\"}\n", []string{next, page}
+	case 22:
+		uid := fmt.Sprint(r.between(500, 2000))
+		return "command-line", "$ docker run --rm -u " + uid + ":" + uid + " -v \"$PWD\":/src -w /src golang:1.22 go build ./...\n$ git push -u origin feature/retry-" + fmt.Sprint(r.intn(99)) + "\nbranch 'feature' set up to track 'origin/feature'.\n$ sort -u -t: -k1,1 /etc/group | head -2\nadm:x:4:syslog\n", []string{"-u " + uid + ":" + uid}
 	}
 	short := r.hex(4)[:7]
 	return "git-short", "$ git rebase -i HEAD~3\npick " + short + " feat: add retries\npick " + r.hex(4)[:7] + " test: cover 503\nSuccessfully rebased and updated refs/heads/main.\n", []string{short}
@@ -397,11 +419,11 @@ func Secrets(seed int64) []SecretCase {
 			}
 		}
 	}
-	for i := 0; i < 8*12; i++ {
+	for i := 0; i < 13*8; i++ {
 		d, text, values := special(&r, i)
 		add(d, true, text, values)
 	}
-	for i := 0; i < 21*24; i++ {
+	for i := 0; i < 23*24; i++ {
 		what, text, values := lookalike(&r, i)
 		add("lookalike-"+what, false, text, values)
 	}
