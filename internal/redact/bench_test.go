@@ -1,15 +1,19 @@
 package redact
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxkit/ctxkit/internal/testgen"
 )
 
-// BenchmarkRedact: the planted set's texts joined (about 0.4 MB, secrets in most lines),
-// and a generated session document (JSON lines, few secrets): the cost of redacting a
-// document whole, and the linear-time claim (compare the MB/s of the two sizes).
+// BenchmarkRedact: the planted set's texts joined (about 0.5 MB, a secret in most texts)
+// once and four times over, and generated Claude Code sessions (no secret) of 150 KB and
+// 8 MB: the cost of redacting a document whole, and the linear-time claim (the MB/s of a
+// text and of four or fifty times as much are about equal).
 func BenchmarkRedact(b *testing.B) {
 	var sb strings.Builder
 	for _, c := range readPlanted(b) {
@@ -19,11 +23,16 @@ func BenchmarkRedact(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	var gen bytes.Buffer
+	if err := testgen.Generate(&gen, testgen.Options{Format: "claude-code", Size: 8 << 20, Seed: 1, Images: true}); err != nil {
+		b.Fatal(err)
+	}
 	r := New()
 	for _, in := range []struct{ name, text string }{
 		{"planted", sb.String()},
 		{"planted-x4", strings.Repeat(sb.String(), 4)},
 		{"session", string(session)},
+		{"session-8MB", gen.String()},
 	} {
 		b.Run(in.name, func(b *testing.B) {
 			b.SetBytes(int64(len(in.text)))
