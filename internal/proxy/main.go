@@ -22,6 +22,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convstate"
 	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/redact"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/safefile"
 	offstore "github.com/ctxkit/ctxkit/internal/store"
@@ -124,7 +125,7 @@ func run(ctx *cli.Context, f *Flags) error {
 		}
 		u, err := url.Parse(up.url)
 		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return cli.Usagef("%s must be an http or https URL with a host and no query, got %q", up.name, redactURL(up.url))
+			return cli.Usagef("%s must be an http or https URL with a host and no query, got %q", up.name, redact.Userinfo(up.url))
 		}
 		if u.User != nil {
 			// Go's client would send it as Basic auth on every request, beside the

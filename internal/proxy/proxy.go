@@ -297,7 +297,7 @@ func (e *cutError) Error() string {
 		return "answer cut: " + e.err.Error()
 	}
 	if e.upstream {
-		return "answer cut: upstream: " + redactURL(e.err.Error())
+		return "answer cut: upstream: " + redact.Userinfo(e.err.Error())
 	}
 	return "answer cut: client: " + e.err.Error()
 }
@@ -319,7 +319,7 @@ func abortIf(cut error) {
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader, length int64) (int, error) {
 	target, err := s.targetURL(r)
 	if err != nil {
-		apiError(w, r, http.StatusBadGateway, "ctx-proxy: upstream: "+redactURL(err.Error()))
+		apiError(w, r, http.StatusBadGateway, "ctx-proxy: upstream: "+redact.Userinfo(err.Error()))
 		return 0, nil
 	}
 	var sending *bodyReader
@@ -331,7 +331,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 	}
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), body)
 	if err != nil {
-		apiError(w, r, http.StatusBadGateway, "ctx-proxy: "+redactURL(err.Error()))
+		apiError(w, r, http.StatusBadGateway, "ctx-proxy: "+redact.Userinfo(err.Error()))
 		return 0, nil
 	}
 	out.Header = r.Header.Clone()
@@ -357,7 +357,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 		if stopped(r) {
 			err = ErrStopped
 		}
-		msg := "upstream: " + redactURL(err.Error())
+		msg := "upstream: " + redact.Userinfo(err.Error())
 		apiError(w, r, http.StatusBadGateway, "ctx-proxy: "+msg)
 		return 0, errors.New(msg)
 	}
@@ -432,16 +432,6 @@ func dropHopByHop(h http.Header) {
 	for _, k := range hopByHop {
 		h.Del(k)
 	}
-}
-
-// redactURL keeps a user:password an --upstream might carry out of error text.
-func redactURL(msg string) string {
-	if i := strings.Index(msg, "://"); i >= 0 {
-		if j := strings.IndexByte(msg[i+3:], '@'); j >= 0 && !strings.ContainsAny(msg[i+3:i+3+j], "/ ") {
-			return msg[:i+3] + "REDACTED" + msg[i+3+j:]
-		}
-	}
-	return msg
 }
 
 // Record is the log line of one conversation request.

@@ -235,3 +235,15 @@ func unhex(c byte) byte {
 	}
 	return c - 'A' + 10
 }
+
+// Userinfo returns s with the user information of its first URL (user:password@, or a
+// token given as the user) replaced by REDACTED: for error text that quotes a URL the user
+// configured (ctx-proxy's --upstream), where even the user name is the user's business.
+func Userinfo(s string) string {
+	if i := strings.Index(s, "://"); i >= 0 {
+		if j := strings.IndexByte(s[i+3:], '@'); j >= 0 && !strings.ContainsAny(s[i+3:i+3+j], "/ ") {
+			return s[:i+3] + "REDACTED" + s[i+3+j:]
+		}
+	}
+	return s
+}

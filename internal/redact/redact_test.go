@@ -101,3 +101,17 @@ func TestPatterns(t *testing.T) {
 		t.Errorf("a pattern matching the empty string was accepted")
 	}
 }
+
+// TestUserinfo: an URL's user information goes whole, a token given as the user too.
+func TestUserinfo(t *testing.T) {
+	for in, want := range map[string]string{
+		`got "ftp://u:p@example.com"`:        `got "ftp://REDACTED@example.com"`,
+		`got "https://ghp_abc@github.com/x"`: `got "https://REDACTED@github.com/x"`,
+		`got "https://example.com/a@b"`:      `got "https://example.com/a@b"`,
+		`dial tcp 127.0.0.1:8377: refused`:   `dial tcp 127.0.0.1:8377: refused`,
+	} {
+		if got := Userinfo(in); got != want {
+			t.Errorf("Userinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
