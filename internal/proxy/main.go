@@ -84,7 +84,7 @@ func (*Flags) Examples() []cli.Example {
 
 // OmitCommon: ctx-proxy reads no document from files or stdin: it takes no file argument.
 func (*Flags) OmitCommon() []string {
-	return []string{"file", "in-place", "output", "path", "sidechains", "format", "stats-file", "latest", "agent"}
+	return []string{"file", "in-place", "output", "path", "sidechains", "format", "stats-file", "latest", "agent", "redact"}
 }
 
 // Main runs ctx-proxy and returns its exit status.
@@ -93,6 +93,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 }
 
 func run(ctx *cli.Context, f *Flags) error {
+	if f.Redact {
+		return cli.Usagef("ctx-proxy forwards the conversation as its client sent it; --redact does not apply")
+	}
 	if f.Timeout < 0 {
 		return cli.Usagef("--timeout must not be negative")
 	}
