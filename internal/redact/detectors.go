@@ -94,10 +94,11 @@ var detectors = sync.OnceValue(func() []*detector {
 		// Private keys: PEM blocks (RSA, EC, DSA, OpenSSH, PKCS#8 including GCP service
 		// accounts' "private_key", encrypted ones) and PGP private key blocks, in plain
 		// text or inside a JSON string (\n escaped). A block cut off before its END line
-		// (truncated output) goes to the end of its base64.
-		{kind: "private-key", literals: []string{"-----BEGIN"}, span: 64 << 10,
+		// (truncated output) goes to the end of its base64. The window opens at "PRIVATE
+		// KEY", not at every "-----BEGIN" (a bundle of certificates holds hundreds).
+		{kind: "private-key", literals: []string{"PRIVATE KEY"}, lead: 50, span: 64 << 10,
 			re: `(?s)-----BEGIN[ A-Z0-9]{0,30} PRIVATE KEY(?: BLOCK)?-----.*?-----END[ A-Z0-9]{0,30} PRIVATE KEY(?: BLOCK)?-----`},
-		{kind: "private-key", literals: []string{"-----BEGIN"}, span: 64 << 10,
+		{kind: "private-key", literals: []string{"PRIVATE KEY"}, lead: 50, span: 64 << 10,
 			re: `-----BEGIN[ A-Z0-9]{0,30} PRIVATE KEY(?: BLOCK)?-----(?:[` + b64 + `=\s:,\-]|\\[nr])+`},
 
 		// Model providers.

@@ -15,6 +15,7 @@
 package redact
 
 import (
+	"bytes"
 	"strings"
 )
 
@@ -147,7 +148,7 @@ func (r *Redactor) find(s string) []Match {
 	}
 	for _, k := range r.keys {
 		for at := 0; ; {
-			i := strings.Index(string(w[at:]), k)
+			i := bytes.Index(w[at:], []byte(k))
 			if i < 0 {
 				break
 			}

@@ -115,3 +115,31 @@ func TestUserinfo(t *testing.T) {
 		}
 	}
 }
+
+// TestKinds: the marker names what was found.
+func TestKinds(t *testing.T) {
+	r := New()
+	for _, c := range []struct{ in, want string }{
+		{"id AKIAIOSFODNN7EXAMPL2 in use", "id [redacted: aws-access-key] in use"},
+		{"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n", "aws_secret_access_key = [redacted: aws-secret-key]\n"},
+		{"token ghp_0123456789abcdefghijABCDEFGHIJ012345 ok", "token [redacted: github-token] ok"},
+		{"glpat-AbCdEfGhIjKlMnOpQrSt", "[redacted: gitlab-token]"},
+		{"SLACK=xoxb-123456789-1234567890-AbCdEfGhIjKlMnOpQrStUvWx", "SLACK=[redacted: slack-token]"},
+		{"k=sk_live_0123456789abcdefABCDEF", "k=[redacted: stripe-key]"},
+		{"postgres://app:hunter2@db:5432/x", "postgres://app:[redacted: url-password]@db:5432/x"},
+		{"Authorization: Bearer abcdefghijklmnop0123456789", "Authorization: Bearer [redacted: bearer-token]"},
+		{"DB_PASSWORD=postgres\n", "DB_PASSWORD=[redacted: password]\n"},
+		{`{"client_secret": "s3cr3t-value"}`, `{"client_secret": "[redacted: secret]"}`},
+		{"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB\n-----END EC PRIVATE KEY-----", "[redacted: private-key]"},
+		{"curl -u admin:Tr0ub4dor https://x", "curl -u admin:[redacted: password] https://x"},
+		// what must stay
+		{"commit 3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a", "commit 3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a"},
+		{"max_tokens: 4096, tokenizer: o200k, public_key: ssh-ed25519 AAAAC3Nza", "max_tokens: 4096, tokenizer: o200k, public_key: ssh-ed25519 AAAAC3Nza"},
+		{"--- PASS: TestFlushRecord (0.95s)", "--- PASS: TestFlushRecord (0.95s)"},
+		{"docker run -u 1000:1000 img", "docker run -u 1000:1000 img"},
+	} {
+		if got := r.String(c.in); got != c.want {
+			t.Errorf("%q:\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
