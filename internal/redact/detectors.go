@@ -119,9 +119,9 @@ var detectors = sync.OnceValue(func() []*detector {
 		{kind: "aws-access-key", literals: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"}, re: `\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}\b`},
 		// An AWS secret key has no prefix: 40 base64 characters, found by its name.
 		{kind: "aws-secret-key", literals: []string{"aws"}, fold: true, span: 200,
-			re: `(?i)aws.{0,20}?secret(?:_?access)?(?:_?key)?\\?["']?\s*(?::=|[:=]|=>)\s*\\?["']?([` + b64 + `]{40})(?:[^` + b64 + `=]|$)`, group: 1},
+			re: `(?i)aws.{0,20}?secret(?:_?access)?(?:_?key)?(?:\\?["'])?\s*(?::=|[:=]|=>)\s*(?:\\?["'])?([` + b64 + `]{40})(?:[^` + b64 + `=]|$)`, group: 1},
 		{kind: "aws-session-token", literals: []string{"aws"}, fold: true, span: 2000,
-			re: `(?i)aws.{0,20}?session_?token\\?["']?\s*(?::=|[:=]|=>)\s*\\?["']?([` + b64 + `=]{100,})`, group: 1},
+			re: `(?i)aws.{0,20}?session_?token(?:\\?["'])?\s*(?::=|[:=]|=>)\s*(?:\\?["'])?([` + b64 + `=]{100,})`, group: 1},
 		{kind: "gcp-oauth-secret", literals: []string{"GOCSPX-"}, re: `\bGOCSPX-[` + b64u + `]{28}`},
 		{kind: "gcp-access-token", literals: []string{"ya29."}, re: `\bya29\.[` + b64u + `.]{30,}`},
 		// Azure: a storage account's key in a connection string, an Entra ID client
@@ -155,15 +155,15 @@ var detectors = sync.OnceValue(func() []*detector {
 		// A command line's credentials (curl -u user:password, --user) and a .netrc's
 		// password, which follows its login.
 		{kind: "password", literals: []string{"-u ", "-u\t", "--user"}, lead: 1, span: 300,
-			re: `(?:^|[\s'"])(?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"\x00]{1,100}:([^\s'"\x00]{1,200})`, group: 1,
+			re: `(?:^|[\s'"])(?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"\\\x00]{1,100}:([^\s'"\\\x00]{1,200})`, group: 1,
 			valid: func(v []byte) bool { return !placeholder(v) && !allDigits(v) }}, // docker run -u 1000:1000
 		{kind: "password", literals: []string{"login"}, span: 400,
-			re: `\blogin[ \t]+[^\s\\\x00]{1,200}(?:\s|\\[nrt])+password[ \t]+([^\s\\\x00]{1,200})`, group: 1,
+			re: `\blogin[ \t]+[^\s\\\x00]{1,200}(?:\s|\\[nrt])+password[ \t]+([^\s\\"'\x00]{1,200})`, group: 1,
 			valid: func(v []byte) bool { return !placeholder(v) }},
 		// HTTP authorization: a bearer token, basic credentials, a token header.
 		{kind: "bearer-token", literals: []string{"bearer"}, fold: true, span: 600, re: `(?i)\bbearer\s+([A-Za-z0-9._~+/=\-]{16,})`, group: 1,
 			valid: func(v []byte) bool { return !placeholder(v) }},
-		{kind: "basic-auth", literals: []string{"authorization"}, fold: true, span: 600, re: `(?i)\bauthorization\\?["']?\s*[:=]\s*\\?["']?basic\s+([A-Za-z0-9+/]{8,}={0,2})`, group: 1},
+		{kind: "basic-auth", literals: []string{"authorization"}, fold: true, span: 600, re: `(?i)\bauthorization(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?basic\s+([A-Za-z0-9+/]{8,}={0,2})`, group: 1},
 	}
 })
 

@@ -60,7 +60,7 @@ func findNamed(t *text, mark func(start, end int, kind string)) {
 			ne++
 		}
 		done = ne
-		if ne-ns > 120 || ns > 0 && w[ns-1] == 0 {
+		if ne-ns > 120 {
 			continue
 		}
 		vs, ve, op, quoted, ok := assigned(w, ne)
