@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"sync"
 )
@@ -25,58 +26,143 @@ type detector struct {
 	rx   *regexp.Regexp
 }
 
-func (d *detector) find(t *text, mark func(start, end int, kind string)) {
-	hay := t.w
-	if d.fold {
-		hay = t.lower()
+// find runs the detector's expression in a window around each place one of its literals
+// occurs (hits, from scan), in order.
+func (d *detector) find(t *text, hits []int, mark func(start, end int, kind string)) {
+	if len(hits) == 0 {
+		return
 	}
 	span := d.span
 	if span == 0 {
 		span = 512
 	}
-	for _, l := range d.literals {
-		for at := 0; ; {
-			i := bytes.Index(hay[at:], []byte(l))
-			if i < 0 {
-				break
-			}
-			p := at + i
-			at = p + len(l)
-			from := max(0, p-d.lead-1) // one byte more: a \b at the window's start sees it
-			to := min(len(t.w), p+len(l)+span)
-			d.once.Do(func() { d.rx = regexp.MustCompile(d.re) })
-			for _, m := range d.rx.FindAllSubmatchIndex(t.w[from:to], -1) {
-				if m[0] == 0 && from > 0 {
-					continue // its left edge was not seen
-				}
-				s, e := m[2*d.group], m[2*d.group+1]
-				if s < 0 || d.valid != nil && !d.valid(t.w[from+s:from+e]) {
-					continue
-				}
-				mark(from+s, from+e, d.kind)
-			}
+	// The expression is anchored: a match starts at most lead bytes before the literal
+	// (and one more, so that a \b sees the byte before it). Unanchored, a window with no
+	// match was searched from each of its bytes, the whole window long (64 KB for a private
+	// key). The original match is group 1, its groups follow.
+	d.once.Do(func() { d.rx = regexp.MustCompile(fmt.Sprintf(`\A(?s:.){0,%d}?(%s)`, d.lead+1, d.re)) })
+	for _, p := range hits {
+		from := max(0, p-d.lead-1)
+		to := min(len(t.w), p+span+16)
+		m := d.rx.FindSubmatchIndex(t.w[from:to])
+		if m != nil && m[2] == 0 && from > 0 { // its left edge was not seen: look further
+			from++
+			m = d.rx.FindSubmatchIndex(t.w[from:to])
 		}
+		if m == nil {
+			continue
+		}
+		s, e := m[2*d.group+2], m[2*d.group+3]
+		if s < 0 || d.valid != nil && !d.valid(t.w[from+s:from+e]) {
+			continue
+		}
+		mark(from+s, from+e, d.kind)
 	}
 }
 
-// text is what the matchers read: the text, with what was found blanked (NUL), and its
-// lower-case copy, made when a matcher first needs it.
+// text is what the matchers read: the text, with what was found blanked (NUL).
 type text struct {
-	w  []byte
-	lw []byte
+	w []byte
 }
 
-func (t *text) lower() []byte {
-	if t.lw == nil {
-		t.lw = make([]byte, len(t.w)) // ASCII only: offsets stay those of w
-		for i, c := range t.w {
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
+// literal is one literal a matcher needs: a detector's (owner its index) or a word of a
+// secret's name (owner -1).
+type literal struct {
+	s     string
+	fold  bool
+	owner int
+}
+
+// literalIndex finds every literal of every matcher in one pass over a text: a table of
+// the byte pairs literals start with rules out most places at once, and the literals that
+// start with a place's first byte are compared there.
+type literalIndex struct {
+	lits  []literal
+	pair  [1 << 16]bool
+	first [256][]int32
+}
+
+var literals = sync.OnceValue(func() *literalIndex {
+	x := &literalIndex{}
+	add := func(l literal) {
+		k := int32(len(x.lits))
+		x.lits = append(x.lits, l)
+		c0, c1 := []byte{l.s[0]}, []byte{l.s[1]}
+		if l.fold {
+			c0, c1 = cases(l.s[0]), cases(l.s[1])
+		}
+		for _, a := range c0 {
+			x.first[a] = append(x.first[a], k)
+			for _, b := range c1 {
+				x.pair[int(a)<<8|int(b)] = true
 			}
-			t.lw[i] = c
 		}
 	}
-	return t.lw
+	for i, d := range detectors() {
+		for _, l := range d.literals {
+			add(literal{l, d.fold, i})
+		}
+	}
+	for _, w := range nameWords {
+		add(literal{w, true, -1})
+	}
+	return x
+})
+
+// cases is c and, for a letter, its other case.
+func cases(c byte) []byte {
+	switch {
+	case 'a' <= c && c <= 'z':
+		return []byte{c, c - 'a' + 'A'}
+	case 'A' <= c && c <= 'Z':
+		return []byte{c, c - 'A' + 'a'}
+	}
+	return []byte{c}
+}
+
+// scan returns, for each detector, where its literals occur, and where the words of
+// secrets' names do, each in text order.
+func scan(w []byte) (perDetector [][]int, names []int) {
+	x := literals()
+	perDetector = make([][]int, len(detectors()))
+	for i := 0; i+1 < len(w); i++ {
+		if !x.pair[int(w[i])<<8|int(w[i+1])] {
+			continue
+		}
+		for _, k := range x.first[w[i]] {
+			l := &x.lits[k]
+			if !hasPrefix(w[i:], l.s, l.fold) {
+				continue
+			}
+			if l.owner < 0 {
+				if n := len(names); n == 0 || names[n-1] != i {
+					names = append(names, i)
+				}
+				continue
+			}
+			perDetector[l.owner] = append(perDetector[l.owner], i)
+		}
+	}
+	return perDetector, names
+}
+
+func hasPrefix(w []byte, s string, fold bool) bool {
+	if len(w) < len(s) {
+		return false
+	}
+	if !fold {
+		return string(w[:len(s)]) == s
+	}
+	for j := 0; j < len(s); j++ {
+		c := w[j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // Key characters. NUL is never one: what an earlier matcher found is blanked with it.

@@ -3,7 +3,6 @@ package redact
 import (
 	"bytes"
 	"math"
-	"slices"
 	"strings"
 )
 
@@ -24,27 +23,12 @@ import (
 
 var nameWords = []string{"secret", "token", "pass", "pwd", "key", "auth", "credential"}
 
-// findNamed finds each name that holds one of nameWords, reads the assignment after it
+// findNamed finds each name that holds one of nameWords (hits: where they occur, in
+// order), reads the assignment after it
 // (an optional closing quote, escaped or not; :=, =>, : or =; a double-quoted,
 // single-quoted or bare value) and marks the value when the rules above take it. It is a
 // scan, not an expression: names are everywhere in code and JSON.
-func findNamed(t *text, mark func(start, end int, kind string)) {
-	lw := t.lower()
-	var hits []int
-	for _, k := range nameWords {
-		for at := 0; ; {
-			i := bytes.Index(lw[at:], []byte(k))
-			if i < 0 {
-				break
-			}
-			hits = append(hits, at+i)
-			at += i + len(k)
-		}
-	}
-	if len(hits) == 0 {
-		return
-	}
-	slices.Sort(hits)
+func findNamed(t *text, hits []int, mark func(start, end int, kind string)) {
 	w := t.w
 	n := len(w)
 	done := 0
@@ -291,7 +275,7 @@ func placeholder(v []byte) bool {
 	case '$', '<', '%', '{', '*':
 		return true
 	}
-	if bytes.HasPrefix(v, []byte(markerPrefix)) || bytes.HasPrefix(v, []byte("REDACTED")) {
+	if bytes.Contains(v, []byte(markerPrefix)) || bytes.HasPrefix(v, []byte("REDACTED")) {
 		return true
 	}
 	l := strings.ToLower(string(v))

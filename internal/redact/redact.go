@@ -16,6 +16,7 @@ package redact
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 )
 
@@ -159,10 +160,11 @@ func (r *Redactor) find(s string) []Match {
 	for _, p := range r.extra {
 		p.find(w, mark)
 	}
-	for i := range detectors() {
-		detectors()[i].find(t, mark)
+	hits, names := scan(w)
+	for i, d := range detectors() {
+		d.find(t, hits[i], mark)
 	}
-	findNamed(t, mark)
+	findNamed(t, names, mark)
 	if r.loose {
 		findLoose(w, mark)
 	}
@@ -171,12 +173,7 @@ func (r *Redactor) find(s string) []Match {
 }
 
 func sortMatches(ms []Match) {
-	// Insertion sort: a text holds few secrets.
-	for i := 1; i < len(ms); i++ {
-		for j := i; j > 0 && ms[j].Start < ms[j-1].Start; j-- {
-			ms[j], ms[j-1] = ms[j-1], ms[j]
-		}
-	}
+	slices.SortFunc(ms, func(a, b Match) int { return a.Start - b.Start })
 }
 
 // unescaped is s with its URL escapes (%XX) decoded, up to three times over (a value
