@@ -10,10 +10,10 @@ import (
 	"github.com/ctxkit/ctxkit/internal/testgen"
 )
 
-// BenchmarkRedact: the planted set's texts joined (about 0.5 MB, a secret in most texts)
+// BenchmarkRedact: the planted set's texts joined (about 0.3 MB, a secret in most texts)
 // once and four times over, and generated Claude Code sessions (no secret) of 150 KB and
 // 8 MB: the cost of redacting a document whole, and the linear-time claim (the MB/s of a
-// text and of four or fifty times as much are about equal).
+// text and of four or fifty times as much are of one order).
 func BenchmarkRedact(b *testing.B) {
 	var sb strings.Builder
 	for _, c := range readPlanted(b) {

@@ -24,10 +24,10 @@ import (
 var nameWords = []string{"secret", "token", "pass", "pwd", "key", "auth", "credential"}
 
 // findNamed finds each name that holds one of nameWords (hits: where they occur, in
-// order), reads the assignment after it
-// (an optional closing quote, escaped or not; :=, =>, : or =; a double-quoted,
-// single-quoted or bare value) and marks the value when the rules above take it. It is a
-// scan, not an expression: names are everywhere in code and JSON.
+// order), reads the assignment after it (an optional closing quote, escaped or not; :=,
+// =>, : or =; a double-quoted, single-quoted or bare value) and marks the value when the
+// rules above take it. It is a scan, not an expression: names are everywhere in code and
+// JSON.
 func findNamed(t *text, hits []int, mark func(start, end int, kind string)) {
 	w := t.w
 	n := len(w)
