@@ -32,6 +32,9 @@ type Common struct {
 	Output     string           `help:"Write the result to FILE atomically; default stdout." short:"o" placeholder:"FILE" group:"common"`
 	InPlace    bool             `help:"Rewrite each file argument in place, atomically." short:"i" group:"common"`
 	Version    kong.VersionFlag `help:"Print the version and exit." group:"common"`
+	Redact     bool             `help:"Redact secrets in the output document too; by default only what leaves the conversation is redacted." env:"CTX_REDACT" group:"common"`
+	NoRedact   bool             `help:"Keep secrets verbatim in what leaves the conversation (the store, summaries, model backends, the proxy's log)." env:"CTX_NO_REDACT" group:"common"`
+	Secrets    string           `help:"File of regular expressions, one a line, of secrets of your own to redact too." env:"CTX_SECRETS" placeholder:"FILE" group:"common"`
 	Latest     bool             `help:"Read the newest agent session of the current directory (Claude Code's or Codex's) instead of a file." group:"common"`
 	Agent      string           `help:"With --latest (or ctx-count --sessions), only this agent's sessions; any takes the newest of both." enum:"any,claude-code,codex" default:"any" env:"CTX_AGENT" placeholder:"any|claude-code|codex" group:"common"`
 	Files      []string         `arg:"" optional:"" name:"file" help:"Input documents; \"-\" or none reads stdin."`

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/redact"
 	"github.com/ctxkit/ctxkit/internal/safefile"
 	"github.com/ctxkit/ctxkit/internal/sessions"
 	"github.com/ctxkit/ctxkit/internal/store"
@@ -59,6 +60,30 @@ type Context struct {
 	counts     map[string]*tokens.DiskCache // by tokenizer name
 	given      map[string]bool              // flags the user set, by long name
 	textHint   string                       // Filter.TextHint of the run
+	redactor   *redact.Redactor             // Redactor's, once made
+	redactErr  error
+	redactOnce sync.Once
+}
+
+// Redactor is what redacts text that leaves the conversation (DESIGN §4.11): the store, a
+// summary, a model backend, a log. It is nil, redacting nothing, with --no-redact; it
+// holds the patterns of --secrets. A patterns file that cannot be read or holds a
+// bad expression is a usage error.
+func (c *Context) Redactor() (*redact.Redactor, error) {
+	c.redactOnce.Do(func() {
+		if c.Common == nil || c.Common.NoRedact {
+			return
+		}
+		var ps []redact.Pattern
+		if f := c.Common.Secrets; f != "" {
+			if ps, c.redactErr = redact.LoadPatterns(f); c.redactErr != nil {
+				c.redactErr = WithHint(Usagef("--secrets: %v", c.redactErr), "one RE2 regular expression a line; # starts a comment")
+				return
+			}
+		}
+		c.redactor = redact.New(ps...)
+	})
+	return c.redactor, c.redactErr
 }
 
 // Given reports whether the user set the flag called name (its long name, "store") on the
@@ -512,5 +537,9 @@ func (c *Context) CommonEnv() map[string]string {
 	}
 	set("overhead", "CTX_OVERHEAD", f.Overhead.String())
 	set("store", "CTX_STORE", f.Store)
+	// What the stages keep out of the store and their summaries is the user's choice too;
+	// --redact is not passed on: it would change what the stages give back.
+	set("no-redact", "CTX_NO_REDACT", strconv.FormatBool(f.NoRedact))
+	set("secrets", "CTX_SECRETS", f.Secrets)
 	return env
 }

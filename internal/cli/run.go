@@ -118,6 +118,14 @@ type CheckFunc func(in *transcript.Transcript, out []byte) ([]byte, *transcript.
 // Run runs f over the inputs.
 func (c *Context) Run(f Filter) error {
 	c.textHint = f.TextHint
+	if c.Common != nil && c.Common.Redact && !f.Reports {
+		c.readWhole = true // redactWritten works on the whole output
+	}
+	if c.Common != nil && c.Common.Secrets != "" {
+		if _, err := c.Redactor(); err != nil { // a bad file is refused whatever the tool writes
+			return err
+		}
+	}
 	names, err := c.documentNames(&f)
 	if err != nil {
 		return err
@@ -681,8 +689,10 @@ func (d *Doc) write(p *Plan) error {
 		}
 		return d.stream.rewriteEdits(p.Edits)
 	}
-	if done, err := d.writeSpliced(p); done || err != nil {
-		return err
+	if !d.c.Common.Redact {
+		if done, err := d.writeSpliced(p); done || err != nil {
+			return err
+		}
 	}
 	out, err := d.edited(p)
 	if err != nil {
@@ -696,8 +706,38 @@ func (d *Doc) write(p *Plan) error {
 		d.recount = !bytes.Equal(checked, out)
 		out, d.outT = checked, parsed
 	}
+	if d.c.Common.Redact {
+		if out, err = d.redactWritten(out); err != nil {
+			return err
+		}
+	}
 	d.out = out
 	return d.c.writeDocument(*d.whole, out)
+}
+
+// redactWritten is --redact: the output document with its secrets replaced by markers, in
+// its bytes (the markers hold nothing JSON escapes, so every string stays valid), checked
+// to parse again as the same format.
+func (d *Doc) redactWritten(out []byte) ([]byte, error) {
+	rd, err := d.c.Redactor()
+	if err != nil {
+		return nil, err
+	}
+	red := rd.Bytes(out)
+	if bytes.Equal(red, out) {
+		return out, nil
+	}
+	o, err := d.c.readOptions(d.Name)
+	if err != nil {
+		return nil, err
+	}
+	o.Format = d.T.Format
+	t, err := transcript.Parse(red, o)
+	if err != nil {
+		return nil, RuntimeError(fmt.Errorf("%s: internal error: the redacted document does not parse: %w", d.Display(), err))
+	}
+	d.recount, d.outT = true, t
+	return red, nil
 }
 
 // writeSpliced writes a document read whole with p's edits spliced in a piece at a time

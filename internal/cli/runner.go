@@ -323,6 +323,9 @@ func validateCommon(name string, c *Common) error {
 	case c.Output != "" && c.InPlace:
 		return WithHint(Usagef("-o/--output and -i/--in-place cannot be used together"),
 			fmt.Sprintf("see '%s --help'", name))
+	case c.Redact && c.NoRedact:
+		return WithHint(Usagef("--redact and --no-redact cannot be used together"),
+			"--redact redacts the output document as well; --no-redact redacts nothing")
 	case c.InPlace && len(c.Files) == 0 && !c.Latest:
 		return WithHint(Usagef("--in-place needs file arguments"),
 			fmt.Sprintf("name the files to edit: %s -i FILE...", name))

@@ -50,7 +50,7 @@ func TestCountTokensFailures(t *testing.T) {
 		want     string
 		waits    []time.Duration
 	}{
-		{"401 echoing the key", []reply{{status: 401, body: countKeyEcho}}, 1, "HTTP 401: invalid x-api-key: " + Redacted, nil},
+		{"401 echoing the key", []reply{{status: 401, body: countKeyEcho}}, 1, "HTTP 401: invalid x-api-key: [redacted: api-key]", nil},
 		{"429 then success", []reply{{status: 429, body: anthropicRate, header: map[string]string{"retry-after": "3"}}, {status: 200, body: countOK}}, 2, "", []time.Duration{3 * time.Second}},
 		{"500 to the end", []reply{{status: 500, body: openaiServer}}, 4, "gave up after 4 attempts: HTTP 500: The server had an error", []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond}},
 		{"no count in the answer", []reply{{status: 200, body: `{"type":"message"}`}}, 4, "the answer has no input_tokens count", nil},

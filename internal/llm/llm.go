@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/ctxkit/ctxkit/internal/redact"
 )
 
 // anthropicVersion is the Messages API version ctxkit speaks.
@@ -69,6 +71,10 @@ type Client struct {
 	// Sleep waits between attempts (tests make it instant); nil sleeps for real,
 	// cancellable by the context.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Redact, when set, redacts the system prompt and the prompt before they are sent
+	// (DESIGN §4.11: a backend may be another provider, or a server of someone else's).
+	// Errors are redacted whether it is set or not.
+	Redact *redact.Redactor
 }
 
 // BaseURLVar is the environment variable that names a backend's server when the caller
@@ -149,6 +155,7 @@ func retryable(code int) bool {
 
 // Complete sends the request and returns the answer's text, retrying what is worth it.
 func (c *Client) Complete(ctx context.Context, r Request) (string, error) {
+	r.System, r.Prompt = c.Redact.String(r.System), c.Redact.String(r.Prompt)
 	body, url, headers, err := c.encode(r)
 	if err != nil {
 		return "", err
@@ -457,6 +464,13 @@ func (c *Client) httpClient() *http.Client {
 }
 
 // scrub keeps a transport error from repeating anything but its kind (no URLs with keys).
+// Redact returns an error message or a log line s with the secrets in it replaced: every
+// shape redact knows, the keys given, and any long run of key characters (redact's Loose:
+// an error message holds no data that looks like one).
+func Redact(s string, keys ...string) string {
+	return redact.New().WithKeys(keys...).Loose().String(s)
+}
+
 func scrub(err error) error {
 	var ue interface{ Unwrap() error }
 	if errors.As(err, &ue) && ue.Unwrap() != nil {
@@ -475,7 +489,7 @@ func (c *Client) statusError(resp *http.Response, data []byte) error {
 	}
 	// Servers echo the key they refused ("Incorrect API key provided: sk-..."); the message
 	// goes to stderr and the breaker's file, so it is redacted here, where the key is known.
-	msg = Redact(msg, c.APIKey)
+	msg = c.Redact.WithKeys(c.APIKey, c.AuthToken).Loose().String(msg)
 	e := &StatusError{Code: resp.StatusCode, Message: msg, RetryAfter: retryAfter(resp.Header.Get("retry-after"))}
 	if resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusRequestEntityTooLarge {
 		code := gjson.GetBytes(data, "error.code").String()

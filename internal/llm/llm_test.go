@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/redact"
 	"github.com/ctxkit/ctxkit/internal/safefile"
 )
 
@@ -276,7 +277,7 @@ func TestKeyEchoRedacted(t *testing.T) {
 		c := client(backend, s.URL, nil)
 		c.APIKey = key
 		_, err := c.Complete(context.Background(), Request{Prompt: "p"})
-		if err == nil || strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "Zx9Qm2") || !strings.Contains(err.Error(), Redacted) {
+		if err == nil || strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "Zx9Qm2") || !strings.Contains(err.Error(), "[redacted: ") {
 			t.Errorf("%s: error %v; want the key redacted", backend, err)
 		}
 		b := &Breaker{Path: filepath.Join(t.TempDir(), "state", "b.json"), Limit: 1, Cooldown: time.Minute}
@@ -609,5 +610,26 @@ func TestBreakerSkipsLocalRefusal(t *testing.T) {
 	_ = b.Record(remote)
 	if err := b.Allow(); !errors.Is(err, ErrOpen) {
 		t.Errorf("after 2 remote refusals: %v, want the breaker open", err)
+	}
+}
+
+// TestPromptRedacted: with Client.Redact the backend receives markers, not the keys in
+// the prompt and the system prompt (issue 40); without it, the text as given.
+func TestPromptRedacted(t *testing.T) {
+	const key = "sk-proj-Zx9Qm2Lp7Rt4Vw8Ny3Kb6Hs1Jd5Fg0AcQwErTyUiOp"
+	for _, rd := range []*redact.Redactor{redact.New(), nil} {
+		s, _, reqs := server(t, reply{status: 200, body: anthropicOK})
+		c := client(Anthropic, s.URL, nil)
+		c.Redact = rd
+		if _, err := c.Complete(context.Background(), Request{System: "key " + key, Prompt: "export OPENAI_API_KEY=" + key}); err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll((*reqs)[0].Body)
+		if got := strings.Contains(string(body), "Zx9Qm2"); got != (rd == nil) {
+			t.Errorf("redactor %v: key sent: %v: %s", rd != nil, got, body)
+		}
+		if rd != nil && strings.Count(string(body), "[redacted: openai-api-key]") != 2 {
+			t.Errorf("want two markers: %s", body)
+		}
 	}
 }

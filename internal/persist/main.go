@@ -89,7 +89,11 @@ func planPersist(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	if err != nil {
 		return nil, cli.RuntimeError(fmt.Errorf("store %q: %w", f.Store, err))
 	}
-	o := Options{Threshold: f.Threshold.Int(), Preview: f.Preview.Int(), Store: dir, Counter: counter}
+	rd, err := d.Context().Redactor()
+	if err != nil {
+		return nil, err
+	}
+	o := Options{Threshold: f.Threshold.Int(), Preview: f.Preview.Int(), Store: dir, Counter: counter, Redact: rd}
 	sv := offload.NewSaver(f.Store, d.Name, d.Context().Now, d.Context().Warnf)
 	sv.DeferSyncIf(d.Context().Getenv)
 	t := d.T

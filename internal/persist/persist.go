@@ -23,9 +23,11 @@
 package persist
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/ctxkit/ctxkit/internal/offload"
+	"github.com/ctxkit/ctxkit/internal/redact"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -43,6 +45,10 @@ type Options struct {
 	// Counter measures the tokens a reference reports and the savings. Nil means the
 	// estimate.
 	Counter tokens.Counter
+	// Redact, when set, redacts each text before it is stored (DESIGN §4.11): the store
+	// keeps no secret, the reference names the redacted file, and --restore puts back the
+	// text with markers where the secrets were.
+	Redact *redact.Redactor
 }
 
 // Defaults returns the documented defaults: results above 30 KB, previews of about 2 KB.
@@ -206,13 +212,19 @@ func (p *planner) finish(st *Stats) {
 // the text, in bytes or in tokens.
 func offloadUnit(u *unit, o Options, c tokens.Counter, tool, callID string) (transcript.Edit, Blob, int, bool) {
 	text := u.text
-	n := previewOf(text, o.Preview)
-	if n >= len(text) {
-		return transcript.Edit{}, Blob{}, 0, false
-	}
 	raw := ""
 	if !u.canonical() {
 		raw = u.raw
+	}
+	// Redacted, the reference describes the file stored: its size, its lines and its
+	// preview are the redacted text's, so that --restore can check them and gives back
+	// that text.
+	if r := o.Redact.String(text); r != text {
+		text, raw = r, redactedRaw(o.Redact, raw, r)
+	}
+	n := previewOf(text, o.Preview)
+	if n >= len(text) {
+		return transcript.Edit{}, Blob{}, 0, false
 	}
 	blob := offload.Text(text, raw)
 	r := Reference{
@@ -231,6 +243,21 @@ func offloadUnit(u *unit, o Options, c tokens.Counter, tool, callID string) (tra
 	}
 	blob.Meta.Tool, blob.Meta.ToolCallID, blob.Meta.Tokens, blob.Meta.Tokenizer = tool, callID, r.Tokens, c.Name()
 	return transcript.Edit{Span: u.body, With: transcript.Quote(newOuter)}, blob, before - after, true
+}
+
+// redactedRaw is the original literal raw of a text redacted to text, redacted as well, or
+// "" when it does not spell text any more (a secret the literal spells with escapes the
+// text does not have): the text is then stored alone and --restore spells it anew.
+func redactedRaw(rd *redact.Redactor, raw, text string) string {
+	if raw == "" {
+		return ""
+	}
+	r := rd.String(raw)
+	var got string
+	if json.Unmarshal([]byte(r), &got) != nil || got != text {
+		return ""
+	}
+	return r
 }
 
 // toolNames maps each result to the name of the call it answers: results seldom name it.

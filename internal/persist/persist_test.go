@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/offload"
+	"github.com/ctxkit/ctxkit/internal/redact"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -529,5 +530,53 @@ func TestRestoreKeepsTheRest(t *testing.T) {
 	want := doc[:parse(t, doc).Messages[1].Span.Start] + doc[parse(t, doc).Messages[3].Span.Start:]
 	if back != want {
 		t.Errorf("restore after a cut differs at byte %d", firstDiff(back, want))
+	}
+}
+
+// TestPlanRedacts: with Options.Redact, the stored file holds a marker where the result
+// held a key (issue 40): in a canonical literal, and in one kept as written (an escaped
+// slash); the reference describes the stored file, so Restore checks it and gives the
+// result back with the marker, and nothing else changes.
+func TestPlanRedacts(t *testing.T) {
+	const key = "sk-ant-api03-Zx9Qm2Lp7Rt4Vw8Ny3Kb6Hs1Jd5Fg0AcQwErTyUiOp-AA"
+	text := "ANTHROPIC_API_KEY=" + key + "\n" + big("x", 300)
+	for _, c := range []struct {
+		name, from, to string
+	}{{"canonical", "", ""}, {"raw", "/", `\/`}} {
+		t.Run(c.name, func(t *testing.T) {
+			lit, _ := offload.Encode(text + "path /usr/lib\n")
+			if c.from != "" {
+				lit = strings.Replace(lit, c.from, c.to, 1)
+			}
+			doc := strings.Replace(anthropicDoc("@@BODY@@", "last"), `"@@BODY@@"`, lit, 1)
+			o := testOptions(1000)
+			o.Redact = redact.New()
+			tr := parse(t, doc)
+			edits, blobs, _ := Plan(tr, o)
+			if len(blobs) != 1 {
+				t.Fatalf("%d blobs", len(blobs))
+			}
+			for _, data := range []string{blobs[0].Data, blobs[0].RawData} {
+				if strings.Contains(data, "Zx9Qm2") {
+					t.Errorf("the store would keep the key: %.120q", data)
+				}
+			}
+			if got := blobs[0].RawHash != ""; got != (c.from != "") {
+				t.Errorf("original literal kept: %v, want %v", got, c.from != "")
+			}
+			if !strings.Contains(blobs[0].Data, "ANTHROPIC_API_KEY=[redacted: anthropic-api-key]\n") {
+				t.Errorf("no marker in the stored text: %.120q", blobs[0].Data)
+			}
+			out, err := tr.Apply(edits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := memStore{}
+			m.put(blobs)
+			back := restore(t, string(out), m)
+			if want := strings.Replace(doc, key, "[redacted: anthropic-api-key]", 1); back != want {
+				t.Errorf("restored differs from the input with the marker at byte %d", firstDiff(back, want))
+			}
+		})
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convstate"
 	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/redact"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/safefile"
 	offstore "github.com/ctxkit/ctxkit/internal/store"
@@ -83,7 +84,7 @@ func (*Flags) Examples() []cli.Example {
 
 // OmitCommon: ctx-proxy reads no document from files or stdin: it takes no file argument.
 func (*Flags) OmitCommon() []string {
-	return []string{"file", "in-place", "output", "path", "sidechains", "format", "stats-file", "latest", "agent"}
+	return []string{"file", "in-place", "output", "path", "sidechains", "format", "stats-file", "latest", "agent", "redact"}
 }
 
 // Main runs ctx-proxy and returns its exit status.
@@ -92,6 +93,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 }
 
 func run(ctx *cli.Context, f *Flags) error {
+	if f.Redact {
+		return cli.Usagef("ctx-proxy forwards the conversation as its client sent it; --redact does not apply")
+	}
 	if f.Timeout < 0 {
 		return cli.Usagef("--timeout must not be negative")
 	}
@@ -124,7 +128,7 @@ func run(ctx *cli.Context, f *Flags) error {
 		}
 		u, err := url.Parse(up.url)
 		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return cli.Usagef("%s must be an http or https URL with a host and no query, got %q", up.name, redactURL(up.url))
+			return cli.Usagef("%s must be an http or https URL with a host and no query, got %q", up.name, redact.Userinfo(up.url))
 		}
 		if u.User != nil {
 			// Go's client would send it as Basic auth on every request, beside the
@@ -193,6 +197,9 @@ func run(ctx *cli.Context, f *Flags) error {
 	}
 	defer os.RemoveAll(tmp)
 	s.TempDir = tmp
+	if s.Redact, err = ctx.Redactor(); err != nil {
+		return err
+	}
 	if f.Log != "" {
 		lf, err := safefile.OpenAppend(f.Log, 0o600)
 		if err != nil {

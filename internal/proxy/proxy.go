@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/convstate"
 	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/redact"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -54,8 +55,10 @@ type Server struct {
 	Summarizer *UpstreamSummarizer
 	// TempDir holds each request's stats file.
 	TempDir string
-	// Log receives one JSON line per conversation request; Stats a short line.
+	// Log receives one JSON line per conversation request; Stats a short line. Both are
+	// redacted with Redact (nil: --no-redact).
 	Log, Stats io.Writer
+	Redact     *redact.Redactor
 	Client     *http.Client
 	Now        func() time.Time
 
@@ -294,7 +297,7 @@ func (e *cutError) Error() string {
 		return "answer cut: " + e.err.Error()
 	}
 	if e.upstream {
-		return "answer cut: upstream: " + redactURL(e.err.Error())
+		return "answer cut: upstream: " + redact.Userinfo(e.err.Error())
 	}
 	return "answer cut: client: " + e.err.Error()
 }
@@ -316,7 +319,7 @@ func abortIf(cut error) {
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader, length int64) (int, error) {
 	target, err := s.targetURL(r)
 	if err != nil {
-		apiError(w, r, http.StatusBadGateway, "ctx-proxy: upstream: "+redactURL(err.Error()))
+		apiError(w, r, http.StatusBadGateway, "ctx-proxy: upstream: "+redact.Userinfo(err.Error()))
 		return 0, nil
 	}
 	var sending *bodyReader
@@ -328,7 +331,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 	}
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), body)
 	if err != nil {
-		apiError(w, r, http.StatusBadGateway, "ctx-proxy: "+redactURL(err.Error()))
+		apiError(w, r, http.StatusBadGateway, "ctx-proxy: "+redact.Userinfo(err.Error()))
 		return 0, nil
 	}
 	out.Header = r.Header.Clone()
@@ -354,7 +357,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body io.Reader,
 		if stopped(r) {
 			err = ErrStopped
 		}
-		msg := "upstream: " + redactURL(err.Error())
+		msg := "upstream: " + redact.Userinfo(err.Error())
 		apiError(w, r, http.StatusBadGateway, "ctx-proxy: "+msg)
 		return 0, errors.New(msg)
 	}
@@ -431,16 +434,6 @@ func dropHopByHop(h http.Header) {
 	}
 }
 
-// redactURL keeps a user:password an --upstream might carry out of error text.
-func redactURL(msg string) string {
-	if i := strings.Index(msg, "://"); i >= 0 {
-		if j := strings.IndexByte(msg[i+3:], '@'); j >= 0 && !strings.ContainsAny(msg[i+3:i+3+j], "/ ") {
-			return msg[:i+3] + "REDACTED" + msg[i+3+j:]
-		}
-	}
-	return msg
-}
-
 // Record is the log line of one conversation request.
 type Record struct {
 	Time         time.Time `json:"time"`
@@ -480,6 +473,7 @@ func (s *Server) record(rec *Record) {
 	if err != nil {
 		return
 	}
+	line = s.Redact.Bytes(line) // an error may quote a key (DESIGN §4.11)
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	if s.Log != nil {
@@ -494,7 +488,7 @@ func (s *Server) record(rec *Record) {
 			fb += "; " + rec.Error
 		}
 		fmt.Fprintf(s.Stats, "ctx-proxy: %s %s %d -> %d tokens, %d cached messages, +%.1f ms%s\n",
-			short(rec.Conversation), human.Safe(rec.Path), rec.TokensIn, rec.TokensSent, rec.CachedMessages, rec.AddedMS, human.Safe(fb))
+			short(rec.Conversation), human.Safe(s.Redact.String(rec.Path)), rec.TokensIn, rec.TokensSent, rec.CachedMessages, rec.AddedMS, human.Safe(s.Redact.String(fb)))
 	}
 }
 

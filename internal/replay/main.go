@@ -131,6 +131,9 @@ func run(ctx *cli.Context, f *Flags, sent func(turn int, request []byte) error) 
 	if f.InPlace {
 		return cli.Usagef("ctx-replay does not change documents; --in-place does not apply")
 	}
+	if f.Redact {
+		return cli.Usagef("ctx-replay writes a report, not documents; --redact does not apply")
+	}
 	if f.CacheTTL < 0 || f.Timeout < 0 {
 		return cli.Usagef("--cache-ttl and --timeout must not be negative")
 	}

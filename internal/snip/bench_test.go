@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/ctxkit/ctxkit/internal/redact"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -50,5 +51,35 @@ func BenchmarkPlan(b *testing.B) {
 		if edits, _, _ := Plan(t, o); len(edits) == 0 {
 			b.Fatal("nothing cleared")
 		}
+	}
+}
+
+// BenchmarkPlanRedact measures what redacting the kept texts costs the plan: with a store,
+// every result's file is named (and so redacted) while the plan is made.
+func BenchmarkPlanRedact(b *testing.B) {
+	var buf bytes.Buffer
+	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: 10 << 20, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	t, err := transcript.Parse(buf.Bytes(), transcript.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, rd := range []struct {
+		name string
+		r    *redact.Redactor
+	}{{"plain", nil}, {"redacted", redact.New()}} {
+		b.Run(rd.name, func(b *testing.B) {
+			o := Defaults()
+			o.Counter = estimate()
+			o.Tokens, o.Effective = 3_000_000, 1_000_000
+			o.Store, o.Redact = "/st", rd.r
+			b.SetBytes(int64(buf.Len()))
+			for b.Loop() {
+				if edits, _, _ := Plan(t, o); len(edits) == 0 {
+					b.Fatal("nothing cleared")
+				}
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ctxkit/ctxkit/internal/offload"
+	"github.com/ctxkit/ctxkit/internal/redact"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -23,7 +24,23 @@ import (
 // file, which the placeholder names too (persist's rule). value says the replacement is a
 // JSON value itself (the stub object of an input object): the stored file is then the
 // value as written, which restoring puts back as it is.
-func keep(raw, label string, value bool) offload.Blob {
+//
+// rd, when set, redacts both (DESIGN §4.11): the store keeps no secret, and restoring
+// gives back the text with markers where the secrets were. A marker holds nothing JSON
+// escapes, so a redacted literal or value is still valid JSON.
+func keep(rd *redact.Redactor, raw, label string, value bool) offload.Blob {
+	b := keepAsIs(raw, label, value)
+	if rd == nil {
+		return b
+	}
+	text, rawText := rd.String(b.Data), rd.String(b.RawData)
+	if text == b.Data && rawText == b.RawData {
+		return b
+	}
+	return offload.Text(text, rawText)
+}
+
+func keepAsIs(raw, label string, value bool) offload.Blob {
 	if !strings.HasPrefix(raw, `"`) {
 		if value {
 			return offload.Text(raw, "")

@@ -162,6 +162,9 @@ func run(ctx *cli.Context, f *Flags) error {
 	if err != nil {
 		return err
 	}
+	if o.Redact, err = ctx.Redactor(); err != nil {
+		return err
+	}
 	// The facts of each call and result, by the block's document offset: a streamed
 	// document gives them record by record in its first pass, so the whole plan is made
 	// before the second pass, which only splices the placeholders in.

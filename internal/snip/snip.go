@@ -29,6 +29,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/offload"
+	"github.com/ctxkit/ctxkit/internal/redact"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -83,6 +84,9 @@ type Options struct {
 	// kept there and its placeholder names the file; "" clears without keeping
 	// (--no-store), and the placeholder only says to re-run the call.
 	Store string
+	// Redact, when set, redacts what is kept in the store (DESIGN §4.11); the placeholder
+	// names the redacted file.
+	Redact *redact.Redactor
 	// Tools adds tool names to the built-in reads and searches.
 	Tools Tools
 	// Counter measures tokens; nil means the estimate.
@@ -226,12 +230,13 @@ type change struct {
 	label string
 	value bool // a call's input kept as the JSON value it is (see keep)
 	meta  store.Entry
+	rd    *redact.Redactor // Options.Redact
 }
 
 // blob is what change ch keeps, read from raw, the document's bytes at its span: the same
 // files its placeholder names, or an error when the text is not what the plan read.
 func (ch *change) blob(raw string) (offload.Blob, error) {
-	b := keep(raw, ch.label, ch.value)
+	b := keep(ch.rd, raw, ch.label, ch.value)
 	if keptOf(b) != ch.kept {
 		return offload.Blob{}, fmt.Errorf("the text at bytes %d-%d changed since it was read", ch.edit.Span.Start, ch.edit.Span.End)
 	}
@@ -325,7 +330,7 @@ func factsOf(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.
 	case transcript.ToolCall:
 		f.call = Classify(b.ToolName, t.BodyText(b), o.Tools)
 		if o.ClearInputs {
-			if with, in, n, ok := inputStub(t, b, c, o.Store); ok {
+			if with, in, n, ok := inputStub(t, b, c, o.Store, o.Redact); ok {
 				f.input, f.inputTokens = in, n
 				f.stub = transcript.Edit{Span: b.Body, With: with}
 				f.saving = inputSaving(t, f.stub, c)
@@ -339,7 +344,7 @@ func factsOf(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.
 			f.content = contentSpan(t, b)
 		}
 		if o.Store != "" && !f.cleared && !f.content.IsZero() {
-			f.kept = keptOf(keep(t.Slice(f.content), f.label, false))
+			f.kept = keptOf(keep(o.Redact, t.Slice(f.content), f.label, false))
 		}
 	}
 	return f
@@ -441,7 +446,7 @@ func plan(t *transcript.Transcript, o Options, factsOf func(*transcript.Block) f
 		b := t.Block(r.ref)
 		changes = append(changes, change{
 			edit: transcript.Edit{Span: r.content, With: transcript.Quote(r.with)},
-			kept: r.kept, label: r.label,
+			kept: r.kept, label: r.label, rd: o.Redact,
 			meta: store.Entry{Tool: r.call.Tool, ToolCallID: b.ToolID, Tokens: r.tokens, Tokenizer: c.Name()},
 		})
 		st.Items = append(st.Items, Item{
@@ -639,7 +644,7 @@ func (p *planner) inputEdits(r *result) []stubbed {
 		}
 		b := p.t.Block(ref)
 		if f := p.facts(b); f.stubOK {
-			ch := change{edit: f.stub, kept: f.input, value: b.BodyJSON,
+			ch := change{edit: f.stub, kept: f.input, value: b.BodyJSON, rd: p.o.Redact,
 				meta: store.Entry{Tool: b.ToolName, ToolCallID: b.ToolID, Tokens: f.inputTokens, Tokenizer: p.c.Name(), Input: true}}
 			stubs = append(stubs, stubbed{ch, f.saving})
 		}
@@ -756,7 +761,7 @@ func contentSpan(t *transcript.Transcript, b *transcript.Block) transcript.Span 
 // arguments), a text for free-form input; with a store dir, where the input is kept, and
 // the tokens it had. ok is false when there is nothing to replace, it was replaced before,
 // or the API would not accept a stub (Codex local_shell actions).
-func inputStub(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, dir string) (with string, in kept, n int, ok bool) {
+func inputStub(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, dir string, rd *redact.Redactor) (with string, in kept, n int, ok bool) {
 	if b.Body.IsZero() || b.Type == "local_shell_call" {
 		return "", kept{}, 0, false
 	}
@@ -769,7 +774,7 @@ func inputStub(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, 
 		return "", kept{}, 0, false
 	}
 	if dir != "" {
-		in = keptOf(keep(raw, "", b.BodyJSON))
+		in = keptOf(keep(rd, raw, "", b.BodyJSON))
 	}
 	at := in.at(dir)
 	if b.BodyJSON {

@@ -2,6 +2,7 @@ package snip
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/offload"
+	"github.com/ctxkit/ctxkit/internal/redact"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -271,7 +273,7 @@ func humanThousands(n int) string {
 func TestStoreListContent(t *testing.T) {
 	png := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 	list := `[{"type":"text","text":` + q(big("caption")) + `},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + png + `"}},{"type":"text","text":"second"}]`
-	b := keep(list, "", false)
+	b := keep(nil, list, "", false)
 	if b.Data != big("caption")+"\nsecond" || b.RawData != list || b.RawHash != store.Hash([]byte(list)) {
 		t.Errorf("kept %.60q raw %.60q", b.Data, b.RawData)
 	}
@@ -306,9 +308,9 @@ func TestKeepSpelling(t *testing.T) {
 		{`"[read_file for 'x'] Result:\nbody"`, "[read_file for 'x'] Result:\n", "body", false, false},
 		{`{"file_path": "/a"}`, "", `{"file_path": "/a"}`, true, false},
 	} {
-		b := keep(c.raw, c.label, c.value)
+		b := keep(nil, c.raw, c.label, c.value)
 		if b.Data != c.data && !strings.HasPrefix(c.raw, `"bad`) || (b.RawHash != "") != c.raw2 {
-			t.Errorf("keep(%s) = %q raw %q", c.raw, b.Data, b.RawData)
+			t.Errorf("keep(nil, %s) = %q raw %q", c.raw, b.Data, b.RawData)
 		}
 	}
 }
@@ -347,5 +349,37 @@ func TestRestoreErrors(t *testing.T) {
 	tr, _ = transcript.Parse([]byte(bad), transcript.Options{})
 	if _, _, err := Restore(tr, memStore{}.get); !errors.Is(err, errMalformed) || !errors.Is(err, offload.ErrNotStored) {
 		t.Errorf("bad path: %v", err)
+	}
+}
+
+// TestKeepRedacts: what a placeholder or stub keeps in the store holds markers, not keys
+// (issue 40): a result's string, its list of parts (kept as written too), and a call's
+// input object, which stays valid JSON.
+func TestKeepRedacts(t *testing.T) {
+	const key = "ghp_Zx9Qm2Lp7Rt4Vw8Ny3Kb6Hs1Jd5Fg0AcQwEr"
+	rd := redact.New()
+	for _, c := range []struct {
+		name, raw string
+		value     bool
+	}{
+		{"string", `"token ` + key + ` used"`, false},
+		{"parts", `[{"type":"text","text":"token ` + key + `"},{"type":"text","text":"done"}]`, false},
+		{"input", `{"command":"git clone https://x:` + key + `@github.com/a/b"}`, true},
+	} {
+		b := keep(rd, c.raw, "", c.value)
+		for _, data := range []string{b.Data, b.RawData} {
+			if strings.Contains(data, "Zx9Qm2") {
+				t.Errorf("%s: the store would keep the key: %q", c.name, data)
+			}
+		}
+		if !strings.Contains(b.Data, "[redacted: github-token]") {
+			t.Errorf("%s: no marker: %q", c.name, b.Data)
+		}
+		if b.RawData != "" && !json.Valid([]byte(b.RawData)) || c.value && !json.Valid([]byte(b.Data)) {
+			t.Errorf("%s: redacted JSON is not valid: %q %q", c.name, b.Data, b.RawData)
+		}
+		if plain := keep(nil, c.raw, "", c.value); !strings.Contains(plain.Data+plain.RawData, key) {
+			t.Errorf("%s: without a redactor the text changed: %q", c.name, plain.Data)
+		}
 	}
 }

@@ -237,7 +237,11 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		path, err := offload(c, data)
+		rd, err := c.Redactor()
+		if err != nil {
+			return nil, err
+		}
+		path, err := offload(c, rd.Bytes(data)) // the store keeps no secret (DESIGN §4.11)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +265,13 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		// Counted as the document holds it: escaped in a JSON string.
 		sections, meta = Fit(sections, meta, budget, func(s string) int { return o.Counter.Count(transcript.Quote(s)) }, f.KeepFirst)
 	}
-	edits, err := Place(t, sp, Render(sections, meta)+RenderRestored(restored))
+	// A summary is text written for somewhere else (a later context, a reader of the
+	// session): it holds no secret, whoever wrote it (DESIGN §4.11).
+	rd, err := c.Redactor()
+	if err != nil {
+		return nil, err
+	}
+	edits, err := Place(t, sp, rd.String(Render(sections, meta)+RenderRestored(restored)))
 	if err != nil {
 		return nil, cli.RuntimeError(fmt.Errorf("%s: %w", d.Display(), err))
 	}
@@ -333,9 +343,14 @@ func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.
 	if f.Backend == llm.Anthropic && key == "" {
 		token = c.Getenv("ANTHROPIC_AUTH_TOKEN")
 	}
+	rd, err := c.Redactor()
+	if err != nil {
+		return nil, err
+	}
 	client := &llm.Client{
 		Backend: f.Backend, BaseURL: f.BaseURL, APIKey: key, AuthToken: token, Model: model, Getenv: c.Getenv,
 		Timeout: f.Timeout, Retries: f.Retries, Backoff: time.Second, MaxBackoff: 30 * time.Second,
+		Redact: rd, // the backend receives no secret (DESIGN §4.11)
 	}
 	// The server the run talks to: --base-url, else OPENAI_BASE_URL or ANTHROPIC_BASE_URL,
 	// else the public API. A local OpenAI-compatible server needs no key; the public APIs do.

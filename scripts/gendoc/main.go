@@ -36,6 +36,7 @@ func run(args []string, stdout io.Writer) error {
 	compactions := fs.Int("compactions", 0, "compact the history `N` times (claude-code, codex)")
 	preserve := fs.Bool("preserve", false, "Claude Code compactions keep the newest turn (compactMetadata.preservedSegment)")
 	version := fs.String("version", "", "write as a given client version writes, with faithful usage: 2.1 (claude-code), 0.114 (codex)")
+	planted := fs.Bool("planted", false, "write the planted secrets and look-alikes internal/redact is measured on (JSON lines) instead of a document")
 	outFile := fs.String("o", "", "write to `FILE` instead of stdout")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -48,8 +49,12 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	opts := testgen.Options{Format: *format, Size: n, Seed: *seed, Images: *images, Pinned: *pinned, Compactions: *compactions, Preserve: *preserve, Version: *version}
+	generate := func(w io.Writer) error { return testgen.Generate(w, opts) }
+	if *planted {
+		generate = func(w io.Writer) error { return testgen.WriteSecrets(w, testgen.Secrets(*seed)) }
+	}
 	if *outFile == "" {
-		return testgen.Generate(stdout, opts)
+		return generate(stdout)
 	}
 	// Write beside the target and rename, so an interrupted run leaves no half file.
 	tmp, err := os.CreateTemp(filepath.Dir(*outFile), ".gendoc-*")
@@ -58,7 +63,7 @@ func run(args []string, stdout io.Writer) error {
 	}
 	defer os.Remove(tmp.Name())
 	w := bufio.NewWriterSize(tmp, 1<<20)
-	if err := testgen.Generate(w, opts); err != nil {
+	if err := generate(w); err != nil {
 		tmp.Close()
 		return err
 	}
