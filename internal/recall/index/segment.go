@@ -134,14 +134,14 @@ func (b *builder) encode(headLen int, headHash uint64) []byte {
 
 // segment is a segment opened for reading: its header in memory, the rest read as needed.
 type segment struct {
-	name     string // file name; "" for one held in memory
-	r        io.ReaderAt
-	size     int64
-	close    func() error
-	headLen  int
-	headHash uint64
-	nDocs    int
-	nTerms   int
+	name                                string // file name; "" for one held in memory
+	r                                   io.ReaderAt
+	size                                int64
+	close                               func() error
+	headLen                             int
+	headHash                            uint64
+	nDocs                               int
+	nTerms                              int
 	docsOff, lensOff, termsOff, postOff int64
 	textBytes, totalLen                 int64
 	spans                               []span
