@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/recall/index"
 	"github.com/ctxkit/ctxkit/internal/store"
 )
 
@@ -146,6 +147,13 @@ func (sv *Saver) Finish() (int, error) {
 	}
 	if err := sv.s.Append(entries...); err != nil {
 		return 0, err
+	}
+	// ctx-recall's index, beside the store, takes the new lines now rather than at the
+	// next search; it is derived data, rebuilt when missing, so a failure only warns.
+	if len(entries) > 0 {
+		if err := index.Update(sv.s); err != nil {
+			sv.warnf("store %q: ctx-recall's index not updated (ctx-recall will rebuild it): %v", sv.dir, err)
+		}
 	}
 	return n, nil
 }
