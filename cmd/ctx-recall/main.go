@@ -6,6 +6,8 @@ package main
 import (
 	"os"
 
+	_ "github.com/ctxkit/ctxkit/internal/apicount" // --tokenizer api, as every binary
+
 	"github.com/ctxkit/ctxkit/internal/recall"
 )
 
