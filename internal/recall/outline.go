@@ -183,15 +183,15 @@ func outlineOf(text string) shape {
 	}
 	switch {
 	case len(defs) >= 2 && len(defs)*3 >= signal:
-		return withEnds(shape{Kind: kindCode, Lines: len(lines), Counts: map[string]int{"definitions": len(defs)}, Entries: defs}, len(lines))
+		return withEnds(shape{Kind: kindCode, Lines: len(lines), Counts: map[string]int{"definition": len(defs)}, Entries: defs}, len(lines))
 	case signal > 0:
 		// the failures first: what a reader looks for, then the rest in order
 		sort.SliceStable(said, func(i, j int) bool { return classRank(said[i].Class) < classRank(said[j].Class) })
 		return shape{Kind: kindLog, Lines: len(lines), Counts: counts, Entries: said}
 	case len(heads) > 0:
-		return withEnds(shape{Kind: kindMarkdown, Lines: len(lines), Counts: map[string]int{"headings": len(heads)}, Entries: heads}, len(lines))
+		return withEnds(shape{Kind: kindMarkdown, Lines: len(lines), Counts: map[string]int{"heading": len(heads)}, Entries: heads}, len(lines))
 	case len(defs) > 0:
-		return withEnds(shape{Kind: kindCode, Lines: len(lines), Counts: map[string]int{"definitions": len(defs)}, Entries: defs}, len(lines))
+		return withEnds(shape{Kind: kindCode, Lines: len(lines), Counts: map[string]int{"definition": len(defs)}, Entries: defs}, len(lines))
 	}
 	// other text: where each paragraph starts
 	var paras []entry
@@ -200,7 +200,7 @@ func outlineOf(text string) shape {
 			paras = append(paras, entry{Line: i + 1, Text: strings.TrimSpace(l)})
 		}
 	}
-	return withEnds(shape{Kind: kindText, Lines: len(lines), Counts: map[string]int{"paragraphs": len(paras)}, Entries: paras}, len(lines))
+	return withEnds(shape{Kind: kindText, Lines: len(lines), Counts: map[string]int{"paragraph": len(paras)}, Entries: paras}, len(lines))
 }
 
 // classRank orders the classes of output lines in an outline.
@@ -279,7 +279,7 @@ func jsonOutline(text string, lines int) shape {
 		out = append(out, entry{Line: 1, End: lines, Text: describe(root)})
 	}
 	walk(root, "", 0)
-	return shape{Kind: kindJSON, Lines: lines, Counts: map[string]int{"keys": len(out)}, Entries: out}
+	return shape{Kind: kindJSON, Lines: lines, Counts: map[string]int{"key": len(out)}, Entries: out}
 }
 
 // describe says what a JSON value is, briefly.
@@ -380,7 +380,7 @@ func (r *recaller) renderOutline(ref string, data []byte, s shape, maxTokens int
 		})
 		var parts []string
 		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("%s %s", human.Thousands(s.Counts[k]), human.Safe(k)))
+			parts = append(parts, fmt.Sprintf("%s %s", human.Thousands(s.Counts[k]), plural(s.Counts[k], countName(k))))
 		}
 		fmt.Fprintf(&b, "; %s", strings.Join(parts, ", "))
 	}
@@ -411,6 +411,17 @@ func (r *recaller) renderOutline(ref string, data []byte, s shape, maxTokens int
 	}
 	b.WriteString(footer)
 	return b.Bytes()
+}
+
+// countName is what an outline's count counts.
+func countName(k string) string {
+	switch k {
+	case "test":
+		return "failing-test line"
+	case "frame":
+		return "stack frame"
+	}
+	return human.Safe(k) // (a JSON Lines record's type comes from the text)
 }
 
 func kindName(k string) string {

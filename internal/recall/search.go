@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -22,7 +23,8 @@ type query struct {
 	text    string
 	terms   map[uint64]int // ranked words and identifiers
 	phrases []string       // each must appear as it is, case folded
-	re      *regexp.Regexp // --regexp
+	re      *regexp.Regexp // --regexp, matched line by line (as grep does)
+	reText  *regexp.Regexp // the same in multi-line mode: a quick test of a whole text
 }
 
 // parseQuery reads a query: its "quoted" parts are phrases (the whole query with
@@ -35,6 +37,8 @@ func parseQuery(q string, phrase, re bool) (query, error) {
 			return out, cli.Usagef("--regexp: %v", err)
 		}
 		out.re = x
+		// (whatever matches a line matches the text with ^ and $ at each line)
+		out.reText = regexp.MustCompile("(?m)" + q)
 		return out, nil
 	}
 	out.terms = index.QueryTerms(q)
@@ -132,7 +136,7 @@ func (r *recaller) search(text string) error {
 	var found []found
 	if q.re != nil {
 		rep.Mode = "regexp"
-		found, rep.Searched, rep.Matched, err = scan(s, q.re, want)
+		found, rep.Searched, rep.Matched, err = scan(s, q, want)
 	} else {
 		if len(q.phrases) > 0 {
 			rep.Mode = "phrase"
@@ -171,27 +175,94 @@ func (r *recaller) ranked(s *store.Store, q query, want int) ([]found, int, int,
 	}
 	defer ix.Close()
 	var out []found
-	hits, matched, err := ix.Search(q.terms, q.must(), want, func(h index.Hit) (bool, error) {
+	// Of the best by BM25, those that hold the whole query as it is come first: a line
+	// remembered word for word names its item, where its words alone may be in many (the
+	// same file read twice, its line numbers apart).
+	whole := []byte(strings.ToLower(strings.Join(strings.Fields(q.text), " ")))
+	exact := 0
+	_, matched, err := ix.Search(q.terms, q.must(), max(want, verbatimAmong), func(h index.Hit) (bool, error) {
 		data, err := s.Get(h.Hash)
 		if err != nil {
 			return false, nil // gone or damaged since it was indexed
 		}
-		if len(q.phrases) > 0 && !q.hasPhrases(bytes.ToLower(data)) {
+		var lower []byte
+		if len(q.phrases) > 0 || len(q.terms) > 1 {
+			lower = bytes.ToLower(data)
+		}
+		if len(q.phrases) > 0 && !q.hasPhrases(lower) {
 			return false, nil
 		}
-		out = append(out, found{item: itemOf(s, h.Hash, h.Entry, data), score: h.Score, data: data})
+		f := found{item: itemOf(s, h.Hash, h.Entry, data), score: h.Score, data: data}
+		if len(q.terms) > 1 && holdsWords(lower, whole) {
+			out = slices.Insert(out, exact, f)
+			exact++
+		} else {
+			out = append(out, f)
+		}
 		return true, nil
 	})
 	if err != nil {
 		return nil, 0, 0, cli.RuntimeError(fmt.Errorf("index: %w", err))
 	}
-	_ = hits
+	if len(out) > want {
+		out = out[:want]
+	}
 	return out, ix.Docs(), matched, nil
 }
 
+// verbatimAmong is how many of the best items by BM25 are read to find those that hold
+// the query word for word.
+const verbatimAmong = 32
+
+// holdsWords reports whether text holds words (lowercased, its runs of white space made
+// one space) as they are, white space between them matched by any run of it.
+func holdsWords(text, words []byte) bool {
+	if len(words) == 0 {
+		return false
+	}
+	first := words
+	if i := bytes.IndexByte(words, ' '); i >= 0 {
+		first = words[:i]
+	}
+	for at := 0; ; {
+		i := bytes.Index(text[at:], first)
+		if i < 0 {
+			return false
+		}
+		if matchSpaced(text[at+i:], words) {
+			return true
+		}
+		at += i + 1
+	}
+}
+
+// matchSpaced reports whether text starts with words, a space in words matching any run
+// of white space.
+func matchSpaced(text, words []byte) bool {
+	j := 0
+	for i := 0; i < len(words); i++ {
+		if words[i] == ' ' {
+			if j >= len(text) || !isSpaceByte(text[j]) {
+				return false
+			}
+			for j < len(text) && isSpaceByte(text[j]) {
+				j++
+			}
+			continue
+		}
+		if j >= len(text) || text[j] != words[i] {
+			return false
+		}
+		j++
+	}
+	return true
+}
+
+func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 // scan reads every stored item for a regular expression, on every core, and ranks those
 // that match by how many lines do, the newest first among equals.
-func scan(s *store.Store, re *regexp.Regexp, want int) ([]found, int, int, error) {
+func scan(s *store.Store, q query, want int) ([]found, int, int, error) {
 	entries, _, err := s.Index()
 	if err != nil {
 		return nil, 0, 0, cli.RuntimeError(err)
@@ -220,17 +291,20 @@ func scan(s *store.Store, re *regexp.Regexp, want int) ([]found, int, int, error
 			defer wg.Done()
 			for i := range next {
 				data, err := s.Get(todo[i].Hash)
-				if err != nil || !re.Match(data) {
+				if err != nil || !q.reText.Match(data) {
 					continue
 				}
 				n := 0
 				for _, l := range bytes.Split(data, []byte("\n")) {
-					if re.Match(l) {
+					if q.re.Match(l) {
 						n++
 					}
 				}
+				if n == 0 {
+					continue // (a match across lines, which no line has)
+				}
 				mu.Lock()
-				hits = append(hits, hit{todo[i], max(n, 1), i})
+				hits = append(hits, hit{todo[i], n, i})
 				mu.Unlock()
 			}
 		}()
