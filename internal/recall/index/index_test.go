@@ -143,3 +143,18 @@ func TestConcurrentUpdatesAndMerge(t *testing.T) {
 		t.Errorf("%d segments after merging", len(segs))
 	}
 }
+
+func TestSortByTermKeepsDocumentOrder(t *testing.T) {
+	var p []posting
+	for id := uint64(0); id < 3000; id++ {
+		for _, h := range []uint64{id % 7 * 0x0101010101010101, 5, id*0x9E3779B97F4A7C15 | 1<<63} {
+			p = append(p, posting{h, id << 32})
+		}
+	}
+	sortByTerm(p)
+	for i := 1; i < len(p); i++ {
+		if p[i].h < p[i-1].h || p[i].h == p[i-1].h && p[i].v <= p[i-1].v {
+			t.Fatalf("at %d: %x/%x after %x/%x", i, p[i].h, p[i].v, p[i-1].h, p[i-1].v)
+		}
+	}
+}

@@ -47,54 +47,98 @@ type doc struct {
 	lineLen uint32
 }
 
-// builder collects documents into one segment.
+// builder collects documents into one segment. Postings are gathered as one flat list of
+// (term, document, frequency), sorted by term when the segment is written: appending costs
+// next to nothing, where a map of lists cost a lookup and often a growing slice each.
 type builder struct {
 	docs      []doc
 	lens      []uint32
-	post      map[uint64][]uint32 // per term: doc id, tf, doc id, tf...
+	pairs     []posting
 	textBytes int64
 	totalLen  int64
 	spans     []span
 }
 
-func newBuilder() *builder { return &builder{post: map[uint64][]uint32{}} }
+// posting is one document that has a term: v is the document's id << 32 | its frequency.
+type posting struct{ h, v uint64 }
 
-// add adds a document with its term frequencies.
-func (b *builder) add(d doc, tf map[uint64]uint32, length int, textBytes int) {
-	id := uint32(len(b.docs))
-	b.docs = append(b.docs, d)
-	b.lens = append(b.lens, uint32(length))
-	b.totalLen += int64(length)
-	b.textBytes += int64(textBytes)
-	for h, n := range tf {
-		b.post[h] = append(b.post[h], id, n)
+func newBuilder() *builder { return &builder{} }
+
+// sortByTerm sorts postings by term, keeping the order of each term's (their documents'
+// order, in which they were added): a radix sort, a byte of the hash a pass, passes where
+// every hash has the same byte skipped. A comparison sort took a third of the build.
+func sortByTerm(p []posting) {
+	if len(p) < 256 {
+		slices.SortStableFunc(p, func(x, y posting) int {
+			switch {
+			case x.h < y.h:
+				return -1
+			case x.h > y.h:
+				return 1
+			}
+			return 0
+		})
+		return
+	}
+	tmp := make([]posting, len(p))
+	src, dst := p, tmp
+	for shift := uint(0); shift < 64; shift += 8 {
+		var count [256]int
+		for _, x := range src {
+			count[byte(x.h>>shift)]++
+		}
+		if count[byte(src[0].h>>shift)] == len(src) {
+			continue
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, x := range src {
+			k := byte(x.h >> shift)
+			dst[count[k]] = x
+			count[k]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &p[0] {
+		copy(p, src)
 	}
 }
 
 // encode writes the segment.
 func (b *builder) encode(headLen int, headHash uint64) []byte {
-	terms := make([]uint64, 0, len(b.post))
-	for h := range b.post {
-		terms = append(terms, h)
+	sortByTerm(b.pairs)
+	var terms []uint64
+	var dfs []uint32
+	for i, p := range b.pairs {
+		if i == 0 || p.h != b.pairs[i-1].h {
+			terms = append(terms, p.h)
+			dfs = append(dfs, 0)
+		}
+		dfs[len(dfs)-1]++
 	}
-	slices.Sort(terms)
 	var postings bytes.Buffer
+	postings.Grow(3 * len(b.pairs))
 	offs := make([]int64, len(terms))
 	var tmp [2 * binary.MaxVarintLen32]byte
 	docsOff := int64(headerSize + 16*len(b.spans))
 	lensOff := docsOff + int64(docSize*len(b.docs))
 	termsOff := lensOff + int64(4*len(b.docs))
 	postOff := termsOff + int64(termSize*len(terms))
-	for i, h := range terms {
+	at := 0
+	for i := range terms {
 		offs[i] = postOff + int64(postings.Len())
 		prev := uint32(0)
-		p := b.post[h]
-		for j := 0; j < len(p); j += 2 {
-			n := binary.PutUvarint(tmp[:], uint64(p[j]-prev))
-			n += binary.PutUvarint(tmp[n:], uint64(p[j+1]))
+		for _, p := range b.pairs[at : at+int(dfs[i])] {
+			id, tf := uint32(p.v>>32), uint32(p.v)
+			n := binary.PutUvarint(tmp[:], uint64(id-prev))
+			n += binary.PutUvarint(tmp[n:], uint64(tf))
 			postings.Write(tmp[:n])
-			prev = p[j]
+			prev = id
 		}
+		at += int(dfs[i])
 	}
 	out := make([]byte, postOff, postOff+int64(postings.Len()))
 	copy(out, magic)
@@ -127,7 +171,7 @@ func (b *builder) encode(headLen int, headHash uint64) []byte {
 		o := termsOff + int64(termSize*i)
 		le.PutUint64(out[o:], h)
 		le.PutUint64(out[o+8:], uint64(offs[i]))
-		le.PutUint32(out[o+16:], uint32(len(b.post[h])/2))
+		le.PutUint32(out[o+16:], dfs[i])
 	}
 	return append(out, postings.Bytes()...)
 }
