@@ -38,6 +38,7 @@ func BenchmarkRecall(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
+	st.DeferSync() // (a benchmark's store need not survive a crash of the machine)
 	queries := fillStore(b, st, mb<<20, items)
 	for i := 0; i < b.N; i++ {
 		os.RemoveAll(filepath.Join(dir, index.Dir))

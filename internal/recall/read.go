@@ -259,11 +259,11 @@ func (r *recaller) read(ref string) error {
 		out = r.fit(out, r.f.MaxTokens.Int(), from)
 	}
 	if r.ctx.StdoutTTY && r.f.Output == "" {
-		// on a terminal, lines escaped; piped or to -o, the bytes as stored
+		// on a terminal, each line numbered (as --lines counts them: no line of the text
+		// can pass for one of ctx-recall's) and escaped; piped or to -o, the bytes as stored
 		var b bytes.Buffer
-		for _, l := range splitLines(string(out)) {
-			b.WriteString(human.Safe(strings.TrimRight(l, "\r")))
-			b.WriteByte('\n')
+		for i, l := range splitLines(string(out)) {
+			fmt.Fprintf(&b, "%6d  %s\n", from+i, human.Safe(strings.TrimRight(l, "\r")))
 		}
 		out = b.Bytes()
 	}
