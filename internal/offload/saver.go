@@ -150,7 +150,9 @@ func (sv *Saver) Finish() (int, error) {
 	}
 	// ctx-recall's index, beside the store, takes the new lines now rather than at the
 	// next search; it is derived data, rebuilt when missing, so a failure only warns.
-	if len(entries) > 0 {
+	// Under ctx-proxy (syncs deferred) it waits for that search: a segment is written and
+	// synced, which a request's path must not wait for.
+	if len(entries) > 0 && !sv.s.Deferred() {
 		if err := index.Update(sv.s); err != nil {
 			sv.warnf("store %q: ctx-recall's index not updated (ctx-recall will rebuild it): %v", sv.dir, err)
 		}

@@ -228,3 +228,12 @@ func TestReadOnlyStore(t *testing.T) {
 		t.Errorf("exit %d %s\n%s", code, errs, out)
 	}
 }
+
+// TestPhraseWithoutWords: a quoted phrase with no letter or digit is found by reading.
+func TestPhraseWithoutWords(t *testing.T) {
+	dir, hs := storeWith(t, "a -> b\n", "a => b\n")
+	code, out, errs := recall(t, "--store", dir, `"=>"`)
+	if code != 0 || !strings.Contains(out, hs[1][:12]) || strings.Contains(out, hs[0][:12]) {
+		t.Errorf("exit %d %s\n%s", code, errs, out)
+	}
+}

@@ -134,7 +134,17 @@ func (r *recaller) search(text string) error {
 	// costs a read of its file
 	want := r.f.Limit
 	var found []found
-	if q.re != nil {
+	if q.re == nil && len(q.terms) == 0 {
+		// phrases without a word ("->"): no term to look up, every text is read
+		var alt []string
+		for _, p := range q.phrases {
+			alt = append(alt, regexp.QuoteMeta(p))
+		}
+		q.re = regexp.MustCompile("(?i)" + strings.Join(alt, "|"))
+		q.reText = regexp.MustCompile("(?im)" + strings.Join(alt, "|"))
+		found, rep.Searched, rep.Matched, err = scan(s, q, want)
+		rep.Mode = "phrase"
+	} else if q.re != nil {
 		rep.Mode = "regexp"
 		found, rep.Searched, rep.Matched, err = scan(s, q, want)
 	} else {

@@ -399,8 +399,12 @@ func offload(c *cli.Context, data []byte) (string, error) {
 	if err := st.Append(store.Entry{Hash: h, Tool: "ctx-summarize", Source: "pre-summary document", Bytes: len(data), Lines: strings.Count(string(data), "\n"), Time: c.Now()}); err != nil {
 		return "", cli.RuntimeError(err)
 	}
-	if err := index.Update(st); err != nil { // ctx-recall's, derived: it rebuilds it when missing
-		c.Warnf("store %q: ctx-recall's index not updated (ctx-recall will rebuild it): %v", c.Common.Store, err)
+	// ctx-recall's index, derived (rebuilt when missing); under ctx-proxy, whose stages defer
+	// their syncs, ctx-recall indexes it when it searches (offload.Saver's rule)
+	if !st.Deferred() {
+		if err := index.Update(st); err != nil {
+			c.Warnf("store %q: ctx-recall's index not updated (ctx-recall will rebuild it): %v", c.Common.Store, err)
+		}
 	}
 	shown, err := cli.ShownStore(c.Common.Store, c.Getenv)
 	if err != nil {

@@ -110,14 +110,23 @@ func Terms(text []byte, emit func(h uint64)) {
 			nparts++
 		}
 		if i-start >= 2 {
-			emit(h)
+			emit(h | zero(h))
 		}
 		if nparts > 1 && i-start <= maxWord {
 			for j := 0; j < np; j++ {
-				emit(parts[j])
+				emit(parts[j] | zero(parts[j]))
 			}
 		}
 	}
+}
+
+// zero is 1 when h is 0, which no term's hash is (the index's tables take 0 for a free
+// slot), else 0.
+func zero(h uint64) uint64 {
+	if h == 0 {
+		return 1
+	}
+	return 0
 }
 
 // Hash is the hash of one term as Terms makes it: s lowercased (ASCII).
@@ -130,7 +139,7 @@ func Hash(s string) uint64 {
 		}
 		h = (h ^ uint64(c)) * fnvPrime
 	}
-	return h
+	return h | zero(h)
 }
 
 // QueryTerms are the distinct terms of a query, each with how often the query has it.
