@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/recall/index"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -45,14 +46,17 @@ func TestEncodeIsQuote(t *testing.T) {
 // ctx-proxy (syncs deferred), where ctx-recall indexes them when it searches.
 func TestSaverUpdatesRecallIndex(t *testing.T) {
 	for _, c := range []struct {
-		sync string
-		want bool
-	}{{"", true}, {"later", false}} {
+		sync, shown string
+		want        bool
+	}{{"", "", true}, {"later", "", false}, {"", "/ctx-replay/store", false}} {
 		dir := filepath.Join(t.TempDir(), "store")
 		sv := NewSaver(dir, "-", time.Now, func(string, ...any) {})
 		sv.DeferSyncIf(func(k string) string {
-			if k == store.SyncEnv {
+			switch k {
+			case store.SyncEnv:
 				return c.sync
+			case cli.StoreShownEnv:
+				return c.shown
 			}
 			return ""
 		})
@@ -65,7 +69,7 @@ func TestSaverUpdatesRecallIndex(t *testing.T) {
 		sv.Close()
 		segs, _ := filepath.Glob(filepath.Join(dir, index.Dir, "seg-*"))
 		if got := len(segs) > 0; got != c.want {
-			t.Errorf("%s=%q: indexed %v, want %v", store.SyncEnv, c.sync, got, c.want)
+			t.Errorf("%s=%q %s=%q: indexed %v, want %v", store.SyncEnv, c.sync, cli.StoreShownEnv, c.shown, got, c.want)
 		}
 	}
 }

@@ -400,8 +400,9 @@ func offload(c *cli.Context, data []byte) (string, error) {
 		return "", cli.RuntimeError(err)
 	}
 	// ctx-recall's index, derived (rebuilt when missing); under ctx-proxy, whose stages defer
-	// their syncs, ctx-recall indexes it when it searches (offload.Saver's rule)
-	if !st.Deferred() {
+	// their syncs, ctx-recall indexes it when it searches, and a temporary store is not
+	// indexed (offload.Saver's rules)
+	if !st.Deferred() && c.Getenv(cli.StoreShownEnv) == "" {
 		if err := index.Update(st); err != nil {
 			c.Warnf("store %q: ctx-recall's index not updated (ctx-recall will rebuild it): %v", c.Common.Store, err)
 		}
