@@ -130,10 +130,9 @@ func (r *recaller) search(text string) error {
 	}
 	defer s.Close()
 	rep := report{Query: text, Mode: "words", Store: s.Dir(), MaxTokens: r.f.MaxTokens.Int()}
-	// more than --limit are taken, so that the budget can choose; a few more, since each
-	// costs a read of its file
+	// (--limit items at most are read: then --max-tokens shows as many as fit)
 	want := r.f.Limit
-	var found []found
+	var hits []found
 	if q.re == nil && len(q.terms) == 0 {
 		// phrases without a word ("->"): no term to look up, every text is read
 		var alt []string
@@ -142,21 +141,21 @@ func (r *recaller) search(text string) error {
 		}
 		q.re = regexp.MustCompile("(?i)" + strings.Join(alt, "|"))
 		q.reText = regexp.MustCompile("(?im)" + strings.Join(alt, "|"))
-		found, rep.Searched, rep.Matched, err = scan(s, q, want)
+		hits, rep.Searched, rep.Matched, err = scan(s, q, want)
 		rep.Mode = "phrase"
 	} else if q.re != nil {
 		rep.Mode = "regexp"
-		found, rep.Searched, rep.Matched, err = scan(s, q, want)
+		hits, rep.Searched, rep.Matched, err = scan(s, q, want)
 	} else {
 		if len(q.phrases) > 0 {
 			rep.Mode = "phrase"
 		}
-		found, rep.Searched, rep.Matched, err = r.ranked(s, q, want)
+		hits, rep.Searched, rep.Matched, err = r.ranked(s, q, want)
 	}
 	if err != nil {
 		return err
 	}
-	for _, f := range found {
+	for _, f := range hits {
 		res := result{item: f.item, Score: f.score}
 		res.Excerpts, res.Matches = excerpts(f.data, q, r.f.Excerpts)
 		rep.Results = append(rep.Results, res)
