@@ -1,10 +1,12 @@
 package recall
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/offload"
+	"github.com/ctxkit/ctxkit/internal/safefile"
 	"github.com/ctxkit/ctxkit/internal/store"
 )
 
@@ -34,6 +37,9 @@ type item struct {
 	// Encoding names the item whose original JSON this file is, when it is one.
 	EncodingOf string `json:"encoding_of,omitempty"`
 	Indexed    bool   `json:"indexed"`
+	// SourceLine is the line of Source that holds the result (the last that names the
+	// tool call id as a result's), when Source is still there and names it.
+	SourceLine int `json:"source_line,omitempty"`
 }
 
 // describeItem gathers what is known of the stored file h.
@@ -74,6 +80,9 @@ func (r *recaller) meta(ref string) error {
 		return err
 	}
 	it.Kind = outlineOf(string(data)).Kind
+	if it.Source != "" && it.ToolCallID != "" {
+		it.SourceLine = lineOfResult(it.Source, it.ToolCallID)
+	}
 	if r.f.JSON {
 		return r.writeJSON(it)
 	}
@@ -111,7 +120,11 @@ func (r *recaller) meta(ref string) error {
 			row("tool call id", human.Safe(it.ToolCallID))
 		}
 		if it.Source != "" {
-			row("from", human.Safe(it.Source))
+			from := human.Safe(it.Source)
+			if it.SourceLine > 0 {
+				from += fmt.Sprintf(", line %s (the result's message)", human.Thousands(it.SourceLine))
+			}
+			row("from", from)
 		}
 		if !it.Time.IsZero() {
 			row("stored", it.Time.UTC().Format("2006-01-02 15:04:05 UTC"))
@@ -122,6 +135,39 @@ func (r *recaller) meta(ref string) error {
 	}
 	fmt.Fprintf(&b, "outline: ctx-recall --outline %s; read: ctx-recall --read %s\n", it.Ref, it.Ref)
 	return r.write(b.Bytes())
+}
+
+// lineOfResult finds the message a stored result came from in the session it was read
+// from: the line of the last mention of the call id as a result's (tool_use_id,
+// tool_call_id, call_id: the output follows the call), 0 when the file is not there (stdin,
+// moved, another user's) or does not name it. Read only for --meta, a line at a time.
+func lineOfResult(source, callID string) int {
+	f, err := safefile.Open(source)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	key := regexp.MustCompile(`"(?:tool_use_id|tool_call_id|call_id)"\s*:\s*` + regexp.QuoteMeta(strconv.Quote(callID)))
+	r := bufio.NewReaderSize(f, 1<<16)
+	found, n := 0, 0
+	id := []byte(callID)
+	for {
+		line, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// a long line: read it whole
+			rest, rerr := r.ReadBytes('\n')
+			line, err = append(append([]byte(nil), line...), rest...), rerr
+		}
+		if len(line) > 0 {
+			n++
+			if bytes.Contains(line, id) && key.Match(line) {
+				found = n
+			}
+		}
+		if err != nil {
+			return found
+		}
+	}
 }
 
 func (r *recaller) writeJSON(v any) error {

@@ -237,3 +237,28 @@ func TestPhraseWithoutWords(t *testing.T) {
 		t.Errorf("exit %d %s\n%s", code, errs, out)
 	}
 }
+
+// TestMetaNamesTheMessage: --meta finds the result's line in the session it came from.
+func TestMetaNamesTheMessage(t *testing.T) {
+	tmp := t.TempDir()
+	session := filepath.Join(tmp, "s.jsonl")
+	lines := `{"type":"user","message":{"content":"go"}}
+{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_42","name":"Bash","input":{}}]}}
+{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id": "toolu_42","content":"x"}]}}
+{"type":"assistant","message":{"content":"done"}}
+`
+	if err := os.WriteFile(session, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Create(filepath.Join(tmp, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, _ := st.Put([]byte("the output\n"))
+	st.Append(store.Entry{Hash: h, Tool: "Bash", ToolCallID: "toolu_42", Source: session, Bytes: 11})
+	st.Close()
+	code, out, errs := recall(t, "--store", filepath.Join(tmp, "store"), "--meta", h[:12])
+	if code != 0 || !strings.Contains(out, "s.jsonl, line 3 (the result's message)\n") {
+		t.Errorf("exit %d %s\n%s", code, errs, out)
+	}
+}
