@@ -34,6 +34,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/proxy"
+	"github.com/ctxkit/ctxkit/internal/recall"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/sessions"
@@ -49,6 +50,7 @@ var mains = map[string]func(args []string, stdin io.Reader, stdout, stderr io.Wr
 	"ctx-summarize": summarize.Main, "ctx-trim": trim.Main, "ctx-repair": repair.Main, "ctx-convert": convert.Main,
 	"ctx-replay": replay.Main,
 	"ctx-proxy":  proxy.Main,
+	"ctx-recall": recall.Main,
 }
 
 func TestMain(m *testing.M) {

@@ -192,6 +192,16 @@ func TestTerminalOutputEscaped(t *testing.T) {
 		nil, &out, &errOut, getenv); code != 0 {
 		t.Fatalf("ctx-persist: exit %d: %s", code, errOut.String())
 	}
+	// ctx-recall shows what the store holds: the first item's reference
+	index, err := os.ReadFile(filepath.Join(store, "index.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first struct{ Hash string }
+	if err := json.Unmarshal(index[:bytes.IndexByte(index, '\n')], &first); err != nil || len(first.Hash) != 64 {
+		t.Fatalf("index line: %v", err)
+	}
+	ref := first.Hash[:12]
 
 	for _, c := range []struct {
 		name string
@@ -211,6 +221,10 @@ func TestTerminalOutputEscaped(t *testing.T) {
 		{"proxy --status", "ctx-proxy", []string{"--status", "--listen", peerAddr}, 0, "conversation"},
 		{"repair --check", "ctx-repair", []string{"--check", broken}, 1, "broken"},
 		{"persist --list", "ctx-persist", []string{"--list", "--store", store}, 0, "TOOL"},
+		{"recall search", "ctx-recall", []string{"--store", store, "--regexp", "."}, 0, "stored match"},
+		{"recall --meta", "ctx-recall", []string{"--store", store, "--meta", ref}, 0, "tool call id"},
+		{"recall --outline", "ctx-recall", []string{"--store", store, "--outline", ref}, 0, "read a part"},
+		{"recall --read on a terminal", "ctx-recall", []string{"--store", store, "--read", ref}, 0, ""},
 		{"snip --dry-run", "ctx-snip", []string{"--dry-run", "--window", "20000", "--now", "2026-03-05T00:00:00Z", session}, 0, "would clear"},
 		{"trim --dry-run", "ctx-trim", []string{"--dry-run", "--max-tokens", "3000", doc}, 0, "would drop"},
 		{"error naming a file", "ctx-count", []string{notDoc}, 3, "error"},

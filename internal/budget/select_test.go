@@ -380,3 +380,14 @@ func TestCutHasNoMoreTokensThanHeadAndTail(t *testing.T) {
 		t.Skipf("the lines are not denser than the head and tail here (%d ≤ %d tokens): the bound is not exercised", c.Count(out), c.Count(headTail))
 	}
 }
+
+func TestClassifyForOthers(t *testing.T) {
+	lines := []string{"ok  \tgithub.com/x/y\t0.1s", "--- FAIL: TestParse (0.00s)", "    parse_test.go:12: got 3, want 4", "main.go:3:2: undefined: foo", "", "", "warning: unused variable", "", "plain text"}
+	got := Classify(lines)
+	want := []Class{Other, TestFailure, Diagnostic, Error, Other, Other, Warning, Other, Other}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %q: %v, want %v", lines[i], got[i], want[i])
+		}
+	}
+}

@@ -17,7 +17,7 @@ type FlagSpec struct {
 }
 
 // Flags lists tool's flags (--help and --version included) and whether it takes file
-// arguments.
+// arguments (not when the tool renamed them to other words: Tool.Args).
 func Flags(tool *Tool) (flags []FlagSpec, files bool, err error) {
 	p, _, err := newParser(tool, io.Discard, io.Discard, func(string) string { return "" })
 	if err != nil {
@@ -48,5 +48,8 @@ func Flags(tool *Tool) (flags []FlagSpec, files bool, err error) {
 		}
 		flags = append(flags, spec)
 	}
-	return flags, len(node.Positional) > 0, nil
+	for _, p := range node.Positional {
+		files = files || p.Name == filesArg
+	}
+	return flags, files, nil
 }

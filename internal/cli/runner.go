@@ -41,7 +41,17 @@ type Tool struct {
 	// them, and they are taken out of the grammar rather than hidden, so a file argument
 	// is refused as any unexpected argument is (exit 2). No pipeline shares them.
 	Omit []string
+	// Args, when set, renames the file arguments for a tool whose arguments are not
+	// documents (ctx-recall's query): their name and help in --help and usage errors.
+	Args *Args
 }
+
+// Args names a tool's positional arguments (Tool.Args).
+type Args struct{ Name, Help string }
+
+// Arguer is a grammar whose file arguments mean something else: [Command] copies its
+// Args into [Tool.Args].
+type Arguer interface{ FileArgs() Args }
 
 // Example is one command line of a tool's --help.
 type Example struct {
@@ -69,6 +79,10 @@ func Command[F any](name, summary, help string, run func(*Context, *F) error) *T
 	}
 	if o, ok := any(f).(Omitter); ok {
 		t.Omit = o.OmitCommon()
+	}
+	if a, ok := any(f).(Arguer); ok {
+		args := a.FileArgs()
+		t.Args = &args
 	}
 	return t
 }
@@ -393,6 +407,13 @@ func newParser(tool *Tool, stdout, stderr io.Writer, getenv func(string) string)
 	}
 	if err := omit(p.Model.Node, tool.Omit); err != nil {
 		return nil, nil, err
+	}
+	if tool.Args != nil {
+		for _, a := range p.Model.Node.Positional {
+			if a.Name == filesArg {
+				a.Name, a.Help = tool.Args.Name, tool.Args.Help
+			}
+		}
 	}
 	env.takeOver(p.Model.Node)
 	return p, env, nil

@@ -22,6 +22,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/proxy"
+	"github.com/ctxkit/ctxkit/internal/recall"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/safefile"
@@ -51,6 +52,7 @@ var tools = map[string]tool{
 	"ctx-convert":   {convert.Main, convert.Tool},
 	"ctx-replay":    {replay.Main, replay.Tool},
 	"ctx-proxy":     {proxy.Main, proxy.Tool},
+	"ctx-recall":    {recall.Main, recall.Tool},
 }
 
 // Names are the tools' names, sorted.

@@ -180,6 +180,9 @@ func TestBashCompletes(t *testing.T) {
 		{"ctx-snip", []string{"no"}, []string{"notes.jsonl"}, nil},
 		// ctx-proxy reads no document: no file after it (issue 34).
 		{"ctx-proxy", []string{"no"}, nil, []string{"notes.jsonl"}},
+		// ctx-recall's arguments are a query's words, not files
+		{"ctx-recall", []string{"no"}, nil, []string{"notes.jsonl"}},
+		{"ctx-recall", []string{"--re"}, []string{"--read", "--regexp"}, nil},
 		{"ctxkit", []string{"co"}, []string{"count", "convert", "completion"}, []string{"budget"}},
 	} {
 		got := strings.Fields(complete(c.command, c.words...))

@@ -70,6 +70,11 @@ func LineCount(text string) int {
 	return n
 }
 
+// RecallNote is what every placeholder and marker that names a stored file says after its
+// path (DESIGN §4.9): that ctx-recall reads the file too, or the part of it the model needs,
+// given the path. Parsers of older placeholders take it as optional.
+const RecallNote = " (or ctx-recall --outline/--read with that path)"
+
 // ShellQuote quotes a path for a POSIX shell when it holds anything but safe characters.
 func ShellQuote(p string) string {
 	for i := 0; i < len(p); i++ {

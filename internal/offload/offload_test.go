@@ -3,9 +3,14 @@ package offload
 import (
 	"encoding/json"
 	"math/rand"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/recall/index"
+	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -33,6 +38,38 @@ func TestEncodeIsQuote(t *testing.T) {
 	for _, s := range []string{"\xff", "a\xc3", "\xed\xa0\x80"} {
 		if _, ok := Encode(s); ok {
 			t.Errorf("Encode(%q) accepted invalid UTF-8", s)
+		}
+	}
+}
+
+// TestSaverUpdatesRecallIndex: the lines a Saver appends are indexed at once, but under
+// ctx-proxy (syncs deferred), where ctx-recall indexes them when it searches.
+func TestSaverUpdatesRecallIndex(t *testing.T) {
+	for _, c := range []struct {
+		sync, shown string
+		want        bool
+	}{{"", "", true}, {"later", "", false}, {"", "/ctx-replay/store", false}} {
+		dir := filepath.Join(t.TempDir(), "store")
+		sv := NewSaver(dir, "-", time.Now, func(string, ...any) {})
+		sv.DeferSyncIf(func(k string) string {
+			switch k {
+			case store.SyncEnv:
+				return c.sync
+			case cli.StoreShownEnv:
+				return c.shown
+			}
+			return ""
+		})
+		if err := sv.Put(Text("some tool output", "")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sv.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		sv.Close()
+		segs, _ := filepath.Glob(filepath.Join(dir, index.Dir, "seg-*"))
+		if got := len(segs) > 0; got != c.want {
+			t.Errorf("%s=%q %s=%q: indexed %v, want %v", store.SyncEnv, c.sync, cli.StoreShownEnv, c.shown, got, c.want)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/recall/index"
 	"github.com/ctxkit/ctxkit/internal/store"
 )
 
@@ -146,6 +148,18 @@ func (sv *Saver) Finish() (int, error) {
 	}
 	if err := sv.s.Append(entries...); err != nil {
 		return 0, err
+	}
+	// ctx-recall's index, beside the store, takes the new lines now rather than at the
+	// next search; it is derived data, rebuilt when missing, so a failure only warns.
+	// Under ctx-proxy (syncs deferred) it waits for that search: a segment is written and
+	// synced, which a request's path must not wait for. A temporary store whose
+	// placeholders name another path (ctx-replay's, ctx-count --savings') is searched by
+	// no one: not indexed.
+	temporary := sv.getenv != nil && sv.getenv(cli.StoreShownEnv) != ""
+	if len(entries) > 0 && !sv.s.Deferred() && !temporary {
+		if err := index.Update(sv.s); err != nil {
+			sv.warnf("store %q: ctx-recall's index not updated (ctx-recall will rebuild it): %v", sv.dir, err)
+		}
 	}
 	return n, nil
 }

@@ -252,7 +252,7 @@ func TestPlanFormats(t *testing.T) {
 				t.Errorf("preview of %d bytes: %q", len(preview), human.Clip(preview, 100))
 			}
 			path := filepath.Join("/st", b.Hash[:2], b.Hash)
-			want := fmt.Sprintf("[ctx-persist: tool result stored in full (%d bytes, 800 lines, ~%d tokens); above are its first %d bytes. Read it all with a file tool or: cat %s]",
+			want := fmt.Sprintf("[ctx-persist: tool result stored in full (%d bytes, 800 lines, ~%d tokens); above are its first %d bytes. Read it all with a file tool or: cat %s (or ctx-recall --outline/--read with that path)]",
 				len(large), tokens.Estimate(large), len(preview), path)
 			if marker != want {
 				t.Errorf("marker\n got %s\nwant %s", marker, want)

@@ -44,7 +44,7 @@ func (r Reference) Marker() string {
 	} else {
 		b.WriteString("no preview")
 	}
-	fmt.Fprintf(&b, ". Read it all with a file tool or: cat %s", offload.ShellQuote(r.Path))
+	fmt.Fprintf(&b, ". Read it all with a file tool or: cat %s%s", offload.ShellQuote(r.Path), offload.RecallNote)
 	if r.Raw != "" {
 		fmt.Fprintf(&b, "; original encoding: sha256:%s", r.Raw)
 	}
@@ -60,7 +60,7 @@ func plural(n int, word string) string {
 }
 
 // Compiled once and only read; not state.
-var markerSyntax = regexp.MustCompile(`^\[ctx-persist: tool result stored in full \(([0-9]+) bytes, ([0-9]+) lines?, ~([0-9]+) tokens?\); (?:above are its first ([0-9]+) bytes|no preview)\. Read it all with a file tool or: cat (.+?)(?:; original encoding: sha256:([0-9a-f]{64}))?\]$`)
+var markerSyntax = regexp.MustCompile(`^\[ctx-persist: tool result stored in full \(([0-9]+) bytes, ([0-9]+) lines?, ~([0-9]+) tokens?\); (?:above are its first ([0-9]+) bytes|no preview)\. Read it all with a file tool or: cat (.+?)(?:` + regexp.QuoteMeta(offload.RecallNote) + `)?(?:; original encoding: sha256:([0-9a-f]{64}))?\]$`)
 
 // ParseMarker reads a marker line. The stored file's hash is taken from the end of the path
 // (…/ab/abcdef…, 64 hex digits); nothing else of the path is used.

@@ -85,8 +85,8 @@ func partsText(raw string) string {
 // (offload.ShellQuote), and the placeholder's argument comes before it: the last " or read "
 // is the one this tier wrote.
 var (
-	keptResult = regexp.MustCompile(`(?s)^\[ctx-snip: .* cleared \([0-9,]+ tokens?\); .* — re-run the call(?: that made it)? or read (.+?)(?:` + regexp.QuoteMeta(rawNote) + `([0-9a-f]{64}))?\]$`)
-	keptNote   = regexp.MustCompile(`(?s)^cleared [0-9,]+ tokens?; stored in (.+?)(?:` + regexp.QuoteMeta(rawNote) + `([0-9a-f]{64}))?$`)
+	keptResult = regexp.MustCompile(`(?s)^\[ctx-snip: .* cleared \([0-9,]+ tokens?\); .* — re-run the call(?: that made it)? or read (.+?)(?:` + regexp.QuoteMeta(offload.RecallNote) + `)?(?:` + regexp.QuoteMeta(rawNote) + `([0-9a-f]{64}))?\]$`)
+	keptNote   = regexp.MustCompile(`(?s)^cleared [0-9,]+ tokens?; stored in (.+?)(?:` + regexp.QuoteMeta(offload.RecallNote) + `)?(?:` + regexp.QuoteMeta(rawNote) + `([0-9a-f]{64}))?$`)
 )
 
 // errMalformed is wrapped by every error about a placeholder that cannot be read.

@@ -305,13 +305,13 @@ type facts struct {
 // re-encoding that text would not give the document's bytes back, the original JSON.
 type kept struct{ hash, raw string }
 
-// at is what a placeholder says of where the text is: the path of its file, and the hash
-// of the original JSON when that was kept too.
+// at is what a placeholder says of where the text is: the path of its file, that
+// ctx-recall reads it too, and the hash of the original JSON when that was kept too.
 func (k kept) at(dir string) string {
 	if k.hash == "" {
 		return ""
 	}
-	s := offload.ShellQuote(store.Path(dir, k.hash))
+	s := offload.ShellQuote(store.Path(dir, k.hash)) + offload.RecallNote
 	if k.raw != "" {
 		s += rawNote + k.raw
 	}

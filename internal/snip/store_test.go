@@ -247,7 +247,7 @@ func TestStorePlaceholder(t *testing.T) {
 	if m.Tool != "Read" || m.ToolCallID != "toolu_00" || m.Bytes != len(text) || m.Lines != 1 || m.Tokens != st.Items[0].Tokens || m.Input {
 		t.Errorf("index entry %+v", m)
 	}
-	want := fmt.Sprintf(`[ctx-snip: result of Read("/repo/a.go") cleared (%s tokens); the file was read again later — re-run the call or read %s/%s/%s]`,
+	want := fmt.Sprintf(`[ctx-snip: result of Read("/repo/a.go") cleared (%s tokens); the file was read again later — re-run the call or read %s/%s/%s (or ctx-recall --outline/--read with that path)]`,
 		humanThousands(st.Items[0].Tokens), storeDir, h[:2], h)
 	if got := gjson.Parse(edits[0].With).String(); got != want {
 		t.Errorf("placeholder\n got %s\nwant %s", got, want)

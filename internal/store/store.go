@@ -101,6 +101,10 @@ const SyncEnv = "CTX_STORE_SYNC"
 // response has gone back.
 func (s *Store) DeferSync() { s.deferred = true }
 
+// Deferred reports whether the store's syncing is deferred (DeferSync): the caller is on
+// a request's path, where work that can wait should.
+func (s *Store) Deferred() bool { return s.deferred }
+
 // DeferSyncIf defers syncing when getenv(SyncEnv) says "later".
 func (s *Store) DeferSyncIf(getenv func(string) string) {
 	if getenv != nil && getenv(SyncEnv) == "later" {

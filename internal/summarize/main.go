@@ -17,6 +17,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/llm"
 	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/recall/index"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/safefile"
 	"github.com/ctxkit/ctxkit/internal/store"
@@ -424,6 +425,14 @@ func offload(c *cli.Context, data []byte) (string, error) {
 	}
 	if err := st.Append(store.Entry{Hash: h, Tool: "ctx-summarize", Source: "pre-summary document", Bytes: len(data), Lines: strings.Count(string(data), "\n"), Time: c.Now()}); err != nil {
 		return "", cli.RuntimeError(err)
+	}
+	// ctx-recall's index, derived (rebuilt when missing); under ctx-proxy, whose stages defer
+	// their syncs, ctx-recall indexes it when it searches, and a temporary store is not
+	// indexed (offload.Saver's rules)
+	if !st.Deferred() && c.Getenv(cli.StoreShownEnv) == "" {
+		if err := index.Update(st); err != nil {
+			c.Warnf("store %q: ctx-recall's index not updated (ctx-recall will rebuild it): %v", c.Common.Store, err)
+		}
 	}
 	shown, err := cli.ShownStore(c.Common.Store, c.Getenv)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	kept "github.com/ctxkit/ctxkit/internal/offload" // (offload is this package's function)
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -192,7 +193,7 @@ func Render(s Sections, m Meta) string {
 		}
 	}
 	if m.Offloaded != "" {
-		fmt.Fprintf(&b, "\nThe full conversation before this summary is stored at %s; read it with a file tool or cat if a detail is missing here.\n", m.Offloaded)
+		fmt.Fprintf(&b, "\nThe full conversation before this summary is stored at %s%s; read it with a file tool or cat, or find a detail in it with ctx-recall WORDS, if one is missing here.\n", m.Offloaded, kept.RecallNote)
 	}
 	b.WriteString("</ctxkit-summary>")
 	return b.String()

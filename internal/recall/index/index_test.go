@@ -1,0 +1,160 @@
+package index
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/store"
+)
+
+func termsOf(s string) []uint64 {
+	var out []uint64
+	Terms([]byte(s), func(h uint64) { out = append(out, h) })
+	return out
+}
+
+func TestTermsSplitIdentifiers(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"parseConfig", []string{"parseconfig", "parse", "config"}},
+		{"parse_config", []string{"parse_config", "parse", "config"}},
+		{"HTTPServer", []string{"httpserver", "http", "server"}},
+		{"internal/cli/run.go", []string{"internal", "cli", "run", "go"}},
+		{"sha256sum x", []string{"sha256sum", "sha", "256", "sum"}},
+		{"Hello, World!", []string{"hello", "world"}},
+		{"été naïve", []string{"été", "naïve"}},
+	} {
+		got := termsOf(c.text)
+		var want []uint64
+		for _, w := range c.want {
+			want = append(want, Hash(w))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("Terms(%q): %d terms, want %v", c.text, len(got), c.want)
+		}
+	}
+}
+
+// fill stores texts with index lines, as the tiers do.
+func fill(t testing.TB, st *store.Store, texts ...string) []string {
+	var hashes []string
+	for i, text := range texts {
+		h, _, err := st.Put([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Append(store.Entry{Hash: h, Tool: "Bash", ToolCallID: fmt.Sprintf("call_%d", i), Bytes: len(text), Time: time.Unix(0, 0)}); err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, h)
+	}
+	return hashes
+}
+
+func search(t *testing.T, st *store.Store, q string) []string {
+	ix, err := Open(st, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	hits, _, err := ix.Search(QueryTerms(q), nil, 10, func(Hit) (bool, error) { return true, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.Hash)
+	}
+	return out
+}
+
+func TestSearchRanksAndCatchesUp(t *testing.T) {
+	st, err := store.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	hs := fill(t, st, "the retry loop in internal/cli/run.go gives up after 3 tries",
+		"func parseConfig(path string) error { return nil }",
+		"a log line\nERROR: connection refused while dialing the database\n")
+	if got := search(t, st, "parse_config"); len(got) != 1 || got[0] != hs[1] {
+		t.Errorf("parse_config: %v, want %s", got, hs[1])
+	}
+	if got := search(t, st, "connection refused"); len(got) != 1 || got[0] != hs[2] {
+		t.Errorf("connection refused: %v", got)
+	}
+	// written after the index: found all the same (caught up), in a new segment
+	more := fill(t, st, "retry retry retry: the retry policy")
+	if got := search(t, st, "retry"); len(got) != 2 || got[0] != more[0] {
+		t.Errorf("retry: %v, want %s first", got, more[0])
+	}
+	segs, _ := os.ReadDir(filepath.Join(st.Dir(), Dir))
+	if len(segs) != 2 {
+		t.Errorf("%d segments, want 2", len(segs))
+	}
+	// an index.jsonl replaced (not the one the index was made from): rebuilt
+	os.Remove(filepath.Join(st.Dir(), store.IndexName))
+	fill(t, st, "something else entirely")
+	if got := search(t, st, "retry"); len(got) != 0 {
+		t.Errorf("after index.jsonl was replaced, retry: %v, want nothing", got)
+	}
+}
+
+func TestConcurrentUpdatesAndMerge(t *testing.T) {
+	st, err := store.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 10; i++ {
+				fill(t, st, fmt.Sprintf("writer%d item%d shared words", w, i))
+				if err := Update(st); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	ix, err := Open(st, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if ix.Docs() != 40 {
+		t.Errorf("%d documents, want 40", ix.Docs())
+	}
+	hits, n, err := ix.Search(QueryTerms("shared"), nil, 100, func(Hit) (bool, error) { return true, nil })
+	if err != nil || len(hits) != 40 || n != 40 {
+		t.Errorf("shared: %d hits, %d matched, %v", len(hits), n, err)
+	}
+	segs, _ := os.ReadDir(filepath.Join(st.Dir(), Dir))
+	if len(segs) > mergeAt+1 {
+		t.Errorf("%d segments after merging", len(segs))
+	}
+}
+
+func TestSortByTermKeepsDocumentOrder(t *testing.T) {
+	var p []posting
+	for id := uint64(0); id < 3000; id++ {
+		for _, h := range []uint64{id % 7 * 0x0101010101010101, 5, id*0x9E3779B97F4A7C15 | 1<<63} {
+			p = append(p, posting{h, id << 32})
+		}
+	}
+	sortByTerm(p)
+	for i := 1; i < len(p); i++ {
+		if p[i].h < p[i-1].h || p[i].h == p[i-1].h && p[i].v <= p[i-1].v {
+			t.Fatalf("at %d: %x/%x after %x/%x", i, p[i].h, p[i].v, p[i-1].h, p[i-1].v)
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package index
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/ctxkit/ctxkit/internal/store"
+)
+
+// BM25's parameters, the usual ones.
+const (
+	k1 = 1.2
+	bm = 0.75
+)
+
+// Hit is one stored text a search found.
+type Hit struct {
+	Hash  string
+	Score float64
+	Entry store.Entry
+}
+
+// Docs is how many texts the index holds.
+func (ix *Index) Docs() int {
+	n := 0
+	for _, s := range ix.segs {
+		n += s.nDocs
+	}
+	return n
+}
+
+type scored struct {
+	seg   *segment
+	id    int
+	score float64
+}
+
+// Search ranks the stored texts that have any of terms (each with how often the query
+// has it) by BM25, and those that have every one of must (a phrase's terms) when must is
+// not empty. It hands them to accept best first, one text once, until accept has taken
+// limit or returns an error; accept may refuse a hit (a phrase not in its text). It
+// returns the hits taken and how many texts the terms matched.
+func (ix *Index) Search(terms map[uint64]int, must []uint64, limit int, accept func(Hit) (bool, error)) ([]Hit, int, error) {
+	n, total := 0, int64(0)
+	for _, s := range ix.segs {
+		n += s.nDocs
+		total += s.totalLen
+	}
+	if n == 0 || len(terms) == 0 {
+		return nil, 0, nil
+	}
+	avg := float64(total) / float64(n)
+	type where struct {
+		off int64
+		df  int
+	}
+	found := make([]map[uint64]where, len(ix.segs))
+	df := map[uint64]int{}
+	for i, s := range ix.segs {
+		found[i] = map[uint64]where{}
+		for h := range terms {
+			off, d, err := s.lookup(h)
+			if err != nil {
+				return nil, 0, fmt.Errorf("read the index: %w", err)
+			}
+			if d > 0 {
+				found[i][h] = where{off, d}
+				df[h] += d
+			}
+		}
+	}
+	mustSet := map[uint64]bool{}
+	for _, h := range must {
+		mustSet[h] = true
+		if df[h] == 0 {
+			return nil, 0, nil
+		}
+	}
+	var cands []scored
+	for i, s := range ix.segs {
+		if len(found[i]) == 0 {
+			continue
+		}
+		if err := s.loadLens(); err != nil {
+			return nil, 0, fmt.Errorf("read the index: %w", err)
+		}
+		score := map[int]float64{}
+		var has map[int]int
+		if len(mustSet) > 0 {
+			has = map[int]int{}
+		}
+		for h, w := range found[i] {
+			idf := math.Log(1 + (float64(n)-float64(df[h])+0.5)/(float64(df[h])+0.5))
+			q := float64(terms[h])
+			err := s.postings(w.off, w.df, func(id, tf int) {
+				f := float64(tf)
+				score[id] += q * idf * f * (k1 + 1) / (f + k1*(1-bm+bm*float64(s.lens[id])/avg))
+				if has != nil && mustSet[h] {
+					has[id]++
+				}
+			})
+			if err != nil {
+				return nil, 0, fmt.Errorf("read the index: %w", err)
+			}
+		}
+		for id, sc := range score {
+			if has != nil && has[id] < len(mustSet) {
+				continue
+			}
+			cands = append(cands, scored{s, id, sc})
+		}
+	}
+	slices.SortFunc(cands, func(a, b scored) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+	// (a text is in one segment but when two writers indexed the same lines at once)
+	seen := map[string]bool{}
+	var hits []Hit
+	dropped := 0
+	for _, c := range cands {
+		if len(hits) >= limit {
+			break
+		}
+		d, err := c.seg.doc(c.id)
+		if err != nil {
+			return nil, 0, fmt.Errorf("read the index: %w", err)
+		}
+		h := d.hexHash()
+		if seen[h] {
+			dropped++
+			continue
+		}
+		seen[h] = true
+		e, err := ix.entry(d)
+		if err != nil {
+			dropped++
+			continue // its line is not readable: not a hit
+		}
+		hit := Hit{Hash: h, Score: c.score, Entry: e}
+		ok, err := accept(hit)
+		if err != nil {
+			return hits, len(cands) - dropped, err
+		}
+		if !ok {
+			dropped++
+			continue
+		}
+		hits = append(hits, hit)
+	}
+	return hits, len(cands) - dropped, nil
+}
+
+// entry reads a document's line of index.jsonl.
+func (ix *Index) entry(d doc) (store.Entry, error) {
+	buf := make([]byte, d.lineLen)
+	if _, err := ix.jsonl.ReadAt(buf, d.lineOff); err != nil {
+		return store.Entry{}, err
+	}
+	var e store.Entry
+	body := bytes.TrimSpace(buf)
+	if err := json.Unmarshal(body, &e); err != nil {
+		return store.Entry{}, err
+	}
+	e.Line = body
+	return e, nil
+}
