@@ -504,9 +504,11 @@ func (p *ccParser) explain(o *Outline, live []bool, top int, relinks relinks, wa
 		}
 		r := &o.Records[i]
 		switch {
-		case live[i]:
 		case !wanted(l):
+			// (also when live: a subagent's chain goes up through the session's lines it
+			// hangs off, which are the other thread's)
 			r.Left = other(l)
+		case live[i]:
 		case roots[i] == liveRoot:
 			r.Left = DeadBranch
 		case side && !p.onlySidechains && !(lines[top].boundary && i < top && roots[i] == compactedRoot):
