@@ -42,9 +42,10 @@ func (*Flags) FileArgs() cli.Args {
 	return cli.Args{Name: "query", Help: "Words, identifiers, paths or \"quoted phrases\" to find in the store."}
 }
 
-// OmitCommon: ctx-recall reads the store, not documents.
+// OmitCommon: ctx-recall reads the store, not documents; what it gives back was redacted
+// when it was stored (unless the tier that stored it was told not to).
 func (*Flags) OmitCommon() []string {
-	return []string{"in-place", "path", "sidechains", "format", "model", "window", "reserve", "overhead", "latest", "agent", "stats", "stats-file"}
+	return []string{"in-place", "path", "sidechains", "format", "model", "window", "reserve", "overhead", "latest", "agent", "stats", "stats-file", "redact", "no-redact", "secrets"}
 }
 
 const help = `Finds what the tiers kept in the offload store (--store; by default the working
