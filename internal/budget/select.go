@@ -692,9 +692,10 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 			mark(j)
 		}
 	}
-	headers := markHeaders(lines, kind)
-	if !signal && headers >= 2 {
-		signal = true // a text of groups: its headers say where each is
+	// A text that reports no failure says what it is by its structure: the headers of its
+	// groups, kept from both ends inwards. (One that does keeps the room for what failed.)
+	if !signal && markHeaders(lines, kind) >= 2 {
+		signal = true
 	}
 	// (a section's title between rules, pytest's "=== test session starts ===", is not
 	// one of them: it says less than the lines after it, and at a tight limit its rules
