@@ -511,7 +511,9 @@ func lineKinds(lines []string, kind []uint8) {
 			// ("code: 'ERR_TEST_FAILURE'"): not an error of its own
 		case isAssertion(line):
 			k = kindError // what a failing test expected and what it got
-		case mayBeTest(line) && testSyntax.MatchString(line):
+		case mayBeTest(line) && testSyntax.MatchString(line),
+			strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "fatal error: "):
+			// (and a Go program's crash: what failed, as a failing test's name says)
 			k = kindTest
 		case isError && !zeroCountsOnly(line):
 			k = kindError
@@ -694,7 +696,8 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 	}
 	// A text that reports no failure says what it is by its structure: the headers of its
 	// groups, kept from both ends inwards. (One that does keeps the room for what failed.)
-	if !signal && markHeaders(lines, kind) >= 2 {
+	// (Counts of what passed, "82 passed and 0 failed", report no failure.)
+	if !failed(lines, kind) && markHeaders(lines, kind) >= 2 {
 		signal = true
 	}
 	// (a section's title between rules, pytest's "=== test session starts ===", is not
@@ -1467,7 +1470,7 @@ func isHeader(lines []string, i int) bool {
 		return false
 	case isCommit(l), strings.HasPrefix(l, "diff --git "):
 		return true
-	case strings.HasPrefix(l, "=== RUN   Test"):
+	case strings.HasPrefix(l, "=== RUN   "):
 		return !strings.Contains(l, "/")
 	case strings.HasPrefix(l, "# Subtest: "), strings.HasPrefix(l, "▶ "), strings.HasPrefix(l, "PASS "), strings.HasPrefix(l, "FAIL "):
 		return true
@@ -1504,7 +1507,17 @@ func isHeader(lines []string, i int) bool {
 // of those not kept for what they say, and returns how many there are.
 func markHeaders(lines []string, kind []uint8) int {
 	n := 0
+	class := ""
 	for i := range lines {
+		// unittest -v: the first test of each class heads the class's tests
+		if c := unittestClass(lines[i]); c != "" {
+			if c != class && kind[i] > kindHeader {
+				kind[i] = kindHeader
+				n++
+			}
+			class = c
+			continue
+		}
 		if kind[i] > kindHeader && len(lines[i]) <= longLine && isHeader(lines, i) {
 			kind[i] = kindHeader
 			n++
@@ -1526,4 +1539,39 @@ func bothEnds(part []int, sc *scratch) {
 			k++
 		}
 	}
+}
+
+// unittestClass is the class of a test in unittest -v's listing, "name (module.Class.name)
+// ... ok", or "".
+func unittestClass(line string) string {
+	open := strings.Index(line, " (")
+	if open <= 0 || !strings.Contains(line, ") ... ") || strings.ContainsAny(line[:open], " \t") {
+		return ""
+	}
+	end := strings.IndexByte(line[open:], ')')
+	full := line[open+2 : open+end]
+	dot := strings.LastIndexByte(full, '.')
+	if dot <= 0 || strings.ContainsAny(full, " ") {
+		return ""
+	}
+	return full[:dot]
+}
+
+// failed reports whether a text's kinds report a failure: an error, a diagnostic, a frame, or
+// a test line other than a count of what passed.
+func failed(lines []string, kind []uint8) bool {
+	for i, k := range kind {
+		switch k {
+		case kindError, kindDiagnostic, kindFrame:
+			return true
+		case kindTest:
+			if !isSummary(lines[i]) {
+				return true
+			}
+			if isError, _ := wordsIn(lines[i], errorsOnly); isError && !zeroCountsOnly(lines[i]) {
+				return true
+			}
+		}
+	}
+	return false
 }
