@@ -562,6 +562,9 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 	}
 	quoted(lines, kind)
 	testOutput(lines, kind)
+	countTables(lines, kind)
+	verdictsTold(lines, kind)
+	pythonSource(lines, kind)
 	// A line that says something says less when a great many lines say the same: 240
 	// lines of a test's own logging ("codec_test.go:82: record 12: ...") are not 240
 	// diagnostics, and would crowd out the one failure. Of the shapes of the lines kept
@@ -692,6 +695,12 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 				break
 			}
 			mark(j)
+		}
+		// The line under a failing test's name, indented under it, says why it failed
+		// (go test's "x_test.go:52: got 3, want 4"): kept with the errors, though its
+		// shape be frequent.
+		if k == kindTest && i+1 < n && lines[i+1] != "" && leading(lines[i+1]) > leading(lines[i]) && kind[i+1] > kindError {
+			kind[i+1] = kindError
 		}
 	}
 	// A text that reports no failure says what it is by its structure: the headers of its
@@ -1574,4 +1583,91 @@ func failed(lines []string, kind []uint8) bool {
 		}
 	}
 	return false
+}
+
+// leading is the width of a line's leading white space.
+func leading(line string) int { return len(line) - len(strings.TrimLeft(line, " \t")) }
+
+// countTables reads a run of more than three counts of one thing, one a line ("3 tests in
+// statistics.mode", doctest's table by function), as a table (TAP's closing counts, "#
+// pass 984", "# fail 3", count different things): its first and last lines are
+// summary counts, those between are the table's rows.
+func countTables(lines []string, kind []uint8) {
+	for i := 0; i < len(lines); {
+		j := i
+		noun := countedNoun(lines[i])
+		for j < len(lines) && kind[j] == kindTest && isSummary(lines[j]) && countedNoun(lines[j]) == noun {
+			j++
+		}
+		if j-i > 3 && noun != "" {
+			for m := i + 1; m < j-1; m++ {
+				if isError, _ := wordsIn(lines[m], errorsOnly); !isError || zeroCountsOnly(lines[m]) {
+					kind[m] = kindOther
+				}
+			}
+		}
+		i = max(j, i+1)
+	}
+}
+
+// verdictsTold reads unittest -v's verdict lines, "test_x (m.C.test_x) ... FAIL", of
+// tests whose failure it reports again at the end under "FAIL: test_x (m.C.test_x)" with
+// the traceback: the name is kept there, with what explains it.
+func verdictsTold(lines []string, kind []uint8) {
+	var told map[string]bool
+	for _, l := range lines {
+		for _, p := range []string{"FAIL: ", "ERROR: "} {
+			if name, ok := strings.CutPrefix(l, p); ok {
+				if told == nil {
+					told = map[string]bool{}
+				}
+				told[name] = true
+			}
+		}
+	}
+	if told == nil {
+		return
+	}
+	for i, l := range lines {
+		name, verdict, ok := strings.Cut(l, " ... ")
+		if ok && told[name] && (verdict == "FAIL" || verdict == "ERROR") {
+			kind[i] = kindOther
+		}
+	}
+}
+
+// pythonSource reads a Python traceback: the line of code under each frame ("    self.
+// assertEqual(x, 4)") is code, its "assert" no error, and the "Traceback (most recent call
+// last):" that opens it says less than the exception at its end; both are kept as context
+// of the error.
+func pythonSource(lines []string, kind []uint8) {
+	for i, l := range lines {
+		if l == "Traceback (most recent call last):" && kind[i] == kindError {
+			kind[i] = kindContext
+			continue
+		}
+		if i == 0 || kind[i] < kindError || kind[i] > kindDiagnostic {
+			continue
+		}
+		p := strings.TrimLeft(lines[i-1], " ")
+		if strings.HasPrefix(p, `File "`) && leading(l) > leading(lines[i-1]) {
+			kind[i] = kindContext
+		}
+	}
+}
+
+// countedNoun is the word after a line's first number: what it counts.
+func countedNoun(line string) string {
+	for i := 0; i < len(line); i++ {
+		if isDigit(line[i]) {
+			rest := strings.TrimLeft(line[i:], "0123456789,.")
+			rest = strings.TrimLeft(rest, " ")
+			end := 0
+			for end < len(rest) && isLetter(rest[end]) {
+				end++
+			}
+			return rest[:end]
+		}
+	}
+	return ""
 }

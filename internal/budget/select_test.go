@@ -133,9 +133,10 @@ four
 five`, "\n")
 	kind, _, signal := classify(lines, nil, nil, 5)
 	// The traceback's first two frames and its last are kept as frames, the one between is
-	// near the error that opens the traceback; so is the line after the failing test.
+	// context, as is the "Traceback" line that opens it (the exception at its end is the
+	// error); the line after the failing test is near it.
 	want := []uint8{kindHead, kindHead, kindHead, kindHead, kindHead,
-		kindError, kindFrame, kindFrame, kindNear, kindFrame, kindError, kindTest, kindNear,
+		kindContext, kindFrame, kindFrame, kindContext, kindFrame, kindError, kindTest, kindNear,
 		kindTail, kindTail, kindTail, kindTail, kindTail}
 	if !signal || fmt.Sprint(kind) != fmt.Sprint(want) {
 		t.Errorf("kinds\n%v, want\n%v", kind, want)
