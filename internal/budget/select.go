@@ -706,8 +706,11 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 	// A text that reports no failure says what it is by its structure: the headers of its
 	// groups, kept from both ends inwards. (One that does keeps the room for what failed.)
 	// (Counts of what passed, "82 passed and 0 failed", report no failure.)
+	// Its first and last lines are kept as a cut at head and tail would keep them, the
+	// headers between.
 	if !failed(lines, kind) && markHeaders(lines, kind) >= 2 {
 		signal = true
+		ends = max(ends, endLines)
 	}
 	// (a section's title between rules, pytest's "=== test session starts ===", is not
 	// one of them: it says less than the lines after it, and at a tight limit its rules
