@@ -96,20 +96,23 @@ func plainLines(out []byte) []string {
 }
 
 // TestOutputsAreConsistent checks the measures themselves: every case is whole, every line
-// it says to keep is a line of its output, every output is big enough to be cut (at 8,000
-// characters, the larger cap measured), and each set stays small enough to live in the
-// repository.
+// it says to keep is a line of its output, every output is big enough to be cut (the
+// first set's over 10,000 characters; the real set's over 4,000, and measured at a cap
+// only where it is over it), and each set stays small enough to live in the repository.
 func TestOutputsAreConsistent(t *testing.T) {
-	for _, dir := range []string{outputsDir, realOutputsDir} {
-		t.Run(filepath.Base(dir), func(t *testing.T) { outputsConsistent(t, dir) })
+	for _, set := range []struct {
+		dir         string
+		least, most int
+	}{{outputsDir, 10000, 4 << 20}, {realOutputsDir, 4000, 6 << 20}} {
+		t.Run(filepath.Base(set.dir), func(t *testing.T) { outputsConsistent(t, set.dir, set.least, set.most) })
 	}
 }
 
-func outputsConsistent(t *testing.T, dir string) {
+func outputsConsistent(t *testing.T, dir string, least, most int) {
 	for _, c := range loadOutputs(t, dir) {
 		t.Run(c.Name, func(t *testing.T) {
-			if n := len([]rune(string(c.Out))); n <= 8000 {
-				t.Errorf("output has %d characters, want more than 8,000", n)
+			if n := len(c.Out); n <= least {
+				t.Errorf("output has %d bytes, want more than %d", n, least)
 			}
 			if c.Cmd == "" || strings.Contains(c.Cmd, "\n") {
 				t.Errorf("command %q is not one line", c.Cmd)
@@ -147,8 +150,8 @@ func outputsConsistent(t *testing.T, dir string) {
 			t.Errorf("unexpected file %s", p)
 		}
 	}
-	if total >= 4<<20 {
-		t.Errorf("the set is %d bytes, want under 4 MB", total)
+	if total >= int64(most) {
+		t.Errorf("the set is %d bytes, want under %d MB", total, most>>20)
 	}
 }
 

@@ -58,7 +58,7 @@ const (
 
 var (
 	// Failing tests of the common runners.
-	testSyntax = regexp.MustCompile(`^\s*(?:--- FAIL:|FAIL\b|FAILED\b|ERROR\b|✕|×|✗|●|not ok\b|test .+ \.\.\. (?:FAILED|failed)|---- .+ stdout ----|failures:|test result: FAILED|Tests run: .*(?:Failures|Errors): [1-9])|^_{3,} .+ _{3,}$`)
+	testSyntax = regexp.MustCompile(`^\s*(?:--- FAIL:|FAIL\b|FAILED\b|ERROR\b|✕|✖|×|✗|●|not ok\b|test .+ \.\.\. (?:FAILED|failed)|---- .+ stdout ----|failures:|test result: FAILED|Tests run: .*(?:Failures|Errors): [1-9])|^_{3,} .+ _{3,}$`)
 	// A linter's finding written under the code it is about: its code and severity.
 	findingSyntax = regexp.MustCompile(`[\^~-] [A-Z]+[0-9]+ \([a-z]+\): `)
 )
@@ -74,7 +74,7 @@ var errorWords = []string{
 var warningWords = []string{"warning", "Warning", "WARNING", "warn ", "WARN", "deprecated", "DEPRECATED"}
 
 // testStarts are how the lines testSyntax matches start, white space trimmed.
-var testStarts = []string{"--- FAIL", "FAIL", "ERROR", "✕", "×", "✗", "●", "not ok", "test ", "---- ", "failures:", "Tests run:", "___"}
+var testStarts = []string{"--- FAIL", "FAIL", "ERROR", "✕", "✖", "×", "✗", "●", "not ok", "test ", "---- ", "failures:", "Tests run:", "___"}
 
 var testFirst = firstBytes(testStarts, 0)
 
@@ -641,10 +641,13 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 				kind[m] = kindContext
 			}
 		}
-		// The last frame says where only in Python's order (innermost last); in the
-		// others' it is the program's entry or the test runner's.
+		// The last frame says where only in Python's order (innermost last), where it is
+		// the call that failed, kept with the exception under it; in the others' it is the
+		// program's entry or the test runner's.
 		if last > i+1 && !strings.Contains(lines[i], `File "`) {
 			kind[last] = kindContext
+		} else if strings.Contains(lines[last], `File "`) {
+			kind[last] = kindError
 		}
 		i = j
 	}
@@ -1505,6 +1508,9 @@ func isHeader(lines []string, i int) bool {
 		}
 		end := strings.Index(t[1:], `": `)
 		return end > 0 && !strings.Contains(t[1:end+1], `"`)
+	case l[0] == '/' && !strings.ContainsAny(l, " \t:") && i+1 < len(lines) && indented(lines[i+1]):
+		// a file and the findings indented under it, as eslint writes them
+		return true
 	case strings.HasSuffix(l, ":") && i+1 < len(lines):
 		next := lines[i+1]
 		// ls -R's directory, then "total N"; a section of git status or apt-get, then its
