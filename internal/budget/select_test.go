@@ -132,11 +132,12 @@ three
 four
 five`, "\n")
 	kind, _, signal := classify(lines, nil, nil, 5)
-	// The traceback's first two frames and its last are kept as frames, the one between is
-	// context, as is the "Traceback" line that opens it (the exception at its end is the
-	// error); the line after the failing test is near it.
+	// The traceback's first two frames are kept as frames; its last frame (the call that
+	// failed) is kept with the exception at its end, as the error, and the lines before it
+	// (the frame between, the "Traceback" line that opens it) are near it; so is the line
+	// after the failing test.
 	want := []uint8{kindHead, kindHead, kindHead, kindHead, kindHead,
-		kindContext, kindFrame, kindFrame, kindContext, kindFrame, kindError, kindTest, kindNear,
+		kindNear, kindFrame, kindFrame, kindNear, kindError, kindError, kindTest, kindNear,
 		kindTail, kindTail, kindTail, kindTail, kindTail}
 	if !signal || fmt.Sprint(kind) != fmt.Sprint(want) {
 		t.Errorf("kinds\n%v, want\n%v", kind, want)
