@@ -1398,10 +1398,9 @@ func quoted(lines []string, kind []uint8) {
 		switch {
 		case isCommit(l):
 			inCommit, inDiff = true, false
-			continue
 		case strings.HasPrefix(l, "diff --git ") || strings.HasPrefix(l, "diff -") || strings.HasPrefix(l, "@@ "):
+			// (a file's name, a hunk's function: "@@ -12,6 +12,9 @@ func f() error {")
 			inDiff = true
-			continue
 		case l == "":
 			continue
 		case inDiff && (l[0] == '+' || l[0] == '-' || l[0] == ' ' || l[0] == '\\'):
@@ -1525,8 +1524,18 @@ func isHeader(lines []string, i int) bool {
 // of those not kept for what they say, and returns how many there are.
 func markHeaders(lines []string, kind []uint8) int {
 	n := 0
-	class := ""
+	class, file := "", ""
 	for i := range lines {
+		// grep -n: the first match in each file heads the file's matches
+		if isGrepMatch(lines[i]) {
+			f := lines[i][:strings.IndexByte(lines[i], ':')]
+			if f != file && kind[i] > kindHeader {
+				kind[i] = kindHeader
+				n++
+			}
+			file = f
+			continue
+		}
 		// unittest -v: the first test of each class heads the class's tests
 		if c := unittestClass(lines[i]); c != "" {
 			if c != class && kind[i] > kindHeader {
