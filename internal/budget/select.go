@@ -476,6 +476,10 @@ func wordsIn(s string, ix *wordIndex) (isError, isWarning bool) {
 // kind all the same, as examples of it.
 const frequentShown = 3
 
+// explainLines is how many lines indented under a failing test's name are kept as its
+// error lines.
+const explainLines = 3
+
 // minRepeated is the length from which a line said again is not kept again for what it
 // says: a short one ("FAIL") belongs to the lines around it.
 const minRepeated = 8
@@ -515,6 +519,8 @@ func lineKinds(lines []string, kind []uint8) {
 			strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "fatal error: "):
 			// (and a Go program's crash: what failed, as a failing test's name says)
 			k = kindTest
+		case isError && severityNotError(line):
+			k = kindWarning // "f.sh:3:1: warning: ... syntax error ...": its severity says
 		case isError && !zeroCountsOnly(line):
 			k = kindError
 			if isSummary(line) {
@@ -699,11 +705,13 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 			}
 			mark(j)
 		}
-		// The line under a failing test's name, indented under it, says why it failed
-		// (go test's "x_test.go:52: got 3, want 4"): kept with the errors, though its
-		// shape be frequent.
-		if k == kindTest && i+1 < n && lines[i+1] != "" && leading(lines[i+1]) > leading(lines[i]) && kind[i+1] > kindError {
-			kind[i+1] = kindError
+		// The lines under a failing test's name, indented under it, say why it failed
+		// (go test's "x_test.go:52: got 3, want 4"): the first explainLines are kept with
+		// the errors, though their shape be frequent.
+		for j := i + 1; k == kindTest && j < n && j <= i+explainLines && lines[j] != "" && leading(lines[j]) > leading(lines[i]); j++ {
+			if kind[j] > kindError {
+				kind[j] = kindError
+			}
 		}
 	}
 	// A text that reports no failure says what it is by its structure: the headers of its
@@ -1688,4 +1696,20 @@ func countedNoun(line string) string {
 		}
 	}
 	return ""
+}
+
+// notErrors are the severities a compiler or a linter writes after a place for a finding
+// that does not fail the build.
+var notErrors = []string{": warning: ", ": note: ", ": info: ", ": style: "}
+
+// severityNotError reports whether a diagnostic line says, after its file:line, that it is
+// a warning or a note: its message may name an error ("the mentioned syntax error") without
+// being one.
+func severityNotError(line string) bool {
+	for _, w := range notErrors {
+		if i := strings.Index(line, w); i > 0 && isDiagnostic(line[:i+1]+" ") {
+			return true
+		}
+	}
+	return false
 }
