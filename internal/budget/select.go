@@ -1668,6 +1668,17 @@ func verdictsTold(lines []string, kind []uint8) {
 // of the error.
 func pythonSource(lines []string, kind []uint8) {
 	for i, l := range lines {
+		// the diff unittest writes under "AssertionError: 'a' != 'b'" ("- a", "+ b", "? ^"):
+		// what it expected and what it got
+		if i > 0 && kind[i] > kindError && len(l) > 1 && strings.ContainsRune("-+?", rune(l[0])) && l[1] == ' ' {
+			j := i - 1
+			for j > 0 && j > i-6 && len(lines[j]) > 1 && strings.ContainsRune("-+?", rune(lines[j][0])) && lines[j][1] == ' ' {
+				j--
+			}
+			if kind[j] == kindError && strings.Contains(lines[j], "Error: ") && !indented(lines[j]) {
+				kind[i] = kindError
+			}
+		}
 		if l == "Traceback (most recent call last):" && kind[i] == kindError {
 			kind[i] = kindContext
 			continue
