@@ -866,7 +866,9 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 		for p >= 0 && isPytestNote(lines[p]) {
 			p--
 		}
-		if p >= 0 && s.kind[i] == s.kind[p] {
+		// (a line that names a failure starts a run of its own: go's "--- FAIL: Test" after
+		// the failures a framework listed inside it)
+		if p >= 0 && s.kind[i] == s.kind[p] && !(s.kind[i] == kindTest && namesFailure(lines[i])) {
 			depth[i] = depth[p] + 1
 		}
 	}
@@ -1723,4 +1725,10 @@ func severityNotError(line string) bool {
 		}
 	}
 	return false
+}
+
+// namesFailure reports whether a line names a failing test in go test's own words ("---
+// FAIL: TestX"), the verdict that sums up what a test framework printed inside it.
+func namesFailure(line string) bool {
+	return strings.HasPrefix(strings.TrimLeft(line, " \t"), "--- FAIL: ")
 }
