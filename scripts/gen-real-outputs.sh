@@ -162,7 +162,7 @@ search() {
 		f=${c%%|*}
 		cp "$d/$f" "$WORK/.pristine"
 		plant "$d" "$c"
-		fails=$( (cd "$d" && timeout 300 sh -c "$check") 2>&1 </dev/null | grep -cE "$FAILRE" || true)
+		fails=$( (cd "$d" && timeout 60 sh -c "$check") 2>&1 </dev/null | grep -cE "$FAILRE" || true)
 		if ((fails >= 1 && fails <= maxfail)); then
 			found=$((found + 1))
 			log "fault $found: $c ($fails failures)"
@@ -423,9 +423,22 @@ group_js() {
 	local files
 	files=$(cd "$d" && ls node_modules/semver/classes/*.js node_modules/semver/functions/*.js node_modules/semver/ranges/*.js node_modules/qs/lib/*.js node_modules/ms/index.js node_modules/minimist/index.js)
 	FAILRE='^not ok' search "$d" 4 40 8 jsfault "node --test test/" -- $files
+	# npm's own errors
+	record npm-install-e404 npm "$d" "npm install left-pad-ctxkit-missing-zz" npm install --loglevel=http left-pad-ctxkit-missing-zz
+	record npm-install-ok npm "$d" "npm install --loglevel=http chalk@4.1.2" npm install --no-save --loglevel=http chalk@4.1.2 supports-color@7.2.0
+	record npm-run-missing npm "$d" "npm run build --loglevel=verbose" npm run build --loglevel=verbose
+	record npm-ls npm "$d" "npm ls --all" npm ls --all
+}
+
+# ---- lint: eslint and tsc on the npm packages' own sources -----------------------------------
+group_lint() {
+	have node nodejs && have npm npm || { log "skip lint: no node/npm"; return 0; }
+	local d=$WORK/js
+	[[ -f "$d/expected.json" ]] || jsproject "$d"
 	# eslint and tsc on the packages' own source, and on a copy with planted errors
-	rm -rf "$d/node_modules" && jsproject "$d"
-	printf '{"root":true,"extends":"eslint:recommended","env":{"node":true,"es2022":true},"parserOptions":{"ecmaVersion":2022}}\n' >"$d/.eslintrc.json"
+	# the recommended rules and a few of style, as projects add them: warnings by the
+	# hundred in real code, among which the planted errors
+	printf '{"root":true,"extends":"eslint:recommended","env":{"node":true,"es2022":true},"parserOptions":{"ecmaVersion":2022},"rules":{"no-var":"warn","prefer-const":"warn","eqeqeq":"warn","no-param-reassign":"warn","prefer-template":"warn","object-shorthand":"warn","curly":"warn","no-plusplus":"warn"}}\n' >"$d/.eslintrc.json"
 	mkdir -p "$d/src" && cp -r "$d/node_modules/semver/classes" "$d/node_modules/semver/functions" "$d/node_modules/semver/ranges" "$d/src/"
 	cp "$d/node_modules/qs/lib/"*.js "$d/src/"
 	record eslint-ok eslint "$d" "npx eslint src/" npx eslint src/
@@ -441,11 +454,6 @@ group_js() {
 	mkdir -p "$d/ts" && for f in "$d"/src/classes/*.js; do b=$(basename "$f" .js); sed 's/require(/require(/' "$f" >"$d/ts/$b.ts"; done
 	printf '{"compilerOptions":{"noEmit":true,"strict":true,"target":"es2022","module":"commonjs","types":[]},"include":["ts"]}\n' >"$d/tsconfig.json"
 	record tsc-strict tsc "$d" "npx tsc -p . --pretty false" npx tsc -p . --pretty false
-	# npm's own errors
-	record npm-install-e404 npm "$d" "npm install left-pad-ctxkit-missing-zz" npm install --loglevel=http left-pad-ctxkit-missing-zz
-	record npm-install-ok npm "$d" "npm install --loglevel=http chalk@4.1.2" npm install --no-save --loglevel=http chalk@4.1.2 supports-color@7.2.0
-	record npm-run-missing npm "$d" "npm run build --loglevel=verbose" npm run build --loglevel=verbose
-	record npm-ls npm "$d" "npm ls --all" npm ls --all
 }
 
 # ---- C: the example programs Debian ships with zlib, liblzma, libpng and nettle, built by make ----
@@ -716,7 +724,74 @@ SH
 	record build-log-f1 buildlog "$d/src" "./build.sh" sh "$d/build.sh"
 }
 
-groups=(go python js c java rust shell pkg git files net build)
+# ---- more: larger runs of the tools whose first cases above are small ---------------------------
+group_more() {
+	local d=$WORK/more mv src short c i=0 f
+	rm -rf "$d" && mkdir -p "$d"
+	# git: the commits of this repository whose patch is 4-60 KB, and a tree with many changes
+	git clone -q --no-local "$ROOT" "$d/repo" 2>/dev/null || { log "skip more: cannot clone"; return 0; }
+	for c in $(git -C "$d/repo" log --no-merges --format=%h -n 600 | awk 'NR % 23 == 5'); do
+		i=$((i + 1))
+		record "git-show-p-$i" gitlog "$d/repo" "git show -p $c" git show -p "$c"
+	done
+	for f in internal/transcript internal/cli internal/count man scripts; do
+		record "git-log-p-${f//\//-}" gitlog "$d/repo" "git log -p -n 3 -- $f" git log -p -n 3 -- "$f"
+	done
+	for f in $(git -C "$d/repo" ls-files 'internal/*.go' | awk 'NR % 3 == 1'); do echo "// touched" >>"$d/repo/$f"; done
+	git -C "$d/repo" add $(git -C "$d/repo" ls-files -m | awk 'NR % 2 == 0')
+	mkdir -p "$d/repo/tmp" && for i in $(seq 1 120); do echo x >"$d/repo/tmp/scratch-$i.txt"; done
+	record git-status-many gitstatus "$d/repo" "git status -uall" git status -uall
+	record git-diff-stat-many gitlog "$d/repo" "git diff --stat HEAD" git diff --stat HEAD
+	# listings of the Go modules' trees and of the JDK's java.util sources
+	for mv in github.com/rivo/uniseg@v0.4.7 golang.org/x/text@v0.14.0 github.com/alecthomas/kong@v1.17.0 github.com/BurntSushi/toml@v1.6.0 github.com/tidwall/gjson@v1.20.1; do
+		src=$(cd "$WORK" && go mod download -json "$mv" 2>/dev/null | perl -ne 'print $1 if /"Dir": "(.*)"/')
+		[[ -n "$src" ]] || continue
+		short=$(basename "${mv%@*}")
+		cp -r "$src" "$d/$short"
+	done
+	chmod -R u+w "$d"
+	find "$d" -path "$d/repo" -prune -o -exec touch -h -d '2026-11-01 12:00:00' {} +
+	for f in text/language text/encoding text/unicode/norm text/internal kong toml/internal uniseg; do
+		[[ -e "$d/$f" ]] || continue
+		record "ls-lR-${f//\//-}" listing "$d" "ls -lR $f" ls -lR "$f"
+		record "find-${f//\//-}" find "$d" "find $f" find "$f"
+		record "grep-rn-func-${f//\//-}" grep "$d" "grep -rn '^func ' $f" grep -rn '^func ' "$f"
+	done
+	record du-uniseg listing "$d" "du -ah uniseg text/encoding | sort -k2" sh -c 'du -ah uniseg text/encoding | sort -k2'
+	record find-text-type-d find "$d" "find text -type d" sh -c 'find text -type d | sort'
+	record grep-rn-missing-dirs grep "$d" "grep -rn 'Errorf' toml kong uniseg text/encoding nosuchdir" grep -rn 'Errorf' toml kong uniseg text/encoding nosuchdir
+	# npm, loud
+	if have npm npm; then
+		mkdir -p "$d/npm" && printf '{"name":"more","version":"1.0.0","private":true}\n' >"$d/npm/package.json"
+		record npm-install-e404-verbose npm "$d/npm" "npm install --loglevel=verbose left-pad-ctxkit-missing-zz" npm install --loglevel=verbose left-pad-ctxkit-missing-zz
+		record npm-install-http-ok npm "$d/npm" "npm install --loglevel=http semver qs minimist ms chalk@4.1.2" npm install --loglevel=http semver@7.6.3 qs@6.13.0 minimist@1.2.8 ms@2.1.3 chalk@4.1.2 debug@4.3.7 commander@12.1.0 yargs@17.7.2
+		record npm-ls-all npm "$d/npm" "npm ls --all" npm ls --all
+		record npm-ls-all-json json "$d/npm" "npm ls --all --json" npm ls --all --json
+	fi
+	# javac on more of the JDK's java.util
+	local zip
+	for zip in /usr/lib/jvm/*17*/lib/src.zip /usr/lib/jvm/*/lib/src.zip ""; do [[ -f $zip ]] && break; done
+	if [[ -n "$zip" ]] && have javac default-jdk-headless; then
+		mkdir -p "$d/java/src" "$d/java/out"
+		(cd "$d/java/src" && python3 -c "
+import zipfile, sys
+z = zipfile.ZipFile(sys.argv[1])
+for n in z.namelist():
+    if n.startswith('java.base/java/util/') and n.count('/') == 3 and n.endswith('.java') and n[20:21] in 'ABCDEFGHIJKL':
+        z.extract(n)
+" "$zip")
+		chmod -R u+w "$d/java"
+		local files
+		files=$(cd "$d/java/src" && ls java.base/java/util/*.java | tr '\n' ' ')
+		record javac-util-ok diag "$d/java/src" "javac --patch-module java.base=. -Xlint:all -d ../out java.base/java/util/[A-L]*.java" sh -c "javac --patch-module java.base=. -Xlint:all -Xmaxwarns 1000 -d ../out $files"
+		mut "$d/java/src/java.base/java/util/BitSet.java" 3 'int ' 'integer '
+		mut "$d/java/src/java.base/java/util/Base64.java" 5 'return ' 'retrun '
+		mut "$d/java/src/java.base/java/util/Calendar.java" 40 ';$' ''
+		record javac-util-f1 diag "$d/java/src" "javac --patch-module java.base=. -Xlint:all -d ../out java.base/java/util/[A-L]*.java" sh -c "javac --patch-module java.base=. -Xlint:all -Xmaxwarns 1000 -d ../out $files"
+	fi
+}
+
+groups=(go python js lint c java rust shell pkg git files net build more)
 for g in "${groups[@]}"; do
 	want "$g" || continue
 	log "group $g"
