@@ -868,7 +868,9 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 		}
 		// (a line that names a failure starts a run of its own: go's "--- FAIL: Test" after
 		// the failures a framework listed inside it)
-		if p >= 0 && s.kind[i] == s.kind[p] && !(s.kind[i] == kindTest && namesFailure(lines[i])) {
+		// (and so does a finding that names its place, "a.ts(3,7): error TS2451: ...": a
+		// compiler's list of errors is a list of failures, each its own)
+		if p >= 0 && s.kind[i] == s.kind[p] && !(s.kind[i] == kindTest && namesFailure(lines[i])) && !startsWithPlace(lines[i]) {
 			depth[i] = depth[p] + 1
 		}
 	}
@@ -1731,4 +1733,26 @@ func severityNotError(line string) bool {
 // FAIL: TestX"), the verdict that sums up what a test framework printed inside it.
 func namesFailure(line string) bool {
 	return strings.HasPrefix(strings.TrimLeft(line, " \t"), "--- FAIL: ")
+}
+
+// startsWithPlace reports whether a line starts at its first byte with the file and line it
+// is about: file:line[:col] or file(line,col), as compilers and linters write a finding.
+func startsWithPlace(line string) bool {
+	if line == "" || line[0] == ' ' || line[0] == '\t' {
+		return false
+	}
+	if isDiagnostic(line) {
+		return true
+	}
+	open := strings.IndexByte(line, '(')
+	if open <= 0 || strings.ContainsAny(line[:open], " \t") {
+		return false
+	}
+	rest := line[open+1:]
+	d := digits(rest)
+	if d == 0 || len(rest) <= d || rest[d] != ',' {
+		return false
+	}
+	e := digits(rest[d+1:])
+	return e > 0 && strings.HasPrefix(rest[d+1+e:], "):")
 }

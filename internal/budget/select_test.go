@@ -491,3 +491,35 @@ func TestListingKeepsItsStructure(t *testing.T) {
 		}
 	}
 }
+
+// TestCompilerErrorsInOrder (issue 38): a compiler's list of errors, one a line, each
+// naming its place, is a list of failures: under a tight limit its first errors are kept,
+// not one here and one there.
+func TestCompilerErrorsInOrder(t *testing.T) {
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett", "kilo", "lima"}
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, "building step %d of the project\n", i)
+	}
+	for i, w := range words {
+		fmt.Fprintf(&b, "ts/range.ts(%d,%d): error TS2339: Property '%s' does not exist on type 'Range'.\n", 10*i+3, i+1, w)
+		fmt.Fprintf(&b, "src/%s.c:%d:5: error: unknown type name '%s_t'\n", w, i+7, w)
+	}
+	// later, errors of one frequent shape, each followed by one of its own
+	for i := range 60 {
+		fmt.Fprintf(&b, "ts/semver.ts(%d,9): error TS7006: Parameter 'v' implicitly has an 'any' type.\n", 300+i)
+		fmt.Fprintf(&b, "ts/semver.ts(%d,2): error TS2304: Cannot find name 'later%c%c'.\n", 300+i, 'a'+i%26, 'a'+i/26)
+	}
+	b.WriteString(numbered(200))
+	text := b.String()
+	s := newSelection(text, len(text), 1500, func(s string) int { return len(s) / 4 }, "Bash", new(scratch))
+	if s == nil {
+		t.Fatal("no selection")
+	}
+	out, _ := s.fit(1500, nil, false, 0)
+	for _, w := range words[:4] {
+		if !strings.Contains(out, "Property '"+w+"'") || !strings.Contains(out, "src/"+w+".c:") {
+			t.Errorf("an early error about %s left out:\n%s", w, out)
+		}
+	}
+}
