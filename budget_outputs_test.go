@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/budget"
+	"github.com/ctxkit/ctxkit/internal/heldout"
 	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -94,7 +95,7 @@ func keptShare(text string, want []string) (kept int, missing []string) {
 // out), against 65% and 40% at head and tail; and on no case more tokens than head and
 // tail at the same cap.
 func TestCutKeepsWhatFailed(t *testing.T) {
-	cases := loadOutputs(t)
+	cases := loadOutputs(t, outputsDir)
 	counter := tokens.Claude("")
 	// Normalizing alone on the set: the colour, spinners and redraws of real tools.
 	norm := budget.Defaults()
@@ -242,5 +243,74 @@ func TestCutOnCorpusResults(t *testing.T) {
 	}
 	if changed == 0 {
 		t.Error("normalizing changed no result of the corpus")
+	}
+}
+
+// realGoal is what the cut by lines must keep of the test half of the real-outputs set
+// (issue 38): the share of its .keep lines at each cap.
+var realGoal = map[int]float64{8000: 0.95, 2000: 0.85}
+
+// realBelowHeadTail are the test files on which the cut by lines keeps fewer lines than
+// head and tail at a cap: open (issue 38's goal is none). The test fails on any other file
+// below head and tail, and on a file listed here that no longer is, so the list only
+// shrinks. Nothing was tuned on them (they are test files).
+var realBelowHeadTail = map[string]bool{
+	"2000 go-test-yaml3-f1": true, // gocheck's failures inside one go test, not -v
+	"2000 npm-ls-all-json":  true,
+}
+
+// TestCutOnRealOutputs measures the cut on testdata/real-outputs: real programs run on real
+// code, with faults planted and without (scripts/gen-real-outputs.sh), the lines a
+// developer needs written by rules that never saw a cut (scripts/markkeep). The figures
+// are the test half's (heldout.Test on the case's file name), per file and in total, at
+// --cap 8000 and 2000, beside head and tail of the same cap; the training half's totals are
+// logged for tuning. A case is measured at a cap only when its output is over it (under
+// it nothing is cut). It fails below the goals of realGoal, and on any single test file
+// where the cut keeps fewer lines than head and tail.
+func TestCutOnRealOutputs(t *testing.T) {
+	cases := loadOutputs(t, realOutputsDir)
+	for _, cap := range []int{8000, 2000} {
+		byLines, headTail := cuts(cap)
+		var half [2]struct{ wanted, kept, keptHT, files int }
+		for _, c := range cases {
+			if len([]rune(string(c.Out))) <= cap {
+				continue
+			}
+			test := heldout.Test(c.Name + ".out")
+			a := cutResult(t, "Bash", c.Cmd, c.Out, byLines)
+			b := cutResult(t, "Bash", c.Cmd, c.Out, headTail)
+			ka, missing := keptShare(a, c.Keep)
+			kb, _ := keptShare(b, c.Keep)
+			h := &half[0]
+			if test {
+				h = &half[1]
+			}
+			h.wanted += len(c.Keep)
+			h.kept += ka
+			h.keptHT += kb
+			h.files++
+			lost := ""
+			if len(missing) > 0 {
+				lost = fmt.Sprintf("; lost %q", missing[0])
+			}
+			half := "training"
+			if test {
+				half = "test"
+			}
+			t.Logf("%s cap %d %-32s %2d/%2d (head and tail %2d)%s", half, cap, c.Name, ka, len(c.Keep), kb, lost)
+			if known := realBelowHeadTail[fmt.Sprint(cap, " ", c.Name)]; test && ka < kb && !known {
+				t.Errorf("cap %d, %s: %d of %d lines kept, head and tail %d", cap, c.Name, ka, len(c.Keep), kb)
+			} else if test && known && ka >= kb {
+				t.Errorf("cap %d, %s: %d of %d lines kept, head and tail %d: no longer below, take it off realBelowHeadTail", cap, c.Name, ka, len(c.Keep), kb)
+			}
+		}
+		for k, name := range []string{"training", "test"} {
+			h := half[k]
+			t.Logf("%s half, cap %d: %d files, by lines %d of %d (%.1f%%), head and tail %d (%.1f%%)", name, cap, h.files,
+				h.kept, h.wanted, 100*float64(h.kept)/float64(h.wanted), h.keptHT, 100*float64(h.keptHT)/float64(h.wanted))
+		}
+		if h := half[1]; float64(h.kept) < realGoal[cap]*float64(h.wanted) {
+			t.Errorf("cap %d, test half: %d of %d lines kept (%.1f%%), goal %.0f%%", cap, h.kept, h.wanted, 100*float64(h.kept)/float64(h.wanted), 100*realGoal[cap])
+		}
 	}
 }

@@ -33,8 +33,9 @@ const (
 	kindError
 	kindDiagnostic
 	kindFrame
-	kindTail // its last lines
-	kindNear // a line around an error or a failing test
+	kindTail   // its last lines
+	kindNear   // a line around an error or a failing test
+	kindHeader // a line that opens a group: a commit, a file's diff, a directory, a test, a step
 	kindContext
 	kindWarning
 	kindOther
@@ -42,7 +43,7 @@ const (
 )
 
 // kindNames name, in the marker, the lines kept for what they say.
-var kindNames = [kinds]string{kindError: "error line", kindDiagnostic: "diagnostic", kindTest: "test failure line", kindFrame: "stack frame"}
+var kindNames = [kinds]string{kindError: "error line", kindDiagnostic: "diagnostic", kindTest: "test failure line", kindFrame: "stack frame", kindHeader: "group header"}
 
 const (
 	// The command's first lines and its last (summary and exit) lines kept first: endLines
@@ -57,7 +58,7 @@ const (
 
 var (
 	// Failing tests of the common runners.
-	testSyntax = regexp.MustCompile(`^\s*(?:--- FAIL:|FAIL\b|FAILED\b|ERROR\b|✕|×|✗|●|not ok\b|test .+ \.\.\. (?:FAILED|failed)|---- .+ stdout ----|failures:|test result: FAILED|Tests run: .*(?:Failures|Errors): [1-9])|^_{3,} .+ _{3,}$`)
+	testSyntax = regexp.MustCompile(`^\s*(?:--- FAIL:|FAIL\b|FAILED\b|ERROR\b|✕|✖|×|✗|●|not ok\b|test .+ \.\.\. (?:FAILED|failed)|---- .+ stdout ----|failures:|test result: FAILED|Tests run: .*(?:Failures|Errors): [1-9])|^_{3,} .+ _{3,}$`)
 	// A linter's finding written under the code it is about: its code and severity.
 	findingSyntax = regexp.MustCompile(`[\^~-] [A-Z]+[0-9]+ \([a-z]+\): `)
 )
@@ -67,12 +68,13 @@ var (
 var errorWords = []string{
 	"error", "Error", "ERROR", "fail", "Fail", "FAIL", "panic", "Panic", "PANIC", "fatal", "Fatal", "FATAL",
 	"exception", "Exception", "Traceback", "assert", "Assert", "undefined", "not found", "denied", "E   ", " !== ",
+	"No such file",
 }
 
 var warningWords = []string{"warning", "Warning", "WARNING", "warn ", "WARN", "deprecated", "DEPRECATED"}
 
 // testStarts are how the lines testSyntax matches start, white space trimmed.
-var testStarts = []string{"--- FAIL", "FAIL", "ERROR", "✕", "×", "✗", "●", "not ok", "test ", "---- ", "failures:", "Tests run:", "___"}
+var testStarts = []string{"--- FAIL", "FAIL", "ERROR", "✕", "✖", "×", "✗", "●", "not ok", "test ", "---- ", "failures:", "Tests run:", "___"}
 
 var testFirst = firstBytes(testStarts, 0)
 
@@ -474,6 +476,10 @@ func wordsIn(s string, ix *wordIndex) (isError, isWarning bool) {
 // kind all the same, as examples of it.
 const frequentShown = 3
 
+// explainLines is how many lines indented under a failing test's name are kept as its
+// error lines.
+const explainLines = 3
+
 // minRepeated is the length from which a line said again is not kept again for what it
 // says: a short one ("FAIL") belongs to the lines around it.
 const minRepeated = 8
@@ -494,6 +500,10 @@ func lineKinds(lines []string, kind []uint8) {
 		// of a long output are none of these.
 		switch {
 		case len(line) > longLine:
+		case isPassing(line), isListed(line), isGrepMatch(line):
+			// a test that passed ("--- PASS: TestParseError"), a file listed
+			// ("-rw-r--r-- 1 u u 120 Nov 1 errors.go"), a line grep found: what they say
+			// is a name or the text searched, not an error of this run
 		case isSourceExcerpt(line), isPytestNote(line):
 			k = kindContext // pytest's "> " line of code above its E lines, its notes among them
 		case line == "E":
@@ -505,8 +515,12 @@ func lineKinds(lines []string, kind []uint8) {
 			// ("code: 'ERR_TEST_FAILURE'"): not an error of its own
 		case isAssertion(line):
 			k = kindError // what a failing test expected and what it got
-		case mayBeTest(line) && testSyntax.MatchString(line):
+		case mayBeTest(line) && testSyntax.MatchString(line),
+			strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "fatal error: "):
+			// (and a Go program's crash: what failed, as a failing test's name says)
 			k = kindTest
+		case isError && severityNotError(line):
+			k = kindWarning // "f.sh:3:1: warning: ... syntax error ...": its severity says
 		case isError && !zeroCountsOnly(line):
 			k = kindError
 			if isSummary(line) {
@@ -552,6 +566,11 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 	} else {
 		lineKinds(lines, kind)
 	}
+	quoted(lines, kind)
+	testOutput(lines, kind)
+	countTables(lines, kind)
+	verdictsTold(lines, kind)
+	pythonSource(lines, kind)
 	// A line that says something says less when a great many lines say the same: 240
 	// lines of a test's own logging ("codec_test.go:82: record 12: ...") are not 240
 	// diagnostics, and would crowd out the one failure. Of the shapes of the lines kept
@@ -628,10 +647,13 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 				kind[m] = kindContext
 			}
 		}
-		// The last frame says where only in Python's order (innermost last); in the
-		// others' it is the program's entry or the test runner's.
+		// The last frame says where only in Python's order (innermost last), where it is
+		// the call that failed, kept with the exception under it; in the others' it is the
+		// program's entry or the test runner's.
 		if last > i+1 && !strings.Contains(lines[i], `File "`) {
 			kind[last] = kindContext
+		} else if strings.Contains(lines[last], `File "`) {
+			kind[last] = kindError
 		}
 		i = j
 	}
@@ -660,6 +682,9 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 		// about (file:line, shellcheck's "In f line N:"), at most 4 lines, not across a
 		// blank one
 		for j := i - 1; j >= 0 && j >= i-4 && lines[j] != ""; j-- {
+			if isPassing(lines[j]) {
+				break // (another test's lines, or the start of this one's)
+			}
 			mark(j)
 			if !indented(lines[i]) {
 				break
@@ -680,6 +705,23 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 			}
 			mark(j)
 		}
+		// The lines under a failing test's name, indented under it, say why it failed
+		// (go test's "x_test.go:52: got 3, want 4"): the first explainLines are kept with
+		// the errors, though their shape be frequent.
+		for j := i + 1; k == kindTest && j < n && j <= i+explainLines && lines[j] != "" && leading(lines[j]) > leading(lines[i]); j++ {
+			if kind[j] > kindError {
+				kind[j] = kindError
+			}
+		}
+	}
+	// A text that reports no failure says what it is by its structure: the headers of its
+	// groups, kept from both ends inwards. (One that does keeps the room for what failed.)
+	// (Counts of what passed, "82 passed and 0 failed", report no failure.)
+	// Its first and last lines are kept as a cut at head and tail would keep them, the
+	// headers between.
+	if !failed(lines, kind) && markHeaders(lines, kind) >= 2 {
+		signal = true
+		ends = max(ends, endLines)
 	}
 	// (a section's title between rules, pytest's "=== test session starts ===", is not
 	// one of them: it says less than the lines after it, and at a tight limit its rules
@@ -824,14 +866,24 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 		for p >= 0 && isPytestNote(lines[p]) {
 			p--
 		}
-		if p >= 0 && s.kind[i] == s.kind[p] {
+		// (a line that names a failure starts a run of its own: go's "--- FAIL: Test" after
+		// the failures a framework listed inside it)
+		// (and so does a finding that names its place, "a.ts(3,7): error TS2451: ...": a
+		// compiler's list of errors is a list of failures, each its own)
+		if p >= 0 && s.kind[i] == s.kind[p] && !(s.kind[i] == kindTest && namesFailure(lines[i])) && !startsWithPlace(lines[i]) {
 			depth[i] = depth[p] + 1
 		}
 	}
 	start := 0
 	for k := 0; k < kindOther; k++ {
 		end := start + perKind[k]
-		if k != kindHead && k != kindTail {
+		switch k {
+		case kindHead, kindTail:
+		case kindHeader:
+			// the groups' headers from both ends inwards, as a cut at head and tail
+			// would keep them, but all the way to the middle
+			bothEnds(s.order[start:end], sc)
+		default:
 			part := s.order[start:end]
 			sort.SliceStable(part, func(a, b int) bool { return depth[part[a]] < depth[part[b]] })
 		}
@@ -878,6 +930,7 @@ type scratch struct {
 	keep   []bool
 	runes  []int
 	depth  []int
+	ends   []int
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -1132,7 +1185,7 @@ func (s *selection) marker(cut, places int, kept [kinds]int) string {
 	// What it kept for what it says, and of those kinds how many it left out: "kept 8 of
 	// 10 error lines" says the cut dropped errors, where a re-run would find them.
 	var parts []string
-	for _, k := range []int{kindError, kindDiagnostic, kindTest, kindFrame} {
+	for _, k := range []int{kindError, kindDiagnostic, kindTest, kindFrame, kindHeader} {
 		switch {
 		case kept[k] > 0 && kept[k] < s.perKind[k]:
 			parts = append(parts, human.Thousands(kept[k])+" of "+plural(s.perKind[k], kindNames[k]))
@@ -1274,4 +1327,432 @@ func isWordByte(c byte) bool {
 func hasSelection(text string) bool {
 	i := strings.LastIndexByte(text, '\n')
 	return i >= 0 && selectionSyntax.MatchString(text[i+1:])
+}
+
+// passStarts begin the lines in which test runners report a test that passed or started:
+// go test (-v), TAP, node's spec reporter, mocha, jest's file line.
+var passStarts = []string{"--- PASS:", "--- SKIP:", "=== RUN", "=== CONT", "=== PAUSE", "=== NAME", "ok  ", "ok \t", "✔ ", "✓ ", "√ ", "PASS "}
+
+// isPassing reports whether a line reports a test that passed or started: one of
+// passStarts after white space, TAP's "ok N - name", or a name followed by " ... ok"
+// (unittest, cargo test).
+func isPassing(line string) bool {
+	t := strings.TrimLeft(line, " \t")
+	if t == "" {
+		return false
+	}
+	switch t[0] {
+	case '-', '=', 'o', 'P', 0xe2: // (0xe2: the first byte of ✔, ✓ and √)
+		for _, p := range passStarts {
+			if strings.HasPrefix(t, p) {
+				return true
+			}
+		}
+		if rest, ok := strings.CutPrefix(t, "ok "); ok {
+			d := digits(rest)
+			return d > 0 && strings.HasPrefix(rest[d:], " - ")
+		}
+	}
+	return strings.HasSuffix(t, " ... ok") || strings.HasSuffix(t, " ... skipped") || strings.Contains(t, " ... skipped ")
+}
+
+// isListed reports whether a line is an entry of a long listing (ls -l): a file type and
+// nine permission letters, then white space.
+func isListed(line string) bool {
+	if len(line) < 11 || !strings.ContainsRune("-dlcbps", rune(line[0])) {
+		return false
+	}
+	for i := 1; i < 10; i++ {
+		if !strings.ContainsRune("rwxsStT-", rune(line[i])) {
+			return false
+		}
+	}
+	c := line[10]
+	return c == ' ' || (c == '.' || c == '+' || c == '@') && len(line) > 11 && line[11] == ' '
+}
+
+// isGrepMatch reports whether a line is one grep -n found: a path of no spaces, a colon, a
+// line number and a colon, then the line's text at once (a compiler or a test log puts a
+// space or a column number there).
+func isGrepMatch(line string) bool {
+	i := strings.IndexByte(line, ':')
+	if i <= 0 || strings.ContainsAny(line[:i], " \t") {
+		return false
+	}
+	d := digits(line[i+1:])
+	j := i + 1 + d
+	return d > 0 && j+1 < len(line) && line[j] == ':' && line[j+1] != ' ' && !isDigit(line[j+1])
+}
+
+// isCommit reports whether a line opens a commit in git log or git show: "commit" and a
+// hash of at least 7 hexadecimal digits.
+func isCommit(line string) bool {
+	rest, ok := strings.CutPrefix(line, "commit ")
+	if !ok {
+		return false
+	}
+	n := 0
+	for n < len(rest) && (isDigit(rest[n]) || rest[n] >= 'a' && rest[n] <= 'f') {
+		n++
+	}
+	return n >= 7 && (n == len(rest) || rest[n] == ' ')
+}
+
+// diffHeads are the lines of a diff's header between "diff --git" and its first hunk.
+var diffHeads = []string{"index ", "new file", "deleted file", "old mode", "new mode", "similarity ", "rename ", "copy ", "Binary files", "--- ", "+++ ", "@@ "}
+
+// quoted reads the lines that quote other text rather than report on this run: a commit's
+// message and stat lines in git log, the lines of a diff (added, removed, context). An
+// error word there ("t.Errorf" added by a commit) is the text's, not an error.
+func quoted(lines []string, kind []uint8) {
+	inCommit, inDiff := false, false
+	for i, l := range lines {
+		switch {
+		case isCommit(l):
+			inCommit, inDiff = true, false
+		case strings.HasPrefix(l, "diff --git ") || strings.HasPrefix(l, "diff -") || strings.HasPrefix(l, "@@ "):
+			// (a file's name, a hunk's function: "@@ -12,6 +12,9 @@ func f() error {")
+			inDiff = true
+		case l == "":
+			continue
+		case inDiff && (l[0] == '+' || l[0] == '-' || l[0] == ' ' || l[0] == '\\'):
+		case inDiff && hasAnyPrefix(l, diffHeads):
+			continue
+		case inCommit && (l[0] == ' ' || strings.HasPrefix(l, "Author:") || strings.HasPrefix(l, "Date:") || strings.HasPrefix(l, "Merge:")):
+			inDiff = false
+		default:
+			inCommit, inDiff = false, false
+			continue
+		}
+		if kind[i] >= kindTest && kind[i] <= kindWarning {
+			kind[i] = kindOther
+		}
+	}
+}
+
+func hasAnyPrefix(s string, ps []string) bool {
+	for _, p := range ps {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// testOutput reads go test -v: the lines a test prints come under its "=== RUN" (or "===
+// CONT"), before its verdict. Those of a test that failed say why it failed (an
+// assertion's message, a diff of what it wanted and got), each kept as an error line; those
+// of a test that passed are its logging, not errors of the run, whatever words they hold.
+func testOutput(lines []string, kind []uint8) {
+	var failing map[string]bool
+	for _, l := range lines {
+		t := strings.TrimLeft(l, " \t")
+		if rest, ok := strings.CutPrefix(t, "--- FAIL: "); ok {
+			if failing == nil {
+				failing = map[string]bool{}
+			}
+			name, _, _ := strings.Cut(rest, " ")
+			failing[name] = true
+		}
+	}
+	cur := ""
+	for i, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "=== "); ok {
+			f := strings.Fields(rest)
+			cur = ""
+			if len(f) == 2 && (f[0] == "RUN" || f[0] == "CONT" || f[0] == "NAME") {
+				cur = f[1]
+			}
+			continue
+		}
+		t := strings.TrimLeft(l, " \t")
+		if strings.HasPrefix(t, "--- ") || l == "PASS" || l == "FAIL" || strings.HasPrefix(l, "ok ") || strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "panic: ") {
+			cur = ""
+			continue
+		}
+		if cur == "" || l == "" {
+			continue
+		}
+		switch {
+		case failing[cur]:
+			if kind[i] > kindError {
+				kind[i] = kindError
+			}
+		case kind[i] >= kindError && kind[i] <= kindWarning:
+			kind[i] = kindOther
+		}
+	}
+}
+
+// isHeader reports whether line i opens a group of the lines after it, as tools that list
+// many of something head each: a commit, a file's diff, a directory of ls -R, a top-level
+// test of go test -v, a test file of jest or a suite of node's runner, a section of git
+// status or apt-get, a numbered build step, a request and a response of curl -v, a key of a
+// JSON document's top level, a package at the top of npm ls.
+func isHeader(lines []string, i int) bool {
+	l := lines[i]
+	switch {
+	case l == "":
+		return false
+	case isCommit(l), strings.HasPrefix(l, "diff --git "):
+		return true
+	case strings.HasPrefix(l, "=== RUN   "):
+		return !strings.Contains(l, "/")
+	case strings.HasPrefix(l, "# Subtest: "), strings.HasPrefix(l, "▶ "), strings.HasPrefix(l, "PASS "), strings.HasPrefix(l, "FAIL "):
+		return true
+	case strings.HasPrefix(l, "> GET "), strings.HasPrefix(l, "> POST "), strings.HasPrefix(l, "< HTTP/"):
+		return true
+	case strings.HasPrefix(l, "├── "), strings.HasPrefix(l, "└── "):
+		return true
+	case l[0] == '#' && len(l) > 2 && isDigit(l[1]):
+		// a build step: "#3 [3/6] RUN go vet ./..."
+		d := digits(l[1:])
+		return strings.HasPrefix(l[1+d:], " [")
+	case strings.HasPrefix(l, "Step ") && strings.Contains(l, " : "):
+		return true
+	case l[0] == ' ' || l[0] == '\t':
+		// a key of a JSON document's top level
+		t := strings.TrimLeft(l, " \t")
+		in := len(l) - len(t)
+		if l[0] == ' ' && in > 2 || l[0] == '\t' && in > 1 || !strings.HasPrefix(t, `"`) {
+			return false
+		}
+		end := strings.Index(t[1:], `": `)
+		return end > 0 && !strings.Contains(t[1:end+1], `"`)
+	case l[0] == '/' && !strings.ContainsAny(l, " \t:") && i+1 < len(lines) && indented(lines[i+1]):
+		// a file and the findings indented under it, as eslint writes them
+		return true
+	case strings.HasSuffix(l, ":") && i+1 < len(lines):
+		next := lines[i+1]
+		// ls -R's directory, then "total N"; a section of git status or apt-get, then its
+		// indented entries or hints
+		return strings.HasPrefix(next, "total ") && !strings.Contains(l, " ") ||
+			!isDiagnostic(l) && (strings.HasPrefix(next, "  (use ") || strings.HasPrefix(next, "\t") || strings.HasPrefix(l, "The following "))
+	}
+	return false
+}
+
+// markHeaders gives the kind of a group's header to the lines that open groups (isHeader),
+// of those not kept for what they say, and returns how many there are.
+func markHeaders(lines []string, kind []uint8) int {
+	n := 0
+	class, file := "", ""
+	for i := range lines {
+		// grep -n: the first match in each file heads the file's matches
+		if isGrepMatch(lines[i]) {
+			f := lines[i][:strings.IndexByte(lines[i], ':')]
+			if f != file && kind[i] > kindHeader {
+				kind[i] = kindHeader
+				n++
+			}
+			file = f
+			continue
+		}
+		// unittest -v: the first test of each class heads the class's tests
+		if c := unittestClass(lines[i]); c != "" {
+			if c != class && kind[i] > kindHeader {
+				kind[i] = kindHeader
+				n++
+			}
+			class = c
+			continue
+		}
+		if kind[i] > kindHeader && len(lines[i]) <= longLine && isHeader(lines, i) {
+			kind[i] = kindHeader
+			n++
+		}
+	}
+	return n
+}
+
+// bothEnds reorders part (in the order of the text) first, last, second, second to last,
+// and so on.
+func bothEnds(part []int, sc *scratch) {
+	in := append(sc.ends[:0], part...)
+	sc.ends = in
+	for k, i, j := 0, 0, len(in)-1; i <= j; i, j = i+1, j-1 {
+		part[k] = in[i]
+		k++
+		if j != i {
+			part[k] = in[j]
+			k++
+		}
+	}
+}
+
+// unittestClass is the class of a test in unittest -v's listing, "name (module.Class.name)
+// ... ok", or "".
+func unittestClass(line string) string {
+	open := strings.Index(line, " (")
+	if open <= 0 || !strings.Contains(line, ") ... ") || strings.ContainsAny(line[:open], " \t") {
+		return ""
+	}
+	end := strings.IndexByte(line[open:], ')')
+	full := line[open+2 : open+end]
+	dot := strings.LastIndexByte(full, '.')
+	if dot <= 0 || strings.ContainsAny(full, " ") {
+		return ""
+	}
+	return full[:dot]
+}
+
+// failed reports whether a text's kinds report a failure: an error, a diagnostic, a frame, or
+// a test line other than a count of what passed.
+func failed(lines []string, kind []uint8) bool {
+	for i, k := range kind {
+		switch k {
+		case kindError, kindDiagnostic, kindFrame:
+			return true
+		case kindTest:
+			if !isSummary(lines[i]) {
+				return true
+			}
+			if isError, _ := wordsIn(lines[i], errorsOnly); isError && !zeroCountsOnly(lines[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// leading is the width of a line's leading white space.
+func leading(line string) int { return len(line) - len(strings.TrimLeft(line, " \t")) }
+
+// countTables reads a run of more than three counts of one thing, one a line ("3 tests in
+// statistics.mode", doctest's table by function), as a table (TAP's closing counts, "#
+// pass 984", "# fail 3", count different things): its first and last lines are
+// summary counts, those between are the table's rows.
+func countTables(lines []string, kind []uint8) {
+	for i := 0; i < len(lines); {
+		j := i
+		noun := countedNoun(lines[i])
+		for j < len(lines) && kind[j] == kindTest && isSummary(lines[j]) && countedNoun(lines[j]) == noun {
+			j++
+		}
+		if j-i > 3 && noun != "" {
+			for m := i + 1; m < j-1; m++ {
+				if isError, _ := wordsIn(lines[m], errorsOnly); !isError || zeroCountsOnly(lines[m]) {
+					kind[m] = kindOther
+				}
+			}
+		}
+		i = max(j, i+1)
+	}
+}
+
+// verdictsTold reads unittest -v's verdict lines, "test_x (m.C.test_x) ... FAIL", of
+// tests whose failure it reports again at the end under "FAIL: test_x (m.C.test_x)" with
+// the traceback: the name is kept there, with what explains it.
+func verdictsTold(lines []string, kind []uint8) {
+	var told map[string]bool
+	for _, l := range lines {
+		for _, p := range []string{"FAIL: ", "ERROR: "} {
+			if name, ok := strings.CutPrefix(l, p); ok {
+				if told == nil {
+					told = map[string]bool{}
+				}
+				told[name] = true
+			}
+		}
+	}
+	if told == nil {
+		return
+	}
+	for i, l := range lines {
+		name, verdict, ok := strings.Cut(l, " ... ")
+		if ok && told[name] && (verdict == "FAIL" || verdict == "ERROR") {
+			kind[i] = kindOther
+		}
+	}
+}
+
+// pythonSource reads a Python traceback: the line of code under each frame ("    self.
+// assertEqual(x, 4)") is code, its "assert" no error, and the "Traceback (most recent call
+// last):" that opens it says less than the exception at its end; both are kept as context
+// of the error.
+func pythonSource(lines []string, kind []uint8) {
+	for i, l := range lines {
+		// the diff unittest writes under "AssertionError: 'a' != 'b'" ("- a", "+ b", "? ^"):
+		// what it expected and what it got
+		if i > 0 && kind[i] > kindError && len(l) > 1 && strings.ContainsRune("-+?", rune(l[0])) && l[1] == ' ' {
+			j := i - 1
+			for j > 0 && j > i-6 && len(lines[j]) > 1 && strings.ContainsRune("-+?", rune(lines[j][0])) && lines[j][1] == ' ' {
+				j--
+			}
+			if kind[j] == kindError && strings.Contains(lines[j], "Error: ") && !indented(lines[j]) {
+				kind[i] = kindError
+			}
+		}
+		if l == "Traceback (most recent call last):" && kind[i] == kindError {
+			kind[i] = kindContext
+			continue
+		}
+		if i == 0 || kind[i] < kindError || kind[i] > kindDiagnostic {
+			continue
+		}
+		p := strings.TrimLeft(lines[i-1], " ")
+		if strings.HasPrefix(p, `File "`) && leading(l) > leading(lines[i-1]) {
+			kind[i] = kindContext
+		}
+	}
+}
+
+// countedNoun is the word after a line's first number: what it counts.
+func countedNoun(line string) string {
+	for i := 0; i < len(line); i++ {
+		if isDigit(line[i]) {
+			rest := strings.TrimLeft(line[i:], "0123456789,.")
+			rest = strings.TrimLeft(rest, " ")
+			end := 0
+			for end < len(rest) && isLetter(rest[end]) {
+				end++
+			}
+			return rest[:end]
+		}
+	}
+	return ""
+}
+
+// notErrors are the severities a compiler or a linter writes after a place for a finding
+// that does not fail the build.
+var notErrors = []string{": warning: ", ": note: ", ": info: ", ": style: "}
+
+// severityNotError reports whether a diagnostic line says, after its file:line, that it is
+// a warning or a note: its message may name an error ("the mentioned syntax error") without
+// being one.
+func severityNotError(line string) bool {
+	for _, w := range notErrors {
+		if i := strings.Index(line, w); i > 0 && isDiagnostic(line[:i+1]+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// namesFailure reports whether a line names a failing test in go test's own words ("---
+// FAIL: TestX"), the verdict that sums up what a test framework printed inside it.
+func namesFailure(line string) bool {
+	return strings.HasPrefix(strings.TrimLeft(line, " \t"), "--- FAIL: ")
+}
+
+// startsWithPlace reports whether a line starts at its first byte with the file and line it
+// is about: file:line[:col] or file(line,col), as compilers and linters write a finding.
+func startsWithPlace(line string) bool {
+	if line == "" || line[0] == ' ' || line[0] == '\t' {
+		return false
+	}
+	if isDiagnostic(line) {
+		return true
+	}
+	open := strings.IndexByte(line, '(')
+	if open <= 0 || strings.ContainsAny(line[:open], " \t") {
+		return false
+	}
+	rest := line[open+1:]
+	d := digits(rest)
+	if d == 0 || len(rest) <= d || rest[d] != ',' {
+		return false
+	}
+	e := digits(rest[d+1:])
+	return e > 0 && strings.HasPrefix(rest[d+1+e:], "):")
 }

@@ -132,10 +132,12 @@ three
 four
 five`, "\n")
 	kind, _, signal := classify(lines, nil, nil, 5)
-	// The traceback's first two frames and its last are kept as frames, the one between is
-	// near the error that opens the traceback; so is the line after the failing test.
+	// The traceback's first two frames are kept as frames; its last frame (the call that
+	// failed) is kept with the exception at its end, as the error, and the lines before it
+	// (the frame between, the "Traceback" line that opens it) are near it; so is the line
+	// after the failing test.
 	want := []uint8{kindHead, kindHead, kindHead, kindHead, kindHead,
-		kindError, kindFrame, kindFrame, kindNear, kindFrame, kindError, kindTest, kindNear,
+		kindNear, kindFrame, kindFrame, kindNear, kindError, kindError, kindTest, kindNear,
 		kindTail, kindTail, kindTail, kindTail, kindTail}
 	if !signal || fmt.Sprint(kind) != fmt.Sprint(want) {
 		t.Errorf("kinds\n%v, want\n%v", kind, want)
@@ -384,10 +386,151 @@ func TestCutHasNoMoreTokensThanHeadAndTail(t *testing.T) {
 func TestClassifyForOthers(t *testing.T) {
 	lines := []string{"ok  \tgithub.com/x/y\t0.1s", "--- FAIL: TestParse (0.00s)", "    parse_test.go:12: got 3, want 4", "main.go:3:2: undefined: foo", "", "", "warning: unused variable", "", "plain text"}
 	got := Classify(lines)
-	want := []Class{Other, TestFailure, Diagnostic, Error, Other, Other, Warning, Other, Other}
+	want := []Class{Other, TestFailure, Error, Error, Other, Other, Warning, Other, Other}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("line %q: %v, want %v", lines[i], got[i], want[i])
+		}
+	}
+}
+
+// TestNamesAndQuotesAreNotErrors (issue 38): a passing test whose name holds "Error", a
+// t.Errorf added by a commit in git log -p, a file named errors.go in ls -l and a line grep
+// found are not errors of the run.
+func TestNamesAndQuotesAreNotErrors(t *testing.T) {
+	for line, want := range map[string]uint8{
+		"--- PASS: TestParseError (0.00s)":                                         kindOther,
+		"    --- PASS: TestDecodeError/unterminated (0.00s)":                       kindOther,
+		"=== RUN   TestParseError":                                                 kindOther,
+		"ok 12 - rejects an Error object":                                          kindOther,
+		"test_error_handling (test.test_json.TestFail.test_error_handling) ... ok": kindOther,
+		"  ✔ throws a TypeError on a bad range (0.12ms)":                           kindOther,
+		"-rw-r--r-- 1 root root  4120 Nov  1 12:00 errors.go":                      kindOther,
+		"toml/decode.go:212:\t\treturn fmt.Errorf(\"toml: %w\", err)":              kindOther,
+		"--- FAIL: TestParseError (0.00s)":                                         kindTest,
+		"toml/decode.go:212:5: missing return":                                     kindDiagnostic,
+		"grep: nosuchdir: No such file or directory":                               kindError,
+	} {
+		kind := make([]uint8, 1)
+		lineKinds([]string{line}, kind)
+		if kind[0] != want {
+			t.Errorf("%q: kind %d, want %d", line, kind[0], want)
+		}
+	}
+	log := strings.Split(`commit 0123456789abcdef0123456789abcdef01234567
+Author: A <a@example.com>
+Date:   Sun Nov 1 12:00:00 2026 +0000
+
+    test: fail when the parser panics
+
+diff --git a/parse_test.go b/parse_test.go
+index 1111111..2222222 100644
+--- a/parse_test.go
++++ b/parse_test.go
+@@ -10,6 +10,9 @@ func TestParse(t *testing.T) {
+ 	got := Parse(in)
++	if got != want {
++		t.Errorf("Parse = %q, want %q", got, want)
++	}
+ }`, "\n")
+	kind, _, _ := classify(log, nil, nil, 0)
+	for i, k := range kind {
+		if k >= kindTest && k <= kindFrame {
+			t.Errorf("git log -p line %q: kind %d, kept for what it says", log[i], k)
+		}
+	}
+	if kind[6] != kindHeader {
+		t.Errorf("diff --git is not a header: kind %d", kind[6])
+	}
+}
+
+// TestGoVerboseMessages (issue 38): in go test -v the lines a failing test printed under
+// its === RUN say why it failed, and are kept as error lines; a passing test's logging is
+// not kept for the words it holds.
+func TestGoVerboseMessages(t *testing.T) {
+	lines := strings.Split(`=== RUN   TestDecode
+=== RUN   TestDecode/ok
+    decode_test.go:40: decoding error-free input
+=== RUN   TestDecode/bad
+    decode_test.go:52: Decode() mismatch (-want +got):
+          map[string]any{
+        - 	"a": int64(1),
+        + 	"a": int64(2),
+          }
+--- FAIL: TestDecode (0.00s)
+    --- PASS: TestDecode/ok (0.00s)
+    --- FAIL: TestDecode/bad (0.00s)
+FAIL`, "\n")
+	kind, _, _ := classify(lines, nil, nil, 0)
+	if kind[2] == kindError || kind[2] == kindDiagnostic {
+		t.Errorf("a passing test's log kept as %d", kind[2])
+	}
+	for i := 4; i <= 8; i++ {
+		if kind[i] != kindError {
+			t.Errorf("failing test's message %q: kind %d", lines[i], kind[i])
+		}
+	}
+}
+
+// TestListingKeepsItsStructure (issue 38): an ls -lR listing with files named after errors
+// is cut keeping its directories' headers, and the marker claims no error lines.
+func TestListingKeepsItsStructure(t *testing.T) {
+	var b strings.Builder
+	for d := range 40 {
+		fmt.Fprintf(&b, "./pkg%02d:\ntotal 48\n", d)
+		for f := range 12 {
+			fmt.Fprintf(&b, "-rw-r--r-- 1 root root %5d Nov  1 12:00 error_%02d.go\n", 100*f+d, f)
+		}
+		b.WriteString("\n")
+	}
+	text := b.String()
+	sc := new(scratch)
+	s := newSelection(text, len(text), 4000, func(s string) int { return len(s) / 4 }, "Bash", sc)
+	if s == nil {
+		t.Fatal("a listing of directories is cut at head and tail")
+	}
+	out, _ := s.fit(4000, nil, false, 0)
+	if strings.Contains(out, "error line") {
+		t.Errorf("the marker claims error lines:\n%s", out)
+	}
+	if !strings.Contains(out, " group headers; ") {
+		t.Errorf("the marker does not say it kept the groups' headers:\n%s", out)
+	}
+	for _, d := range []string{"./pkg00:", "./pkg01:", "./pkg02:", "./pkg37:", "./pkg38:", "./pkg39:"} {
+		if !strings.Contains(out, "\n"+d+"\n") && !strings.HasPrefix(out, d+"\n") {
+			t.Errorf("directory %s lost:\n%s", d, out)
+		}
+	}
+}
+
+// TestCompilerErrorsInOrder (issue 38): a compiler's list of errors, one a line, each
+// naming its place, is a list of failures: under a tight limit its first errors are kept,
+// not one here and one there.
+func TestCompilerErrorsInOrder(t *testing.T) {
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett", "kilo", "lima"}
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, "building step %d of the project\n", i)
+	}
+	for i, w := range words {
+		fmt.Fprintf(&b, "ts/range.ts(%d,%d): error TS2339: Property '%s' does not exist on type 'Range'.\n", 10*i+3, i+1, w)
+		fmt.Fprintf(&b, "src/%s.c:%d:5: error: unknown type name '%s_t'\n", w, i+7, w)
+	}
+	// later, errors of one frequent shape, each followed by one of its own
+	for i := range 60 {
+		fmt.Fprintf(&b, "ts/semver.ts(%d,9): error TS7006: Parameter 'v' implicitly has an 'any' type.\n", 300+i)
+		fmt.Fprintf(&b, "ts/semver.ts(%d,2): error TS2304: Cannot find name 'later%c%c'.\n", 300+i, 'a'+i%26, 'a'+i/26)
+	}
+	b.WriteString(numbered(200))
+	text := b.String()
+	s := newSelection(text, len(text), 1500, func(s string) int { return len(s) / 4 }, "Bash", new(scratch))
+	if s == nil {
+		t.Fatal("no selection")
+	}
+	out, _ := s.fit(1500, nil, false, 0)
+	for _, w := range words[:4] {
+		if !strings.Contains(out, "Property '"+w+"'") || !strings.Contains(out, "src/"+w+".c:") {
+			t.Errorf("an early error about %s left out:\n%s", w, out)
 		}
 	}
 }

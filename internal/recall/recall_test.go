@@ -161,7 +161,7 @@ func TestMetaOutlineRead(t *testing.T) {
 		want []string
 	}{
 		{hs[0], []string{"code, 14 lines", "  L4: func parseConfig(path string) error {", "  L8: type Options struct {", "  L12: func (o *Options) Validate() error {"}},
-		{hs[1], []string{"command output, 6 lines", "3 failing-test lines, 2 diagnostics", "  L3 test: --- FAIL: TestRetry (0.00s)"}},
+		{hs[1], []string{"command output, 6 lines", "3 failing-test lines, 2 errors", "  L3 test: --- FAIL: TestRetry (0.00s)"}},
 		{hs[2], []string{"Markdown, 11 lines", "  L1: # Design", "    L5: ## Backoff"}},
 		{hs[3], []string{"JSON, 8 lines", "  L2: name: \"ctxkit\"", "  L3: retry: {2 keys}", "    L4: retry.max: 5", "  L7: tags: [2 items]"}},
 	} {

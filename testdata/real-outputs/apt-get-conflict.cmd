@@ -1,0 +1,1 @@
+apt-get install -s default-jdk-headless openjdk-17-jre-headless- 

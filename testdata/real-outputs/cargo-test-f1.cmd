@@ -1,0 +1,1 @@
+cargo test -- --test-threads=1

@@ -1,0 +1,1 @@
+curl -v http://127.0.0.1:18938/releases.json

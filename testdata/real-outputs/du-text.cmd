@@ -1,0 +1,1 @@
+du -a text | sort -k2

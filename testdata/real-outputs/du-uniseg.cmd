@@ -1,0 +1,1 @@
+du -ah uniseg text/encoding | sort -k2

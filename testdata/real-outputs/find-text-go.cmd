@@ -1,0 +1,1 @@
+find text -name '*_test.go'

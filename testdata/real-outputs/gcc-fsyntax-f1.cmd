@@ -1,0 +1,1 @@
+gcc -fsyntax-only -Wall -Wextra -Wconversion -Isrc src/*.c

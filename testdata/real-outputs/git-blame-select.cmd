@@ -1,0 +1,1 @@
+git blame internal/budget/cut.go

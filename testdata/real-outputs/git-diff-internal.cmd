@@ -1,0 +1,1 @@
+git diff HEAD~30 -- internal/cli

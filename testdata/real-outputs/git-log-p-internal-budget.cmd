@@ -1,0 +1,1 @@
+git log -p -n 6 -- internal/budget/select.go

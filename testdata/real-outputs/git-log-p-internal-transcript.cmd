@@ -1,0 +1,1 @@
+git log -p -n 3 -- internal/transcript

@@ -1,0 +1,1 @@
+git log -p -n 8 -- '*_test.go'

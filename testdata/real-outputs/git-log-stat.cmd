@@ -1,0 +1,1 @@
+git log --stat -n 40

@@ -1,0 +1,1 @@
+git show --stat -p c1c9484

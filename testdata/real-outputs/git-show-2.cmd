@@ -1,0 +1,1 @@
+git show --stat -p 69f7ba0

@@ -1,0 +1,1 @@
+git show -p 0e9cb5f

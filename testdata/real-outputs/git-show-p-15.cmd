@@ -1,0 +1,1 @@
+git show -p c526c0e

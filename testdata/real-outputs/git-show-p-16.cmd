@@ -1,0 +1,1 @@
+git show -p 8b761a1

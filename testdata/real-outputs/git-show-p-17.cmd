@@ -1,0 +1,1 @@
+git show -p 4cec840

@@ -1,0 +1,1 @@
+git show -p e52ef75

@@ -1,0 +1,1 @@
+git show -p c2bd64d

@@ -1,0 +1,1 @@
+git show -p ddd4115

@@ -1,0 +1,1 @@
+git show -p 2b6bf02

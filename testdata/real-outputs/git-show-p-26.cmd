@@ -1,0 +1,1 @@
+git show -p b6f445b

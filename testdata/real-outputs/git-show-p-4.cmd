@@ -1,0 +1,1 @@
+git show -p d7a8d08

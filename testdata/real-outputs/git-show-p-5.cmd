@@ -1,0 +1,1 @@
+git show -p dc3320b

@@ -1,0 +1,1 @@
+git show -p c9e326b

@@ -1,0 +1,1 @@
+git show -p 75af0dd

@@ -1,0 +1,1 @@
+git show -p fe0d7fa

@@ -1,0 +1,1 @@
+grep -rn err yaml.v3

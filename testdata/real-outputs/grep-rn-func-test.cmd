@@ -1,0 +1,1 @@
+grep -rn 'func Test' text/language text/unicode

@@ -1,0 +1,1 @@
+grep -rn 'panic(' toml kong yaml.v3 nosuchdir

@@ -1,0 +1,1 @@
+grep -rn 'Errorf' toml kong uniseg text/encoding nosuchdir

@@ -1,0 +1,1 @@
+python3 -m json.tool broken.json

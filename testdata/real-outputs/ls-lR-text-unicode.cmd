@@ -1,0 +1,1 @@
+ls -lR text/unicode

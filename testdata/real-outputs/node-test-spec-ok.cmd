@@ -1,0 +1,1 @@
+node --test --test-reporter=spec test/

@@ -1,0 +1,1 @@
+npm install --loglevel=http semver qs minimist ms chalk@4.1.2

@@ -1,0 +1,1 @@
+python3 report.py orders.json USD

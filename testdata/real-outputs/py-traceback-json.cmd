@@ -1,0 +1,1 @@
+python3 report.py orders.json orders-bad.json EUR

@@ -1,0 +1,1 @@
+shellcheck *.sh (first 12)

@@ -1,0 +1,1 @@
+shellcheck -S warning *.sh

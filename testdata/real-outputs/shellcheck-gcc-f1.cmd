@@ -1,0 +1,1 @@
+shellcheck -f gcc *.sh
