@@ -1,6 +1,7 @@
 package ctxkit_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/alecthomas/kong"
@@ -54,7 +55,7 @@ func TestFlagDefaultsAreTheTiers(t *testing.T) {
 	mt := summarize.Tool()
 	parseDefaults(t, mt)
 	mf, m := mt.Grammar.(*summarize.Flags), summarize.Defaults()
-	if at, to, _ := cli.TriggerTarget(mf.Trigger, mf.Target); at != m.Trigger || to != m.Target || mf.Repay != m.Repay {
+	if at, to, _ := cli.TriggerTarget(mf.Trigger, mf.Target); at != m.Trigger || math.Abs(to-m.Target) > 1e-9 || mf.Repay != m.Repay {
 		t.Errorf("ctx-summarize flags %+v, summarize.Defaults %+v", *mf, m)
 	}
 

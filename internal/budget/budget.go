@@ -252,13 +252,14 @@ func (p *planner) judgeOld(st *Stats, cut func(i int, s *Stats) ([]transcript.Ed
 		}
 	}
 	st.Repay = &r
+	why := judge(0).Why() // (before the held results' cuts go)
 	for _, i := range order[:start] {
 		p.hardOnly[i] = true
 		delete(pre, i)
 		st.Held++
 	}
 	if start > 0 {
-		st.Trigger += fmt.Sprintf(": %d old results held to the hard cap: %s", start, judge(0).Why())
+		st.Trigger += fmt.Sprintf(": %d old results held to the hard cap: %s", start, why)
 	}
 	return pre, nil
 }

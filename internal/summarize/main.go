@@ -28,7 +28,7 @@ import (
 type Flags struct {
 	cli.Common `embed:""`
 
-	Trigger      cli.Percent         `name:"trigger" default:"85%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_SUMMARIZE_TRIGGER"`
+	Trigger      cli.Percent         `name:"trigger" default:"80%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_SUMMARIZE_TRIGGER"`
 	Target       cli.OptionalPercent `name:"target" placeholder:"PCT" help:"While the request fits the window, act only when the summary leaves it at or below this utilization (default 10 points below --trigger)." env:"CTX_SUMMARIZE_TARGET"`
 	Force        bool                `name:"force" short:"f" help:"Summarize now, whatever the utilization."`
 	Keep         Keep                `name:"keep" placeholder:"SIZE" help:"The newest part to keep whole: tokens (40k), a share of the window (20%), or turns (3 turns). Default: a fifth of what the system prompt and tools leave of the window." env:"CTX_SUMMARIZE_KEEP"`
@@ -45,7 +45,7 @@ type Flags struct {
 	KeepFirst    bool                `name:"keep-first" help:"Keep the first user message (the opening task) verbatim: in place in a JSON document, else whole in the summary." env:"CTX_SUMMARIZE_KEEP_FIRST"`
 	RestoreFiles int                 `name:"restore-files" default:"5" placeholder:"N" help:"After the summary, restore the newest content of up to N files read or edited in the summarized part (0: none)." env:"CTX_SUMMARIZE_RESTORE_FILES"`
 	FileTokens   int                 `name:"restore-tokens" default:"5000" placeholder:"N" help:"Restore at most N tokens of each file (all of them at most a twentieth of what is summarized)." env:"CTX_SUMMARIZE_RESTORE_TOKENS"`
-	Repay        int                 `name:"repay" default:"10" placeholder:"N" help:"Unless the summary makes the request fit the window, summarize only when what it saves pays back the prompt cache it breaks within N requests; 0 turns the test off." env:"CTX_SUMMARIZE_REPAY"`
+	Repay        int                 `name:"repay" default:"1" placeholder:"N" help:"Where the request would stay over the window after summarizing, summarize only when what it saves pays back the prompt cache it breaks within N requests; 0 turns the test off." env:"CTX_SUMMARIZE_REPAY"`
 }
 
 // The most of what is summarized (its tokens divided by these) that the user's words quoted
@@ -94,7 +94,7 @@ func (k *Keep) UnmarshalText(b []byte) error {
 	return nil
 }
 
-const help = `The lossy tier: above --trigger (85%) of the effective window, or with --force,
+const help = `The lossy tier: above --trigger (80%) of the effective window, or with --force,
 replaces the older part of the conversation with one summary message, keeping the newest
 part whole (--keep, default a fifth of the room the messages have in the window) and the
 system prompt in place. A tool call is never separated from its result.

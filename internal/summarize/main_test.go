@@ -258,7 +258,7 @@ func TestSummaryLeavesTheRequestWellBelowTheTrigger(t *testing.T) {
 	if code != 0 || out != doc || !strings.Contains(errText, "not summarizing: summarizing would leave the request at") || !strings.Contains(errText, `"above_target":true`) {
 		t.Fatalf("exit %d, changed %v: %s", code, out != doc, errText)
 	}
-	code, out, errText = runMain(t, nil, append([]string{"--target", "85%"}, args...)...)
+	code, out, errText = runMain(t, nil, append([]string{"--trigger", "85%", "--target", "85%"}, args...)...)
 	if code != 0 || out == doc || !strings.Contains(errText, `"repay":{`) {
 		t.Fatalf("--target 85%%: exit %d, changed %v: %s", code, out != doc, errText)
 	}

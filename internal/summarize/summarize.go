@@ -54,7 +54,7 @@ type Options struct {
 }
 
 // Defaults are ctx-summarize's defaults (measures aside).
-func Defaults() Options { return Options{Trigger: 0.85, Target: 0.75, Repay: 10} }
+func Defaults() Options { return Options{Trigger: 0.80, Target: 0.70, Repay: 1} }
 
 // Split is what a run summarizes.
 type Split struct {

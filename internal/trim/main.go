@@ -24,7 +24,7 @@ type Flags struct {
 	Target    cli.OptionalPercent `name:"target" placeholder:"PCT" help:"Drop messages down to this utilization (default 10 points below --trigger)." env:"CTX_TRIM_TARGET"`
 	MaxTokens cli.Count           `name:"max-tokens" placeholder:"TOKENS" help:"Also act above this many tokens and drop down to it (150k, 150000); the window's trigger still applies; default off." env:"CTX_TRIM_MAX_TOKENS"`
 	Strategy  string              `name:"strategy" enum:"last,first" default:"last" placeholder:"last|first" help:"Keep the newest messages (last) or also the opening exchange (first)." env:"CTX_TRIM_STRATEGY"`
-	Repay     int                 `name:"repay" default:"10" placeholder:"N" help:"Where the request would stay over the window anyway, drop only when what it saves pays back the prompt cache it breaks within N requests; 0 turns the test off." env:"CTX_TRIM_REPAY"`
+	Repay     int                 `name:"repay" default:"1" placeholder:"N" help:"Where the request would stay over the window anyway, drop only when what it saves pays back the prompt cache it breaks within N requests; 0 turns the test off." env:"CTX_TRIM_REPAY"`
 	DryRun    bool                `name:"dry-run" short:"n" help:"List the messages that would be dropped; do not change the document."`
 }
 

@@ -59,7 +59,7 @@ type Options struct {
 
 // Defaults are ctx-trim's defaults (the counter and measures aside).
 func Defaults() Options {
-	return Options{Trigger: 0.95, Target: 0.85, Strategy: KeepLast, Repay: 10}
+	return Options{Trigger: 0.95, Target: 0.85, Strategy: KeepLast, Repay: 1}
 }
 
 // Dropped is one message the tier removes.
@@ -89,9 +89,8 @@ type Stats struct {
 	// Least is the size that drop would have left.
 	HeldBack bool
 	Least    int
-	// Repay is the judgement of the drop against the prompt cache it breaks (set when
-	// the tier would drop something); a drop that leaves the request over the window and
-	// does not repay is held back too.
+	// Repay is the judgement of a drop that leaves the request over the window against
+	// the prompt cache it breaks; one that does not repay is held back too.
 	Repay *tokens.Repayment
 	Kept  int // messages kept
 	// Opened says the tier put an opening user message first (repair.FirstUserText): in an
@@ -366,8 +365,11 @@ func Choose(t *transcript.Transcript, o Options) Drops {
 	case o.Repay <= 0:
 		r.Exempt = "--repay 0"
 	}
+	if r.Exempt != "" {
+		return d // (the test does not apply: nothing to report)
+	}
 	st.Repay, d.Stats.Repay = &r, &r
-	if r.Exempt == "" && !r.Repays {
+	if !r.Repays {
 		return heldBack("the request stays over the window after dropping (" + strconv.Itoa(after) + " tokens, window " + strconv.Itoa(o.Effective) + "), and " + r.Why())
 	}
 	return d
