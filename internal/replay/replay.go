@@ -158,6 +158,12 @@ type Totals struct {
 	// (In over it).
 	Repeats       int `json:"repeat_firings"`
 	RepeatsNeeded int `json:"repeat_firings_needed"`
+	// Unrepaid counts, by tier, the firings on requests that broke the cache whose saving
+	// did not pay the break back: what the request cost beyond the one before with the
+	// messages since (at the cache prices), against what each later request reads less,
+	// up to the end of the session or until the cache goes cold. A break is counted
+	// against every tier that saved tokens on its request.
+	Unrepaid map[string]int `json:"unrepaid_firings,omitempty"`
 	Problems      int `json:"requests_with_problems,omitempty"`
 	// Oracle is the best any schedule of compactions could have done (see Floor).
 	Oracle Floor `json:"oracle"`
@@ -201,6 +207,7 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 	var prevFired map[string]bool
 	prevBroke := false
 	steps := make([]oracleStep, 0, len(points))
+	breaks := make([]breakStep, 0, len(points))
 	for i, p := range points {
 		turn, s, u, fired, err := o.step(ctx, orig, points, i, prevSent, prevOrig)
 		if err != nil {
@@ -225,6 +232,7 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 			step.fresh, step.written = p.Recorded-p.CacheRead-p.CacheWrite, p.CacheWrite
 		}
 		steps = append(steps, step)
+		breaks = append(breaks, o.breakOf(turn, prevSent, fired))
 		turn.Message = p.Message
 		tot.add(turn)
 		if err := each(turn); err != nil {
@@ -232,11 +240,60 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 		}
 		prevSent, prevOrig, prevFired, prevBroke = s, u, fired, turn.CacheBreak
 	}
+	tot.Unrepaid = unrepaid(breaks, o.Price)
 	tot.BilledRatio = ratio(tot.Cost, tot.CostUncompacted)
 	tot.SentRatio = ratio(float64(tot.Tokens), float64(tot.Uncompacted))
 	tot.Oracle = floorOf(steps, o.Effective, o.Price)
 	tot.Oracle.BilledRatio = ratio(tot.Oracle.Cost, tot.CostUncompacted)
 	return tot, nil
+}
+
+// breakStep is what judging a request's cache break needs (Totals.Unrepaid): what the
+// break cost, the tokens the request saved, the tiers that saved them, and whether the
+// cache was warm for it.
+type breakStep struct {
+	broke bool
+	cost  float64
+	saved int
+	tools []string
+	warm  bool
+}
+
+// breakOf measures turn's cache break: the request as sent against the one before with
+// the messages since, unchanged, which would have read all of the one before.
+func (o *Options) breakOf(turn Turn, prev *sent, fired map[string]bool) breakStep {
+	b := breakStep{broke: turn.CacheBreak, warm: prev != nil && !turn.Cold && !turn.ClientCompaction}
+	if !b.broke || prev == nil {
+		return b
+	}
+	b.saved = turn.In - turn.Tokens
+	b.cost = o.Price.Cost(turn.Tokens, turn.Cached) - o.Price.Cost(turn.In, min(prev.total, turn.In))
+	for tool := range fired {
+		b.tools = append(b.tools, tool)
+	}
+	return b
+}
+
+// unrepaid counts, by tier, the cache breaks whose saving, read less by each later request
+// while the cache stays warm, does not pay back what the break cost.
+func unrepaid(steps []breakStep, p tokens.Price) map[string]int {
+	out := map[string]int{}
+	for i, b := range steps {
+		if !b.broke || b.cost <= 0 {
+			continue
+		}
+		later := 0
+		for j := i + 1; j < len(steps) && steps[j].warm; j++ {
+			later++
+		}
+		if p.CacheRead*float64(max(b.saved, 0))*float64(later)/1e6 >= b.cost {
+			continue
+		}
+		for _, tool := range b.tools {
+			out[tool]++
+		}
+	}
+	return out
 }
 
 func ratio(a, b float64) float64 {
