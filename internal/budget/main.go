@@ -195,7 +195,7 @@ func planDoc(d *cli.Doc, o Options) (*cli.Plan, error) {
 		if st.Repay != nil {
 			s.Extra["repay"] = *st.Repay
 			if st.Held > 0 {
-				s.Extra["not_repaid"] = st.Held
+				s.Extra["held_to_hard_cap"] = st.Held
 			}
 		}
 		plan.TokensDelta = st.TokensDelta

@@ -164,7 +164,7 @@ type Totals struct {
 	// up to the end of the session or until the cache goes cold. A break is counted
 	// against every tier that saved tokens on its request.
 	Unrepaid map[string]int `json:"unrepaid_firings,omitempty"`
-	Problems      int `json:"requests_with_problems,omitempty"`
+	Problems int            `json:"requests_with_problems,omitempty"`
 	// Oracle is the best any schedule of compactions could have done (see Floor).
 	Oracle Floor `json:"oracle"`
 }
