@@ -34,7 +34,9 @@ diagnostics, failing tests, stack frames, its last lines), or else its head and 
 markers that say what was cut and how to get it back (re-run the call). A hard cap (--cap,
 50,000 characters) is always on, on the newest result too; from --mid-at (50%) of the
 effective window the other results are held to --mid-cap (30,000), above --high-at (70%)
-to --high-cap (15,000). Utilization is measured before any edit.
+to --high-cap (15,000). Utilization is measured before any edit. Results older than this
+request are cut to those caps only where the saving repays the prompt cache it breaks
+within --repay (10) requests.
 
 A LIMIT is characters (50000, 30KB = 30,000 characters) or tokens (8k tokens, 8000tok),
 measured with the run's token counter. Below every cap the output is the input, byte for
