@@ -105,6 +105,9 @@ type Turn struct {
 	// the client's doing, not counted in CacheBreak.
 	ClientCompaction bool     `json:"client_compaction,omitempty"`
 	Fired            []Firing `json:"fired"`
+	// Broke names the stages that changed what the request before held (in-process
+	// pipelines only): the ones that broke the cache.
+	Broke []string `json:"broke_cache,omitempty"`
 	// Seen is the size the pipeline's last stage gave for the request it wrote: what the
 	// tiers believed they sent (Tokens is the truth).
 	Seen        int     `json:"seen,omitempty"`
@@ -162,7 +165,8 @@ type Totals struct {
 	// did not pay the break back: what the request cost beyond the one before with the
 	// messages since (at the cache prices), against what each later request reads less,
 	// up to the end of the session or until the cache goes cold. A break is counted
-	// against every tier that saved tokens on its request.
+	// against every stage that changed what the request before held (Turn.Broke; in a
+	// shell pipeline, every tier that saved tokens on the request).
 	Unrepaid map[string]int `json:"unrepaid_firings,omitempty"`
 	Problems int            `json:"requests_with_problems,omitempty"`
 	// Oracle is the best any schedule of compactions could have done (see Floor).
@@ -268,10 +272,43 @@ func (o *Options) breakOf(turn Turn, prev *sent, fired map[string]bool) breakSte
 	}
 	b.saved = turn.In - turn.Tokens
 	b.cost = o.Price.Cost(turn.Tokens, turn.Cached) - o.Price.Cost(turn.In, min(prev.total, turn.In))
-	for tool := range fired {
-		b.tools = append(b.tools, tool)
+	b.tools = turn.Broke
+	if !o.Pipe.InProcess() {
+		for tool := range fired {
+			b.tools = append(b.tools, tool)
+		}
 	}
 	return b
+}
+
+// extendsMessages reports whether t holds prev's tool schemas and messages, byte for byte,
+// first: cachedPrefix's extends, without counting.
+func extendsMessages(prev *sent, t *transcript.Transcript) bool {
+	schema := ""
+	if !t.Tools.IsZero() {
+		schema = t.Slice(t.Tools)
+	}
+	if schema != prev.schema || len(t.Messages) < len(prev.messages) {
+		return false
+	}
+	for k := range prev.messages {
+		if prev.t.MessageBytes(k) != t.MessageBytes(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// firstDiff is the first offset at which a and b differ (the shorter's length when one is
+// a prefix of the other).
+func firstDiff(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 // unrepaid counts, by tier, the cache breaks whose saving, read less by each later request
@@ -361,7 +398,34 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	if o.Timeout > 0 {
 		runCtx, cancel = context.WithTimeout(ctx, o.Timeout)
 	}
-	out, err := o.Pipe.Run(runCtx, in, o.Getenv, env)
+	// Which stages changed what the request before held (the bytes before where this
+	// request's new messages start): the ones that broke the cache, whatever else they
+	// changed. A stage's edits before that point move it by what they add or take.
+	bound := -1
+	if prevSent != nil && !p.ClientCompaction {
+		bound = len(prevSent.t.Doc)
+		if !orig.Array.IsZero() {
+			bound = closingBracket(prevSent.t)
+		}
+	}
+	// A stage may also break it without changing those bytes: a Claude Code summary is
+	// added after them and takes the old messages off the live chain. The outputs of the
+	// stages that changed something are kept until the request is measured, to tell.
+	var broke []string
+	type changed struct {
+		stage string
+		out   []byte
+	}
+	var changes []changed
+	out, err := o.Pipe.RunStages(runCtx, in, o.Getenv, env, func(stage string, in, out []byte) {
+		at := firstDiff(in, out)
+		if bound >= 0 && at < bound {
+			broke = append(broke, stage)
+			bound = max(0, bound+len(out)-len(in))
+		} else if bound >= 0 && (at < len(in) || len(in) != len(out)) {
+			changes = append(changes, changed{stage, bytes.Clone(out)})
+		}
+	})
 	cancel()
 	if err != nil {
 		return turn, nil, nil, nil, err
@@ -423,6 +487,17 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 		var extends bool
 		turn.Cached, extends = cachedPrefix(prevSent, s)
 		turn.CacheBreak = !extends && !p.ClientCompaction
+		if turn.CacheBreak && len(broke) == 0 {
+			// no stage changed the old bytes: the first whose output no longer extends
+			// the request before broke it
+			for _, c := range changes {
+				if t, err := o.Parse(c.out); err == nil && !extendsMessages(prevSent, t) {
+					broke = append(broke, c.stage)
+					break
+				}
+			}
+		}
+		turn.Broke = broke
 		turn.CachedUncompacted, _ = cachedPrefix(prevOrig, u)
 	}
 	turn.modelled = turn.CachedUncompacted

@@ -29,7 +29,7 @@ type Flags struct {
 	cli.Common `embed:""`
 
 	Trigger      cli.Percent         `name:"trigger" default:"80%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_SUMMARIZE_TRIGGER"`
-	Target       cli.OptionalPercent `name:"target" placeholder:"PCT" help:"While the request fits the window, act only when the summary leaves it at or below this utilization (default 10 points below --trigger)." env:"CTX_SUMMARIZE_TARGET"`
+	Target       cli.OptionalPercent `name:"target" placeholder:"PCT" help:"Up to 95% of the window, act only when the summary leaves the request at or below this utilization (default 10 points below --trigger)." env:"CTX_SUMMARIZE_TARGET"`
 	Force        bool                `name:"force" short:"f" help:"Summarize now, whatever the utilization."`
 	Keep         Keep                `name:"keep" placeholder:"SIZE" help:"The newest part to keep whole: tokens (40k), a share of the window (20%), or turns (3 turns). Default: a fifth of what the system prompt and tools leave of the window." env:"CTX_SUMMARIZE_KEEP"`
 	Backend      string              `name:"backend" enum:"local,anthropic,openai" default:"local" placeholder:"local|anthropic|openai" help:"Who writes the summary." env:"CTX_SUMMARIZE_BACKEND"`

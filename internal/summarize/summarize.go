@@ -19,6 +19,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/ctxkit/ctxkit/internal/trim"
 	"github.com/tidwall/gjson"
 )
 
@@ -38,9 +39,10 @@ type Options struct {
 	// Removed is what earlier edits took out of each message (measure.Counts.Removed); nil
 	// when nothing was.
 	Removed []int
-	// Target is the utilization a summary must leave the request at when the request
-	// fits the window without it (Judge); 0: no target.
-	Target float64
+	// Target is the utilization a summary must leave the request at while the request is
+	// at or below Hold of the window (Judge); 0: no target. Hold is ctx-trim's trigger, so
+	// that a summary comes before messages are dropped; 0: the window.
+	Target, Hold float64
 	// Repay and Price judge a firing that does not make the request fit: it must pay back
 	// the prompt cache it breaks within Repay requests at Price, as ctx-snip's clearing
 	// must (0 turns the test off).
@@ -54,7 +56,9 @@ type Options struct {
 }
 
 // Defaults are ctx-summarize's defaults (measures aside).
-func Defaults() Options { return Options{Trigger: 0.80, Target: 0.70, Repay: 1} }
+func Defaults() Options {
+	return Options{Trigger: 0.80, Target: 0.70, Hold: trim.Defaults().Trigger, Repay: 1}
+}
 
 // Split is what a run summarizes.
 type Split struct {
@@ -204,10 +208,10 @@ func Choose(t *transcript.Transcript, o Options) Split {
 // Judge says whether summarizing sp, which leaves after tokens of the o.Tokens there
 // were, is worth the prompt cache it breaks: why not ("" when it is), and the judgement
 // the --stats line reports. Forced runs are always worth it, and so is a summary that
-// makes a request fit that would not: it fails otherwise. While the request fits, a
-// summary must leave it at or below o.Target of the window: one that leaves it just under
-// the trigger is due again a few requests later, each time breaking the cache, so it
-// waits until the request would not fit. One that leaves the request over the window makes
+// makes a request fit that would not: it fails otherwise. While the request is at or below
+// o.Hold of the window, a summary must leave it at or below o.Target: one that leaves it
+// just under the trigger is due again a few requests later, each time breaking the cache,
+// so it waits until the request is about to overflow. One that leaves the request over the window makes
 // nothing fit: it must pay back the cache from its first summarized message on within
 // o.Repay requests at o.Price.
 func Judge(o Options, sp Split, after int) (string, tokens.Repayment) {
@@ -230,11 +234,12 @@ func Judge(o Options, sp Split, after int) (string, tokens.Repayment) {
 		r.Exempt = "makes the request fit the window"
 		return "", r
 	case o.AboveTarget(after):
-		return fmt.Sprintf("summarizing would leave the request at %.0f%% of the window, above --target %.0f%%, and over the trigger again within a few requests: it waits until the request would not fit",
-			math.Floor(100*float64(after)/float64(o.Effective)), 100*o.Target), r
+		return fmt.Sprintf("summarizing would leave the request at %.0f%% of the window, above --target %.0f%%, and over the trigger again within a few requests: it waits until the request is above %.0f%% of the window",
+			math.Floor(100*float64(after)/float64(o.Effective)), 100*o.Target, 100*o.hold()), r
 	case o.Tokens <= o.Effective:
-		// Well below the trigger after it: the compaction the trigger schedules.
-		r.Exempt = "leaves the request at or below --target"
+		// Well below the trigger after it (or the request about to overflow): the
+		// compaction the trigger schedules.
+		r.Exempt = "leaves the request at or below --target, or the request is about to overflow"
 		return "", r
 	case o.Repay <= 0 || len(sp.Summarized) == 0 || len(o.PerMessage) == 0:
 		r.Exempt = "--repay 0"
@@ -245,10 +250,18 @@ func Judge(o Options, sp Split, after int) (string, tokens.Repayment) {
 	return fmt.Sprintf("the request stays over the window after summarizing (%d tokens, window %d), and %s", after, o.Effective, r.Why()), r
 }
 
-// AboveTarget reports whether a summary that leaves after tokens of a request that fits
-// the window without it leaves it above o.Target: Judge's first test.
+// AboveTarget reports whether a summary that leaves after tokens of a request at or below
+// o.Hold of the window leaves it above o.Target: Judge's first test.
 func (o Options) AboveTarget(after int) bool {
-	return o.Effective > 0 && o.Tokens <= o.Effective && o.Target > 0 && after > int(math.Floor(o.Target*float64(o.Effective)))
+	return o.Effective > 0 && o.Tokens <= int(math.Floor(o.hold()*float64(o.Effective))) && o.Target > 0 && after > int(math.Floor(o.Target*float64(o.Effective)))
+}
+
+// hold is o.Hold, the window when unset.
+func (o Options) hold() float64 {
+	if o.Hold <= 0 || o.Hold > 1 {
+		return 1
+	}
+	return o.Hold
 }
 
 // PreviousSections reads the earlier summaries among the summarized messages: the
