@@ -105,8 +105,9 @@ type Turn struct {
 	// the client's doing, not counted in CacheBreak.
 	ClientCompaction bool     `json:"client_compaction,omitempty"`
 	Fired            []Firing `json:"fired"`
-	// Broke names the stages that changed what the request before held (in-process
-	// pipelines only): the ones that broke the cache.
+	// Broke names the stages that broke the cache: in process, those that changed what
+	// the request before held; in a shell, whose stages are not seen, the tiers that saved
+	// tokens.
 	Broke []string `json:"broke_cache,omitempty"`
 	// Seen is the size the pipeline's last stage gave for the request it wrote: what the
 	// tiers believed they sent (Tokens is the truth).
@@ -165,8 +166,7 @@ type Totals struct {
 	// did not pay the break back: what the request cost beyond the one before with the
 	// messages since (at the cache prices), against what each later request reads less,
 	// up to the end of the session or until the cache goes cold. A break is counted
-	// against every stage that changed what the request before held (Turn.Broke; in a
-	// shell pipeline, every tier that saved tokens on the request).
+	// against the stages that made it (Turn.Broke).
 	Unrepaid map[string]int `json:"unrepaid_firings,omitempty"`
 	Problems int            `json:"requests_with_problems,omitempty"`
 	// Oracle is the best any schedule of compactions could have done (see Floor).
@@ -236,7 +236,7 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 			step.fresh, step.written = p.Recorded-p.CacheRead-p.CacheWrite, p.CacheWrite
 		}
 		steps = append(steps, step)
-		breaks = append(breaks, o.breakOf(turn, prevSent, fired))
+		breaks = append(breaks, o.breakOf(turn, prevSent))
 		turn.Message = p.Message
 		tot.add(turn)
 		if err := each(turn); err != nil {
@@ -265,7 +265,7 @@ type breakStep struct {
 
 // breakOf measures turn's cache break: the request as sent against the one before with
 // the messages since, unchanged, which would have read all of the one before.
-func (o *Options) breakOf(turn Turn, prev *sent, fired map[string]bool) breakStep {
+func (o *Options) breakOf(turn Turn, prev *sent) breakStep {
 	b := breakStep{broke: turn.CacheBreak, warm: prev != nil && !turn.Cold && !turn.ClientCompaction}
 	if !b.broke || prev == nil {
 		return b
@@ -273,11 +273,6 @@ func (o *Options) breakOf(turn Turn, prev *sent, fired map[string]bool) breakSte
 	b.saved = turn.In - turn.Tokens
 	b.cost = o.Price.Cost(turn.Tokens, turn.Cached) - o.Price.Cost(turn.In, min(prev.total, turn.In))
 	b.tools = turn.Broke
-	if !o.Pipe.InProcess() {
-		for tool := range fired {
-			b.tools = append(b.tools, tool)
-		}
-	}
 	return b
 }
 
@@ -487,6 +482,14 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 		var extends bool
 		turn.Cached, extends = cachedPrefix(prevSent, s)
 		turn.CacheBreak = !extends && !p.ClientCompaction
+		if turn.CacheBreak && !o.Pipe.InProcess() {
+			// a shell pipeline's stages are not seen: the tiers that saved tokens
+			for _, f := range turn.Fired {
+				if f.Saved > 0 {
+					broke = append(broke, f.Tool)
+				}
+			}
+		}
 		if turn.CacheBreak && len(broke) == 0 {
 			// no stage changed the old bytes: the first whose output no longer extends
 			// the request before broke it
