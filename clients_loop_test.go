@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/fakeupstream"
 	"github.com/ctxkit/ctxkit/internal/proxy"
+	"github.com/ctxkit/ctxkit/internal/summarize"
 )
 
 // The live loop with real clients (issue 35): Claude Code, Codex and the two SDKs run a
@@ -77,8 +78,8 @@ func checkLoop(t *testing.T, recs []proxy.Record, window int) {
 				t.Errorf("ctx-summarize fired on requests %d and %d in a row", i-1, i)
 			}
 			lastFired = i
-			if r.TokensSent > int(0.85*float64(window)) {
-				t.Errorf("request %d: ctx-summarize left %d tokens, above its trigger (85%% of %d)", i, r.TokensSent, window)
+			if r.TokensSent > int(summarize.Defaults().Trigger*float64(window)) {
+				t.Errorf("request %d: ctx-summarize left %d tokens, above its trigger (%.0f%% of %d)", i, r.TokensSent, 100*summarize.Defaults().Trigger, window)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package ctxkit_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/alecthomas/kong"
@@ -33,7 +34,7 @@ func TestFlagDefaultsAreTheTiers(t *testing.T) {
 	parseDefaults(t, bt)
 	bf, b := bt.Grammar.(*budget.Flags), budget.Defaults()
 	if bf.Cap != b.Cap || bf.MidCap != b.MidCap || bf.HighCap != b.HighCap || bf.MidAt.Fraction() != b.MidAt ||
-		bf.HighAt.Fraction() != b.HighAt || bf.ErrorFactor != b.ErrorFactor || bf.KeepRecent != b.KeepRecent {
+		bf.HighAt.Fraction() != b.HighAt || bf.ErrorFactor != b.ErrorFactor || bf.KeepRecent != b.KeepRecent || bf.Repay != b.Repay {
 		t.Errorf("ctx-budget flags %+v, budget.Defaults %+v", *bf, b)
 	}
 
@@ -47,13 +48,14 @@ func TestFlagDefaultsAreTheTiers(t *testing.T) {
 
 	tt := trim.Tool()
 	parseDefaults(t, tt)
-	if tf, tr := tt.Grammar.(*trim.Flags), trim.Defaults(); tf.Trigger.Fraction() != tr.Trigger || tf.Strategy != string(tr.Strategy) {
+	if tf, tr := tt.Grammar.(*trim.Flags), trim.Defaults(); tf.Trigger.Fraction() != tr.Trigger || tf.Strategy != string(tr.Strategy) || tf.Repay != tr.Repay {
 		t.Errorf("ctx-trim flags %+v, trim.Defaults %+v", *tf, tr)
 	}
 
 	mt := summarize.Tool()
 	parseDefaults(t, mt)
-	if mf, m := mt.Grammar.(*summarize.Flags), summarize.Defaults(); mf.Trigger.Fraction() != m.Trigger {
+	mf, m := mt.Grammar.(*summarize.Flags), summarize.Defaults()
+	if at, to, _ := cli.TriggerTarget(mf.Trigger, mf.Target); at != m.Trigger || math.Abs(to-m.Target) > 1e-9 || mf.Repay != m.Repay {
 		t.Errorf("ctx-summarize flags %+v, summarize.Defaults %+v", *mf, m)
 	}
 

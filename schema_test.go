@@ -343,6 +343,9 @@ func TestStatsSchema(t *testing.T) {
 		{"ctx-trim", "-n", "--max-tokens", "5k", session},
 		{"ctx-repair", "--check", session},
 		{"ctx-budget", "--cap", "2000", session},
+		// the repay judgements (repay, above_target, held_to_hard_cap)
+		{"ctx-summarize", "--trigger", "50%", "--keep", "7000", "--window", "16.5k", "--reserve", "0", filepath.Join("testdata", "anthropic.json")},
+		{"ctx-budget", "--window", "20k", "--reserve", "0", "--mid-cap", "600", session},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := runTool(c[0], append([]string{"--stats-file", file}, c[1:]...), &stdout, &stderr, env); code != cli.ExitOK && code != cli.ExitCheck {
@@ -353,8 +356,13 @@ func TestStatsSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := validateLines(t, s, "--stats-file", b); n != 6 {
-		t.Errorf("--stats-file holds %d lines, want 6", n)
+	if n := validateLines(t, s, "--stats-file", b); n != 8 {
+		t.Errorf("--stats-file holds %d lines, want 8", n)
+	}
+	for _, key := range []string{`"above_target":true`, `"repay":{"saved":`, `"held_to_hard_cap":1`} {
+		if !bytes.Contains(b, []byte(key)) {
+			t.Errorf("no stats line holds %s: the repay judgements are not validated", key)
+		}
 	}
 }
 

@@ -50,6 +50,16 @@ type Options struct {
 	// Utilization is the document's tokens over the effective window, measured before any
 	// edit (see Utilization).
 	Utilization float64
+	// Repay and Price judge the utilization's caps on old results, those the request
+	// before already held (all but the results after the last assistant message): cutting
+	// them breaks the prompt cache from the first one cut on, so they are cut only when the
+	// saving pays that back within Repay requests at Price, as ctx-snip's clearing must
+	// (0 turns the test off). The results that arrived with this request are capped
+	// whatever it costs: changing them breaks no cache. PerMessage is each message's
+	// tokens (measure.Counts), what a cut takes out of the cache; nil: counted here.
+	Repay      int
+	Price      tokens.Price
+	PerMessage []int
 }
 
 // Defaults returns the documented defaults: 50,000 characters always, 30,000 from 50%
@@ -64,6 +74,7 @@ func Defaults() Options {
 		ErrorFactor: 2,
 		KeepRecent:  1,
 		Normalize:   true,
+		Repay:       10,
 	}
 }
 
@@ -89,6 +100,11 @@ type Stats struct {
 	Errors int
 	// CharsRemoved is the characters removed by this run.
 	CharsRemoved int
+	// Repay is the judgement of the utilization's caps on old results against the prompt
+	// cache they break (nil when no old result is over them); Held counts the old results
+	// those caps spared because the cut would not repay.
+	Repay *tokens.Repayment
+	Held  int
 	// TokensDelta is the change in the document's token count (count.Total with the same
 	// counter): zero or negative.
 	TokensDelta int
@@ -165,11 +181,87 @@ type unit struct {
 // run's statistics. It does no I/O.
 func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, Stats) {
 	p, st := newPlanner(t, o)
+	pre, _ := p.judgeOld(&st, func(i int, s *Stats) ([]transcript.Edit, error) { return p.cut(t, i, s), nil })
 	var edits []transcript.Edit
 	for i := range p.results {
+		if c, ok := pre[i]; ok {
+			edits = append(edits, c.edits...)
+			st.addCut(c.st)
+			continue
+		}
 		edits = append(edits, p.cut(t, i, &st)...)
 	}
 	return edits, st
+}
+
+// precut is an old result's cut, decided while judging it (judgeOld).
+type precut struct {
+	edits []transcript.Edit
+	st    Stats
+}
+
+// judgeOld decides which old results the utilization's caps apply to: cut reads and cuts
+// result i into its own figures. It cuts the old results over those caps; cutting them
+// from one of them on breaks the cache from there, so the cuts stand from the oldest one
+// whose saving, with the newer ones', repays that within o.Repay requests, and the older
+// ones are held to the hard cap alone, as the newest result is (all of them when no start
+// repays), with the reason in st. It returns the cuts that stand, to be used as they are.
+func (p *planner) judgeOld(st *Stats, cut func(i int, s *Stats) ([]transcript.Edit, error)) (map[int]precut, error) {
+	if p.o.Repay <= 0 || len(p.limits) == 0 || p.trigger == "hard cap" {
+		return nil, nil
+	}
+	pre := map[int]precut{}
+	var order []int // the old results a cut changes, oldest first
+	for i, ref := range p.results {
+		if ref.Message >= p.arrival || p.skip[i] || p.hardOnly[i] || !mayExceed(textUnits(p.t.Block(ref)), p.limits) {
+			continue
+		}
+		var s Stats
+		edits, err := cut(i, &s)
+		if err != nil {
+			return nil, err
+		}
+		pre[i] = precut{edits, s}
+		if len(edits) > 0 {
+			order = append(order, i)
+		}
+	}
+	if len(order) == 0 {
+		return pre, nil
+	}
+	per := p.o.PerMessage
+	if len(per) != len(p.t.Messages) {
+		per = measure.Of(p.t, p.c, false).Counts().PerMessage
+	}
+	// from[k]: the saving of the cuts from order[k] on, and the tokens from its message on.
+	judge := func(k int) tokens.Repayment {
+		saved, uncached := 0, 0
+		for _, i := range order[k:] {
+			saved -= pre[i].st.TokensDelta
+		}
+		for mi := p.results[order[k]].Message; mi < len(per); mi++ {
+			uncached += per[mi]
+		}
+		return p.o.Price.Judge(saved, uncached, p.o.Repay)
+	}
+	start, r := len(order), judge(0)
+	for k := range order {
+		if jk := judge(k); jk.Repays {
+			start, r = k, jk
+			break
+		}
+	}
+	st.Repay = &r
+	why := judge(0).Why() // (before the held results' cuts go)
+	for _, i := range order[:start] {
+		p.hardOnly[i] = true
+		delete(pre, i)
+		st.Held++
+	}
+	if start > 0 {
+		st.Trigger += fmt.Sprintf(": %d old results held to the hard cap: %s", start, why)
+	}
+	return pre, nil
 }
 
 // planner is what Plan knows before it reads any text: the limits in force and, for every
@@ -187,6 +279,11 @@ type planner struct {
 	tools          []string
 	skip, hardOnly []bool
 	hard           []Limit // the hard cap, or nothing
+	// trigger is why the limits apply ("hard cap" when the utilization's do not); arrival
+	// the first message after the last assistant message: the results from there on came
+	// with this request.
+	trigger string
+	arrival int
 }
 
 // newPlanner looks at the conversation's structure: its tool results, the calls they
@@ -201,7 +298,12 @@ func newPlanner(t *transcript.Transcript, o Options) (*planner, Stats) {
 	for _, l := range ls {
 		st.Limits = append(st.Limits, l.describe())
 	}
-	p := &planner{o: o, c: c, limits: ls, factor: max(o.ErrorFactor, 1), t: t}
+	p := &planner{o: o, c: c, limits: ls, factor: max(o.ErrorFactor, 1), t: t, trigger: trigger}
+	for mi := range t.Messages {
+		if t.Messages[mi].Role == "assistant" {
+			p.arrival = mi + 1
+		}
+	}
 
 	// The tool each result answers: a result seldom names it itself.
 	names := map[transcript.Ref]string{}

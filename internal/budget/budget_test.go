@@ -149,6 +149,9 @@ func resultTexts(t *testing.T, doc string) []string {
 
 func opts(mod func(*Options)) Options {
 	o := Defaults()
+	// The caps alone: whether cutting old results repays the cache is
+	// TestOldResultsCutWhereTheyRepay's.
+	o.Repay = 0
 	o.Counter = estimate()
 	if mod != nil {
 		mod(&o)
@@ -530,5 +533,53 @@ func TestStatsItemsCountNormalized(t *testing.T) {
 	}
 	if st.Saved <= 1000 || st.Normalized != 1 || st.Cut != 0 || st.Items != 1 {
 		t.Errorf("stats %+v, want items 1 (normalized 1, cut 0) and the tokens saved: %s", st, errs.String())
+	}
+}
+
+// TestOldResultsCutWhereTheyRepay: the utilization's caps cut a result the request
+// before already held only where the saving pays back the cache it breaks, from that
+// result on, within --repay requests; a result that came with this request is capped
+// whatever it costs. Issue 38: a cut of 2,203 characters from an old Read result saved 663
+// tokens and rewrote 51,674 tokens of cache.
+func TestOldResultsCutWhereTheyRepay(t *testing.T) {
+	filler := res{"Bash", text(14000), false}
+	// An old result 5,000 characters over the cap, early, and one 34,000 over near the end.
+	doc := anthropicDoc(res{"Read", text(20000), false}, filler, filler, filler, filler, filler, filler,
+		res{"Bash", text(49000), false}, res{"Bash", text(1000), false})
+	high := func(o *Options) { o.Utilization = 0.9 }
+	out, st := plan(t, doc, opts(func(o *Options) { high(o); o.Repay = 10 }))
+	if got := sizes(resultTexts(t, out)); got != "20000 14000 14000 14000 14000 14000 14000 cut:15000 1000" {
+		t.Errorf("repay 10: %s, want the early result held, the late one cut", got)
+	}
+	if st.Repay == nil || !st.Repay.Repays || st.Held != 1 || !strings.Contains(st.Trigger, "1 old results held to the hard cap: saving") {
+		t.Errorf("repay 10: held %d, repay %+v, trigger %q", st.Held, st.Repay, st.Trigger)
+	}
+	// Within one request neither repays: both held, to the hard cap only.
+	out, st = plan(t, doc, opts(func(o *Options) { high(o); o.Repay = 1 }))
+	if got := sizes(resultTexts(t, out)); got != "20000 14000 14000 14000 14000 14000 14000 49000 1000" {
+		t.Errorf("repay 1: %s, want both held", got)
+	}
+	if st.Repay == nil || st.Repay.Repays || st.Held != 2 || st.Cut != 0 {
+		t.Errorf("repay 1: held %d, cut %d, repay %+v", st.Held, st.Cut, st.Repay)
+	}
+	// --repay 0: the caps alone.
+	out, _ = plan(t, doc, opts(high))
+	if got := sizes(resultTexts(t, out)); got != "cut:15000 14000 14000 14000 14000 14000 14000 cut:15000 1000" {
+		t.Errorf("repay 0: %s", got)
+	}
+
+	// Results that came with this request (after the last assistant message) are capped
+	// at arrival: the newest to the hard cap, the others to the utilization's caps too.
+	arrived := mustJSON(map[string]any{"messages": []any{
+		map[string]any{"role": "user", "content": "start"},
+		map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
+			map[string]any{"id": "a", "type": "function", "function": map[string]any{"name": "Bash", "arguments": "{}"}},
+			map[string]any{"id": "b", "type": "function", "function": map[string]any{"name": "Bash", "arguments": "{}"}}}},
+		map[string]any{"role": "tool", "tool_call_id": "a", "content": text(20000)},
+		map[string]any{"role": "tool", "tool_call_id": "b", "content": text(60000)},
+	}})
+	out, st = plan(t, arrived, opts(func(o *Options) { high(o); o.Repay = 1 }))
+	if got := sizes(resultTexts(t, out)); got != "cut:15000 cut:50000" || st.Held != 0 || st.Repay != nil {
+		t.Errorf("at arrival: %s, held %d, repay %+v", got, st.Held, st.Repay)
 	}
 }

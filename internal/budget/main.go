@@ -1,10 +1,13 @@
 package budget
 
 import (
+	"cmp"
 	"io"
 	"math"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -20,6 +23,7 @@ type Flags struct {
 	ErrorFactor  float64     `name:"error-factor" default:"2" placeholder:"X" help:"Multiply the caps by X for results that report an error (at least 1)." env:"CTX_BUDGET_ERROR_FACTOR"`
 	KeepRecent   int         `name:"keep-recent" default:"1" placeholder:"N" help:"Never cut the newest N tool results." env:"CTX_BUDGET_KEEP_RECENT"`
 	ExcludeTools []string    `name:"exclude-tools" sep:"," placeholder:"TOOL" help:"Never change results of these tools (comma list, repeatable); default none." env:"CTX_BUDGET_EXCLUDE_TOOLS"`
+	Repay        int         `name:"repay" default:"10" placeholder:"N" help:"Cut results older than this request to the utilization's caps only when what that saves pays back the prompt cache it breaks within N requests; 0 turns the test off." env:"CTX_BUDGET_REPAY"`
 	NoNormalize  bool        `name:"no-normalize" help:"Leave results under the caps as they are: no removing of terminal escapes, redraws, trailing white space, extra blank lines and repeated lines." env:"CTX_BUDGET_NO_NORMALIZE"`
 }
 
@@ -30,7 +34,9 @@ diagnostics, failing tests, stack frames, its last lines), or else its head and 
 markers that say what was cut and how to get it back (re-run the call). A hard cap (--cap,
 50,000 characters) is always on, on the newest result too; from --mid-at (50%) of the
 effective window the other results are held to --mid-cap (30,000), above --high-at (70%)
-to --high-cap (15,000). Utilization is measured before any edit.
+to --high-cap (15,000). Utilization is measured before any edit. Results older than this
+request are cut to those caps only where the saving repays the prompt cache it breaks
+within --repay (10) requests.
 
 A LIMIT is characters (50000, 30KB = 30,000 characters) or tokens (8k tokens, 8000tok),
 measured with the run's token counter. Below every cap the output is the input, byte for
@@ -66,6 +72,9 @@ func (f *Flags) options() (Options, error) {
 	if f.KeepRecent < 0 {
 		return Options{}, cli.Usagef("--keep-recent must not be negative, got %d", f.KeepRecent)
 	}
+	if f.Repay < 0 {
+		return Options{}, cli.Usagef("--repay must not be negative, got %d", f.Repay)
+	}
 	var exclude []string
 	for _, n := range f.ExcludeTools {
 		if n != "" {
@@ -82,6 +91,7 @@ func (f *Flags) options() (Options, error) {
 		KeepRecent:   f.KeepRecent,
 		ExcludeTools: exclude,
 		Normalize:    !f.NoNormalize,
+		Repay:        f.Repay,
 	}, nil
 }
 
@@ -114,7 +124,34 @@ func planDoc(d *cli.Doc, o Options) (*cli.Plan, error) {
 		}
 	}
 	o.Utilization = u
+	if mayCut && o.Repay > 0 {
+		// (what judging the old results' cuts needs: the model's prices, and each
+		// message's tokens, already counted for the utilization)
+		w, err := d.Window()
+		if err != nil {
+			return nil, err
+		}
+		o.Price = tokens.PriceOf(cmp.Or(w.Model, d.T.Model), measure.ProviderOf(d.T.Format))
+		n, err := d.Counts()
+		if err != nil {
+			return nil, err
+		}
+		o.PerMessage = n.PerMessage
+	}
 	p, st := newPlanner(d.T, o)
+	// The old results over the utilization's caps are cut first, to judge whether that
+	// repays the cache it breaks; the cuts that stand are written as they are.
+	pre, err := p.judgeOld(&st, func(i int, s *Stats) ([]transcript.Edit, error) {
+		var edits []transcript.Edit
+		err := d.Visit([]transcript.Span{d.T.Block(p.results[i]).Span}, func(text string, base int) error {
+			edits = p.cut(&transcript.Transcript{Format: d.T.Format, Doc: text, Base: base}, i, s)
+			return nil
+		})
+		return edits, err
+	})
+	if err != nil {
+		return nil, err
+	}
 	plan := &cli.Plan{}
 	var which []int
 	for i := range p.results {
@@ -128,6 +165,10 @@ func planDoc(d *cli.Doc, o Options) (*cli.Plan, error) {
 	cutStats := make([]Stats, len(which))
 	plan.EditConcurrently = true
 	plan.Edit = func(k int, text string, base int) ([]transcript.Edit, error) {
+		if c, ok := pre[which[k]]; ok {
+			cutStats[k] = c.st
+			return c.edits, nil
+		}
 		return p.cut(&transcript.Transcript{Format: d.T.Format, Doc: text, Base: base}, which[k], &cutStats[k]), nil
 	}
 	plan.Commit = func(k int) error {
@@ -152,6 +193,12 @@ func planDoc(d *cli.Doc, o Options) (*cli.Plan, error) {
 				"normalized":      st.Normalized,
 				"normalize_saved": st.NormalizedTokens,
 			},
+		}
+		if st.Repay != nil {
+			s.Extra["repay"] = *st.Repay
+			if st.Held > 0 {
+				s.Extra["held_to_hard_cap"] = st.Held
+			}
 		}
 		plan.TokensDelta = st.TokensDelta
 		return nil

@@ -284,7 +284,7 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 		}
 		if len(r.Subagents) > 0 {
 			with := tot
-			with.Firings, with.Saved = maps.Clone(tot.Firings), maps.Clone(tot.Saved)
+			with.Firings, with.Saved, with.Unrepaid = maps.Clone(tot.Firings), maps.Clone(tot.Saved), maps.Clone(tot.Unrepaid)
 			for _, s := range r.Subagents {
 				with.merge(s.Totals)
 			}

@@ -8,7 +8,9 @@ import "github.com/ctxkit/ctxkit/internal/tokens"
 // does not hold, the tool schemas and the messages no tier may change), which costs a cache
 // break when the cache is warm: only the part before the messages is read, the rest is
 // written. Between compactions a request is the one before plus what the session added.
-// Every request must fit the window unless its floor is already over it.
+// Every request must fit the window unless its floor is already over it: then nothing
+// makes it fit, and it may be left at any size (the tiers leave such a request as it is
+// unless the change pays for itself).
 //
 // No tier can do better under the replay's cache model: a compaction to any size above the
 // floor writes at least what one to the floor writes (the newest messages are new in both)
@@ -85,7 +87,7 @@ func schedule(steps []oracleStep, effective int, price tokens.Price, less func(a
 		return oracleCost{}
 	}
 	fits := func(i, size int) bool {
-		return effective <= 0 || size <= max(effective, steps[i].floor)
+		return effective <= 0 || size <= effective || steps[i].floor > effective
 	}
 	// request i, continued from a request of size prev: it grows by what the session added
 	request := func(i, prev, size int) oracleCost {

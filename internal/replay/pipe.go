@@ -150,6 +150,12 @@ func errorLine(stderr string) string {
 // Run sends in through the pipeline and returns what it wrote. env holds the variables
 // set for every stage on top of getenv (the process environment for a shell pipeline).
 func (p *Pipeline) Run(ctx context.Context, in []byte, getenv func(string) string, env map[string]string) ([]byte, error) {
+	return p.RunStages(ctx, in, getenv, env, nil)
+}
+
+// RunStages is Run, handing each (when not nil) every in-process stage's name, input and
+// output as it finishes (a shell pipeline's stages are not seen). Neither is to be kept.
+func (p *Pipeline) RunStages(ctx context.Context, in []byte, getenv func(string) string, env map[string]string, each func(stage string, in, out []byte)) ([]byte, error) {
 	if p.stages == nil {
 		return p.runShell(ctx, in, env)
 	}
@@ -171,6 +177,9 @@ func (p *Pipeline) Run(ctx context.Context, in []byte, getenv func(string) strin
 		if code := s.main(s.args, bytes.NewReader(data), &out, &errs, lookup); code != 0 && code != 1 {
 			// 1 is a check that fired (ctx-count --fail-over): the document still went on.
 			return nil, &StageError{Stage: s.name, Code: code, Stderr: errs.String()}
+		}
+		if each != nil {
+			each(s.name, data, out.Bytes())
 		}
 		data = out.Bytes()
 	}

@@ -105,6 +105,10 @@ type Turn struct {
 	// the client's doing, not counted in CacheBreak.
 	ClientCompaction bool     `json:"client_compaction,omitempty"`
 	Fired            []Firing `json:"fired"`
+	// Broke names the stages that broke the cache: in process, those that changed what
+	// the request before held; in a shell, whose stages are not seen, the tiers that saved
+	// tokens.
+	Broke []string `json:"broke_cache,omitempty"`
 	// Seen is the size the pipeline's last stage gave for the request it wrote: what the
 	// tiers believed they sent (Tokens is the truth).
 	Seen        int     `json:"seen,omitempty"`
@@ -158,7 +162,13 @@ type Totals struct {
 	// (In over it).
 	Repeats       int `json:"repeat_firings"`
 	RepeatsNeeded int `json:"repeat_firings_needed"`
-	Problems      int `json:"requests_with_problems,omitempty"`
+	// Unrepaid counts, by tier, the firings on requests that broke the cache whose saving
+	// did not pay the break back: what the request cost beyond the one before with the
+	// messages since (at the cache prices), against what each later request reads less,
+	// up to the end of the session or until the cache goes cold. A break is counted
+	// against the stages that made it (Turn.Broke).
+	Unrepaid map[string]int `json:"unrepaid_firings,omitempty"`
+	Problems int            `json:"requests_with_problems,omitempty"`
 	// Oracle is the best any schedule of compactions could have done (see Floor).
 	Oracle Floor `json:"oracle"`
 }
@@ -201,6 +211,7 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 	var prevFired map[string]bool
 	prevBroke := false
 	steps := make([]oracleStep, 0, len(points))
+	breaks := make([]breakStep, 0, len(points))
 	for i, p := range points {
 		turn, s, u, fired, err := o.step(ctx, orig, points, i, prevSent, prevOrig)
 		if err != nil {
@@ -225,6 +236,7 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 			step.fresh, step.written = p.Recorded-p.CacheRead-p.CacheWrite, p.CacheWrite
 		}
 		steps = append(steps, step)
+		breaks = append(breaks, o.breakOf(turn, prevSent))
 		turn.Message = p.Message
 		tot.add(turn)
 		if err := each(turn); err != nil {
@@ -232,11 +244,88 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 		}
 		prevSent, prevOrig, prevFired, prevBroke = s, u, fired, turn.CacheBreak
 	}
+	tot.Unrepaid = unrepaid(breaks, o.Price)
 	tot.BilledRatio = ratio(tot.Cost, tot.CostUncompacted)
 	tot.SentRatio = ratio(float64(tot.Tokens), float64(tot.Uncompacted))
 	tot.Oracle = floorOf(steps, o.Effective, o.Price)
 	tot.Oracle.BilledRatio = ratio(tot.Oracle.Cost, tot.CostUncompacted)
 	return tot, nil
+}
+
+// breakStep is what judging a request's cache break needs (Totals.Unrepaid): what the
+// break cost, the tokens the request saved, the tiers that saved them, and whether the
+// cache was warm for it.
+type breakStep struct {
+	broke bool
+	cost  float64
+	saved int
+	tools []string
+	warm  bool
+}
+
+// breakOf measures turn's cache break: the request as sent against the one before with
+// the messages since, unchanged, which would have read all of the one before.
+func (o *Options) breakOf(turn Turn, prev *sent) breakStep {
+	b := breakStep{broke: turn.CacheBreak, warm: prev != nil && !turn.Cold && !turn.ClientCompaction}
+	if !b.broke || prev == nil {
+		return b
+	}
+	b.saved = turn.In - turn.Tokens
+	b.cost = o.Price.Cost(turn.Tokens, turn.Cached) - o.Price.Cost(turn.In, min(prev.total, turn.In))
+	b.tools = turn.Broke
+	return b
+}
+
+// extendsMessages reports whether t holds prev's tool schemas and messages, byte for byte,
+// first: cachedPrefix's extends, without counting.
+func extendsMessages(prev *sent, t *transcript.Transcript) bool {
+	schema := ""
+	if !t.Tools.IsZero() {
+		schema = t.Slice(t.Tools)
+	}
+	if schema != prev.schema || len(t.Messages) < len(prev.messages) {
+		return false
+	}
+	for k := range prev.messages {
+		if prev.t.MessageBytes(k) != t.MessageBytes(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// firstDiff is the first offset at which a and b differ (the shorter's length when one is
+// a prefix of the other).
+func firstDiff(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// unrepaid counts, by tier, the cache breaks whose saving, read less by each later request
+// while the cache stays warm, does not pay back what the break cost.
+func unrepaid(steps []breakStep, p tokens.Price) map[string]int {
+	out := map[string]int{}
+	for i, b := range steps {
+		if !b.broke || b.cost <= 0 {
+			continue
+		}
+		later := 0
+		for j := i + 1; j < len(steps) && steps[j].warm; j++ {
+			later++
+		}
+		if p.CacheRead*float64(max(b.saved, 0))*float64(later)/1e6 >= b.cost {
+			continue
+		}
+		for _, tool := range b.tools {
+			out[tool]++
+		}
+	}
+	return out
 }
 
 func ratio(a, b float64) float64 {
@@ -304,7 +393,34 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	if o.Timeout > 0 {
 		runCtx, cancel = context.WithTimeout(ctx, o.Timeout)
 	}
-	out, err := o.Pipe.Run(runCtx, in, o.Getenv, env)
+	// Which stages changed what the request before held (the bytes before where this
+	// request's new messages start): the ones that broke the cache, whatever else they
+	// changed. A stage's edits before that point move it by what they add or take.
+	bound := -1
+	if prevSent != nil && !p.ClientCompaction {
+		bound = len(prevSent.t.Doc)
+		if !orig.Array.IsZero() {
+			bound = closingBracket(prevSent.t)
+		}
+	}
+	// A stage may also break it without changing those bytes: a Claude Code summary is
+	// added after them and takes the old messages off the live chain. The outputs of the
+	// stages that changed something are kept until the request is measured, to tell.
+	var broke []string
+	type changed struct {
+		stage string
+		out   []byte
+	}
+	var changes []changed
+	out, err := o.Pipe.RunStages(runCtx, in, o.Getenv, env, func(stage string, in, out []byte) {
+		at := firstDiff(in, out)
+		if bound >= 0 && at < bound {
+			broke = append(broke, stage)
+			bound = max(0, bound+len(out)-len(in))
+		} else if bound >= 0 && (at < len(in) || len(in) != len(out)) {
+			changes = append(changes, changed{stage, bytes.Clone(out)})
+		}
+	})
 	cancel()
 	if err != nil {
 		return turn, nil, nil, nil, err
@@ -366,6 +482,25 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 		var extends bool
 		turn.Cached, extends = cachedPrefix(prevSent, s)
 		turn.CacheBreak = !extends && !p.ClientCompaction
+		if turn.CacheBreak && !o.Pipe.InProcess() {
+			// a shell pipeline's stages are not seen: the tiers that saved tokens
+			for _, f := range turn.Fired {
+				if f.Saved > 0 {
+					broke = append(broke, f.Tool)
+				}
+			}
+		}
+		if turn.CacheBreak && len(broke) == 0 {
+			// no stage changed the old bytes: the first whose output no longer extends
+			// the request before broke it
+			for _, c := range changes {
+				if t, err := o.Parse(c.out); err == nil && !extendsMessages(prevSent, t) {
+					broke = append(broke, c.stage)
+					break
+				}
+			}
+		}
+		turn.Broke = broke
 		turn.CachedUncompacted, _ = cachedPrefix(prevOrig, u)
 	}
 	turn.modelled = turn.CachedUncompacted

@@ -142,6 +142,12 @@ func (t *Totals) merge(o Totals) {
 	t.CostUncompacted += o.CostUncompacted
 	t.Repeats += o.Repeats
 	t.RepeatsNeeded += o.RepeatsNeeded
+	for k, v := range o.Unrepaid {
+		if t.Unrepaid == nil {
+			t.Unrepaid = map[string]int{}
+		}
+		t.Unrepaid[k] += v
+	}
 	t.Problems += o.Problems
 	t.Oracle.Cost += o.Oracle.Cost
 	t.Oracle.CacheBreaks += o.Oracle.CacheBreaks

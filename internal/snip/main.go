@@ -236,6 +236,9 @@ func planDoc(d *cli.Doc, f *Flags, o Options, known map[int]facts) (*cli.Plan, e
 	if f.DryRun {
 		extra["dry_run"] = true
 	}
+	if st.Repay != nil {
+		extra["repay"] = *st.Repay
+	}
 	if o.Store != "" && !f.DryRun {
 		extra["stored"] = st.Stored
 		extra["store"] = o.Store

@@ -160,6 +160,9 @@ type Stats struct {
 	Stored int
 	// TokensDelta is the change in the document's token count: zero or negative.
 	TokensDelta int
+	// Repay is the judgement of the clearing against the prompt cache it breaks (nil when
+	// it was not judged: nothing to clear, a cold cache, --repay 0).
+	Repay *tokens.Repayment
 }
 
 // Reasons counts the cleared results by reason.
@@ -419,10 +422,11 @@ func plan(t *transcript.Transcript, o Options, factsOf func(*transcript.Block) f
 			p.mark(next, reason)
 		}
 		if why := p.notWorth(); why != "" {
-			st.Acted, st.Trigger = false, st.Trigger+": "+why
+			st.Acted, st.Trigger, st.Repay = false, st.Trigger+": "+why, p.repay
 			return nil, st
 		}
 	}
+	st.Repay = p.repay
 	if o.ClearInputs {
 		// Inputs of results an earlier run cleared go too.
 		for i := range res {
@@ -505,7 +509,9 @@ func (p *planner) notWorth() string {
 	if pr.CacheWrite <= 0 {
 		pr = tokens.PriceOf("", "anthropic")
 	}
-	if !pr.Repays(saved, uncached, p.o.Repay) {
+	r := pr.Judge(saved, uncached, p.o.Repay)
+	p.repay = &r
+	if !r.Repays {
 		requests := "requests"
 		if p.o.Repay == 1 {
 			requests = "request"
@@ -543,6 +549,8 @@ type planner struct {
 	protectedCalls map[int]bool
 	facts          func(*transcript.Block) facts
 	delta          int // tokens saved so far, negative
+	// repay is the last judgement notWorth made (nil: none yet).
+	repay *tokens.Repayment
 }
 
 // superseded marks reads that a later read of the same file supersedes and searches that

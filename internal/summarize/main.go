@@ -29,23 +29,24 @@ import (
 type Flags struct {
 	cli.Common `embed:""`
 
-	Trigger      cli.Percent   `name:"trigger" default:"85%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_SUMMARIZE_TRIGGER"`
-	Force        bool          `name:"force" short:"f" help:"Summarize now, whatever the utilization."`
-	Keep         Keep          `name:"keep" placeholder:"SIZE" help:"The newest part to keep whole: tokens (40k), a share of the window (20%), or turns (3 turns). Default: a fifth of what the system prompt and tools leave of the window." env:"CTX_SUMMARIZE_KEEP"`
-	Backend      string        `name:"backend" enum:"local,anthropic,openai" default:"local" placeholder:"local|anthropic|openai" help:"Who writes the summary." env:"CTX_SUMMARIZE_BACKEND"`
-	LLMModel     string        `name:"llm-model" placeholder:"NAME" help:"The model that summarizes (default claude-haiku-4-5, or gpt-4o-mini for openai)." env:"CTX_SUMMARIZE_MODEL"`
-	BaseURL      string        `name:"base-url" placeholder:"URL" help:"The API's base URL (an OpenAI-compatible server: Ollama, llama.cpp, vLLM, LM Studio)." env:"CTX_SUMMARIZE_BASE_URL"`
-	Instructions string        `name:"instructions" placeholder:"TEXT" help:"Added to ctx-summarize's own prompt (never replacing it)." env:"CTX_SUMMARIZE_INSTRUCTIONS"`
-	Timeout      time.Duration `name:"timeout" default:"120s" placeholder:"DURATION" help:"Give up on one request after this long." env:"CTX_SUMMARIZE_TIMEOUT"`
-	Retries      int           `name:"retries" default:"4" placeholder:"N" help:"Retry a rate-limited, overloaded or failed request this many times." env:"CTX_SUMMARIZE_RETRIES"`
-	Fallback     string        `name:"fallback" enum:"none,local" default:"none" placeholder:"none|local" help:"When the model fails: none (exit 4, nothing written) or local." env:"CTX_SUMMARIZE_FALLBACK"`
-	Reset        bool          `name:"reset" help:"Close the circuit breaker before running."`
-	Offload      bool          `name:"offload" help:"Keep the whole pre-summary document in the --store directory and name it in the summary."`
-	UserTokens   int           `name:"user-tokens" default:"20000" placeholder:"N" help:"Quote the user's newest requests verbatim up to about N tokens (at most a twentieth of what is summarized); older ones are shortened." env:"CTX_SUMMARIZE_USER_TOKENS"`
-	KeepFirst    bool          `name:"keep-first" help:"Keep the first user message (the opening task) verbatim: in place in a JSON document, else whole in the summary." env:"CTX_SUMMARIZE_KEEP_FIRST"`
-	RestoreFiles int           `name:"restore-files" default:"5" placeholder:"N" help:"After the summary, restore the newest content of up to N files read or edited in the summarized part (0: none)." env:"CTX_SUMMARIZE_RESTORE_FILES"`
-	FileTokens   int           `name:"restore-tokens" default:"5000" placeholder:"N" help:"Restore at most N tokens of each file (all of them at most a twentieth of what is summarized)." env:"CTX_SUMMARIZE_RESTORE_TOKENS"`
-	Repay        int           `name:"repay" default:"10" placeholder:"N" help:"Where the request would stay over the window anyway, summarize only when what it saves pays back the prompt cache it breaks within N requests; 0 turns the test off." env:"CTX_SUMMARIZE_REPAY"`
+	Trigger      cli.Percent         `name:"trigger" default:"80%" placeholder:"PCT" help:"Act above this utilization of the effective window." env:"CTX_SUMMARIZE_TRIGGER"`
+	Target       cli.OptionalPercent `name:"target" placeholder:"PCT" help:"Up to 95% of the window, act only when the summary leaves the request at or below this utilization (default 10 points below --trigger)." env:"CTX_SUMMARIZE_TARGET"`
+	Force        bool                `name:"force" short:"f" help:"Summarize now, whatever the utilization."`
+	Keep         Keep                `name:"keep" placeholder:"SIZE" help:"The newest part to keep whole: tokens (40k), a share of the window (20%), or turns (3 turns). Default: a fifth of what the system prompt and tools leave of the window." env:"CTX_SUMMARIZE_KEEP"`
+	Backend      string              `name:"backend" enum:"local,anthropic,openai" default:"local" placeholder:"local|anthropic|openai" help:"Who writes the summary." env:"CTX_SUMMARIZE_BACKEND"`
+	LLMModel     string              `name:"llm-model" placeholder:"NAME" help:"The model that summarizes (default claude-haiku-4-5, or gpt-4o-mini for openai)." env:"CTX_SUMMARIZE_MODEL"`
+	BaseURL      string              `name:"base-url" placeholder:"URL" help:"The API's base URL (an OpenAI-compatible server: Ollama, llama.cpp, vLLM, LM Studio)." env:"CTX_SUMMARIZE_BASE_URL"`
+	Instructions string              `name:"instructions" placeholder:"TEXT" help:"Added to ctx-summarize's own prompt (never replacing it)." env:"CTX_SUMMARIZE_INSTRUCTIONS"`
+	Timeout      time.Duration       `name:"timeout" default:"120s" placeholder:"DURATION" help:"Give up on one request after this long." env:"CTX_SUMMARIZE_TIMEOUT"`
+	Retries      int                 `name:"retries" default:"4" placeholder:"N" help:"Retry a rate-limited, overloaded or failed request this many times." env:"CTX_SUMMARIZE_RETRIES"`
+	Fallback     string              `name:"fallback" enum:"none,local" default:"none" placeholder:"none|local" help:"When the model fails: none (exit 4, nothing written) or local." env:"CTX_SUMMARIZE_FALLBACK"`
+	Reset        bool                `name:"reset" help:"Close the circuit breaker before running."`
+	Offload      bool                `name:"offload" help:"Keep the whole pre-summary document in the --store directory and name it in the summary."`
+	UserTokens   int                 `name:"user-tokens" default:"20000" placeholder:"N" help:"Quote the user's newest requests verbatim up to about N tokens (at most a twentieth of what is summarized); older ones are shortened." env:"CTX_SUMMARIZE_USER_TOKENS"`
+	KeepFirst    bool                `name:"keep-first" help:"Keep the first user message (the opening task) verbatim: in place in a JSON document, else whole in the summary." env:"CTX_SUMMARIZE_KEEP_FIRST"`
+	RestoreFiles int                 `name:"restore-files" default:"5" placeholder:"N" help:"After the summary, restore the newest content of up to N files read or edited in the summarized part (0: none)." env:"CTX_SUMMARIZE_RESTORE_FILES"`
+	FileTokens   int                 `name:"restore-tokens" default:"5000" placeholder:"N" help:"Restore at most N tokens of each file (all of them at most a twentieth of what is summarized)." env:"CTX_SUMMARIZE_RESTORE_TOKENS"`
+	Repay        int                 `name:"repay" default:"1" placeholder:"N" help:"Where the request would stay over the window after summarizing, summarize only when what it saves pays back the prompt cache it breaks within N requests; 0 turns the test off." env:"CTX_SUMMARIZE_REPAY"`
 }
 
 // The most of what is summarized (its tokens divided by these) that the user's words quoted
@@ -97,7 +98,7 @@ func (k *Keep) UnmarshalText(b []byte) error {
 	return nil
 }
 
-const help = `The lossy tier: above --trigger (85%) of the effective window, or with --force,
+const help = `The lossy tier: above --trigger (80%) of the effective window, or with --force,
 replaces the older part of the conversation with one summary message, keeping the newest
 part whole (--keep, default a fifth of the room the messages have in the window) and the
 system prompt in place. A tool call is never separated from its result.
@@ -148,6 +149,9 @@ func run(c *cli.Context, f *Flags) error {
 			return cli.Usagef("%s must not be negative, got %d", n.flag, n.value)
 		}
 	}
+	if _, _, err := cli.TriggerTarget(f.Trigger, f.Target); err != nil {
+		return err
+	}
 	// With --in-place every file is summarized; the runner renames none of them over its
 	// original unless all succeed.
 	return c.Run(cli.Filter{Counted: true, Plan: func(d *cli.Doc) (*cli.Plan, error) { return planDoc(d, f) }})
@@ -160,7 +164,8 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	c := d.Context()
 	t := d.T
 	o := Defaults()
-	o.Trigger, o.Force, o.KeepFirst = f.Trigger.Fraction(), f.Force, f.KeepFirst
+	o.Trigger, o.Target, _ = cli.TriggerTarget(f.Trigger, f.Target) // (checked in run)
+	o.Force, o.KeepFirst = f.Force, f.KeepFirst
 	m, err := d.Measure()
 	if err != nil {
 		return nil, err
@@ -286,9 +291,16 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		extra["not_smaller"] = true
 		return unchanged, nil
 	}
-	if why := NotWorth(o, sp, after); why != "" {
+	why, repay := Judge(o, sp, after)
+	extra["repay"] = repay
+	if why != "" {
 		d.Warnf("not summarizing: %s", why)
-		extra["not_repaid"] = true
+		if o.AboveTarget(after) {
+			extra["above_target"] = true
+		} else {
+			extra["not_repaid"] = true
+		}
+		unchanged.Stats.Trigger += ": " + why
 		return unchanged, nil
 	}
 	if after > limit {

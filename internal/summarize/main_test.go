@@ -220,3 +220,46 @@ func TestNoSummaryThatFitsNothingAndDoesNotRepay(t *testing.T) {
 		t.Fatalf("fitting: exit %d, changed %v: %s", code, out != doc, errText)
 	}
 }
+
+// TestSummaryLeavesTheRequestWellBelowTheTrigger: where what no tier may change fills most
+// of the window, a summary leaves the request just under the trigger and is due again a
+// few requests later, breaking the cache each time (issue 38: 28 firings in 34 requests,
+// each leaving 84-86% of the window). While the request fits, a summary must leave it at
+// or below --target; else it waits until the request would not fit.
+func TestSummaryLeavesTheRequestWellBelowTheTrigger(t *testing.T) {
+	o := Options{Trigger: 0.85, Target: 0.75, Effective: 1000, Tokens: 900, Repay: 10, PerMessage: []int{100, 100, 100}}
+	sp := Split{Summarized: []int{0, 1}}
+	if why, _ := Judge(o, sp, 800); !strings.Contains(why, "above --target 75%") {
+		t.Errorf("after 80%%: %q", why)
+	}
+	if why, r := Judge(o, sp, 700); why != "" || r.Exempt == "" {
+		t.Errorf("after 70%%: %q, %+v", why, r)
+	}
+	o.Tokens = 1100 // over the window: a summary that makes it fit is worth it
+	if why, r := Judge(o, sp, 980); why != "" || r.Exempt != "makes the request fit the window" {
+		t.Errorf("made to fit: %q, %+v", why, r)
+	}
+
+	var msgs []string
+	for i := range 8 {
+		msgs = append(msgs,
+			fmt.Sprintf(`{"role":"user","content":%s}`, quoteJSON(fmt.Sprintf("step %d: %s", i, strings.Repeat("please look at the parser again ", 20)))),
+			fmt.Sprintf(`{"role":"assistant","content":%s}`, quoteJSON(fmt.Sprintf("done %d: %s", i, strings.Repeat("the parser reads each record once ", 20)))))
+	}
+	doc := `{"messages":[` + strings.Join(msgs, ",") + `]}`
+	in := filepath.Join(t.TempDir(), "in.json")
+	if err := os.WriteFile(in, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// About 2,050 tokens of messages and 8,700 of overhead in a 12,000 window: 90%; what
+	// the summary leaves is over 75%.
+	args := []string{"--window", "12000", "--reserve", "0", "--overhead", "8700", "--keep", "1 turn", "--tokenizer", "o200k", "--stats", in}
+	code, out, errText := runMain(t, nil, args...)
+	if code != 0 || out != doc || !strings.Contains(errText, "not summarizing: summarizing would leave the request at") || !strings.Contains(errText, `"above_target":true`) {
+		t.Fatalf("exit %d, changed %v: %s", code, out != doc, errText)
+	}
+	code, out, errText = runMain(t, nil, append([]string{"--trigger", "85%", "--target", "85%"}, args...)...)
+	if code != 0 || out == doc || !strings.Contains(errText, `"repay":{`) {
+		t.Fatalf("--target 85%%: exit %d, changed %v: %s", code, out != doc, errText)
+	}
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
+	"github.com/ctxkit/ctxkit/internal/trim"
 	"github.com/tidwall/gjson"
 )
 
@@ -38,9 +39,13 @@ type Options struct {
 	// Removed is what earlier edits took out of each message (measure.Counts.Removed); nil
 	// when nothing was.
 	Removed []int
-	// Repay and Price judge a firing that leaves the request over the window: it makes
-	// nothing fit, so it must pay back the prompt cache it breaks within Repay requests
-	// at Price, as ctx-snip's clearing must (0 turns the test off).
+	// Target is the utilization a summary must leave the request at while the request is
+	// at or below Hold of the window (Judge); 0: no target. Hold is ctx-trim's trigger, so
+	// that a summary comes before messages are dropped; 0: the window.
+	Target, Hold float64
+	// Repay and Price judge a firing that does not make the request fit: it must pay back
+	// the prompt cache it breaks within Repay requests at Price, as ctx-snip's clearing
+	// must (0 turns the test off).
 	Repay int
 	Price tokens.Price
 	// KeepFirst keeps the opening exchange where it is (--keep-first): the first user
@@ -51,7 +56,9 @@ type Options struct {
 }
 
 // Defaults are ctx-summarize's defaults (measures aside).
-func Defaults() Options { return Options{Trigger: 0.85, Repay: 10} }
+func Defaults() Options {
+	return Options{Trigger: 0.80, Target: 0.70, Hold: trim.Defaults().Trigger, Repay: 1}
+}
 
 // Split is what a run summarizes.
 type Split struct {
@@ -198,33 +205,63 @@ func Choose(t *transcript.Transcript, o Options) Split {
 	return sp
 }
 
-// NotWorth says why summarizing sp, which leaves after tokens of the o.Tokens there were,
-// is not worth the prompt cache it breaks, or "" when it is. A summary that brings the
-// request inside the window is always worth it (the request fails otherwise); one that
-// leaves it over the window fits nothing, so it must repay the cache from its first
-// summarized message on within o.Repay requests. Forced runs are always worth it.
-func NotWorth(o Options, sp Split, after int) string {
-	if o.Force || o.Repay <= 0 || after <= o.Effective || len(sp.Summarized) == 0 || len(o.PerMessage) == 0 {
-		return ""
-	}
+// Judge says whether summarizing sp, which leaves after tokens of the o.Tokens there
+// were, is worth the prompt cache it breaks: why not ("" when it is), and the judgement
+// the --stats line reports. Forced runs are always worth it, and so is a summary that
+// makes a request fit that would not: it fails otherwise. While the request is at or below
+// o.Hold of the window, a summary must leave it at or below o.Target: one that leaves it
+// just under the trigger is due again a few requests later, each time breaking the cache,
+// so it waits until the request is about to overflow. One that leaves the request over the window makes
+// nothing fit: it must pay back the cache from its first summarized message on within
+// o.Repay requests at o.Price.
+func Judge(o Options, sp Split, after int) (string, tokens.Repayment) {
 	saved := o.Tokens - after
 	uncached := 0
-	for mi := sp.Summarized[0]; mi < len(o.PerMessage); mi++ {
-		uncached += o.PerMessage[mi]
+	if len(sp.Summarized) > 0 {
+		for mi := sp.Summarized[0]; mi < len(o.PerMessage); mi++ {
+			uncached += o.PerMessage[mi]
+		}
 	}
-	pr := o.Price
-	if pr.CacheWrite <= 0 {
-		pr = tokens.PriceOf("", "anthropic")
+	r := o.Price.Judge(saved, uncached, o.Repay)
+	switch {
+	case o.Force:
+		r.Exempt = "forced"
+		return "", r
+	case o.Effective <= 0:
+		r.Exempt = "no window"
+		return "", r
+	case o.Tokens > o.Effective && after <= o.Effective:
+		r.Exempt = "makes the request fit the window"
+		return "", r
+	case o.AboveTarget(after):
+		return fmt.Sprintf("summarizing would leave the request at %.0f%% of the window, above --target %.0f%%, and over the trigger again within a few requests: it waits until the request is above %.0f%% of the window",
+			math.Floor(100*float64(after)/float64(o.Effective)), 100*o.Target, 100*o.hold()), r
+	case o.Tokens <= o.Effective:
+		// Well below the trigger after it (or the request about to overflow): the
+		// compaction the trigger schedules.
+		r.Exempt = "leaves the request at or below --target, or the request is about to overflow"
+		return "", r
+	case o.Repay <= 0 || len(sp.Summarized) == 0 || len(o.PerMessage) == 0:
+		r.Exempt = "--repay 0"
+		return "", r
+	case r.Repays:
+		return "", r
 	}
-	if saved > 0 && pr.Repays(saved, uncached, o.Repay) {
-		return ""
+	return fmt.Sprintf("the request stays over the window after summarizing (%d tokens, window %d), and %s", after, o.Effective, r.Why()), r
+}
+
+// AboveTarget reports whether a summary that leaves after tokens of a request at or below
+// o.Hold of the window leaves it above o.Target: Judge's first test.
+func (o Options) AboveTarget(after int) bool {
+	return o.Effective > 0 && o.Tokens <= int(math.Floor(o.hold()*float64(o.Effective))) && o.Target > 0 && after > int(math.Floor(o.Target*float64(o.Effective)))
+}
+
+// hold is o.Hold, the window when unset.
+func (o Options) hold() float64 {
+	if o.Hold <= 0 || o.Hold > 1 {
+		return 1
 	}
-	requests := "requests"
-	if o.Repay == 1 {
-		requests = "request"
-	}
-	return fmt.Sprintf("the request stays over the window after summarizing (%d tokens, window %d), and saving %d tokens would not repay the %d it takes out of the prompt cache within %d %s (--repay)",
-		after, o.Effective, max(saved, 0), uncached, o.Repay, requests)
+	return o.Hold
 }
 
 // PreviousSections reads the earlier summaries among the summarized messages: the

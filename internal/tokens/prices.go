@@ -131,3 +131,46 @@ func (p Price) Repays(saved, uncached, requests int) bool {
 	cost := p.CacheWrite*float64(uncached-saved) - p.CacheRead*float64(uncached)
 	return p.CacheRead*float64(saved)*float64(requests) >= cost
 }
+
+// Repayment is a tier's judgement of one edit against the prompt cache it breaks, as its
+// --stats line reports it ("repay"): the tokens the edit saves, the tokens from its first
+// change on that the next request writes to the cache instead of reading them, the
+// requests the saving has to pay that back in, what the rewrite costs and what the saving
+// returns within them (in dollars), and whether it repays. Exempt says why the test did
+// not apply ("" when it did): an edit that makes the request fit, one only of what is new
+// since the request before, a forced run, --repay 0.
+type Repayment struct {
+	Saved    int     `json:"saved"`
+	Uncached int     `json:"uncached"`
+	Requests int     `json:"requests"`
+	Cost     float64 `json:"cost"`
+	Returns  float64 `json:"returns"`
+	Repays   bool    `json:"repays"`
+	Exempt   string  `json:"exempt,omitempty"`
+}
+
+// Judge is Repays with its figures: the judgement a tier logs. A price without cache
+// prices is judged at Anthropic's relative ones.
+func (p Price) Judge(saved, uncached, requests int) Repayment {
+	if p.CacheWrite <= 0 {
+		p = PriceOf("", "anthropic")
+	}
+	return Repayment{
+		Saved: saved, Uncached: uncached, Requests: requests,
+		Cost:    max(0, p.CacheWrite*float64(uncached-saved)-p.CacheRead*float64(uncached)) / 1e6,
+		Returns: p.CacheRead * float64(max(saved, 0)) * float64(requests) / 1e6,
+		Repays:  saved > 0 && p.Repays(saved, uncached, requests),
+	}
+}
+
+// Why says, for people, why the edit does not repay ("" when it does).
+func (r Repayment) Why() string {
+	if r.Repays || r.Exempt != "" {
+		return ""
+	}
+	requests := "requests"
+	if r.Requests == 1 {
+		requests = "request"
+	}
+	return fmt.Sprintf("saving %d tokens would not repay the %d it takes out of the prompt cache within %d %s (--repay)", max(r.Saved, 0), r.Uncached, r.Requests, requests)
+}

@@ -53,3 +53,21 @@ func TestRepays(t *testing.T) {
 		}
 	}
 }
+
+// Judge agrees with Repays and gives the figures: at Anthropic's relative prices, saving
+// 6,000 of 10,000 tokens costs 1.25*4,000 - 0.1*10,000 = 4,000 once and returns 600 a
+// request.
+func TestJudge(t *testing.T) {
+	p := Price{Input: 1, CacheWrite: 1.25, CacheRead: 0.1}
+	r := p.Judge(6000, 10000, 10)
+	if !r.Repays || r.Cost != 4000/1e6 || r.Returns != 6000/1e6 || r.Why() != "" {
+		t.Errorf("Judge(6000, 10000, 10) = %+v", r)
+	}
+	r = p.Judge(5000, 10000, 1)
+	if r.Repays || r.Why() != "saving 5000 tokens would not repay the 10000 it takes out of the prompt cache within 1 request (--repay)" {
+		t.Errorf("Judge(5000, 10000, 1) = %+v, %q", r, r.Why())
+	}
+	if (Price{}).Judge(6000, 10000, 10).Cost == 0 {
+		t.Error("no price: not judged at Anthropic's relative prices")
+	}
+}

@@ -2,13 +2,17 @@ package trim
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/repair"
+	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -20,6 +24,7 @@ type Flags struct {
 	Target    cli.OptionalPercent `name:"target" placeholder:"PCT" help:"Drop messages down to this utilization (default 10 points below --trigger)." env:"CTX_TRIM_TARGET"`
 	MaxTokens cli.Count           `name:"max-tokens" placeholder:"TOKENS" help:"Also act above this many tokens and drop down to it (150k, 150000); the window's trigger still applies; default off." env:"CTX_TRIM_MAX_TOKENS"`
 	Strategy  string              `name:"strategy" enum:"last,first" default:"last" placeholder:"last|first" help:"Keep the newest messages (last) or also the opening exchange (first)." env:"CTX_TRIM_STRATEGY"`
+	Repay     int                 `name:"repay" default:"1" placeholder:"N" help:"Where the request would stay over the window anyway, drop only when what it saves pays back the prompt cache it breaks within N requests; 0 turns the test off." env:"CTX_TRIM_REPAY"`
 	DryRun    bool                `name:"dry-run" short:"n" help:"List the messages that would be dropped; do not change the document."`
 }
 
@@ -68,6 +73,10 @@ func (f *Flags) options() (Options, error) {
 	}
 	o.MaxTokens = f.MaxTokens.Int()
 	o.Strategy = f.Strategy
+	if f.Repay < 0 {
+		return o, cli.Usagef("--repay must not be negative, got %d", f.Repay)
+	}
+	o.Repay = f.Repay
 	return o, nil
 }
 
@@ -91,6 +100,7 @@ func planDoc(d *cli.Doc, f *Flags, o Options) (*cli.Plan, error) {
 		return nil, err
 	}
 	o.Counter, o.Effective, o.Tokens, o.PerMessage, o.Removed = m.Counter, m.Window.Effective, m.Counts.Total, m.Counts.PerMessage, m.Counts.Removed()
+	o.Price = tokens.PriceOf(cmp.Or(m.Window.Model, d.T.Model), measure.ProviderOf(d.T.Format))
 	t := d.T
 	drops := Choose(t, o)
 	st := drops.Stats
@@ -123,6 +133,9 @@ func planDoc(d *cli.Doc, f *Flags, o Options) (*cli.Plan, error) {
 		}
 	}
 	switch {
+	case st.HeldBack && st.Least > o.Effective:
+		_, why, _ := strings.Cut(st.Trigger, ", but ")
+		d.Warnf("nothing dropped: %s", why)
 	case st.HeldBack:
 		d.Warnf("cannot get down to %d tokens (dropping all it may would leave %d), and the document fits the window: nothing dropped", st.Goal, st.Least)
 	case st.Acts && !st.Fits:
@@ -139,6 +152,9 @@ func planDoc(d *cli.Doc, f *Flags, o Options) (*cli.Plan, error) {
 		extra := map[string]any{"fits": st.Fits, "goal": st.Goal, "messages_kept": st.Kept, "repaired": rules, "strategy": o.Strategy}
 		if f.DryRun {
 			extra["dry_run"] = true
+		}
+		if st.Repay != nil {
+			extra["repay"] = *st.Repay
 		}
 		*s = cli.Stats{Items: len(st.Dropped), Trigger: st.Trigger, Extra: extra}
 		return nil

@@ -13,6 +13,7 @@ package trim
 
 import (
 	"github.com/tidwall/gjson"
+	"strconv"
 
 	"fmt"
 	"math"
@@ -49,11 +50,16 @@ type Options struct {
 	// Removed is what earlier edits took out of each message (measure.Counts.Removed), so
 	// the note states what the dropped messages first held; nil when nothing was.
 	Removed []int
+	// Repay and Price judge a drop that leaves the request over the window: it makes
+	// nothing fit, so it must pay back the prompt cache it breaks within Repay requests
+	// at Price, as ctx-summarize's summary and ctx-snip's clearing must (0: no test).
+	Repay int
+	Price tokens.Price
 }
 
 // Defaults are ctx-trim's defaults (the counter and measures aside).
 func Defaults() Options {
-	return Options{Trigger: 0.95, Target: 0.85, Strategy: KeepLast}
+	return Options{Trigger: 0.95, Target: 0.85, Strategy: KeepLast, Repay: 1}
 }
 
 // Dropped is one message the tier removes.
@@ -83,7 +89,10 @@ type Stats struct {
 	// Least is the size that drop would have left.
 	HeldBack bool
 	Least    int
-	Kept     int // messages kept
+	// Repay is the judgement of a drop that leaves the request over the window against
+	// the prompt cache it breaks; one that does not repay is held back too.
+	Repay *tokens.Repayment
+	Kept  int // messages kept
 	// Opened says the tier put an opening user message first (repair.FirstUserText): in an
 	// Anthropic conversation that did not open with an assistant message, the first message
 	// it kept is one. OpenerTokens is the opener's share, counted in Fits.
@@ -333,11 +342,35 @@ func Choose(t *transcript.Transcript, o Options) Drops {
 			d.Stats.Fits = size+d.Stats.OpenerTokens+d.Stats.NoteTokens <= goal
 		}
 	}
-	if !d.Stats.Fits && o.Effective > 0 && o.Tokens <= o.Effective && (o.MaxTokens <= 0 || o.Tokens <= o.MaxTokens) {
+	after := size + d.Stats.OpenerTokens + d.Stats.NoteTokens
+	heldBack := func(why string) Drops {
 		st.Dropped, st.TokensDropped, st.Was, st.Kept, st.Fits = nil, 0, 0, n, false
-		st.HeldBack, st.Least = true, size+d.Stats.OpenerTokens+d.Stats.NoteTokens
-		st.Trigger += ", but dropping cannot reach the goal and the document fits the window"
+		st.HeldBack, st.Least = true, after
+		st.Trigger += ", but " + why
 		return Drops{Stats: st}
+	}
+	if !d.Stats.Fits && o.Effective > 0 && o.Tokens <= o.Effective && (o.MaxTokens <= 0 || o.Tokens <= o.MaxTokens) {
+		return heldBack("dropping cannot reach the goal and the document fits the window")
+	}
+	// Dropping that leaves the request over the window fits nothing: it must repay the
+	// cache it breaks, from the first dropped message on.
+	uncached := 0
+	for mi := st.Dropped[0].Message; mi < n; mi++ {
+		uncached += o.PerMessage[mi]
+	}
+	r := o.Price.Judge(o.Tokens-after, uncached, o.Repay)
+	switch {
+	case o.Effective <= 0 || after <= o.Effective:
+		r.Exempt = "makes the request fit the window"
+	case o.Repay <= 0:
+		r.Exempt = "--repay 0"
+	}
+	if r.Exempt != "" {
+		return d // (the test does not apply: nothing to report)
+	}
+	st.Repay, d.Stats.Repay = &r, &r
+	if !r.Repays {
+		return heldBack("the request stays over the window after dropping (" + strconv.Itoa(after) + " tokens, window " + strconv.Itoa(o.Effective) + "), and " + r.Why())
 	}
 	return d
 }

@@ -288,3 +288,35 @@ func firstRole(t *transcript.Transcript) string {
 	}
 	return ""
 }
+
+// TestNoDropThatFitsNothingAndDoesNotRepay: where what must stay (here the newest
+// assistant message) is over the window, dropping makes nothing fit; it breaks the cache
+// from the first dropped message on, so it is done only where the saving repays that
+// within --repay requests (corpus session 5ed31c36 at 0.6 of its final prompt: the floor
+// 162% of the window, ctx-trim dropped 80 and 338 tokens and billed 1.004).
+func TestNoDropThatFitsNothingAndDoesNotRepay(t *testing.T) {
+	doc := `{"messages":[{"role":"system","content":"s"},{"role":"user","content":"task"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"r"},` +
+		`{"role":"assistant","content":"done"},{"role":"user","content":"next"},{"role":"assistant","content":"a long answer"}]}`
+	tr := parse(t, doc)
+	run := func(newest, repay int) Stats {
+		o := Defaults()
+		o.Repay, o.Effective = repay, 1000
+		o.PerMessage = []int{100, 100, 100, 100, 100, 100, newest}
+		for _, n := range o.PerMessage {
+			o.Tokens += n
+		}
+		_, st := Plan(tr, o)
+		return st
+	}
+	st := run(5000, 10) // saving 400 of the 5,500 tokens from message 1 on
+	if len(st.Dropped) != 0 || !st.HeldBack || st.Repay == nil || st.Repay.Repays || !strings.Contains(st.Trigger, "stays over the window after dropping") {
+		t.Errorf("not repaid: dropped %v, held back %v, repay %+v, trigger %q", st.Dropped, st.HeldBack, st.Repay, st.Trigger)
+	}
+	if st := run(5000, 0); len(st.Dropped) != 4 {
+		t.Errorf("--repay 0: dropped %v", st.Dropped)
+	}
+	if st := run(600, 10); len(st.Dropped) == 0 || st.Repay != nil {
+		t.Errorf("a drop that makes the request fit: dropped %v, repay %+v", st.Dropped, st.Repay)
+	}
+}
