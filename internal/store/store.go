@@ -21,6 +21,8 @@
 //     wait for other processes' dirty pages. A store whose syncing is deferred (DeferSync:
 //     ctx-proxy, to keep the disk off the request path) names files at once and leaves
 //     their durability to SyncSince, run once the response has gone back.
+//   - Has knows a stored file by its name and size, without reading it: a file is named
+//     only once complete, so a caller referring to text stored before writes nothing.
 //   - The same bytes are one file; several processes may Put and Append into one store at
 //     the same time. Index lines are appended with O_APPEND, one write each, so they are
 //     never interleaved or torn on a local file system.
@@ -386,6 +388,23 @@ func (s *Store) Put(data []byte) (h string, created bool, err error) {
 		syncDir(sh, ".")
 	}
 	return h, created, nil
+}
+
+// Has reports whether a regular file of size bytes is stored under h: a reference to text
+// stored before (by an earlier run, or ctx-persist earlier in the same pipeline) needs no
+// write. It looks at the name and the size only, not at the bytes (Put and Batch.Add compare
+// them): a file is named only once complete, so a named file of the right size is the one
+// written, unless the disk or a person altered it, which Get detects (ErrCorrupt).
+func (s *Store) Has(h string, size int) bool {
+	if !ValidHash(h) {
+		return false
+	}
+	sh, err := s.mkdirShard(h[:2], false)
+	if err != nil {
+		return false
+	}
+	st, err := sh.Lstat(h)
+	return err == nil && st.Mode().IsRegular() && st.Size() == int64(size)
 }
 
 // place gives the complete temp file tmp its name, that of hash h (size bytes), and
