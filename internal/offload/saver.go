@@ -65,22 +65,44 @@ func Source(name string) string {
 	return name
 }
 
+// open creates the store, once.
+func (sv *Saver) open() error {
+	if sv.s != nil {
+		return nil
+	}
+	s, err := store.Create(sv.dir)
+	if err != nil {
+		return err
+	}
+	s.DeferSyncIf(sv.getenv)
+	sv.s, sv.batch, sv.sem, sv.files = s, s.Batch(), make(chan struct{}, 4), map[string]*storedFile{}
+	if perm := s.Perm(); perm&0o077 != 0 {
+		sv.warnf("store %q has mode %#o: other users can read the stored results (chmod 700 %s)", sv.dir, perm, ShellQuote(sv.dir))
+	}
+	return nil
+}
+
+// Stored reports whether the files a blob would write are in the store already (store.Has:
+// by name and size): the texts a tier stored on an earlier turn, or that ctx-persist stored
+// earlier in the pipeline. A caller that knows the hashes and sizes of its blob before
+// making it (the plan computed them) then neither makes it nor writes it; it brings no index
+// line, as a Put of a stored file brings none. rawHash "" is no second file. The error is
+// the store's (it cannot be created).
+func (sv *Saver) Stored(hash string, size int, rawHash string, rawSize int) (bool, error) {
+	if err := sv.open(); err != nil {
+		return false, err
+	}
+	return sv.s.Has(hash, size) && (rawHash == "" || sv.s.Has(rawHash, rawSize)), nil
+}
+
 // Put starts writing the files of blobs; a blob's data is not kept once written. The error
 // is the store's (it cannot be created); a write's own comes from Finish.
 func (sv *Saver) Put(blobs ...Blob) error {
 	if len(blobs) == 0 {
 		return nil
 	}
-	if sv.s == nil {
-		s, err := store.Create(sv.dir)
-		if err != nil {
-			return err
-		}
-		s.DeferSyncIf(sv.getenv)
-		sv.s, sv.batch, sv.sem, sv.files = s, s.Batch(), make(chan struct{}, 4), map[string]*storedFile{}
-		if perm := s.Perm(); perm&0o077 != 0 {
-			sv.warnf("store %q has mode %#o: other users can read the stored results (chmod 700 %s)", sv.dir, perm, ShellQuote(sv.dir))
-		}
+	if err := sv.open(); err != nil {
+		return err
 	}
 	add := func(h, data string) *storedFile {
 		if h == "" {

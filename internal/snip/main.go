@@ -3,6 +3,7 @@ package snip
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"math"
@@ -264,6 +265,18 @@ func keepIn(p *cli.Plan, d *cli.Doc, f *Flags, changes []change) {
 		ch := &changes[i]
 		if ch.kept.hash == "" {
 			return []transcript.Edit{ch.edit}, nil
+		}
+		// The same bytes as the plan read, whose files are stored already: referenced,
+		// neither decoded, redacted and hashed again nor written.
+		k := ch.kept
+		if k.src == sha256.Sum256([]byte(text)) {
+			stored, err := sv.Stored(k.hash, k.size, k.raw, k.rawSize)
+			if err != nil {
+				return nil, failed(err)
+			}
+			if stored {
+				return []transcript.Edit{ch.edit}, nil
+			}
 		}
 		b, err := ch.blob(text)
 		if err != nil {

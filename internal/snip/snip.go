@@ -17,6 +17,7 @@
 package snip
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"sort"
@@ -240,7 +241,7 @@ type change struct {
 // files its placeholder names, or an error when the text is not what the plan read.
 func (ch *change) blob(raw string) (offload.Blob, error) {
 	b := keep(ch.rd, raw, ch.label, ch.value)
-	if keptOf(b) != ch.kept {
+	if keptOf(raw, b).files() != ch.kept.files() {
 		return offload.Blob{}, fmt.Errorf("the text at bytes %d-%d changed since it was read", ch.edit.Span.Start, ch.edit.Span.End)
 	}
 	m := ch.meta
@@ -305,8 +306,18 @@ type facts struct {
 }
 
 // kept names the files a cleared text is kept in: the text as the model reads it and, when
-// re-encoding that text would not give the document's bytes back, the original JSON.
-type kept struct{ hash, raw string }
+// re-encoding that text would not give the document's bytes back, the original JSON. src
+// is the SHA-256 of the document's bytes they were made from, size and rawSize their
+// lengths: when the same bytes come to be written and both files are stored already
+// (offload.Saver.Stored), they are referenced without being made again (keepIn).
+type kept struct {
+	hash, raw     string
+	src           [sha256.Size]byte
+	size, rawSize int
+}
+
+// files is what the placeholder names.
+func (k kept) files() [2]string { return [2]string{k.hash, k.raw} }
 
 // at is what a placeholder says of where the text is: the path of its file, that
 // ctx-recall reads it too, and the hash of the original JSON when that was kept too.
@@ -324,7 +335,10 @@ func (k kept) at(dir string) string {
 // rawNote precedes the hash of a kept original JSON in a placeholder.
 const rawNote = "; original JSON: sha256:"
 
-func keptOf(b offload.Blob) kept { return kept{b.Hash, b.RawHash} }
+// keptOf is where blob b, made from the document's bytes raw, keeps them.
+func keptOf(raw string, b offload.Blob) kept {
+	return kept{hash: b.Hash, raw: b.RawHash, src: sha256.Sum256([]byte(raw)), size: len(b.Data), rawSize: len(b.RawData)}
+}
 
 // factsOf reads the facts of block b of t (a call or a result).
 func factsOf(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.Counter) facts {
@@ -347,7 +361,8 @@ func factsOf(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.
 			f.content = contentSpan(t, b)
 		}
 		if o.Store != "" && !f.cleared && !f.content.IsZero() {
-			f.kept = keptOf(keep(o.Redact, t.Slice(f.content), f.label, false))
+			raw := t.Slice(f.content)
+			f.kept = keptOf(raw, keep(o.Redact, raw, f.label, false))
 		}
 	}
 	return f
@@ -782,7 +797,7 @@ func inputStub(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, 
 		return "", kept{}, 0, false
 	}
 	if dir != "" {
-		in = keptOf(keep(rd, raw, "", b.BodyJSON))
+		in = keptOf(raw, keep(rd, raw, "", b.BodyJSON))
 	}
 	at := in.at(dir)
 	if b.BodyJSON {

@@ -21,6 +21,8 @@
 //     wait for other processes' dirty pages. A store whose syncing is deferred (DeferSync:
 //     ctx-proxy, to keep the disk off the request path) names files at once and leaves
 //     their durability to SyncSince, run once the response has gone back.
+//   - Has knows a stored file by its name and size, without reading it: a file is named
+//     only once complete, so a caller referring to text stored before writes nothing.
 //   - The same bytes are one file; several processes may Put and Append into one store at
 //     the same time. Index lines are appended with O_APPEND, one write each, so they are
 //     never interleaved or torn on a local file system.
@@ -83,8 +85,11 @@ type Store struct {
 	root *os.Root
 	perm fs.FileMode
 
-	mu    sync.Mutex
-	swept map[string]bool // shards whose stale temp files this run removed
+	mu sync.Mutex
+	// shards are the shard directories this run checked (and swept of stale temp files),
+	// each open, so that a file is written, checked and named with one system call each
+	// rather than a walk from the root every time.
+	shards map[string]*os.Root
 
 	// deferred: Commit and Append do not wait for the disk; SyncSince does it later.
 	deferred bool
@@ -129,7 +134,7 @@ func SyncSince(dir string, since time.Time) error {
 	if err != nil {
 		return err
 	}
-	return s.syncFiles(append(dirs, "."), files)
+	return s.syncFiles(s.under(append(dirs, ".")...), s.under(files...))
 }
 
 // writtenSince lists the shards changed since the time given and the files in them, and
@@ -334,11 +339,19 @@ func Open(dir string) (*Store, error) {
 		root.Close()
 		return nil, fmt.Errorf("store %q: changed while it was opened", dir)
 	}
-	return &Store{dir: abs, root: root, perm: st.Mode().Perm(), swept: map[string]bool{}}, nil
+	return &Store{dir: abs, root: root, perm: st.Mode().Perm(), shards: map[string]*os.Root{}}, nil
 }
 
-// Close releases the store's directory handle.
-func (s *Store) Close() error { return s.root.Close() }
+// Close releases the store's directory handles.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	for _, r := range s.shards {
+		r.Close()
+	}
+	s.shards = map[string]*os.Root{}
+	s.mu.Unlock()
+	return s.root.Close()
+}
 
 // Dir is the store's absolute path.
 func (s *Store) Dir() string { return s.dir }
@@ -356,43 +369,60 @@ func (s *Store) Path(h string) string { return Path(s.dir, h) }
 // files uses a Batch, which syncs them all at once.
 func (s *Store) Put(data []byte) (h string, created bool, err error) {
 	h = Hash(data)
-	shard, target := h[:2], name(h)
-	if err := s.mkdirShard(shard, !s.deferred); err != nil {
-		return h, false, err
-	}
-	if s.intact(target, data) {
-		return h, false, nil
-	}
-	tmp, err := s.writeTemp(shard, data, !s.deferred)
+	sh, err := s.mkdirShard(h[:2], !s.deferred)
 	if err != nil {
 		return h, false, err
 	}
-	created, err = s.place(tmp, h, len(data))
+	if s.intact(sh, h, data) {
+		return h, false, nil
+	}
+	tmp, err := s.writeTemp(sh, h[:2], data, !s.deferred)
+	if err != nil {
+		return h, false, err
+	}
+	created, err = s.place(sh, tmp, h, len(data))
 	if err != nil {
 		return h, false, err
 	}
 	if !s.deferred {
-		s.syncDir(shard)
+		syncDir(sh, ".")
 	}
 	return h, created, nil
+}
+
+// Has reports whether a regular file of size bytes is stored under h: a reference to text
+// stored before (by an earlier run, or ctx-persist earlier in the same pipeline) needs no
+// write. It looks at the name and the size only, not at the bytes (Put and Batch.Add compare
+// them): a file is named only once complete, so a named file of the right size is the one
+// written, unless the disk or a person altered it, which Get detects (ErrCorrupt).
+func (s *Store) Has(h string, size int) bool {
+	if !ValidHash(h) {
+		return false
+	}
+	sh, err := s.mkdirShard(h[:2], false)
+	if err != nil {
+		return false
+	}
+	st, err := sh.Lstat(h)
+	return err == nil && st.Mode().IsRegular() && st.Size() == int64(size)
 }
 
 // place gives the complete temp file tmp its name, that of hash h (size bytes), and
 // removes the temp name. created is false when another writer finished the same file
 // first.
-func (s *Store) place(tmp, h string, size int) (created bool, err error) {
+func (s *Store) place(sh *os.Root, tmp, h string, size int) (created bool, err error) {
 	target := name(h)
-	defer s.root.Remove(tmp) // gone after a rename; after a link, the extra name
-	switch err := s.root.Link(tmp, target); {
+	defer sh.Remove(tmp) // gone after a rename; after a link, the extra name
+	switch err := sh.Link(tmp, h); {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, fs.ErrExist) && s.intactHashed(target, h, size):
+	case errors.Is(err, fs.ErrExist) && s.intactHashed(sh, h, size):
 		// Another writer finished the same file first.
 		return false, nil
 	}
 	// No hard links on this file system, or a damaged copy to replace: rename, which
 	// replaces the target atomically.
-	if err := s.root.Rename(tmp, target); err != nil {
+	if err := sh.Rename(tmp, h); err != nil {
 		return false, fmt.Errorf("store %q: write %s: %w", s.dir, target, reason(err))
 	}
 	return true, nil
@@ -414,7 +444,8 @@ type Batch struct {
 
 type batchFile struct {
 	hash string
-	tmp  string // "" when an intact copy was stored already
+	sh   *os.Root // its shard
+	tmp  string   // its temp name in the shard; "" when an intact copy was stored already
 	size int
 }
 
@@ -445,14 +476,14 @@ func (b *Batch) Add(data []byte) (h string, err error) {
 		}
 		b.mu.Unlock()
 	}()
-	shard := h[:2]
-	if err := b.s.mkdirShard(shard, false); err != nil { // synced by Commit
+	f.sh, err = b.s.mkdirShard(h[:2], false) // synced by Commit
+	if err != nil {
 		return h, err
 	}
-	if b.s.intact(name(h), data) {
+	if b.s.intact(f.sh, h, data) {
 		return h, nil
 	}
-	f.tmp, err = b.s.writeTemp(shard, data, false)
+	f.tmp, err = b.s.writeTemp(f.sh, h[:2], data, false)
 	return h, err
 }
 
@@ -474,15 +505,15 @@ func (b *Batch) Commit() (created map[string]bool, err error) {
 		return map[string]bool{}, nil
 	}
 	defer b.abort()
-	var temps []string
+	var temps []rooted
 	for _, f := range b.order {
 		if f.tmp != "" {
-			temps = append(temps, f.tmp)
+			temps = append(temps, rooted{f.sh, f.tmp})
 		}
 	}
 	if b.s.deferred {
 		temps = nil // named now, synced later (SyncSince)
-	} else if err := b.s.syncFiles(shards, temps); err != nil {
+	} else if err := b.s.syncFiles(b.s.under(shards...), temps); err != nil {
 		return nil, fmt.Errorf("store %q: sync: %w", b.s.dir, reason(err))
 	}
 	created = map[string]bool{}
@@ -490,7 +521,7 @@ func (b *Batch) Commit() (created map[string]bool, err error) {
 		if f.tmp == "" {
 			continue
 		}
-		ok, err := b.s.place(f.tmp, f.hash, f.size)
+		ok, err := b.s.place(f.sh, f.tmp, f.hash, f.size)
 		f.tmp = ""
 		if err != nil {
 			return nil, err
@@ -501,7 +532,7 @@ func (b *Batch) Commit() (created map[string]bool, err error) {
 	if b.s.deferred {
 		return created, nil
 	}
-	if err := b.s.syncFiles(append(shards, "."), nil); err != nil {
+	if err := b.s.syncFiles(b.s.under(append(shards, ".")...), nil); err != nil {
 		return nil, fmt.Errorf("store %q: sync: %w", b.s.dir, reason(err))
 	}
 	return created, nil
@@ -517,45 +548,63 @@ func (b *Batch) Abort() {
 func (b *Batch) abort() {
 	for _, f := range b.order {
 		if f.tmp != "" {
-			b.s.root.Remove(f.tmp)
+			f.sh.Remove(f.tmp)
 			f.tmp = ""
 		}
 	}
 }
 
-// mkdirShard makes the directory a file's name starts with, and checks that it is one,
-// the user's. The first time a run writes into an existing shard, it removes the temp
-// files killed runs left there, so repeated crashes cannot fill the disk. A new
-// directory's name is synced at once when sync is set (a Batch syncs it with its files).
-func (s *Store) mkdirShard(shard string, sync bool) error {
-	err := s.root.Mkdir(shard, 0o700)
-	if err == nil {
-		if sync {
-			s.syncDir(".")
-		}
-		return nil
+// mkdirShard makes the directory a file's name starts with, checks that it is one, the
+// user's, and returns it open. The first time a run writes into an existing shard, it
+// removes the temp files killed runs left there, so repeated crashes cannot fill the disk;
+// later files of the run find the shard open, checked and swept. A new directory's name is
+// synced at once when sync is set (a Batch syncs it with its files).
+func (s *Store) mkdirShard(shard string, sync bool) (*os.Root, error) {
+	s.mu.Lock()
+	sh := s.shards[shard]
+	s.mu.Unlock()
+	if sh != nil {
+		return sh, nil
 	}
-	if !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("store %q: create %s: %w", s.dir, shard, reason(err))
+	err := s.root.Mkdir(shard, 0o700)
+	made := err == nil
+	switch {
+	case made && sync:
+		s.syncDir(".")
+	case !made && !errors.Is(err, fs.ErrExist):
+		return nil, fmt.Errorf("store %q: create %s: %w", s.dir, shard, reason(err))
 	}
 	st, err := s.root.Lstat(shard)
 	if err != nil {
-		return fmt.Errorf("store %q: %s: %w", s.dir, shard, reason(err))
+		return nil, fmt.Errorf("store %q: %s: %w", s.dir, shard, reason(err))
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("store %q: %s: %w", s.dir, shard, ErrNotRegular)
+		return nil, fmt.Errorf("store %q: %s: %w", s.dir, shard, ErrNotRegular)
 	}
 	if err := safefile.CheckDirInfo(filepath.Join(s.dir, shard), st); err != nil {
-		return fmt.Errorf("store %w", err)
+		return nil, fmt.Errorf("store %w", err)
+	}
+	sh, err = s.root.OpenRoot(shard)
+	if err != nil {
+		return nil, fmt.Errorf("store %q: %s: %w", s.dir, shard, reason(err))
+	}
+	// What was opened must be what was checked (not a link swapped in between).
+	if got, err := sh.Stat("."); err != nil || !os.SameFile(st, got) {
+		sh.Close()
+		return nil, fmt.Errorf("store %q: %s: changed while it was opened", s.dir, shard)
 	}
 	s.mu.Lock()
-	sweep := !s.swept[shard]
-	s.swept[shard] = true
+	if first := s.shards[shard]; first != nil { // another goroutine's, first
+		s.mu.Unlock()
+		sh.Close()
+		return first, nil
+	}
+	s.shards[shard] = sh
 	s.mu.Unlock()
-	if sweep {
+	if !made {
 		safefile.RemoveStale(filepath.Join(s.dir, shard), isTemp, time.Now())
 	}
-	return nil
+	return sh, nil
 }
 
 // tempPrefix starts the names of files being written; isTemp recognises exactly them.
@@ -563,16 +612,16 @@ const tempPrefix = ".tmp-"
 
 func isTemp(name string) bool { return safefile.IsHexTemp(name, tempPrefix, "") }
 
-// intact reports whether target is a regular file holding exactly data (whose hash names
-// it). The file is compared a piece at a time, not read whole and hashed: a run that
+// intact reports whether the file h in shard sh is a regular file holding exactly data
+// (whose hash is h). The file is compared a piece at a time, not read whole and hashed: a run that
 // stores again what an earlier one stored (every turn of ctx-proxy, every run of a
 // pipeline on a growing session) checks each file it would write.
-func (s *Store) intact(target string, data []byte) bool {
-	st, err := s.root.Lstat(target)
+func (s *Store) intact(sh *os.Root, h string, data []byte) bool {
+	st, err := sh.Lstat(h)
 	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(data)) {
 		return false
 	}
-	f, err := s.root.Open(target)
+	f, err := sh.Open(h)
 	if err != nil {
 		return false
 	}
@@ -600,29 +649,29 @@ func (s *Store) intact(target string, data []byte) bool {
 
 // intactHashed is intact for a caller that no longer has the data: the file is read whole
 // and hashed (place, when another writer named the file first: rare).
-func (s *Store) intactHashed(target, h string, size int) bool {
-	st, err := s.root.Lstat(target)
+func (s *Store) intactHashed(sh *os.Root, h string, size int) bool {
+	st, err := sh.Lstat(h)
 	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(size) {
 		return false
 	}
-	data, err := s.read(target, st)
+	data, err := read(sh, h, st)
 	return err == nil && Hash(data) == h
 }
 
 // compareBuffers hold intact's pieces of a file.
 var compareBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
-// writeTemp writes data to a new file in dir with a name no other writer uses, and syncs
-// it when sync is set.
-func (s *Store) writeTemp(dir string, data []byte, sync bool) (string, error) {
+// writeTemp writes data to a new file in shard sh (named dir) with a name no other writer
+// uses, and syncs it when sync is set. It returns the name, in the shard.
+func (s *Store) writeTemp(sh *os.Root, dir string, data []byte, sync bool) (string, error) {
 	var f *os.File
 	var tmp string
 	for try := 0; ; try++ {
 		var rnd [8]byte
 		rand.Read(rnd[:])
-		tmp = dir + "/" + tempPrefix + hex.EncodeToString(rnd[:])
+		tmp = tempPrefix + hex.EncodeToString(rnd[:])
 		var err error
-		f, err = s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err = sh.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
 			break
 		}
@@ -638,7 +687,7 @@ func (s *Store) writeTemp(dir string, data []byte, sync bool) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		s.root.Remove(tmp)
+		sh.Remove(tmp)
 		return "", fmt.Errorf("store %q: write %s: %w", s.dir, dir, reason(err))
 	}
 	return tmp, nil
@@ -646,8 +695,10 @@ func (s *Store) writeTemp(dir string, data []byte, sync bool) (string, error) {
 
 // syncDir makes a new name in dir durable; best effort, since not every file system can
 // sync a directory.
-func (s *Store) syncDir(dir string) {
-	if d, err := s.root.Open(dir); err == nil {
+func (s *Store) syncDir(dir string) { syncDir(s.root, dir) }
+
+func syncDir(r *os.Root, dir string) {
+	if d, err := r.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}
@@ -672,7 +723,7 @@ func (s *Store) Get(h string) ([]byte, error) {
 			return nil, fmt.Errorf("%s: %w", p, ErrNotRegular)
 		}
 		if p == target {
-			data, err := s.read(target, st)
+			data, err := read(s.root, target, st)
 			if err != nil {
 				return nil, err
 			}
@@ -687,8 +738,8 @@ func (s *Store) Get(h string) ([]byte, error) {
 
 // read reads the regular file target, which Lstat described as want, and refuses it if
 // what was opened is not that file (replaced, by a link for instance, in between).
-func (s *Store) read(target string, want fs.FileInfo) ([]byte, error) {
-	f, err := s.root.Open(target)
+func read(r *os.Root, target string, want fs.FileInfo) ([]byte, error) {
+	f, err := r.Open(target)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", target, reason(err))
 	}
@@ -823,11 +874,26 @@ func reason(err error) error {
 // request a tier runs in (ctx-proxy's added latency reached 2 s so). The fsyncs run a few
 // at a time, so that a file system that commits its journal once for several of them
 // (ext4, xfs) flushes the batch in about the time of one.
-func (s *Store) syncFiles(dirs, files []string) error {
+func (s *Store) syncFiles(dirs, files []rooted) error {
 	if err := s.syncAll(files, false); err != nil {
 		return err
 	}
 	return s.syncAll(dirs, true)
+}
+
+// rooted is a path under a directory handle.
+type rooted struct {
+	r    *os.Root
+	name string
+}
+
+// under is paths, each under the store's root.
+func (s *Store) under(paths ...string) []rooted {
+	rs := make([]rooted, len(paths))
+	for i, p := range paths {
+		rs[i] = rooted{s.root, p}
+	}
+	return rs
 }
 
 // syncParallel is how many fsyncs syncAll has in flight at once.
@@ -835,7 +901,7 @@ const syncParallel = 8
 
 // syncAll fsyncs each of paths, syncParallel at a time, and returns the first error. A
 // directory that cannot be synced (not every file system can) is no error.
-func (s *Store) syncAll(paths []string, dirs bool) error {
+func (s *Store) syncAll(paths []rooted, dirs bool) error {
 	if len(paths) == 0 {
 		return nil
 	}
@@ -847,7 +913,7 @@ func (s *Store) syncAll(paths []string, dirs bool) error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			f, err := s.root.Open(p)
+			f, err := p.r.Open(p.name)
 			if err != nil {
 				errs[i] = err
 				return

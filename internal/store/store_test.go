@@ -656,3 +656,51 @@ func TestCreateIgnoredInWorkTree(t *testing.T) {
 		t.Errorf("Create(\"\"): %v", err)
 	}
 }
+
+// TestHas: a stored file is known by its name and size, without being read; a missing one,
+// another size, a link where the file should be or a linked shard is not stored.
+func TestHas(t *testing.T) {
+	dir := t.TempDir()
+	s := mustCreate(t, filepath.Join(dir, "store"))
+	data := []byte("stored by ctx-persist\n")
+	h, _, err := s.Put(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Has(h, len(data)) {
+		t.Errorf("Has of a stored file: false")
+	}
+	os.Chmod(s.Path(h), 0) // not read: a reference needs the name and the size only
+	if !s.Has(h, len(data)) {
+		t.Errorf("Has of a stored file it cannot read: false")
+	}
+	if s.Has(h, len(data)+1) {
+		t.Errorf("Has of another size: true")
+	}
+	if other := Hash([]byte("other")); s.Has(other, 5) {
+		t.Errorf("Has of a missing file: true")
+	}
+	if s.Has("../"+h[3:], len(data)) || s.Has(strings.ToUpper(h), len(data)) {
+		t.Errorf("Has of a name that is not a hash: true")
+	}
+
+	elsewhere := filepath.Join(dir, "elsewhere")
+	os.Mkdir(elsewhere, 0o700)
+	linked := []byte("linked file")
+	lh := Hash(linked)
+	os.WriteFile(filepath.Join(elsewhere, lh), linked, 0o600)
+	os.MkdirAll(filepath.Join(s.Dir(), lh[:2]), 0o700)
+	if err := os.Symlink(filepath.Join(elsewhere, lh), s.Path(lh)); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	if s.Has(lh, len(linked)) {
+		t.Errorf("Has of a link: true")
+	}
+	shard := []byte("linked shard")
+	sh := Hash(shard)
+	os.WriteFile(filepath.Join(elsewhere, sh), shard, 0o600)
+	os.Symlink(elsewhere, filepath.Join(s.Dir(), sh[:2]))
+	if s.Has(sh, len(shard)) {
+		t.Errorf("Has in a linked shard: true")
+	}
+}
