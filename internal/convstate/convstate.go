@@ -63,6 +63,10 @@ type State struct {
 	Model    string `json:"model,omitempty"`
 	LastSent int    `json:"last_sent,omitempty"`
 	Window   int    `json:"window,omitempty"`
+
+	// Valid is how many of the first Sent the proxy has found to be one JSON value each,
+	// in this process: those it need not look at again. Never stored.
+	Valid int `json:"-"`
 }
 
 // Hash names a message by its bytes.
