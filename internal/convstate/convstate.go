@@ -9,10 +9,11 @@
 // symbolic link): the state holds conversation text.
 //
 // A state decides what the proxy sends in the client's name, so a file is trusted only if
-// this user's ctx-proxy wrote it: each carries an HMAC-SHA256 of its content under a
-// per-user secret kept outside the store (LoadKey), and one whose MAC does not match (a
-// file planted in a store a repository carries, an older version's, a damaged one) is
-// ignored like a missing one, Get saying why (ErrNotAuthenticated). A file is read only
+// this user's ctx-proxy wrote it: each of its records carries an HMAC-SHA256, chained on
+// the record before, under a per-user secret kept outside the store (LoadKey), and one
+// whose first record does not match (a file planted in a store a repository carries, one
+// written under another key) is ignored like a missing one, Get saying why
+// (ErrNotAuthenticated). A file is a log a turn appends what it changed to (log.go). A file is read only
 // if it is a regular file the user owns, opened without following a link and without
 // waiting (a FIFO under its name is refused, never waited on).
 package convstate
@@ -67,6 +68,10 @@ type State struct {
 	// Valid is how many of the first Sent the proxy has found to be one JSON value each,
 	// in this process: those it need not look at again. Never stored.
 	Valid int `json:"-"`
+	// OrigRaw are the messages Orig are the hashes of, as the client sent them, in this
+	// process: a message the next request repeats byte for byte has its hash without
+	// being read again. Never stored; nil when the state was read from its file.
+	OrigRaw []string `json:"-"`
 }
 
 // Hash names a message by its bytes.

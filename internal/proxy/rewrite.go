@@ -97,10 +97,17 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		sentMsgs[i] = m.Raw
 	}
 	// Each message's hash, once: to tell whether the request extends the last one, and to
-	// remember it for the next.
+	// remember it for the next. A message the client sends again byte for byte (all but
+	// the new ones, as a rule) has the hash it had last time, without reading it again.
 	hashes := make([]string, len(cur))
+	origRaws := make([]string, len(cur))
 	for i, m := range cur {
-		hashes[i] = convstate.Hash(canonical(m.Raw))
+		origRaws[i] = m.Raw
+		if st != nil && i < len(st.OrigRaw) && i < len(st.Orig) && m.Raw == st.OrigRaw[i] {
+			hashes[i] = st.Orig[i]
+		} else {
+			hashes[i] = convstate.Hash(canonical(m.Raw))
+		}
 	}
 	refused := false
 	if st != nil && extends(st.Orig, hashes) {
@@ -166,7 +173,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		if st != nil {
 			*next = *st
 		}
-		next.Orig = hashes
+		next.Orig, next.OrigRaw = hashes, origRaws
 		next.Sent = sentMsgs
 		// Every message sent is one JSON value: an element of the client's body or of
 		// the pipeline's output, both held to be JSON.
