@@ -33,6 +33,7 @@ type pending struct {
 	model      string
 	session    string // the client's session id (sent.go)
 	markers    int    // the cache_control markers of sent (Anthropic)
+	tools      int    // the tools sent offers
 }
 
 // arrayKey is where a format keeps its messages in a request body.
@@ -64,6 +65,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 			top.markers += countMarkers(v)
 		case "tools":
 			top.markers += countMarkers(v)
+			top.tools = int(v.Get("#").Int())
 		case "prompt_cache_key":
 			top.cacheKey = v.String()
 		case "metadata":
@@ -180,12 +182,15 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		next.Valid = len(sentMsgs)
 		s.State.Keep(next)
 	}
-	p := &pending{orig: body, sent: sent, format: format, model: top.model, session: sessionOf(r, top.cacheKey)}
+	p := &pending{orig: body, sent: sent, format: format, model: top.model, session: sessionOf(r, top.cacheKey), tools: top.tools}
+	if !bytes.Equal(sent, built) && !bytes.Equal(sent, body) {
+		p.tools = int(gjson.GetBytes(sent, "tools.#").Int()) // the pipeline's output
+	}
 	if format == transcript.Anthropic {
 		// The markers of what goes out, from the parts already apart: the top-level fields
 		// are the client's unless the pipeline ran.
 		p.markers = top.markers
-		if !bytes.Equal(sent, built) {
+		if !bytes.Equal(sent, built) && !bytes.Equal(sent, body) {
 			p.markers = countMarkers(gjson.GetBytes(sent, "tools")) + countMarkers(gjson.GetBytes(sent, "system"))
 		}
 		for _, m := range sentMsgs {
@@ -216,6 +221,7 @@ func oneValueEach(sent []string, checked int) error {
 type topFields struct {
 	system, cacheKey, user, model string
 	markers                       int // cache_control markers outside the messages
+	tools                         int // the tools it offers
 }
 
 // countMarkers counts the cache_control markers of the blocks of v (tools, system).
