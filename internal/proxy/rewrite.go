@@ -34,6 +34,7 @@ type pending struct {
 	session    string // the client's session id (sent.go)
 	markers    int    // the cache_control markers of sent (Anthropic)
 	tools      int    // the tools sent offers
+	cwd        string // the working directory the client's body names (sent.go)
 }
 
 // arrayKey is where a format keeps its messages in a request body.
@@ -61,6 +62,11 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "system", "instructions":
+			if k.Str == "system" {
+				top.prompt[0] = v
+			} else {
+				top.prompt[1] = v
+			}
 			top.system += v.Raw
 			top.markers += countMarkers(v)
 		case "tools":
@@ -182,7 +188,8 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		next.Valid = len(sentMsgs)
 		s.State.Keep(next)
 	}
-	p := &pending{orig: body, sent: sent, format: format, model: top.model, session: sessionOf(r, top.cacheKey), tools: top.tools}
+	p := &pending{orig: body, sent: sent, format: format, model: top.model, session: sessionOf(r, top.cacheKey), tools: top.tools,
+		cwd: cwdIn(top.prompt[:], cur)}
 	if !bytes.Equal(sent, built) && !bytes.Equal(sent, body) {
 		p.tools = int(gjson.GetBytes(sent, "tools.#").Int()) // the pipeline's output
 	}
@@ -220,8 +227,9 @@ func oneValueEach(sent []string, checked int) error {
 // topFields are the small top-level fields of a request, read in one pass.
 type topFields struct {
 	system, cacheKey, user, model string
-	markers                       int // cache_control markers outside the messages
-	tools                         int // the tools it offers
+	markers                       int             // cache_control markers outside the messages
+	tools                         int             // the tools it offers
+	prompt                        [2]gjson.Result // system, instructions
 }
 
 // countMarkers counts the cache_control markers of the blocks of v (tools, system).
