@@ -171,3 +171,40 @@ func TestOldFormatRead(t *testing.T) {
 		t.Errorf("read back %+v, %v", got, err)
 	}
 }
+
+// FuzzDecode: whatever a state file holds, reading it neither panics nor gives a state its
+// records do not make; a state read is written whole and read back the same.
+func FuzzDecode(f *testing.F) {
+	dir := f.TempDir()
+	d, err := Open(dir, Options{Key: testKey}, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	prev := &State{Key: "k"}
+	for i := 0; i < 3; i++ {
+		s := *prev
+		s.Orig = append(append([]string{}, prev.Orig...), Hash(fmt.Sprint(i)))
+		s.Sent = append(append([]string{}, prev.Sent[:len(prev.Sent)/2]...), fmt.Sprintf(`{"role":"user","content":"%d"}`, i))
+		if err := d.Put(&s); err != nil {
+			f.Fatal(err)
+		}
+		prev = &s
+	}
+	file, _ := os.ReadFile(filepath.Join(dir, fileName("k")))
+	f.Add(file)
+	f.Add([]byte(magicLog))
+	f.Fuzz(func(t *testing.T, file []byte) {
+		s, _, err := decode(testKey, file)
+		if err != nil {
+			return
+		}
+		again, _, err := snapshot(testKey, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, end, err := decode(testKey, again)
+		if err != nil || end == nil || !same(back, s) || back.Key != s.Key {
+			t.Fatalf("read %+v, written whole and read back %+v, %v", s, back, err)
+		}
+	})
+}
