@@ -9,10 +9,11 @@
 // symbolic link): the state holds conversation text.
 //
 // A state decides what the proxy sends in the client's name, so a file is trusted only if
-// this user's ctx-proxy wrote it: each carries an HMAC-SHA256 of its content under a
-// per-user secret kept outside the store (LoadKey), and one whose MAC does not match (a
-// file planted in a store a repository carries, an older version's, a damaged one) is
-// ignored like a missing one, Get saying why (ErrNotAuthenticated). A file is read only
+// this user's ctx-proxy wrote it: each of its records carries an HMAC-SHA256, chained on
+// the record before, under a per-user secret kept outside the store (LoadKey), and one
+// whose first record does not match (a file planted in a store a repository carries, one
+// written under another key) is ignored like a missing one, Get saying why
+// (ErrNotAuthenticated). A file is a log a turn appends what it changed to (log.go). A file is read only
 // if it is a regular file the user owns, opened without following a link and without
 // waiting (a FIFO under its name is refused, never waited on).
 package convstate
@@ -63,6 +64,14 @@ type State struct {
 	Model    string `json:"model,omitempty"`
 	LastSent int    `json:"last_sent,omitempty"`
 	Window   int    `json:"window,omitempty"`
+
+	// Valid is how many of the first Sent the proxy has found to be one JSON value each,
+	// in this process: those it need not look at again. Never stored.
+	Valid int `json:"-"`
+	// OrigRaw are the messages Orig are the hashes of, as the client sent them, in this
+	// process: a message the next request repeats byte for byte has its hash without
+	// being read again. Never stored; nil when the state was read from its file.
+	OrigRaw []string `json:"-"`
 }
 
 // Hash names a message by its bytes.
@@ -154,6 +163,10 @@ type fileInfo struct {
 	sent    int64 // the bytes of the conversation's sent document and its description
 	updated time.Time
 	state   *State // in memory once read or kept; nil: on disk only
+	// disk is the state as the file has it, end where the next record is chained (log.go);
+	// either nil: the next write writes the file whole.
+	disk *State
+	end  *tail
 }
 
 type keyLock struct {
@@ -250,7 +263,7 @@ func (d *Dir) Get(key string) (*State, error) {
 		}
 		return fi.state, nil
 	}
-	s, err := d.read(name)
+	s, end, err := d.read(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -266,37 +279,37 @@ func (d *Dir) Get(key string) (*State, error) {
 	d.mu.Lock()
 	if fi, ok := d.sizes[name]; ok && fi.state == nil {
 		fi.state = s
+		if fi.disk == nil {
+			fi.disk, fi.end = s, end
+		}
 		d.sizes[name] = fi
 	}
 	d.mu.Unlock()
 	return s, nil
 }
 
-// read reads, authenticates and decodes the file name. Whatever is wrong with the file is
-// an error that names it; a missing one is fs.ErrNotExist.
-func (d *Dir) read(name string) (*State, error) {
+// read reads, authenticates and decodes the file name (log.go), with where its log ends.
+// Whatever is wrong with the file is an error that names it; a missing one is
+// fs.ErrNotExist.
+func (d *Dir) read(name string) (*State, *tail, error) {
 	path := filepath.Join(d.path, name)
 	f, err := safefile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	file, err := io.ReadAll(io.LimitReader(f, d.o.MaxBytes+1))
 	f.Close()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if int64(len(file)) > d.o.MaxBytes {
-		return nil, fmt.Errorf("state file %s: larger than %d bytes: ignored", path, d.o.MaxBytes)
+		return nil, nil, fmt.Errorf("state file %s: larger than %d bytes: ignored", path, d.o.MaxBytes)
 	}
-	data, err := unseal(d.o.Key, file)
+	s, end, err := decode(d.o.Key, file)
 	if err != nil {
-		return nil, fmt.Errorf("state file %s: %w", path, err)
+		return nil, nil, fmt.Errorf("state file %s: %w", path, err)
 	}
-	var s State
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("state file %s: damaged: %v", path, err)
-	}
-	return &s, nil
+	return s, end, nil
 }
 
 // Keep makes s the state of s.Key in memory at once, for the conversation's next request;
@@ -305,13 +318,11 @@ func (d *Dir) read(name string) (*State, error) {
 func (d *Dir) Keep(s *State) {
 	s.Updated = d.now()
 	s.Messages = len(s.Orig)
-	size := 0
-	for _, m := range s.Sent {
-		size += len(m)
-	}
 	d.mu.Lock()
 	name := fileName(s.Key)
-	d.sizes[name] = fileInfo{size: int64(size + 40*len(s.Orig)), sent: d.sizes[name].sent, updated: s.Updated, state: s}
+	fi := d.sizes[name]
+	fi.size, fi.updated, fi.state = int64(sizeOf(s)), s.Updated, s
+	d.sizes[name] = fi
 	d.pruneLocked()
 	d.mu.Unlock()
 }
@@ -327,19 +338,16 @@ func (d *Dir) Prepare(s *State) func() error { return d.PrepareSent(s, nil, nil)
 
 // PrepareSent is Prepare that also writes the conversation's last request as sent (body,
 // with its description meta; sent.go), after the state, under the same rule: a write
-// overtaken by a later one of the conversation writes nothing.
+// overtaken by a later one of the conversation writes nothing. s is not to change once
+// prepared: the write encodes it then, as what it adds to the state the file has.
 func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 	s.Updated = d.now()
 	s.Messages = len(s.Orig)
-	data, err := json.Marshal(s)
-	if err != nil {
-		return func() error { return err }
-	}
-	data = seal(d.o.Key, data)
 	name := fileName(s.Key)
 	var desc []byte
 	if body != nil && meta != nil {
 		meta.Conversation, meta.Document = s.Key, name
+		var err error
 		if desc, err = json.Marshal(meta); err != nil {
 			return func() error { return err }
 		}
@@ -347,22 +355,41 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 	d.mu.Lock()
 	d.seq[name]++
 	seq := d.seq[name]
-	sent := d.sizes[name].sent
+	fi := d.sizes[name]
 	if desc != nil {
-		sent = int64(len(body) + len(desc))
+		fi.sent = int64(len(body) + len(desc))
 	}
-	d.sizes[name] = fileInfo{size: int64(len(data)), sent: sent, updated: s.Updated, state: s}
+	if fi.end != nil {
+		fi.size = fi.end.size
+	} else {
+		fi.size = int64(sizeOf(s))
+	}
+	fi.updated, fi.state = s.Updated, s
+	d.sizes[name] = fi
 	d.mu.Unlock()
 	return func() error {
 		d.wmu.Lock()
 		defer d.wmu.Unlock()
 		d.mu.Lock()
 		stale := d.seq[name] != seq
+		fi := d.sizes[name]
 		d.mu.Unlock()
 		if stale {
 			return nil
 		}
-		if err := safefile.WriteFile(filepath.Join(d.path, name), data); err != nil {
+		end, err := d.write(name, fi.disk, fi.end, s)
+		d.mu.Lock()
+		if fi, ok := d.sizes[name]; ok {
+			fi.disk, fi.end = s, end
+			if err != nil {
+				fi.disk, fi.end = nil, nil
+			} else {
+				fi.size = end.size
+			}
+			d.sizes[name] = fi
+		}
+		d.mu.Unlock()
+		if err != nil {
 			return err
 		}
 		if desc != nil {
@@ -375,6 +402,58 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 		d.mu.Unlock()
 		return nil
 	}
+}
+
+// write makes the file name hold s: a record appended to the log when the file holds
+// disk and ends at end, else (and when the log has grown to twice the state) the file
+// written whole. It returns where the file ends then.
+func (d *Dir) write(name string, disk *State, end *tail, s *State) (*tail, error) {
+	path := filepath.Join(d.path, name)
+	if disk != nil && end != nil {
+		line, mac, err := appendRecord(nil, d.o.Key, end.mac, disk, s)
+		if err != nil {
+			return nil, err
+		}
+		if size := end.size + int64(len(line)); size <= 2*int64(sizeOf(s))+4096 {
+			appended, err := appendLine(path, line, end.size)
+			if err != nil {
+				return nil, err
+			}
+			if appended {
+				return &tail{mac: mac, size: size}, nil
+			}
+		}
+	}
+	file, mac, err := snapshot(d.o.Key, s)
+	if err != nil {
+		return nil, err
+	}
+	if err := safefile.WriteFile(path, file); err != nil {
+		return nil, err
+	}
+	return &tail{mac: mac, size: int64(len(file))}, nil
+}
+
+// appendLine appends line to the file at path and syncs it, if the file is still the size
+// at which this process left it: else (removed, replaced, written by another proxy on the
+// same store) it appends nothing and says so, and the file is to be written whole.
+func appendLine(path string, line []byte, size int64) (bool, error) {
+	f, err := safefile.OpenAppend(path, 0o600)
+	if err != nil {
+		return false, err
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() != size {
+		f.Close()
+		return false, nil
+	}
+	_, err = f.Write(line)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err == nil, err
 }
 
 // All returns every conversation's state that has not expired, newest first.
@@ -401,7 +480,7 @@ func (d *Dir) All() []*State {
 			}
 			continue
 		}
-		st, err := d.read(n)
+		st, _, err := d.read(n)
 		if err == nil && d.now().Sub(st.Updated) <= d.o.MaxAge {
 			st.Sent, st.Orig = nil, nil
 			out = append(out, st)

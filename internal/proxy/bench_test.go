@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/testgen"
@@ -231,5 +233,94 @@ func fillDisk(path string, size int64, stop, done chan struct{}) {
 			}
 		}
 		f.Close()
+	}
+}
+
+// generated is a generated Anthropic request of about tokens tokens (Claude estimate), cut
+// into what precedes its messages, its messages and what follows them, so that a benchmark
+// can send its first n messages as a client would.
+type generated struct {
+	head, tail string
+	msgs       []string
+}
+
+func generate(b *testing.B, tokens int) generated {
+	var buf bytes.Buffer
+	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: tokens * 28 / 10, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	body := buf.String()
+	arr := gjson.Get(body, "messages")
+	g := generated{head: body[:arr.Index], tail: body[arr.Index+len(arr.Raw):]}
+	for _, m := range arr.Array() {
+		g.msgs = append(g.msgs, m.Raw)
+	}
+	return g
+}
+
+// body is the request of the first n messages.
+func (g generated) body(n int) []byte {
+	return []byte(g.head + "[" + strings.Join(g.msgs[:n], ",") + "]" + g.tail)
+}
+
+// BenchmarkTurn is the proxy's whole work on one request with no pipeline (rewrite, then
+// the finish step's counts and state write that follow the response), at 200K and 1M
+// tokens: a conversation's first request, and a request that extends the one before by two
+// messages, as a client sends them. ns/op is the time it takes, disk syncs included (the
+// finish step's run after the response); cpu-ms/op the process's CPU time for it.
+func BenchmarkTurn(b *testing.B) {
+	for _, size := range []struct {
+		name   string
+		tokens int
+	}{{"200K", 200_000}, {"1M", 1_000_000}} {
+		g := generate(b, size.tokens)
+		grow := min(32, len(g.msgs)/8) // extending requests before the conversation starts again
+		base := len(g.msgs) - 2*grow
+		b.Logf("%s: %d messages", size.name, len(g.msgs))
+		b.Run(size.name+"/first", func(b *testing.B) {
+			s, _, _ := proxyFor(b, "http://127.0.0.1:1", "", b.TempDir())
+			s.Log, s.Stats = nil, nil
+			body := g.body(len(g.msgs))
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := cpuTime()
+			for i := 0; i < b.N; i++ {
+				r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+				r.Header.Set("X-Claude-Code-Session-Id", "first-"+strconv.Itoa(i))
+				rec, p := s.rewrite(r, transcript.Anthropic, body)
+				if rec.Fallback != "" || rec.Extended {
+					b.Fatalf("fallback %q, extended %v", rec.Fallback, rec.Extended)
+				}
+				s.finish(rec, p)
+			}
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+		})
+		b.Run(size.name+"/extending", func(b *testing.B) {
+			s, _, _ := proxyFor(b, "http://127.0.0.1:1", "", b.TempDir())
+			s.Log, s.Stats = nil, nil
+			r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+			r.Header.Set("X-Claude-Code-Session-Id", "extending")
+			b.ReportAllocs()
+			b.ResetTimer()
+			var cpu time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				k := i % grow
+				if k == 0 { // the conversation as it was grow requests ago
+					rec, p := s.rewrite(r, transcript.Anthropic, g.body(base))
+					s.finish(rec, p)
+				}
+				body := g.body(base + 2*(k+1))
+				b.StartTimer()
+				start := cpuTime()
+				rec, p := s.rewrite(r, transcript.Anthropic, body)
+				if rec.Fallback != "" || !rec.Extended {
+					b.Fatalf("fallback %q, extended %v", rec.Fallback, rec.Extended)
+				}
+				s.finish(rec, p)
+				cpu += cpuTime() - start
+			}
+			b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
+		})
 	}
 }

@@ -419,7 +419,8 @@ func TestNoCredentialLogged(t *testing.T) {
 // never holds more than four.
 func TestMarkersCapped(t *testing.T) {
 	up := newUpstream(t)
-	_, px, _ := proxyFor(t, up.URL, "ctx-budget --cap 500 --keep-recent 0", t.TempDir())
+	srv, px, log := proxyFor(t, up.URL, "ctx-budget --cap 500 --keep-recent 0", t.TempDir())
+	var want []int
 	marked := func(m string) string {
 		return strings.Replace(m, `"type":"tool_result"`, `"type":"tool_result","cache_control":{"type":"ephemeral"}`, 1)
 	}
@@ -435,6 +436,7 @@ func TestMarkersCapped(t *testing.T) {
 		if n := markers(body); n > MaxMarkers {
 			t.Errorf("turn %d: %d cache_control markers", turn, n)
 		}
+		want = append(want, markers(body))
 		sent := messagesOf(body)
 		if !gjson.Get(sent[len(sent)-1], "content.0.cache_control").Exists() {
 			t.Errorf("turn %d: the newest message lost its marker", turn)
@@ -442,6 +444,19 @@ func TestMarkersCapped(t *testing.T) {
 		if turn > 1 && !gjson.Get(sent[len(sent)-3], "content.0.cache_control").Exists() {
 			t.Errorf("turn %d: last turn's marker was not kept where the cached prefix ends: %s", turn, body)
 		}
+	}
+	// The log line counts the markers of what was sent.
+	px.Close()
+	srv.Close()
+	var got []int
+	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		var rec Record
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Conversation != "" {
+			got = append(got, rec.Markers)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the log's markers are %v, what was sent has %v", got, want)
 	}
 }
 
@@ -833,4 +848,16 @@ func TestUpstreamSummarizer(t *testing.T) {
 	if len(summaryCalls) != 1 || summaryCalls[0].Header.Get("Authorization") != "Bearer oauth-token-xyz" || summaryCalls[0].Header.Get("X-Api-Key") != "" {
 		t.Errorf("bearer login: %d model calls, headers %v", len(summaryCalls), summaryCalls)
 	}
+}
+
+// markers counts the cache_control markers of a Messages API body, the slow way.
+func markers(body []byte) int {
+	n := 0
+	for _, path := range []string{"tools.#.cache_control", "system.#.cache_control"} {
+		n += len(gjson.GetBytes(body, path).Array())
+	}
+	for _, m := range gjson.GetBytes(body, "messages").Array() {
+		n += len(m.Get("content.#.cache_control").Array())
+	}
+	return n
 }

@@ -32,6 +32,9 @@ type pending struct {
 	format     transcript.Format
 	model      string
 	session    string // the client's session id (sent.go)
+	markers    int    // the cache_control markers of sent (Anthropic)
+	tools      int    // the tools sent offers
+	cwd        string // the working directory the client's body names (sent.go)
 }
 
 // arrayKey is where a format keeps its messages in a request body.
@@ -59,10 +62,16 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "system", "instructions":
+			if k.Str == "system" {
+				top.prompt[0] = v
+			} else {
+				top.prompt[1] = v
+			}
 			top.system += v.Raw
 			top.markers += countMarkers(v)
 		case "tools":
 			top.markers += countMarkers(v)
+			top.tools = int(v.Get("#").Int())
 		case "prompt_cache_key":
 			top.cacheKey = v.String()
 		case "metadata":
@@ -95,8 +104,21 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	for i, m := range cur {
 		sentMsgs[i] = m.Raw
 	}
+	// Each message's hash, once: to tell whether the request extends the last one, and to
+	// remember it for the next. A message the client sends again byte for byte (all but
+	// the new ones, as a rule) has the hash it had last time, without reading it again.
+	hashes := make([]string, len(cur))
+	origRaws := make([]string, len(cur))
+	for i, m := range cur {
+		origRaws[i] = m.Raw
+		if st != nil && i < len(st.OrigRaw) && i < len(st.Orig) && m.Raw == st.OrigRaw[i] {
+			hashes[i] = st.Orig[i]
+		} else {
+			hashes[i] = convstate.Hash(canonical(m.Raw))
+		}
+	}
 	refused := false
-	if st != nil && extends(st.Orig, cur) {
+	if st != nil && extends(st.Orig, hashes) {
 		raws := make([]string, 0, len(st.Sent)+len(cur)-len(st.Orig))
 		raws = append(raws, st.Sent...)
 		for _, m := range cur[len(st.Orig):] {
@@ -109,7 +131,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		// The state is the proxy's own, but what it sends is held to the client's body all
 		// the same: a state damaged since (a bug, a disk, another version) must not make it
 		// send a request the client's would not have been.
-		err := oneValueEach(st.Sent)
+		err := oneValueEach(st.Sent, st.Valid)
 		if err == nil {
 			err = client.holds(rebuilt)
 		}
@@ -159,21 +181,42 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		if st != nil {
 			*next = *st
 		}
-		next.Orig = make([]string, len(cur))
-		for i, m := range cur {
-			next.Orig[i] = convstate.Hash(canonical(m.Raw))
-		}
+		next.Orig, next.OrigRaw = hashes, origRaws
 		next.Sent = sentMsgs
+		// Every message sent is one JSON value: an element of the client's body or of
+		// the pipeline's output, both held to be JSON.
+		next.Valid = len(sentMsgs)
 		s.State.Keep(next)
 	}
-	return rec, &pending{orig: body, sent: sent, format: format, model: top.model, session: sessionOf(r, top.cacheKey)}
+	p := &pending{orig: body, sent: sent, format: format, model: top.model, session: sessionOf(r, top.cacheKey), tools: top.tools,
+		cwd: cwdIn(top.prompt[:], cur)}
+	if !bytes.Equal(sent, built) && !bytes.Equal(sent, body) {
+		p.tools = int(gjson.GetBytes(sent, "tools.#").Int()) // the pipeline's output
+	}
+	if format == transcript.Anthropic {
+		// The markers of what goes out, from the parts already apart: the top-level fields
+		// are the client's unless the pipeline ran.
+		p.markers = top.markers
+		if !bytes.Equal(sent, built) && !bytes.Equal(sent, body) {
+			p.markers = countMarkers(gjson.GetBytes(sent, "tools")) + countMarkers(gjson.GetBytes(sent, "system"))
+		}
+		for _, m := range sentMsgs {
+			if strings.Contains(m, `"cache_control"`) {
+				p.markers += countMarkers(gjson.Get(m, "content"))
+			}
+		}
+	}
+	return rec, p
 }
 
 // oneValueEach refuses remembered messages of which one is not exactly one JSON value:
 // spliced into the message array, it would make no message there, or several. The error
-// completes "the rebuilt request ...".
-func oneValueEach(sent []string) error {
+// completes "the rebuilt request ...". The first checked were found so before.
+func oneValueEach(sent []string, checked int) error {
 	for i, m := range sent {
+		if i < checked {
+			continue
+		}
 		if !gjson.Valid(m) || strings.Trim(m, " \t\r\n") != m {
 			return fmt.Errorf("would not hold the messages remembered: sent message %d is not one JSON value", i)
 		}
@@ -184,7 +227,9 @@ func oneValueEach(sent []string) error {
 // topFields are the small top-level fields of a request, read in one pass.
 type topFields struct {
 	system, cacheKey, user, model string
-	markers                       int // cache_control markers outside the messages
+	markers                       int             // cache_control markers outside the messages
+	tools                         int             // the tools it offers
+	prompt                        [2]gjson.Result // system, instructions
 }
 
 // countMarkers counts the cache_control markers of the blocks of v (tools, system).
@@ -222,12 +267,12 @@ func splice(body []byte, arr gjson.Result, raws []string) []byte {
 }
 
 // extends reports whether the messages cur begin with the ones remembered (by hash).
-func extends(orig []string, cur []gjson.Result) bool {
+func extends(orig, cur []string) bool {
 	if len(orig) == 0 || len(orig) > len(cur) {
 		return false
 	}
 	for i, h := range orig {
-		if convstate.Hash(canonical(cur[i].Raw)) != h {
+		if cur[i] != h {
 			return false
 		}
 	}
@@ -655,7 +700,7 @@ func (s *Server) finish(rec *Record, p *pending) {
 	}
 	rec.Saved = rec.TokensIn - rec.TokensSent
 	if p.format == transcript.Anthropic {
-		rec.Markers = markers(p.sent)
+		rec.Markers = p.markers
 	}
 	if s.State == nil || rec.Conversation == "" {
 		return
@@ -696,18 +741,6 @@ func (s *Server) count(doc []byte, format transcript.Format, model string) int {
 		return 0
 	}
 	return measure.Total(t, c)
-}
-
-// markers counts the cache_control markers of a Messages API body.
-func markers(body []byte) int {
-	n := 0
-	for _, path := range []string{"tools.#.cache_control", "system.#.cache_control"} {
-		n += len(gjson.GetBytes(body, path).Array())
-	}
-	for _, m := range gjson.GetBytes(body, "messages").Array() {
-		n += len(m.Get("content.#.cache_control").Array())
-	}
-	return n
 }
 
 // capMarkers keeps the request within MaxMarkers cache_control markers once the last sent

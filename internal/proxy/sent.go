@@ -12,7 +12,6 @@ import (
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convstate"
 	"github.com/ctxkit/ctxkit/internal/measure"
-	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // What the model saw: in its finish step (after the response) the proxy keeps, beside each
@@ -43,9 +42,9 @@ func (s *Server) sentMeta(st *convstate.State, rec *Record, p *pending) *convsta
 		Format:   string(p.format),
 		Model:    p.model,
 		Session:  p.session,
-		Cwd:      cwdOf(p.orig, p.format),
-		Tools:    int(gjson.GetBytes(p.sent, "tools.#").Int()),
-		Messages: int(gjson.GetBytes(p.sent, arrayKey(p.format)+".#").Int()),
+		Cwd:      p.cwd,
+		Tools:    p.tools,
+		Messages: rec.MessagesSent,
 		Tokens:   rec.TokensSent,
 		Window:   window,
 		Received: rec.Time,
@@ -93,9 +92,10 @@ var (
 // puts its environment_context in its first user messages, after the developer's.
 const cwdMessages = 6
 
-// cwdOf is the working directory the client names in body (its system prompt or first
-// messages), "" when it names no absolute path.
-func cwdOf(body []byte, format transcript.Format) string {
+// cwdIn is the working directory the client names in a request whose system prompt and
+// instructions are top (in that order) and whose messages are msgs (the prompt, else the
+// first messages), "" when it names no absolute path. rewrite has them apart already.
+func cwdIn(top, msgs []gjson.Result) string {
 	found := ""
 	look := func(text string) bool {
 		for _, re := range []*regexp.Regexp{cwdLine, cwdTag} {
@@ -106,17 +106,16 @@ func cwdOf(body []byte, format transcript.Format) string {
 		}
 		return true
 	}
-	doc := gjson.ParseBytes(body)
-	for _, k := range []string{"system", "instructions"} {
-		if !texts(doc.Get(k), look) {
+	for _, v := range top {
+		if !texts(v, look) {
 			return found
 		}
 	}
-	i := 0
-	doc.Get(arrayKey(format)).ForEach(func(_, m gjson.Result) bool {
-		i++
-		return i <= cwdMessages && texts(m.Get("content"), look)
-	})
+	for _, m := range msgs[:min(len(msgs), cwdMessages)] {
+		if !texts(m.Get("content"), look) {
+			break
+		}
+	}
 	return found
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ctxkit/ctxkit/internal/convstate"
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -123,4 +125,10 @@ func TestCwdOf(t *testing.T) {
 			t.Errorf("cwdOf(%s) = %q, want %q", c.body, got, c.want)
 		}
 	}
+}
+
+// cwdOf is cwdIn of a whole body.
+func cwdOf(body []byte, format transcript.Format) string {
+	doc := gjson.ParseBytes(body)
+	return cwdIn([]gjson.Result{doc.Get("system"), doc.Get("instructions")}, doc.Get(arrayKey(format)).Array())
 }
