@@ -38,6 +38,8 @@ const NoWindow = "no window to measure against"
 type Tier struct {
 	// Name is the command's name, ctx-persist...
 	Name string
+	// Mark is the letter ctx-replay's chart marks the tier's firings with.
+	Mark byte
 	// Main runs the tier's command line.
 	Main cli.MainFunc
 	// Tool describes the command, for a runner that parses many command lines.
@@ -52,13 +54,13 @@ type Tier struct {
 
 // all are the tiers, in the order of the default pipeline.
 var all = []Tier{
-	{Name: "ctx-persist", Main: persist.Main, Tool: persist.Tool, Defaults: func() any { return persist.Defaults() },
+	{Name: "ctx-persist", Mark: 'p', Main: persist.Main, Tool: persist.Tool, Defaults: func() any { return persist.Defaults() },
 		Acts: func(m Measure) (bool, string) {
 			p := persist.Defaults()
 			return m.LargestBytes > p.Threshold, fmt.Sprintf("largest tool result is %s bytes (offloads above %s)",
 				human.Thousands(m.LargestBytes), human.Thousands(p.Threshold))
 		}},
-	{Name: "ctx-budget", Main: budget.Main, Tool: budget.Tool, Defaults: func() any { return budget.Defaults() },
+	{Name: "ctx-budget", Mark: 'b', Main: budget.Main, Tool: budget.Tool, Defaults: func() any { return budget.Defaults() },
 		Acts: func(m Measure) (bool, string) {
 			b := budget.Defaults()
 			limit := b.Cap.N
@@ -71,11 +73,11 @@ var all = []Tier{
 			return m.LargestChars > limit, fmt.Sprintf("largest tool result is %s characters; the cap at %.0f%% is %s",
 				human.Thousands(m.LargestChars), m.Utilization*100, human.Thousands(limit))
 		}},
-	{Name: "ctx-snip", Main: snip.Main, Tool: snip.Tool, Defaults: func() any { return snip.Defaults() },
+	{Name: "ctx-snip", Mark: 's', Main: snip.Main, Tool: snip.Tool, Defaults: func() any { return snip.Defaults() },
 		Acts: above(func() float64 { return snip.Defaults().Trigger }, "clears stale tool results")},
-	{Name: "ctx-summarize", Main: summarize.Main, Tool: summarize.Tool, Defaults: func() any { return summarize.Defaults() },
+	{Name: "ctx-summarize", Mark: 'S', Main: summarize.Main, Tool: summarize.Tool, Defaults: func() any { return summarize.Defaults() },
 		Acts: above(func() float64 { return summarize.Defaults().Trigger }, "summarizes older turns")},
-	{Name: "ctx-trim", Main: trim.Main, Tool: trim.Tool, Defaults: func() any { return trim.Defaults() },
+	{Name: "ctx-trim", Mark: 't', Main: trim.Main, Tool: trim.Tool, Defaults: func() any { return trim.Defaults() },
 		Acts: above(func() float64 { return trim.Defaults().Trigger }, "drops the oldest turns")},
 }
 

@@ -24,8 +24,12 @@ func TestEveryTierListed(t *testing.T) {
 	if len(all) == 0 {
 		t.Fatal("no tiers")
 	}
-	seen := map[string]bool{}
+	seen, marks := map[string]bool{}, map[byte]string{'r': "ctx-repair"}
 	for _, tier := range all {
+		if other, ok := marks[tier.Mark]; ok || tier.Mark == 0 {
+			t.Errorf("%s: mark %q is not its own (%s)", tier.Name, tier.Mark, other)
+		}
+		marks[tier.Mark] = tier.Name
 		if seen[tier.Name] {
 			t.Errorf("%s listed twice", tier.Name)
 		}
