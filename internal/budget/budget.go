@@ -525,7 +525,7 @@ func fitText(text string, n, limit int, measure func(string) int, inTokens bool,
 		}
 		return textTokens
 	}
-	if !fileTools[tool] && !headTail {
+	if normalizes(tool) && !headTail {
 		if _, headTail := parseCut(text); !headTail {
 			sc := scratchPool.Get().(*scratch)
 			defer scratchPool.Put(sc)

@@ -583,3 +583,31 @@ func TestOldResultsCutWhereTheyRepay(t *testing.T) {
 		t.Errorf("at arrival: %s, held %d, repay %+v", got, st.Held, st.Repay)
 	}
 }
+
+// TestFileViewsNotNormalized: a file shown through any tool the tool vocabulary calls a
+// read or an editor (SWE-agent's open, an editor's view command, Gemini CLI's
+// read_many_files), not only Claude Code's Read, is file contents: never normalized, and
+// over a cap cut at head and tail, as ctx-budget(1) promises. Issue 39: 8 results of one
+// SWE-agent trajectory were rewritten.
+func TestFileViewsNotNormalized(t *testing.T) {
+	file := "x = 1\n\n\n\n\ny = 2\n" + strings.Repeat("pass\n", 300)
+	for _, c := range []struct{ tool, input string }{
+		{"Read", `{"file_path":"a.py"}`},
+		{"open", `{"path":"a.py"}`},
+		{"str_replace_editor", `{"command":"view","path":"/repo/a.py"}`},
+		{"str_replace_based_edit_tool", `{"command":"view","path":"/repo/a.py"}`},
+		{"read_many_files", `{"paths":["a.py","b.py"]}`},
+		{"view_file", `{"path":"a.py"}`},
+	} {
+		doc, _ := json.Marshal(map[string]any{"messages": []map[string]any{
+			{"role": "user", "content": "look"},
+			{"role": "assistant", "content": []map[string]any{{"type": "tool_use", "id": "t1", "name": c.tool, "input": json.RawMessage(c.input)}}},
+			{"role": "user", "content": []map[string]any{{"type": "tool_result", "tool_use_id": "t1", "content": file}}},
+			{"role": "assistant", "content": "Seen."},
+		}})
+		out, st := plan(t, string(doc), opts(func(o *Options) { o.Cap.N = 100000 }))
+		if st.Normalized != 0 || out != string(doc) {
+			t.Errorf("%s: a file view was rewritten (normalized %d)", c.tool, st.Normalized)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package budget
 import (
 	"strconv"
 	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/toolvocab"
 )
 
 // Normalizing a tool result removes what a terminal would not have shown and what repeats
@@ -29,17 +31,10 @@ func repeatNote(n int) string {
 	return "[ctx-budget: the line above repeated " + strconv.Itoa(n) + " more times]"
 }
 
-// fileTools are the tools whose results are a file's contents, byte for byte (a read, or
-// the snippet an edit tool shows of the file it changed): neither normalized nor cut by
-// what their lines say.
-var fileTools = map[string]bool{
-	"Read": true, "NotebookRead": true, "read_file": true, "view_file": true, "ReadFile": true,
-	"Edit": true, "MultiEdit": true, "Write": true, "NotebookEdit": true,
-	"write_to_file": true, "replace_in_file": true, "str_replace_based_edit_tool": true,
-}
-
-// normalizes reports whether results of tool are normalized.
-func normalizes(tool string) bool { return !fileTools[tool] }
+// normalizes reports whether results of tool are normalized: not a file's contents (a
+// read, an editor's view, or the snippet an edit shows of the file it changed), which an
+// agent quotes back byte for byte when it edits.
+func normalizes(tool string) bool { return !toolvocab.ShowsFile(tool) }
 
 // mayNeedNormalizing is a cheap test on a result's JSON string literal: false means
 // normalize would return the text unchanged. It reads the literal as written, split at

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/toolvocab"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -88,11 +89,6 @@ type Notes struct {
 	// isSidechain).
 	thread int8
 }
-
-// fileTools are the tools, lower-cased, whose calls edit or write the file their path
-// argument names; a read is what snip.Classify calls one.
-var fileTools = map[string]bool{"edit": true, "write": true, "multiedit": true, "notebookedit": true,
-	"write_to_file": true, "replace_in_file": true, "apply_diff": true, "insert_content": true}
 
 // Add notes the calls and compactions of one record, and with a counter the size of each
 // MCP tool's definition the document declares.
@@ -175,7 +171,7 @@ func callPath(name, args string) string {
 	if c.Class == snip.Read {
 		return c.File
 	}
-	if fileTools[strings.ToLower(name)] {
+	if toolvocab.Edit(name) {
 		// A write names its file as a read does (file_path, path...): classified as a
 		// read, the call gives that argument, and no other (SWE-agent's edit has none).
 		return snip.Classify("read", args, snip.Tools{}).File
@@ -187,7 +183,7 @@ func callPath(name, args string) string {
 // a tool that reads or writes a file; other tools' labels name a command or a search.
 func labelPath(label string) string {
 	tool, rest, ok := strings.Cut(strings.TrimPrefix(label, "["), " for '")
-	if !ok || tool != "read_file" && !fileTools[tool] {
+	if read, _, _ := toolvocab.Read(tool); !ok || !read && !toolvocab.Edit(tool) {
 		return ""
 	}
 	p, _, ok := strings.Cut(rest, "'] Result:")

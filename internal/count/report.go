@@ -343,7 +343,7 @@ func summarise(tl *measure.Tally, o Options) Report {
 		}
 		r.Trend = trend(tl.Usage, source, o.Summaries, o.Notes)
 	}
-	r.Tiers = tiers(&r)
+	r.Tiers = tierReport(&r)
 	return r
 }
 

@@ -9,27 +9,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/measure"
-	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/snip"
-	"github.com/ctxkit/ctxkit/internal/summarize"
+	"github.com/ctxkit/ctxkit/internal/tiers"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
-	"github.com/ctxkit/ctxkit/internal/trim"
 )
 
 // RepayRequests is the horizon --savings judges a tier's edit by: it must pay back the
 // prompt cache it breaks within this many requests, ctx-snip's --repay default.
 var RepayRequests = snip.Defaults().Repay
-
-// TierMains are the tiers of the pipeline by name: what --savings runs, and what ctx-replay
-// runs in process.
-var TierMains = map[string]cli.MainFunc{
-	"ctx-persist": persist.Main, "ctx-budget": budget.Main, "ctx-snip": snip.Main,
-	"ctx-summarize": summarize.Main, "ctx-trim": trim.Main,
-}
 
 // addSavings runs each tier, with its defaults and the run's window, on the document as it
 // is, and says in r.Tiers what it would save, how much of the prompt it would take out of
@@ -70,7 +60,8 @@ func addSavings(d *cli.Doc, r *Report) error {
 	doc := []byte(d.T.Doc)
 	price := tokens.PriceOf(r.Model, measure.ProviderOf(d.T.Format))
 	for i := range r.Tiers {
-		main, ok := TierMains[r.Tiers[i].Tool]
+		tier, ok := tiers.Lookup(r.Tiers[i].Tool)
+		main := tier.Main
 		if !ok {
 			continue
 		}

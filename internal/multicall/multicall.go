@@ -14,21 +14,17 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/completion"
 	"github.com/ctxkit/ctxkit/internal/convert"
 	"github.com/ctxkit/ctxkit/internal/count"
 	"github.com/ctxkit/ctxkit/internal/human"
-	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/proxy"
 	"github.com/ctxkit/ctxkit/internal/recall"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/safefile"
-	"github.com/ctxkit/ctxkit/internal/snip"
-	"github.com/ctxkit/ctxkit/internal/summarize"
-	"github.com/ctxkit/ctxkit/internal/trim"
+	"github.com/ctxkit/ctxkit/internal/tiers"
 )
 
 // Name is the multi-call binary's own name.
@@ -40,20 +36,22 @@ type tool struct {
 	spec func() *cli.Tool
 }
 
-// tools are the commands, by the name each is installed under.
-var tools = map[string]tool{
-	"ctx-count":     {count.Main, count.Tool},
-	"ctx-budget":    {budget.Main, budget.Tool},
-	"ctx-snip":      {snip.Main, snip.Tool},
-	"ctx-persist":   {persist.Main, persist.Tool},
-	"ctx-summarize": {summarize.Main, summarize.Tool},
-	"ctx-trim":      {trim.Main, trim.Tool},
-	"ctx-repair":    {repair.Main, repair.Tool},
-	"ctx-convert":   {convert.Main, convert.Tool},
-	"ctx-replay":    {replay.Main, replay.Tool},
-	"ctx-proxy":     {proxy.Main, proxy.Tool},
-	"ctx-recall":    {recall.Main, recall.Tool},
-}
+// tools are the commands, by the name each is installed under: every tier of the
+// registry, and the tools that are not tiers.
+var tools = func() map[string]tool {
+	m := map[string]tool{
+		"ctx-count":   {count.Main, count.Tool},
+		"ctx-repair":  {repair.Main, repair.Tool},
+		"ctx-convert": {convert.Main, convert.Tool},
+		"ctx-replay":  {replay.Main, replay.Tool},
+		"ctx-proxy":   {proxy.Main, proxy.Tool},
+		"ctx-recall":  {recall.Main, recall.Tool},
+	}
+	for _, t := range tiers.All() {
+		m[t.Name] = tool{t.Main, t.Tool}
+	}
+	return m
+}()
 
 // Names are the tools' names, sorted.
 func Names() []string {

@@ -13,21 +13,18 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/count"
-	"github.com/ctxkit/ctxkit/internal/persist"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/safefile"
-	"github.com/ctxkit/ctxkit/internal/snip"
-	"github.com/ctxkit/ctxkit/internal/summarize"
+	"github.com/ctxkit/ctxkit/internal/tiers"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
-	"github.com/ctxkit/ctxkit/internal/trim"
 )
 
-// DefaultPipe is the pipeline replayed unless --pipe names another: the five tiers.
-const DefaultPipe = "ctx-persist | ctx-budget | ctx-snip | ctx-summarize | ctx-trim"
+// DefaultPipe is the pipeline replayed unless --pipe names another: every tier, in the
+// registry's order.
+var DefaultPipe = tiers.Pipe()
 
 // ShownStore is the store the stages' placeholders name when the replay keeps what they
 // offload in a temporary store of its own (no --store): a fixed path, so that a replay's
@@ -39,13 +36,11 @@ const ShownStore = "/ctx-replay/store"
 // from run to run (cli.Reusing); a fresh map each call, so that nothing is kept at package
 // level.
 func Tools() map[string]cli.MainFunc {
-	tools := map[string]cli.MainFunc{}
-	for name, tool := range map[string]func() *cli.Tool{
-		"ctx-repair": repair.Tool, "ctx-count": count.Tool,
-		"ctx-persist": persist.Tool, "ctx-budget": budget.Tool, "ctx-snip": snip.Tool,
-		"ctx-summarize": summarize.Tool, "ctx-trim": trim.Tool,
-	} {
-		tools[name] = cli.Reusing(tool)
+	tools := map[string]cli.MainFunc{
+		"ctx-repair": cli.Reusing(repair.Tool), "ctx-count": cli.Reusing(count.Tool),
+	}
+	for _, t := range tiers.All() {
+		tools[t.Name] = cli.Reusing(t.Tool)
 	}
 	return tools
 }

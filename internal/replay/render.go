@@ -8,12 +8,18 @@ import (
 	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/tiers"
 )
 
-// tierMark is the letter the chart marks a tier's firing with.
-var tierMark = map[string]byte{
-	"ctx-persist": 'p', "ctx-budget": 'b', "ctx-snip": 's', "ctx-summarize": 'S', "ctx-trim": 't', "ctx-repair": 'r',
-}
+// tierMark is the letter the chart marks a tier's firing with: each tier's Mark, and
+// ctx-repair's.
+var tierMark = func() map[string]byte {
+	m := map[string]byte{"ctx-repair": 'r'}
+	for _, t := range tiers.All() {
+		m[t.Name] = t.Mark
+	}
+	return m
+}()
 
 // Render writes the report for a person: the totals as a table, then utilization per
 // request as a chart cols wide. The file's name, the model the session names and the tools

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/ctxkit/ctxkit/internal/toolvocab"
 )
 
 // Class says what a tool call does, as far as staleness goes.
@@ -55,9 +57,6 @@ type Tools struct {
 	Read, Search []string
 }
 
-// pathKeys name the argument that holds a file path, in order of preference.
-var pathKeys = []string{"file_path", "path", "filename", "file_name", "notebook_path", "target_file", "file", "absolute_path", "relative_path"}
-
 // argKeys name the argument to show as a call's main argument, in order of preference.
 var argKeys = []string{"file_path", "path", "filename", "file_name", "notebook_path", "target_file", "file",
 	"pattern", "query", "search_term", "regex", "command", "cmd", "url", "dir", "directory"}
@@ -68,45 +67,6 @@ var searchArgKeys = []string{"pattern", "query", "search_term", "regex", "file_n
 // ignoredKeys never make two calls different: they describe a call, they do not change
 // what it shows.
 var ignoredKeys = map[string]bool{"description": true, "explanation": true, "timeout": true, "timeout_ms": true}
-
-// readTools maps the lower-cased names of built-in file-reading tools to how they read:
-// windowed tools show a part of the file even without a range argument (SWE-agent's open
-// shows 100 lines).
-var readTools = map[string]struct{ windowed bool }{
-	"read":         {},      // Claude Code, generic
-	"read_file":    {},      // Cline, Gemini CLI, many MCP servers
-	"readfile":     {},      //
-	"view_file":    {},      //
-	"open_file":    {},      //
-	"file_read":    {},      //
-	"notebookread": {},      // Claude Code
-	"open":         {true},  // SWE-agent
-	"goto":         {true},  // SWE-agent: the open file at a line
-	"scroll_up":    {true},  // SWE-agent
-	"scroll_down":  {true},  // SWE-agent
-	"view":         {false}, // generic
-}
-
-// searchTools are the lower-cased names of built-in search and listing tools.
-var searchTools = map[string]bool{
-	"grep": true, "glob": true, "ls": true, // Claude Code
-	"search_files": true, "list_files": true, // Cline
-	"search_file": true, "search_dir": true, "find_file": true, // SWE-agent
-	"search": true, "find": true, "list_dir": true, "list_directory": true, "grep_search": true,
-	"file_search": true, "codebase_search": true, "glob_search": true, "find_files": true,
-	"websearch": true, "web_search": true,
-}
-
-// shellTools are the lower-cased names of tools that run a shell command.
-var shellTools = map[string]bool{
-	"bash": true, "shell": true, "local_shell": true, "container.exec": true, "execute_bash": true,
-	"exec_command": true, "shell_command": true, "run_terminal_cmd": true, "execute_command": true,
-	"run_shell_command": true, "terminal": true,
-}
-
-// editorTools take a "command" argument; "view" reads a file (OpenHands, Anthropic's text
-// editor tool).
-var editorTools = map[string]bool{"str_replace_editor": true, "str_replace_based_edit_tool": true, "text_editor": true}
 
 // Classify works out what a tool call does from its name and its arguments (a JSON object,
 // or for a few tools a JSON string of one). extra adds tool names given on the command line.
@@ -121,7 +81,6 @@ func Classify(name, args string, extra Tools) Call {
 		obj = gjson.Result{}
 	}
 	c.Arg = mainArg(obj)
-	lower := strings.ToLower(name)
 	switch {
 	case contains(extra.Read, name):
 		c.readOf(obj, false)
@@ -130,17 +89,17 @@ func Classify(name, args string, extra Tools) Call {
 		}
 	case contains(extra.Search, name):
 		c.search(obj)
-	case shellTools[lower]:
+	case toolvocab.Shell(name):
 		c.shell(obj)
-	case editorTools[lower]:
-		if obj.Get("command").String() == "view" {
+	case toolvocab.Editor(name):
+		if obj.Get("command").String() == toolvocab.EditorView {
 			c.readOf(obj, false)
 		}
-	case searchTools[lower]:
+	case toolvocab.Search(name):
 		c.search(obj)
 	default:
-		if rt, ok := readTools[lower]; ok {
-			c.readOf(obj, rt.windowed)
+		if ok, windowed, _ := toolvocab.Read(name); ok {
+			c.readOf(obj, windowed)
 		}
 	}
 	return c
@@ -159,8 +118,8 @@ func contains(list []string, name string) bool {
 // the whole file.
 func (c *Call) readOf(obj gjson.Result, windowed bool) {
 	c.Class = Read
-	skip := map[string]bool{"command": obj.Get("command").String() == "view"}
-	for _, k := range pathKeys {
+	skip := map[string]bool{"command": obj.Get("command").String() == toolvocab.EditorView}
+	for _, k := range toolvocab.PathKeys {
 		if v := obj.Get(k); v.Type == gjson.String && v.Str != "" {
 			c.File = path.Clean(v.Str)
 			c.Arg = v.Str

@@ -56,6 +56,8 @@ func TestClassify(t *testing.T) {
 		{"swe open", "open", `{"path":"src/fields.py","line_number":1474}`, none, Read, "src/fields.py", false, "src/fields.py"},
 		{"swe open top", "open", `{"path":"setup.py"}`, none, Read, "setup.py", false, "setup.py"},
 		{"swe goto", "goto", `{"line_number":20}`, none, Read, "", false, ""},
+		// Gemini CLI: several files in one list, so only an identical call supersedes one.
+		{"gemini read_many_files", "read_many_files", `{"paths":["a.py","b.py"]}`, none, Read, "", false, ""},
 		{"swe scroll", "scroll_down", `{}`, none, Read, "", false, ""},
 		{"swe search_dir", "search_dir", `{"search_term":"TimeDelta","dir":"src"}`, none, Search, "", false, "TimeDelta"},
 		{"swe find_file", "find_file", `{"file_name":"fields.py","dir":"src"}`, none, Search, "", false, "fields.py"},

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/ctxkit/ctxkit/internal/snip"
+	"github.com/ctxkit/ctxkit/internal/toolvocab"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 	"github.com/tidwall/gjson"
 )
@@ -374,10 +375,6 @@ func sentences(s string) []string {
 	return out
 }
 
-// editTools change files; their path argument is one of snip's path keys.
-var editTools = map[string]bool{"edit": true, "multiedit": true, "write": true, "write_file": true, "write_to_file": true, "edit_file": true,
-	"create_file": true, "replace_in_file": true, "notebookedit": true, "insert_content": true, "search_replace": true, "apply_diff": true}
-
 var patchFile = regexp.MustCompile(`(?m)^\*\*\* (?:Update|Add|Delete) File: (.+)$`)
 
 // call classifies a call; what it read, changed or ran counts once its result is known.
@@ -404,8 +401,8 @@ func (x *Extractor) call(t *transcript.Transcript, b *transcript.Block) {
 		for _, k := range []string{"offset", "limit", "view_range", "start_line", "end_line"} {
 			p.partial = p.partial || gjson.Get(args, k).Exists()
 		}
-	case editTools[lower] || (lower == "str_replace_editor" || lower == "str_replace_based_edit_tool") && gjson.Get(args, "command").String() != "view":
-		for _, key := range []string{"file_path", "path", "filename", "target_file", "notebook_path"} {
+	case toolvocab.Edit(lower) || toolvocab.Editor(lower) && gjson.Get(args, "command").String() != toolvocab.EditorView:
+		for _, key := range toolvocab.PathKeys {
 			if path := gjson.Get(args, key).String(); path != "" {
 				p.changed = []string{strings.Clone(path)}
 				break
@@ -614,14 +611,7 @@ type toolRun struct {
 	failed, file        bool
 }
 
-func isShell(lower string) bool {
-	switch lower {
-	case "bash", "shell", "local_shell", "container.exec", "execute_bash", "exec_command", "shell_command",
-		"run_terminal_cmd", "execute_command", "run_shell_command", "terminal":
-		return true
-	}
-	return false
-}
+func isShell(lower string) bool { return toolvocab.Shell(lower) }
 
 func (f *found) addRead(p string) {
 	if f.seenRead == nil {
@@ -1207,9 +1197,6 @@ func reportsError(text string) bool {
 // isFileRead reports whether a tool's result is a file's text (a command that reads one,
 // cat or head, shows it too, but its result is not known to be the whole file).
 func isFileRead(tool string) bool {
-	switch strings.ToLower(tool) {
-	case "read", "read_file", "view", "str_replace_editor", "str_replace_based_edit_tool", "open_file":
-		return true
-	}
-	return false
+	read, windowed, many := toolvocab.Read(tool)
+	return read && !windowed && !many || toolvocab.Editor(tool)
 }

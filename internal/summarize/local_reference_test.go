@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/snip"
+	"github.com/ctxkit/ctxkit/internal/toolvocab"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 	"github.com/tidwall/gjson"
 )
@@ -170,8 +171,8 @@ func (x *refExtractor) call(b *transcript.Block) {
 		if !failed {
 			x.addRead(c.File)
 		}
-	case editTools[lower] || (lower == "str_replace_editor" || lower == "str_replace_based_edit_tool") && gjson.Get(args, "command").String() != "view":
-		for _, key := range []string{"file_path", "path", "filename", "target_file", "notebook_path"} {
+	case toolvocab.Edit(lower) || toolvocab.Editor(lower) && gjson.Get(args, "command").String() != toolvocab.EditorView:
+		for _, key := range toolvocab.PathKeys {
 			if p := gjson.Get(args, key).String(); p != "" {
 				if !failed {
 					x.addChanged(p)

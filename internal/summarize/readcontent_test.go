@@ -3,6 +3,8 @@ package summarize
 import (
 	"regexp"
 	"testing"
+
+	"github.com/ctxkit/ctxkit/internal/toolvocab"
 )
 
 // TestNumberedEnd holds numberedEnd to the regular expression it stands for.
@@ -87,4 +89,17 @@ func FuzzSaysDecision(f *testing.F) {
 			t.Errorf("saysDecision(%q) = %v, the expression says %v", s, got, want)
 		}
 	})
+}
+
+// TestEditOfEveryPathKey: an edit is read whichever of the vocabulary's path keys names
+// its file, the keys the extractor took it for an edit by (issue 39: editOf knew five of
+// them, so a write naming its file by "file" or "absolute_path" was an edit whose content
+// was lost).
+func TestEditOfEveryPathKey(t *testing.T) {
+	for _, key := range toolvocab.PathKeys {
+		e, ok := editOf("write_file", `{"`+key+`":"/w/a.txt","content":"new text"}`)
+		if !ok || e.path != "/w/a.txt" || e.write == nil || *e.write != "new text" {
+			t.Errorf("%s: editOf = %+v, %v; want a write of /w/a.txt", key, e, ok)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/toolvocab"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 	"github.com/tidwall/gjson"
 )
@@ -61,7 +62,7 @@ type replace struct {
 func editOf(tool, args string) (edit, bool) {
 	lower := strings.ToLower(tool)
 	e := edit{}
-	for _, key := range []string{"file_path", "path", "filename", "target_file", "notebook_path"} {
+	for _, key := range toolvocab.PathKeys {
 		if p := gjson.Get(args, key).String(); p != "" {
 			e.path = strings.Clone(p)
 			break
@@ -97,7 +98,7 @@ func editOf(tool, args string) (edit, bool) {
 			e.write = text("file_text")
 		case "str_replace":
 			e.replace = []replace{{strings.Clone(gjson.Get(args, "old_str").String()), strings.Clone(gjson.Get(args, "new_str").String()), false}}
-		case "view":
+		case toolvocab.EditorView:
 			return e, false
 		}
 	case "replace_in_file":
