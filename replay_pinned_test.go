@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,7 +37,8 @@ import (
 // CLAUDE.md reminder and a second one put there, as Claude Code sends them (the corpus
 // holds no Codex rollout yet). And generated documents as the clients send them
 // (testgen's Pinned): Codex 0.171 rollouts, the Responses and Chat Completions requests
-// Codex sends, the Anthropic requests and session logs of Claude Code.
+// Codex sends, the Anthropic requests and session logs of Claude Code. The quick loop
+// replays 6 of the corpus's smaller sessions, CTXKIT_LONG=1 every one.
 func TestReplayKeepsPinnedContext(t *testing.T) {
 	type doc struct {
 		name   string
@@ -67,6 +69,17 @@ func TestReplayKeepsPinnedContext(t *testing.T) {
 			docs = append(docs, doc{name: folder + "/" + filepath.Base(path), data: data, window: int(0.6 * float64(tr.Usage[len(tr.Usage)-1].Input))})
 			return nil
 		})
+	}
+	if !invariant.IsLong() { // the quick loop: 6 sessions spread over all but the 8 largest
+		sessions := map[string][]byte{}
+		for _, d := range docs {
+			sessions[d.name] = d.data
+		}
+		keep := map[string]bool{}
+		for _, name := range invariant.Quick(bySize(sessions)[min(8, len(docs)):], 6) {
+			keep[name] = true
+		}
+		docs = slices.DeleteFunc(docs, func(d doc) bool { return !keep[d.name] })
 	}
 	corpus := len(docs)
 	if corpus == 0 {
