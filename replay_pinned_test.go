@@ -38,7 +38,8 @@ import (
 // holds no Codex rollout yet). And generated documents as the clients send them
 // (testgen's Pinned): Codex 0.171 rollouts, the Responses and Chat Completions requests
 // Codex sends, the Anthropic requests and session logs of Claude Code. The quick loop
-// replays 6 of the corpus's smaller sessions, CTXKIT_LONG=1 every one.
+// replays 6 of the corpus's smaller sessions and the generated documents at half their
+// size, CTXKIT_LONG=1 every session at full size.
 func TestReplayKeepsPinnedContext(t *testing.T) {
 	type doc struct {
 		name   string
@@ -94,6 +95,9 @@ func TestReplayKeepsPinnedContext(t *testing.T) {
 		{"codex", 600 << 10, 1}, {"codex", 300 << 10, 2}, {"responses", 400 << 10, 3}, {"openai", 300 << 10, 4},
 		{"anthropic", 400 << 10, 5}, {"claude-code", 400 << 10, 6}, {"claude-code", 250 << 10, 7},
 	} {
+		if !invariant.IsLong() {
+			g.size /= 2
+		}
 		var buf bytes.Buffer
 		if err := testgen.Generate(&buf, testgen.Options{Format: g.format, Size: g.size, Seed: g.seed, Pinned: true}); err != nil {
 			t.Fatal(err)
