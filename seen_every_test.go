@@ -326,7 +326,8 @@ var unforetold = map[string]map[int]string{
 // and held to looser bounds.
 //
 // The quick loop measures 12 corpus sessions, spread over their names (quickSessions),
-// and every subagent log (on fewer, one request is the p99); CTXKIT_LONG=1 every session.
+// every subagent log (on fewer, one request is the p99) and the generated sessions of
+// 200K and 800K; CTXKIT_LONG=1 every session, the generated ones of 2 MB too.
 func TestHeadlineAtEveryRequest(t *testing.T) {
 	sessions, subagents := corpusSessions(t)
 	sessions = quickSessions(sessions, 12)
@@ -382,7 +383,11 @@ func generatedSessions(t *testing.T) map[string][]byte {
 		{"claude-code", "2.1", tokens.Claude("claude-opus-4-7").Count},
 		{"codex", "0.114", o200k.Count},
 	} {
-		for _, size := range []int{200 << 10, 800 << 10, 2 << 20} {
+		sizes := []int{200 << 10, 800 << 10, 2 << 20}
+		if !invariant.IsLong() {
+			sizes = sizes[:2] // the quick loop's
+		}
+		for _, size := range sizes {
 			for seed := int64(1); seed <= 3; seed++ {
 				var b bytes.Buffer
 				o := testgen.Options{Format: c.format, Version: c.version, Size: size, Seed: seed, Tokens: c.count}
