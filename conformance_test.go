@@ -249,10 +249,10 @@ func TestNoSilentLoss(t *testing.T) {
 	t.Logf("%d documents accounted for", checked)
 }
 
-// TestEveryToolKeepsEveryMessage runs every tool on every file: each accepts what the
-// reader accepts, and the filters, below their triggers on these documents, keep every
-// message-bearing record or element (they may change what a message holds, never drop
-// it). ctx-repair and ctx-convert change structure by design (merging, converting) and
+// TestEveryToolKeepsEveryMessage runs every tool on every file (24 corpus files in the
+// quick loop, all with CTXKIT_LONG=1): each accepts what the reader accepts, and the
+// filters, below their triggers on these documents, keep every message-bearing record or
+// element (they may change what a message holds, never drop it). ctx-repair and ctx-convert change structure by design (merging, converting) and
 // are held only to accepting the input.
 func TestEveryToolKeepsEveryMessage(t *testing.T) {
 	store := t.TempDir()
@@ -265,7 +265,12 @@ func TestEveryToolKeepsEveryMessage(t *testing.T) {
 		}
 		return ""
 	}
-	for _, f := range conformanceFiles(t) {
+	files := conformanceFiles(t)
+	if !invariant.IsLong() { // the quick loop: the samples and 24 corpus files (every folder)
+		samples, _ := filepath.Glob(filepath.Join("testdata", "*.json*"))
+		files = append(files[:len(samples):len(samples)], invariant.Quick(files[len(samples):], 24)...)
+	}
+	for _, f := range files {
 		doc, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/heldout"
+	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -38,19 +39,15 @@ import (
 // which a pipeline of three tiers that each clear, cut or summarize once does not meet: 28
 // breaks against 7 on these 8 sessions, logged, and held by the sessions with room's one in
 // 10 requests.)
+//
+// Long only (CTXKIT_LONG=1): replaying these 8 sessions is most of the root package's
+// time, each turn re-running the pipeline on everything before it. The quick loop holds
+// the loop's per-session promises on smaller sessions (TestReplayNeverCostsMoreThan-
+// DoingNothing).
 func TestReplayTheLargestSessions(t *testing.T) {
+	invariant.Long(t)
 	sessions := recordedSessions(t)
-	var names []string
-	for name := range sessions {
-		names = append(names, name)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if len(sessions[names[i]]) != len(sessions[names[j]]) {
-			return len(sessions[names[i]]) > len(sessions[names[j]])
-		}
-		return names[i] < names[j]
-	})
-	names = names[:min(8, len(names))]
+	names := bySize(sessions)[:min(8, len(sessions))]
 
 	all := corpusReplays(t, sessions)
 	reports := make([]replay.Report, len(names))
@@ -113,6 +110,35 @@ func TestReplayTheLargestSessions(t *testing.T) {
 type replays struct {
 	at06, real map[string]replay.Report
 	failed     bool
+}
+
+// bySize lists the sessions' names, the largest first (by name when two are the same size).
+func bySize(sessions map[string][]byte) []string {
+	var names []string
+	for name := range sessions {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if len(sessions[names[i]]) != len(sessions[names[j]]) {
+			return len(sessions[names[i]]) > len(sessions[names[j]])
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// quickReplays is what the quick loop replays (all of them with CTXKIT_LONG=1): 8 sessions
+// spread over the names of all but the 8 largest, whose replays take the most time.
+func quickReplays(sessions map[string][]byte) map[string][]byte {
+	if invariant.IsLong() {
+		return sessions
+	}
+	names := bySize(sessions)
+	picked := map[string][]byte{}
+	for _, name := range invariant.Quick(names[min(8, len(names)):], 8) {
+		picked[name] = sessions[name]
+	}
+	return picked
 }
 
 // corpusReplay is the corpus replayed once for every test that reads it (the replays are
@@ -179,8 +205,11 @@ func corpusReplays(t *testing.T, sessions map[string][]byte) replays {
 //   - at the clients' window (200K, reserve 20K): billed at most 1.0 on each;
 //   - at both, no ctx-budget firing that broke the cache without paying it back
 //     (Totals.Unrepaid).
+//
+// The quick loop replays 8 of the smaller sessions (quickReplays), CTXKIT_LONG=1 all;
+// the 0.75 in all is the whole corpus's (8 sessions of the quick loop bill 0.76).
 func TestReplayNeverCostsMoreThanDoingNothing(t *testing.T) {
-	sessions := recordedSessions(t)
+	sessions := quickReplays(recordedSessions(t))
 	all := corpusReplays(t, sessions)
 	var names []string
 	for name := range sessions {
@@ -215,7 +244,7 @@ func TestReplayNeverCostsMoreThanDoingNothing(t *testing.T) {
 		}
 		billed := (cost[0] + cost[1]) / (uncompacted[0] + uncompacted[1])
 		t.Logf("%s: billed %.3f in all, %.3f on the training half, %.3f on the test half", at.what, billed, cost[0]/uncompacted[0], cost[1]/uncompacted[1])
-		if billed > at.total {
+		if billed > at.total && (at.total >= 1 || invariant.IsLong()) { // 0.75 is the whole corpus's
 			t.Errorf("%s: billed %.3f in all, over %.2f", at.what, billed, at.total)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,7 +37,9 @@ import (
 // CLAUDE.md reminder and a second one put there, as Claude Code sends them (the corpus
 // holds no Codex rollout yet). And generated documents as the clients send them
 // (testgen's Pinned): Codex 0.171 rollouts, the Responses and Chat Completions requests
-// Codex sends, the Anthropic requests and session logs of Claude Code.
+// Codex sends, the Anthropic requests and session logs of Claude Code. The quick loop
+// replays 6 of the corpus's smaller sessions and the generated documents at half their
+// size, CTXKIT_LONG=1 every session at full size.
 func TestReplayKeepsPinnedContext(t *testing.T) {
 	type doc struct {
 		name   string
@@ -68,6 +71,17 @@ func TestReplayKeepsPinnedContext(t *testing.T) {
 			return nil
 		})
 	}
+	if !invariant.IsLong() { // the quick loop: 6 sessions spread over all but the 8 largest
+		sessions := map[string][]byte{}
+		for _, d := range docs {
+			sessions[d.name] = d.data
+		}
+		keep := map[string]bool{}
+		for _, name := range invariant.Quick(bySize(sessions)[min(8, len(docs)):], 6) {
+			keep[name] = true
+		}
+		docs = slices.DeleteFunc(docs, func(d doc) bool { return !keep[d.name] })
+	}
 	corpus := len(docs)
 	if corpus == 0 {
 		t.Logf("no corpus at ../shared/corpus: generated documents only")
@@ -81,6 +95,9 @@ func TestReplayKeepsPinnedContext(t *testing.T) {
 		{"codex", 600 << 10, 1}, {"codex", 300 << 10, 2}, {"responses", 400 << 10, 3}, {"openai", 300 << 10, 4},
 		{"anthropic", 400 << 10, 5}, {"claude-code", 400 << 10, 6}, {"claude-code", 250 << 10, 7},
 	} {
+		if !invariant.IsLong() {
+			g.size /= 2
+		}
 		var buf bytes.Buffer
 		if err := testgen.Generate(&buf, testgen.Options{Format: g.format, Size: g.size, Seed: g.seed, Pinned: true}); err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 )
@@ -323,8 +324,13 @@ var unforetold = map[string]map[int]string{
 // worst. Subagents' logs (a subagent's second request carries ~2,500 tokens its log does
 // not hold, and the tool schemas a ToolSearch loads are not priced) are measured, shown
 // and held to looser bounds.
+//
+// The quick loop measures 12 corpus sessions, spread over their names (quickSessions),
+// every subagent log (on fewer, one request is the p99) and the generated sessions of
+// 200K and 800K; CTXKIT_LONG=1 every session, the generated ones of 2 MB too.
 func TestHeadlineAtEveryRequest(t *testing.T) {
 	sessions, subagents := corpusSessions(t)
+	sessions = quickSessions(sessions, 12)
 	for _, c := range []struct {
 		name             string
 		sessions         map[string][]byte
@@ -377,7 +383,11 @@ func generatedSessions(t *testing.T) map[string][]byte {
 		{"claude-code", "2.1", tokens.Claude("claude-opus-4-7").Count},
 		{"codex", "0.114", o200k.Count},
 	} {
-		for _, size := range []int{200 << 10, 800 << 10, 2 << 20} {
+		sizes := []int{200 << 10, 800 << 10, 2 << 20}
+		if !invariant.IsLong() {
+			sizes = sizes[:2] // the quick loop's
+		}
+		for _, size := range sizes {
 			for seed := int64(1); seed <= 3; seed++ {
 				var b bytes.Buffer
 				o := testgen.Options{Format: c.format, Version: c.version, Size: size, Seed: seed, Tokens: c.count}
@@ -389,4 +399,18 @@ func generatedSessions(t *testing.T) map[string][]byte {
 		}
 	}
 	return out
+}
+
+// quickSessions is sessions with CTXKIT_LONG=1, n of them spread over their names
+// otherwise (invariant.Quick).
+func quickSessions(sessions map[string][]byte, n int) map[string][]byte {
+	names := make([]string, 0, len(sessions))
+	for name := range sessions {
+		names = append(names, name)
+	}
+	picked := map[string][]byte{}
+	for _, name := range invariant.Quick(names, n) {
+		picked[name] = sessions[name]
+	}
+	return picked
 }

@@ -170,8 +170,10 @@ type tierRun struct {
 // TestEditedCountsWhatItSaved: after a tier edits a session, ctx-count of the output is
 // ctx-count of the input less what the tier reports saved, within 2% (no stale anchor: the
 // recorded figures still measure the content as it was).
+//
+// The quick loop edits 16 sessions spread over their names, CTXKIT_LONG=1 every one.
 func TestEditedCountsWhatItSaved(t *testing.T) {
-	sessions := recordedSessions(t)
+	sessions := quickSessions(recordedSessions(t), 16)
 	store := t.TempDir()
 	tiers := []tierRun{
 		{"ctx-persist", persist.Main, []string{"--threshold", "2000", "--store", store}},

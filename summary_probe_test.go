@@ -47,6 +47,7 @@ import (
 // read again first): how many of those files are restored ("later edits with content").
 // PROBE_DEBUG=1 logs each miss.
 func TestSummaryProbes(t *testing.T) {
+	invariant.Long(t) // a measure of the whole corpus against its floors (README's figures)
 	files := invariant.CorpusFiles(t)
 	counter, err := tokens.New("estimate")
 	if err != nil {
@@ -504,6 +505,7 @@ func probeOne(t *testing.T, path string, in []byte, tr *transcript.Transcript, k
 // The requests, wrapper-line and edited-file checks are TestSummaryProbes'. Each cut of the
 // test half is logged. LABEL_DEBUG=1 logs each miss of the training half.
 func TestSummaryLabels(t *testing.T) {
+	invariant.Long(t) // a measure of the whole corpus against its floors (README's figures)
 	files := invariant.CorpusFiles(t)
 	counter, err := tokens.New("estimate")
 	if err != nil {

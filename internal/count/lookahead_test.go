@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 )
 
@@ -26,6 +27,9 @@ func TestLookAheadMatchesStdin(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if testing.Short() && tc.size > 8<<20 {
 				t.Skip("generates 20 MB")
+			}
+			if tc.size > 8<<20 { // larger than what streaming holds: the long run's case
+				invariant.Long(t)
 			}
 			var b bytes.Buffer
 			if err := testgen.Generate(&b, testgen.Options{Format: "codex", Size: tc.size, Seed: 5}); err != nil {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -413,4 +414,41 @@ func repoRoot(t testing.TB) string {
 		}
 		dir = parent
 	}
+}
+
+// LongEnv names the environment variable that turns the long tests on: CTXKIT_LONG=1 runs
+// every corpus session, the generated documents at full size and the replay-heavy checks
+// (.ci/run and the README's test command set it). Without it, `go test ./...` is the quick
+// loop: the same tests on a few sessions and smaller documents, the long-only ones skipped.
+const LongEnv = "CTXKIT_LONG"
+
+// IsLong reports whether the long tests run (CTXKIT_LONG=1), for a test that has a quick
+// variant.
+func IsLong() bool { return os.Getenv(LongEnv) == "1" }
+
+// Long skips the test, saying how to run it, unless CTXKIT_LONG=1.
+func Long(t testing.TB) {
+	t.Helper()
+	if !IsLong() {
+		t.Skipf("long test: runs with %s=1 (as .ci/run does)", LongEnv)
+	}
+}
+
+// Quick returns files as they are with CTXKIT_LONG=1, and otherwise n of them spread
+// evenly over their sorted order (the first and the last among them), so that the quick
+// loop still reads corpus sessions of every kind the order puts apart (folders, clients).
+func Quick(files []string, n int) []string {
+	if IsLong() || len(files) <= n {
+		return files
+	}
+	sorted := slices.Clone(files)
+	sort.Strings(sorted)
+	if n <= 1 {
+		return sorted[:n]
+	}
+	picked := make([]string, 0, n)
+	for i := range n {
+		picked = append(picked, sorted[i*(len(sorted)-1)/(n-1)])
+	}
+	return picked
 }

@@ -23,6 +23,9 @@ import (
 // (two passes over the file or stdin, cli's two passes) to its run on the document read whole:
 // the samples, the corpus's JSONL files when the corpus is there, and generated Claude Code
 // and Codex sessions written to dir, one of them larger than what a spool keeps in memory.
+// The quick loop (without CTXKIT_LONG=1) reads 8 corpus files rather than all of them, and
+// its largest generated session is 2 MB, larger than what a spool keeps of a pipe but not
+// of a file: the 9 MB one, which a file's spool moves to disk too, is the long run's.
 func JSONLDocuments(t testing.TB, dir string) []string {
 	t.Helper()
 	var files []string
@@ -31,19 +34,25 @@ func JSONLDocuments(t testing.TB, dir string) []string {
 			files = append(files, f)
 		}
 	}
+	var corpus []string
 	root := filepath.Join(repoRoot(t), "..", "shared", "corpus")
 	filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() && strings.HasSuffix(p, ".jsonl") {
-			files = append(files, p)
+			corpus = append(corpus, p)
 		}
 		return nil
 	})
+	files = append(files, Quick(corpus, 8)...)
+	largest := 9 << 20
+	if !IsLong() {
+		largest = 2 << 20
+	}
 	for _, g := range []testgen.Options{
 		{Format: "claude-code", Size: 300 << 10, Seed: 1, Images: true},
 		{Format: "claude-code", Size: 600 << 10, Seed: 2},
 		{Format: "codex", Size: 300 << 10, Seed: 1},
 		{Format: "codex", Size: 600 << 10, Seed: 2, Images: true},
-		{Format: "claude-code", Size: 9 << 20, Seed: 3},
+		{Format: "claude-code", Size: largest, Seed: 3},
 	} {
 		var b bytes.Buffer
 		if err := testgen.Generate(&b, g); err != nil {
