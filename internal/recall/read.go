@@ -61,20 +61,28 @@ func describeItem(s *store.Store, h string, data []byte) (item, error) {
 	return it, nil
 }
 
+// fetch opens the store ref names and reads the item ref names in it, whose hash is h;
+// the caller closes the store.
+func (r *recaller) fetch(ref string) (s *store.Store, h string, data []byte, err error) {
+	if s, err = r.open(ref); err != nil {
+		return nil, "", nil, err
+	}
+	if h, err = resolve(s, ref); err == nil {
+		data, err = get(s, h)
+	}
+	if err != nil {
+		s.Close()
+		return nil, "", nil, err
+	}
+	return s, h, data, nil
+}
+
 func (r *recaller) meta(ref string) error {
-	s, err := r.open(ref)
+	s, h, data, err := r.fetch(ref)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	h, err := resolve(s, ref)
-	if err != nil {
-		return err
-	}
-	data, err := get(s, h)
-	if err != nil {
-		return err
-	}
 	it, err := describeItem(s, h, data)
 	if err != nil {
 		return err
@@ -183,19 +191,11 @@ func (r *recaller) writeJSON(v any) error {
 }
 
 func (r *recaller) outline(ref string) error {
-	s, err := r.open(ref)
+	s, h, data, err := r.fetch(ref)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	h, err := resolve(s, ref)
-	if err != nil {
-		return err
-	}
-	data, err := get(s, h)
-	if err != nil {
-		return err
-	}
 	sh := outlineOf(string(data))
 	if r.f.JSON {
 		return r.writeJSON(struct {
@@ -262,19 +262,11 @@ func part(data []byte, from, to int) []byte {
 }
 
 func (r *recaller) read(ref string) error {
-	s, err := r.open(ref)
+	s, h, data, err := r.fetch(ref)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	h, err := resolve(s, ref)
-	if err != nil {
-		return err
-	}
-	data, err := get(s, h)
-	if err != nil {
-		return err
-	}
 	lines := offload.LineCount(string(data))
 	from, to := 1, lines
 	switch {
