@@ -18,6 +18,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ctxkit/ctxkit/internal/diskload"
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/testgen"
@@ -161,7 +162,7 @@ func BenchmarkAddedLatencyWritingStore(b *testing.B) {
 			b.Fatalf("PROXY_BENCH_NEIGHBOUR=%q: want a size like 1GB", size)
 		}
 		stop, done := make(chan struct{}), make(chan struct{})
-		go fillDisk(filepath.Join(dir, "neighbour"), int64(n)<<30, stop, done)
+		go diskload.Fill(filepath.Join(dir, "neighbour"), int64(n)<<30, stop, done)
 		defer func() { close(stop); <-done }()
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -207,32 +208,6 @@ func BenchmarkAddedLatencyWritingStore(b *testing.B) {
 			b.ReportMetric(ms(pct(added, 50)), "p50-added-ms")
 			b.ReportMetric(ms(pct(added, 99)), "p99-added-ms")
 		})
-	}
-}
-
-// fillDisk writes size bytes to path over and over, never syncing, until stop closes.
-func fillDisk(path string, size int64, stop, done chan struct{}) {
-	defer close(done)
-	defer os.Remove(path)
-	chunk := make([]byte, 4<<20)
-	for {
-		f, err := os.Create(path)
-		if err != nil {
-			return
-		}
-		for n := int64(0); n < size; n += int64(len(chunk)) {
-			select {
-			case <-stop:
-				f.Close()
-				return
-			default:
-			}
-			if _, err := f.Write(chunk); err != nil {
-				f.Close()
-				return
-			}
-		}
-		f.Close()
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/ctxkit/ctxkit/internal/diskload"
 )
 
 // BenchmarkCommitWhileWriting is issue 35's figure for the store on the request path: a
@@ -37,7 +39,7 @@ func BenchmarkCommitWhileWriting(b *testing.B) {
 		}
 		stop := make(chan struct{})
 		done := make(chan struct{})
-		go neighbour(filepath.Join(dir, "neighbour"), int64(n)<<30, stop, done)
+		go diskload.Fill(filepath.Join(dir, "neighbour"), int64(n)<<30, stop, done)
 		defer func() { close(stop); <-done }()
 		time.Sleep(500 * time.Millisecond) // let the dirty pages pile up
 	}
@@ -62,30 +64,4 @@ func BenchmarkCommitWhileWriting(b *testing.B) {
 	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
-}
-
-// neighbour writes size bytes to path over and over, without syncing, until stop closes.
-func neighbour(path string, size int64, stop, done chan struct{}) {
-	defer close(done)
-	defer os.Remove(path)
-	chunk := make([]byte, 4<<20)
-	for {
-		f, err := os.Create(path)
-		if err != nil {
-			return
-		}
-		for n := int64(0); n < size; n += int64(len(chunk)) {
-			select {
-			case <-stop:
-				f.Close()
-				return
-			default:
-			}
-			if _, err := f.Write(chunk); err != nil {
-				f.Close()
-				return
-			}
-		}
-		f.Close()
-	}
 }
