@@ -96,6 +96,17 @@ func Held(path string) bool { return heldout.Test(path) }
 // Load reads every Claude Code session (*.jsonl) under dir into intervals, in file order.
 // Files that do not parse, or record fewer than two figures, give none.
 func Load(dir string) ([]Interval, error) {
+	var out []Interval
+	n, err := eachSession(dir, func(data []byte, name string) { out = append(out, Intervals(data, name)...) })
+	if err == nil && n == 0 {
+		err = fmt.Errorf("no .jsonl sessions under %s", dir)
+	}
+	return out, err
+}
+
+// eachSession hands read every session file (*.jsonl) under dir, in name order, with its
+// path relative to dir, and returns how many there were.
+func eachSession(dir string, read func(data []byte, name string)) (int, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
@@ -104,22 +115,18 @@ func Load(dir string) ([]Interval, error) {
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read corpus %q: %w", dir, err)
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("no .jsonl sessions under %s", dir)
+		return 0, fmt.Errorf("read corpus %q: %w", dir, err)
 	}
 	sort.Strings(files)
-	var out []Interval
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("read %q: %w", f, err)
+			return 0, fmt.Errorf("read %q: %w", f, err)
 		}
 		rel, _ := filepath.Rel(dir, f)
-		out = append(out, Intervals(data, filepath.ToSlash(rel))...)
+		read(data, filepath.ToSlash(rel))
 	}
-	return out, nil
+	return len(files), nil
 }
 
 // Intervals reads one session's intervals; name is its file name.

@@ -1,12 +1,7 @@
 package calibrate
 
 import (
-	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -66,27 +61,9 @@ func (s *SignatureSample) Beyond(header float64) float64 {
 // SignatureSamples reads every Claude Code session (*.jsonl) under dir into samples, in
 // file order.
 func SignatureSamples(dir string) ([]SignatureSample, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
-			files = append(files, p)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read corpus %q: %w", dir, err)
-	}
-	sort.Strings(files)
 	var out []SignatureSample
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("read %q: %w", f, err)
-		}
-		rel, _ := filepath.Rel(dir, f)
-		out = append(out, signatureSamples(data, filepath.ToSlash(rel))...)
-	}
-	return out, nil
+	_, err := eachSession(dir, func(data []byte, name string) { out = append(out, signatureSamples(data, name)...) })
+	return out, err
 }
 
 func signatureSamples(data []byte, name string) []SignatureSample {
