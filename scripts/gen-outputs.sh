@@ -52,20 +52,8 @@ log() { echo "gen-outputs: $*" >&2; }
 skip() { log "skip $1: $2"; }
 want() { [[ "$ONLY" == "  " || "$ONLY" == *" $1 "* ]]; }
 
-APT_UPDATED=
-# have CMD [DEBIAN-PACKAGE]: true when CMD runs, installing the package first if it can.
-have() {
-	command -v "$1" >/dev/null 2>&1 && return 0
-	[[ -n "${2:-}" ]] || return 1
-	command -v apt-get >/dev/null 2>&1 || return 1
-	if [[ -z "$APT_UPDATED" ]]; then
-		apt-get update -q >/dev/null 2>&1 || true
-		APT_UPDATED=1
-	fi
-	log "installing $2"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null 2>&1 || return 1
-	command -v "$1" >/dev/null 2>&1
-}
+# have CMD [DEBIAN-PACKAGE]
+source "$(dirname "${BASH_SOURCE[0]}")/have.sh"
 
 # record NAME DIR CMDLINE ARGV...: run ARGV in DIR, its stdout and stderr into one file in
 # the order written; CMDLINE is what NAME.cmd shows. The exit status is the point, not a stop.

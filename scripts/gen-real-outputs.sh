@@ -46,20 +46,8 @@ mkdir -p "$WORK/.raw" "$OUT"
 log() { echo "gen-real-outputs: $*" >&2; }
 want() { [[ "$ONLY" == "  " || "$ONLY" == *" $1 "* ]]; }
 
-APT_UPDATED=
-# have CMD [DEBIAN-PACKAGE]: true when CMD runs, installing the package first if it can.
-have() {
-	command -v "$1" >/dev/null 2>&1 && return 0
-	[[ -n "${2:-}" ]] || return 1
-	command -v apt-get >/dev/null 2>&1 || return 1
-	if [[ -z "$APT_UPDATED" ]]; then
-		apt-get update -q >/dev/null 2>&1 || true
-		APT_UPDATED=1
-	fi
-	log "installing $2"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null 2>&1 || return 1
-	command -v "$1" >/dev/null 2>&1
-}
+# have CMD [DEBIAN-PACKAGE]
+source "$(dirname "${BASH_SOURCE[0]}")/have.sh"
 
 # Run-dependent bits: durations of go, python, node, jest, mocha, cargo; dates; ports.
 SCRUB='s/\((\d+\.\d+)s\)/(0.00s)/g; s/\t\d+\.\d+s$/\t0.005s/; s/ in \d+\.\d+s\b/ in 0.010s/g;
