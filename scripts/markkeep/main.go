@@ -33,6 +33,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -85,6 +86,12 @@ func (r *reading) header(kind string, i int) {
 		r.headers = map[string][]int{}
 	}
 	r.headers[kind] = append(r.headers[kind], i)
+}
+
+// onlySummary keeps the summary lines that keep says count the faults (with faults, a
+// line that only counts what ran says less).
+func (r *reading) onlySummary(lines []string, keep func(string) bool) {
+	r.summary = slices.DeleteFunc(r.summary, func(i int) bool { return !keep(lines[i]) })
 }
 
 // format rules: each reads the plain lines.
@@ -481,9 +488,7 @@ func unittest(lines []string) *reading {
 			}
 			r.faults = append(r.faults, fault{name: i, explain: traceback(lines, i, min(end, len(lines)))})
 		case strings.HasPrefix(l, "FAILED (") || strings.HasPrefix(l, "Ran ") || l == "OK" || strings.HasPrefix(l, "OK ("):
-			if !strings.HasPrefix(l, "Ran ") || true {
-				r.summary = append(r.summary, i)
-			}
+			r.summary = append(r.summary, i)
 		}
 		if m := pyTestLine.FindStringSubmatch(l); m != nil && m[3] != lastClass {
 			lastClass = m[3]
@@ -492,13 +497,7 @@ func unittest(lines []string) *reading {
 	}
 	if len(r.faults) > 0 {
 		// with faults, the count of them; "Ran N tests" says less
-		var s []int
-		for _, i := range r.summary {
-			if strings.HasPrefix(lines[i], "FAILED") {
-				s = append(s, i)
-			}
-		}
-		r.summary = s
+		r.onlySummary(lines, func(l string) bool { return strings.HasPrefix(l, "FAILED") })
 	}
 	return r
 }
@@ -589,13 +588,7 @@ func nodeTest(lines []string) *reading {
 		}
 	}
 	if len(r.faults) > 0 {
-		var s []int
-		for _, i := range r.summary {
-			if strings.Contains(lines[i], "fail") {
-				s = append(s, i)
-			}
-		}
-		r.summary = s
+		r.onlySummary(lines, func(l string) bool { return strings.Contains(l, "fail") })
 	}
 	return r
 }
@@ -667,13 +660,7 @@ func mocha(lines []string) *reading {
 		}
 	}
 	if len(r.faults) > 0 {
-		var s []int
-		for _, i := range r.summary {
-			if strings.Contains(lines[i], "failing") {
-				s = append(s, i)
-			}
-		}
-		r.summary = s
+		r.onlySummary(lines, func(l string) bool { return strings.Contains(l, "failing") })
 	}
 	return r
 }
