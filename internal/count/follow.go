@@ -146,6 +146,8 @@ func follow(ctx *cli.Context, f *Flags, once func() error) error {
 // waits past stop. A FIFO without a writer reads as at its end: the copying waits and tries
 // again, for the writer to come (or the next one: a log appended to by several runs).
 func spoolStream(stop context.Context, name string) (spool string, failed <-chan error, end func(), err error) {
+	// Read only (nothing is created, so safefile's rules for new files do not apply; it
+	// refuses a FIFO, which this must read).
 	in, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", nil, nil, cli.RuntimeError(fmt.Errorf("read %q: %w", name, errors.Unwrap(err)))
