@@ -18,7 +18,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/ctxkit/ctxkit/internal/diskload"
+	"github.com/ctxkit/ctxkit/internal/benchload"
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/testgen"
@@ -162,7 +162,7 @@ func BenchmarkAddedLatencyWritingStore(b *testing.B) {
 			b.Fatalf("PROXY_BENCH_NEIGHBOUR=%q: want a size like 1GB", size)
 		}
 		stop, done := make(chan struct{}), make(chan struct{})
-		go diskload.Fill(filepath.Join(dir, "neighbour"), int64(n)<<30, stop, done)
+		go benchload.Fill(filepath.Join(dir, "neighbour"), int64(n)<<30, stop, done)
 		defer func() { close(stop); <-done }()
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -258,7 +258,7 @@ func BenchmarkTurn(b *testing.B) {
 			body := g.body(len(g.msgs))
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := benchload.CPUTime()
 			for i := 0; i < b.N; i++ {
 				r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
 				r.Header.Set("X-Claude-Code-Session-Id", "first-"+strconv.Itoa(i))
@@ -268,7 +268,7 @@ func BenchmarkTurn(b *testing.B) {
 				}
 				s.finish(rec, p)
 			}
-			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+			b.ReportMetric(float64(benchload.CPUTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 		})
 		b.Run(size.name+"/extending", func(b *testing.B) {
 			s, _, _ := proxyFor(b, "http://127.0.0.1:1", "", b.TempDir())
@@ -287,13 +287,13 @@ func BenchmarkTurn(b *testing.B) {
 				}
 				body := g.body(base + 2*(k+1))
 				b.StartTimer()
-				start := cpuTime()
+				start := benchload.CPUTime()
 				rec, p := s.rewrite(r, transcript.Anthropic, body)
 				if rec.Fallback != "" || !rec.Extended {
 					b.Fatalf("fallback %q, extended %v", rec.Fallback, rec.Extended)
 				}
 				s.finish(rec, p)
-				cpu += cpuTime() - start
+				cpu += benchload.CPUTime() - start
 			}
 			b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
 		})

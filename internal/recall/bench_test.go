@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/benchload"
 	"github.com/ctxkit/ctxkit/internal/recall/index"
 	"github.com/ctxkit/ctxkit/internal/store"
 )
@@ -43,11 +44,11 @@ func BenchmarkRecall(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		os.RemoveAll(filepath.Join(dir, index.Dir))
 		peak := sampleHeap()
-		start, cpu := time.Now(), cpuTime()
+		start, cpu := time.Now(), benchload.CPUTime()
 		if err := index.Update(st); err != nil {
 			b.Fatal(err)
 		}
-		build, buildCPU := time.Since(start), cpuTime()-cpu
+		build, buildCPU := time.Since(start), benchload.CPUTime()-cpu
 		b.ReportMetric(float64(mb)/build.Seconds(), "build_MB/s")
 		if buildCPU > 0 {
 			// per second of one core: what the build costs, whatever else the machine runs
@@ -58,12 +59,12 @@ func BenchmarkRecall(b *testing.B) {
 		peak = sampleHeap()
 		var took, cpus []time.Duration
 		for _, q := range queries {
-			start, cpu := time.Now(), cpuTime()
+			start, cpu := time.Now(), benchload.CPUTime()
 			code, _, errs := recallB(b, "--store", dir, "--json", q)
 			if code > 1 {
 				b.Fatalf("%q: exit %d: %s", q, code, errs)
 			}
-			took, cpus = append(took, time.Since(start)), append(cpus, cpuTime()-cpu)
+			took, cpus = append(took, time.Since(start)), append(cpus, benchload.CPUTime()-cpu)
 		}
 		slices.Sort(cpus)
 		if cpus[len(cpus)-1] > 0 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/ctxkit/ctxkit/internal/benchload"
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -56,13 +57,13 @@ func BenchmarkDefaultPipe(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := benchload.CPUTime()
 			for i := 0; i < b.N; i++ {
 				if _, err := p.Run(context.Background(), body, getenv, env); err != nil {
 					b.Fatal(err)
 				}
 			}
-			cpu = cpuTime() - cpu
+			cpu = benchload.CPUTime() - cpu
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/turn")
 			// CPU time, the garbage collector's included: steadier than wall time when
 			// the machine is shared.

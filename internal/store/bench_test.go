@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxkit/ctxkit/internal/diskload"
+	"github.com/ctxkit/ctxkit/internal/benchload"
 )
 
 // BenchmarkCommitWhileWriting is issue 35's figure for the store on the request path: a
@@ -39,7 +39,7 @@ func BenchmarkCommitWhileWriting(b *testing.B) {
 		}
 		stop := make(chan struct{})
 		done := make(chan struct{})
-		go diskload.Fill(filepath.Join(dir, "neighbour"), int64(n)<<30, stop, done)
+		go benchload.Fill(filepath.Join(dir, "neighbour"), int64(n)<<30, stop, done)
 		defer func() { close(stop); <-done }()
 		time.Sleep(500 * time.Millisecond) // let the dirty pages pile up
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/benchload"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
@@ -45,7 +46,7 @@ var mixedCorpus = sync.OnceValue(func() []string {
 // reportCPU adds the throughput by CPU time since start: with -cpu 1 that is the
 // throughput of one core, however busy the machine.
 func reportCPU(b *testing.B, start time.Duration, bytes int64) {
-	if d := cpuTime() - start; d > 0 && start > 0 {
+	if d := benchload.CPUTime() - start; d > 0 && start > 0 {
 		b.ReportMetric(float64(bytes)*float64(b.N)/1e6/d.Seconds(), "cpu-MB/s")
 	}
 }
@@ -60,7 +61,7 @@ func BenchmarkMixed(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			vocabFor(name).table()
 			b.SetBytes(size)
-			start := cpuTime()
+			start := benchload.CPUTime()
 			for b.Loop() {
 				c, _ := New(name)
 				for _, s := range texts {
@@ -72,7 +73,7 @@ func BenchmarkMixed(b *testing.B) {
 		b.Run("tiktoken-go-"+name, func(b *testing.B) {
 			ref := reference(b, name)
 			b.SetBytes(size)
-			start := cpuTime()
+			start := benchload.CPUTime()
 			for b.Loop() {
 				for _, s := range texts {
 					_ = len(ref.EncodeOrdinary(s))
@@ -148,11 +149,11 @@ func BenchmarkPathological(b *testing.B) {
 						// (without the 2 MB of garbage a new one each time would make,
 						// whose collection a small text would pay for).
 						cache.clear()
-						start := cpuTime()
+						start := benchload.CPUTime()
 						b.StartTimer()
 						countText(v, text, cache)
 						b.StopTimer()
-						cpu += cpuTime() - start
+						cpu += benchload.CPUTime() - start
 						b.StartTimer()
 					}
 					if cpu > 0 {

@@ -1,14 +1,14 @@
 //go:build unix
 
-package proxy
+package benchload
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time (user and system) the process has used so far.
-func cpuTime() time.Duration {
+// CPUTime is the CPU time (user and system) the process has used so far.
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0

@@ -1,7 +1,4 @@
-// Package diskload is a noisy neighbour for benchmarks: another writer filling the same
-// file system with dirty pages, so that a benchmark measures what syncing costs on a
-// loaded machine (issue 35's figures for the store and the proxy).
-package diskload
+package benchload
 
 import "os"
 
