@@ -265,22 +265,7 @@ const MinSignatureTokens = 100
 
 // MeasureSignatures is the error of rate and header on samples.
 func MeasureSignatures(ss []*SignatureSample, rate, header float64) SignatureError {
-	var e SignatureError
-	var st, se, sr float64
-	var rel []float64
-	for _, s := range ss {
-		est := rate * s.Beyond(header)
-		e.N++
-		st, se, sr = st+s.Tokens, se+est, sr+math.Abs(est-s.Tokens)
-		if s.Tokens >= MinSignatureTokens {
-			rel = append(rel, math.Abs(est-s.Tokens)/s.Tokens)
-		}
-	}
-	if st > 0 {
-		e.Bias, e.Explained = se/st, 1-sr/st
-	}
-	e.MeanAbs, e.N100 = mean(rel), len(rel)
-	return e
+	return signatureError(ss, func(int) float64 { return rate }, header)
 }
 
 // LeaveOneOut is the error of the rate of a family fitted stored empty, each sample
@@ -297,11 +282,17 @@ func LeaveOneOut(ss []*SignatureSample, header float64) SignatureError {
 		rates = append(rates, emptyRate(rest, header))
 		out = append(out, ss[i])
 	}
+	return signatureError(out, func(i int) float64 { return rates[i] }, header)
+}
+
+// signatureError is the error of estimating each sample i with rateOf(i) a byte beyond
+// header.
+func signatureError(ss []*SignatureSample, rateOf func(i int) float64, header float64) SignatureError {
 	var e SignatureError
 	var st, se, sr float64
 	var rel []float64
-	for i, s := range out {
-		est := rates[i] * s.Beyond(header)
+	for i, s := range ss {
+		est := rateOf(i) * s.Beyond(header)
 		e.N++
 		st, se, sr = st+s.Tokens, se+est, sr+math.Abs(est-s.Tokens)
 		if s.Tokens >= MinSignatureTokens {
