@@ -452,18 +452,24 @@ func codexSessions(root string) ([]Session, error) {
 // the session_meta record holds the agent's instructions, some KB long.
 const maxMeta = 1 << 20
 
-// codexDir is the working directory a rollout's session_meta records, or "".
-func codexDir(path string) string {
+// headLine is the first line of the file at path (nil when it cannot be read), at most
+// maxMeta bytes of it: a line cut there is incomplete JSON, in which gjson finds nothing.
+func headLine(path string) []byte {
 	f, err := os.Open(path)
 	if err != nil {
-		return ""
+		return nil
 	}
 	defer f.Close()
-	// ReadBytes stops at the bound: a first line cut there has no cwd we can trust.
 	line, err := bufio.NewReader(io.LimitReader(f, maxMeta)).ReadBytes('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
-		return ""
+		return nil
 	}
+	return line
+}
+
+// codexDir is the working directory a rollout's session_meta records, or "".
+func codexDir(path string) string {
+	line := headLine(path)
 	if gjson.GetBytes(line, "type").String() != "session_meta" {
 		return ""
 	}
@@ -568,14 +574,5 @@ func Subagents(path string) []string {
 
 // sessionOf is the session id the first record of a Claude Code log names, or "".
 func sessionOf(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	line, err := bufio.NewReader(io.LimitReader(f, maxMeta)).ReadBytes('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return ""
-	}
-	return gjson.GetBytes(line, "sessionId").String()
+	return gjson.GetBytes(headLine(path), "sessionId").String()
 }
