@@ -16,14 +16,13 @@ var Targets = []transcript.Format{transcript.Anthropic, transcript.OpenAI, trans
 // (a bare message array as tau-bench keeps it, SWE-agent's "history") a request of that
 // format. A request body has none: converting it needs a target.
 func DefaultTarget(t *transcript.Transcript) (transcript.Format, bool) {
-	switch t.Format {
-	case transcript.ClaudeCode, transcript.Cline:
-		return transcript.Anthropic, true
-	case transcript.Codex:
-		return transcript.Responses, true
-	}
-	body := map[transcript.Format]string{transcript.Anthropic: "messages", transcript.OpenAI: "messages", transcript.Responses: "input"}
-	if want, ok := body[t.Format]; ok && t.ArrayPath != want {
+	wire := t.Format.Wire()
+	switch {
+	case wire == 0:
+		return "", false
+	case t.Format.Agent() != "":
+		return wire.Request(), true
+	case t.ArrayPath != wire.Body():
 		return t.Format, true
 	}
 	return "", false

@@ -52,8 +52,8 @@ var sweAgentOwn = []string{"agent", "thought", "action", "message_type", "is_dem
 // of a saved transcript's records around the message (Claude Code's uuid and usage, a Codex
 // rollout's timestamp) are the agent's bookkeeping, not conversation, and are not looked at.
 func (c *conversation) fieldLosses(t *transcript.Transcript) {
-	fam := familyOf(t.Format)
-	prefix := map[family]string{anthropicFamily: "anthropic ", openaiFamily: "openai ", responsesFamily: "responses "}[fam]
+	fam := t.Format.Wire()
+	prefix := map[transcript.Wire]string{transcript.MessagesWire: "anthropic ", transcript.ChatWire: "openai ", transcript.ResponsesWire: "responses "}[fam]
 	if c.fieldSeen == nil {
 		c.fieldSeen = map[string]bool{}
 	}
@@ -82,11 +82,11 @@ func (c *conversation) fieldLosses(t *transcript.Transcript) {
 			b := &bs[bi]
 			kind := b.Type
 			switch {
-			case fam == openaiFamily && b.Kind == transcript.ToolCall && b.Type != "function_call":
+			case fam == transcript.ChatWire && b.Kind == transcript.ToolCall && b.Type != "function_call":
 				kind = "call"
-			case fam == openaiFamily && b.Kind == transcript.ToolResult:
+			case fam == transcript.ChatWire && b.Kind == transcript.ToolResult:
 				kind = "" // the message itself, checked as a tool message
-			case fam == responsesFamily && (b.Kind == transcript.ToolCall || b.Kind == transcript.ToolResult):
+			case fam == transcript.ResponsesWire && (b.Kind == transcript.ToolCall || b.Kind == transcript.ToolResult):
 				kind = "" // the item itself, checked as an item
 			}
 			if kind != "" {
@@ -100,22 +100,22 @@ func (c *conversation) fieldLosses(t *transcript.Transcript) {
 		if !t.Format.JSONL() && !m.Header {
 			raw := t.Slice(m.Span)
 			switch fam {
-			case anthropicFamily:
+			case transcript.MessagesWire:
 				check("message", raw)
-			case openaiFamily:
+			case transcript.ChatWire:
 				kind := "message"
 				if m.Role == "tool" || m.Role == "function" {
 					kind = "tool"
 				}
 				check(kind, raw)
-			case responsesFamily:
+			case transcript.ResponsesWire:
 				typ := gjson.Get(raw, "type").String()
 				if typ == "" && strings.HasPrefix(raw, "{") {
 					typ = "message"
 				}
 				check(typ, raw)
 			}
-		} else if fam == responsesFamily {
+		} else if fam == transcript.ResponsesWire {
 			// A Codex rollout's payload is a Responses item as the API returned it.
 			raw := t.Slice(m.Span)
 			check(gjson.Get(raw, "type").String(), raw)

@@ -27,40 +27,19 @@ const (
 	resultPart
 	thinkingPart
 	// nativePart is a block or item kept as its raw JSON because the target is the
-	// format family it came from (an Anthropic thinking block with its signature, a
+	// wire it came from (transcript.Wire) (an Anthropic thinking block with its signature, a
 	// Responses reasoning item, a server tool block).
 	nativePart
 )
 
-// family groups the formats whose blocks can be copied between them as they are.
-type family uint8
-
-const (
-	anthropicFamily family = iota + 1
-	openaiFamily
-	responsesFamily
-)
-
-func familyOf(f transcript.Format) family {
-	switch f {
-	case transcript.Anthropic, transcript.ClaudeCode, transcript.Cline:
-		return anthropicFamily
-	case transcript.OpenAI:
-		return openaiFamily
-	case transcript.Responses, transcript.Codex:
-		return responsesFamily
-	}
-	return 0
-}
-
 // image is an image by its data (base64, MediaType set) or by URL.
 type image struct {
 	MediaType, Data, URL, Detail string
-	// FileID names an image uploaded to a provider's files (files: anthropicFamily for
-	// Anthropic's, openaiFamily for OpenAI's, which Chat Completions and Responses share):
+	// FileID names an image uploaded to a provider's files (files: MessagesWire for
+	// Anthropic's, ChatWire for OpenAI's, which Chat Completions and Responses share):
 	// only that provider can read it.
 	FileID string
-	files  family
+	files  transcript.Wire
 }
 
 // part is one piece of a message in the neutral form.
@@ -81,11 +60,11 @@ type part struct {
 	result   []part // a result's content: text and image parts
 	resultS  bool   // the result's content was one plain string
 	isError  bool
-	// Native parts: the raw JSON and the family it belongs to; what says what it is
+	// Native parts: the raw JSON and the wire it belongs to; what says what it is
 	// when the target cannot take it. Reasoning keeps only this: no target takes
 	// another provider's reasoning as text.
 	raw    string
-	native family
+	native transcript.Wire
 	what   string
 	// inContent: a native part that is a member of a message's content (a Responses
 	// input_file), not an item of its own.
@@ -107,7 +86,7 @@ type tool struct {
 	// else its format's default (true for Responses, false for the others).
 	strict bool
 	raw    string // the declaration as written, when it is not a plain function tool
-	native family
+	native transcript.Wire
 }
 
 // conversation is a document in the neutral form.

@@ -47,12 +47,12 @@ func readHead(t *transcript.Transcript) *conversation {
 // one stretch of a streamed document (t's Doc holds the text of that stretch), stretch
 // after stretch in order.
 func (c *conversation) readMessages(t *transcript.Transcript) {
-	switch familyOf(t.Format) {
-	case anthropicFamily:
+	switch t.Format.Wire() {
+	case transcript.MessagesWire:
 		readAnthropic(t, c)
-	case openaiFamily:
+	case transcript.ChatWire:
 		readOpenAI(t, c)
-	case responsesFamily:
+	case transcript.ResponsesWire:
 		readResponses(t, c)
 	}
 	c.fieldLosses(t)
@@ -153,9 +153,9 @@ func firstOf(vs []gjson.Result) string {
 // readTools reads the three schema shapes: Anthropic {name, description, input_schema},
 // Chat Completions {type: function, function: {name, description, parameters}}, Responses
 // {type: function, name, description, parameters}. Anything else (server tools, custom
-// tools) is kept as it was written, for its own family.
+// tools) is kept as it was written, for its own wire.
 func readTools(arr gjson.Result, c *conversation) {
-	fam := familyOf(c.from)
+	fam := c.from.Wire()
 	arr.ForEach(func(_, v gjson.Result) bool {
 		typ := v.Get("type").String()
 		switch {
@@ -253,9 +253,9 @@ func anthropicPart(t *transcript.Transcript, b *transcript.Block) part {
 		}
 		return p
 	case b.Kind == transcript.Thinking && b.Type == "thinking":
-		return part{kind: thinkingPart, raw: raw, native: anthropicFamily}
+		return part{kind: thinkingPart, raw: raw, native: transcript.MessagesWire}
 	case b.Kind == transcript.Image && b.Image != nil:
-		return part{kind: imagePart, image: imageOf(t, b, anthropicFamily)}
+		return part{kind: imagePart, image: imageOf(t, b, transcript.MessagesWire)}
 	}
 	what := b.Type
 	switch b.Type {
@@ -270,7 +270,7 @@ func anthropicPart(t *transcript.Transcript, b *transcript.Block) part {
 			what = "server tool result"
 		}
 	}
-	return part{kind: nativePart, raw: raw, native: anthropicFamily, what: what}
+	return part{kind: nativePart, raw: raw, native: transcript.MessagesWire, what: what}
 }
 
 // isList reports whether a tool result's content, the member key of its JSON object raw,
@@ -287,14 +287,14 @@ func isList(b *transcript.Block, raw, key string) bool {
 	return gjson.Get(raw, key).IsArray()
 }
 
-func imageOf(t *transcript.Transcript, b *transcript.Block, fam family) *image {
+func imageOf(t *transcript.Transcript, b *transcript.Block, fam transcript.Wire) *image {
 	ref := b.Image
 	img := &image{MediaType: ref.MediaType, URL: ref.URL, Detail: ref.Detail}
 	if ref.Data.IsZero() && ref.URL == "" {
 		// Neither data nor a URL: an image by the id of an uploaded file (Anthropic's
 		// source.file_id, Responses' file_id; Chat Completions has none).
 		key := "file_id"
-		if fam == anthropicFamily {
+		if fam == transcript.MessagesWire {
 			key = "source.file_id"
 		}
 		if id := gjson.Get(t.Slice(b.Span), key); id.Type == gjson.String {
@@ -333,7 +333,7 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 			res := part{kind: resultPart}
 			if isList(b, raw, "content") {
 				for pi := range b.Parts {
-					res.result = append(res.result, openaiPart(t, openaiFamily, &b.Parts[pi]))
+					res.result = append(res.result, openaiPart(t, transcript.ChatWire, &b.Parts[pi]))
 				}
 			} else {
 				res.resultS = true
@@ -366,7 +366,7 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 			case b.Kind == transcript.Thinking:
 				msg.parts = append(msg.parts, part{kind: thinkingPart})
 			default:
-				msg.parts = append(msg.parts, openaiPart(t, openaiFamily, b))
+				msg.parts = append(msg.parts, openaiPart(t, transcript.ChatWire, b))
 			}
 		}
 		c.messages = append(c.messages, msg)
@@ -375,13 +375,13 @@ func readOpenAI(t *transcript.Transcript, c *conversation) {
 
 // openaiPart reads a content part of Chat Completions or Responses (fam says which: a part
 // neither reads, such as a Responses input_file, is kept whole for its own format only).
-func openaiPart(t *transcript.Transcript, fam family, b *transcript.Block) part {
+func openaiPart(t *transcript.Transcript, fam transcript.Wire, b *transcript.Block) part {
 	switch b.Kind {
 	case transcript.Text:
 		return part{kind: textPart, body: b, src: t}
 	case transcript.Image:
 		if b.Image != nil {
-			return part{kind: imagePart, image: imageOf(t, b, openaiFamily)}
+			return part{kind: imagePart, image: imageOf(t, b, transcript.ChatWire)}
 		}
 	}
 	return part{kind: nativePart, raw: t.Slice(b.Span), native: fam, what: orType(b.Type, "content part"), inContent: true}
@@ -428,7 +428,7 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 			str := content.Type == gjson.String || (raw != "" && raw[0] == '"')
 			msg := message{role: m.Role, str: str}
 			for bi := range m.Blocks {
-				msg.parts = append(msg.parts, openaiPart(t, responsesFamily, &m.Blocks[bi]))
+				msg.parts = append(msg.parts, openaiPart(t, transcript.ResponsesWire, &m.Blocks[bi]))
 			}
 			if m.Role == "assistant" && len(c.messages) > 0 && c.messages[len(c.messages)-1].role == "assistant" {
 				for _, p := range msg.parts {
@@ -438,7 +438,7 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 			}
 			c.messages = append(c.messages, msg)
 		case typ == "reasoning":
-			push("assistant", part{kind: thinkingPart, raw: raw, native: responsesFamily}, false)
+			push("assistant", part{kind: thinkingPart, raw: raw, native: transcript.ResponsesWire}, false)
 		case typ == "function_call" || typ == "custom_tool_call":
 			b := &m.Blocks[0]
 			push("assistant", part{kind: callPart, id: b.ToolID, name: b.ToolName, body: b, src: t, custom: typ == "custom_tool_call"}, false)
@@ -447,7 +447,7 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 			p := part{kind: resultPart, id: b.ToolID}
 			if isList(b, raw, "output") {
 				for pi := range b.Parts {
-					p.result = append(p.result, openaiPart(t, responsesFamily, &b.Parts[pi]))
+					p.result = append(p.result, openaiPart(t, transcript.ResponsesWire, &b.Parts[pi]))
 				}
 			} else {
 				p.resultS = true
@@ -459,7 +459,7 @@ func readResponses(t *transcript.Transcript, c *conversation) {
 			if strings.HasSuffix(typ, "_output") {
 				role = "tool"
 			}
-			push(role, part{kind: nativePart, raw: raw, native: responsesFamily, what: orType(typ, "item")}, false)
+			push(role, part{kind: nativePart, raw: raw, native: transcript.ResponsesWire, what: orType(typ, "item")}, false)
 		}
 	}
 }

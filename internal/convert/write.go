@@ -50,7 +50,7 @@ func (w *writer) flush() {
 // read (uploaded to another provider than the target's, or a format that takes no file
 // ids: byID false), a text part saying so (kind names the text part's type), and reports
 // the loss.
-func (w *writer) otherFiles(img *image, provider family, byID bool, kind string) bool {
+func (w *writer) otherFiles(img *image, provider transcript.Wire, byID bool, kind string) bool {
 	if img.FileID == "" || (img.files == provider && byID) {
 		return false
 	}
@@ -173,9 +173,9 @@ func (w *writer) textBlock(typ string, p *part) {
 }
 
 // tools writes the "tools" member: each tool declared as it was when it is native to
-// family fam, or in the plain function shape that plain writes; it is left out when there
+// transcript.Wire fam, or in the plain function shape that plain writes; it is left out when there
 // is none. It returns how many tools have no form in the target.
-func (w *writer) tools(fam family, plain func(t *tool)) (lost int) {
+func (w *writer) tools(fam transcript.Wire, plain func(t *tool)) (lost int) {
 	opened := false
 	for i := range w.c.tools {
 		t := &w.c.tools[i]
@@ -263,13 +263,13 @@ func dataURL(img *image) string {
 // sameProvider returns the source's model when the target is of the same provider (the
 // two OpenAI formats are one provider); another provider's model name is dropped, and
 // lost says so.
-func sameProvider(c *conversation, target family) (model string, lost bool) {
+func sameProvider(c *conversation, target transcript.Wire) (model string, lost bool) {
 	if c.model == "" {
 		return "", false
 	}
-	from := familyOf(c.from)
-	if from == responsesFamily {
-		from = openaiFamily
+	from := c.from.Wire()
+	if from == transcript.ResponsesWire {
+		from = transcript.ChatWire
 	}
 	if from == target {
 		return c.model, false
@@ -309,8 +309,8 @@ func lateLosses(c *conversation, l *losses, tools int, toolDetail string, stop, 
 }
 
 // openaiChoice writes tool_choice and parallel_tool_calls as Chat Completions (fam
-// openaiFamily) or Responses spell them, and stream.
-func (w *writer) openaiChoice(fam family) {
+// transcript.ChatWire) or Responses spell them, and stream.
+func (w *writer) openaiChoice(fam transcript.Wire) {
 	c := w.c
 	switch c.choice {
 	case "auto", "none":
@@ -321,7 +321,7 @@ func (w *writer) openaiChoice(fam family) {
 		w.key("tool_choice")
 		w.open('{')
 		w.str("type", "function")
-		if fam == openaiFamily {
+		if fam == transcript.ChatWire {
 			w.key("function")
 			w.open('{')
 			w.str("name", c.choiceTool)
@@ -391,7 +391,7 @@ func anthropicTemperature(raw string, l *losses) string {
 func writeAnthropic(c *conversation, l *losses) []byte {
 	w := newWriter(c, l)
 	system, start := leadingSystem(c)
-	model, modelLost := sameProvider(c, anthropicFamily)
+	model, modelLost := sameProvider(c, transcript.MessagesWire)
 	w.open('{')
 	w.raw("model", model)
 	w.raw("max_tokens", c.maxTokens)
@@ -412,7 +412,7 @@ func writeAnthropic(c *conversation, l *losses) []byte {
 		w.textBlocks(ts, "")
 		w.close(']')
 	}
-	lostTools := w.tools(anthropicFamily, func(t *tool) {
+	lostTools := w.tools(transcript.MessagesWire, func(t *tool) {
 		w.open('{')
 		w.str("name", t.name)
 		w.strOpt("description", t.description)
@@ -529,7 +529,7 @@ func anthropicPartLosses(c *conversation, p *part, l *losses) {
 			l.add("reasoning", "reasoning from another provider cannot be sent to Anthropic (it carries no Anthropic signature)")
 		}
 	case nativePart:
-		if p.native != anthropicFamily {
+		if p.native != transcript.MessagesWire {
 			l.add(p.what, p.what+" has no Anthropic form")
 		}
 	case imagePart:
@@ -545,7 +545,7 @@ func anthropicKeeps(p *part) bool {
 	case textPart, imagePart, callPart, resultPart:
 		return true
 	case thinkingPart, nativePart:
-		return p.native == anthropicFamily && p.raw != ""
+		return p.native == transcript.MessagesWire && p.raw != ""
 	}
 	return false
 }
@@ -609,7 +609,7 @@ func (w *writer) anthropicBlock(p *part) {
 }
 
 func (w *writer) anthropicImage(img *image) {
-	if w.otherFiles(img, anthropicFamily, true, "text") {
+	if w.otherFiles(img, transcript.MessagesWire, true, "text") {
 		return
 	}
 	w.open('{')
@@ -635,14 +635,14 @@ func (w *writer) anthropicImage(img *image) {
 
 func writeOpenAI(c *conversation, l *losses) []byte {
 	w := newWriter(c, l)
-	model, modelLost := sameProvider(c, openaiFamily)
+	model, modelLost := sameProvider(c, transcript.ChatWire)
 	w.open('{')
 	w.raw("model", model)
 	w.raw("max_tokens", c.maxTokens)
 	w.raw("temperature", c.temperature)
 	w.raw("top_p", c.topP)
 	w.raw("stop", c.stop)
-	lostTools := w.tools(openaiFamily, func(t *tool) {
+	lostTools := w.tools(transcript.ChatWire, func(t *tool) {
 		w.open('{')
 		w.str("type", "function")
 		w.key("function")
@@ -656,7 +656,7 @@ func writeOpenAI(c *conversation, l *losses) []byte {
 		w.close('}')
 		w.close('}')
 	})
-	w.openaiChoice(openaiFamily)
+	w.openaiChoice(transcript.ChatWire)
 	w.key("messages")
 	w.open('[')
 	c.msg(0) // a header is read with the first message
@@ -728,7 +728,7 @@ func writeOpenAI(c *conversation, l *losses) []byte {
 				l.add("reasoning", "reasoning cannot be sent back through Chat Completions")
 			case nativePart:
 				texts += 2
-				if p.native == openaiFamily {
+				if p.native == transcript.ChatWire {
 					content++
 					continue
 				}
@@ -756,7 +756,7 @@ func writeOpenAI(c *conversation, l *losses) []byte {
 				case p.kind == imagePart && m.role != "assistant":
 					w.elem()
 					w.openaiImage(p.image)
-				case p.kind == nativePart && p.native == openaiFamily:
+				case p.kind == nativePart && p.native == transcript.ChatWire:
 					w.elem()
 					w.b = append(w.b, p.raw...)
 				}
@@ -841,7 +841,7 @@ func (w *writer) openaiTool(p *part, l *losses) {
 }
 
 func (w *writer) openaiImage(img *image) {
-	if w.otherFiles(img, openaiFamily, false, "text") { // Chat Completions takes images by URL only
+	if w.otherFiles(img, transcript.ChatWire, false, "text") { // Chat Completions takes images by URL only
 		return
 	}
 	w.open('{')
@@ -860,7 +860,7 @@ func writeResponses(c *conversation, l *losses) []byte {
 	w := newWriter(c, l)
 	system, start := leadingSystem(c)
 	custom := customCalls(c.t) // call ids of free-form calls, whose outputs have their own type
-	model, modelLost := sameProvider(c, openaiFamily)
+	model, modelLost := sameProvider(c, transcript.ChatWire)
 	w.open('{')
 	w.raw("model", model)
 	w.raw("max_output_tokens", c.maxTokens)
@@ -869,7 +869,7 @@ func writeResponses(c *conversation, l *losses) []byte {
 	if ts := texts(c, system); len(ts) > 0 {
 		w.str("instructions", strings.Join(ts, "\n\n"))
 	}
-	lostTools := w.tools(responsesFamily, func(t *tool) {
+	lostTools := w.tools(transcript.ResponsesWire, func(t *tool) {
 		w.open('{')
 		w.str("type", "function")
 		w.str("name", t.name)
@@ -883,7 +883,7 @@ func writeResponses(c *conversation, l *losses) []byte {
 		}
 		w.close('}')
 	})
-	w.openaiChoice(responsesFamily)
+	w.openaiChoice(transcript.ResponsesWire)
 	w.key("input")
 	w.open('[')
 	for mi := start; c.msg(mi) != nil; mi++ {
@@ -961,20 +961,20 @@ func writeResponses(c *conversation, l *losses) []byte {
 				w.responsesOutput(p, custom[p.id], l)
 			case thinkingPart:
 				flush()
-				if p.native == responsesFamily && p.raw != "" {
+				if p.native == transcript.ResponsesWire && p.raw != "" {
 					w.elem()
 					w.b = append(w.b, p.raw...)
 					continue
 				}
 				l.add("reasoning", "reasoning from another provider cannot be sent back through Responses")
 			case nativePart:
-				if p.native == responsesFamily && p.inContent {
+				if p.native == transcript.ResponsesWire && p.inContent {
 					content()
 					w.b = append(w.b, p.raw...)
 					continue
 				}
 				flush()
-				if p.native == responsesFamily {
+				if p.native == transcript.ResponsesWire {
 					w.elem()
 					w.b = append(w.b, p.raw...)
 					continue
@@ -1012,12 +1012,12 @@ func customCalls(t *transcript.Transcript) map[string]bool {
 			if b.Kind != transcript.ToolCall {
 				continue
 			}
-			switch familyOf(t.Format) {
-			case responsesFamily:
+			switch t.Format.Wire() {
+			case transcript.ResponsesWire:
 				if b.Type == "custom_tool_call" {
 					custom[b.ToolID] = true
 				}
-			case openaiFamily:
+			case transcript.ChatWire:
 				if b.Type == "custom" {
 					custom[b.ToolID] = true
 				}
@@ -1030,7 +1030,7 @@ func customCalls(t *transcript.Transcript) map[string]bool {
 func (w *writer) responsesImage(img *image) {
 	// Chat Completions and Responses share OpenAI's files; only Responses takes an image
 	// by file id.
-	if w.otherFiles(img, openaiFamily, true, "input_text") {
+	if w.otherFiles(img, transcript.ChatWire, true, "input_text") {
 		return
 	}
 	w.open('{')

@@ -385,12 +385,7 @@ func anchor(tl *measure.Tally, r *Report) *Anchor {
 	}
 	a := &Anchor{Recorded: ma.Recorded, RecordedAt: ma.At, CacheRead: ma.CacheRead, CacheCreation: ma.CacheCreation,
 		CountedBefore: ma.Counted, Removed: ma.Removed, StaleReasoning: ma.Stale}
-	switch tl.Format {
-	case transcript.ClaudeCode:
-		a.Source = "message.usage"
-	case transcript.Codex:
-		a.Source = "token_count"
-	}
+	a.Source = tl.Format.UsageSource()
 	for i := ma.At + 1; i < len(r.Messages); i++ {
 		a.EstimatedAfter += r.Messages[i].Tokens
 	}

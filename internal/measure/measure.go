@@ -325,12 +325,7 @@ func BlockTokens(t *transcript.Transcript, b *transcript.Block, c tokens.Counter
 }
 
 // ProviderOf names the provider whose billing rules apply to a format.
-func ProviderOf(f transcript.Format) string {
-	if f.MessagesAPI() || f == transcript.ClaudeCode {
-		return "anthropic"
-	}
-	return "openai"
-}
+func ProviderOf(f transcript.Format) string { return f.Provider() }
 
 // countMessages counts every message of a transcript, spreading messages over the cores.
 func countMessages(t *transcript.Transcript, c tokens.Counter, provider string, previews bool) []Message {

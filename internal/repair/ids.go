@@ -14,7 +14,7 @@ import (
 // in practice) moves on to the next hash.
 func deriveID(f transcript.Format, old string, at transcript.Ref, used map[string]bool) string {
 	prefix := "call_"
-	if f.MessagesAPI() || f == transcript.ClaudeCode {
+	if f.Wire() == transcript.MessagesWire {
 		prefix = "toolu_"
 	}
 	for n := 0; ; n++ {

@@ -154,38 +154,33 @@ func (f *fixer) add(m int, rule Rule, ids []string, format string, a ...any) {
 	f.problems = append(f.problems, p)
 }
 
+// formatRules are each format's checks and fixes, in one table: a format without its row fails
+// TestEveryFormatRepaired.
+var formatRules = map[transcript.Format]struct {
+	check func(*fixer)
+	fix   func(*fixer) ([]transcript.Edit, error)
+}{
+	transcript.Anthropic:  {(*fixer).checkAnthropic, (*fixer).fixAnthropic},
+	transcript.Cline:      {func(f *fixer) { f.checkAnthropic(); f.checkCline() }, (*fixer).fixAnthropic},
+	transcript.OpenAI:     {(*fixer).checkOpenAI, (*fixer).fixOpenAI},
+	transcript.Responses:  {(*fixer).checkResponses, (*fixer).fixResponses},
+	transcript.Codex:      {(*fixer).checkResponses, (*fixer).fixCodex},
+	transcript.ClaudeCode: {(*fixer).checkClaudeCode, (*fixer).fixClaudeCode},
+}
+
 // check runs the format's rules.
 func (f *fixer) check() []Problem {
 	f.problems = nil
-	switch f.t.Format {
-	case transcript.Anthropic:
-		f.checkAnthropic()
-	case transcript.Cline:
-		f.checkAnthropic()
-		f.checkCline()
-	case transcript.OpenAI:
-		f.checkOpenAI()
-	case transcript.Responses, transcript.Codex:
-		f.checkResponses()
-	case transcript.ClaudeCode:
-		f.checkClaudeCode()
+	if r, ok := formatRules[f.t.Format]; ok {
+		r.check(f)
 	}
 	sort.SliceStable(f.problems, func(i, j int) bool { return f.problems[i].Message < f.problems[j].Message })
 	return f.problems
 }
 
 func (f *fixer) fix() ([]transcript.Edit, error) {
-	switch f.t.Format {
-	case transcript.Anthropic, transcript.Cline:
-		return f.fixAnthropic()
-	case transcript.OpenAI:
-		return f.fixOpenAI()
-	case transcript.Responses:
-		return f.fixResponses()
-	case transcript.Codex:
-		return f.fixCodex()
-	case transcript.ClaudeCode:
-		return f.fixClaudeCode()
+	if r, ok := formatRules[f.t.Format]; ok {
+		return r.fix(f)
 	}
 	return nil, nil
 }

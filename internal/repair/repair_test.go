@@ -349,3 +349,12 @@ func TestInvalidUTF8Ids(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryFormatRepaired walks the formats: each has its rules.
+func TestEveryFormatRepaired(t *testing.T) {
+	for _, f := range transcript.Formats {
+		if r, ok := formatRules[f]; !ok || r.check == nil || r.fix == nil {
+			t.Errorf("%s has no repair rules", f)
+		}
+	}
+}

@@ -218,16 +218,15 @@ var (
 	}
 )
 
+// agentWrappers are the wrappers of each agent, by transcript.Format.Agent; a format whose
+// agent has none here fails TestEveryAgentWrapped.
+var agentWrappers = map[string]wrappers{"claude-code": claudeCodeWrappers, "cline": clineWrappers, "codex": codexWrappers}
+
 // wrappersOf is the wrappers of the agent that wrote a format; an API document may come
 // from any agent (a session converted by ctx-convert keeps its wrappers), so it gets all.
 func wrappersOf(f transcript.Format) []wrappers {
-	switch f {
-	case transcript.ClaudeCode:
-		return []wrappers{claudeCodeWrappers}
-	case transcript.Cline:
-		return []wrappers{clineWrappers}
-	case transcript.Codex:
-		return []wrappers{codexWrappers}
+	if w, ok := agentWrappers[f.Agent()]; ok {
+		return []wrappers{w}
 	}
 	return []wrappers{claudeCodeWrappers, clineWrappers, codexWrappers}
 }

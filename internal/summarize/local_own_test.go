@@ -113,3 +113,15 @@ func messageStrings(m *transcript.Message, fn func(*string)) {
 	}
 	blocks(m.Blocks)
 }
+
+// TestEveryAgentWrapped walks the formats: each agent that writes one has its wrappers,
+// so its user messages are read without them.
+func TestEveryAgentWrapped(t *testing.T) {
+	for _, f := range transcript.Formats {
+		if a := f.Agent(); a != "" {
+			if _, ok := agentWrappers[a]; !ok {
+				t.Errorf("%s: agent %q has no wrappers", f, a)
+			}
+		}
+	}
+}

@@ -622,11 +622,8 @@ func addedTokens(t *transcript.Transcript, o Options, edits []transcript.Edit) (
 		}
 	}
 	doc := summary
-	switch t.Format {
-	case transcript.Anthropic, transcript.OpenAI, transcript.Cline:
-		doc = `{"messages":[` + summary + `]}`
-	case transcript.Responses:
-		doc = `{"input":[` + summary + `]}`
+	if !t.Format.JSONL() {
+		doc = `{"` + t.Format.Wire().Body() + `":[` + summary + `]}`
 	}
 	if summary == "" {
 		return 0, false

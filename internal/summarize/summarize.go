@@ -330,13 +330,11 @@ func Place(t *transcript.Transcript, sp Split, text string) ([]transcript.Edit, 
 	}
 	content := summaryContent(t.Format, pinnedBlocks(t, sp), text)
 	switch t.Format {
-	case transcript.Anthropic, transcript.OpenAI, transcript.Cline:
-		return placeJSON(t, drop, sp.Summarized[0], `{"role":"user","content":`+content+`}`), nil
-	case transcript.Responses:
-		if t.Array.IsZero() || t.Slice(t.Array)[0] != '[' {
+	case transcript.Anthropic, transcript.OpenAI, transcript.Responses, transcript.Cline:
+		if t.Format.Wire() == transcript.ResponsesWire && (t.Array.IsZero() || t.Slice(t.Array)[0] != '[') {
 			return nil, fmt.Errorf("the input is one string, not a list of items")
 		}
-		return placeJSON(t, drop, sp.Summarized[0], `{"type":"message","role":"user","content":`+content+`}`), nil
+		return placeJSON(t, drop, sp.Summarized[0], t.Format.Wire().UserMessage(content)), nil
 	case transcript.ClaudeCode:
 		return placeClaudeCode(t, sp, drop, text, content)
 	case transcript.Codex:

@@ -119,10 +119,6 @@ func (t *Transcript) Compacts() bool {
 	return t.Format == Codex && len(t.Records) == 1 && t.Records[0].Type == "compacted"
 }
 
-// Compacts reports whether a record of the format may replace the conversation before it
-// (Transcript.Compacts).
-func (f Format) Compacts() bool { return f == Codex }
-
 // codexTokenCount reads the info of a token_count event: the figure of the request just
 // made, and the session's running totals (hasTotals when the event carries them). ok is
 // false when the event carries no figure.

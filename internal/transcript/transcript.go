@@ -33,16 +33,8 @@ const (
 	Cline      Format = "cline"
 )
 
-// Formats lists every format in a stable order.
+// Formats lists every format in a stable order; formats.go says what each one is.
 var Formats = []Format{Anthropic, OpenAI, Responses, ClaudeCode, Codex, Cline}
-
-// MessagesAPI reports whether a document of the format is a Messages API message array
-// as it is sent (an Anthropic request, a Cline history), so the API's structural rules
-// apply to it as it stands.
-func (f Format) MessagesAPI() bool { return f == Anthropic || f == Cline }
-
-// JSONL reports whether documents of the format are one JSON record a line.
-func (f Format) JSONL() bool { return f == ClaudeCode || f == Codex }
 
 // Kind classifies a block.
 type Kind uint8

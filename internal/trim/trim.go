@@ -109,7 +109,7 @@ type Stats struct {
 // notes says whether the tier notes what it dropped in t: a session log that records
 // usage, whose figures the note keeps right.
 func notes(t *transcript.Transcript) bool {
-	return (t.Format == transcript.ClaudeCode || t.Format == transcript.Codex) && len(t.Usage) > 0
+	return t.Format.UsageSource() != "" && len(t.Usage) > 0
 }
 
 // noteText is the note that stands for the dropped messages. ctx-count reads the figure
