@@ -72,6 +72,28 @@ type State struct {
 	// process: a message the next request repeats byte for byte has its hash without
 	// being read again. Never stored; nil when the state was read from its file.
 	OrigRaw []string `json:"-"`
+	// Marks are the indices of the Sent messages that hold a "cache_control" (the
+	// Messages API's markers), when Marked, in this process: the proxy caps the markers
+	// of a request without reading every message for them. Never stored.
+	Marks  []int `json:"-"`
+	Marked bool  `json:"-"`
+	// In and Out are the tokens of the messages of a request of the conversation as the
+	// proxy counted them, received and sent: the next request's count reads only the
+	// messages that are not among them. In this process; never stored; nil: none.
+	In, Out *Counts `json:"-"`
+}
+
+// Counts are the tokens of a request's messages as the proxy counted them: Tokens[i] for
+// Raws[i] (the strings of the request's state, not copies), under the counter of Format
+// and Model. Flags[i] are what the proxy needs to know of each message to tell which
+// counts a later message can change (proxy's count.go); Final is how many of the first
+// counts none can. Never changed once kept.
+type Counts struct {
+	Format, Model string
+	Raws          []string
+	Tokens        []int
+	Flags         []uint8
+	Final         int
 }
 
 // Hash names a message by its bytes.
@@ -156,6 +178,8 @@ type Dir struct {
 	seq   map[string]uint64 // by file name: the newest Prepare
 	locks map[string]*keyLock
 	sizes map[string]fileInfo // by file name: what prune needs without a directory scan
+	// first: by the first message of a state kept (OrigRaw[0]), its file name (Recent).
+	first map[string]string
 }
 
 type fileInfo struct {
@@ -163,6 +187,7 @@ type fileInfo struct {
 	sent    int64 // the bytes of the conversation's sent document and its description
 	updated time.Time
 	state   *State // in memory once read or kept; nil: on disk only
+	first   string // its key in Dir.first, "" for none
 	// disk is the state as the file has it, end where the next record is chained (log.go);
 	// either nil: the next write writes the file whole.
 	disk *State
@@ -198,7 +223,7 @@ func Open(path string, o Options, now func() time.Time) (*Dir, error) {
 	if err := safefile.MkdirAll(path); err != nil {
 		return nil, err
 	}
-	d := &Dir{path: path, o: o, now: now, locks: map[string]*keyLock{}, sizes: map[string]fileInfo{}, seq: map[string]uint64{}}
+	d := &Dir{path: path, o: o, now: now, locks: map[string]*keyLock{}, sizes: map[string]fileInfo{}, seq: map[string]uint64{}, first: map[string]string{}}
 	entries, err := os.ReadDir(path)
 	if err != nil {
 		return nil, err
@@ -322,9 +347,33 @@ func (d *Dir) Keep(s *State) {
 	name := fileName(s.Key)
 	fi := d.sizes[name]
 	fi.size, fi.updated, fi.state = int64(sizeOf(s)), s.Updated, s
+	if fi.first != "" && d.first[fi.first] == name {
+		delete(d.first, fi.first)
+	}
+	fi.first = ""
+	if len(s.OrigRaw) > 0 {
+		fi.first = s.OrigRaw[0]
+		d.first[fi.first] = name
+	}
 	d.sizes[name] = fi
 	d.pruneLocked()
 	d.mu.Unlock()
+}
+
+// Recent returns the messages of the last request kept in memory (Keep) whose first
+// message is first, byte for byte (its State.OrigRaw, not to be changed), nil when there
+// is none: what the proxy reads a request against before it knows the conversation.
+func (d *Dir) Recent(first string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	name, ok := d.first[first]
+	if !ok {
+		return nil
+	}
+	if st := d.sizes[name].state; st != nil && len(st.OrigRaw) > 0 && st.OrigRaw[0] == first {
+		return st.OrigRaw
+	}
+	return nil
 }
 
 // Put replaces the state of s.Key and drops what the bounds no longer allow.
@@ -528,6 +577,9 @@ func (d *Dir) remove(name string) {
 	}
 	if d.sizes[name].sent > 0 {
 		d.removeSent(name)
+	}
+	if f := d.sizes[name].first; f != "" && d.first[f] == name {
+		delete(d.first, f)
 	}
 	delete(d.sizes, name)
 	delete(d.seq, name)

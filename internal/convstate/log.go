@@ -61,8 +61,9 @@ func chain(key, prev, line []byte) []byte {
 // seed is what the first record's MAC is chained on.
 func seed(key []byte) []byte { return chain(key, nil, []byte(magicLog)) }
 
-// commonPrefix is how many first elements a and b share.
-func commonPrefix(a, b []string) int {
+// CommonPrefix is how many first elements a and b share. Strings a request keeps of the
+// one before are the same strings, compared by their address first.
+func CommonPrefix(a, b []string) int {
 	n := 0
 	for n < len(a) && n < len(b) && a[n] == b[n] {
 		n++
@@ -75,8 +76,8 @@ func commonPrefix(a, b []string) int {
 func appendRecord(out []byte, key, mac []byte, prev, s *State) ([]byte, []byte, error) {
 	r := record{State: *s}
 	if prev != nil {
-		r.KeepOrig = commonPrefix(prev.Orig, s.Orig)
-		r.KeepSent = commonPrefix(prev.Sent, s.Sent)
+		r.KeepOrig = CommonPrefix(prev.Orig, s.Orig)
+		r.KeepSent = CommonPrefix(prev.Sent, s.Sent)
 		r.Orig, r.Sent = s.Orig[r.KeepOrig:], s.Sent[r.KeepSent:]
 	}
 	data, err := json.Marshal(&r)

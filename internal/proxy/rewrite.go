@@ -15,7 +15,6 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/ctxkit/ctxkit/internal/convstate"
-	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/store"
@@ -29,12 +28,16 @@ const MaxMarkers = 4
 // the body has gone out: counting is left until then so that it adds no latency.
 type pending struct {
 	orig, sent []byte
-	format     transcript.Format
-	model      string
-	session    string // the client's session id (sent.go)
-	markers    int    // the cache_control markers of sent (Anthropic)
-	tools      int    // the tools sent offers
-	cwd        string // the working directory the client's body names (sent.go)
+	// Their message arrays, orig[origAt[0]:origAt[1]] holding origMsgs and likewise
+	// sent's (sentAt[0] < 0: not known).
+	origAt, sentAt     [2]int
+	origMsgs, sentMsgs []string
+	format             transcript.Format
+	model              string
+	session            string // the client's session id (sent.go)
+	markers            int    // the cache_control markers of sent (Anthropic)
+	tools              int    // the tools sent offers
+	cwd                string // the working directory the client's body names (sent.go)
 }
 
 // arrayKey is where a format keeps its messages in a request body.
@@ -50,37 +53,15 @@ func arrayKey(f transcript.Format) string {
 // time and piped. It never fails: whatever goes wrong is a fallback to the original body.
 func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte) (*Record, *pending) {
 	rec := &Record{Time: s.now(), Path: r.URL.Path, Format: string(format), body: body, Tiers: []replay.Firing{}}
-	if !gjson.ValidBytes(body) {
+	var recent func(string) []string
+	if s.State != nil {
+		recent = s.State.Recent
+	}
+	sc, ok := scanBody(body, format, recent)
+	if !ok {
 		return rec, nil
 	}
-	arr := gjson.GetBytes(body, arrayKey(format))
-	if !arr.IsArray() {
-		return rec, nil // a Responses "input" string, a body of another kind: not ours to touch
-	}
-	cur := arr.Array()
-	var top topFields
-	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "system", "instructions":
-			if k.Str == "system" {
-				top.prompt[0] = v
-			} else {
-				top.prompt[1] = v
-			}
-			top.system += v.Raw
-			top.markers += countMarkers(v)
-		case "tools":
-			top.markers += countMarkers(v)
-			top.tools = int(v.Get("#").Int())
-		case "prompt_cache_key":
-			top.cacheKey = v.String()
-		case "metadata":
-			top.user = v.Get("user_id").String()
-		case "model":
-			top.model = v.String()
-		}
-		return true
-	})
+	cur, top := sc.msgs, sc.top
 	key := conversationKey(r, top, format, cur)
 	rec.Conversation = key
 
@@ -118,16 +99,24 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		}
 	}
 	refused := false
+	var marks []int // the messages of sentMsgs that hold a marker (Anthropic), once known
+	marked := false
 	if st != nil && extends(st.Orig, hashes) {
 		raws := make([]string, 0, len(st.Sent)+len(cur)-len(st.Orig))
 		raws = append(raws, st.Sent...)
 		for _, m := range cur[len(st.Orig):] {
 			raws = append(raws, m.Raw)
 		}
+		var rawMarks []int
 		if format == transcript.Anthropic {
-			raws = capMarkers(top.markers, raws)
+			old := st.Marks
+			if !st.Marked {
+				old = withMarkers(st.Sent, 0, nil)
+			}
+			rawMarks = withMarkers(raws, len(st.Sent), old)
+			raws, rawMarks = capMarkers(top.markers, raws, rawMarks)
 		}
-		rebuilt := splice(body, arr, raws)
+		rebuilt := splice(body, sc.start, sc.end, raws)
 		// The state is the proxy's own, but what it sends is held to the client's body all
 		// the same: a state damaged since (a bug, a disk, another version) must not make it
 		// send a request the client's would not have been.
@@ -141,6 +130,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		} else {
 			built = rebuilt
 			sentMsgs = raws
+			marks, marked = rawMarks, true
 			rec.Extended = true
 		}
 	}
@@ -151,13 +141,14 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		if err != nil {
 			rec.Fallback = err.Error()
 			sent = body
-			rec.Extended = false
+			rec.Extended, marked = false, false
 			sentMsgs = sentMsgs[:0]
 			for _, m := range cur {
 				sentMsgs = append(sentMsgs, m.Raw)
 			}
 		} else {
 			sent, rec.Tiers = out, fired
+			marked = false
 			sentMsgs = sentMsgs[:0]
 			for _, m := range gjson.GetBytes(sent, arrayKey(format)).Array() {
 				sentMsgs = append(sentMsgs, m.Raw)
@@ -166,6 +157,9 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	}
 	rec.body = sent
 	rec.MessagesSent = len(sentMsgs)
+	if format == transcript.Anthropic && !marked {
+		marks, marked = withMarkers(sentMsgs, 0, nil), true
+	}
 
 	if st != nil {
 		for i, m := range sentMsgs {
@@ -183,6 +177,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		}
 		next.Orig, next.OrigRaw = hashes, origRaws
 		next.Sent = sentMsgs
+		next.Marks, next.Marked = marks, marked
 		// Every message sent is one JSON value: an element of the client's body or of
 		// the pipeline's output, both held to be JSON.
 		next.Valid = len(sentMsgs)
@@ -190,20 +185,25 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	}
 	p := &pending{orig: body, sent: sent, format: format, model: top.model, session: sessionOf(r, top.cacheKey), tools: top.tools,
 		cwd: cwdIn(top.prompt[:], cur)}
-	if !bytes.Equal(sent, built) && !bytes.Equal(sent, body) {
+	piped := !bytes.Equal(sent, built) && !bytes.Equal(sent, body)
+	p.origAt, p.origMsgs, p.sentMsgs = [2]int{sc.start, sc.end}, origRaws, sentMsgs
+	// The array sent is the body's, or a splice of it that changed the array alone.
+	p.sentAt = [2]int{sc.start, len(sent) - (len(body) - sc.end)}
+	if piped {
+		p.sentAt = [2]int{-1, -1}
+	}
+	if piped {
 		p.tools = int(gjson.GetBytes(sent, "tools.#").Int()) // the pipeline's output
 	}
 	if format == transcript.Anthropic {
 		// The markers of what goes out, from the parts already apart: the top-level fields
 		// are the client's unless the pipeline ran.
 		p.markers = top.markers
-		if !bytes.Equal(sent, built) && !bytes.Equal(sent, body) {
+		if piped {
 			p.markers = countMarkers(gjson.GetBytes(sent, "tools")) + countMarkers(gjson.GetBytes(sent, "system"))
 		}
-		for _, m := range sentMsgs {
-			if strings.Contains(m, `"cache_control"`) {
-				p.markers += countMarkers(gjson.Get(m, "content"))
-			}
+		for _, i := range marks {
+			p.markers += countMarkers(gjson.Get(sentMsgs[i], "content"))
 		}
 	}
 	return rec, p
@@ -232,6 +232,29 @@ type topFields struct {
 	prompt                        [2]gjson.Result // system, instructions
 }
 
+// see takes in the top-level field k of value v.
+func (top *topFields) see(k string, v gjson.Result) {
+	switch k {
+	case "system", "instructions":
+		if k == "system" {
+			top.prompt[0] = v
+		} else {
+			top.prompt[1] = v
+		}
+		top.system += v.Raw
+		top.markers += countMarkers(v)
+	case "tools":
+		top.markers += countMarkers(v)
+		top.tools = int(v.Get("#").Int())
+	case "prompt_cache_key":
+		top.cacheKey = v.String()
+	case "metadata":
+		top.user = v.Get("user_id").String()
+	case "model":
+		top.model = v.String()
+	}
+}
+
 // countMarkers counts the cache_control markers of the blocks of v (tools, system).
 func countMarkers(v gjson.Result) int {
 	if !v.IsArray() || !strings.Contains(v.Raw, `"cache_control"`) {
@@ -247,14 +270,14 @@ func countMarkers(v gjson.Result) int {
 	return n
 }
 
-// splice is body with its message array arr replaced by the messages raws.
-func splice(body []byte, arr gjson.Result, raws []string) []byte {
-	size := len(body) - len(arr.Raw) + 2 + len(raws)
+// splice is body with its message array, body[start:end], replaced by the messages raws.
+func splice(body []byte, start, end int, raws []string) []byte {
+	size := len(body) - (end - start) + 2 + len(raws)
 	for _, m := range raws {
 		size += len(m)
 	}
 	out := make([]byte, 0, size)
-	out = append(out, body[:arr.Index]...)
+	out = append(out, body[:start]...)
 	out = append(out, '[')
 	for i, m := range raws {
 		if i > 0 {
@@ -263,7 +286,7 @@ func splice(body []byte, arr gjson.Result, raws []string) []byte {
 		out = append(out, m...)
 	}
 	out = append(out, ']')
-	return append(out, body[arr.Index+len(arr.Raw):]...)
+	return append(out, body[end:]...)
 }
 
 // extends reports whether the messages cur begin with the ones remembered (by hash).
@@ -692,11 +715,18 @@ func (s *Server) finish(rec *Record, p *pending) {
 			rec.Warning = strings.TrimPrefix(rec.Warning+"; ", "; ") + "store not synced: " + err.Error()
 		}
 	}
-	rec.TokensIn = s.count(p.orig, p.format, p.model)
+	// The counts of the conversation's last request counted give its messages' tokens.
+	var in, out *convstate.Counts
+	if s.State != nil && rec.Conversation != "" {
+		if cur, err := s.State.Get(rec.Conversation); err == nil && cur != nil {
+			in, out = cur.In, cur.Out
+		}
+	}
+	rec.TokensIn, in = s.count(p.orig, p.format, p.model, p.origAt[0], p.origAt[1], p.origMsgs, in)
 	if bytes.Equal(p.orig, p.sent) {
-		rec.TokensSent = rec.TokensIn
+		rec.TokensSent, out = rec.TokensIn, in
 	} else {
-		rec.TokensSent = s.count(p.sent, p.format, p.model)
+		rec.TokensSent, out = s.count(p.sent, p.format, p.model, p.sentAt[0], p.sentAt[1], p.sentMsgs, out)
 	}
 	rec.Saved = rec.TokensIn - rec.TokensSent
 	if p.format == transcript.Anthropic {
@@ -714,6 +744,12 @@ func (s *Server) finish(rec *Record, p *pending) {
 	// A copy: the state kept is shared with the status page, never changed once kept.
 	st := *cur
 	st.Answered = s.now()
+	if in != nil {
+		st.In = in
+	}
+	if out != nil {
+		st.Out = out
+	}
 	st.Requests++
 	st.TokensIn += rec.TokensIn
 	st.TokensSent += rec.TokensSent
@@ -728,35 +764,37 @@ func (s *Server) finish(rec *Record, p *pending) {
 	}
 }
 
-func (s *Server) count(doc []byte, format transcript.Format, model string) int {
-	if s.Counter == nil {
-		return 0
+// withMarkers is the indices of the messages of raws that hold a "cache_control" (a
+// marker, as a rule): known for the first from of them, the others read.
+func withMarkers(raws []string, from int, known []int) []int {
+	out := append([]int(nil), known...)
+	for i := from; i < len(raws); i++ {
+		if strings.Contains(raws[i], `"cache_control"`) {
+			out = append(out, i)
+		}
 	}
-	t, err := transcript.Parse(doc, transcript.Options{Format: format})
-	if err != nil {
-		return 0
-	}
-	c, err := s.Counter(format, model)
-	if err != nil {
-		return 0
-	}
-	return measure.Total(t, c)
+	return out
 }
 
 // capMarkers keeps the request within MaxMarkers cache_control markers once the last sent
 // history (with the markers it carried) and the new messages (with the client's) are put
 // together: the oldest message markers go first, so the newest, where the client put the
-// end of the prefix to cache, stay. Only the messages that lose a marker change.
-func capMarkers(top int, raws []string) []string {
+// end of the prefix to cache, stay. Only the messages that lose a marker change. marks are
+// the messages of raws that may hold one (withMarkers); it returns those that still do.
+func capMarkers(top int, raws []string, marks []int) ([]string, []int) {
 	total := top
-	for _, m := range raws {
-		if strings.Contains(m, `"cache_control"`) {
-			total += countMarkers(gjson.Get(m, "content"))
-		}
+	for _, i := range marks {
+		total += countMarkers(gjson.Get(raws[i], "content"))
 	}
-	for i := 0; i < len(raws) && total > MaxMarkers; i++ {
+	kept := marks[:0:0]
+	for _, i := range marks {
+		if total <= MaxMarkers {
+			kept = append(kept, i)
+			continue
+		}
 		blocks := gjson.Get(raws[i], "content")
 		if !blocks.IsArray() {
+			kept = append(kept, i)
 			continue
 		}
 		m := raws[i]
@@ -772,6 +810,9 @@ func capMarkers(top int, raws []string) []string {
 			}
 		}
 		raws[i] = m
+		if strings.Contains(m, `"cache_control"`) {
+			kept = append(kept, i)
+		}
 	}
-	return raws
+	return raws, kept
 }
