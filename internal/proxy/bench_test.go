@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/ctxkit/ctxkit/internal/benchload"
 	"github.com/ctxkit/ctxkit/internal/measure"
@@ -238,11 +239,30 @@ func (g generated) body(n int) []byte {
 	return []byte(g.head + "[" + strings.Join(g.msgs[:n], ",") + "]" + g.tail)
 }
 
+// marked is the request of the first n messages as Claude Code sends it: the newest message
+// carries a cache_control marker, on its last block (a string content sent as one text
+// block), which the next request moves to its own newest.
+func (g generated) marked(n int) []byte {
+	msgs := append([]string(nil), g.msgs[:n]...)
+	last := msgs[n-1]
+	content := gjson.Get(last, "content")
+	if content.Type == gjson.String {
+		last, _ = sjson.SetRaw(last, "content", `[{"type":"text","text":`+content.Raw+`}]`)
+		content = gjson.Get(last, "content")
+	}
+	marker := `{"type":"ephemeral"}`
+	last, _ = sjson.SetRaw(last, "content."+strconv.Itoa(int(content.Get("#").Int())-1)+".cache_control", marker)
+	msgs[n-1] = last
+	return []byte(g.head + "[" + strings.Join(msgs, ",") + "]" + g.tail)
+}
+
 // BenchmarkTurn is the proxy's whole work on one request with no pipeline (rewrite, then
 // the finish step's counts and state write that follow the response), at 200K and 1M
 // tokens: a conversation's first request, and a request that extends the one before by two
-// messages, as a client sends them. ns/op is the time it takes, disk syncs included (the
-// finish step's run after the response); cpu-ms/op the process's CPU time for it.
+// messages, as a client sends them (extending: no cache_control marker; marked: the
+// newest message marked, as Claude Code does). ns/op is the time it takes, disk syncs
+// included (the finish step's run after the response); cpu-ms/op the process's CPU time
+// for it. parse is the reference for a first request: one transcript.Parse of it.
 func BenchmarkTurn(b *testing.B) {
 	for _, size := range []struct {
 		name   string
@@ -252,6 +272,17 @@ func BenchmarkTurn(b *testing.B) {
 		grow := min(32, len(g.msgs)/8) // extending requests before the conversation starts again
 		base := len(g.msgs) - 2*grow
 		b.Logf("%s: %d messages", size.name, len(g.msgs))
+		b.Run(size.name+"/parse", func(b *testing.B) {
+			body := g.body(len(g.msgs))
+			b.ResetTimer()
+			cpu := benchload.CPUTime()
+			for i := 0; i < b.N; i++ {
+				if _, err := transcript.Parse(body, transcript.Options{Format: transcript.Anthropic}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(benchload.CPUTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+		})
 		b.Run(size.name+"/first", func(b *testing.B) {
 			s, _, _ := proxyFor(b, "http://127.0.0.1:1", "", b.TempDir())
 			s.Log, s.Stats = nil, nil
@@ -270,32 +301,37 @@ func BenchmarkTurn(b *testing.B) {
 			}
 			b.ReportMetric(float64(benchload.CPUTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 		})
-		b.Run(size.name+"/extending", func(b *testing.B) {
-			s, _, _ := proxyFor(b, "http://127.0.0.1:1", "", b.TempDir())
-			s.Log, s.Stats = nil, nil
-			r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
-			r.Header.Set("X-Claude-Code-Session-Id", "extending")
-			b.ReportAllocs()
-			b.ResetTimer()
-			var cpu time.Duration
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				k := i % grow
-				if k == 0 { // the conversation as it was grow requests ago
-					rec, p := s.rewrite(r, transcript.Anthropic, g.body(base))
+		for _, kind := range []struct {
+			name string
+			body func(int) []byte
+		}{{"extending", g.body}, {"marked", g.marked}} {
+			b.Run(size.name+"/"+kind.name, func(b *testing.B) {
+				s, _, _ := proxyFor(b, "http://127.0.0.1:1", "", b.TempDir())
+				s.Log, s.Stats = nil, nil
+				r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+				r.Header.Set("X-Claude-Code-Session-Id", kind.name)
+				b.ReportAllocs()
+				b.ResetTimer()
+				var cpu time.Duration
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					k := i % grow
+					if k == 0 { // the conversation as it was grow requests ago
+						rec, p := s.rewrite(r, transcript.Anthropic, kind.body(base))
+						s.finish(rec, p)
+					}
+					body := kind.body(base + 2*(k+1))
+					b.StartTimer()
+					start := benchload.CPUTime()
+					rec, p := s.rewrite(r, transcript.Anthropic, body)
+					if rec.Fallback != "" || !rec.Extended {
+						b.Fatalf("fallback %q, extended %v", rec.Fallback, rec.Extended)
+					}
 					s.finish(rec, p)
+					cpu += benchload.CPUTime() - start
 				}
-				body := g.body(base + 2*(k+1))
-				b.StartTimer()
-				start := benchload.CPUTime()
-				rec, p := s.rewrite(r, transcript.Anthropic, body)
-				if rec.Fallback != "" || !rec.Extended {
-					b.Fatalf("fallback %q, extended %v", rec.Fallback, rec.Extended)
-				}
-				s.finish(rec, p)
-				cpu += benchload.CPUTime() - start
-			}
-			b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
-		})
+				b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
+			})
+		}
 	}
 }

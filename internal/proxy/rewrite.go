@@ -121,7 +121,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		// the same: a state damaged since (a bug, a disk, another version) must not make it
 		// send a request the client's would not have been.
 		err := oneValueEach(st.Sent, st.Valid)
-		if err == nil {
+		if err == nil && !rebuiltHolds(format, body, sc, raws, len(st.Orig), st) {
 			err = client.holds(rebuilt)
 		}
 		if err != nil {
@@ -312,16 +312,7 @@ func extends(orig, cur []string) bool {
 //     prompt to the API. The block's own JSON string is kept, so the two forms meet
 //     whatever the client's escaping.
 func canonical(raw string) string {
-	if strings.Contains(raw, `"cache_control"`) {
-		blocks := gjson.Get(raw, "content").Array()
-		for j := len(blocks) - 1; j >= 0; j-- {
-			if blocks[j].Get("cache_control").Exists() {
-				if out, err := sjson.Delete(raw, "content."+strconv.Itoa(j)+".cache_control"); err == nil {
-					raw = out
-				}
-			}
-		}
-	}
+	raw = unmarked(raw)
 	content := gjson.Get(raw, "content")
 	if !content.IsArray() || strings.Count(content.Raw, `"type"`) != 1 {
 		return raw
@@ -348,6 +339,71 @@ func canonical(raw string) string {
 		return out
 	}
 	return raw
+}
+
+// unmarked is a message without the cache_control markers of its content blocks.
+func unmarked(raw string) string {
+	if strings.Contains(raw, `"cache_control"`) {
+		blocks := gjson.Get(raw, "content").Array()
+		for j := len(blocks) - 1; j >= 0; j-- {
+			if blocks[j].Get("cache_control").Exists() {
+				if out, err := sjson.Delete(raw, "content."+strconv.Itoa(j)+".cache_control"); err == nil {
+					raw = out
+				}
+			}
+		}
+	}
+	return raw
+}
+
+// sameReading reports whether two forms of a Messages API message read the same to
+// ctxkit (transcript.Parse gives the same message, so ctx-repair finds the same problems
+// and malformed the same fault), which the proxy relies on to send one for the other
+// without reading the request whole: they differ in cache_control markers alone, which
+// no ctxkit reading looks at, or also in a content of one text block against its text as
+// a string (both read as one text block), the text not empty.
+func sameReading(a, b string) bool {
+	if a == b {
+		return true
+	}
+	a, b = unmarked(a), unmarked(b)
+	if a == b {
+		return true
+	}
+	if canonical(a) != canonical(b) {
+		return false
+	}
+	for _, m := range []string{a, b} {
+		if c := gjson.Get(m, "content"); c.IsArray() && (c.Get("0.type").Str != "text" || c.Get("0.text").Raw == `""`) {
+			return false
+		}
+	}
+	return true
+}
+
+// rebuiltHolds reports whether the rebuilt request, raws in the client's body in place of
+// its messages, may be sent without reading it whole (clientBody.holds): each of raws is
+// the client's message at its place or reads the same (sameReading), every message of raws
+// before the client's new ones (from) was read in the conversation's last count (so it
+// reads as a message of the format: transcript.Parse checks each message alone), and the
+// client's body with its new messages alone reads. Then the rebuilt request reads as the
+// client's does, message for message: as well formed, and with the same ctx-repair
+// problems. Only the Messages API's bodies are taken so.
+func rebuiltHolds(format transcript.Format, body []byte, sc scanned, raws []string, from int, st *convstate.State) bool {
+	if format != transcript.Anthropic || st.Out == nil || convstate.CommonPrefix(st.Sent, st.Out.Raws) < from {
+		return false
+	}
+	for i := 0; i < from; i++ {
+		if !sameReading(raws[i], sc.msgs[i].Raw) || raws[i] != st.Sent[i] && !sameReading(raws[i], st.Sent[i]) {
+			return false
+		}
+	}
+	news := make([]string, 0, len(sc.msgs)-from)
+	for _, m := range sc.msgs[from:] {
+		news = append(news, m.Raw)
+	}
+	_, err := transcript.Parse(splice(body, sc.start, sc.end, news), transcript.Options{Format: format})
+	return err == nil
 }
 
 // conversationKey names the conversation a request belongs to: the client's session id

@@ -1,9 +1,13 @@
 package proxy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
+	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -117,4 +121,54 @@ func FuzzQuickScan(f *testing.F) {
 		}
 		checkScan(t, body, prev, transcript.Anthropic)
 	})
+}
+
+// TestSameReading holds sameReading to what it stands for: two forms it takes as one read
+// as one by transcript.Parse, ctx-repair and malformed, in a request of either.
+func TestSameReading(t *testing.T) {
+	marker := `,"cache_control":{"type":"ephemeral"}`
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{`{"role":"user","content":"hi"}`, `{"role":"user","content":[{"type":"text","text":"hi"` + marker + `}]}`, true},
+		{`{"role":"user","content":"hi"}`, `{"role":"user","content":[{"type":"text","text":"hi"}]}`, true},
+		{`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}`,
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"` + marker + `}]}`, true},
+		{`{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"tool_use","id":"t1","name":"x","input":{}` + marker + `}]}`,
+			`{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"tool_use","id":"t1","name":"x","input":{}}]}`, true},
+		{`{"role":"user","content":""}`, `{"role":"user","content":[{"type":"text","text":""}]}`, false},
+		{`{"role":"user","content":"hi"}`, `{"role":"user","content":[{"type":"input_text","text":"hi"}]}`, false},
+		{`{"role":"user","content":"hi"}`, `{"role":"user","content":"ho"}`, false},
+		{`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}`,
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"ok"` + marker + `}]}`, false},
+	} {
+		if got := sameReading(c.a, c.b); got != c.same {
+			t.Errorf("sameReading(%s, %s) = %v", c.a, c.b, got)
+			continue
+		}
+		if !c.same {
+			continue
+		}
+		// In a request around them, each form reads the same.
+		for _, around := range [][2]string{
+			{`{"role":"user","content":"start"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"x","input":{}}]},`, ``},
+			{``, `,{"role":"assistant","content":"end"}`},
+			{`{"role":"user","content":"start"},`, ``},
+		} {
+			read := func(m string) (string, error) {
+				body := []byte(`{"model":"m","messages":[` + around[0] + m + around[1] + `]}`)
+				tr, err := transcript.Parse(body, transcript.Options{Format: transcript.Anthropic})
+				if err != nil {
+					return "", err
+				}
+				return fmt.Sprint(repair.Counts(repair.Check(tr)), malformed(transcript.Anthropic, gjson.Parse(m))), nil
+			}
+			ra, ea := read(c.a)
+			rb, eb := read(c.b)
+			if ra != rb || (ea == nil) != (eb == nil) {
+				t.Errorf("%s and %s read differently in %q: %s (%v), %s (%v)", c.a, c.b, around, ra, ea, rb, eb)
+			}
+		}
+	}
 }
