@@ -183,6 +183,8 @@ type Dir struct {
 }
 
 type fileInfo struct {
+	// size is the bytes the state takes: its file's, or in memory, when that is more
+	// (memOf), so that MaxBytes bounds both.
 	size    int64
 	sent    int64 // the bytes of the conversation's sent document and its description
 	updated time.Time
@@ -304,6 +306,7 @@ func (d *Dir) Get(key string) (*State, error) {
 	d.mu.Lock()
 	if fi, ok := d.sizes[name]; ok && fi.state == nil {
 		fi.state = s
+		fi.size = max(fi.size, memOf(s))
 		if fi.disk == nil {
 			fi.disk, fi.end = s, end
 		}
@@ -346,7 +349,7 @@ func (d *Dir) Keep(s *State) {
 	d.mu.Lock()
 	name := fileName(s.Key)
 	fi := d.sizes[name]
-	fi.size, fi.updated, fi.state = int64(sizeOf(s)), s.Updated, s
+	fi.size, fi.updated, fi.state = memOf(s), s.Updated, s
 	if fi.first != "" && d.first[fi.first] == name {
 		delete(d.first, fi.first)
 	}
@@ -408,10 +411,9 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 	if desc != nil {
 		fi.sent = int64(len(body) + len(desc))
 	}
+	fi.size = memOf(s)
 	if fi.end != nil {
-		fi.size = fi.end.size
-	} else {
-		fi.size = int64(sizeOf(s))
+		fi.size = max(fi.size, fi.end.size)
 	}
 	fi.updated, fi.state = s.Updated, s
 	d.sizes[name] = fi
@@ -433,7 +435,7 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 			if err != nil {
 				fi.disk, fi.end = nil, nil
 			} else {
-				fi.size = end.size
+				fi.size = max(end.size, memOf(s))
 			}
 			d.sizes[name] = fi
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -78,6 +79,34 @@ func TestBounds(t *testing.T) {
 	}
 	if n := len(d2.All()); n != 0 {
 		t.Errorf("%d expired conversations kept", n)
+	}
+}
+
+// TestBoundsCountMemory: the messages as the client sent them (OrigRaw), which the proxy
+// keeps in memory only, count towards MaxBytes, where they are not the messages sent; so
+// do both when the pipeline made the sent ones short.
+func TestBoundsCountMemory(t *testing.T) {
+	c := &clock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	d, err := Open(t.TempDir(), Options{MaxBytes: 100_000, Key: testKey}, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		c.t = c.t.Add(time.Minute)
+		orig := fmt.Sprintf(`{"role":"user","content":"%d %s"}`, i, strings.Repeat("x", 40_000))
+		d.Keep(&State{Key: fmt.Sprint(i), Orig: []string{Hash(orig)}, OrigRaw: []string{orig}, Sent: []string{`{"role":"user","content":"[cleared]"}`}})
+	}
+	if n := len(d.All()); n != 2 {
+		t.Errorf("%d conversations of 40 KB kept in memory, want 2 within 100,000 bytes", n)
+	}
+	// The strings sent are the client's: counted once.
+	for i := 4; i < 8; i++ {
+		c.t = c.t.Add(time.Minute)
+		msg := fmt.Sprintf(`{"role":"user","content":"%d %s"}`, i, strings.Repeat("x", 20_000))
+		d.Keep(&State{Key: fmt.Sprint(i), Orig: []string{Hash(msg)}, OrigRaw: []string{msg}, Sent: []string{msg}})
+	}
+	if n := len(d.All()); n != 4 {
+		t.Errorf("%d conversations of 20 KB sent as received kept, want 4", n)
 	}
 }
 

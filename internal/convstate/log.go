@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 // The state file (format 2) is a log: a header line, then one record a line, each record
@@ -103,6 +104,24 @@ func sizeOf(s *State) int {
 	n := 512 + 36*len(s.Orig)
 	for _, m := range s.Sent {
 		n += len(m) + len(m)/16 + 3
+	}
+	return n
+}
+
+// memOf is the bytes s holds in memory: what a record of it takes (sizeOf, its messages
+// sent and its hashes), the messages as the client sent them (OrigRaw) where they are not
+// the very strings sent, and its counts and marks.
+func memOf(s *State) int64 {
+	n := int64(sizeOf(s)) + 16*int64(len(s.OrigRaw)) + 8*int64(len(s.Marks))
+	for i, m := range s.OrigRaw {
+		if i >= len(s.Sent) || unsafe.StringData(m) != unsafe.StringData(s.Sent[i]) || len(m) != len(s.Sent[i]) {
+			n += int64(len(m))
+		}
+	}
+	for _, c := range []*Counts{s.In, s.Out} {
+		if c != nil {
+			n += 25 * int64(len(c.Raws)) // the raws are the state's strings: their headers, tokens and flags
+		}
 	}
 	return n
 }

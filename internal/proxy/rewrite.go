@@ -116,7 +116,14 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 			rawMarks = withMarkers(raws, len(st.Sent), old)
 			raws, rawMarks = capMarkers(top.markers, raws, rawMarks)
 		}
-		rebuilt := splice(body, sc.start, sc.end, raws)
+		// The client's body itself when every message sent last is the client's again.
+		rebuilt := body
+		for i := range raws {
+			if len(raws) != len(cur) || raws[i] != cur[i].Raw {
+				rebuilt = splice(body, sc.start, sc.end, raws)
+				break
+			}
+		}
 		// The state is the proxy's own, but what it sends is held to the client's body all
 		// the same: a state damaged since (a bug, a disk, another version) must not make it
 		// send a request the client's would not have been.
