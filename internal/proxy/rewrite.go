@@ -320,6 +320,17 @@ func extends(orig, cur []string) bool {
 //     whatever the client's escaping.
 func canonical(raw string) string {
 	raw = unmarked(raw)
+	// A first block typed otherwise is no text block alone: the message is read no
+	// further (a tool call's or result's content is not walked to its end).
+	if typ := gjson.Get(raw, "content.0.type"); typ.Exists() && (typ.Type != gjson.String || typ.Str != "text" && typ.Str != "input_text") {
+		return raw
+	}
+	return folded(raw)
+}
+
+// folded is raw with a content of one text block, and nothing else in the block, as the
+// block's text.
+func folded(raw string) string {
 	content := gjson.Get(raw, "content")
 	if !content.IsArray() || strings.Count(content.Raw, `"type"`) != 1 {
 		return raw

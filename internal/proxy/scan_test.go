@@ -172,3 +172,29 @@ func TestSameReading(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCanonicalReadsFirstBlock holds canonical, which stops at a first block typed other
+// than text, to the form it had when it read every message's content whole: the hashes of
+// a state written before must still match.
+func FuzzCanonicalReadsFirstBlock(f *testing.F) {
+	for _, m := range []string{
+		`{"role":"user","content":[{"type":"text","text":"hi"}]}`,
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"x"}]}`,
+		`{"role":"user","content":[{"text":"say \"type"}]}`,
+		`{"role":"user","content":[{"type":1,"text":"a"}]}`,
+		`{"role":"user","content":[{"type":"text","type":"x","text":"a"}]}`,
+		`{"role":"user","content":{"0":{"type":"x"}}}`,
+		`{"role":"user","content":"plain"}`,
+		`{"role":"user","content":[{"type":"input_text","text":"a","cache_control":{"type":"ephemeral"}}]}`,
+	} {
+		f.Add(m)
+	}
+	f.Fuzz(func(t *testing.T, m string) {
+		if !gjson.Valid(m) {
+			return
+		}
+		if got, want := canonical(m), folded(unmarked(m)); got != want {
+			t.Fatalf("canonical(%s) = %s, read whole %s", m, got, want)
+		}
+	})
+}
