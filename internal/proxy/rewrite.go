@@ -143,6 +143,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	}
 
 	sent := built
+	var outScan *scanned // the pipeline's output, read
 	if s.Pipe != nil && !refused {
 		out, fired, err := s.pipe(r, format, built, s.clock(st, body), client)
 		if err != nil {
@@ -156,9 +157,20 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		} else {
 			sent, rec.Tiers = out, fired
 			marked = false
-			sentMsgs = sentMsgs[:0]
-			for _, m := range gjson.GetBytes(sent, arrayKey(format)).Array() {
-				sentMsgs = append(sentMsgs, m.Raw)
+			// The output read against the messages piped in: those the tiers left as they
+			// were are compared, not read again.
+			in := sentMsgs
+			if osc, ok := scanBody(sent, format, func(string) []string { return in }); ok {
+				outScan = &osc
+				sentMsgs = make([]string, len(osc.msgs))
+				for i, m := range osc.msgs {
+					sentMsgs[i] = m.Raw
+				}
+			} else {
+				sentMsgs = nil
+				for _, m := range gjson.GetBytes(sent, arrayKey(format)).Array() {
+					sentMsgs = append(sentMsgs, m.Raw)
+				}
 			}
 		}
 	}
@@ -198,15 +210,20 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	p.sentAt = [2]int{sc.start, len(sent) - (len(body) - sc.end)}
 	if piped {
 		p.sentAt = [2]int{-1, -1}
-	}
-	if piped {
-		p.tools = int(gjson.GetBytes(sent, "tools.#").Int()) // the pipeline's output
+		if outScan != nil {
+			p.sentAt = [2]int{outScan.start, outScan.end}
+			p.tools = outScan.top.tools
+		} else {
+			p.tools = int(gjson.GetBytes(sent, "tools.#").Int()) // the pipeline's output
+		}
 	}
 	if format == transcript.Anthropic {
 		// The markers of what goes out, from the parts already apart: the top-level fields
 		// are the client's unless the pipeline ran.
 		p.markers = top.markers
-		if piped {
+		if piped && outScan != nil {
+			p.markers = outScan.top.markers
+		} else if piped {
 			p.markers = countMarkers(gjson.GetBytes(sent, "tools")) + countMarkers(gjson.GetBytes(sent, "system"))
 		}
 		for _, i := range marks {
