@@ -178,8 +178,9 @@ type Dir struct {
 	seq   map[string]uint64 // by file name: the newest Prepare
 	locks map[string]*keyLock
 	sizes map[string]fileInfo // by file name: what prune needs without a directory scan
-	// first: by the first message of a state kept (OrigRaw[0]), its file name (Recent).
-	first map[string]string
+	// first: by the first message of the states kept (OrigRaw[0]), the file names of the
+	// recentFirst last kept, newest first (Recent).
+	first map[string][]string
 }
 
 type fileInfo struct {
@@ -225,7 +226,7 @@ func Open(path string, o Options, now func() time.Time) (*Dir, error) {
 	if err := safefile.MkdirAll(path); err != nil {
 		return nil, err
 	}
-	d := &Dir{path: path, o: o, now: now, locks: map[string]*keyLock{}, sizes: map[string]fileInfo{}, seq: map[string]uint64{}, first: map[string]string{}}
+	d := &Dir{path: path, o: o, now: now, locks: map[string]*keyLock{}, sizes: map[string]fileInfo{}, seq: map[string]uint64{}, first: map[string][]string{}}
 	entries, err := os.ReadDir(path)
 	if err != nil {
 		return nil, err
@@ -350,33 +351,55 @@ func (d *Dir) Keep(s *State) {
 	name := fileName(s.Key)
 	fi := d.sizes[name]
 	fi.size, fi.updated, fi.state = memOf(s), s.Updated, s
-	if fi.first != "" && d.first[fi.first] == name {
-		delete(d.first, fi.first)
-	}
+	d.unindex(name, fi.first)
 	fi.first = ""
 	if len(s.OrigRaw) > 0 {
 		fi.first = s.OrigRaw[0]
-		d.first[fi.first] = name
+		names := append([]string{name}, d.first[fi.first]...)
+		d.first[fi.first] = names[:min(len(names), recentFirst)]
 	}
 	d.sizes[name] = fi
 	d.pruneLocked()
 	d.mu.Unlock()
 }
 
-// Recent returns the messages of the last request kept in memory (Keep) whose first
-// message is first, byte for byte (its State.OrigRaw, not to be changed), nil when there
-// is none: what the proxy reads a request against before it knows the conversation.
-func (d *Dir) Recent(first string) []string {
+// recentFirst is how many conversations Recent offers for one first message: clients
+// whose sessions all open alike (Codex's developer message) run several at once.
+const recentFirst = 4
+
+// Recent returns the messages of the last requests kept in memory (Keep) whose first
+// message is first, byte for byte (their State.OrigRaw, not to be changed), newest first,
+// none when there is none: what the proxy reads a request against before it knows the
+// conversation.
+func (d *Dir) Recent(first string) [][]string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	name, ok := d.first[first]
-	if !ok {
-		return nil
+	var out [][]string
+	for _, name := range d.first[first] {
+		if st := d.sizes[name].state; st != nil && len(st.OrigRaw) > 0 && st.OrigRaw[0] == first {
+			out = append(out, st.OrigRaw)
+		}
 	}
-	if st := d.sizes[name].state; st != nil && len(st.OrigRaw) > 0 && st.OrigRaw[0] == first {
-		return st.OrigRaw
+	return out
+}
+
+// unindex takes the file name out of Recent's index under its first message first.
+func (d *Dir) unindex(name, first string) {
+	if first == "" {
+		return
 	}
-	return nil
+	names := d.first[first]
+	for i, n := range names {
+		if n == name {
+			names = append(names[:i:i], names[i+1:]...)
+			break
+		}
+	}
+	if len(names) == 0 {
+		delete(d.first, first)
+	} else {
+		d.first[first] = names
+	}
 }
 
 // Put replaces the state of s.Key and drops what the bounds no longer allow.
@@ -580,9 +603,7 @@ func (d *Dir) remove(name string) {
 	if d.sizes[name].sent > 0 {
 		d.removeSent(name)
 	}
-	if f := d.sizes[name].first; f != "" && d.first[f] == name {
-		delete(d.first, f)
-	}
+	d.unindex(name, d.sizes[name].first)
 	delete(d.sizes, name)
 	delete(d.seq, name)
 }

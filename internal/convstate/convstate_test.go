@@ -110,6 +110,34 @@ func TestBoundsCountMemory(t *testing.T) {
 	}
 }
 
+// TestRecent: the conversations kept that open with a first message are offered newest
+// first, at most recentFirst of them, and no longer once dropped.
+func TestRecent(t *testing.T) {
+	c := &clock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	d, err := Open(t.TempDir(), Options{MaxCount: 5, Key: testKey}, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := `{"role":"developer","content":"same for all"}`
+	for i := 0; i < 6; i++ {
+		c.t = c.t.Add(time.Minute)
+		second := fmt.Sprintf(`{"role":"user","content":"%d"}`, i)
+		d.Keep(&State{Key: fmt.Sprint(i), Orig: []string{Hash(first), Hash(second)}, OrigRaw: []string{first, second}})
+	}
+	got := d.Recent(first)
+	if len(got) != recentFirst || got[0][1] != `{"role":"user","content":"5"}` || got[3][1] != `{"role":"user","content":"2"}` {
+		t.Errorf("Recent: %q", got)
+	}
+	if d.Recent(`{"role":"user","content":"other"}`) != nil {
+		t.Errorf("Recent offers a conversation that opens otherwise")
+	}
+	c.t = c.t.Add(48 * time.Hour)
+	d.Keep(&State{Key: "new", Orig: []string{Hash("x")}, OrigRaw: []string{"x"}}) // the others expire
+	if got := d.Recent(first); len(got) != 0 || len(d.first) != 1 {
+		t.Errorf("Recent offers %d expired conversations; index %d", len(got), len(d.first))
+	}
+}
+
 func TestRefusesLink(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(t.TempDir(), "elsewhere")

@@ -53,7 +53,7 @@ func arrayKey(f transcript.Format) string {
 // time and piped. It never fails: whatever goes wrong is a fallback to the original body.
 func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte) (*Record, *pending) {
 	rec := &Record{Time: s.now(), Path: r.URL.Path, Format: string(format), body: body, Tiers: []replay.Firing{}}
-	var recent func(string) []string
+	var recent func(string) [][]string
 	if s.State != nil {
 		recent = s.State.Recent
 	}
@@ -160,7 +160,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 			// The output read against the messages piped in: those the tiers left as they
 			// were are compared, not read again.
 			in := sentMsgs
-			if osc, ok := scanBody(sent, format, func(string) []string { return in }); ok {
+			if osc, ok := scanBody(sent, format, func(string) [][]string { return [][]string{in} }); ok {
 				outScan = &osc
 				sentMsgs = make([]string, len(osc.msgs))
 				for i, m := range osc.msgs {

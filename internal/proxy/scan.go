@@ -30,10 +30,10 @@ type scanned struct {
 }
 
 // scanBody reads body's top level and its message array (the value of arrayKey(format));
-// recent, given the raw first message, returns the messages of a request kept that may
-// begin this one (nil: none). ok is false when body is not JSON, or its message array is
+// recent, given the raw first message, returns the messages of requests kept that may
+// begin this one (none: none); the one whose second message the body has is read against. ok is false when body is not JSON, or its message array is
 // not an array: the body is not a conversation to touch.
-func scanBody(body []byte, format transcript.Format, recent func(first string) []string) (sc scanned, ok bool) {
+func scanBody(body []byte, format transcript.Format, recent func(first string) [][]string) (sc scanned, ok bool) {
 	if sc, ok := quickScan(body, arrayKey(format), recent); ok {
 		return sc, true
 	}
@@ -62,7 +62,7 @@ func slowScan(body []byte, format transcript.Format) (sc scanned, ok bool) {
 // a body it reads the way slowScan does (what it is not sure of, such as a key given twice,
 // is left to slowScan): one JSON object whose values are each checked (transcript.Valid),
 // the message array's elements that are not a kept message's bytes included.
-func quickScan(body []byte, key string, recent func(string) []string) (sc scanned, ok bool) {
+func quickScan(body []byte, key string, recent func(string) [][]string) (sc scanned, ok bool) {
 	i := skipWS(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return sc, false
@@ -130,7 +130,7 @@ func quickScan(body []byte, key string, recent func(string) []string) (sc scanne
 }
 
 // messages reads the array at body[i] ('['), and returns the offset past its ']'.
-func (sc *scanned) messages(body []byte, i int, recent func(string) []string) (int, bool) {
+func (sc *scanned) messages(body []byte, i int, recent func(string) [][]string) (int, bool) {
 	sc.start = i
 	i = skipWS(body, i+1)
 	if i < len(body) && body[i] == ']' {
@@ -138,13 +138,22 @@ func (sc *scanned) messages(body []byte, i int, recent func(string) []string) (i
 		return i + 1, true
 	}
 	var kept []string
+	var cands [][]string // the requests kept that begin with this one's first message
 	for n := 0; ; n++ {
 		if i >= len(body) {
 			return 0, false
 		}
+		if n == 1 && len(cands) > 0 {
+			kept = cands[0]
+			for _, c := range cands {
+				if len(c) > 1 && repeats(body, i, c[1]) {
+					kept = c
+					break
+				}
+			}
+		}
 		var raw string
-		if n == sc.known && n < len(kept) && len(body)-i > len(kept[n]) &&
-			view(body[i:i+len(kept[n])]) == kept[n] && delimits(body, i+len(kept[n])) {
+		if n == sc.known && n < len(kept) && repeats(body, i, kept[n]) {
 			// A kept message is one JSON value: followed by a delimiter, the bytes that
 			// repeat it are that value, whole.
 			raw = kept[n]
@@ -157,9 +166,13 @@ func (sc *scanned) messages(body []byte, i int, recent func(string) []string) (i
 			raw = string(body[i:e])
 		}
 		if n == 0 && recent != nil {
-			kept = recent(raw)
-			if len(kept) > 0 && kept[0] == raw {
-				raw, sc.known = kept[0], 1
+			for _, c := range recent(raw) {
+				if len(c) > 0 && c[0] == raw {
+					cands = append(cands, c)
+				}
+			}
+			if len(cands) > 0 {
+				raw, sc.known = cands[0][0], 1
 			}
 		}
 		sc.msgs = append(sc.msgs, gjson.Parse(raw))
@@ -176,6 +189,12 @@ func (sc *scanned) messages(body []byte, i int, recent func(string) []string) (i
 		}
 		i = skipWS(body, i+1)
 	}
+}
+
+// repeats reports whether body at i holds the message m, whole: its bytes, then what may
+// follow an element of an array.
+func repeats(body []byte, i int, m string) bool {
+	return len(body)-i > len(m) && view(body[i:i+len(m)]) == m && delimits(body, i+len(m))
 }
 
 // delimits reports whether what follows a value ending at body[i] may end it in an array:

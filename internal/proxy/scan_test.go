@@ -45,9 +45,9 @@ func checkScan(t *testing.T, body, prev string, format transcript.Format) {
 			kept = append(kept, m.Raw)
 		}
 	}
-	recent := func(first string) []string {
+	recent := func(first string) [][]string {
 		if len(kept) > 0 && kept[0] == first {
-			return kept
+			return [][]string{{first, "other"}, kept}
 		}
 		return nil
 	}
@@ -99,7 +99,7 @@ func TestQuickScanReadsAsGjson(t *testing.T) {
 		for _, m := range p.msgs {
 			kept = append(kept, m.Raw)
 		}
-		sc, ok := quickScan([]byte(c.body), "messages", func(string) []string { return kept })
+		sc, ok := quickScan([]byte(c.body), "messages", func(string) [][]string { return [][]string{kept} })
 		if !ok || sc.known != c.known {
 			t.Errorf("%q: ok %v, %d known, want %d", c.body, ok, sc.known, c.known)
 		}
@@ -197,4 +197,15 @@ func FuzzCanonicalReadsFirstBlock(f *testing.F) {
 			t.Fatalf("canonical(%s) = %s, read whole %s", m, got, want)
 		}
 	})
+}
+
+// TestQuickScanChoosesConversation: of the requests kept that open with the same first
+// message (sessions of one client), the body is read against the one it goes on.
+func TestQuickScanChoosesConversation(t *testing.T) {
+	a, b1, b2, c := `{"role":"user","content":"a"}`, `{"role":"assistant","content":"b1"}`, `{"role":"assistant","content":"b2"}`, `{"role":"user","content":"c"}`
+	body := []byte(`{"messages":[` + a + "," + b2 + "," + c + `]}`)
+	sc, ok := quickScan(body, "messages", func(string) [][]string { return [][]string{{a, b1}, {a, b2}} })
+	if !ok || sc.known != 2 {
+		t.Errorf("ok %v, %d messages known, want 2", ok, sc.known)
+	}
 }
