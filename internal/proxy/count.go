@@ -69,7 +69,10 @@ func (s *Server) count(doc []byte, format transcript.Format, model string, start
 // doc[start:end], holding them alone, the first k from prev; ok is false when the document
 // does not read or its messages are not one each of raws[k:].
 func countFrom(doc []byte, format transcript.Format, model string, start, end int, raws []string, prev *convstate.Counts, k int, c tokens.Counter) (int, *convstate.Counts, bool) {
-	part := splice(doc, start, end, raws[k:])
+	part := doc
+	if size := 2 + max(len(raws)-k-1, 0); k > 0 || end-start != size+totalLen(raws) {
+		part = splice(doc, start, end, raws[k:])
+	}
 	t, err := transcript.Parse(part, transcript.Options{Format: format})
 	if err != nil {
 		return 0, nil, false
@@ -110,6 +113,15 @@ func countFrom(doc []byte, format transcript.Format, model string, start, end in
 	}
 	n.Final = final(n.Flags)
 	return total, n, true
+}
+
+// totalLen is the bytes of the messages ms.
+func totalLen(ms []string) int {
+	n := 0
+	for _, m := range ms {
+		n += len(m)
+	}
+	return n
 }
 
 // final is how many of the first messages flagged so have a count that no message after
