@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -73,5 +75,43 @@ func TestCountReusesMessages(t *testing.T) {
 		if reused < len(msgs)/2 {
 			t.Errorf("%s: the counts were reused in %d requests of %d", format, reused, len(msgs))
 		}
+	}
+}
+
+// TestMarkedTurnsNotReadWhole: in a conversation as Claude Code sends it (its marker moved
+// to the newest message each turn, its newest prompt a text block then a string), once
+// a turn has been counted the request rebuilt on the last one sent is not read whole, and
+// what goes out is what was sent last time and the new messages.
+func TestMarkedTurnsNotReadWhole(t *testing.T) {
+	var buf bytes.Buffer
+	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: 200_000, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	body := buf.String()
+	arr := gjson.Get(body, "messages")
+	g := generated{head: body[:arr.Index], tail: body[arr.Index+len(arr.Raw):]}
+	for _, m := range arr.Array() {
+		g.msgs = append(g.msgs, m.Raw)
+	}
+	s, _, _ := proxyFor(t, "http://127.0.0.1:1", "", t.TempDir())
+	s.Log, s.Stats = nil, nil
+	r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+	r.Header.Set("X-Claude-Code-Session-Id", "marked")
+	start := len(g.msgs) - 12
+	last := 0
+	for n := start; n <= len(g.msgs); n += 2 {
+		before := wholeReads.Load()
+		rec, p := s.rewrite(r, transcript.Anthropic, g.marked(n))
+		if rec.Fallback != "" || (n > start) != rec.Extended {
+			t.Fatalf("%d messages: fallback %q, extended %v", n, rec.Fallback, rec.Extended)
+		}
+		if n >= start+4 && wholeReads.Load() != before {
+			t.Errorf("%d messages: the rebuilt request was read whole", n)
+		}
+		if n > start && rec.CachedMessages != last {
+			t.Errorf("%d messages: %d of the %d messages sent last time sent again", n, rec.CachedMessages, last)
+		}
+		s.finish(rec, p)
+		last = rec.MessagesSent
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -608,6 +609,10 @@ type clientBody struct {
 	counts map[repair.Rule]int // ctx-repair's problems in it, by rule
 }
 
+// wholeReads counts the bodies holds reads whole, for the tests that hold a turn to reading
+// only what is new.
+var wholeReads atomic.Int64
+
 // holds returns nil when out may be sent instead of the client's body: out is that body,
 // or it is JSON that reads as the format, every message of it is well formed (or is one of
 // the client's own), and it breaks no rule of ctx-repair --check more often than the
@@ -617,6 +622,7 @@ func (c *clientBody) holds(out []byte) error {
 	if bytes.Equal(out, c.body) {
 		return nil
 	}
+	wholeReads.Add(1)
 	if !gjson.ValidBytes(out) {
 		return errors.New("is not JSON")
 	}
