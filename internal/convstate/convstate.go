@@ -72,6 +72,28 @@ type State struct {
 	// process: a message the next request repeats byte for byte has its hash without
 	// being read again. Never stored; nil when the state was read from its file.
 	OrigRaw []string `json:"-"`
+	// Marks are the indices of the Sent messages that hold a "cache_control" (the
+	// Messages API's markers), when Marked, in this process: the proxy caps the markers
+	// of a request without reading every message for them. Never stored.
+	Marks  []int `json:"-"`
+	Marked bool  `json:"-"`
+	// In and Out are the tokens of the messages of a request of the conversation as the
+	// proxy counted them, received and sent: the next request's count reads only the
+	// messages that are not among them. In this process; never stored; nil: none.
+	In, Out *Counts `json:"-"`
+}
+
+// Counts are the tokens of a request's messages as the proxy counted them: Tokens[i] for
+// Raws[i] (the strings of the request's state, not copies), under the counter of Format
+// and Model. Flags[i] are what the proxy needs to know of each message to tell which
+// counts a later message can change (proxy's count.go); Final is how many of the first
+// counts none can. Never changed once kept.
+type Counts struct {
+	Format, Model string
+	Raws          []string
+	Tokens        []int
+	Flags         []uint8
+	Final         int
 }
 
 // Hash names a message by its bytes.
@@ -156,13 +178,19 @@ type Dir struct {
 	seq   map[string]uint64 // by file name: the newest Prepare
 	locks map[string]*keyLock
 	sizes map[string]fileInfo // by file name: what prune needs without a directory scan
+	// first: by the first message of the states kept (OrigRaw[0]), the file names of the
+	// recentFirst last kept, newest first (Recent).
+	first map[string][]string
 }
 
 type fileInfo struct {
+	// size is the bytes the state takes: its file's, or in memory, when that is more
+	// (memOf), so that MaxBytes bounds both.
 	size    int64
 	sent    int64 // the bytes of the conversation's sent document and its description
 	updated time.Time
 	state   *State // in memory once read or kept; nil: on disk only
+	first   string // its key in Dir.first, "" for none
 	// disk is the state as the file has it, end where the next record is chained (log.go);
 	// either nil: the next write writes the file whole.
 	disk *State
@@ -198,7 +226,7 @@ func Open(path string, o Options, now func() time.Time) (*Dir, error) {
 	if err := safefile.MkdirAll(path); err != nil {
 		return nil, err
 	}
-	d := &Dir{path: path, o: o, now: now, locks: map[string]*keyLock{}, sizes: map[string]fileInfo{}, seq: map[string]uint64{}}
+	d := &Dir{path: path, o: o, now: now, locks: map[string]*keyLock{}, sizes: map[string]fileInfo{}, seq: map[string]uint64{}, first: map[string][]string{}}
 	entries, err := os.ReadDir(path)
 	if err != nil {
 		return nil, err
@@ -279,6 +307,7 @@ func (d *Dir) Get(key string) (*State, error) {
 	d.mu.Lock()
 	if fi, ok := d.sizes[name]; ok && fi.state == nil {
 		fi.state = s
+		fi.size = max(fi.size, memOf(s))
 		if fi.disk == nil {
 			fi.disk, fi.end = s, end
 		}
@@ -321,10 +350,56 @@ func (d *Dir) Keep(s *State) {
 	d.mu.Lock()
 	name := fileName(s.Key)
 	fi := d.sizes[name]
-	fi.size, fi.updated, fi.state = int64(sizeOf(s)), s.Updated, s
+	fi.size, fi.updated, fi.state = memOf(s), s.Updated, s
+	d.unindex(name, fi.first)
+	fi.first = ""
+	if len(s.OrigRaw) > 0 {
+		fi.first = s.OrigRaw[0]
+		names := append([]string{name}, d.first[fi.first]...)
+		d.first[fi.first] = names[:min(len(names), recentFirst)]
+	}
 	d.sizes[name] = fi
 	d.pruneLocked()
 	d.mu.Unlock()
+}
+
+// recentFirst is how many conversations Recent offers for one first message: clients
+// whose sessions all open alike (Codex's developer message) run several at once.
+const recentFirst = 4
+
+// Recent returns the messages of the last requests kept in memory (Keep) whose first
+// message is first, byte for byte (their State.OrigRaw, not to be changed), newest first,
+// none when there is none: what the proxy reads a request against before it knows the
+// conversation.
+func (d *Dir) Recent(first string) [][]string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out [][]string
+	for _, name := range d.first[first] {
+		if st := d.sizes[name].state; st != nil && len(st.OrigRaw) > 0 && st.OrigRaw[0] == first {
+			out = append(out, st.OrigRaw)
+		}
+	}
+	return out
+}
+
+// unindex takes the file name out of Recent's index under its first message first.
+func (d *Dir) unindex(name, first string) {
+	if first == "" {
+		return
+	}
+	names := d.first[first]
+	for i, n := range names {
+		if n == name {
+			names = append(names[:i:i], names[i+1:]...)
+			break
+		}
+	}
+	if len(names) == 0 {
+		delete(d.first, first)
+	} else {
+		d.first[first] = names
+	}
 }
 
 // Put replaces the state of s.Key and drops what the bounds no longer allow.
@@ -359,10 +434,9 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 	if desc != nil {
 		fi.sent = int64(len(body) + len(desc))
 	}
+	fi.size = memOf(s)
 	if fi.end != nil {
-		fi.size = fi.end.size
-	} else {
-		fi.size = int64(sizeOf(s))
+		fi.size = max(fi.size, fi.end.size)
 	}
 	fi.updated, fi.state = s.Updated, s
 	d.sizes[name] = fi
@@ -384,7 +458,7 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 			if err != nil {
 				fi.disk, fi.end = nil, nil
 			} else {
-				fi.size = end.size
+				fi.size = max(end.size, memOf(s))
 			}
 			d.sizes[name] = fi
 		}
@@ -529,6 +603,7 @@ func (d *Dir) remove(name string) {
 	if d.sizes[name].sent > 0 {
 		d.removeSent(name)
 	}
+	d.unindex(name, d.sizes[name].first)
 	delete(d.sizes, name)
 	delete(d.seq, name)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -78,6 +79,62 @@ func TestBounds(t *testing.T) {
 	}
 	if n := len(d2.All()); n != 0 {
 		t.Errorf("%d expired conversations kept", n)
+	}
+}
+
+// TestBoundsCountMemory: the messages as the client sent them (OrigRaw), which the proxy
+// keeps in memory only, count towards MaxBytes, where they are not the messages sent; so
+// do both when the pipeline made the sent ones short.
+func TestBoundsCountMemory(t *testing.T) {
+	c := &clock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	d, err := Open(t.TempDir(), Options{MaxBytes: 100_000, Key: testKey}, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		c.t = c.t.Add(time.Minute)
+		orig := fmt.Sprintf(`{"role":"user","content":"%d %s"}`, i, strings.Repeat("x", 40_000))
+		d.Keep(&State{Key: fmt.Sprint(i), Orig: []string{Hash(orig)}, OrigRaw: []string{orig}, Sent: []string{`{"role":"user","content":"[cleared]"}`}})
+	}
+	if n := len(d.All()); n != 2 {
+		t.Errorf("%d conversations of 40 KB kept in memory, want 2 within 100,000 bytes", n)
+	}
+	// The strings sent are the client's: counted once.
+	for i := 4; i < 8; i++ {
+		c.t = c.t.Add(time.Minute)
+		msg := fmt.Sprintf(`{"role":"user","content":"%d %s"}`, i, strings.Repeat("x", 20_000))
+		d.Keep(&State{Key: fmt.Sprint(i), Orig: []string{Hash(msg)}, OrigRaw: []string{msg}, Sent: []string{msg}})
+	}
+	if n := len(d.All()); n != 4 {
+		t.Errorf("%d conversations of 20 KB sent as received kept, want 4", n)
+	}
+}
+
+// TestRecent: the conversations kept that open with a first message are offered newest
+// first, at most recentFirst of them, and no longer once dropped.
+func TestRecent(t *testing.T) {
+	c := &clock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	d, err := Open(t.TempDir(), Options{MaxCount: 5, Key: testKey}, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := `{"role":"developer","content":"same for all"}`
+	for i := 0; i < 6; i++ {
+		c.t = c.t.Add(time.Minute)
+		second := fmt.Sprintf(`{"role":"user","content":"%d"}`, i)
+		d.Keep(&State{Key: fmt.Sprint(i), Orig: []string{Hash(first), Hash(second)}, OrigRaw: []string{first, second}})
+	}
+	got := d.Recent(first)
+	if len(got) != recentFirst || got[0][1] != `{"role":"user","content":"5"}` || got[3][1] != `{"role":"user","content":"2"}` {
+		t.Errorf("Recent: %q", got)
+	}
+	if d.Recent(`{"role":"user","content":"other"}`) != nil {
+		t.Errorf("Recent offers a conversation that opens otherwise")
+	}
+	c.t = c.t.Add(48 * time.Hour)
+	d.Keep(&State{Key: "new", Orig: []string{Hash("x")}, OrigRaw: []string{"x"}}) // the others expire
+	if got := d.Recent(first); len(got) != 0 || len(d.first) != 1 {
+		t.Errorf("Recent offers %d expired conversations; index %d", len(got), len(d.first))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 // The state file (format 2) is a log: a header line, then one record a line, each record
@@ -61,8 +62,9 @@ func chain(key, prev, line []byte) []byte {
 // seed is what the first record's MAC is chained on.
 func seed(key []byte) []byte { return chain(key, nil, []byte(magicLog)) }
 
-// commonPrefix is how many first elements a and b share.
-func commonPrefix(a, b []string) int {
+// CommonPrefix is how many first elements a and b share. Strings a request keeps of the
+// one before are the same strings, compared by their address first.
+func CommonPrefix(a, b []string) int {
 	n := 0
 	for n < len(a) && n < len(b) && a[n] == b[n] {
 		n++
@@ -75,8 +77,8 @@ func commonPrefix(a, b []string) int {
 func appendRecord(out []byte, key, mac []byte, prev, s *State) ([]byte, []byte, error) {
 	r := record{State: *s}
 	if prev != nil {
-		r.KeepOrig = commonPrefix(prev.Orig, s.Orig)
-		r.KeepSent = commonPrefix(prev.Sent, s.Sent)
+		r.KeepOrig = CommonPrefix(prev.Orig, s.Orig)
+		r.KeepSent = CommonPrefix(prev.Sent, s.Sent)
 		r.Orig, r.Sent = s.Orig[r.KeepOrig:], s.Sent[r.KeepSent:]
 	}
 	data, err := json.Marshal(&r)
@@ -102,6 +104,24 @@ func sizeOf(s *State) int {
 	n := 512 + 36*len(s.Orig)
 	for _, m := range s.Sent {
 		n += len(m) + len(m)/16 + 3
+	}
+	return n
+}
+
+// memOf is the bytes s holds in memory: what a record of it takes (sizeOf, its messages
+// sent and its hashes), the messages as the client sent them (OrigRaw) where they are not
+// the very strings sent, and its counts and marks.
+func memOf(s *State) int64 {
+	n := int64(sizeOf(s)) + 16*int64(len(s.OrigRaw)) + 8*int64(len(s.Marks))
+	for i, m := range s.OrigRaw {
+		if i >= len(s.Sent) || unsafe.StringData(m) != unsafe.StringData(s.Sent[i]) || len(m) != len(s.Sent[i]) {
+			n += int64(len(m))
+		}
+	}
+	for _, c := range []*Counts{s.In, s.Out} {
+		if c != nil {
+			n += 25 * int64(len(c.Raws)) // the raws are the state's strings: their headers, tokens and flags
+		}
 	}
 	return n
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/ctxkit/ctxkit/internal/benchload"
 	"github.com/ctxkit/ctxkit/internal/measure"
@@ -40,20 +41,27 @@ func request200K(b *testing.B) []byte {
 	return buf.Bytes()
 }
 
-// BenchmarkAddedLatency sends the same 200K-token request straight to a fake upstream and
-// through the proxy, with the default pipeline and with none, and reports the time the
-// proxy adds: each percentile of the time through the proxy less the median time straight.
+// BenchmarkAddedLatency sends a conversation's requests of about 200K and 1M tokens, each
+// extending the one before by two messages and marked as Claude Code marks them, straight
+// to a fake upstream and through the proxy (on 127.0.0.1), with no pipeline and with the
+// default one, and reports the time the proxy adds: each percentile of the time through
+// the proxy less the median time straight.
 func BenchmarkAddedLatency(b *testing.B) {
-	body := request200K(b)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"type":"message","content":[{"type":"text","text":"ok"}]}`)
 	}))
 	defer up.Close()
-	send := func(url string) time.Duration {
+	send := func(url string, body []byte) time.Duration {
 		start := time.Now()
-		resp, err := http.Post(url+"/v1/messages", "application/json", bytes.NewReader(body))
+		req, err := http.NewRequest(http.MethodPost, url+"/v1/messages", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Claude-Code-Session-Id", "latency")
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -65,43 +73,55 @@ func BenchmarkAddedLatency(b *testing.B) {
 		return time.Since(start)
 	}
 	const samples = 40
-	direct := make([]time.Duration, samples)
-	for i := range direct {
-		direct[i] = send(up.URL)
-	}
-	base := pct(direct, 50)
-	for _, mode := range []struct{ name, pipe string }{{"pipeline-off", ""}, {"pipeline-on", replay.DefaultPipe}} {
-		b.Run(mode.name, func(b *testing.B) {
-			srv, px, _ := proxyFor(b, up.URL, mode.pipe, b.TempDir())
-			srv.Log, srv.Stats = nil, nil
-			var handler []time.Duration
-			var mu sync.Mutex
-			srv.Log = writerFunc(func(p []byte) (int, error) {
-				var rec Record
-				if json.Unmarshal(p, &rec) == nil {
-					mu.Lock()
-					handler = append(handler, time.Duration(rec.AddedMS*float64(time.Millisecond)))
-					mu.Unlock()
+	for _, size := range []struct {
+		name   string
+		tokens int
+	}{{"200K", 200_000}, {"1M", 1_000_000}} {
+		g := generate(b, size.tokens)
+		grow := min(samples, len(g.msgs)/8)
+		base := len(g.msgs) - 2*grow
+		direct := make([]time.Duration, samples)
+		for i := range direct {
+			direct[i] = send(up.URL, g.marked(len(g.msgs)))
+		}
+		straight := pct(direct, 50)
+		for _, mode := range []struct{ name, pipe string }{{"pipeline-off", ""}, {"pipeline-on", replay.DefaultPipe}} {
+			b.Run(size.name+"/"+mode.name, func(b *testing.B) {
+				srv, px, _ := proxyFor(b, up.URL, mode.pipe, b.TempDir())
+				srv.Log, srv.Stats = nil, nil
+				var handler []time.Duration
+				var mu sync.Mutex
+				srv.Log = writerFunc(func(p []byte) (int, error) {
+					var rec Record
+					if json.Unmarshal(p, &rec) == nil && rec.Extended {
+						mu.Lock()
+						handler = append(handler, time.Duration(rec.AddedMS*float64(time.Millisecond)))
+						mu.Unlock()
+					}
+					return len(p), nil
+				})
+				var took []time.Duration
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					for j := 0; j < samples; j++ {
+						k := j % grow
+						if k == 0 { // the conversation as it was grow requests ago: not timed
+							send(px.URL, g.marked(base))
+						}
+						body := g.marked(base + 2*(k+1))
+						took = append(took, send(px.URL, body))
+					}
 				}
-				return len(p), nil
+				b.StopTimer()
+				b.ReportMetric(ms(pct(took, 50)-straight), "p50-added-ms")
+				b.ReportMetric(ms(pct(took, 99)-straight), "p99-added-ms")
+				b.ReportMetric(ms(straight), "direct-p50-ms")
+				srv.Close() // every log line written
+				// The time the proxy itself measures between reading a request and sending it on.
+				b.ReportMetric(ms(pct(handler, 50)), "rewrite-p50-ms")
+				b.ReportMetric(ms(pct(handler, 99)), "rewrite-p99-ms")
 			})
-			send(px.URL) // the first turn: the conversation is not yet known
-			var took []time.Duration
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				for j := 0; j < samples; j++ {
-					took = append(took, send(px.URL))
-				}
-			}
-			b.StopTimer()
-			b.ReportMetric(ms(pct(took, 50)-base), "p50-added-ms")
-			b.ReportMetric(ms(pct(took, 99)-base), "p99-added-ms")
-			b.ReportMetric(ms(base), "direct-p50-ms")
-			srv.Close() // every log line written
-			// The time the proxy itself measures between reading a request and sending it on.
-			b.ReportMetric(ms(pct(handler, 50)), "rewrite-p50-ms")
-			b.ReportMetric(ms(pct(handler, 99)), "rewrite-p99-ms")
-		})
+		}
 	}
 }
 
@@ -238,11 +258,30 @@ func (g generated) body(n int) []byte {
 	return []byte(g.head + "[" + strings.Join(g.msgs[:n], ",") + "]" + g.tail)
 }
 
+// marked is the request of the first n messages as Claude Code sends it: the newest message
+// carries a cache_control marker, on its last block (a string content sent as one text
+// block), which the next request moves to its own newest.
+func (g generated) marked(n int) []byte {
+	msgs := append([]string(nil), g.msgs[:n]...)
+	last := msgs[n-1]
+	content := gjson.Get(last, "content")
+	if content.Type == gjson.String {
+		last, _ = sjson.SetRaw(last, "content", `[{"type":"text","text":`+content.Raw+`}]`)
+		content = gjson.Get(last, "content")
+	}
+	marker := `{"type":"ephemeral"}`
+	last, _ = sjson.SetRaw(last, "content."+strconv.Itoa(int(content.Get("#").Int())-1)+".cache_control", marker)
+	msgs[n-1] = last
+	return []byte(g.head + "[" + strings.Join(msgs, ",") + "]" + g.tail)
+}
+
 // BenchmarkTurn is the proxy's whole work on one request with no pipeline (rewrite, then
 // the finish step's counts and state write that follow the response), at 200K and 1M
 // tokens: a conversation's first request, and a request that extends the one before by two
-// messages, as a client sends them. ns/op is the time it takes, disk syncs included (the
-// finish step's run after the response); cpu-ms/op the process's CPU time for it.
+// messages, as a client sends them (extending: no cache_control marker; marked: the
+// newest message marked, as Claude Code does). ns/op is the time it takes, disk syncs
+// included (the finish step's run after the response); cpu-ms/op the process's CPU time
+// for it. parse is the reference for a first request: one transcript.Parse of it.
 func BenchmarkTurn(b *testing.B) {
 	for _, size := range []struct {
 		name   string
@@ -252,6 +291,17 @@ func BenchmarkTurn(b *testing.B) {
 		grow := min(32, len(g.msgs)/8) // extending requests before the conversation starts again
 		base := len(g.msgs) - 2*grow
 		b.Logf("%s: %d messages", size.name, len(g.msgs))
+		b.Run(size.name+"/parse", func(b *testing.B) {
+			body := g.body(len(g.msgs))
+			b.ResetTimer()
+			cpu := benchload.CPUTime()
+			for i := 0; i < b.N; i++ {
+				if _, err := transcript.Parse(body, transcript.Options{Format: transcript.Anthropic}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(benchload.CPUTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+		})
 		b.Run(size.name+"/first", func(b *testing.B) {
 			s, _, _ := proxyFor(b, "http://127.0.0.1:1", "", b.TempDir())
 			s.Log, s.Stats = nil, nil
@@ -270,32 +320,37 @@ func BenchmarkTurn(b *testing.B) {
 			}
 			b.ReportMetric(float64(benchload.CPUTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 		})
-		b.Run(size.name+"/extending", func(b *testing.B) {
-			s, _, _ := proxyFor(b, "http://127.0.0.1:1", "", b.TempDir())
-			s.Log, s.Stats = nil, nil
-			r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
-			r.Header.Set("X-Claude-Code-Session-Id", "extending")
-			b.ReportAllocs()
-			b.ResetTimer()
-			var cpu time.Duration
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				k := i % grow
-				if k == 0 { // the conversation as it was grow requests ago
-					rec, p := s.rewrite(r, transcript.Anthropic, g.body(base))
+		for _, kind := range []struct {
+			name string
+			body func(int) []byte
+		}{{"extending", g.body}, {"marked", g.marked}} {
+			b.Run(size.name+"/"+kind.name, func(b *testing.B) {
+				s, _, _ := proxyFor(b, "http://127.0.0.1:1", "", b.TempDir())
+				s.Log, s.Stats = nil, nil
+				r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+				r.Header.Set("X-Claude-Code-Session-Id", kind.name)
+				b.ReportAllocs()
+				b.ResetTimer()
+				var cpu time.Duration
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					k := i % grow
+					if k == 0 { // the conversation as it was grow requests ago
+						rec, p := s.rewrite(r, transcript.Anthropic, kind.body(base))
+						s.finish(rec, p)
+					}
+					body := kind.body(base + 2*(k+1))
+					b.StartTimer()
+					start := benchload.CPUTime()
+					rec, p := s.rewrite(r, transcript.Anthropic, body)
+					if rec.Fallback != "" || !rec.Extended {
+						b.Fatalf("fallback %q, extended %v", rec.Fallback, rec.Extended)
+					}
 					s.finish(rec, p)
+					cpu += benchload.CPUTime() - start
 				}
-				body := g.body(base + 2*(k+1))
-				b.StartTimer()
-				start := benchload.CPUTime()
-				rec, p := s.rewrite(r, transcript.Anthropic, body)
-				if rec.Fallback != "" || !rec.Extended {
-					b.Fatalf("fallback %q, extended %v", rec.Fallback, rec.Extended)
-				}
-				s.finish(rec, p)
-				cpu += benchload.CPUTime() - start
-			}
-			b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
-		})
+				b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
+			})
+		}
 	}
 }

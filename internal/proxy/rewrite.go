@@ -9,13 +9,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
 	"github.com/ctxkit/ctxkit/internal/convstate"
-	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/store"
@@ -29,12 +29,16 @@ const MaxMarkers = 4
 // the body has gone out: counting is left until then so that it adds no latency.
 type pending struct {
 	orig, sent []byte
-	format     transcript.Format
-	model      string
-	session    string // the client's session id (sent.go)
-	markers    int    // the cache_control markers of sent (Anthropic)
-	tools      int    // the tools sent offers
-	cwd        string // the working directory the client's body names (sent.go)
+	// Their message arrays, orig[origAt[0]:origAt[1]] holding origMsgs and likewise
+	// sent's (sentAt[0] < 0: not known).
+	origAt, sentAt     [2]int
+	origMsgs, sentMsgs []string
+	format             transcript.Format
+	model              string
+	session            string // the client's session id (sent.go)
+	markers            int    // the cache_control markers of sent (Anthropic)
+	tools              int    // the tools sent offers
+	cwd                string // the working directory the client's body names (sent.go)
 }
 
 // arrayKey is where a format keeps its messages in a request body.
@@ -50,37 +54,15 @@ func arrayKey(f transcript.Format) string {
 // time and piped. It never fails: whatever goes wrong is a fallback to the original body.
 func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte) (*Record, *pending) {
 	rec := &Record{Time: s.now(), Path: r.URL.Path, Format: string(format), body: body, Tiers: []replay.Firing{}}
-	if !gjson.ValidBytes(body) {
+	var recent func(string) [][]string
+	if s.State != nil {
+		recent = s.State.Recent
+	}
+	sc, ok := scanBody(body, format, recent)
+	if !ok {
 		return rec, nil
 	}
-	arr := gjson.GetBytes(body, arrayKey(format))
-	if !arr.IsArray() {
-		return rec, nil // a Responses "input" string, a body of another kind: not ours to touch
-	}
-	cur := arr.Array()
-	var top topFields
-	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "system", "instructions":
-			if k.Str == "system" {
-				top.prompt[0] = v
-			} else {
-				top.prompt[1] = v
-			}
-			top.system += v.Raw
-			top.markers += countMarkers(v)
-		case "tools":
-			top.markers += countMarkers(v)
-			top.tools = int(v.Get("#").Int())
-		case "prompt_cache_key":
-			top.cacheKey = v.String()
-		case "metadata":
-			top.user = v.Get("user_id").String()
-		case "model":
-			top.model = v.String()
-		}
-		return true
-	})
+	cur, top := sc.msgs, sc.top
 	key := conversationKey(r, top, format, cur)
 	rec.Conversation = key
 
@@ -118,21 +100,36 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		}
 	}
 	refused := false
+	var marks []int // the messages of sentMsgs that hold a marker (Anthropic), once known
+	marked := false
 	if st != nil && extends(st.Orig, hashes) {
 		raws := make([]string, 0, len(st.Sent)+len(cur)-len(st.Orig))
 		raws = append(raws, st.Sent...)
 		for _, m := range cur[len(st.Orig):] {
 			raws = append(raws, m.Raw)
 		}
+		var rawMarks []int
 		if format == transcript.Anthropic {
-			raws = capMarkers(top.markers, raws)
+			old := st.Marks
+			if !st.Marked {
+				old = withMarkers(st.Sent, 0, nil)
+			}
+			rawMarks = withMarkers(raws, len(st.Sent), old)
+			raws, rawMarks = capMarkers(top.markers, raws, rawMarks)
 		}
-		rebuilt := splice(body, arr, raws)
+		// The client's body itself when every message sent last is the client's again.
+		rebuilt := body
+		for i := range raws {
+			if len(raws) != len(cur) || raws[i] != cur[i].Raw {
+				rebuilt = splice(body, sc.start, sc.end, raws)
+				break
+			}
+		}
 		// The state is the proxy's own, but what it sends is held to the client's body all
 		// the same: a state damaged since (a bug, a disk, another version) must not make it
 		// send a request the client's would not have been.
 		err := oneValueEach(st.Sent, st.Valid)
-		if err == nil {
+		if err == nil && !rebuiltHolds(format, body, sc, raws, len(st.Orig), st) {
 			err = client.holds(rebuilt)
 		}
 		if err != nil {
@@ -141,31 +138,48 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		} else {
 			built = rebuilt
 			sentMsgs = raws
+			marks, marked = rawMarks, true
 			rec.Extended = true
 		}
 	}
 
 	sent := built
+	var outScan *scanned // the pipeline's output, read
 	if s.Pipe != nil && !refused {
 		out, fired, err := s.pipe(r, format, built, s.clock(st, body), client)
 		if err != nil {
 			rec.Fallback = err.Error()
 			sent = body
-			rec.Extended = false
+			rec.Extended, marked = false, false
 			sentMsgs = sentMsgs[:0]
 			for _, m := range cur {
 				sentMsgs = append(sentMsgs, m.Raw)
 			}
 		} else {
 			sent, rec.Tiers = out, fired
-			sentMsgs = sentMsgs[:0]
-			for _, m := range gjson.GetBytes(sent, arrayKey(format)).Array() {
-				sentMsgs = append(sentMsgs, m.Raw)
+			marked = false
+			// The output read against the messages piped in: those the tiers left as they
+			// were are compared, not read again.
+			in := sentMsgs
+			if osc, ok := scanBody(sent, format, func(string) [][]string { return [][]string{in} }); ok {
+				outScan = &osc
+				sentMsgs = make([]string, len(osc.msgs))
+				for i, m := range osc.msgs {
+					sentMsgs[i] = m.Raw
+				}
+			} else {
+				sentMsgs = nil
+				for _, m := range gjson.GetBytes(sent, arrayKey(format)).Array() {
+					sentMsgs = append(sentMsgs, m.Raw)
+				}
 			}
 		}
 	}
 	rec.body = sent
 	rec.MessagesSent = len(sentMsgs)
+	if format == transcript.Anthropic && !marked {
+		marks, marked = withMarkers(sentMsgs, 0, nil), true
+	}
 
 	if st != nil {
 		for i, m := range sentMsgs {
@@ -183,6 +197,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		}
 		next.Orig, next.OrigRaw = hashes, origRaws
 		next.Sent = sentMsgs
+		next.Marks, next.Marked = marks, marked
 		// Every message sent is one JSON value: an element of the client's body or of
 		// the pipeline's output, both held to be JSON.
 		next.Valid = len(sentMsgs)
@@ -190,20 +205,30 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	}
 	p := &pending{orig: body, sent: sent, format: format, model: top.model, session: sessionOf(r, top.cacheKey), tools: top.tools,
 		cwd: cwdIn(top.prompt[:], cur)}
-	if !bytes.Equal(sent, built) && !bytes.Equal(sent, body) {
-		p.tools = int(gjson.GetBytes(sent, "tools.#").Int()) // the pipeline's output
+	piped := !bytes.Equal(sent, built) && !bytes.Equal(sent, body)
+	p.origAt, p.origMsgs, p.sentMsgs = [2]int{sc.start, sc.end}, origRaws, sentMsgs
+	// The array sent is the body's, or a splice of it that changed the array alone.
+	p.sentAt = [2]int{sc.start, len(sent) - (len(body) - sc.end)}
+	if piped {
+		p.sentAt = [2]int{-1, -1}
+		if outScan != nil {
+			p.sentAt = [2]int{outScan.start, outScan.end}
+			p.tools = outScan.top.tools
+		} else {
+			p.tools = int(gjson.GetBytes(sent, "tools.#").Int()) // the pipeline's output
+		}
 	}
 	if format == transcript.Anthropic {
 		// The markers of what goes out, from the parts already apart: the top-level fields
 		// are the client's unless the pipeline ran.
 		p.markers = top.markers
-		if !bytes.Equal(sent, built) && !bytes.Equal(sent, body) {
+		if piped && outScan != nil {
+			p.markers = outScan.top.markers
+		} else if piped {
 			p.markers = countMarkers(gjson.GetBytes(sent, "tools")) + countMarkers(gjson.GetBytes(sent, "system"))
 		}
-		for _, m := range sentMsgs {
-			if strings.Contains(m, `"cache_control"`) {
-				p.markers += countMarkers(gjson.Get(m, "content"))
-			}
+		for _, i := range marks {
+			p.markers += countMarkers(gjson.Get(sentMsgs[i], "content"))
 		}
 	}
 	return rec, p
@@ -232,6 +257,29 @@ type topFields struct {
 	prompt                        [2]gjson.Result // system, instructions
 }
 
+// see takes in the top-level field k of value v.
+func (top *topFields) see(k string, v gjson.Result) {
+	switch k {
+	case "system", "instructions":
+		if k == "system" {
+			top.prompt[0] = v
+		} else {
+			top.prompt[1] = v
+		}
+		top.system += v.Raw
+		top.markers += countMarkers(v)
+	case "tools":
+		top.markers += countMarkers(v)
+		top.tools = int(v.Get("#").Int())
+	case "prompt_cache_key":
+		top.cacheKey = v.String()
+	case "metadata":
+		top.user = v.Get("user_id").String()
+	case "model":
+		top.model = v.String()
+	}
+}
+
 // countMarkers counts the cache_control markers of the blocks of v (tools, system).
 func countMarkers(v gjson.Result) int {
 	if !v.IsArray() || !strings.Contains(v.Raw, `"cache_control"`) {
@@ -247,14 +295,14 @@ func countMarkers(v gjson.Result) int {
 	return n
 }
 
-// splice is body with its message array arr replaced by the messages raws.
-func splice(body []byte, arr gjson.Result, raws []string) []byte {
-	size := len(body) - len(arr.Raw) + 2 + len(raws)
+// splice is body with its message array, body[start:end], replaced by the messages raws.
+func splice(body []byte, start, end int, raws []string) []byte {
+	size := len(body) - (end - start) + 2 + len(raws)
 	for _, m := range raws {
 		size += len(m)
 	}
 	out := make([]byte, 0, size)
-	out = append(out, body[:arr.Index]...)
+	out = append(out, body[:start]...)
 	out = append(out, '[')
 	for i, m := range raws {
 		if i > 0 {
@@ -263,7 +311,7 @@ func splice(body []byte, arr gjson.Result, raws []string) []byte {
 		out = append(out, m...)
 	}
 	out = append(out, ']')
-	return append(out, body[arr.Index+len(arr.Raw):]...)
+	return append(out, body[end:]...)
 }
 
 // extends reports whether the messages cur begin with the ones remembered (by hash).
@@ -289,16 +337,18 @@ func extends(orig, cur []string) bool {
 //     prompt to the API. The block's own JSON string is kept, so the two forms meet
 //     whatever the client's escaping.
 func canonical(raw string) string {
-	if strings.Contains(raw, `"cache_control"`) {
-		blocks := gjson.Get(raw, "content").Array()
-		for j := len(blocks) - 1; j >= 0; j-- {
-			if blocks[j].Get("cache_control").Exists() {
-				if out, err := sjson.Delete(raw, "content."+strconv.Itoa(j)+".cache_control"); err == nil {
-					raw = out
-				}
-			}
-		}
+	raw = unmarked(raw)
+	// A first block typed otherwise is no text block alone: the message is read no
+	// further (a tool call's or result's content is not walked to its end).
+	if typ := gjson.Get(raw, "content.0.type"); typ.Exists() && (typ.Type != gjson.String || typ.Str != "text" && typ.Str != "input_text") {
+		return raw
 	}
+	return folded(raw)
+}
+
+// folded is raw with a content of one text block, and nothing else in the block, as the
+// block's text.
+func folded(raw string) string {
 	content := gjson.Get(raw, "content")
 	if !content.IsArray() || strings.Count(content.Raw, `"type"`) != 1 {
 		return raw
@@ -325,6 +375,71 @@ func canonical(raw string) string {
 		return out
 	}
 	return raw
+}
+
+// unmarked is a message without the cache_control markers of its content blocks.
+func unmarked(raw string) string {
+	if strings.Contains(raw, `"cache_control"`) {
+		blocks := gjson.Get(raw, "content").Array()
+		for j := len(blocks) - 1; j >= 0; j-- {
+			if blocks[j].Get("cache_control").Exists() {
+				if out, err := sjson.Delete(raw, "content."+strconv.Itoa(j)+".cache_control"); err == nil {
+					raw = out
+				}
+			}
+		}
+	}
+	return raw
+}
+
+// sameReading reports whether two forms of a Messages API message read the same to
+// ctxkit (transcript.Parse gives the same message, so ctx-repair finds the same problems
+// and malformed the same fault), which the proxy relies on to send one for the other
+// without reading the request whole: they differ in cache_control markers alone, which
+// no ctxkit reading looks at, or also in a content of one text block against its text as
+// a string (both read as one text block), the text not empty.
+func sameReading(a, b string) bool {
+	if a == b {
+		return true
+	}
+	a, b = unmarked(a), unmarked(b)
+	if a == b {
+		return true
+	}
+	if canonical(a) != canonical(b) {
+		return false
+	}
+	for _, m := range []string{a, b} {
+		if c := gjson.Get(m, "content"); c.IsArray() && (c.Get("0.type").Str != "text" || c.Get("0.text").Raw == `""`) {
+			return false
+		}
+	}
+	return true
+}
+
+// rebuiltHolds reports whether the rebuilt request, raws in the client's body in place of
+// its messages, may be sent without reading it whole (clientBody.holds): each of raws is
+// the client's message at its place or reads the same (sameReading), every message of raws
+// before the client's new ones (from) was read in the conversation's last count (so it
+// reads as a message of the format: transcript.Parse checks each message alone), and the
+// client's body with its new messages alone reads. Then the rebuilt request reads as the
+// client's does, message for message: as well formed, and with the same ctx-repair
+// problems. Only the Messages API's bodies are taken so.
+func rebuiltHolds(format transcript.Format, body []byte, sc scanned, raws []string, from int, st *convstate.State) bool {
+	if format != transcript.Anthropic || st.Out == nil || convstate.CommonPrefix(st.Sent, st.Out.Raws) < from {
+		return false
+	}
+	for i := 0; i < from; i++ {
+		if !sameReading(raws[i], sc.msgs[i].Raw) || raws[i] != st.Sent[i] && !sameReading(raws[i], st.Sent[i]) {
+			return false
+		}
+	}
+	news := make([]string, 0, len(sc.msgs)-from)
+	for _, m := range sc.msgs[from:] {
+		news = append(news, m.Raw)
+	}
+	_, err := transcript.Parse(splice(body, sc.start, sc.end, news), transcript.Options{Format: format})
+	return err == nil
 }
 
 // conversationKey names the conversation a request belongs to: the client's session id
@@ -494,6 +609,10 @@ type clientBody struct {
 	counts map[repair.Rule]int // ctx-repair's problems in it, by rule
 }
 
+// wholeReads counts the bodies holds reads whole, for the tests that hold a turn to reading
+// only what is new.
+var wholeReads atomic.Int64
+
 // holds returns nil when out may be sent instead of the client's body: out is that body,
 // or it is JSON that reads as the format, every message of it is well formed (or is one of
 // the client's own), and it breaks no rule of ctx-repair --check more often than the
@@ -503,6 +622,7 @@ func (c *clientBody) holds(out []byte) error {
 	if bytes.Equal(out, c.body) {
 		return nil
 	}
+	wholeReads.Add(1)
 	if !gjson.ValidBytes(out) {
 		return errors.New("is not JSON")
 	}
@@ -692,11 +812,18 @@ func (s *Server) finish(rec *Record, p *pending) {
 			rec.Warning = strings.TrimPrefix(rec.Warning+"; ", "; ") + "store not synced: " + err.Error()
 		}
 	}
-	rec.TokensIn = s.count(p.orig, p.format, p.model)
+	// The counts of the conversation's last request counted give its messages' tokens.
+	var in, out *convstate.Counts
+	if s.State != nil && rec.Conversation != "" {
+		if cur, err := s.State.Get(rec.Conversation); err == nil && cur != nil {
+			in, out = cur.In, cur.Out
+		}
+	}
+	rec.TokensIn, in = s.count(p.orig, p.format, p.model, p.origAt[0], p.origAt[1], p.origMsgs, in)
 	if bytes.Equal(p.orig, p.sent) {
-		rec.TokensSent = rec.TokensIn
+		rec.TokensSent, out = rec.TokensIn, in
 	} else {
-		rec.TokensSent = s.count(p.sent, p.format, p.model)
+		rec.TokensSent, out = s.count(p.sent, p.format, p.model, p.sentAt[0], p.sentAt[1], p.sentMsgs, out)
 	}
 	rec.Saved = rec.TokensIn - rec.TokensSent
 	if p.format == transcript.Anthropic {
@@ -714,6 +841,12 @@ func (s *Server) finish(rec *Record, p *pending) {
 	// A copy: the state kept is shared with the status page, never changed once kept.
 	st := *cur
 	st.Answered = s.now()
+	if in != nil {
+		st.In = in
+	}
+	if out != nil {
+		st.Out = out
+	}
 	st.Requests++
 	st.TokensIn += rec.TokensIn
 	st.TokensSent += rec.TokensSent
@@ -728,35 +861,37 @@ func (s *Server) finish(rec *Record, p *pending) {
 	}
 }
 
-func (s *Server) count(doc []byte, format transcript.Format, model string) int {
-	if s.Counter == nil {
-		return 0
+// withMarkers is the indices of the messages of raws that hold a "cache_control" (a
+// marker, as a rule): known for the first from of them, the others read.
+func withMarkers(raws []string, from int, known []int) []int {
+	out := append([]int(nil), known...)
+	for i := from; i < len(raws); i++ {
+		if strings.Contains(raws[i], `"cache_control"`) {
+			out = append(out, i)
+		}
 	}
-	t, err := transcript.Parse(doc, transcript.Options{Format: format})
-	if err != nil {
-		return 0
-	}
-	c, err := s.Counter(format, model)
-	if err != nil {
-		return 0
-	}
-	return measure.Total(t, c)
+	return out
 }
 
 // capMarkers keeps the request within MaxMarkers cache_control markers once the last sent
 // history (with the markers it carried) and the new messages (with the client's) are put
 // together: the oldest message markers go first, so the newest, where the client put the
-// end of the prefix to cache, stay. Only the messages that lose a marker change.
-func capMarkers(top int, raws []string) []string {
+// end of the prefix to cache, stay. Only the messages that lose a marker change. marks are
+// the messages of raws that may hold one (withMarkers); it returns those that still do.
+func capMarkers(top int, raws []string, marks []int) ([]string, []int) {
 	total := top
-	for _, m := range raws {
-		if strings.Contains(m, `"cache_control"`) {
-			total += countMarkers(gjson.Get(m, "content"))
-		}
+	for _, i := range marks {
+		total += countMarkers(gjson.Get(raws[i], "content"))
 	}
-	for i := 0; i < len(raws) && total > MaxMarkers; i++ {
+	kept := marks[:0:0]
+	for _, i := range marks {
+		if total <= MaxMarkers {
+			kept = append(kept, i)
+			continue
+		}
 		blocks := gjson.Get(raws[i], "content")
 		if !blocks.IsArray() {
+			kept = append(kept, i)
 			continue
 		}
 		m := raws[i]
@@ -772,6 +907,9 @@ func capMarkers(top int, raws []string) []string {
 			}
 		}
 		raws[i] = m
+		if strings.Contains(m, `"cache_control"`) {
+			kept = append(kept, i)
+		}
 	}
-	return raws
+	return raws, kept
 }

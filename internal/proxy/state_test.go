@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -62,7 +63,8 @@ func TestPlantedStateIgnored(t *testing.T) {
 // TestDamagedStateNotSent: a state whose hashes match the client's messages but whose sent
 // messages are damaged (by a bug, a disk, an older version) must not make the proxy send an
 // invalid request: what is sent is checked against the client's own body, with the
-// pipeline and without it.
+// pipeline and without it, and when the state says its messages were counted (which
+// spares a rebuilt request that reads as the client's the reading of it whole).
 func TestDamagedStateNotSent(t *testing.T) {
 	first := userText("build it")
 	msgs := []string{first, `{"role":"assistant","content":"on it"}`, userText("go on")}
@@ -80,21 +82,27 @@ func TestDamagedStateNotSent(t *testing.T) {
 		"three in one, no pipe":     {"", []string{`{"role":"user","content":"x"},{"role":"assistant","content":"y"},{"role":"user","content":"z"}`}},
 		"none in one, piped":        {"ctx-budget", []string{" "}},
 	} {
-		t.Run(name, func(t *testing.T) {
-			up := newUpstream(t)
-			s, px, log := proxyFor(t, up.URL, c.pipe, t.TempDir())
-			key := keyOf(t, body)
-			if err := s.State.Put(&convstate.State{Key: key, Orig: []string{convstate.Hash(canonical(first))}, Sent: c.sent}); err != nil {
-				t.Fatal(err)
-			}
-			post(t, px.URL+"/v1/messages", body, nil)
-			if got := string(up.last().Body); got != body {
-				t.Errorf("sent %s\nwant the client's body", got)
-			}
-			if l := waitLog(t, log, 1); !strings.Contains(l, `"fallback":`) {
-				t.Errorf("no fallback logged: %s", l)
-			}
-		})
+		for _, counted := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, counted %v", name, counted), func(t *testing.T) {
+				up := newUpstream(t)
+				s, px, log := proxyFor(t, up.URL, c.pipe, t.TempDir())
+				key := keyOf(t, body)
+				st := &convstate.State{Key: key, Orig: []string{convstate.Hash(canonical(first))}, Sent: c.sent}
+				if counted {
+					st.Out = &convstate.Counts{Format: "anthropic", Raws: c.sent, Tokens: make([]int, len(c.sent)), Flags: make([]uint8, len(c.sent)), Final: len(c.sent)}
+				}
+				if err := s.State.Put(st); err != nil {
+					t.Fatal(err)
+				}
+				post(t, px.URL+"/v1/messages", body, nil)
+				if got := string(up.last().Body); got != body {
+					t.Errorf("sent %s\nwant the client's body", got)
+				}
+				if l := waitLog(t, log, 1); !strings.Contains(l, `"fallback":`) {
+					t.Errorf("no fallback logged: %s", l)
+				}
+			})
+		}
 	}
 }
 

@@ -1,0 +1,154 @@
+package proxy
+
+import (
+	"github.com/tidwall/gjson"
+
+	"github.com/ctxkit/ctxkit/internal/convstate"
+	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// The log line's and the totals' counts, once the response has gone back: a request that
+// extends the one before repeats its messages, so only the messages the last count did not
+// see are read and counted, in a document of the request's top-level fields and those
+// messages alone; the others' tokens are the ones counted then (convstate.Counts). A
+// message's count depends on no other but in one way (measure's dropStaleReasoning): a
+// reasoning item is priced at nothing once a user message follows it. So the counts of
+// the messages from the last user message on that hold a reasoning item are counted again
+// (Counts.Final), and the others never change. TestCountReusesMessages holds the totals to
+// a count of the whole request, turn by turn.
+
+// Flags of a message counted.
+const (
+	countedUser      uint8 = 1 << iota // its role is user
+	countedReasoning                   // it holds a reasoning item
+)
+
+// count counts doc, a request of format for model whose message array is doc[start:end],
+// holding the messages raws (start < 0: not known, read here), and returns its total with
+// the counts of its messages for the next request's count (nil when its messages could not
+// be told apart); prev, an earlier request's counts, gives the tokens of the messages raws
+// begins with.
+func (s *Server) count(doc []byte, format transcript.Format, model string, start, end int, raws []string, prev *convstate.Counts) (int, *convstate.Counts) {
+	if s.Counter == nil {
+		return 0, nil
+	}
+	c, err := s.Counter(format, model)
+	if err != nil {
+		return 0, nil
+	}
+	if start < 0 {
+		arr := gjson.GetBytes(doc, arrayKey(format))
+		if !arr.IsArray() {
+			return wholeCount(doc, format, c), nil
+		}
+		start, end, raws = arr.Index, arr.Index+len(arr.Raw), raws[:0:0]
+		for _, m := range arr.Array() {
+			raws = append(raws, m.Raw)
+		}
+	}
+	k := 0
+	if prev != nil && prev.Format == string(format) && prev.Model == model {
+		// One message at least is read again: a document with none would not be primed
+		// for the reply (measure's replyPriming).
+		k = max(0, min(convstate.CommonPrefix(raws, prev.Raws), prev.Final, len(prev.Tokens), len(raws)-1))
+	}
+	for {
+		if total, n, ok := countFrom(doc, format, model, start, end, raws, prev, k, c); ok {
+			return total, n
+		}
+		if k == 0 {
+			return wholeCount(doc, format, c), nil
+		}
+		k = 0
+	}
+}
+
+// countFrom counts the messages raws[k:] in the document doc with its message array,
+// doc[start:end], holding them alone, the first k from prev; ok is false when the document
+// does not read or its messages are not one each of raws[k:].
+func countFrom(doc []byte, format transcript.Format, model string, start, end int, raws []string, prev *convstate.Counts, k int, c tokens.Counter) (int, *convstate.Counts, bool) {
+	part := doc
+	if size := 2 + max(len(raws)-k-1, 0); k > 0 || end-start != size+totalLen(raws) {
+		part = splice(doc, start, end, raws[k:])
+	}
+	t, err := transcript.Parse(part, transcript.Options{Format: format})
+	if err != nil {
+		return 0, nil, false
+	}
+	tl := measure.Of(t, c, false)
+	framing := tl.Framing()
+	total := tl.Total()
+	n := &convstate.Counts{Format: string(format), Model: model, Raws: raws, Tokens: make([]int, len(raws)), Flags: make([]uint8, len(raws))}
+	for i := 0; i < k; i++ {
+		n.Tokens[i], n.Flags[i] = prev.Tokens[i], prev.Flags[i]
+		total += prev.Tokens[i]
+	}
+	// splice writes the messages one after the other, a comma between: each message of
+	// the array starts where the one before it ended, plus one.
+	j, at := k, start+1
+	for mi := range t.Messages {
+		m := &t.Messages[mi]
+		if m.Header {
+			continue
+		}
+		if j >= len(raws) || m.Span.Start != at {
+			return 0, nil, false
+		}
+		n.Tokens[j] = tl.Messages[mi].Tokens(framing)
+		if m.Role == "user" {
+			n.Flags[j] |= countedUser
+		}
+		for _, b := range tl.Messages[mi].Blocks {
+			if b.Reasoning {
+				n.Flags[j] |= countedReasoning
+			}
+		}
+		at += len(raws[j]) + 1
+		j++
+	}
+	if j != len(raws) {
+		return 0, nil, false
+	}
+	n.Final = final(n.Flags)
+	return total, n, true
+}
+
+// totalLen is the bytes of the messages ms.
+func totalLen(ms []string) int {
+	n := 0
+	for _, m := range ms {
+		n += len(m)
+	}
+	return n
+}
+
+// final is how many of the first messages flagged so have a count that no message after
+// them can change: all those before the last user message, and after it those before the
+// first that holds a reasoning item (dropped, and priced at nothing, once a user message
+// follows it).
+func final(flags []uint8) int {
+	from := 0
+	for i := len(flags) - 1; i >= 0; i-- {
+		if flags[i]&countedUser != 0 {
+			from = i
+			break
+		}
+	}
+	for i := from; i < len(flags); i++ {
+		if flags[i]&countedReasoning != 0 {
+			return i
+		}
+	}
+	return len(flags)
+}
+
+// wholeCount counts doc whole, 0 when it does not read.
+func wholeCount(doc []byte, format transcript.Format, c tokens.Counter) int {
+	t, err := transcript.Parse(doc, transcript.Options{Format: format})
+	if err != nil {
+		return 0
+	}
+	return measure.Total(t, c)
+}

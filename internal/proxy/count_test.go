@@ -1,0 +1,117 @@
+package proxy
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ctxkit/ctxkit/internal/convstate"
+	"github.com/ctxkit/ctxkit/internal/testgen"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// TestCountReusesMessages holds the count of a request made from the last request's counts
+// (the new messages read alone) to a count of the whole request, turn by turn, in each API
+// format (Responses with its reasoning items, which a later user message makes free), and
+// checks that the counts are reused: a request read whole each time would pass the first
+// half alone.
+func TestCountReusesMessages(t *testing.T) {
+	s, _, _ := proxyFor(t, "http://127.0.0.1:1", "", t.TempDir())
+	for _, format := range []transcript.Format{transcript.Anthropic, transcript.OpenAI, transcript.Responses} {
+		var buf bytes.Buffer
+		if err := testgen.Generate(&buf, testgen.Options{Format: string(format), Size: 120_000, Seed: 3, Images: true}); err != nil {
+			t.Fatal(err)
+		}
+		body := buf.String()
+		arr := gjson.Get(body, arrayKey(format))
+		var msgs []string
+		for _, m := range arr.Array() {
+			msgs = append(msgs, m.Raw)
+		}
+		head, tail := body[:arr.Index], body[arr.Index+len(arr.Raw):]
+		if format == transcript.Responses && !strings.Contains(body, `"encrypted_content"`) {
+			t.Fatal("the Responses document holds no reasoning item to test with")
+		}
+		c, err := s.Counter(format, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prev *convstate.Counts
+		reused, edited := 0, 0
+		for n := 1; n <= len(msgs); n++ {
+			raws := append([]string(nil), msgs[:n]...)
+			if n%7 == 0 && n > 4 {
+				// A message in the middle changed since (a tier's edit): counted again.
+				for _, k := range []string{`"text":"`, `"content":"`, `"output":"`} {
+					if m := strings.Replace(raws[n/2], k, k+"edited ", 1); m != raws[n/2] {
+						raws[n/2] = m
+						edited++
+						break
+					}
+				}
+			}
+			doc := []byte(head + "[" + strings.Join(raws, ",") + "]" + tail)
+			start := len(head)
+			got, next := s.count(doc, format, "", start, len(doc)-len(tail), raws, prev)
+			want := wholeCount(doc, format, c)
+			if got != want {
+				t.Fatalf("%s, %d messages: %d tokens counted from the last request's, %d whole", format, n, got, want)
+			}
+			if next == nil {
+				t.Fatalf("%s, %d messages: no counts kept", format, n)
+			}
+			if prev != nil && prev.Final > 0 {
+				reused++
+			}
+			prev = next
+		}
+		if edited == 0 {
+			t.Errorf("%s: no message edited", format)
+		}
+		if reused < len(msgs)/2 {
+			t.Errorf("%s: the counts were reused in %d requests of %d", format, reused, len(msgs))
+		}
+	}
+}
+
+// TestMarkedTurnsNotReadWhole: in a conversation as Claude Code sends it (its marker moved
+// to the newest message each turn, its newest prompt a text block then a string), once
+// a turn has been counted the request rebuilt on the last one sent is not read whole, and
+// what goes out is what was sent last time and the new messages.
+func TestMarkedTurnsNotReadWhole(t *testing.T) {
+	var buf bytes.Buffer
+	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: 200_000, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	body := buf.String()
+	arr := gjson.Get(body, "messages")
+	g := generated{head: body[:arr.Index], tail: body[arr.Index+len(arr.Raw):]}
+	for _, m := range arr.Array() {
+		g.msgs = append(g.msgs, m.Raw)
+	}
+	s, _, _ := proxyFor(t, "http://127.0.0.1:1", "", t.TempDir())
+	s.Log, s.Stats = nil, nil
+	r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+	r.Header.Set("X-Claude-Code-Session-Id", "marked")
+	start := len(g.msgs) - 12
+	last := 0
+	for n := start; n <= len(g.msgs); n += 2 {
+		before := wholeReads.Load()
+		rec, p := s.rewrite(r, transcript.Anthropic, g.marked(n))
+		if rec.Fallback != "" || (n > start) != rec.Extended {
+			t.Fatalf("%d messages: fallback %q, extended %v", n, rec.Fallback, rec.Extended)
+		}
+		if n >= start+4 && wholeReads.Load() != before {
+			t.Errorf("%d messages: the rebuilt request was read whole", n)
+		}
+		if n > start && rec.CachedMessages != last {
+			t.Errorf("%d messages: %d of the %d messages sent last time sent again", n, rec.CachedMessages, last)
+		}
+		s.finish(rec, p)
+		last = rec.MessagesSent
+	}
+}

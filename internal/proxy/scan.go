@@ -1,0 +1,286 @@
+package proxy
+
+import (
+	"bytes"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// A request that extends a conversation repeats every message of the one before, byte for
+// byte as a rule: reading the body is then comparing those bytes with the messages kept
+// (one memory comparison each), and only what follows them, and the small top-level
+// fields, is read and checked as JSON. scanBody does that, and falls back to reading the
+// body whole (gjson: one validation, one pass over the top level, one over the messages)
+// for a first request, and for any body the quick reading does not take as it is.
+
+// scanned is a request body's top level as rewrite needs it.
+type scanned struct {
+	top topFields
+	// start and end are the offsets in the body of the message array's '[' and of the
+	// byte past its ']'.
+	start, end int
+	// msgs are its messages: those the body repeats of the messages it was read against
+	// (known of them, first) have their Raw strings, not copies; the others are copies of
+	// their bytes, never views of the body, so that keeping them keeps nothing else.
+	msgs  []gjson.Result
+	known int
+}
+
+// scanBody reads body's top level and its message array (the value of arrayKey(format));
+// recent, given the raw first message, returns the messages of requests kept that may
+// begin this one (none: none); the one whose second message the body has is read against. ok is false when body is not JSON, or its message array is
+// not an array: the body is not a conversation to touch.
+func scanBody(body []byte, format transcript.Format, recent func(first string) [][]string) (sc scanned, ok bool) {
+	if sc, ok := quickScan(body, arrayKey(format), recent); ok {
+		return sc, true
+	}
+	return slowScan(body, format)
+}
+
+// slowScan reads body with gjson alone.
+func slowScan(body []byte, format transcript.Format) (sc scanned, ok bool) {
+	if !gjson.ValidBytes(body) {
+		return sc, false
+	}
+	arr := gjson.GetBytes(body, arrayKey(format))
+	if !arr.IsArray() {
+		return sc, false // a Responses "input" string, a body of another kind: not ours to touch
+	}
+	sc.start, sc.end = arr.Index, arr.Index+len(arr.Raw)
+	sc.msgs = arr.Array()
+	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
+		sc.top.see(k.Str, v)
+		return true
+	})
+	return sc, true
+}
+
+// quickScan reads body against the messages recent gives for its first one. It takes only
+// a body it reads the way slowScan does (what it is not sure of, such as a key given twice,
+// is left to slowScan): one JSON object whose values are each checked (transcript.Valid),
+// the message array's elements that are not a kept message's bytes included.
+func quickScan(body []byte, key string, recent func(string) [][]string) (sc scanned, ok bool) {
+	i := skipWS(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return sc, false
+	}
+	seen := map[string]bool{}
+	i = skipWS(body, i+1)
+	if i < len(body) && body[i] == '}' {
+		return sc, false // no message array
+	}
+	found := false
+	for {
+		if i >= len(body) || body[i] != '"' {
+			return sc, false
+		}
+		ke := stringEnd(body, i+1)
+		if ke < 0 || bytes.IndexByte(body[i:ke], '\\') >= 0 || !transcript.Valid(view(body[i:ke])) {
+			return sc, false // an escaped key: gjson's reading of it is left to gjson
+		}
+		k := string(body[i+1 : ke-1])
+		if seen[k] {
+			return sc, false
+		}
+		seen[k] = true
+		i = skipWS(body, ke)
+		if i >= len(body) || body[i] != ':' {
+			return sc, false
+		}
+		i = skipWS(body, i+1)
+		if i >= len(body) {
+			return sc, false
+		}
+		if k == key {
+			if body[i] != '[' {
+				return sc, false
+			}
+			end, ok := sc.messages(body, i, recent)
+			if !ok {
+				return sc, false
+			}
+			found, i = true, end
+		} else {
+			e := valueEnd(body, i)
+			if e < 0 || !transcript.Valid(view(body[i:e])) {
+				return sc, false
+			}
+			sc.top.see(k, gjson.Parse(string(body[i:e])))
+			i = e
+		}
+		i = skipWS(body, i)
+		if i >= len(body) {
+			return sc, false
+		}
+		if body[i] == '}' {
+			break
+		}
+		if body[i] != ',' {
+			return sc, false
+		}
+		i = skipWS(body, i+1)
+	}
+	if !found || skipWS(body, i+1) != len(body) {
+		return sc, false
+	}
+	return sc, true
+}
+
+// messages reads the array at body[i] ('['), and returns the offset past its ']'.
+func (sc *scanned) messages(body []byte, i int, recent func(string) [][]string) (int, bool) {
+	sc.start = i
+	i = skipWS(body, i+1)
+	if i < len(body) && body[i] == ']' {
+		sc.end = i + 1
+		return i + 1, true
+	}
+	var kept []string
+	var cands [][]string // the requests kept that begin with this one's first message
+	for n := 0; ; n++ {
+		if i >= len(body) {
+			return 0, false
+		}
+		if n == 1 && len(cands) > 0 {
+			kept = cands[0]
+			for _, c := range cands {
+				if len(c) > 1 && repeats(body, i, c[1]) {
+					kept = c
+					break
+				}
+			}
+		}
+		var raw string
+		if n == sc.known && n < len(kept) && repeats(body, i, kept[n]) {
+			// A kept message is one JSON value: followed by a delimiter, the bytes that
+			// repeat it are that value, whole.
+			raw = kept[n]
+			sc.known++
+		} else {
+			e := valueEnd(body, i)
+			if e < 0 || !transcript.Valid(view(body[i:e])) {
+				return 0, false
+			}
+			raw = string(body[i:e])
+		}
+		if n == 0 && recent != nil {
+			for _, c := range recent(raw) {
+				if len(c) > 0 && c[0] == raw {
+					cands = append(cands, c)
+				}
+			}
+			if len(cands) > 0 {
+				raw, sc.known = cands[0][0], 1
+			}
+		}
+		sc.msgs = append(sc.msgs, gjson.Parse(raw))
+		i = skipWS(body, i+len(raw))
+		if i >= len(body) {
+			return 0, false
+		}
+		if body[i] == ']' {
+			sc.end = i + 1
+			return i + 1, true
+		}
+		if body[i] != ',' {
+			return 0, false
+		}
+		i = skipWS(body, i+1)
+	}
+}
+
+// repeats reports whether body at i holds the message m, whole: its bytes, then what may
+// follow an element of an array.
+func repeats(body []byte, i int, m string) bool {
+	return len(body)-i > len(m) && view(body[i:i+len(m)]) == m && delimits(body, i+len(m))
+}
+
+// delimits reports whether what follows a value ending at body[i] may end it in an array:
+// white space, a comma or the array's end.
+func delimits(body []byte, i int) bool {
+	if i >= len(body) {
+		return false
+	}
+	switch body[i] {
+	case ' ', '\t', '\r', '\n', ',', ']':
+		return true
+	}
+	return false
+}
+
+// view is b as a string, without a copy: for reading only, while b lives unchanged.
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// valueEnd is the offset past the JSON value that starts at b[i], found by its brackets
+// and quotes alone (the value is checked apart), or -1 when b ends first.
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i+1)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				e := stringEnd(b, i+1)
+				if e < 0 {
+					return -1
+				}
+				i = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return -1
+	}
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n', ',', ']', '}':
+			return i
+		}
+	}
+	return i
+}
+
+// stringEnd is the offset past the '"' that closes the string whose contents begin at
+// b[i], or -1.
+func stringEnd(b []byte, i int) int {
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		n := 0
+		for k := i - 1; b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return i + 1
+		}
+		i++
+	}
+}
