@@ -1,7 +1,9 @@
 package budget
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"sort"
@@ -23,7 +25,8 @@ import (
 //	[ctx-budget: cut 95,310 of 102,004 characters in 3 places (originally 30,117 tokens, 4,018 lines); kept ...]
 //
 // The choice depends on the text alone, so the same result always gives the same bytes.
-// A text without such lines (a file, prose, a JSON document) is cut at head and tail.
+// A text without such lines (a file, prose) is cut at head and tail; so is a JSON document
+// written on many lines, whose words are data, with its top-level keys kept besides.
 
 // Kinds of line, in the order they are kept: a line of a lower kind goes before any of a
 // higher one, so comparing kinds compares their places.
@@ -566,11 +569,21 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 	} else {
 		lineKinds(lines, kind)
 	}
-	quoted(lines, kind)
-	testOutput(lines, kind)
-	countTables(lines, kind)
-	verdictsTold(lines, kind)
-	pythonSource(lines, kind)
+	if prettyJSON(lines) {
+		// A document of JSON is data: its words are names and values (Go's package
+		// "errors" in go list -json, npm's "es-errors"), not errors of the run that
+		// printed it. It says what it is by its structure: its top-level keys, kept as
+		// headers below, with its first and last lines.
+		for i := range kind {
+			kind[i] = kindOther
+		}
+	} else {
+		quoted(lines, kind)
+		testOutput(lines, kind)
+		countTables(lines, kind)
+		verdictsTold(lines, kind)
+		pythonSource(lines, kind)
+	}
 	// A line that says something says less when a great many lines say the same: 240
 	// lines of a test's own logging ("codec_test.go:82: record 12: ...") are not 240
 	// diagnostics, and would crowd out the one failure. Of the shapes of the lines kept
@@ -886,6 +899,19 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 		default:
 			part := s.order[start:end]
 			sort.SliceStable(part, func(a, b int) bool { return depth[part[a]] < depth[part[b]] })
+			// (the failing tests of one depth from both ends of the list inwards: a
+			// framework's long list of failures inside one go test would otherwise take
+			// the room of how the run ended, go's own "--- FAIL" of each test after it)
+			if k == kindTest {
+				for a := 0; a < len(part); {
+					b := a
+					for b < len(part) && depth[part[b]] == depth[part[a]] {
+						b++
+					}
+					bothEnds(part[a:b], sc)
+					a = b
+				}
+			}
 		}
 		start = end
 	}
@@ -1727,6 +1753,32 @@ func severityNotError(line string) bool {
 		}
 	}
 	return false
+}
+
+// prettyJSON reports whether lines are JSON written on many lines, one document or a
+// stream of them (go list -json, npm ls --json, jq): the first line that is not blank is a
+// lone "{" or "[", and the whole text reads as JSON values. (JSON written one value a line,
+// a structured log, is read line by line as any log: its "level":"error" is an error.)
+func prettyJSON(lines []string) bool {
+	first := 0
+	for first < len(lines) && strings.TrimSpace(lines[first]) == "" {
+		first++
+	}
+	if first == len(lines) {
+		return false
+	}
+	if t := strings.TrimSpace(lines[first]); t != "{" && t != "[" {
+		return false
+	}
+	dec := json.NewDecoder(strings.NewReader(strings.Join(lines[first:], "\n")))
+	for values := 0; ; values++ {
+		var v json.RawMessage
+		if err := dec.Decode(&v); err == io.EOF {
+			return values > 0
+		} else if err != nil {
+			return false
+		}
+	}
 }
 
 // namesFailure reports whether a line names a failing test in go test's own words ("---

@@ -534,3 +534,69 @@ func TestCompilerErrorsInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONIsData (issue 38): a document of JSON written on many lines (npm ls --json, go
+// list -json) is data: packages named "es-errors" or "errors" are not error lines, and the
+// cut keeps its structure, its top-level keys; a JSON log, one value a line, is still read
+// for what its lines say.
+func TestJSONIsData(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{\n  \"version\": \"1.0.0\",\n  \"name\": \"app\",\n  \"dependencies\": {\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "    \"pkg-%02d\": {\n      \"version\": \"1.%d.0\",\n      \"dependencies\": {\n        \"es-errors\": {\n          \"version\": \"1.3.0\"\n        }\n      }\n    },\n", i, i)
+	}
+	b.WriteString("    \"last\": {\n      \"version\": \"2.0.0\"\n    }\n  },\n  \"problems\": []\n}\n")
+	// (go list -json writes one document after another)
+	b.WriteString("{\n\t\"ImportPath\": \"example.com/app\",\n\t\"Imports\": [\n\t\t\"errors\",\n\t\t\"fmt\"\n\t]\n}\n")
+	text := b.String()
+	lines := strings.Split(text, "\n")
+	kind, _, _ := classify(lines, nil, nil, 0)
+	for i, k := range kind {
+		if k >= kindTest && k <= kindFrame || k == kindWarning {
+			t.Errorf("JSON line %q: kind %d, kept for what it says", lines[i], k)
+		}
+	}
+	sc := new(scratch)
+	s := newSelection(text, len(text), 2000, func(s string) int { return len(s) / 4 }, "Bash", sc)
+	if s == nil {
+		t.Fatal("a JSON document with top-level keys is cut at head and tail")
+	}
+	out, _ := s.fit(2000, nil, false, 0)
+	for _, key := range []string{`  "dependencies": {`, `  "problems": []`, `	"Imports": [`} {
+		if !strings.Contains(out, "\n"+key+"\n") {
+			t.Errorf("top-level key %s lost:\n%s", key, out)
+		}
+	}
+	if strings.Contains(out, "error line") {
+		t.Errorf("the marker claims error lines:\n%s", out)
+	}
+	logLines := []string{`{"level":"info","msg":"listening on :8080"}`, `{"level":"error","msg":"dial tcp 10.0.0.1:5432: connection refused"}`}
+	if kind, _, _ := classify(logLines, nil, nil, 0); kind[1] != kindError {
+		t.Errorf("a JSON log's error: kind %d", kind[1])
+	}
+}
+
+// TestClosingVerdictsKept (issue 38): a test framework that lists its many failures inside
+// one go test (gocheck's "FAIL: file:line: S.TestX") does not crowd out how the run ended:
+// the failing tests are named from both ends of the list inwards, so the last ones (go's
+// own "--- FAIL" of each test) are kept with the first.
+func TestClosingVerdictsKept(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("=== RUN   Test\n\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "%s\nFAIL: decode_test.go:%d: S.TestDecode%02d\n\ndecode_test.go:%d:\n    c.Assert(v, DeepEquals, want)\n... obtained int = %d\n... expected int = %d\n\n\n", strings.Repeat("-", 70), 100+i, i, 110+i, i, i+1)
+	}
+	b.WriteString("OOPS: 10 passed, 40 FAILED\n--- FAIL: Test (0.01s)\n=== RUN   ExampleUnmarshal\n--- FAIL: ExampleUnmarshal (0.00s)\ngot:\n\nwant:\nhello\nFAIL\nFAIL\texample.com/yaml\t0.012s\nFAIL\n")
+	text := b.String()
+	sc := new(scratch)
+	s := newSelection(text, len(text), 2000, func(s string) int { return len(s) / 4 }, "Bash", sc)
+	if s == nil {
+		t.Fatal("no selection")
+	}
+	out, _ := s.fit(2000, nil, false, 0)
+	for _, want := range []string{"FAIL: decode_test.go:100: S.TestDecode00", "--- FAIL: Test (0.01s)", "--- FAIL: ExampleUnmarshal (0.00s)"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("lost %q:\n%s", want, out)
+		}
+	}
+}
