@@ -71,7 +71,7 @@ var (
 var errorWords = []string{
 	"error", "Error", "ERROR", "fail", "Fail", "FAIL", "panic", "Panic", "PANIC", "fatal", "Fatal", "FATAL",
 	"exception", "Exception", "Traceback", "assert", "Assert", "undefined", "not found", "denied", "E   ", " !== ",
-	"No such file",
+	"No such file", "No module named", "cannot",
 }
 
 var warningWords = []string{"warning", "Warning", "WARNING", "warn ", "WARN", "deprecated", "DEPRECATED"}
@@ -175,6 +175,21 @@ func isPytestNote(line string) bool {
 		}
 	}
 	return false
+}
+
+// isPytestSection: a title between rules of "_" that names a section rather than a test
+// that failed, as plugins write theirs ("____ coverage: platform linux, python 3.12 ____"):
+// a key and a colon, where a failing test's title is its name ("____ TestX.test_y ____",
+// "____ ERROR at setup of test_y ____").
+func isPytestSection(line string) bool {
+	if !strings.HasPrefix(line, "___") {
+		return false
+	}
+	title := strings.Trim(line, "_ ")
+	if i := strings.IndexByte(title, '['); i >= 0 {
+		title = title[:i] // (a parametrized test's arguments may hold anything)
+	}
+	return strings.Contains(title, ": ")
 }
 
 // isBanner: a section title between rules of "=", as pytest and others head their
@@ -518,7 +533,7 @@ func lineKinds(lines []string, kind []uint8) {
 			// ("code: 'ERR_TEST_FAILURE'"): not an error of its own
 		case isAssertion(line):
 			k = kindError // what a failing test expected and what it got
-		case mayBeTest(line) && testSyntax.MatchString(line),
+		case mayBeTest(line) && testSyntax.MatchString(line) && !isPytestSection(line),
 			strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "fatal error: "):
 			// (and a Go program's crash: what failed, as a failing test's name says)
 			k = kindTest
@@ -1379,7 +1394,24 @@ func isPassing(line string) bool {
 			return d > 0 && strings.HasPrefix(rest[d:], " - ")
 		}
 	}
-	return strings.HasSuffix(t, " ... ok") || strings.HasSuffix(t, " ... skipped") || strings.Contains(t, " ... skipped ")
+	return strings.HasSuffix(t, " ... ok") || strings.HasSuffix(t, " ... skipped") || strings.Contains(t, " ... skipped ") ||
+		pytestPassed(t)
+}
+
+// pytestPassed: pytest -v's "tests/test_x.py::TestCache::test_error_handling PASSED [ 66%]",
+// a test's id (its file, "::", its name) and a verdict that is not a failure.
+func pytestPassed(t string) bool {
+	i := strings.Index(t, "::")
+	if i <= 0 || strings.ContainsAny(t[:i], " \t") {
+		return false
+	}
+	rest := t[i:]
+	for _, v := range []string{" PASSED", " SKIPPED", " XFAIL", " XPASS"} {
+		if j := strings.Index(rest, v); j > 0 && !strings.ContainsAny(rest[:j], " \t") {
+			return true
+		}
+	}
+	return false
 }
 
 // isListed reports whether a line is an entry of a long listing (ls -l): a file type and
@@ -1630,10 +1662,7 @@ func failed(lines []string, kind []uint8) bool {
 		case kindError, kindDiagnostic, kindFrame:
 			return true
 		case kindTest:
-			if !isSummary(lines[i]) {
-				return true
-			}
-			if isError, _ := wordsIn(lines[i], errorsOnly); isError && !zeroCountsOnly(lines[i]) {
+			if !isSummary(lines[i]) || countsFailure(lines[i]) {
 				return true
 			}
 		}
@@ -1743,10 +1772,19 @@ func countedNoun(line string) string {
 // that does not fail the build.
 var notErrors = []string{": warning: ", ": note: ", ": info: ", ": style: "}
 
-// severityNotError reports whether a diagnostic line says, after its file:line, that it is
-// a warning or a note: its message may name an error ("the mentioned syntax error") without
-// being one.
+// severityFirst are the severities a tool starts its own line with when it is not an
+// error (cargo's and uv's "warning: ...", "note: ...").
+var severityFirst = []string{"warning: ", "warning[", "WARNING: ", "note: ", "info: "}
+
+// severityNotError reports whether a diagnostic line says, after its file:line or as its
+// first word, that it is a warning or a note: its message may name an error ("the
+// mentioned syntax error", "Failed to hardlink files; falling back") without being one.
 func severityNotError(line string) bool {
+	for _, w := range severityFirst {
+		if strings.HasPrefix(line, w) {
+			return true
+		}
+	}
 	for _, w := range notErrors {
 		if i := strings.Index(line, w); i > 0 && isDiagnostic(line[:i+1]+" ") {
 			return true

@@ -394,6 +394,33 @@ func TestClassifyForOthers(t *testing.T) {
 	}
 }
 
+// TestVerdict (issue 39): how a run ended, as ctx-summarize reads it through the classifier
+// of command output: the last line that sums it up and the first that says what failed; a
+// count of what passed or was resolved, a warning, a passing pytest -v test whose name
+// holds "exception" and a plugin's section title are not the failure.
+func TestVerdict(t *testing.T) {
+	for _, c := range []struct{ out, summary, failure string }{
+		{"ok  \tgithub.com/x/y\t0.1s", "ok  \tgithub.com/x/y\t0.1s", ""},
+		{"--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 3, want 4\nFAIL\nFAIL\tgithub.com/x/y\t0.1s", "FAIL\tgithub.com/x/y\t0.1s", "--- FAIL: TestParse (0.00s)"},
+		{"Resolved 28 packages in 36ms\nwarning: Failed to hardlink files; falling back to full copy\n" +
+			"tests/test_cache.py::TestCache::test_exception_handling PASSED [ 50%]\n" +
+			"tests/test_cache.py::TestCache::test_load FAILED [100%]\n" +
+			"_______________ coverage: platform linux, python 3.12.3-final-0 ________________\n" +
+			"E       AssertionError: assert 3 == 4\n1 failed, 1 passed in 0.21s",
+			"1 failed, 1 passed in 0.21s", "tests/test_cache.py::TestCache::test_load FAILED [100%]"},
+		{"/usr/bin/python: No module named mypy", "", "/usr/bin/python: No module named mypy"},
+		{"Ran 12 tests in 0.031s\n\nOK", "OK", ""},
+		{"3 errors, 0 warnings, 0 informations", "3 errors, 0 warnings, 0 informations", "3 errors, 0 warnings, 0 informations"},
+		{"0 errors, 0 warnings, 0 informations", "0 errors, 0 warnings, 0 informations", ""},
+		{"ok 1 - parses a date\nok 2 - rejects an Error object", "", ""},
+	} {
+		summary, failure := Verdict(strings.Split(c.out, "\n"))
+		if summary != c.summary || failure != c.failure {
+			t.Errorf("%q:\nsummary %q, failure %q\nwant    %q, %q", c.out, summary, failure, c.summary, c.failure)
+		}
+	}
+}
+
 // TestNamesAndQuotesAreNotErrors (issue 38): a passing test whose name holds "Error", a
 // t.Errorf added by a commit in git log -p, a file named errors.go in ls -l and a line grep
 // found are not errors of the run.
