@@ -595,6 +595,7 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 	} else {
 		quoted(lines, kind)
 		testOutput(lines, kind)
+		unittestNames(lines, kind)
 		countTables(lines, kind)
 		verdictsTold(lines, kind)
 		pythonSource(lines, kind)
@@ -1495,6 +1496,35 @@ func hasAnyPrefix(s string, ps []string) bool {
 		}
 	}
 	return false
+}
+
+// unittestNames reads unittest -v's tests whose docstring takes the verdict's line: the
+// name alone, "test_getattr_failure (test.test_urlparse.UrlParseTestCase.test_getattr_failure)"
+// or a doctest's "_calc_errors (test.test_statistics)", and under it the docstring's first
+// line, "Test that __getattr__() fails correctly. ... ok". The test passed: its name and its
+// docstring are no error, whatever words they hold.
+func unittestNames(lines []string, kind []uint8) {
+	for i := 0; i+1 < len(lines); i++ {
+		if kind[i] == kindOther && kind[i+1] == kindOther || !isPassing(lines[i+1]) || !isBareTestName(lines[i]) {
+			continue
+		}
+		kind[i], kind[i+1] = kindOther, kindOther
+	}
+}
+
+// isBareTestName reports whether a line is a test's name and where it is, as unittest
+// writes them, and nothing else: "name (dotted.path)".
+func isBareTestName(line string) bool {
+	open := strings.Index(line, " (")
+	if open <= 0 || !strings.HasSuffix(line, ")") || strings.ContainsAny(line[:open], " \t") {
+		return false
+	}
+	for _, c := range []byte(line[open+2 : len(line)-1]) {
+		if c != '.' && c != '_' && !isLetter(c) && !isDigit(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // testOutput reads go test -v: the lines a test prints come under its "=== RUN" (or "===

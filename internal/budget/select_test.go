@@ -421,6 +421,30 @@ func TestVerdict(t *testing.T) {
 	}
 }
 
+// TestUnittestDocstringNames (issue 38): unittest -v writes a test with a docstring on two
+// lines, its name and then the docstring with the verdict; a passing test's name and
+// docstring are no error, whatever words they hold ("failure", "fails"), and the output,
+// reporting no failure, keeps its structure.
+func TestUnittestDocstringNames(t *testing.T) {
+	lines := []string{
+		"test_getattr_failure (test.test_urlparse.UrlParseTestCase.test_getattr_failure)",
+		"Test that urllib.parse.__getattr__() fails correctly. ... ok",
+		"_calc_errors (test.test_statistics)",
+		"Doctest: test.test_statistics._calc_errors ... ok",
+		"test_raises_error (test.test_x.C.test_raises_error)",
+		"Test that it raises an error. ... FAIL",
+	}
+	kind, _, _ := classify(lines, nil, nil, 0)
+	for i := range 4 {
+		if kind[i] != kindOther && kind[i] != kindHeader {
+			t.Errorf("%q: kind %d, a passing test's name or docstring", lines[i], kind[i])
+		}
+	}
+	if kind[4] == kindOther && kind[5] == kindOther {
+		t.Errorf("a failing test's name and docstring both read as saying nothing")
+	}
+}
+
 // TestNamesAndQuotesAreNotErrors (issue 38): a passing test whose name holds "Error", a
 // t.Errorf added by a commit in git log -p, a file named errors.go in ls -l and a line grep
 // found are not errors of the run.
