@@ -901,6 +901,15 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 		// compiler's list of errors is a list of failures, each its own)
 		if p >= 0 && s.kind[i] == s.kind[p] && !(s.kind[i] == kindTest && namesFailure(lines[i])) && !startsWithPlace(lines[i]) {
 			depth[i] = depth[p] + 1
+		} else if s.kind[i] == kindError && indented(lines[i]) && !isFrame(lines[i]) {
+			// (an indented error line a few lines under another, in one block of its
+			// failure's message: "got:" and its value, then "want:")
+			for q := p; q >= 0 && q >= i-6 && lines[q] != "" && indented(lines[q]); q-- {
+				if s.kind[q] == kindError {
+					depth[i] = depth[q] + 1
+					break
+				}
+			}
 		}
 	}
 	start := 0

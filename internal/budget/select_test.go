@@ -421,6 +421,37 @@ func TestVerdict(t *testing.T) {
 	}
 }
 
+// TestMessageBlockIsOneRun (issue 38): the lines of one message of a failing test, indented
+// in one block ("got:" and its value, then "want:"), are one run of error lines: the first
+// message's "got:" is kept before the "want:" of every other.
+func TestMessageBlockIsOneRun(t *testing.T) {
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"}
+	var b strings.Builder
+	b.WriteString("--- FAIL: TestDump (0.00s)\n")
+	for _, w := range words {
+		fmt.Fprintf(&b, "    dump_test.go:988: Dump %s\n         got: ([]%s) {\n         <max depth reached>\n        }\n         want: ([]%s) {\n         (%s) 1\n        }\n", w, w, w, w)
+	}
+	b.WriteString("FAIL\nFAIL\texample.com/spew\t0.01s\n")
+	text := b.String()
+	s := newSelection(text, len(text), 2000, func(s string) int { return len(s) / 4 }, "Bash", new(scratch))
+	if s == nil {
+		t.Fatal("no selection")
+	}
+	place := map[string]int{}
+	for n, i := range s.order {
+		place[s.lines[i]] = n
+	}
+	got, ok := place["         got: ([]alpha) {"]
+	if !ok {
+		t.Fatal("the first message's got: line is not in the keeping order")
+	}
+	for _, w := range words[1:] {
+		if want, ok := place["         want: (["+"]"+w+") {"]; ok && want < got {
+			t.Errorf("message %s's want: (place %d) before the first message's got: (place %d)", w, want, got)
+		}
+	}
+}
+
 // TestUnittestDocstringNames (issue 38): unittest -v writes a test with a docstring on two
 // lines, its name and then the docstring with the verdict; a passing test's name and
 // docstring are no error, whatever words they hold ("failure", "fails"), and the output,
