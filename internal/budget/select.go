@@ -340,7 +340,9 @@ func isFrame(line string) bool {
 		return len(t) > 3 && !isSpace(t[3])
 	default:
 		d := digits(t)
-		return d > 0 && strings.HasPrefix(t[d:], ": ") && len(t) > d+2 && !isSpace(t[d+2])
+		// (a Rust backtrace's "  12: std::panicking::begin_panic", a name; not a
+		// mapping's "  25: 172," of numbers)
+		return d > 0 && strings.HasPrefix(t[d:], ": ") && len(t) > d+2 && !isSpace(t[d+2]) && !isDigit(t[d+2])
 	}
 }
 
@@ -518,7 +520,7 @@ func lineKinds(lines []string, kind []uint8) {
 		// of a long output are none of these.
 		switch {
 		case len(line) > longLine:
-		case isPassing(line), isListed(line), isGrepMatch(line):
+		case isPassing(line), isListed(line), isGrepMatch(line), isListedName(line):
 			// a test that passed ("--- PASS: TestParseError"), a file listed
 			// ("-rw-r--r-- 1 u u 120 Nov 1 errors.go"), a line grep found: what they say
 			// is a name or the text searched, not an error of this run
@@ -737,7 +739,9 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 		// The lines under a failing test's name, indented under it, say why it failed
 		// (go test's "x_test.go:52: got 3, want 4"): the first explainLines are kept with
 		// the errors, though their shape be frequent.
-		for j := i + 1; k == kindTest && j < n && j <= i+explainLines && lines[j] != "" && leading(lines[j]) > leading(lines[i]); j++ {
+		// (a count is no failing test: "12 tests in statistics" over doctest's table)
+		explains := k == kindTest && (!isSummary(lines[i]) || countsFailure(lines[i]))
+		for j := i + 1; explains && j < n && j <= i+explainLines && lines[j] != "" && leading(lines[j]) > leading(lines[i]); j++ {
 			if kind[j] > kindError {
 				kind[j] = kindError
 			}
@@ -1519,6 +1523,25 @@ func unittestNames(lines []string, kind []uint8) {
 		}
 		kind[i], kind[i+1] = kindOther, kindOther
 	}
+}
+
+// isListedName reports whether a line is an indented dotted name and nothing else, as
+// doctest lists the items it found no tests in ("    statistics.StatisticsError"): a name,
+// not an error. (A traceback's exception line is not indented, and has its message.)
+func isListedName(line string) bool {
+	if !indented(line) {
+		return false
+	}
+	t := strings.TrimLeft(line, " \t")
+	if !strings.Contains(t, ".") || t[0] == '.' || t[len(t)-1] == '.' {
+		return false
+	}
+	for _, c := range []byte(t) {
+		if c != '.' && c != '_' && !isLetter(c) && !isDigit(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // isBareTestName reports whether a line is a test's name and where it is, as unittest

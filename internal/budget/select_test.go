@@ -452,6 +452,35 @@ func TestMessageBlockIsOneRun(t *testing.T) {
 	}
 }
 
+// TestDoctestReportIsNoFailure (issue 38): doctest's report of a run with no failure
+// names things and counts them; the items it found no tests in are names, the rows under
+// a count are no failure's explanation, and a mapping's "25: 172," is no stack frame.
+func TestDoctestReportIsNoFailure(t *testing.T) {
+	lines := []string{
+		"    statistics.NormalDist",
+		"    statistics.StatisticsError",
+		"    statistics._fail_neg",
+		"21 items passed all tests:",
+		"  12 tests in statistics",
+		"   3 tests in statistics.NormalDist.overlap",
+		"   1 tests in statistics._exact_ratio",
+		"   25: 172,   # 20 to 30 years old",
+		"82 passed and 0 failed.",
+	}
+	kind, _, _ := classify(lines, nil, nil, 0)
+	for i, k := range kind {
+		if k == kindError || k == kindFrame || k == kindDiagnostic {
+			t.Errorf("%q: kind %d", lines[i], k)
+		}
+	}
+	if failed(lines, kind) {
+		t.Error("the report reads as failed")
+	}
+	if !isFrame("  12: std::panicking::begin_panic") {
+		t.Error("a Rust backtrace's frame is no longer one")
+	}
+}
+
 // TestUnittestDocstringNames (issue 38): unittest -v writes a test with a docstring on two
 // lines, its name and then the docstring with the verdict; a passing test's name and
 // docstring are no error, whatever words they hold ("failure", "fails"), and the output,
