@@ -60,7 +60,7 @@ func Classify(lines []string) []Class {
 }
 
 // Verdict reads how a run ended from its output's lines, as Classify reads them: summary is
-// the last line that sums the run up (IsSummary), failure the first that says a test
+// the last line that sums the run up (sumsUp), failure the first that says a test
 // failed, an error or a compiler's diagnostic (a count says so only when it counts what
 // failed: "3 failed", not "10 passed in 0.41s" or "Resolved 28 packages"). Either is ""
 // when no line says so.
@@ -68,7 +68,7 @@ func Verdict(lines []string) (summary, failure string) {
 	kind, _, _ := classify(lines, nil, nil, 0)
 	for i, k := range kind {
 		line := lines[i]
-		if IsSummary(line) {
+		if sumsUp(line) {
 			summary = strings.TrimSpace(line)
 		}
 		if failure != "" {
@@ -93,11 +93,11 @@ func countsFailure(line string) bool {
 	return isError && !zeroCountsOnly(line)
 }
 
-// IsSummary reports whether a line sums a run up rather than naming what failed in it:
+// sumsUp reports whether a line sums a run up rather than naming what failed in it:
 // counts ("3 failed, 1,642 passed", "Ran 12 tests", "# fail 3", "11 upgraded, 314 newly
 // installed"), or a runner's verdict on the whole run or a package (go test's "ok  pkg
 // 0.3s", "FAIL pkg 0.3s", "PASS"; unittest's "OK", "FAILED (failures=2)").
-func IsSummary(line string) bool {
+func sumsUp(line string) bool {
 	t := strings.TrimSpace(line)
 	return isSummary(t) || isVerdict(t)
 }
