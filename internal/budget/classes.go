@@ -1,5 +1,7 @@
 package budget
 
+import "strings"
+
 // Class is what a line of command output says, as ctx-budget's cut reads it: the one
 // classifier of command output (DESIGN §3), which ctx-recall's outline of a stored log
 // uses too.
@@ -55,4 +57,67 @@ func Classify(lines []string) []Class {
 		}
 	}
 	return out
+}
+
+// Verdict reads how a run ended from its output's lines, as Classify reads them: summary is
+// the last line that sums the run up (sumsUp), failure the first that says a test
+// failed, an error or a compiler's diagnostic (a count says so only when it counts what
+// failed: "3 failed", not "10 passed in 0.41s" or "Resolved 28 packages"). Either is ""
+// when no line says so.
+func Verdict(lines []string) (summary, failure string) {
+	kind, _, _ := classify(lines, nil, nil, 0)
+	for i, k := range kind {
+		line := lines[i]
+		if sumsUp(line) {
+			summary = strings.TrimSpace(line)
+		}
+		if failure != "" {
+			continue
+		}
+		switch k {
+		case kindError, kindDiagnostic:
+			failure = strings.TrimSpace(line)
+		case kindTest:
+			if !isSummary(line) || countsFailure(line) {
+				failure = strings.TrimSpace(line)
+			}
+		}
+	}
+	return summary, failure
+}
+
+// countsFailure reports whether a line of counts counts something that failed ("3
+// failed, 10 passed"), rather than only what passed or counts of none ("0 errors").
+func countsFailure(line string) bool {
+	isError, _ := wordsIn(line, errorsOnly)
+	return isError && !zeroCountsOnly(line)
+}
+
+// sumsUp reports whether a line sums a run up rather than naming what failed in it:
+// counts ("3 failed, 1,642 passed", "Ran 12 tests", "# fail 3", "11 upgraded, 314 newly
+// installed"), or a runner's verdict on the whole run or a package (go test's "ok  pkg
+// 0.3s", "FAIL pkg 0.3s", "PASS"; unittest's "OK", "FAILED (failures=2)").
+func sumsUp(line string) bool {
+	t := strings.TrimSpace(line)
+	return isSummary(t) || isVerdict(t)
+}
+
+// isVerdict reports whether a line, white space trimmed, is a runner's verdict on a run
+// or a package.
+func isVerdict(t string) bool {
+	switch t {
+	case "PASS", "FAIL", "OK", "FAILED":
+		return true
+	}
+	if rest, ok := strings.CutPrefix(t, "ok "); ok {
+		// (TAP's "ok 3 - name" is one test that passed)
+		rest = strings.TrimLeft(rest, " \t")
+		return rest != "" && !isDigit(rest[0])
+	}
+	if rest, ok := strings.CutPrefix(t, "FAIL"); ok && rest != "" && (rest[0] == '\t' || rest[0] == ' ') {
+		// a package, not a test ("FAIL: test_x (m.C.test_x)" names one)
+		f := strings.Fields(rest)
+		return len(f) > 0 && !strings.ContainsAny(f[0], ":(")
+	}
+	return strings.HasPrefix(t, "OK (") || strings.HasPrefix(t, "FAILED (")
 }

@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// frameSyntax is what isFrame recognizes, written as the regular expression it replaced:
-// the scanner must agree with it on every line.
-var frameSyntax = regexp.MustCompile(`^\s+File ".*", line \d+|^\s+/.*\.go:\d+|^goroutine \d+ \[|^\s+at \S|^\s+\d+: \S`)
+// frameSyntax is what isFrame recognizes, written as the regular expression it replaced
+// (a Rust frame's name since not a number: "25: 172," is a mapping): the scanner must agree
+// with it on every line.
+var frameSyntax = regexp.MustCompile(`^\s+File ".*", line \d+|^\s+/.*\.go:\d+|^goroutine \d+ \[|^\s+at \S|^\s+\d+: [^\s0-9]`)
 
 // mayBeFrameOld is the cheap test that let a line through to frameSyntax.
 func mayBeFrameOld(line string) bool {

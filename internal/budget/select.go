@@ -1,7 +1,9 @@
 package budget
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"sort"
@@ -23,7 +25,8 @@ import (
 //	[ctx-budget: cut 95,310 of 102,004 characters in 3 places (originally 30,117 tokens, 4,018 lines); kept ...]
 //
 // The choice depends on the text alone, so the same result always gives the same bytes.
-// A text without such lines (a file, prose, a JSON document) is cut at head and tail.
+// A text without such lines (a file, prose) is cut at head and tail; so is a JSON document
+// written on many lines, whose words are data, with its top-level keys kept besides.
 
 // Kinds of line, in the order they are kept: a line of a lower kind goes before any of a
 // higher one, so comparing kinds compares their places.
@@ -68,7 +71,7 @@ var (
 var errorWords = []string{
 	"error", "Error", "ERROR", "fail", "Fail", "FAIL", "panic", "Panic", "PANIC", "fatal", "Fatal", "FATAL",
 	"exception", "Exception", "Traceback", "assert", "Assert", "undefined", "not found", "denied", "E   ", " !== ",
-	"No such file",
+	"No such file", "No module named", "cannot",
 }
 
 var warningWords = []string{"warning", "Warning", "WARNING", "warn ", "WARN", "deprecated", "DEPRECATED"}
@@ -172,6 +175,21 @@ func isPytestNote(line string) bool {
 		}
 	}
 	return false
+}
+
+// isPytestSection: a title between rules of "_" that names a section rather than a test
+// that failed, as plugins write theirs ("____ coverage: platform linux, python 3.12 ____"):
+// a key and a colon, where a failing test's title is its name ("____ TestX.test_y ____",
+// "____ ERROR at setup of test_y ____").
+func isPytestSection(line string) bool {
+	if !strings.HasPrefix(line, "___") {
+		return false
+	}
+	title := strings.Trim(line, "_ ")
+	if i := strings.IndexByte(title, '['); i >= 0 {
+		title = title[:i] // (a parametrized test's arguments may hold anything)
+	}
+	return strings.Contains(title, ": ")
 }
 
 // isBanner: a section title between rules of "=", as pytest and others head their
@@ -322,7 +340,9 @@ func isFrame(line string) bool {
 		return len(t) > 3 && !isSpace(t[3])
 	default:
 		d := digits(t)
-		return d > 0 && strings.HasPrefix(t[d:], ": ") && len(t) > d+2 && !isSpace(t[d+2])
+		// (a Rust backtrace's "  12: std::panicking::begin_panic", a name; not a
+		// mapping's "  25: 172," of numbers)
+		return d > 0 && strings.HasPrefix(t[d:], ": ") && len(t) > d+2 && !isSpace(t[d+2]) && !isDigit(t[d+2])
 	}
 }
 
@@ -500,7 +520,7 @@ func lineKinds(lines []string, kind []uint8) {
 		// of a long output are none of these.
 		switch {
 		case len(line) > longLine:
-		case isPassing(line), isListed(line), isGrepMatch(line):
+		case isPassing(line), isListed(line), isGrepMatch(line), isListedName(line):
 			// a test that passed ("--- PASS: TestParseError"), a file listed
 			// ("-rw-r--r-- 1 u u 120 Nov 1 errors.go"), a line grep found: what they say
 			// is a name or the text searched, not an error of this run
@@ -515,7 +535,7 @@ func lineKinds(lines []string, kind []uint8) {
 			// ("code: 'ERR_TEST_FAILURE'"): not an error of its own
 		case isAssertion(line):
 			k = kindError // what a failing test expected and what it got
-		case mayBeTest(line) && testSyntax.MatchString(line),
+		case mayBeTest(line) && testSyntax.MatchString(line) && !isPytestSection(line),
 			strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "fatal error: "):
 			// (and a Go program's crash: what failed, as a failing test's name says)
 			k = kindTest
@@ -566,11 +586,22 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 	} else {
 		lineKinds(lines, kind)
 	}
-	quoted(lines, kind)
-	testOutput(lines, kind)
-	countTables(lines, kind)
-	verdictsTold(lines, kind)
-	pythonSource(lines, kind)
+	if prettyJSON(lines) {
+		// A document of JSON is data: its words are names and values (Go's package
+		// "errors" in go list -json, npm's "es-errors"), not errors of the run that
+		// printed it. It says what it is by its structure: its top-level keys, kept as
+		// headers below, with its first and last lines.
+		for i := range kind {
+			kind[i] = kindOther
+		}
+	} else {
+		quoted(lines, kind)
+		testOutput(lines, kind)
+		unittestNames(lines, kind)
+		countTables(lines, kind)
+		verdictsTold(lines, kind)
+		pythonSource(lines, kind)
+	}
 	// A line that says something says less when a great many lines say the same: 240
 	// lines of a test's own logging ("codec_test.go:82: record 12: ...") are not 240
 	// diagnostics, and would crowd out the one failure. Of the shapes of the lines kept
@@ -708,7 +739,9 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 		// The lines under a failing test's name, indented under it, say why it failed
 		// (go test's "x_test.go:52: got 3, want 4"): the first explainLines are kept with
 		// the errors, though their shape be frequent.
-		for j := i + 1; k == kindTest && j < n && j <= i+explainLines && lines[j] != "" && leading(lines[j]) > leading(lines[i]); j++ {
+		// (a count is no failing test: "12 tests in statistics" over doctest's table)
+		explains := k == kindTest && (!isSummary(lines[i]) || countsFailure(lines[i]))
+		for j := i + 1; explains && j < n && j <= i+explainLines && lines[j] != "" && leading(lines[j]) > leading(lines[i]); j++ {
 			if kind[j] > kindError {
 				kind[j] = kindError
 			}
@@ -872,6 +905,15 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 		// compiler's list of errors is a list of failures, each its own)
 		if p >= 0 && s.kind[i] == s.kind[p] && !(s.kind[i] == kindTest && namesFailure(lines[i])) && !startsWithPlace(lines[i]) {
 			depth[i] = depth[p] + 1
+		} else if s.kind[i] == kindError && indented(lines[i]) && !isFrame(lines[i]) {
+			// (an indented error line a few lines under another, in one block of its
+			// failure's message: "got:" and its value, then "want:")
+			for q := p; q >= 0 && q >= i-6 && lines[q] != "" && indented(lines[q]); q-- {
+				if s.kind[q] == kindError {
+					depth[i] = depth[q] + 1
+					break
+				}
+			}
 		}
 	}
 	start := 0
@@ -886,6 +928,19 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 		default:
 			part := s.order[start:end]
 			sort.SliceStable(part, func(a, b int) bool { return depth[part[a]] < depth[part[b]] })
+			// (the failing tests of one depth from both ends of the list inwards: a
+			// framework's long list of failures inside one go test would otherwise take
+			// the room of how the run ended, go's own "--- FAIL" of each test after it)
+			if k == kindTest {
+				for a := 0; a < len(part); {
+					b := a
+					for b < len(part) && depth[part[b]] == depth[part[a]] {
+						b++
+					}
+					bothEnds(part[a:b], sc)
+					a = b
+				}
+			}
 		}
 		start = end
 	}
@@ -1353,7 +1408,24 @@ func isPassing(line string) bool {
 			return d > 0 && strings.HasPrefix(rest[d:], " - ")
 		}
 	}
-	return strings.HasSuffix(t, " ... ok") || strings.HasSuffix(t, " ... skipped") || strings.Contains(t, " ... skipped ")
+	return strings.HasSuffix(t, " ... ok") || strings.HasSuffix(t, " ... skipped") || strings.Contains(t, " ... skipped ") ||
+		pytestPassed(t)
+}
+
+// pytestPassed: pytest -v's "tests/test_x.py::TestCache::test_error_handling PASSED [ 66%]",
+// a test's id (its file, "::", its name) and a verdict that is not a failure.
+func pytestPassed(t string) bool {
+	i := strings.Index(t, "::")
+	if i <= 0 || strings.ContainsAny(t[:i], " \t") {
+		return false
+	}
+	rest := t[i:]
+	for _, v := range []string{" PASSED", " SKIPPED", " XFAIL", " XPASS"} {
+		if j := strings.Index(rest, v); j > 0 && !strings.ContainsAny(rest[:j], " \t") {
+			return true
+		}
+	}
+	return false
 }
 
 // isListed reports whether a line is an entry of a long listing (ls -l): a file type and
@@ -1437,6 +1509,54 @@ func hasAnyPrefix(s string, ps []string) bool {
 		}
 	}
 	return false
+}
+
+// unittestNames reads unittest -v's tests whose docstring takes the verdict's line: the
+// name alone, "test_getattr_failure (test.test_urlparse.UrlParseTestCase.test_getattr_failure)"
+// or a doctest's "_calc_errors (test.test_statistics)", and under it the docstring's first
+// line, "Test that __getattr__() fails correctly. ... ok". The test passed: its name and its
+// docstring are no error, whatever words they hold.
+func unittestNames(lines []string, kind []uint8) {
+	for i := 0; i+1 < len(lines); i++ {
+		if kind[i] == kindOther && kind[i+1] == kindOther || !isPassing(lines[i+1]) || !isBareTestName(lines[i]) {
+			continue
+		}
+		kind[i], kind[i+1] = kindOther, kindOther
+	}
+}
+
+// isListedName reports whether a line is an indented dotted name and nothing else, as
+// doctest lists the items it found no tests in ("    statistics.StatisticsError"): a name,
+// not an error. (A traceback's exception line is not indented, and has its message.)
+func isListedName(line string) bool {
+	if !indented(line) {
+		return false
+	}
+	t := strings.TrimLeft(line, " \t")
+	if !strings.Contains(t, ".") || t[0] == '.' || t[len(t)-1] == '.' {
+		return false
+	}
+	for _, c := range []byte(t) {
+		if c != '.' && c != '_' && !isLetter(c) && !isDigit(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// isBareTestName reports whether a line is a test's name and where it is, as unittest
+// writes them, and nothing else: "name (dotted.path)".
+func isBareTestName(line string) bool {
+	open := strings.Index(line, " (")
+	if open <= 0 || !strings.HasSuffix(line, ")") || strings.ContainsAny(line[:open], " \t") {
+		return false
+	}
+	for _, c := range []byte(line[open+2 : len(line)-1]) {
+		if c != '.' && c != '_' && !isLetter(c) && !isDigit(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // testOutput reads go test -v: the lines a test prints come under its "=== RUN" (or "===
@@ -1604,10 +1724,7 @@ func failed(lines []string, kind []uint8) bool {
 		case kindError, kindDiagnostic, kindFrame:
 			return true
 		case kindTest:
-			if !isSummary(lines[i]) {
-				return true
-			}
-			if isError, _ := wordsIn(lines[i], errorsOnly); isError && !zeroCountsOnly(lines[i]) {
+			if !isSummary(lines[i]) || countsFailure(lines[i]) {
 				return true
 			}
 		}
@@ -1717,16 +1834,51 @@ func countedNoun(line string) string {
 // that does not fail the build.
 var notErrors = []string{": warning: ", ": note: ", ": info: ", ": style: "}
 
-// severityNotError reports whether a diagnostic line says, after its file:line, that it is
-// a warning or a note: its message may name an error ("the mentioned syntax error") without
-// being one.
+// severityFirst are the severities a tool starts its own line with when it is not an
+// error (cargo's and uv's "warning: ...", "note: ...").
+var severityFirst = []string{"warning: ", "warning[", "WARNING: ", "note: ", "info: "}
+
+// severityNotError reports whether a diagnostic line says, after its file:line or as its
+// first word, that it is a warning or a note: its message may name an error ("the
+// mentioned syntax error", "Failed to hardlink files; falling back") without being one.
 func severityNotError(line string) bool {
+	for _, w := range severityFirst {
+		if strings.HasPrefix(line, w) {
+			return true
+		}
+	}
 	for _, w := range notErrors {
 		if i := strings.Index(line, w); i > 0 && isDiagnostic(line[:i+1]+" ") {
 			return true
 		}
 	}
 	return false
+}
+
+// prettyJSON reports whether lines are JSON written on many lines, one document or a
+// stream of them (go list -json, npm ls --json, jq): the first line that is not blank is a
+// lone "{" or "[", and the whole text reads as JSON values. (JSON written one value a line,
+// a structured log, is read line by line as any log: its "level":"error" is an error.)
+func prettyJSON(lines []string) bool {
+	first := 0
+	for first < len(lines) && strings.TrimSpace(lines[first]) == "" {
+		first++
+	}
+	if first == len(lines) {
+		return false
+	}
+	if t := strings.TrimSpace(lines[first]); t != "{" && t != "[" {
+		return false
+	}
+	dec := json.NewDecoder(strings.NewReader(strings.Join(lines[first:], "\n")))
+	for values := 0; ; values++ {
+		var v json.RawMessage
+		if err := dec.Decode(&v); err == io.EOF {
+			return values > 0
+		} else if err != nil {
+			return false
+		}
+	}
 }
 
 // namesFailure reports whether a line names a failing test in go test's own words ("---

@@ -394,6 +394,117 @@ func TestClassifyForOthers(t *testing.T) {
 	}
 }
 
+// TestVerdict (issue 39): how a run ended, as ctx-summarize reads it through the classifier
+// of command output: the last line that sums it up and the first that says what failed; a
+// count of what passed or was resolved, a warning, a passing pytest -v test whose name
+// holds "exception" and a plugin's section title are not the failure.
+func TestVerdict(t *testing.T) {
+	for _, c := range []struct{ out, summary, failure string }{
+		{"ok  \tgithub.com/x/y\t0.1s", "ok  \tgithub.com/x/y\t0.1s", ""},
+		{"--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 3, want 4\nFAIL\nFAIL\tgithub.com/x/y\t0.1s", "FAIL\tgithub.com/x/y\t0.1s", "--- FAIL: TestParse (0.00s)"},
+		{"Resolved 28 packages in 36ms\nwarning: Failed to hardlink files; falling back to full copy\n" +
+			"tests/test_cache.py::TestCache::test_exception_handling PASSED [ 50%]\n" +
+			"tests/test_cache.py::TestCache::test_load FAILED [100%]\n" +
+			"_______________ coverage: platform linux, python 3.12.3-final-0 ________________\n" +
+			"E       AssertionError: assert 3 == 4\n1 failed, 1 passed in 0.21s",
+			"1 failed, 1 passed in 0.21s", "tests/test_cache.py::TestCache::test_load FAILED [100%]"},
+		{"/usr/bin/python: No module named mypy", "", "/usr/bin/python: No module named mypy"},
+		{"Ran 12 tests in 0.031s\n\nOK", "OK", ""},
+		{"3 errors, 0 warnings, 0 informations", "3 errors, 0 warnings, 0 informations", "3 errors, 0 warnings, 0 informations"},
+		{"0 errors, 0 warnings, 0 informations", "0 errors, 0 warnings, 0 informations", ""},
+		{"ok 1 - parses a date\nok 2 - rejects an Error object", "", ""},
+	} {
+		summary, failure := Verdict(strings.Split(c.out, "\n"))
+		if summary != c.summary || failure != c.failure {
+			t.Errorf("%q:\nsummary %q, failure %q\nwant    %q, %q", c.out, summary, failure, c.summary, c.failure)
+		}
+	}
+}
+
+// TestMessageBlockIsOneRun (issue 38): the lines of one message of a failing test, indented
+// in one block ("got:" and its value, then "want:"), are one run of error lines: the first
+// message's "got:" is kept before the "want:" of every other.
+func TestMessageBlockIsOneRun(t *testing.T) {
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"}
+	var b strings.Builder
+	b.WriteString("--- FAIL: TestDump (0.00s)\n")
+	for _, w := range words {
+		fmt.Fprintf(&b, "    dump_test.go:988: Dump %s\n         got: ([]%s) {\n         <max depth reached>\n        }\n         want: ([]%s) {\n         (%s) 1\n        }\n", w, w, w, w)
+	}
+	b.WriteString("FAIL\nFAIL\texample.com/spew\t0.01s\n")
+	text := b.String()
+	s := newSelection(text, len(text), 2000, func(s string) int { return len(s) / 4 }, "Bash", new(scratch))
+	if s == nil {
+		t.Fatal("no selection")
+	}
+	place := map[string]int{}
+	for n, i := range s.order {
+		place[s.lines[i]] = n
+	}
+	got, ok := place["         got: ([]alpha) {"]
+	if !ok {
+		t.Fatal("the first message's got: line is not in the keeping order")
+	}
+	for _, w := range words[1:] {
+		if want, ok := place["         want: (["+"]"+w+") {"]; ok && want < got {
+			t.Errorf("message %s's want: (place %d) before the first message's got: (place %d)", w, want, got)
+		}
+	}
+}
+
+// TestDoctestReportIsNoFailure (issue 38): doctest's report of a run with no failure
+// names things and counts them; the items it found no tests in are names, the rows under
+// a count are no failure's explanation, and a mapping's "25: 172," is no stack frame.
+func TestDoctestReportIsNoFailure(t *testing.T) {
+	lines := []string{
+		"    statistics.NormalDist",
+		"    statistics.StatisticsError",
+		"    statistics._fail_neg",
+		"21 items passed all tests:",
+		"  12 tests in statistics",
+		"   3 tests in statistics.NormalDist.overlap",
+		"   1 tests in statistics._exact_ratio",
+		"   25: 172,   # 20 to 30 years old",
+		"82 passed and 0 failed.",
+	}
+	kind, _, _ := classify(lines, nil, nil, 0)
+	for i, k := range kind {
+		if k == kindError || k == kindFrame || k == kindDiagnostic {
+			t.Errorf("%q: kind %d", lines[i], k)
+		}
+	}
+	if failed(lines, kind) {
+		t.Error("the report reads as failed")
+	}
+	if !isFrame("  12: std::panicking::begin_panic") {
+		t.Error("a Rust backtrace's frame is no longer one")
+	}
+}
+
+// TestUnittestDocstringNames (issue 38): unittest -v writes a test with a docstring on two
+// lines, its name and then the docstring with the verdict; a passing test's name and
+// docstring are no error, whatever words they hold ("failure", "fails"), and the output,
+// reporting no failure, keeps its structure.
+func TestUnittestDocstringNames(t *testing.T) {
+	lines := []string{
+		"test_getattr_failure (test.test_urlparse.UrlParseTestCase.test_getattr_failure)",
+		"Test that urllib.parse.__getattr__() fails correctly. ... ok",
+		"_calc_errors (test.test_statistics)",
+		"Doctest: test.test_statistics._calc_errors ... ok",
+		"test_raises_error (test.test_x.C.test_raises_error)",
+		"Test that it raises an error. ... FAIL",
+	}
+	kind, _, _ := classify(lines, nil, nil, 0)
+	for i := range 4 {
+		if kind[i] != kindOther && kind[i] != kindHeader {
+			t.Errorf("%q: kind %d, a passing test's name or docstring", lines[i], kind[i])
+		}
+	}
+	if kind[4] == kindOther && kind[5] == kindOther {
+		t.Errorf("a failing test's name and docstring both read as saying nothing")
+	}
+}
+
 // TestNamesAndQuotesAreNotErrors (issue 38): a passing test whose name holds "Error", a
 // t.Errorf added by a commit in git log -p, a file named errors.go in ls -l and a line grep
 // found are not errors of the run.
@@ -531,6 +642,72 @@ func TestCompilerErrorsInOrder(t *testing.T) {
 	for _, w := range words[:4] {
 		if !strings.Contains(out, "Property '"+w+"'") || !strings.Contains(out, "src/"+w+".c:") {
 			t.Errorf("an early error about %s left out:\n%s", w, out)
+		}
+	}
+}
+
+// TestJSONIsData (issue 38): a document of JSON written on many lines (npm ls --json, go
+// list -json) is data: packages named "es-errors" or "errors" are not error lines, and the
+// cut keeps its structure, its top-level keys; a JSON log, one value a line, is still read
+// for what its lines say.
+func TestJSONIsData(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{\n  \"version\": \"1.0.0\",\n  \"name\": \"app\",\n  \"dependencies\": {\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "    \"pkg-%02d\": {\n      \"version\": \"1.%d.0\",\n      \"dependencies\": {\n        \"es-errors\": {\n          \"version\": \"1.3.0\"\n        }\n      }\n    },\n", i, i)
+	}
+	b.WriteString("    \"last\": {\n      \"version\": \"2.0.0\"\n    }\n  },\n  \"problems\": []\n}\n")
+	// (go list -json writes one document after another)
+	b.WriteString("{\n\t\"ImportPath\": \"example.com/app\",\n\t\"Imports\": [\n\t\t\"errors\",\n\t\t\"fmt\"\n\t]\n}\n")
+	text := b.String()
+	lines := strings.Split(text, "\n")
+	kind, _, _ := classify(lines, nil, nil, 0)
+	for i, k := range kind {
+		if k >= kindTest && k <= kindFrame || k == kindWarning {
+			t.Errorf("JSON line %q: kind %d, kept for what it says", lines[i], k)
+		}
+	}
+	sc := new(scratch)
+	s := newSelection(text, len(text), 2000, func(s string) int { return len(s) / 4 }, "Bash", sc)
+	if s == nil {
+		t.Fatal("a JSON document with top-level keys is cut at head and tail")
+	}
+	out, _ := s.fit(2000, nil, false, 0)
+	for _, key := range []string{`  "dependencies": {`, `  "problems": []`, `	"Imports": [`} {
+		if !strings.Contains(out, "\n"+key+"\n") {
+			t.Errorf("top-level key %s lost:\n%s", key, out)
+		}
+	}
+	if strings.Contains(out, "error line") {
+		t.Errorf("the marker claims error lines:\n%s", out)
+	}
+	logLines := []string{`{"level":"info","msg":"listening on :8080"}`, `{"level":"error","msg":"dial tcp 10.0.0.1:5432: connection refused"}`}
+	if kind, _, _ := classify(logLines, nil, nil, 0); kind[1] != kindError {
+		t.Errorf("a JSON log's error: kind %d", kind[1])
+	}
+}
+
+// TestClosingVerdictsKept (issue 38): a test framework that lists its many failures inside
+// one go test (gocheck's "FAIL: file:line: S.TestX") does not crowd out how the run ended:
+// the failing tests are named from both ends of the list inwards, so the last ones (go's
+// own "--- FAIL" of each test) are kept with the first.
+func TestClosingVerdictsKept(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("=== RUN   Test\n\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "%s\nFAIL: decode_test.go:%d: S.TestDecode%02d\n\ndecode_test.go:%d:\n    c.Assert(v, DeepEquals, want)\n... obtained int = %d\n... expected int = %d\n\n\n", strings.Repeat("-", 70), 100+i, i, 110+i, i, i+1)
+	}
+	b.WriteString("OOPS: 10 passed, 40 FAILED\n--- FAIL: Test (0.01s)\n=== RUN   ExampleUnmarshal\n--- FAIL: ExampleUnmarshal (0.00s)\ngot:\n\nwant:\nhello\nFAIL\nFAIL\texample.com/yaml\t0.012s\nFAIL\n")
+	text := b.String()
+	sc := new(scratch)
+	s := newSelection(text, len(text), 2000, func(s string) int { return len(s) / 4 }, "Bash", sc)
+	if s == nil {
+		t.Fatal("no selection")
+	}
+	out, _ := s.fit(2000, nil, false, 0)
+	for _, want := range []string{"FAIL: decode_test.go:100: S.TestDecode00", "--- FAIL: Test (0.01s)", "--- FAIL: ExampleUnmarshal (0.00s)"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("lost %q:\n%s", want, out)
 		}
 	}
 }

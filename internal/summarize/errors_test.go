@@ -111,3 +111,28 @@ func TestErrorsHiddenStatus(t *testing.T) {
 		t.Errorf("errors %q, want %q", got, want)
 	}
 }
+
+// A command's outcome is read by ctx-budget's classifier of command output (issue 39): the
+// error of a failed test run is the line that says what failed, not a warning before it
+// that holds the word "Failed", nor a passing test whose name holds "exception"; the
+// summary is the run's closing count.
+func TestOutcomeReadByTheClassifier(t *testing.T) {
+	var s cc
+	s.user("fix the cache tests")
+	s.call("1", "Bash", `{"command":"uv run pytest -v tests/test_cache.py"}`)
+	s.result("1", "Exit code 1\nwarning: Failed to hardlink files; falling back to full copy.\n"+
+		"tests/test_cache.py::TestCache::test_exception_handling PASSED [ 50%]\n"+
+		"tests/test_cache.py::TestCache::test_load FAILED [100%]\n"+
+		"E       AssertionError: assert 3 == 4\n"+
+		"========================= 1 failed, 1 passed in 0.21s =========================", true)
+	s.assistant("The load test fails.")
+	sections := localAll(t, s.doc())
+	want := "`uv run pytest -v tests/test_cache.py`: tests/test_cache.py::TestCache::test_load FAILED [100%] [unresolved]"
+	if got := sections["Errors"]; len(got) != 1 || got[0] != want {
+		t.Errorf("errors:\n%s\nwant\n%s", strings.Join(got, "\n"), want)
+	}
+	wantCmd := "`uv run pytest -v tests/test_cache.py` → exit 1: ========================= 1 failed, 1 passed in 0.21s ========================="
+	if got := sections["Commands and tests"]; len(got) != 1 || !strings.HasPrefix(got[0], wantCmd) {
+		t.Errorf("commands:\n%s\nwant it to start with\n%s", strings.Join(got, "\n"), wantCmd)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"unique"
 	"unsafe"
 
+	"github.com/ctxkit/ctxkit/internal/budget"
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/toolvocab"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -632,31 +633,8 @@ func (f *found) addChanged(p string) {
 	}
 }
 
-var (
-	exitCode  = regexp.MustCompile(`(?i)(?:exit(?:ed)?(?: with)? (?:code|status)|exit_code"?\s*[:=])\s*:?\s*(-?\d+)`)
-	errorLine = regexp.MustCompile(`(?i)(^|\s)(error|fatal|panic|traceback|exception|fail|failed|failure|cannot|undefined|not found|no module named)\b|^E\s`)
-	testLine  = regexp.MustCompile(`(?i)^(ok\s|FAIL\b|PASS\b|FAILED\b|=+ .*(passed|failed)|\d+ (passed|failed)|Tests?:\s|test result:)`)
-)
-
-// errorWords and testWords are cheap first looks before the regexps (which are slow on
-// every line of long outputs).
-func errorWords(lower string) bool {
-	for _, w := range []string{"error", "fatal", "panic", "traceback", "exception", "fail", "cannot", "undefined", "not found", "no module named"} {
-		if strings.Contains(lower, w) {
-			return true
-		}
-	}
-	return false
-}
-
-func testWords(lower string) bool {
-	for _, w := range []string{"ok", "fail", "pass", "test"} {
-		if strings.Contains(lower, w) {
-			return true
-		}
-	}
-	return false
-}
+// exitCode is how an output says its command's exit status.
+var exitCode = regexp.MustCompile(`(?i)(?:exit(?:ed)?(?: with)? (?:code|status)|exit_code"?\s*[:=])\s*:?\s*(-?\d+)`)
 
 // outcome reads how a command ended from its result: the exit code when the output says
 // it (Codex writes it in metadata), a test summary line, the first error line.
@@ -675,20 +653,10 @@ func outcome(cmd, text string, isError bool) (string, bool, string) {
 			code, _ = strconv.Atoi(m[1])
 		}
 	}
-	var summary, firstErr string
-	for _, line := range strings.Split(head, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		lower := strings.ToLower(line)
-		if testWords(lower) && testLine.MatchString(line) {
-			summary = line
-		}
-		if firstErr == "" && (errorWords(lower) || strings.HasPrefix(line, "E ")) && errorLine.MatchString(line) {
-			firstErr = line
-		}
-	}
+	// The lines are read by the one classifier of command output, ctx-budget's: the last
+	// line that sums the run up is the summary, the first that says a test failed or an
+	// error the error (go's "FAIL pkg" is both).
+	summary, firstErr := budget.Verdict(strings.Split(head, "\n"))
 	failed := isError || code > 0
 	if !failed && (code < 0 || statusHidden(cmd)) && printsFailure(cmd, head) {
 		// No non-zero status says it failed (none was recorded, or it is a pipeline's

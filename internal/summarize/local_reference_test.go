@@ -2,6 +2,7 @@ package summarize
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -13,7 +14,9 @@ import (
 
 // This file keeps the summarizer's extraction as it was before it became incremental
 // (Extractor), verbatim but for the names, as the reference the tests compare Local with.
-// The shared helpers (outcome's regexps, userWords, decisions...) stay in local.go. Since
+// The shared helpers (exitCode, userWords, decisions...) stay in local.go; the regular
+// expressions with which outcome read error and summary lines before it used ctx-budget's
+// classifier (issue 39) are the reference's own, at the end of this file. Since
 // issue 17 changed what the summary says of requests, errors and the current work, the
 // reference is held to Local only where the pairing of calls with results decides: the
 // files read and changed and the commands run (pairedSections); and the paths of a patch
@@ -361,4 +364,31 @@ func (x *refExtractor) sections() Sections {
 		s["Next step"] = []string{"Continue from the messages that follow this summary."}
 	}
 	return s
+}
+
+// The reference's own reading of an output's lines, as outcome read them before it used
+// ctx-budget's classifier (issue 39).
+var (
+	errorLine = regexp.MustCompile(`(?i)(^|\s)(error|fatal|panic|traceback|exception|fail|failed|failure|cannot|undefined|not found|no module named)\b|^E\s`)
+	testLine  = regexp.MustCompile(`(?i)^(ok\s|FAIL\b|PASS\b|FAILED\b|=+ .*(passed|failed)|\d+ (passed|failed)|Tests?:\s|test result:)`)
+)
+
+// errorWords and testWords are cheap first looks before the regexps (which are slow on
+// every line of long outputs).
+func errorWords(lower string) bool {
+	for _, w := range []string{"error", "fatal", "panic", "traceback", "exception", "fail", "cannot", "undefined", "not found", "no module named"} {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func testWords(lower string) bool {
+	for _, w := range []string{"ok", "fail", "pass", "test"} {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
 }
