@@ -260,16 +260,26 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(restored) > 0 {
-		extra["restored"] = len(restored)
-	}
-	if meta.Backend == "local" && meta.Tokens >= FitFrom {
+	if meta.Backend == "local" {
 		// The summary and the files it restores take at most SummaryShare of what they
 		// replace (a model's summary is its own), less what the message around the text
-		// costs (summaryWrap).
-		budget := int(SummaryShare*float64(meta.Tokens)) - o.Counter.Count(RenderRestored(restored)) - summaryWrap
-		// Counted as the document holds it: escaped in a JSON string.
-		sections, meta = Fit(sections, meta, budget, func(s string) int { return o.Counter.Count(transcript.Quote(s)) }, f.KeepFirst)
+		// costs (summaryWrap), counted as the document holds it: escaped in a JSON string.
+		budget := int(SummaryShare*float64(meta.Tokens)) - summaryWrap
+		var fits bool
+		sections, meta, restored, fits = Fit(sections, meta, restored, budget, func(s string) int { return o.Counter.Count(transcript.Quote(s)) }, f.KeepFirst)
+		if !fits {
+			// So little history that its smallest summary saves little, and breaks the
+			// prompt cache all the same.
+			smallest := o.Counter.Count(transcript.Quote(Render(sections, meta))) + summaryWrap
+			why := fmt.Sprintf("the smallest summary of the %d messages (%d tokens) would be over %d%% of the %d tokens they replace", len(sp.Summarized), smallest, int(100*SummaryShare), meta.Tokens)
+			d.Warnf("not summarizing: %s; the document is left as it is", why)
+			extra["over_share"] = true
+			unchanged.Stats.Trigger += ": " + why
+			return unchanged, nil
+		}
+	}
+	if len(restored) > 0 {
+		extra["restored"] = len(restored)
 	}
 	// A summary is text written for somewhere else (a later context, a reader of the
 	// session): it holds no secret, whoever wrote it (DESIGN §4.11).
