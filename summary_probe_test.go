@@ -339,17 +339,8 @@ func probeOne(t *testing.T, path string, in []byte, tr *transcript.Transcript, k
 	cut, stayed := summaryCut(after, si, tr)
 	p := &probeTally{cases: 1}
 	p.summaryTokens = afterPer[si]
-	var summarized []int
-	for mi := 0; mi < cut; mi++ {
-		m := &tr.Messages[mi]
-		if text := tr.Slice(m.Span); stayed[text] > 0 {
-			stayed[text]--
-			continue
-		}
-		if m.Header || m.Role == "system" || m.Role == "developer" {
-			continue
-		}
-		summarized = append(summarized, mi)
+	summarized := replacedBefore(tr, cut, stayed, false)
+	for _, mi := range summarized {
 		p.replacedTokens += beforePer[mi]
 	}
 	p.worst = float64(p.summaryTokens) / float64(max(p.replacedTokens, 1))
@@ -798,6 +789,25 @@ func summaryCut(after *transcript.Transcript, si int, orig *transcript.Transcrip
 	return cut, stayed
 }
 
+// replacedBefore lists the messages of tr before cut that a summary stands for: not the
+// system prompt, nor (with pinned) a pinned text, nor a message that stayed (stayed, from
+// summaryCut, counts their texts; each is consumed once).
+func replacedBefore(tr *transcript.Transcript, cut int, stayed map[string]int, pinned bool) []int {
+	var out []int
+	for mi := 0; mi < cut; mi++ {
+		m := &tr.Messages[mi]
+		if text := tr.Slice(m.Span); stayed[text] > 0 {
+			stayed[text]--
+			continue
+		}
+		if m.Header || m.Role == "system" || m.Role == "developer" || pinned && m.Pinned {
+			continue
+		}
+		out = append(out, mi)
+	}
+	return out
+}
+
 // labelContent is what a message says: its role and its blocks' text.
 func labelContent(tr *transcript.Transcript, mi int) string {
 	m := &tr.Messages[mi]
@@ -815,15 +825,8 @@ func labelContent(tr *transcript.Transcript, mi int) string {
 // stayed counts the texts of the messages before cut that stayed, each consumed once.
 func labelReplaced(orig *transcript.Transcript, cut int, stayed map[string]int, counter tokens.Counter, origPer []int) (replaced, floor int) {
 	var requests []string
-	for mi := 0; mi < cut; mi++ {
+	for _, mi := range replacedBefore(orig, cut, stayed, true) {
 		m := &orig.Messages[mi]
-		if text := orig.Slice(m.Span); stayed[text] > 0 {
-			stayed[text]--
-			continue
-		}
-		if m.Header || m.Role == "system" || m.Role == "developer" || m.Pinned {
-			continue
-		}
 		replaced += origPer[mi]
 		for bi := range m.Blocks {
 			if b := &m.Blocks[bi]; m.Role == "user" && !m.Summary && b.Kind == transcript.Text && !b.Agent {
