@@ -2,6 +2,7 @@ package summarize
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -293,5 +294,15 @@ func TestNoSummaryOfSoLittle(t *testing.T) {
 	}
 	if !strings.Contains(errText, "not summarizing: the smallest summary of the 10 messages") || !strings.Contains(errText, `"over_share":true`) {
 		t.Errorf("stderr does not say why: %s", errText)
+	}
+	// Held back, it stores nothing either: --offload keeps the document only when the
+	// summary that names it is written.
+	st := filepath.Join(t.TempDir(), "store")
+	code, out, errText = runMain(t, nil, "--force", "--keep", "1 turn", "--tokenizer", "o200k", "--offload", "--store", st, in)
+	if code != 0 || out != doc {
+		t.Fatalf("--offload: exit %d, changed %v: %s", code, out != doc, errText)
+	}
+	if _, err := os.Stat(st); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--offload stored the document of a summary held back (%v)", err)
 	}
 }
