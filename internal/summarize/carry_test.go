@@ -296,7 +296,7 @@ func restoredSession() []byte {
 	s.result("2", "     1→package a\n     2→\n     3→func B() {}", false)
 	s.call("3", "Edit", `{"file_path":"/r/a.go","old_string":"func A() {}","new_string":"func A() int { return 1 }"}`)
 	s.result("3", "The file /r/a.go has been updated.", false)
-	s.assistant(strings.Repeat("I changed A so that it returns a number, as asked. ", 40))
+	s.assistant(strings.Repeat("I changed A so that it returns a number, as asked. ", 300))
 	s.user("now B too")
 	s.call("4", "Read", `{"file_path":"/r/b.go"}`)
 	s.result("4", "     1→package a\n     2→\n     3→func B() {}", false)
@@ -348,7 +348,7 @@ func TestRestoredFilesCarried(t *testing.T) {
 	s.user("start")
 	s.call("1", "Write", `{"file_path":"/r/c.go","content":"package c\n\nconst N = 1\n"}`)
 	s.result("1", "File created successfully at: /r/c.go", false)
-	s.assistant(strings.Repeat("Wrote c.go with the constant the task needs. ", 40))
+	s.assistant(strings.Repeat("Wrote c.go with the constant the task needs. ", 300))
 	s.user("raise N")
 	s.assistant("Raising it.")
 	first := runOn(t, "s.jsonl", s.doc(), "--force", "--keep", "1 turn", "--tokenizer", "estimate")
@@ -358,7 +358,7 @@ func TestRestoredFilesCarried(t *testing.T) {
 	more := string(first) + strings.Join([]string{
 		`{"parentUuid":"u6","isSidechain":false,"sessionId":"s1","type":"assistant","message":{"id":"m7","role":"assistant","content":[{"type":"tool_use","id":"7","name":"Edit","input":{"file_path":"/r/c.go","old_string":"N = 1","new_string":"N = 2"}}]},"uuid":"u7"}`,
 		`{"parentUuid":"u7","isSidechain":false,"sessionId":"s1","type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"7","content":"The file /r/c.go has been updated."}]},"uuid":"u8"}`,
-		`{"parentUuid":"u8","isSidechain":false,"sessionId":"s1","type":"assistant","message":{"id":"m9","role":"assistant","content":[{"type":"text","text":"` + strings.Repeat("Raised N to two as asked. ", 40) + `"}]},"uuid":"u9"}`,
+		`{"parentUuid":"u8","isSidechain":false,"sessionId":"s1","type":"assistant","message":{"id":"m9","role":"assistant","content":[{"type":"text","text":"` + strings.Repeat("Raised N to two as asked. ", 300) + `"}]},"uuid":"u9"}`,
 		`{"parentUuid":"u9","isSidechain":false,"sessionId":"s1","type":"user","message":{"role":"user","content":"thanks"},"uuid":"u10"}`,
 	}, "\n") + "\n"
 	second := runOn(t, "s.jsonl", []byte(more), "--force", "--keep", "1 turn", "--tokenizer", "estimate")
@@ -386,7 +386,7 @@ func TestRestoredFilesCodex(t *testing.T) {
 		codexShell("c2", "cat missing.go"), codexOutput("c2", "cat: missing.go: No such file or directory", 1),
 		`{"type":"custom_tool_call","name":"apply_patch","input":`+jsonString(patch)+`,"call_id":"c3"}`,
 		`{"type":"custom_tool_call_output","call_id":"c3","output":"Success. Updated the following files:\nM a.go\nA b.go"}`,
-		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":`+jsonString(strings.Repeat("A returns 1 now and B exists. ", 60))+`}]}`,
+		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":`+jsonString(strings.Repeat("A returns 1 now and B exists. ", 400))+`}]}`,
 		codexUser("thanks, now test it"),
 		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Testing."}]}`)
 	tr, err := transcript.Parse(doc, transcript.Options{})

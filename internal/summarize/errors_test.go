@@ -74,7 +74,7 @@ func TestCarriedErrorFixedSince(t *testing.T) {
 	s.compactSummary(earlier)
 	s.user("try again through the venv")
 	s.call("1", "Bash", `{"command":".venv/bin/pytest tests/test_api.py"}`)
-	s.result("1", strings.Repeat("tests/test_api.py ....\n", 60)+"4 passed in 0.21s", false)
+	s.result("1", strings.Repeat("tests/test_api.py ....\n", 200)+"4 passed in 0.21s", false)
 	s.assistant("The tests pass.")
 	s.user("thanks")
 	s.assistant("You're welcome.")

@@ -233,11 +233,11 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	} else if err != nil {
 		return nil, err // reading the document again failed
 	}
+	var kept []byte // with --offload: the pre-summary document, stored once the summary is written
 	if f.Offload {
 		// The pre-summary document is stored whole, so it is read whole.
-		var data []byte
 		err = d.Visit([]transcript.Span{{Start: 0, End: d.Size()}}, func(text string, _ int) error {
-			data = []byte(text)
+			kept = []byte(text)
 			return nil
 		})
 		if err != nil {
@@ -247,12 +247,15 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		path, err := offload(c, rd.Bytes(data)) // the store keeps no secret (DESIGN §4.11)
+		kept = rd.Bytes(kept) // the store keeps no secret (DESIGN §4.11)
+		// Where it will be, for the summary to say, and for what the summary counts to
+		// hold that line: it is stored only when the summary is written, not when a
+		// summary that would not be worth it is held back.
+		shown, err := cli.ShownStore(c.Common.Store, c.Getenv)
 		if err != nil {
-			return nil, err
+			return nil, cli.RuntimeError(err)
 		}
-		meta.Offloaded = path
-		extra["offloaded"] = path
+		meta.Offloaded = store.Path(shown, store.Hash(kept))
 	}
 	userBudget := min(f.UserTokens, sp.Tokens/userShare)
 	sections = KeepUserWords(sections, userBudget, f.KeepFirst)
@@ -260,16 +263,26 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(restored) > 0 {
-		extra["restored"] = len(restored)
-	}
-	if meta.Backend == "local" && meta.Tokens >= FitFrom {
+	if meta.Backend == "local" {
 		// The summary and the files it restores take at most SummaryShare of what they
 		// replace (a model's summary is its own), less what the message around the text
-		// costs (summaryWrap).
-		budget := int(SummaryShare*float64(meta.Tokens)) - o.Counter.Count(RenderRestored(restored)) - summaryWrap
-		// Counted as the document holds it: escaped in a JSON string.
-		sections, meta = Fit(sections, meta, budget, func(s string) int { return o.Counter.Count(transcript.Quote(s)) }, f.KeepFirst)
+		// costs (summaryWrap), counted as the document holds it: escaped in a JSON string.
+		budget := int(SummaryShare*float64(meta.Tokens)) - summaryWrap
+		var fits bool
+		sections, meta, restored, fits = Fit(sections, meta, restored, budget, func(s string) int { return o.Counter.Count(transcript.Quote(s)) }, f.KeepFirst)
+		if !fits {
+			// So little history that its smallest summary saves little, and breaks the
+			// prompt cache all the same.
+			smallest := o.Counter.Count(transcript.Quote(Render(sections, meta))) + summaryWrap
+			why := fmt.Sprintf("the smallest summary of the %d messages (%d tokens) would be over %d%% of the %d tokens they replace", len(sp.Summarized), smallest, int(100*SummaryShare), meta.Tokens)
+			d.Warnf("not summarizing: %s; the document is left as it is", why)
+			extra["over_share"] = true
+			unchanged.Stats.Trigger += ": " + why
+			return unchanged, nil
+		}
+	}
+	if len(restored) > 0 {
+		extra["restored"] = len(restored)
 	}
 	// A summary is text written for somewhere else (a later context, a reader of the
 	// session): it holds no secret, whoever wrote it (DESIGN §4.11).
@@ -307,6 +320,16 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		// The compaction loop: summarizing again next turn would not help either.
 		d.Warnf("still above the trigger after summarizing (%d tokens, trigger at %d): the kept part is too big; lower --keep or trim", after, limit)
 		extra["still_above_trigger"] = true
+	}
+	if f.Offload {
+		path, err := offload(c, kept)
+		if err != nil {
+			return nil, err
+		}
+		if path != meta.Offloaded {
+			return nil, cli.RuntimeError(fmt.Errorf("%s: internal error: the document was stored at %s, not at %s as the summary says", d.Display(), path, meta.Offloaded))
+		}
+		extra["offloaded"] = path
 	}
 	p := &cli.Plan{Edits: edits, TokensDelta: after - o.Tokens}
 	if mayMerge(t, sp) {

@@ -381,11 +381,18 @@ const minCut = 300
 
 // cutAround keeps the whole lines of a file's content that fit in n bytes around where it
 // was last edited (a third of them before it), the part an agent carrying on is likeliest
-// to edit again, and names the lines kept.
+// to edit again, and names the lines kept. A content cut already (Fit cuts again what
+// ChooseRestored cut) is cut within its lines, and named by the file's.
 func cutAround(r Restored, n int) Restored {
 	text := r.Content
 	if n >= len(text) {
 		return r
+	}
+	before := 0 // the file's lines before the content, when it was cut already
+	if from, _, ok := strings.Cut(r.Lines, "-"); ok {
+		if l, err := strconv.Atoi(from); err == nil {
+			before = l - 1
+		}
 	}
 	start := max(0, min(r.focus-n/3, len(text)-n))
 	if i := strings.LastIndexByte(text[:start], '\n'); i >= 0 {
@@ -399,7 +406,8 @@ func cutAround(r Restored, n int) Restored {
 			end = start + i
 		}
 	}
-	first := strings.Count(text[:start], "\n") + 1
+	first := before + strings.Count(text[:start], "\n") + 1
+	r.focus = max(0, r.focus-start)
 	r.Content = strings.ToValidUTF8(text[start:end], "")
 	r.Lines = fmt.Sprintf("%d-%d", first, first+strings.Count(r.Content, "\n"))
 	r.Partial = true

@@ -362,32 +362,40 @@ func shortenQuoted(item string, n int) string {
 }
 
 // SummaryShare is the most a summary and the files it restores take of the tokens they
-// replace: 15%, as far as its frame allows (the tag, the headings, the state at the cut
-// and the next step are about 150 tokens whatever it replaces).
+// replace: 15%. A summary of so little history that even its smallest form (the frame, each
+// request's first words, the files changed, the open errors) is more is not written: it
+// would save little and break the prompt cache all the same (Fit's ok).
 const SummaryShare = 0.15
 
-// FitFrom is the least a summary replaces, in tokens, for it to be held to SummaryShare:
-// below it the frame alone is more than 15%, and a summary of so little is small whatever
-// it holds, so it keeps its detail.
-const FitFrom = 2000
-
-// Fit shrinks a summary's sections until Render's text counts at most budget tokens, in
-// steps that each give up less than the next: the fixed errors and the commands that
-// only ran first; then the older requests, decisions and files read shortened or
-// counted rather than listed; then every request cut to its first words. What is never
-// given up: each request's first words, each file changed, each open error, the state at
-// the cut and the next step. At the last step the line that says what the summary
-// replaces is said in fewer words (Meta.Terse). With keepGoal (--keep-first) the goal
-// stays whole. It returns the sections and meta as they are when they fit already.
-func Fit(s Sections, m Meta, budget int, count func(string) int, keepGoal bool) (Sections, Meta) {
-	fits := func(s Sections) bool { return count(Render(s, m)) <= budget }
-	if fits(s) {
-		return s, m
-	}
+// Fit shrinks a summary's sections and the files restored after it until the text of both
+// (Render's, then RenderRestored's) counts at most budget tokens, in steps that each give
+// up less than the next: the fixed errors and the commands that only ran first, then the
+// older decisions and files read counted rather than listed; then the restored files, the
+// last of them (the least recently touched) first, cut to fit before it goes: an agent can
+// read a file again, not what the summary leaves out, so they go before the requests, the
+// goal and the open errors are shortened; then those shortened, and every request cut to
+// its first words; last, what another section says already, the counts of what was left
+// out and the notes. What is never given up: each request's first words, each file
+// changed, each open error, the state at the cut and the next step. At the last two steps
+// (the frame's), the line that says what the summary replaces is said in fewer words
+// (Meta.Terse). With keepGoal (--keep-first) the goal stays whole, and
+// is held to no share: it is carried over, not summarized (the budget grows by what it
+// takes beyond its share).
+//
+// It returns the sections, meta and files as they are when they fit already, and ok false
+// when even the last step leaves the sections alone over the budget.
+func Fit(s Sections, m Meta, rs []Restored, budget int, count func(string) int, keepGoal bool) (Sections, Meta, []Restored, bool) {
 	const g = "Goal and user requests"
 	goal := ""
 	if keepGoal && len(s[g]) > 0 && strings.HasPrefix(s[g][0], "Goal: ") {
 		goal = s[g][0]
+		n := count(goal)
+		budget += n - int(SummaryShare*float64(n))
+	}
+	over := func(s Sections, m Meta, rs []Restored) int { return count(Render(s, m)+RenderRestored(rs)) - budget }
+	fits := func(s Sections, m Meta, rs []Restored) bool { return over(s, m, rs) <= 0 }
+	if fits(s, m, rs) {
+		return s, m, rs, true
 	}
 	out := maps.Clone(s)
 	for i, step := range fitSteps {
@@ -396,12 +404,52 @@ func Fit(s Sections, m Meta, budget int, count func(string) int, keepGoal bool) 
 			out[g] = slices.Clone(out[g])
 			out[g][0] = goal
 		}
-		m.Terse = i == len(fitSteps)-1
-		if fits(out) {
-			break
+		m.Terse = i >= terseFrom
+		if i == restoreAfter && len(rs) > 0 {
+			rs = fitRestored(rs, func(rs []Restored) int { return over(out, m, rs) })
+		}
+		if fits(out, m, rs) {
+			return out, m, rs, true
 		}
 	}
-	return out, m
+	return out, m, rs, false
+}
+
+// terseFrom is the step of fitSteps from which the line that says what the summary
+// replaces is said in fewer words.
+const terseFrom = 6
+
+// restoreAfter is the step of fitSteps after which the restored files give way.
+const restoreAfter = 1
+
+// fitRestored keeps the first of the files that fit: over tells by how many tokens a
+// choice of them is over the budget (0 or less when it fits). The last one kept is cut
+// around its last edit to the room left, when that room holds at least minCut tokens of it,
+// as ChooseRestored cuts a file to its share.
+func fitRestored(rs []Restored, over func([]Restored) int) []Restored {
+	for n := len(rs); n > 0; n-- {
+		kept := rs[:n]
+		excess := over(kept)
+		if excess <= 0 {
+			return kept
+		}
+		// What the n-th file's block takes, and what is left of it once the excess goes.
+		block := excess - over(kept[:n-1])
+		room := block - excess
+		if room < minCut {
+			continue
+		}
+		last := kept[n-1]
+		size := len(last.Content) * room / block
+		for size >= len(last.Content)*minCut/block {
+			cut := append(slices.Clone(rs[:n-1]), cutAround(last, size))
+			if over(cut) <= 0 {
+				return cut
+			}
+			size = size * 9 / 10
+		}
+	}
+	return nil
 }
 
 // fitSteps shrink sections in place, each more than the one before.
@@ -410,18 +458,20 @@ var fitSteps = []func(Sections){
 		s["Errors"] = slices.DeleteFunc(slices.Clone(s["Errors"]), func(it string) bool { return strings.HasSuffix(it, " [fixed]") })
 		s["Commands and tests"] = newestAnd(s["Commands and tests"], 8, failedCommand, "commands that ran")
 		shortenAll(s, "Commands and tests", 200)
-		shortenErrors(s, 300)
 		shortenAll(s, "Notes", 400)
 	},
 	func(s Sections) {
-		shortenRequests(s, 200, 600)
 		s["Decisions"] = newestAnd(s["Decisions"], 6, userDecision, "decisions")
 		s["Files read"] = newestAnd(s["Files read"], 15, nil, "files read")
 		s["Commands and tests"] = newestAnd(s["Commands and tests"], 4, failedCommand, "commands that ran")
 		shortenAll(s, "Commands and tests", 120)
-		shortenErrors(s, 200)
 		shortenAll(s, "At the cut", 200)
 		shortenAll(s, "Notes", 200)
+	},
+	// (The restored files give way here: restoreAfter.)
+	func(s Sections) {
+		shortenRequests(s, 200, 600)
+		shortenErrors(s, 200)
 	},
 	func(s Sections) {
 		shortenRequests(s, 100, 300)
@@ -469,6 +519,29 @@ var fitSteps = []func(Sections){
 		s["Goal and user requests"] = items
 		s["Decisions"] = newestAnd(s["Decisions"], 0, userDecision, "decisions")
 		s["Files read"] = newestAnd(s["Files read"], 0, nil, "files read")
+	},
+	func(s Sections) {
+		// The smallest: what another section says already goes (a failed command the
+		// errors list), and so do the counts of what was left out and the notes; the
+		// errors, pending tasks and state at the cut are said in their first words.
+		listed := map[string]bool{}
+		for _, it := range s["Errors"] {
+			if cmd, _, ok := strings.Cut(strings.TrimPrefix(it, "`"), "`: "); ok && strings.HasPrefix(it, "`") {
+				listed[cmd] = true
+			}
+		}
+		s["Commands and tests"] = slices.DeleteFunc(slices.Clone(s["Commands and tests"]), func(it string) bool {
+			cmd, _, _ := strings.Cut(strings.TrimPrefix(it, "`"), "` → ")
+			return !failedCommand(it) || listed[cmd]
+		})
+		for _, h := range []string{"Decisions", "Files read", "Files changed", "Notes"} {
+			s[h] = slices.DeleteFunc(slices.Clone(s[h]), func(it string) bool {
+				return h == "Notes" || strings.HasPrefix(it, "(") && strings.HasSuffix(it, " left out)")
+			})
+		}
+		shortenErrors(s, 60)
+		shortenAll(s, "Pending tasks", 60)
+		shortenAll(s, "At the cut", 40)
 	},
 }
 
