@@ -302,7 +302,7 @@ func recordValue(text string, base int) jval {
 
 // splitRecords cuts the document into its non-blank lines.
 func splitRecords(doc string) []Record {
-	var lines []Record
+	lines := make([]Record, 0, strings.Count(doc, "\n")+1)
 	n := 0
 	for start := 0; start < len(doc); {
 		end := strings.IndexByte(doc[start:], '\n')

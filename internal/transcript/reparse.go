@@ -267,7 +267,9 @@ func walkElements(doc string, at int, old string, prevMsgs []Message) ([]element
 		if j < 0 {
 			end = valueEnd(doc, i)
 			text := doc[i:end]
-			if byText == nil {
+			// Out of order (only while prev's elements last: past them, an element is
+			// new, and looking it up would cost hashing all of prev's).
+			if byText == nil && next < len(prevMsgs) {
 				byText = make(map[string]int, len(prevMsgs))
 				for k := len(prevMsgs) - 1; k >= 0; k-- {
 					s := prevMsgs[k].Span
@@ -340,7 +342,7 @@ func reparseJSONL(prev *Transcript, doc string, o Options) *Transcript {
 				j = next
 			}
 		}
-		if j < 0 {
+		if j < 0 && next < n { // (as walkElements looks up out of order)
 			if byText == nil {
 				byText = make(map[string]int, n)
 				for k := n - 1; k >= 0; k-- {
@@ -373,8 +375,11 @@ func reparseJSONL(prev *Transcript, doc string, o Options) *Transcript {
 		return nil
 	}
 	p := newRecordParser(f, o)
-	if cp, ok := p.(*codexParser); ok {
-		cp.keep = true
+	switch p := p.(type) {
+	case *ccParser:
+		p.lines = make([]ccLine, 0, len(lines))
+	case *codexParser:
+		p.keep, p.recs = true, make([]codexRec, 0, len(lines))
 	}
 	carried := make([][]Message, len(lines))
 	for i := range lines {
@@ -538,20 +543,22 @@ func (s *shifter) block(b Block) Block {
 // another and does not change what the model reads.
 func Twins(prev, t *Transcript) []int {
 	twins := make([]int, len(t.Messages))
-	var byBytes map[string]int
+	// Out of order, a message is looked up by its span (its first line for JSONL), then
+	// compared whole.
+	var bySpan map[string]int
 	next := 0
 	for i := range t.Messages {
 		j := -1
 		if next < len(prev.Messages) && sameBytes(prev, next, t, i) {
 			j = next
-		} else {
-			if byBytes == nil {
-				byBytes = make(map[string]int, len(prev.Messages))
+		} else if next < len(prev.Messages) {
+			if bySpan == nil {
+				bySpan = make(map[string]int, len(prev.Messages))
 				for k := len(prev.Messages) - 1; k >= 0; k-- {
-					byBytes[prev.MessageBytes(k)] = k
+					bySpan[prev.Slice(prev.Messages[k].Span)] = k
 				}
 			}
-			if k, ok := byBytes[t.MessageBytes(i)]; ok {
+			if k, ok := bySpan[t.Slice(t.Messages[i].Span)]; ok && sameBytes(prev, k, t, i) {
 				j = k
 			}
 		}

@@ -1,0 +1,75 @@
+package transcript_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ctxkit/ctxkit/internal/benchload"
+	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/testgen"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// BenchmarkReparse reads a request that extends the one before (the last two requests
+// ctx-replay builds of a generated session) by Parse, and by Reparse of the one before;
+// "+count" adds counting it (measure.Of, measure.Recount). An Anthropic request of 200K
+// and 1M tokens (the Claude estimate; the sizes ctx-proxy's figures are set at), and a
+// 3.7 MB Claude Code session (the tiers' per-turn figure). cpu-ms/op is the process's CPU
+// time, the garbage collector's included.
+func BenchmarkReparse(b *testing.B) {
+	for _, c := range []struct {
+		name, format string
+		size         int
+	}{
+		{"anthropic-200K", "anthropic", 560_000},
+		{"anthropic-1M", "anthropic", 2_800_000},
+		{"claude-code-3.7MB", "claude-code", 3_700_000},
+	} {
+		var buf bytes.Buffer
+		if err := testgen.Generate(&buf, testgen.Options{Format: c.format, Size: c.size, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+		t := &testing.T{}
+		reqs, _ := requests(t, c.name, buf.Bytes())
+		before, raw := reqs[len(reqs)-3], reqs[len(reqs)-2]
+		o := transcript.Options{}
+		prev, err := transcript.Parse(before, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		prevTally := measure.Of(prev, reparseCounter, false)
+		b.Logf("%s: %d bytes, %d messages, %d tokens; %d bytes new", c.name, len(raw), len(prev.Messages), prevTally.Total(), len(raw)-len(before))
+		for _, r := range []struct {
+			name string
+			run  func() error
+		}{
+			{"parse", func() error { _, err := transcript.Parse(raw, o); return err }},
+			{"reparse", func() error { _, err := transcript.Reparse(prev, raw, o); return err }},
+			{"parse+count", func() error {
+				t, err := transcript.Parse(raw, o)
+				if err == nil {
+					measure.Of(t, reparseCounter, false)
+				}
+				return err
+			}},
+			{"reparse+count", func() error {
+				t, err := transcript.Reparse(prev, raw, o)
+				if err == nil {
+					measure.Recount(prev, prevTally, t, reparseCounter)
+				}
+				return err
+			}},
+		} {
+			b.Run(c.name+"/"+r.name, func(b *testing.B) {
+				b.ReportAllocs()
+				cpu := benchload.CPUTime()
+				for b.Loop() {
+					if err := r.run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64((benchload.CPUTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+			})
+		}
+	}
+}
