@@ -90,7 +90,7 @@ func tallyDifference(got, want *measure.Tally) string {
 
 // requests are the requests ctx-replay sends for a session, turn by turn, as it builds
 // them before any pipeline (replay.SessionPoints, Point.Request), each a copy of its own.
-func requests(t *testing.T, name string, doc []byte) ([][]byte, transcript.Format) {
+func requests(t testing.TB, name string, doc []byte) ([][]byte, transcript.Format) {
 	t.Helper()
 	parse := func(b []byte) (*transcript.Transcript, error) { return transcript.Parse(b, transcript.Options{}) }
 	orig, err := parse(doc)
@@ -137,7 +137,7 @@ func replayTurns(t *testing.T, name string, doc []byte) (turns, reused int) {
 
 // generated are sessions of every format testgen writes, in the shapes of the agents'
 // versions it knows too.
-func generated(t *testing.T, size int) map[string][]byte {
+func generated(t testing.TB, size int) map[string][]byte {
 	t.Helper()
 	docs := map[string][]byte{}
 	gen := func(name string, o testgen.Options) {
@@ -406,4 +406,33 @@ func TestReparseFallback(t *testing.T) {
 	if transcript.Reused(streamed, []byte(`{"type":"user","uuid":"1","message":`+u+"}\n"), transcript.Options{}) {
 		t.Error("reuse taken of a streamed conversation")
 	}
+}
+
+// FuzzReparse holds Reparse to Parse, and Recount to Of, on any two documents, seeded
+// with the first requests of small sessions of every format (small, so that the fuzzer
+// minimizes what it finds in seconds), the next request and edits of them.
+func FuzzReparse(f *testing.F) {
+	for name, doc := range generated(f, 8<<10) {
+		reqs, _ := requests(f, name, doc)
+		for i := 0; i+1 < min(3, len(reqs)); i++ {
+			f.Add(reqs[i], reqs[i+1])
+			prev, err := transcript.Parse(reqs[i], transcript.Options{})
+			if err != nil {
+				f.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(2, uint64(i)))
+			next, _ := edit(rng, prev)
+			f.Add(reqs[i], next)
+		}
+	}
+	f.Fuzz(func(t *testing.T, before, after []byte) {
+		// Copies: the fuzzing engine's may share memory, which the check that nothing
+		// refers to the document before cannot tell from a reference.
+		before, after = bytes.Clone(before), bytes.Clone(after)
+		prev, err := transcript.Parse(before, transcript.Options{})
+		if err != nil {
+			return
+		}
+		sameReparse(t, "fuzz", prev, measure.Of(prev, reparseCounter, false), after, transcript.Options{}, false)
+	})
 }
