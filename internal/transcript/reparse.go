@@ -245,9 +245,9 @@ func sameHead(elems []element, n int) bool {
 
 // walkElements finds the elements of the array that opens at doc[at], and for each the
 // element of prev (prevMsgs, one message an element, spans into old) with the same bytes:
-// first the one after the element matched last, else any. An element prev does not hold
-// is checked to be one valid JSON value. It returns where the array ends (past its "]"),
-// and false where the array is not one (Parse then says why).
+// first the one after the element matched last, then the one after that, else any. An
+// element prev does not hold is checked to be one valid JSON value. It returns where the
+// array ends (past its "]"), and false where the array is not one (Parse then says why).
 func walkElements(doc string, at int, old string, prevMsgs []Message) ([]element, int, bool) {
 	out := make([]element, 0, len(prevMsgs)+8)
 	var byText map[string]int
@@ -258,18 +258,20 @@ func walkElements(doc string, at int, old string, prevMsgs []Message) ([]element
 	}
 	for i < len(doc) {
 		end, j := -1, -1
-		if next < len(prevMsgs) {
-			s := prevMsgs[next].Span
+		// The element after the last matched, or the one after it (one element changed).
+		for k := next; k < min(next+2, len(prevMsgs)) && j < 0; k++ {
+			s := prevMsgs[k].Span
 			if want := old[s.Start:s.End]; strings.HasPrefix(doc[i:], want) && delimits(doc, i+len(want)) {
-				end, j = i+len(want), next
+				end, j = i+len(want), k
 			}
 		}
 		if j < 0 {
 			end = valueEnd(doc, i)
 			text := doc[i:end]
-			// Out of order (only while prev's elements last: past them, an element is
-			// new, and looking it up would cost hashing all of prev's).
-			if byText == nil && next < len(prevMsgs) {
+			// Out of order (only while more than one of prev's elements is left: an
+			// element after them is new, and looking it up would cost hashing all of
+			// prev's).
+			if byText == nil && next+1 < len(prevMsgs) {
 				byText = make(map[string]int, len(prevMsgs))
 				for k := len(prevMsgs) - 1; k >= 0; k-- {
 					s := prevMsgs[k].Span
@@ -337,12 +339,12 @@ func reparseJSONL(prev *Transcript, doc string, o Options) *Transcript {
 		l := &lines[i]
 		text := doc[l.Span.Start:l.Span.End]
 		j := -1
-		if next < n {
-			if s := prev.Records[next].Span; old[s.Start:s.End] == text {
-				j = next
+		for k := next; k < min(next+2, n) && j < 0; k++ { // (as walkElements matches)
+			if s := prev.Records[k].Span; old[s.Start:s.End] == text {
+				j = k
 			}
 		}
-		if j < 0 && next < n { // (as walkElements looks up out of order)
+		if j < 0 && next+1 < n {
 			if byText == nil {
 				byText = make(map[string]int, n)
 				for k := n - 1; k >= 0; k-- {
@@ -535,7 +537,7 @@ func (s *shifter) block(b Block) Block {
 // that are the same message: the same bytes (MessageBytes) read into the same blocks, so
 // that what was worked out of prev's (a token count) holds for t's. twins[i] is the index
 // in prev.Messages of message i's twin, or -1. The message after the last twin found is
-// tried first, then any with the same bytes.
+// tried first, then the one after it, then any with the same bytes.
 //
 // Blocks are compared for what a message's place in the document can change of them (a
 // Cline text read as the result of the call before it): kinds, types, tools and the
@@ -549,9 +551,12 @@ func Twins(prev, t *Transcript) []int {
 	next := 0
 	for i := range t.Messages {
 		j := -1
-		if next < len(prev.Messages) && sameBytes(prev, next, t, i) {
-			j = next
-		} else if next < len(prev.Messages) {
+		for k := next; k < min(next+2, len(prev.Messages)) && j < 0; k++ { // (as Reparse matches)
+			if sameBytes(prev, k, t, i) {
+				j = k
+			}
+		}
+		if j < 0 && next+1 < len(prev.Messages) {
 			if bySpan == nil {
 				bySpan = make(map[string]int, len(prev.Messages))
 				for k := len(prev.Messages) - 1; k >= 0; k-- {
