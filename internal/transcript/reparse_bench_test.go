@@ -12,7 +12,7 @@ import (
 
 // BenchmarkReparse reads a request that extends the one before (the last two requests
 // ctx-replay builds of a generated session) by Parse, and by Reparse of the one before;
-// "+count" adds counting it (measure.Of, measure.Recount). An Anthropic request of 200K
+// "+count" adds counting it (measure.Of, measure.OfNext). An Anthropic request of 200K
 // and 1M tokens (the Claude estimate; the sizes ctx-proxy's figures are set at), and a
 // 3.7 MB Claude Code session (the tiers' per-turn figure). cpu-ms/op is the process's CPU
 // time, the garbage collector's included.
@@ -55,7 +55,7 @@ func BenchmarkReparse(b *testing.B) {
 			{"reparse+count", func() error {
 				t, err := transcript.Reparse(prev, raw, o)
 				if err == nil {
-					measure.Recount(prev, prevTally, t, reparseCounter)
+					measure.OfNext(prev, prevTally, t, reparseCounter)
 				}
 				return err
 			}},

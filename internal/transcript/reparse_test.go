@@ -25,7 +25,7 @@ var reparseCounter = tokens.Claude("claude-sonnet-4-5")
 // of the format (Cline's results read by the call before them: never).
 func reuses(f transcript.Format) bool { return f != transcript.Cline }
 
-// sameReparse checks Reparse(prev, raw) against Parse(raw), and Recount against Of, and
+// sameReparse checks Reparse(prev, raw) against Parse(raw), and OfNext against Of, and
 // returns them for the next turn. wantReuse asks that the reuse was taken (not Parse).
 func sameReparse(t *testing.T, name string, prev *transcript.Transcript, prevTally *measure.Tally, raw []byte, o transcript.Options, wantReuse bool) (*transcript.Transcript, *measure.Tally) {
 	t.Helper()
@@ -51,9 +51,9 @@ func sameReparse(t *testing.T, name string, prev *transcript.Transcript, prevTal
 		t.Fatalf("%s: the reparsed transcript keeps a string of the document before: %q", name, s)
 	}
 	wantTally := measure.Of(want, reparseCounter, false)
-	gotTally := measure.Recount(prev, prevTally, got, reparseCounter)
+	gotTally := measure.OfNext(prev, prevTally, got, reparseCounter)
 	if !reflect.DeepEqual(gotTally, wantTally) {
-		t.Fatalf("%s: Recount differs from Of: %s", name, tallyDifference(gotTally, wantTally))
+		t.Fatalf("%s: OfNext differs from Of: %s", name, tallyDifference(gotTally, wantTally))
 	}
 	return got, gotTally
 }
@@ -409,7 +409,7 @@ func TestReparseFallback(t *testing.T) {
 	}
 }
 
-// FuzzReparse holds Reparse to Parse, and Recount to Of, on any two documents, seeded
+// FuzzReparse holds Reparse to Parse, and OfNext to Of, on any two documents, seeded
 // with the first requests of small sessions of every format (small, so that the fuzzer
 // minimizes what it finds in seconds), the next request and edits of them.
 func FuzzReparse(f *testing.F) {

@@ -18,10 +18,10 @@ func (r *recorder) Count(text string) int {
 	return tokens.Estimate(text)
 }
 
-// TestRecountCountsOnlyWhatIsNew: of a request that extends the one before, Recount
+// TestOfNextCountsOnlyWhatIsNew: of a request that extends the one before, OfNext
 // counts the new messages only (the tool schemas and the messages before are prev's),
 // and comes to Of's tally.
-func TestRecountCountsOnlyWhatIsNew(t *testing.T) {
+func TestOfNextCountsOnlyWhatIsNew(t *testing.T) {
 	const head = `{"model":"claude-x","tools":[{"name":"Read","input_schema":{}}],"messages":[` +
 		`{"role":"user","content":"first question"},` +
 		`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"path":"a"}}]},` +
@@ -50,13 +50,13 @@ func TestRecountCountsOnlyWhatIsNew(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.texts = nil
-		got := Recount(prev, prevTally, next, r)
+		got := OfNext(prev, prevTally, next, r)
 		counted := slices.Clone(r.texts)
 		if !reflect.DeepEqual(counted, c.want) {
 			t.Errorf("%s: counted %q, want %q", c.name, counted, c.want)
 		}
 		if want := Of(next, r, false); !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: Recount\n%+v\nwant Of's\n%+v", c.name, got, want)
+			t.Errorf("%s: OfNext\n%+v\nwant Of's\n%+v", c.name, got, want)
 		}
 	}
 	// Another counter: everything is counted again.
@@ -64,7 +64,7 @@ func TestRecountCountsOnlyWhatIsNew(t *testing.T) {
 	prevTally := Of(prev, &recorder{}, false)
 	next, _ := transcript.Reparse(prev, after, transcript.Options{})
 	r := &recorder{}
-	Recount(prev, prevTally, next, r)
+	OfNext(prev, prevTally, next, r)
 	if len(r.texts) < 5 {
 		t.Errorf("with another counter, counted %q", r.texts)
 	}

@@ -7,17 +7,17 @@ import (
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
-// Recount is Of(t, c, false) for t, a later version of the document prev (the next request
+// OfNext is Of(t, c, false) for t, a later version of the document prev (the next request
 // of a conversation, a document a tier edited; transcript.Reparse reads one) whose tally
-// prevTally is (Of or Recount of prev, with the same counter): a message of t that is one
+// prevTally is (Of or OfNext of prev, with the same counter): a message of t that is one
 // of prev's (transcript.Twins: the same bytes, read the same way) takes its count from
 // prevTally instead of being counted again, and so do the attachments and the tool schemas
 // that are prev's. Only what is new is counted; the tally's figures (the part not in the
 // file, the reasoning no longer sent) are worked out again over all of it, as Of does.
 //
-// prevTally must be as Of or Recount returned it. With another counter or format, or
-// without a tally of prev, Recount is Of.
-func Recount(prev *transcript.Transcript, prevTally *Tally, t *transcript.Transcript, c tokens.Counter) *Tally {
+// prevTally must be as Of or OfNext returned it. With another counter or format, or
+// without a tally of prev, OfNext is Of.
+func OfNext(prev *transcript.Transcript, prevTally *Tally, t *transcript.Transcript, c tokens.Counter) *Tally {
 	if prev == nil || prevTally == nil || prev.Format != t.Format || prevTally.Format != t.Format ||
 		len(prevTally.Messages) != len(prev.Messages) || !sameCounter(prevTally.Counter, c) {
 		return Of(t, c, false)
