@@ -477,53 +477,19 @@ func (s *shifter) wrapperStr(x string, at, prevEnd, delta int) string {
 	return strings.Clone(x)
 }
 
-func (s *shifter) messages(ms []Message) []Message {
-	if ms == nil {
-		return nil
-	}
-	out := make([]Message, len(ms))
-	for i := range ms {
-		out[i] = s.message(ms[i])
-	}
-	return out
-}
+func (s *shifter) messages(ms []Message) []Message { return mapped(ms, s.message) }
 
 func (s *shifter) message(m Message) Message {
 	m.Role, m.ID, m.Name = s.str(m.Role), s.str(m.ID), s.str(m.Name)
-	m.Span = s.span(m.Span)
-	if m.Lines != nil {
-		lines := make([]Span, len(m.Lines))
-		for i, l := range m.Lines {
-			lines[i] = s.span(l)
-		}
-		m.Lines = lines
-	}
-	m.Blocks = s.blocks(m.Blocks)
+	m.Span, m.Lines = s.span(m.Span), mapped(m.Lines, s.span)
+	m.Blocks = mapped(m.Blocks, s.block)
 	return m
-}
-
-func (s *shifter) blocks(bs []Block) []Block {
-	if bs == nil {
-		return nil
-	}
-	out := make([]Block, len(bs))
-	for i := range bs {
-		out[i] = s.block(bs[i])
-	}
-	return out
 }
 
 func (s *shifter) block(b Block) Block {
 	b.Type, b.ToolID, b.ToolName = s.str(b.Type), s.str(b.ToolID), s.str(b.ToolName)
 	b.Span, b.Body, b.Lead = s.span(b.Span), s.span(b.Body), s.span(b.Lead)
-	if b.ToolIDs != nil {
-		ids := make([]string, len(b.ToolIDs))
-		for i, id := range b.ToolIDs {
-			ids[i] = s.str(id)
-		}
-		b.ToolIDs = ids
-	}
-	b.Parts = s.blocks(b.Parts)
+	b.ToolIDs, b.Parts = mapped(b.ToolIDs, s.str), mapped(b.Parts, s.block)
 	if b.Image != nil {
 		img := *b.Image
 		img.MediaType, img.URL, img.Detail = s.str(img.MediaType), s.str(img.URL), s.str(img.Detail)
@@ -531,6 +497,18 @@ func (s *shifter) block(b Block) Block {
 		b.Image = &img
 	}
 	return b
+}
+
+// mapped is a new slice of f of each of xs; nil for nil (a reader's nil and empty differ).
+func mapped[T any](xs []T, f func(T) T) []T {
+	if xs == nil {
+		return nil
+	}
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
 }
 
 // Twins pairs the messages of t with those of prev, an earlier version of the document,
