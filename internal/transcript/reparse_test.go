@@ -70,6 +70,9 @@ func firstDifference(got, want *transcript.Transcript) string {
 	}
 	g, w := reflect.ValueOf(got).Elem(), reflect.ValueOf(want).Elem()
 	for i := range g.NumField() {
+		if !g.Type().Field(i).IsExported() {
+			continue // (Interface panics on them)
+		}
 		if !reflect.DeepEqual(g.Field(i).Interface(), w.Field(i).Interface()) {
 			return fmt.Sprintf("field %s", g.Type().Field(i).Name)
 		}
