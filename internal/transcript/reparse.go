@@ -204,13 +204,23 @@ func reparseJSON(prev *Transcript, doc string, o Options) *Transcript {
 		}
 		return t.Messages[i].Role
 	})
+	// One shifter, its blocks carved from one allocation for all the messages reused.
+	sh := shifter{old: old, new: doc}
+	n := 0
+	for _, e := range elems {
+		if e.prev >= 0 {
+			n += len(prev.Messages[h+e.prev].Blocks)
+		}
+	}
+	sh.slab = make([]Block, n)
 	for k, e := range elems {
 		i := h + k
 		if e.prev >= 0 {
 			j := h + e.prev
 			if !firstOnly || (j == pf) == (i == nf) {
 				pm := &prev.Messages[j]
-				t.Messages[i] = (&shifter{old: old, new: doc, from: pm.Span, d: e.start - pm.Span.Start}).message(*pm)
+				sh.from, sh.d = pm.Span, e.start-pm.Span.Start
+				t.Messages[i] = sh.message(*pm)
 				continue
 			}
 			// The message is the first user message here and was not in prev, or the
@@ -424,6 +434,9 @@ type shifter struct {
 	old, new string
 	from     Span
 	d        int
+	// slab, when long enough, is where a message's blocks are copied to: one
+	// allocation for many messages.
+	slab []Block
 }
 
 func (s *shifter) span(x Span) Span {
@@ -482,6 +495,15 @@ func (s *shifter) messages(ms []Message) []Message { return mapped(ms, s.message
 func (s *shifter) message(m Message) Message {
 	m.Role, m.ID, m.Name = s.str(m.Role), s.str(m.ID), s.str(m.Name)
 	m.Span, m.Lines = s.span(m.Span), mapped(m.Lines, s.span)
+	if n := len(m.Blocks); m.Blocks != nil && n <= len(s.slab) {
+		bs := s.slab[:n:n]
+		s.slab = s.slab[n:]
+		for i := range m.Blocks {
+			bs[i] = s.block(m.Blocks[i])
+		}
+		m.Blocks = bs
+		return m
+	}
 	m.Blocks = mapped(m.Blocks, s.block)
 	return m
 }

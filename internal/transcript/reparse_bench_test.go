@@ -2,6 +2,8 @@ package transcript_test
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/benchload"
@@ -20,17 +22,22 @@ func BenchmarkReparse(b *testing.B) {
 	for _, c := range []struct {
 		name, format string
 		size         int
+		many         bool // short messages, many of them (manyMessages)
 	}{
-		{"anthropic-200K", "anthropic", 560_000},
-		{"anthropic-1M", "anthropic", 2_800_000},
-		{"claude-code-3.7MB", "claude-code", 3_700_000},
+		{"anthropic-200K", "anthropic", 560_000, false},
+		{"anthropic-1M", "anthropic", 2_800_000, false},
+		{"anthropic-1M-short-messages", "anthropic", 3_000_000, true},
+		{"claude-code-3.7MB", "claude-code", 3_700_000, false},
 	} {
 		var buf bytes.Buffer
 		if err := testgen.Generate(&buf, testgen.Options{Format: c.format, Size: c.size, Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
-		t := &testing.T{}
-		reqs, _ := requests(t, c.name, buf.Bytes())
+		doc := buf.Bytes()
+		if c.many {
+			doc = manyMessages(c.size)
+		}
+		reqs, _ := lastRequests(b, c.name, doc, 2)
 		before, raw := reqs[len(reqs)-3], reqs[len(reqs)-2]
 		o := transcript.Options{}
 		prev, err := transcript.Parse(before, o)
@@ -72,4 +79,33 @@ func BenchmarkReparse(b *testing.B) {
 			})
 		}
 	}
+}
+
+// manyMessages is an Anthropic request of about size bytes made of short turns (a
+// question, a tool call, its result of a few hundred bytes, an answer): the many-message
+// shape of an agent's request, where the cost per message shows.
+func manyMessages(size int) []byte {
+	words := strings.Fields("the of a read file line test go func error value cache token request message tool result block span parse count")
+	text := func(n, seed int) string {
+		var sb strings.Builder
+		for i := 0; sb.Len() < n; i++ {
+			sb.WriteString(words[(seed*7+i*i)%len(words)])
+			sb.WriteByte(' ')
+		}
+		return sb.String()
+	}
+	var b strings.Builder
+	b.WriteString(`{"model":"claude-sonnet-4-5","max_tokens":32000,"system":"You are an agent.","messages":[`)
+	for i := 0; b.Len() < size; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		id := fmt.Sprintf("toolu_%06d", i)
+		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"text","text":%q}]},`, text(80, i))
+		fmt.Fprintf(&b, `{"role":"assistant","content":[{"type":"tool_use","id":%q,"name":"Read","input":{"file_path":"/repo/f%d.go"}}]},`, id, i)
+		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"tool_result","tool_use_id":%q,"content":%q}]},`, id, text(400, i+1))
+		fmt.Fprintf(&b, `{"role":"assistant","content":[{"type":"text","text":%q}]}`, text(60, i+2))
+	}
+	b.WriteString(`]}`)
+	return []byte(b.String())
 }

@@ -94,6 +94,11 @@ func tallyDifference(got, want *measure.Tally) string {
 // requests are the requests ctx-replay sends for a session, turn by turn, as it builds
 // them before any pipeline (replay.SessionPoints, Point.Request), each a copy of its own.
 func requests(t testing.TB, name string, doc []byte) ([][]byte, transcript.Format) {
+	return lastRequests(t, name, doc, -1)
+}
+
+// lastRequests is requests, the last n of them only (all for n < 0).
+func lastRequests(t testing.TB, name string, doc []byte, n int) ([][]byte, transcript.Format) {
 	t.Helper()
 	parse := func(b []byte) (*transcript.Transcript, error) { return transcript.Parse(b, transcript.Options{}) }
 	orig, err := parse(doc)
@@ -103,6 +108,9 @@ func requests(t testing.TB, name string, doc []byte) ([][]byte, transcript.Forma
 	points, err := replay.SessionPoints(orig, parse)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
+	}
+	if n >= 0 {
+		points = points[max(0, len(points)-n):]
 	}
 	var out [][]byte
 	for _, p := range points {
