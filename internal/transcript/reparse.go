@@ -375,7 +375,8 @@ func reparseJSONL(prev *Transcript, doc string, o Options) *Transcript {
 			continue
 		}
 		next = j + 1
-		l.Type = lineShifter(old, doc, prev.Records[j].Span, l.Span).str(prev.Records[j].Type)
+		sh := shifter{old: old, new: doc, from: prev.Records[j].Span, d: l.Span.Start - prev.Records[j].Span.Start}
+		l.Type = sh.str(prev.Records[j].Type)
 	}
 	f := o.Format
 	if found := detectJSONL(doc, lines); f == "" {
@@ -394,6 +395,18 @@ func reparseJSONL(prev *Transcript, doc string, o Options) *Transcript {
 		p.keep, p.recs = true, make([]codexRec, 0, len(lines))
 	}
 	carried := make([][]Message, len(lines))
+	// One shifter, the blocks and lines of the messages reused carved from one
+	// allocation each.
+	sh := shifter{old: old, new: doc}
+	nb, nl := 0, 0
+	for _, j := range from {
+		if j >= 0 {
+			for _, cm := range m.carried[j] {
+				nb, nl = nb+len(cm.Blocks), nl+len(cm.Lines)
+			}
+		}
+	}
+	sh.slab, sh.lines = make([]Block, nb), make([]Span, nl)
 	for i := range lines {
 		l := &lines[i]
 		j := from[i]
@@ -401,7 +414,7 @@ func reparseJSONL(prev *Transcript, doc string, o Options) *Transcript {
 			carried[i] = p.record(i, l, doc[l.Span.Start:l.Span.End])
 			continue
 		}
-		sh := lineShifter(old, doc, prev.Records[j].Span, l.Span)
+		sh.from, sh.d = prev.Records[j].Span, l.Span.Start-prev.Records[j].Span.Start
 		carried[i] = sh.messages(m.carried[j])
 		switch p := p.(type) {
 		case *ccParser:
@@ -421,12 +434,6 @@ func reparseJSONL(prev *Transcript, doc string, o Options) *Transcript {
 	return t
 }
 
-// lineShifter moves what was read of a line of old (at span from) to the same line in new
-// (at span to).
-func lineShifter(old, new string, from, to Span) *shifter {
-	return &shifter{old: old, new: new, from: from, d: to.Start - from.Start}
-}
-
 // shifter copies what was read of the bytes at span from of document old for the same
 // bytes d further on in document new: spans moved by d, strings that are slices of those
 // bytes made slices of new's (so that nothing read from new keeps old in memory).
@@ -434,9 +441,10 @@ type shifter struct {
 	old, new string
 	from     Span
 	d        int
-	// slab, when long enough, is where a message's blocks are copied to: one
-	// allocation for many messages.
-	slab []Block
+	// slab and lines, when long enough, are where a message's blocks and lines are
+	// copied to: one allocation for many messages.
+	slab  []Block
+	lines []Span
 }
 
 func (s *shifter) span(x Span) Span {
@@ -494,7 +502,17 @@ func (s *shifter) messages(ms []Message) []Message { return mapped(ms, s.message
 
 func (s *shifter) message(m Message) Message {
 	m.Role, m.ID, m.Name = s.str(m.Role), s.str(m.ID), s.str(m.Name)
-	m.Span, m.Lines = s.span(m.Span), mapped(m.Lines, s.span)
+	m.Span = s.span(m.Span)
+	if n := len(m.Lines); m.Lines != nil && n <= len(s.lines) {
+		ls := s.lines[:n:n]
+		s.lines = s.lines[n:]
+		for i, l := range m.Lines {
+			ls[i] = s.span(l)
+		}
+		m.Lines = ls
+	} else {
+		m.Lines = mapped(m.Lines, s.span)
+	}
 	if n := len(m.Blocks); m.Blocks != nil && n <= len(s.slab) {
 		bs := s.slab[:n:n]
 		s.slab = s.slab[n:]
