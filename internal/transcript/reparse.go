@@ -19,16 +19,18 @@ import (
 // message prev had in its place, or looking it up by its bytes among prev's, and reading
 // the elements or lines prev does not hold. What is read of the document as a whole is
 // done again on the messages as they are (a Claude Code log's tree, a Codex rollout's
-// compactions and figures, which message is a conversation's first user message).
+// compactions and figures, which message is a conversation's first user message). A JSON
+// document's bytes around its message array are compared with prev's and, where they
+// differ (the system prompt, the tools, a setting), read again: the document is then
+// validated whole, which costs about a tenth of a Parse.
 //
 // Where a message's reading depends on more than its own bytes, or where the document
 // around the messages changed, Reparse is Parse:
 //   - a Cline history: a labelled text answers the call of the assistant message before
 //     it (markCline), so a message read the same bytes may read differently in another
 //     place;
-//   - a JSON document whose bytes before or after its message array are not prev's (the
-//     system prompt, the tools, the wrapper), an input read with --path, or a Responses
-//     input that is one string;
+//   - an input read with --path, or a Responses input that is one string;
+//   - a document that now reads as another format, or whose messages are now elsewhere;
 //   - prev read with other Options (Name aside), or not by Parse or Reparse (a streamed
 //     conversation), or a document prev's format does not read;
 //   - any document Parse refuses: the error is Parse's.
@@ -100,70 +102,128 @@ func reparse(prev *Transcript, raw []byte, o Options) (t *Transcript) {
 // elements of the one with the same bytes (-1 for none).
 type element struct{ start, end, prev int }
 
-// reparseJSON is Reparse of a JSON document whose bytes around the message array are
-// prev's.
+// reparseJSON is Reparse of a JSON document: its message array's elements are matched
+// with prev's. The bytes around the array are prev's (the document is then valid when its
+// new elements are, and its wrapper reads as prev's did), or they are read again.
 func reparseJSON(prev *Transcript, doc string, o Options) *Transcript {
 	old := prev.Doc
 	at := prev.Array.Start
 	if o.Path != "" || prev.Array.IsZero() || old[at] != '[' {
 		return nil
 	}
-	if len(doc) <= at || doc[:at] != old[:at] || doc[at] != '[' {
-		return nil
-	}
 	h := 0 // header messages (a system prompt, instructions) come first
 	for h < len(prev.Messages) && prev.Messages[h].Header {
 		h++
 	}
-	elems, end, ok := walkElements(doc, at, old, prev.Messages[h:])
-	if !ok {
-		return nil
+	prevMsgs := prev.Messages[h:]
+	t := &Transcript{Format: prev.Format, Doc: doc, ArrayPath: prev.ArrayPath}
+	var headers []Message
+	elems, end, ok := []element(nil), 0, false
+	if len(doc) > at && doc[:at] == old[:at] && doc[at] == '[' {
+		elems, end, ok = walkElements(doc, at, old, prevMsgs)
 	}
 	prevEnd := strings.LastIndexByte(old[:prev.Array.End], ']') + 1
 	bare := prev.ArrayPath == ""
-	arr := Span{at, end}
-	if bare {
+	switch {
+	case ok && bare && firstNonSpace(doc[end:]) < 0:
 		// The root is the array, white space after it included.
-		if firstNonSpace(doc[end:]) >= 0 {
+		t.Array = Span{at, len(doc)}
+	case ok && !bare && doc[end:] == old[prevEnd:]:
+		// Everything outside the array is prev's, the part after it moved by delta: a
+		// document valid but for its array, whose elements are valid (prev's, or checked)
+		// and correctly separated, is valid, and its wrapper reads as prev's did.
+		delta := end - prevEnd
+		wrapper := func(s Span) *shifter {
+			if s.Start >= prevEnd {
+				return &shifter{old: old, new: doc, from: s, d: delta}
+			}
+			return &shifter{old: old, new: doc, from: s}
+		}
+		t.Array = Span{at, end}
+		if !prev.Tools.IsZero() {
+			t.Tools = wrapper(prev.Tools).span(prev.Tools)
+		}
+		if prev.Model != "" {
+			t.Model = (&shifter{old: old, new: doc}).wrapperStr(prev.Model, at, prevEnd, delta)
+		}
+		for i := range h {
+			headers = append(headers, wrapper(prev.Messages[i].Span).message(prev.Messages[i]))
+		}
+	default:
+		// The wrapper changed (the system prompt, the tools, a setting): it is read
+		// again, as Parse reads it, and the array's elements matched where it now is.
+		if elems, end, headers, ok = rereadWrapper(t, doc, o, old, prevMsgs); !ok {
 			return nil
 		}
-		arr.End = len(doc)
-	} else if doc[end:] != old[prevEnd:] {
-		return nil
-	}
-	// Everything outside the array is prev's, the part after it moved by delta. A document
-	// valid but for its array, whose elements are valid (prev's, or checked) and correctly
-	// separated, is valid; the wrapper reads as prev's did.
-	delta := end - prevEnd
-	wrapper := func(s Span) *shifter {
-		if s.Start >= prevEnd {
-			return &shifter{old: old, new: doc, from: s, d: delta}
+		if o.Format == "" {
+			return elementsOf(prev, h, t, headers, elems)
 		}
-		return &shifter{old: old, new: doc, from: s}
 	}
-	f := prev.Format
-	if o.Format == "" && !sameHead(elems, len(prev.Messages)-h) {
+	if o.Format == "" && !sameHead(elems, len(prevMsgs)) {
 		// The format was told by the first 200 messages, which are not prev's.
 		first := firstNonSpace(doc)
 		root := jval{doc[first:], first}
 		rf := readRoot(root)
-		if detectJSON(root, &rf, jval{doc[at:end], at}) != f {
+		if detectJSON(root, &rf, jval{doc[at:end], at}) != t.Format {
 			return nil
 		}
 	}
-	t := &Transcript{Format: f, Doc: doc, ArrayPath: prev.ArrayPath, Array: arr}
-	if !prev.Tools.IsZero() {
-		t.Tools = wrapper(prev.Tools).span(prev.Tools)
+	return elementsOf(prev, h, t, headers, elems)
+}
+
+// rereadWrapper reads a JSON document's wrapper as Parse does (t's format is prev's, and
+// the document must read as one of it), and finds and matches the message array's elements
+// (prevMsgs, of prev's document old). ok is false where Parse would read it otherwise.
+func rereadWrapper(t *Transcript, doc string, o Options, old string, prevMsgs []Message) (elems []element, end int, headers []Message, ok bool) {
+	if !Valid(doc) {
+		return nil, 0, nil, false
 	}
-	if prev.Model != "" {
-		t.Model = (&shifter{old: old, new: doc, from: Span{0, len(old)}}).wrapperStr(prev.Model, at, prevEnd, delta)
+	first := firstNonSpace(doc)
+	root := jval{doc[first:], first}
+	if o.Format == "" && root.isObject() && recordFormat(root) != "" {
+		return nil, 0, nil, false // a record of a JSONL log
 	}
-	if n := h + len(elems); n > 0 {
+	rf := readRoot(root)
+	arr, path, err := locateArray(doc, root, &rf, "")
+	if err != nil || path != t.ArrayPath || !arr.isArray() {
+		return nil, 0, nil, false
+	}
+	if o.Format == "" && detectJSON(root, &rf, arr) != t.Format {
+		return nil, 0, nil, false
+	}
+	if elems, end, ok = walkElements(doc, arr.at, old, prevMsgs); !ok || end != arr.at+len(arr.raw) && path != "" {
+		return nil, 0, nil, false
+	}
+	t.Array = arr.span()
+	if root.isObject() {
+		if rf.tools.isArray() {
+			t.Tools = rf.tools.span()
+		}
+		t.Model = rf.model.str()
+	}
+	switch t.Format {
+	case Anthropic:
+		if sys := rf.system; sys.exists() && !sys.isNull() {
+			headers = append(headers, headerMessage(sys))
+		}
+	case Responses:
+		if ins := rf.instructions; ins.isString() {
+			headers = append(headers, headerMessage(ins))
+		}
+	}
+	return elems, end, headers, true
+}
+
+// elementsOf fills in t's messages: its header messages, then one message an element, the
+// elements prev holds (after its h headers) taken from prev, the others read; nil where an
+// element is not a message (Parse then says why).
+func elementsOf(prev *Transcript, h int, t *Transcript, headers []Message, elems []element) *Transcript {
+	doc, old, f := t.Doc, prev.Doc, t.Format
+	hn := len(headers)
+	if n := hn + len(elems); n > 0 {
 		t.Messages = make([]Message, n)
 	}
-	for i := range h {
-		t.Messages[i] = wrapper(prev.Messages[i].Span).message(prev.Messages[i])
-	}
+	copy(t.Messages, headers)
 	read := anthropicMessage
 	switch f {
 	case OpenAI:
@@ -179,7 +239,7 @@ func reparseJSON(prev *Transcript, doc string, o Options) *Transcript {
 		if checkElement(f, k, v, &m, content) != nil {
 			return false
 		}
-		t.Messages[h+k] = m
+		t.Messages[hn+k] = m
 		return true
 	}
 	// New elements are read first: which message is the first user message (whose
@@ -189,17 +249,17 @@ func reparseJSON(prev *Transcript, doc string, o Options) *Transcript {
 			return nil
 		}
 	}
-	firstUser := func(ms []Message, role func(i int) string) int {
-		for i := h; i < len(ms); i++ {
+	firstUser := func(from, n int, role func(i int) string) int {
+		for i := from; i < n; i++ {
 			if role(i) == "user" {
 				return i
 			}
 		}
 		return -1
 	}
-	pf := firstUser(prev.Messages, func(i int) string { return prev.Messages[i].Role })
-	nf := firstUser(t.Messages, func(i int) string {
-		if e := elems[i-h]; e.prev >= 0 {
+	pf := firstUser(h, len(prev.Messages), func(i int) string { return prev.Messages[i].Role })
+	nf := firstUser(hn, len(t.Messages), func(i int) string {
+		if e := elems[i-hn]; e.prev >= 0 {
 			return prev.Messages[h+e.prev].Role
 		}
 		return t.Messages[i].Role
@@ -214,7 +274,7 @@ func reparseJSON(prev *Transcript, doc string, o Options) *Transcript {
 	}
 	sh.slab = make([]Block, n)
 	for k, e := range elems {
-		i := h + k
+		i := hn + k
 		if e.prev >= 0 {
 			j := h + e.prev
 			if !firstOnly || (j == pf) == (i == nf) {

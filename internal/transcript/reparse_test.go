@@ -367,6 +367,39 @@ func TestReparsePinsMove(t *testing.T) {
 	}
 }
 
+// TestReparseWrapperChanged: where the bytes around the message array change (the system
+// prompt, the tools, a setting), the wrapper is read again and the messages still reused.
+func TestReparseWrapperChanged(t *testing.T) {
+	const (
+		u = `{"role":"user","content":[{"type":"text","text":"<system-reminder>r</system-reminder>"},{"type":"text","text":"hi"}]}`
+		a = `{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]}`
+		r = `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}`
+	)
+	cases := []struct{ name, before, after string }{
+		{"the system prompt changed", `{"system":"s","messages":[` + u + `]}`, `{"system":[{"type":"text","text":"t"}],"messages":[` + u + `,` + a + `]}`},
+		{"the system prompt added", `{"model":"claude-x","messages":[` + u + `,` + a + `]}`, `{"model":"claude-x","system":"s","messages":[` + u + `,` + a + `,` + r + `]}`},
+		{"the system prompt dropped", `{"system":"s","messages":[` + u + `,` + a + `]}`, `{"model":"claude-x","messages":[` + u + `,` + a + `,` + r + `]}`},
+		{"the tools after the array changed", `{"messages":[` + u + `],"tools":[{"name":"Read"}],"model":"claude-x"}`, `{"messages":[` + u + `,` + a + `],"tools":[{"name":"Read"},{"name":"Bash"}],"model":"claude-y"}`},
+		{"white space around the array", `{"system":"s","messages":[` + u + `]}`, "{\n \"system\": \"s\",\n \"messages\": [" + u + `, ` + a + "]\n}\n"},
+		{"a bare array re-indented", `[` + u + `,` + a + `]`, " [\n  " + u + ",\n  " + a + ",\n  " + r + "\n]\n"},
+		{"instructions changed", `{"instructions":"a","input":[{"type":"message","role":"user","content":"hi"}]}`, `{"instructions":"b","input":[{"type":"message","role":"user","content":"hi"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`},
+	}
+	for _, c := range cases {
+		prev, err := transcript.Parse([]byte(c.before), transcript.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		sameReparse(t, c.name, prev, measure.Of(prev, reparseCounter, false), []byte(c.after), transcript.Options{}, true)
+	}
+	// Read as another format now: Parse.
+	prev, _ := transcript.Parse([]byte(`{"model":"claude-x","messages":[{"role":"user","content":"hi"}]}`), transcript.Options{})
+	after := []byte(`{"model":"gpt-5","messages":[{"role":"user","content":"hi"}]}`)
+	if transcript.Reused(prev, after, transcript.Options{}) {
+		t.Error("reuse taken of a request read as another format")
+	}
+	sameReparse(t, "another format", prev, measure.Of(prev, reparseCounter, false), after, transcript.Options{}, false)
+}
+
 // TestReparseFallback checks that Reparse reads the document whole where reuse is not
 // safe, and still gives Parse's transcript.
 func TestReparseFallback(t *testing.T) {
@@ -382,8 +415,6 @@ func TestReparseFallback(t *testing.T) {
 		o                   transcript.Options
 	}{
 		{"cline: a result is read by the call before it", cline, strings.TrimSuffix(cline, "]") + `,` + a + `]`, transcript.Options{}},
-		{"the system prompt changed", `{"system":"s","messages":[` + u + `]}`, `{"system":"t","messages":[` + u + `,` + a + `]}`, transcript.Options{}},
-		{"what follows the array changed", `{"messages":[` + u + `],"model":"a"}`, `{"messages":[` + u + `,` + a + `],"model":"b"}`, transcript.Options{}},
 		{"--path", `{"x":{"m":[` + u + `]}}`, `{"x":{"m":[` + u + `,` + a + `]}}`, transcript.Options{Path: "x.m"}},
 		{"input is a string", `{"input":"hi"}`, `{"input":"hi there"}`, transcript.Options{}},
 		{"a log of one record", `{"type":"user","uuid":"1","parentUuid":null,"message":` + u + `}` + "\n", `{"type":"user","uuid":"1","parentUuid":null,"message":` + u + `}` + "\n\n", transcript.Options{}},
