@@ -144,15 +144,35 @@ func (tl *Tally) Framing() tokens.Framing {
 // Of counts every message of a transcript, spreading messages over the cores; previews
 // asks for each message's first words too (ctx-count's report).
 func Of(t *transcript.Transcript, c tokens.Counter, previews bool) *Tally {
-	tl := &Tally{Format: t.Format, Counter: c, Messages: countMessages(t, c, ProviderOf(t.Format), previews), Usage: t.Usage}
+	return tally(t, c, countMessages(t, c, ProviderOf(t.Format), previews), nil)
+}
+
+// tally makes the tally of t from its messages counted (their lines not yet set); known,
+// when set, gives what was counted before of an attachment or of the tool schemas (the
+// text they are counted from), ok false when nothing was.
+func tally(t *transcript.Transcript, c tokens.Counter, msgs []Message, known func(text string) (int, bool)) *Tally {
+	tl := &Tally{Format: t.Format, Counter: c, Messages: msgs, Usage: t.Usage}
 	for i := range t.Messages {
 		tl.Messages[i].Line = lineOf(t.Records, &t.Messages[i])
 	}
 	for i := range t.Attachments {
-		tl.Attachments = append(tl.Attachments, countAttachment(t, &t.Attachments[i], c, ProviderOf(t.Format)))
+		a := &t.Attachments[i]
+		if n, ok := knownAttachment(t, a, known); ok {
+			tl.Attachments = append(tl.Attachments, Attached{Type: a.Type, Before: a.Before, Tokens: n})
+			continue
+		}
+		tl.Attachments = append(tl.Attachments, countAttachment(t, a, c, ProviderOf(t.Format)))
 	}
 	if !t.Tools.IsZero() {
-		tl.HasSchema, tl.Schema = true, c.Count(t.Slice(t.Tools))
+		tl.HasSchema = true
+		schema := t.Slice(t.Tools)
+		var ok bool
+		if known != nil {
+			tl.Schema, ok = known(schema)
+		}
+		if !ok {
+			tl.Schema = c.Count(schema)
+		}
 	}
 	dropStaleReasoning(tl.Messages)
 	tl.anchor()
@@ -330,16 +350,30 @@ func ProviderOf(f transcript.Format) string { return f.Provider() }
 // countMessages counts every message of a transcript, spreading messages over the cores.
 func countMessages(t *transcript.Transcript, c tokens.Counter, provider string, previews bool) []Message {
 	out := make([]Message, len(t.Messages))
+	countInto(t, c, provider, previews, out, nil)
+	return out
+}
+
+// countInto counts messages todo of a transcript (all of them when todo is nil) into out,
+// spreading them over the cores.
+func countInto(t *transcript.Transcript, c tokens.Counter, provider string, previews bool, out []Message, todo []int) {
 	work := func(lo, hi int) {
-		for mi := lo; mi < hi; mi++ {
+		for k := lo; k < hi; k++ {
+			mi := k
+			if todo != nil {
+				mi = todo[k]
+			}
 			out[mi] = countMessage(t, &t.Messages[mi], c, provider, previews)
 		}
 	}
 	n := len(t.Messages)
+	if todo != nil {
+		n = len(todo)
+	}
 	workers := min(runtime.GOMAXPROCS(0), n/64+1)
 	if workers <= 1 {
 		work(0, n)
-		return out
+		return
 	}
 	// Interleaved chunks keep the cores busy when big results cluster in one place.
 	const chunk = 16
@@ -367,7 +401,6 @@ func countMessages(t *transcript.Transcript, c tokens.Counter, provider string, 
 	}
 	wg.Wait()
 	faults.Rethrow()
-	return out
 }
 
 // countMessage counts one message of t (a whole transcript, or one record of a streamed

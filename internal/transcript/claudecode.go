@@ -87,12 +87,35 @@ const (
 var ccRecordKeys = [ccFields]string{"uuid", "parentUuid", "isSidechain", "message", "timestamp", "isCompactSummary", "logicalParentUuid", "subtype", "type", "attachment", "compactMetadata"}
 
 func (p *ccParser) record(seq int, r *Record, raw string) []Message {
+	l, out := ccRead(r, raw)
+	p.add(seq, r, l)
+	return out
+}
+
+// add puts line seq, read as l, into the session's tree.
+func (p *ccParser) add(seq int, r *Record, l ccLine) {
+	r.UUID, r.Parent = l.uuid, l.parent
+	if l.message {
+		if !l.sidechain {
+			p.onlySidechains = false
+		} else {
+			p.anySidechain = true
+		}
+	}
+	if l.uuid != "" {
+		p.byUUID[l.uuid] = seq
+	}
+	p.lines = append(p.lines, l)
+}
+
+// ccRead reads one record of a session log (raw is its line, r its record) on its own:
+// what the reader keeps of it, and the message it carries.
+func ccRead(r *Record, raw string) (ccLine, []Message) {
 	var f [ccFields]jval
 	recordValue(raw, r.Span.Start).fields(f[:], ccRecordKeys[:]...)
 	// An id that is not a string (false, {}) names nothing: the record is read as one with
 	// no id, not as one hanging off a record no longer in the file.
 	l := ccLine{uuid: keep(f[ccUUID].text()), parent: keep(f[ccParent].text()), sidechain: f[ccSidechain].boolean()}
-	r.UUID, r.Parent = l.uuid, l.parent
 	l.boundary = f[ccLogicalParent].str() != "" || f[ccSubtype].str() == "compact_boundary"
 	if l.boundary {
 		l.logical = keep(f[ccLogicalParent].str())
@@ -112,11 +135,6 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 	l.message = (r.Type == "user" || r.Type == "assistant") && msg.isObject()
 	var out []Message
 	if l.message {
-		if !l.sidechain {
-			p.onlySidechains = false
-		} else {
-			p.anySidechain = true
-		}
 		var mf [5]jval
 		msg.fields(mf[:], "id", "role", "content", "model", "usage")
 		if r.Type == "assistant" {
@@ -149,11 +167,7 @@ func (p *ccParser) record(seq int, r *Record, raw string) []Message {
 		l.usage, l.counted = ccUsage(mf[4])
 		out = []Message{m}
 	}
-	if l.uuid != "" {
-		p.byUUID[l.uuid] = seq
-	}
-	p.lines = append(p.lines, l)
-	return out
+	return l, out
 }
 
 func (p *ccParser) finish(o *Outline) {

@@ -26,16 +26,44 @@ type codexParser struct {
 	// prior is the conversation the newest compaction replaced, up to its newest figure
 	// (Outline.Prior).
 	prior *Prior
+	// keep asks record to keep what it read of each record (recs), for Reparse.
+	keep bool
+	recs []codexRec
 }
 
 // codexTotals is a token_count event's total_token_usage: input, cached input, output,
 // reasoning output and total tokens of the session so far.
 type codexTotals [5]int64
 
+// codexRec is what a record of a rollout says on its own, read from its line alone: the
+// messages it carries (returned beside it), and the state it sets (model, window, figure).
+// codexParser.apply plays it into the conversation in order; Reparse keeps it for a line
+// it meets again.
+type codexRec struct {
+	typ    string
+	model  string // turn_context
+	window int    // task_started, turn_started
+	// A token_count event's figure (ok), with the session's totals (hasTotals).
+	usage             Usage
+	totals            codexTotals
+	hasTotals, counts bool
+}
+
 func (p *codexParser) record(seq int, r *Record, raw string) []Message {
+	rec, out := codexRead(r, raw)
+	p.apply(seq, &rec, out)
+	if p.keep {
+		p.recs = append(p.recs, rec)
+	}
+	return out
+}
+
+// codexRead reads one record of a rollout (raw is its line, r its record).
+func codexRead(r *Record, raw string) (codexRec, []Message) {
 	var f [2]jval
 	recordValue(raw, r.Span.Start).fields(f[:], "timestamp", "payload")
 	stamp, payload := f[0].str(), f[1]
+	rec := codexRec{typ: r.Type}
 	var out []Message
 	add := func(m Message) {
 		m.Time = parseTime(stamp, time.Time{})
@@ -44,11 +72,7 @@ func (p *codexParser) record(seq int, r *Record, raw string) []Message {
 		if m.Span.IsZero() {
 			m.Span = r.Span
 		}
-		p.parts = append(p.parts, []Part{{Record: seq, Message: len(out)}})
 		out = append(out, m)
-		m.Blocks = nil
-		m.Role, m.ID, m.Name = intern(m.Role), keep(m.ID), keep(m.Name)
-		p.messages = append(p.messages, m)
 	}
 	switch r.Type {
 	case "session_meta":
@@ -62,14 +86,13 @@ func (p *codexParser) record(seq int, r *Record, raw string) []Message {
 		}
 	case "turn_context":
 		if m := payload.get("model").str(); m != "" {
-			p.model = intern(m)
+			rec.model = intern(m)
 		}
 	case "response_item":
 		m := responsesItem(payload)
 		m.Lines = []Span{r.Span}
 		add(m)
 	case "compacted":
-		p.compact()
 		var pf [2]jval
 		payload.fields(pf[:], "replacement_history", "message")
 		if hist := pf[0]; hist.isArray() {
@@ -89,25 +112,42 @@ func (p *codexParser) record(seq int, r *Record, raw string) []Message {
 		payload.fields(pf[:], "type", "info", "model_context_window")
 		typ := pf[0].str()
 		if typ == "task_started" || typ == "turn_started" {
-			if w := int(pf[2].integer()); w > 0 {
-				p.window = w
-			}
+			rec.window = max(0, int(pf[2].integer()))
 		}
-		if typ != "token_count" {
-			break
+		if typ == "token_count" {
+			rec.usage, rec.totals, rec.hasTotals, rec.counts = codexTokenCount(pf[1])
 		}
-		u, totals, hasTotals, ok := codexTokenCount(pf[1])
-		if !ok {
-			break
-		}
-		if hasTotals && p.hasTotals && totals == p.totals {
-			break // the same request's figure again (see codexTokenCount)
-		}
-		p.totals, p.hasTotals = totals, hasTotals
-		u.After, u.Window = len(p.messages)-1, cmp.Or(u.Window, p.window)
-		p.usage = append(p.usage, u)
 	}
-	return out
+	return rec, out
+}
+
+// apply plays record seq, read as rec carrying the messages out, into the conversation.
+func (p *codexParser) apply(seq int, rec *codexRec, out []Message) {
+	if rec.typ == "compacted" {
+		p.compact()
+	}
+	for k, m := range out {
+		p.parts = append(p.parts, []Part{{Record: seq, Message: k}})
+		m.Blocks = nil
+		m.Role, m.ID, m.Name = intern(m.Role), keep(m.ID), keep(m.Name)
+		p.messages = append(p.messages, m)
+	}
+	if rec.model != "" {
+		p.model = rec.model
+	}
+	if rec.window > 0 {
+		p.window = rec.window
+	}
+	if !rec.counts {
+		return
+	}
+	if rec.hasTotals && p.hasTotals && rec.totals == p.totals {
+		return // the same request's figure again (see codexTokenCount)
+	}
+	p.totals, p.hasTotals = rec.totals, rec.hasTotals
+	u := rec.usage
+	u.After, u.Window = len(p.messages)-1, cmp.Or(u.Window, p.window)
+	p.usage = append(p.usage, u)
 }
 
 // Compacts reports whether t, one record as Stream passes it, replaces the conversation

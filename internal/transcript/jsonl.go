@@ -96,13 +96,29 @@ func parseJSONL(doc string, lines []Record, f Format, o Options) (*Transcript, e
 	if p == nil {
 		return nil, &Error{Offset: -1, Msg: fmt.Sprintf("the input has %d JSON records, one a line; %s documents are a single JSON value", len(lines), f)}
 	}
+	if cp, ok := p.(*codexParser); ok {
+		cp.keep = true
+	}
 	carried := make([][]Message, len(lines))
 	for i := range lines {
 		carried[i] = p.record(i, &lines[i], doc[lines[i].Span.Start:lines[i].Span.End])
 	}
 	t := resolve(p, f, lines).Conversation(carried)
 	t.Doc = doc
+	t.memo = linesMemo(p, carried)
 	return t, nil
+}
+
+// linesMemo is what Reparse keeps of a JSONL document's records as its reader read them.
+func linesMemo(p recordParser, carried [][]Message) *reuse {
+	m := &reuse{carried: carried}
+	switch p := p.(type) {
+	case *ccParser:
+		m.cc = p.lines
+	case *codexParser:
+		m.codex = p.recs
+	}
+	return m
 }
 
 // checkLine validates one record line (start is its document offset). truncated says

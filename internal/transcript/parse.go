@@ -78,6 +78,14 @@ func ParseFormat(name string) (Format, error) {
 // transcript refers to it without copying.
 func Parse(data []byte, o Options) (t *Transcript, err error) {
 	defer catchDup(&err) // a panic leaves the other results unset
+	if t, err = parse(data, o); err != nil {
+		return nil, err
+	}
+	remember(t, o)
+	return t, nil
+}
+
+func parse(data []byte, o Options) (*Transcript, error) {
 	doc := unsafe.String(unsafe.SliceData(data), len(data))
 	if i := strings.IndexByte(doc, 0); i >= 0 {
 		return nil, errorf(int64(i), "binary data (NUL byte), not a JSON document")
@@ -294,7 +302,7 @@ func recordValue(text string, base int) jval {
 
 // splitRecords cuts the document into its non-blank lines.
 func splitRecords(doc string) []Record {
-	var lines []Record
+	lines := make([]Record, 0, strings.Count(doc, "\n")+1)
 	n := 0
 	for start := 0; start < len(doc); {
 		end := strings.IndexByte(doc[start:], '\n')

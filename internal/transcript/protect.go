@@ -1,6 +1,9 @@
 package transcript
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Pinned context is what a client sends among the messages as standing instructions rather
 // than as history. No lossy tier may change it, drop it or fold it into a summary (DESIGN
@@ -125,6 +128,12 @@ func settlePinned(f Format, ms []Message) {
 			continue
 		}
 		m.Pinned = false
+		if !m.HoldsPinned() {
+			continue
+		}
+		// A copy: the blocks are the record's as its reader read them, which Reparse
+		// reuses where the message is the first user message of a later version.
+		m.Blocks = slices.Clone(m.Blocks)
 		for bi := range m.Blocks {
 			m.Blocks[bi].Pinned = false
 		}

@@ -262,6 +262,8 @@ type Transcript struct {
 
 	// excerpts hold text of a streamed document outside Doc (see AddExcerpt).
 	excerpts []excerpt
+	// memo is what Reparse reuses of a document Parse or Reparse read (reparse.go).
+	memo *reuse
 }
 
 // excerpt is the text of the document from offset base on.
