@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"errors"
+
+	"github.com/ctxkit/ctxkit/internal/pipeline"
+	"github.com/ctxkit/ctxkit/internal/transcript"
+)
+
+// Measures are what a tier that decides on the size of the whole conversation reads: the
+// counter, the window, and the counts (the same value an in-process pipeline gives).
+type Measures = pipeline.Measures
+
+// ErrNotATier is a tier's command line that does not make a tier of an in-process
+// pipeline (a dry run, a report, --restore...): the pipeline runs its command instead.
+var ErrNotATier = errors.New("not a pipeline tier: run as a command")
+
+// StageMeasuring is how a tier whose command line Configure read measures a document in
+// an in-process pipeline, and reads it: the window and overhead its Common flags choose,
+// and the reading flags a pipeline's document must have been read with for the tier to
+// plan it (else its command runs: pipeline.Stage). A command line that writes somewhere
+// of its own (-o, -i, files, --latest, --redact) or counts through the API is not a tier
+// (ErrNotATier).
+func StageMeasuring(c *Context) (pipeline.Measuring, error) {
+	f := c.Common
+	var m pipeline.Measuring
+	if f.Tokenizer == "api" || f.Output != "" || f.InPlace || f.Redact || f.Latest || len(f.Files) > 0 {
+		return m, ErrNotATier
+	}
+	format, err := transcript.ParseFormat(f.Format)
+	if err != nil {
+		return m, Usagef("%v", err)
+	}
+	m.Choice.Model, m.Choice.Window = f.Model, f.Window.Int()
+	if f.Reserve != nil {
+		r := f.Reserve.Int()
+		m.Choice.Reserve = &r
+	}
+	m.Overhead = f.Overhead.Int()
+	m.Reading = pipeline.Reading{Format: format, Path: f.Path, Sidechains: f.Sidechains, Tokenizer: tokenizerName(f.Tokenizer)}
+	return m, nil
+}
+
+// tokenizerName is a --tokenizer value as a pipeline compares them: "" is "auto".
+func tokenizerName(name string) string {
+	if name == "" {
+		return "auto"
+	}
+	return name
+}
+
+// Tokenizer is the run's --tokenizer as an in-process pipeline compares them
+// (pipeline.Env.Tokenizer).
+func (c *Context) Tokenizer() string { return tokenizerName(c.Common.Tokenizer) }
+
+// PlanOf is a tier's pipeline plan as the run loop's: the same edits, check and stats, its
+// warnings printed about d.
+func PlanOf(d *Doc, p *pipeline.Plan) *Plan {
+	for _, w := range p.Warnings {
+		d.Warnf("%s", w)
+	}
+	return &Plan{Edits: p.Edits, Check: p.Check, TokensDelta: p.TokensDelta, CountOutput: p.CountOutput, Stats: p.Stats}
+}
