@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
+	"github.com/ctxkit/ctxkit/internal/tiers"
 )
 
 // Pipeline is the --pipe text, ready to run on one request. When every stage is a ctxkit
@@ -109,6 +111,33 @@ func splitPlain(text string) ([][]string, bool) {
 	endWord()
 	stages = append(stages, words)
 	return stages, true
+}
+
+// Stages is the pipeline as an in-process pipeline over one parsed document: each stage
+// that is a tier the registry makes a value of (tiers.Tier.New), from its arguments and
+// the environment getenv gives, as that value; the others (ctx-repair, ctx-count, a
+// tier's dry run) as their commands. nil for a pipeline the shell runs. statsFile is
+// where the commands write their --stats lines (CTX_STATS_FILE).
+func (p *Pipeline) Stages(getenv func(string) string, statsFile string) (*pipeline.Pipeline, error) {
+	if p.stages == nil {
+		return nil, nil
+	}
+	pp := &pipeline.Pipeline{StatsFile: statsFile}
+	for _, s := range p.stages {
+		st := pipeline.Stage{Name: s.name, Main: pipeline.MainFunc(s.main), Args: s.args}
+		if t, ok := tiers.Lookup(s.name); ok && t.New != nil {
+			tier, err := t.New(s.args, getenv)
+			switch {
+			case errors.Is(err, cli.ErrNotATier):
+			case err != nil:
+				return nil, err
+			default:
+				st.Tier = tier
+			}
+		}
+		pp.Stages = append(pp.Stages, st)
+	}
+	return pp, nil
 }
 
 // StageError is a pipeline that failed: which stage (in process) and what it said.

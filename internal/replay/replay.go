@@ -23,7 +23,9 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -64,6 +66,13 @@ type Options struct {
 	Save func(turn int, doc []byte) error
 	// Points are the requests to replay; nil: SessionPoints(orig, Parse).
 	Points []Point
+	// Stages, when set, is Pipe as an in-process pipeline over one parsed document
+	// (Pipeline.Stages): each request goes through it instead of through Pipe's stages
+	// each reading and writing the bytes. PipeEnv is what its documents are counted with.
+	Stages  *pipeline.Pipeline
+	PipeEnv *pipeline.Env
+	// Reading is how Stages read a request (the session's format, --path, --sidechains).
+	Reading transcript.Options
 }
 
 // Firing is one stage of the pipeline that changed a request.
@@ -412,15 +421,25 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 		out   []byte
 	}
 	var changes []changed
-	out, err := o.Pipe.RunStages(runCtx, in, o.Getenv, env, func(stage string, in, out []byte) {
+	each := func(stage string, in, out []byte, keep bool) {
 		at := firstDiff(in, out)
 		if bound >= 0 && at < bound {
 			broke = append(broke, stage)
 			bound = max(0, bound+len(out)-len(in))
 		} else if bound >= 0 && (at < len(in) || len(in) != len(out)) {
-			changes = append(changes, changed{stage, bytes.Clone(out)})
+			if !keep {
+				out = bytes.Clone(out)
+			}
+			changes = append(changes, changed{stage, out})
 		}
-	})
+	}
+	var out, lines []byte
+	var err error
+	if o.Stages != nil {
+		out, lines, err = o.runStages(runCtx, in, p.Time, env, func(stage string, in, out []byte) { each(stage, in, out, true) })
+	} else {
+		out, err = o.Pipe.RunStages(runCtx, in, o.Getenv, env, func(stage string, in, out []byte) { each(stage, in, out, false) })
+	}
 	cancel()
 	if err != nil {
 		return turn, nil, nil, nil, err
@@ -435,8 +454,12 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 			return turn, nil, nil, nil, err
 		}
 	}
-	fired, firedSet, seen, err := o.readStats()
-	if err != nil {
+	var fired []Firing
+	var firedSet map[string]bool
+	var seen int
+	if o.Stages != nil {
+		fired, firedSet, seen = ParseStats(lines)
+	} else if fired, firedSet, seen, err = o.readStats(); err != nil {
 		return turn, nil, nil, nil, err
 	}
 	turn.Fired, turn.Seen = fired, seen
@@ -532,6 +555,47 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 		turn.Problems = introduced(repair.Counts(repair.Check(u.t)), repair.Counts(repair.Check(s.t)))
 	}
 	return turn, s, u, firedSet, nil
+}
+
+// runStages runs in through Stages, at the request's time, and returns the output and
+// the stages' --stats lines, each stage's input and output handed to each (which may keep
+// them: every stage's output is bytes of its own). env is set for the stages that run as
+// their commands, on top of Getenv.
+func (o *Options) runStages(ctx context.Context, in []byte, at time.Time, env map[string]string, each func(stage string, in, out []byte)) (out, lines []byte, err error) {
+	d, err := pipeline.New(in, o.Reading, o.PipeEnv, pipeline.Clock{Now: at})
+	if err != nil {
+		return nil, nil, &StageError{Stage: o.Stages.Stages[0].Name, Code: cli.ExitInput, Stderr: err.Error()}
+	}
+	lookup := func(name string) string {
+		if v, ok := env[name]; ok {
+			return v
+		}
+		return o.Getenv(name)
+	}
+	d, results, err := o.Stages.Run(ctx, d, lookup)
+	if err != nil {
+		var se *pipeline.StageError
+		if errors.As(err, &se) {
+			msg := se.Stderr
+			if se.Err != nil {
+				msg = se.Err.Error()
+			}
+			return nil, nil, &StageError{Stage: se.Stage, Code: se.Code, Stderr: msg}
+		}
+		return nil, nil, err
+	}
+	for _, r := range results {
+		each(r.Stage, r.In, r.Out)
+		lines = append(lines, r.Lines...)
+		if r.Stats != nil {
+			line, err := r.Stats.Marshal(r.Stage)
+			if err != nil {
+				return nil, nil, err
+			}
+			lines = append(lines, line...)
+		}
+	}
+	return d.Raw, lines, nil
 }
 
 // billedAs is what a prompt of total tokens, read of them from the cache, costs when the

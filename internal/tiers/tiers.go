@@ -16,6 +16,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/persist"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/summarize"
 	"github.com/ctxkit/ctxkit/internal/trim"
@@ -44,6 +45,10 @@ type Tier struct {
 	Main cli.MainFunc
 	// Tool describes the command, for a runner that parses many command lines.
 	Tool func() *cli.Tool
+	// New makes the tier a value of an in-process pipeline from its command line (the
+	// arguments and the CTX_ variables getenv gives); cli.ErrNotATier for a command line
+	// that is not a tier's run (a dry run). nil: the tier runs as its command.
+	New func(args []string, getenv func(string) string) (pipeline.Tier, error)
 	// Defaults returns the tier's defaults (persist.Defaults()...), the options its flags
 	// give when none is passed.
 	Defaults func() any
@@ -77,7 +82,7 @@ var all = []Tier{
 		Acts: above(func() float64 { return snip.Defaults().Trigger }, "clears stale tool results")},
 	{Name: "ctx-summarize", Mark: 'S', Main: summarize.Main, Tool: summarize.Tool, Defaults: func() any { return summarize.Defaults() },
 		Acts: above(func() float64 { return summarize.Defaults().Trigger }, "summarizes older turns")},
-	{Name: "ctx-trim", Mark: 't', Main: trim.Main, Tool: trim.Tool, Defaults: func() any { return trim.Defaults() },
+	{Name: "ctx-trim", Mark: 't', Main: trim.Main, Tool: trim.Tool, New: trim.New, Defaults: func() any { return trim.Defaults() },
 		Acts: above(func() float64 { return trim.Defaults().Trigger }, "drops the oldest turns")},
 }
 
