@@ -9,10 +9,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/testgen"
+	"github.com/ctxkit/ctxkit/internal/tiers"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 	"github.com/ctxkit/ctxkit/internal/trim"
@@ -102,52 +104,105 @@ func TestNoEditsKeepTheDoc(t *testing.T) {
 	}
 }
 
-// ctx-trim as a Tier gives what its command gives: the same bytes and the same --stats
-// line, on each format, when it drops and when it does not.
-func TestTrimTierIsItsCommand(t *testing.T) {
+// tierArgs are, for each tier, command lines that make it act on the generated documents
+// below, and one left at its defaults.
+var tierArgs = map[string][][]string{
+	"ctx-persist":   {nil, {"--threshold", "3KB"}, {"--threshold", "3KB", "--preview", "0"}},
+	"ctx-budget":    {nil, {"--cap", "2000"}, {"--window", "20k", "--high-cap", "1500"}},
+	"ctx-snip":      {nil, {"--window", "20k"}, {"--window", "20k", "--keep", "1", "--clear-inputs"}},
+	"ctx-summarize": {nil, {"--window", "20k"}, {"--window", "30k", "--keep-first"}},
+	"ctx-trim":      {nil, {"--window", "20k"}, {"--max-tokens", "8k", "--strategy", "first"}},
+}
+
+// Each tier as a value gives what its command gives: the same bytes and the same --stats
+// line, on each format, when it acts and when it does not.
+func TestTiersAreTheirCommands(t *testing.T) {
+	docs := map[string][]byte{}
 	for _, format := range testgen.Formats {
-		raw := generate(t, format, 120_000)
-		for _, args := range [][]string{nil, {"--window", "20k"}, {"--max-tokens", "8k", "--strategy", "first"}} {
-			name := format + " " + strings.Join(args, " ")
-			statsFile := filepath.Join(t.TempDir(), "stats")
-			getenv, e, _ := env(t, map[string]string{"CTX_FORMAT": format, "CTX_STATS_FILE": statsFile})
-			var want, errs bytes.Buffer
-			if code := trim.Main(args, bytes.NewReader(raw), &want, &errs, getenv); code != 0 {
-				t.Fatalf("%s: ctx-trim exited %d: %s", name, code, errs.String())
-			}
-			line, err := os.ReadFile(statsFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tier, err := trim.New(args, getenv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := pipeline.New(raw, transcript.Options{Format: transcript.Format(format)}, e, pipeline.Clock{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := &pipeline.Pipeline{Stages: []pipeline.Stage{{Name: "ctx-trim", Tier: tier}}}
-			out, results, err := p.Run(context.Background(), d, getenv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(out.Raw, want.Bytes()) {
-				t.Errorf("%s: the tier's output differs from the command's (%d bytes, want %d)", name, len(out.Raw), want.Len())
-			}
-			got, err := results[0].Stats.Marshal("ctx-trim")
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The command names its input; a stage's input has no name.
-			if w := strings.Replace(string(line), `"file":"-"`, `"file":""`, 1); string(got) != w {
-				t.Errorf("%s: stats\n got %s\nwant %s", name, got, w)
-			}
-			if len(args) > 0 && bytes.Equal(want.Bytes(), raw) {
-				t.Errorf("%s: ctx-trim dropped nothing: the case tests nothing", name)
+		docs[format] = generate(t, format, 120_000)
+	}
+	for _, tr := range tiers.All() {
+		if tr.New == nil {
+			continue
+		}
+		acted := 0
+		for _, format := range testgen.Formats {
+			raw := docs[format]
+			for _, args := range tierArgs[tr.Name] {
+				name := tr.Name + " " + strings.Join(args, " ") + " on " + format
+				want, line := runCommand(t, tr.Main, args, raw, format)
+				got, st := runTier(t, tr.New, args, raw, format)
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s: the tier's output differs from the command's (%d bytes, want %d)", name, len(got), len(want))
+				}
+				// The command names its input; a stage's input has no name.
+				if w := strings.Replace(string(line), `"file":"-"`, `"file":""`, 1); st != w {
+					t.Errorf("%s: stats\n got %s\nwant %s", name, st, w)
+				}
+				if !bytes.Equal(want, raw) {
+					acted++
+				}
 			}
 		}
+		if acted == 0 {
+			t.Errorf("%s acted on no document: the test holds nothing", tr.Name)
+		}
 	}
+}
+
+// stageVars are the variables a tool that runs a pipeline sets for its stages: a store of
+// its own (each run its own, so that what one stored is new to the other), named as the
+// placeholders show it.
+func stageVars(t *testing.T, format string) map[string]string {
+	return map[string]string{"CTX_FORMAT": format, "CTX_STORE": t.TempDir(), cli.StoreShownEnv: "/pipeline/store",
+		"CTX_NOW": "2026-01-02T03:04:05Z"}
+}
+
+// runCommand runs a tier's command on raw as a stage would, and returns its output and
+// its --stats line.
+func runCommand(t *testing.T, main cli.MainFunc, args []string, raw []byte, format string) ([]byte, []byte) {
+	t.Helper()
+	vars := stageVars(t, format)
+	statsFile := filepath.Join(t.TempDir(), "stats")
+	vars["CTX_STATS_FILE"] = statsFile
+	getenv, _, _ := env(t, vars)
+	var out, errs bytes.Buffer
+	if code := main(args, bytes.NewReader(raw), &out, &errs, getenv); code != 0 {
+		t.Fatalf("%v: exited %d: %s", args, code, errs.String())
+	}
+	line, err := os.ReadFile(statsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes(), line
+}
+
+// runTier runs a tier as the one stage of a pipeline, and returns its output and its stats
+// as a line.
+func runTier(t *testing.T, newTier func([]string, func(string) string) (pipeline.Tier, error), args []string, raw []byte, format string) ([]byte, string) {
+	t.Helper()
+	vars := stageVars(t, format)
+	now, _ := time.Parse(time.RFC3339, vars["CTX_NOW"])
+	delete(vars, "CTX_NOW") // the pipeline's clock says it
+	getenv, e, _ := env(t, vars)
+	tier, err := newTier(args, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := pipeline.New(raw, transcript.Options{Format: transcript.Format(format)}, e, pipeline.Clock{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pipeline.Pipeline{Stages: []pipeline.Stage{{Name: tier.Name(), Tier: tier}}}
+	out, results, err := p.Run(context.Background(), d, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := results[0].Stats.Marshal(tier.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Raw, string(line)
 }
 
 // A tier whose flags read the document otherwise than the pipeline did runs as its

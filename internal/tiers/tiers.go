@@ -59,7 +59,7 @@ type Tier struct {
 
 // all are the tiers, in the order of the default pipeline.
 var all = []Tier{
-	{Name: "ctx-persist", Mark: 'p', Main: persist.Main, Tool: persist.Tool, Defaults: func() any { return persist.Defaults() },
+	{Name: "ctx-persist", Mark: 'p', Main: persist.Main, Tool: persist.Tool, New: persist.New, Defaults: func() any { return persist.Defaults() },
 		Acts: func(m Measure) (bool, string) {
 			p := persist.Defaults()
 			return m.LargestBytes > p.Threshold, fmt.Sprintf("largest tool result is %s bytes (offloads above %s)",
