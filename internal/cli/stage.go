@@ -61,3 +61,6 @@ func PlanOf(d *Doc, p *pipeline.Plan) *Plan {
 	}
 	return &Plan{Edits: p.Edits, Check: p.Check, TokensDelta: p.TokensDelta, CountOutput: p.CountOutput, Stats: p.Stats}
 }
+
+// (A Doc is measured as a tier of a pipeline measures one.)
+var _ pipeline.Measured = (*Doc)(nil)

@@ -281,3 +281,46 @@ func reparse(prev *transcript.Transcript, raw []byte, o transcript.Options) (*tr
 	_ = prev
 	return transcript.Parse(raw, o)
 }
+
+// Measured is a document as a tier measures it: a Doc under the tier's Measuring
+// (Doc.Under), or the run loop's document of a single command (cli.Doc), so that a tier
+// decides through one code path in both.
+type Measured interface {
+	Counter() (tokens.Counter, error)
+	Window() (tokens.Budget, error)
+	Counts() (measure.Counts, error)
+	Tokens() (int, error)
+	Utilization() (u float64, tokens int, w tokens.Budget, err error)
+	Measure() (Measures, error)
+}
+
+// Under is d measured under m.
+func (d *Doc) Under(m Measuring) Measured { return under{d, m} }
+
+type under struct {
+	d *Doc
+	m Measuring
+}
+
+func (u under) Counter() (tokens.Counter, error) { return u.d.Counter() }
+func (u under) Window() (tokens.Budget, error)   { return u.d.Window(u.m) }
+func (u under) Tokens() (int, error)             { return u.d.Tokens(u.m) }
+func (u under) Measure() (Measures, error)       { return u.d.Measure(u.m) }
+func (u under) Utilization() (float64, int, tokens.Budget, error) {
+	return u.d.Utilization(u.m)
+}
+func (u under) Counts() (measure.Counts, error) {
+	ms, err := u.d.Measure(u.m)
+	return ms.Counts, err
+}
+
+// Visit calls fn with the text and offset of each of the spans, merged where they overlap
+// or touch, in document order (as cli.Doc.Visit does for a document read whole).
+func (d *Doc) Visit(spans []transcript.Span, fn func(text string, base int) error) error {
+	for _, p := range transcript.MergeSpans(spans) {
+		if err := fn(d.T.Doc[p.Start-d.T.Base:p.End-d.T.Base], p.Start); err != nil {
+			return err
+		}
+	}
+	return nil
+}

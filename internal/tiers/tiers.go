@@ -65,7 +65,7 @@ var all = []Tier{
 			return m.LargestBytes > p.Threshold, fmt.Sprintf("largest tool result is %s bytes (offloads above %s)",
 				human.Thousands(m.LargestBytes), human.Thousands(p.Threshold))
 		}},
-	{Name: "ctx-budget", Mark: 'b', Main: budget.Main, Tool: budget.Tool, Defaults: func() any { return budget.Defaults() },
+	{Name: "ctx-budget", Mark: 'b', Main: budget.Main, Tool: budget.Tool, New: budget.New, Defaults: func() any { return budget.Defaults() },
 		Acts: func(m Measure) (bool, string) {
 			b := budget.Defaults()
 			limit := b.Cap.N
