@@ -78,7 +78,7 @@ var all = []Tier{
 			return m.LargestChars > limit, fmt.Sprintf("largest tool result is %s characters; the cap at %.0f%% is %s",
 				human.Thousands(m.LargestChars), m.Utilization*100, human.Thousands(limit))
 		}},
-	{Name: "ctx-snip", Mark: 's', Main: snip.Main, Tool: snip.Tool, Defaults: func() any { return snip.Defaults() },
+	{Name: "ctx-snip", Mark: 's', Main: snip.Main, Tool: snip.Tool, New: snip.New, Defaults: func() any { return snip.Defaults() },
 		Acts: above(func() float64 { return snip.Defaults().Trigger }, "clears stale tool results")},
 	{Name: "ctx-summarize", Mark: 'S', Main: summarize.Main, Tool: summarize.Tool, Defaults: func() any { return summarize.Defaults() },
 		Acts: above(func() float64 { return summarize.Defaults().Trigger }, "summarizes older turns")},
