@@ -80,7 +80,7 @@ var all = []Tier{
 		}},
 	{Name: "ctx-snip", Mark: 's', Main: snip.Main, Tool: snip.Tool, New: snip.New, Defaults: func() any { return snip.Defaults() },
 		Acts: above(func() float64 { return snip.Defaults().Trigger }, "clears stale tool results")},
-	{Name: "ctx-summarize", Mark: 'S', Main: summarize.Main, Tool: summarize.Tool, Defaults: func() any { return summarize.Defaults() },
+	{Name: "ctx-summarize", Mark: 'S', Main: summarize.Main, Tool: summarize.Tool, New: summarize.New, Defaults: func() any { return summarize.Defaults() },
 		Acts: above(func() float64 { return summarize.Defaults().Trigger }, "summarizes older turns")},
 	{Name: "ctx-trim", Mark: 't', Main: trim.Main, Tool: trim.Tool, New: trim.New, Defaults: func() any { return trim.Defaults() },
 		Acts: above(func() float64 { return trim.Defaults().Trigger }, "drops the oldest turns")},
