@@ -2,8 +2,10 @@ package cli
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/ctxkit/ctxkit/internal/pipeline"
+	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -37,12 +39,12 @@ func StageMeasuring(c *Context) (pipeline.Measuring, error) {
 		m.Choice.Reserve = &r
 	}
 	m.Overhead = f.Overhead.Int()
-	m.Reading = pipeline.Reading{Format: format, Path: f.Path, Sidechains: f.Sidechains, Tokenizer: tokenizerName(f.Tokenizer)}
+	m.Reading = pipeline.Reading{Format: format, Path: f.Path, Sidechains: f.Sidechains, Tokenizer: TokenizerName(f.Tokenizer)}
 	return m, nil
 }
 
-// tokenizerName is a --tokenizer value as a pipeline compares them: "" is "auto".
-func tokenizerName(name string) string {
+// TokenizerName is a --tokenizer value as a pipeline compares them: "" is "auto".
+func TokenizerName(name string) string {
 	if name == "" {
 		return "auto"
 	}
@@ -51,7 +53,46 @@ func tokenizerName(name string) string {
 
 // Tokenizer is the run's --tokenizer as an in-process pipeline compares them
 // (pipeline.Env.Tokenizer).
-func (c *Context) Tokenizer() string { return tokenizerName(c.Common.Tokenizer) }
+func (c *Context) Tokenizer() string { return TokenizerName(c.Common.Tokenizer) }
+
+// PipeEnv is what an in-process pipeline's documents are counted with in this run: its
+// --tokenizer's counter (Counter) for each format and model, made once; Flush writes what
+// they counted to the count cache on disk.
+func (c *Context) PipeEnv() *pipeline.Env {
+	type key struct {
+		f     transcript.Format
+		model string
+	}
+	counters := map[key]tokens.Counter{}
+	var mu sync.Mutex
+	return &pipeline.Env{Tokenizer: c.Tokenizer(), Flush: c.flushCounts, Counter: func(f transcript.Format, model string) (tokens.Counter, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if counter, ok := counters[key{f, model}]; ok {
+			return counter, nil
+		}
+		counter, err := c.Counter(f, model)
+		if err == nil {
+			counters[key{f, model}] = counter
+		}
+		return counter, err
+	}}
+}
+
+// stageFlags are the common flags alone: how any stage reads and counts a document.
+type stageFlags struct {
+	Common `embed:""`
+}
+
+// StageEnv is PipeEnv for the stages of a pipeline that see the environment getenv: the
+// counter each of them makes from its common flags (--tokenizer, the count cache).
+func StageEnv(getenv func(string) string) (*pipeline.Env, error) {
+	c, err := Configure(Command("ctx-pipeline", "", "", func(*Context, *stageFlags) error { return nil }), nil, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return c.PipeEnv(), nil
+}
 
 // PlanOf is a tier's pipeline plan as the run loop's: the same edits, check and stats, its
 // warnings printed about d.

@@ -43,6 +43,9 @@ type Env struct {
 	// Counter returns the counter for a document of format f that names model ("" none):
 	// the run's --tokenizer, as cli.Context.Counter makes it.
 	Counter func(f transcript.Format, model string) (tokens.Counter, error)
+	// Flush, when set, writes what the counters counted to the count cache on disk: the
+	// run calls it when its stages are done (a command's stage did at its end).
+	Flush func()
 }
 
 // Measuring is how a tier measures a document: the window its flags choose, and the

@@ -26,6 +26,9 @@ type Stage struct {
 // Pipeline is stages run in order over one Doc.
 type Pipeline struct {
 	Stages []Stage
+	// Env is what the documents the stages plan on are counted with (as the stages'
+	// commands would count them).
+	Env *Env
 	// StatsFile is where a Command stage writes its --stats line (the run's
 	// CTX_STATS_FILE): read and emptied after each such stage, to give its Result the
 	// line. "" for none.
@@ -45,8 +48,17 @@ type Result struct {
 	Warnings []string
 }
 
+// StatsLine is the stage's --stats line (lines, for a command that wrote several), as
+// the stage's command writes it: a Tier's stats marshalled, a command's as it wrote them.
+func (r *Result) StatsLine() ([]byte, error) {
+	if r.Stats == nil {
+		return r.Lines, nil
+	}
+	return r.Stats.Marshal(r.Stage)
+}
+
 // StageError is a stage that failed: which, its exit status (a Command stage's; 4 for a
-// Tier's error) and what it said.
+// Tier's error, 3 for a command's output that does not read) and what it said.
 type StageError struct {
 	Stage  string
 	Code   int
@@ -128,7 +140,7 @@ func (p *Pipeline) runCommand(s Stage, d *Doc, getenv func(string) string, r *Re
 	}
 	next, err := d.next(out.Bytes(), nil)
 	if err != nil {
-		return nil, &StageError{Stage: s.Name, Code: 4, Err: fmt.Errorf("its output does not parse: %w", err)}
+		return nil, &StageError{Stage: s.Name, Code: 3, Err: fmt.Errorf("its output does not parse: %w", err)}
 	}
 	return next, nil
 }

@@ -6,9 +6,8 @@ import (
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/benchload"
-	"github.com/ctxkit/ctxkit/internal/cli"
-	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -62,7 +61,7 @@ func BenchmarkDefaultPipe(b *testing.B) {
 					return err
 				}
 				if how == "tiers" {
-					run = tiersRun(b, p, body, stageEnv(getenv, env))
+					run = tiersRun(b, p, body, StageEnv(getenv, env))
 				}
 				if err := run(); err != nil {
 					b.Fatal(err)
@@ -92,13 +91,8 @@ func tiersRun(b *testing.B, p *Pipeline, body []byte, getenv func(string) string
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := cli.Configure(Tool(), nil, getenv)
-	if err != nil {
-		b.Fatal(err)
-	}
-	penv := PipeEnv(c)
 	return func() error {
-		d, err := pipeline.New(body, transcript.Options{}, penv, pipeline.Clock{})
+		d, err := pipeline.New(body, transcript.Options{}, stages.Env, pipeline.Clock{})
 		if err != nil {
 			return err
 		}

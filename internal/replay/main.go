@@ -11,12 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/count"
-	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/safefile"
 	"github.com/ctxkit/ctxkit/internal/tiers"
@@ -219,10 +217,13 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 		Check:     true,
 	}
 	if !commands {
-		if o.Stages, err = pipe.Stages(stageEnv(ctx.Getenv, env), o.StatsFile); err != nil {
+		if o.Stages, err = pipe.Stages(StageEnv(ctx.Getenv, env), o.StatsFile); err != nil {
 			return cli.Usagef("--pipe: %v", err)
 		}
-		o.PipeEnv, o.Reading = PipeEnv(ctx), parseOpts
+		o.Reading = parseOpts
+		if o.Stages != nil && o.Stages.Env.Flush != nil {
+			defer o.Stages.Env.Flush()
+		}
 	}
 	if f.Format == "auto" {
 		// The format was detected: every request should read as the same one.
@@ -311,37 +312,14 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 	}
 }
 
-// stageEnv is the environment a pipeline's stages see: env on top of getenv.
-func stageEnv(getenv func(string) string, env map[string]string) func(string) string {
+// StageEnv is the environment a pipeline's stages see: env on top of getenv.
+func StageEnv(getenv func(string) string, env map[string]string) func(string) string {
 	return func(name string) string {
 		if v, ok := env[name]; ok {
 			return v
 		}
 		return getenv(name)
 	}
-}
-
-// PipeEnv is what an in-process pipeline's documents are counted with in the run of ctx:
-// its --tokenizer's counter for each format and model, made once.
-func PipeEnv(ctx *cli.Context) *pipeline.Env {
-	type key struct {
-		f     transcript.Format
-		model string
-	}
-	counters := map[key]tokens.Counter{}
-	var mu sync.Mutex
-	return &pipeline.Env{Tokenizer: ctx.Tokenizer(), Counter: func(f transcript.Format, model string) (tokens.Counter, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if c, ok := counters[key{f, model}]; ok {
-			return c, nil
-		}
-		c, err := ctx.Counter(f, model)
-		if err == nil {
-			counters[key{f, model}] = c
-		}
-		return c, err
-	}}
 }
 
 // width is the terminal's width: COLUMNS, else 80.

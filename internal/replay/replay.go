@@ -23,7 +23,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/repair"
@@ -68,9 +67,8 @@ type Options struct {
 	Points []Point
 	// Stages, when set, is Pipe as an in-process pipeline over one parsed document
 	// (Pipeline.Stages): each request goes through it instead of through Pipe's stages
-	// each reading and writing the bytes. PipeEnv is what its documents are counted with.
-	Stages  *pipeline.Pipeline
-	PipeEnv *pipeline.Env
+	// each reading and writing the bytes.
+	Stages *pipeline.Pipeline
 	// Reading is how Stages read a request (the session's format, --path, --sidechains).
 	Reading transcript.Options
 }
@@ -557,43 +555,16 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	return turn, s, u, firedSet, nil
 }
 
-// runStages runs in through Stages, at the request's time, and returns the output and
-// the stages' --stats lines, each stage's input and output handed to each (which may keep
-// them: every stage's output is bytes of its own). env is set for the stages that run as
-// their commands, on top of Getenv.
+// runStages runs in through Stages at the request's time (RunInProcess), handing each
+// stage's input and output to each (which may keep them). env is set for the stages that
+// run as their commands, on top of Getenv.
 func (o *Options) runStages(ctx context.Context, in []byte, at time.Time, env map[string]string, each func(stage string, in, out []byte)) (out, lines []byte, err error) {
-	d, err := pipeline.New(in, o.Reading, o.PipeEnv, pipeline.Clock{Now: at})
+	d, results, lines, err := RunInProcess(ctx, o.Stages, in, o.Reading, pipeline.Clock{Now: at}, StageEnv(o.Getenv, env))
 	if err != nil {
-		return nil, nil, &StageError{Stage: o.Stages.Stages[0].Name, Code: cli.ExitInput, Stderr: err.Error()}
-	}
-	lookup := func(name string) string {
-		if v, ok := env[name]; ok {
-			return v
-		}
-		return o.Getenv(name)
-	}
-	d, results, err := o.Stages.Run(ctx, d, lookup)
-	if err != nil {
-		var se *pipeline.StageError
-		if errors.As(err, &se) {
-			msg := se.Stderr
-			if se.Err != nil {
-				msg = se.Err.Error()
-			}
-			return nil, nil, &StageError{Stage: se.Stage, Code: se.Code, Stderr: msg}
-		}
 		return nil, nil, err
 	}
 	for _, r := range results {
 		each(r.Stage, r.In, r.Out)
-		lines = append(lines, r.Lines...)
-		if r.Stats != nil {
-			line, err := r.Stats.Marshal(r.Stage)
-			if err != nil {
-				return nil, nil, err
-			}
-			lines = append(lines, line...)
-		}
 	}
 	return d.Raw, lines, nil
 }
