@@ -96,16 +96,11 @@ func (f *Flags) options() (Options, error) {
 // New is ctx-budget as a tier of an in-process pipeline: its command line (args, and the
 // CTX_ variables getenv gives) read as Main reads it.
 func New(args []string, getenv func(string) string) (pipeline.Tier, error) {
-	tool := Tool()
-	c, err := cli.Configure(tool, args, getenv)
+	f, _, m, err := cli.ConfigureStage[Flags](Tool(), args, getenv)
 	if err != nil {
 		return nil, err
 	}
-	m, err := cli.StageMeasuring(c)
-	if err != nil {
-		return nil, err
-	}
-	o, err := tool.Grammar.(*Flags).options()
+	o, err := f.options()
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/ctxkit/ctxkit/internal/pipeline"
@@ -41,6 +42,24 @@ func StageMeasuring(c *Context) (pipeline.Measuring, error) {
 	m.Overhead = f.Overhead.Int()
 	m.Reading = pipeline.Reading{Format: format, Path: f.Path, Sidechains: f.Sidechains, Tokenizer: TokenizerName(f.Tokenizer)}
 	return m, nil
+}
+
+// ConfigureStage reads a tier's command line for an in-process pipeline: Configure, then
+// the tier's flags (tool's Grammar, an *F) and how it measures (StageMeasuring).
+func ConfigureStage[F any](tool *Tool, args []string, getenv func(string) string) (*F, *Context, pipeline.Measuring, error) {
+	c, err := Configure(tool, args, getenv)
+	if err != nil {
+		return nil, nil, pipeline.Measuring{}, err
+	}
+	m, err := StageMeasuring(c)
+	if err != nil {
+		return nil, nil, m, err
+	}
+	f, ok := tool.Grammar.(*F)
+	if !ok {
+		return nil, nil, m, fmt.Errorf("internal: %s's grammar is a %T", tool.Name, tool.Grammar)
+	}
+	return f, c, m, nil
 }
 
 // TokenizerName is a --tokenizer value as a pipeline compares them: "" is "auto".

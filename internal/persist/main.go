@@ -59,13 +59,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 // New is ctx-persist as a tier of an in-process pipeline: its command line (args, and the
 // CTX_ variables getenv gives) read as Main reads it. --restore and --list are not tiers.
 func New(args []string, getenv func(string) string) (pipeline.Tier, error) {
-	tool := Tool()
-	c, err := cli.Configure(tool, args, getenv)
-	if err != nil {
-		return nil, err
-	}
-	f := tool.Grammar.(*Flags)
-	m, err := cli.StageMeasuring(c)
+	f, c, m, err := cli.ConfigureStage[Flags](Tool(), args, getenv)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // MainFunc is a ctxkit command's entry point (cli.MainFunc), for a Command stage.
@@ -39,8 +41,9 @@ type Pipeline struct {
 type Result struct {
 	Stage string
 	// In and Out are the stage's input and output bytes (the same slice when it changed
-	// nothing); neither is to be changed.
-	In, Out []byte
+	// nothing), InT and OutT their parse; none is to be changed.
+	In, Out   []byte
+	InT, OutT *transcript.Transcript
 	// Stats are a Tier's stats; Lines a Command stage's --stats lines, as it wrote them.
 	Stats *Stats
 	Lines []byte
@@ -83,7 +86,7 @@ func (p *Pipeline) Run(ctx context.Context, d *Doc, getenv func(string) string) 
 		if err := ctx.Err(); err != nil {
 			return nil, results, &StageError{Stage: s.Name, Code: -1, Err: err}
 		}
-		r := Result{Stage: s.Name, In: d.Raw}
+		r := Result{Stage: s.Name, In: d.Raw, InT: d.T}
 		var next *Doc
 		var err error
 		if s.Tier != nil && (s.Main == nil || s.Tier.Measuring().Reading.reads(d)) {
@@ -94,7 +97,7 @@ func (p *Pipeline) Run(ctx context.Context, d *Doc, getenv func(string) string) 
 		if err != nil {
 			return nil, results, err
 		}
-		r.Out = next.Raw
+		r.Out, r.OutT = next.Raw, next.T
 		results = append(results, r)
 		d = next
 	}

@@ -432,9 +432,20 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 		}
 	}
 	var out, lines []byte
+	// the input and output parsed, when the pipeline parsed them
+	var inT, outT *transcript.Transcript
 	var err error
 	if o.Stages != nil {
-		out, lines, err = o.runStages(runCtx, in, p.Time, env, func(stage string, in, out []byte) { each(stage, in, out, true) })
+		var d *pipeline.Doc
+		d, lines, err = o.runStages(runCtx, in, p.Time, env, func(stage string, in, out []byte, parsed *transcript.Transcript) {
+			if inT == nil {
+				inT = parsed
+			}
+			each(stage, in, out, true)
+		})
+		if d != nil {
+			out, outT = d.Raw, d.T
+		}
 	} else {
 		out, err = o.Pipe.RunStages(runCtx, in, o.Getenv, env, func(stage string, in, out []byte) { each(stage, in, out, false) })
 	}
@@ -466,7 +477,12 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	if err != nil {
 		return turn, nil, nil, nil, fmt.Errorf("reading the session's own request: %w", err)
 	}
-	s, err := o.measure(out, p.Time)
+	var s *sent
+	if outT != nil {
+		s = o.measureParsed(outT, p.Time)
+	} else {
+		s, err = o.measure(out, p.Time)
+	}
 	if err != nil {
 		return turn, nil, nil, nil, fmt.Errorf("the pipeline's output: %w", err)
 	}
@@ -483,8 +499,10 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	s.setHidden(hidden)
 	turn.Tokens, turn.Uncompacted, turn.In = s.total, u.total, u.total
 	if prevSent != nil && !p.ClientCompaction {
-		given, err := o.measure(in, p.Time)
-		if err != nil {
+		var given *sent
+		if inT != nil {
+			given = o.measureParsed(inT, p.Time)
+		} else if given, err = o.measure(in, p.Time); err != nil {
 			return turn, nil, nil, nil, fmt.Errorf("the request before, with the messages since: %w", err)
 		}
 		given.setHidden(hidden)
@@ -556,17 +574,17 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 }
 
 // runStages runs in through Stages at the request's time (RunInProcess), handing each
-// stage's input and output to each (which may keep them). env is set for the stages that
+// stage's input and output, and the input's parse, to each (which may keep them). env is set for the stages that
 // run as their commands, on top of Getenv.
-func (o *Options) runStages(ctx context.Context, in []byte, at time.Time, env map[string]string, each func(stage string, in, out []byte)) (out, lines []byte, err error) {
+func (o *Options) runStages(ctx context.Context, in []byte, at time.Time, env map[string]string, each func(stage string, in, out []byte, inT *transcript.Transcript)) (out *pipeline.Doc, lines []byte, err error) {
 	d, results, lines, err := RunInProcess(ctx, o.Stages, in, o.Reading, pipeline.Clock{Now: at}, StageEnv(o.Getenv, env))
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, r := range results {
-		each(r.Stage, r.In, r.Out)
+		each(r.Stage, r.In, r.Out, r.InT)
 	}
-	return d.Raw, lines, nil
+	return d, lines, nil
 }
 
 // billedAs is what a prompt of total tokens, read of them from the cache, costs when the
@@ -629,6 +647,11 @@ func (o *Options) measure(doc []byte, at time.Time) (*sent, error) {
 	if err != nil {
 		return nil, err
 	}
+	return o.measureParsed(t, at), nil
+}
+
+// measureParsed is measure of a document parsed already (as Parse reads it).
+func (o *Options) measureParsed(t *transcript.Transcript, at time.Time) *sent {
 	tl := measure.Of(t, o.Counter, false)
 	framing := tl.Framing()
 	s := &sent{t: t, messages: make([]int, len(tl.Messages)), time: at}
@@ -644,7 +667,7 @@ func (o *Options) measure(doc []byte, at time.Time) (*sent, error) {
 	for _, n := range s.messages {
 		s.fixed -= n
 	}
-	return s, nil
+	return s
 }
 
 // setHidden sets the part of the request its file does not hold, and so its size.

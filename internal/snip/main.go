@@ -160,13 +160,7 @@ func nonEmpty(list []string) []string {
 // New is ctx-snip as a tier of an in-process pipeline: its command line (args, and the
 // CTX_ variables getenv gives) read as Main reads it. A dry run is not a tier.
 func New(args []string, getenv func(string) string) (pipeline.Tier, error) {
-	tool := Tool()
-	c, err := cli.Configure(tool, args, getenv)
-	if err != nil {
-		return nil, err
-	}
-	f := tool.Grammar.(*Flags)
-	m, err := cli.StageMeasuring(c)
+	f, c, m, err := cli.ConfigureStage[Flags](Tool(), args, getenv)
 	if err != nil {
 		return nil, err
 	}

@@ -160,13 +160,7 @@ func (f *Flags) check() error {
 // the CTX_ variables getenv gives) read as Main reads it. Its warnings are the plan's,
 // but the backend's circuit breaker's, which are dropped.
 func New(args []string, getenv func(string) string) (pipeline.Tier, error) {
-	tool := Tool()
-	c, err := cli.Configure(tool, args, getenv)
-	if err != nil {
-		return nil, err
-	}
-	f := tool.Grammar.(*Flags)
-	m, err := cli.StageMeasuring(c)
+	f, c, m, err := cli.ConfigureStage[Flags](Tool(), args, getenv)
 	if err != nil {
 		return nil, err
 	}

@@ -64,13 +64,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 // New is ctx-trim as a tier of an in-process pipeline: its command line (args, and the
 // CTX_ variables getenv gives) read as Main reads it.
 func New(args []string, getenv func(string) string) (pipeline.Tier, error) {
-	tool := Tool()
-	c, err := cli.Configure(tool, args, getenv)
-	if err != nil {
-		return nil, err
-	}
-	f := tool.Grammar.(*Flags)
-	m, err := cli.StageMeasuring(c)
+	f, _, m, err := cli.ConfigureStage[Flags](Tool(), args, getenv)
 	if err != nil {
 		return nil, err
 	}
