@@ -1,13 +1,11 @@
 package budget
 
 import (
-	"cmp"
 	"io"
 	"math"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
-	"github.com/ctxkit/ctxkit/internal/measure"
-	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -95,6 +93,20 @@ func (f *Flags) options() (Options, error) {
 	}, nil
 }
 
+// New is ctx-budget as a tier of an in-process pipeline: its command line (args, and the
+// CTX_ variables getenv gives) read as Main reads it.
+func New(args []string, getenv func(string) string) (pipeline.Tier, error) {
+	f, _, m, err := cli.ConfigureStage[Flags](Tool(), args, getenv)
+	if err != nil {
+		return nil, err
+	}
+	o, err := f.options()
+	if err != nil {
+		return nil, err
+	}
+	return &Tier{O: o, M: m}, nil
+}
+
 func run(ctx *cli.Context, f *Flags) error {
 	o, err := f.options()
 	if err != nil {
@@ -104,103 +116,21 @@ func run(ctx *cli.Context, f *Flags) error {
 }
 
 // planDoc caps the results of one document. Only the results that may be over a limit
-// are read (in the second pass of a streamed document), and cut there.
+// are read (in the second pass of a streamed document), and cut there, on several cores
+// at once; their figures are summed in document order (as ctx-persist does).
 func planDoc(d *cli.Doc, o Options) (*cli.Plan, error) {
-	var err error
-	if o.Counter, err = d.Counter(); err != nil {
-		return nil, err
+	c, err := newCapping(d.T, o, d, d.Context().StatsOn(), d.Visit)
+	if err != nil || c == nil {
+		return &cli.Plan{}, err
 	}
-	mayCut := MayCut(d.T, o)
-	if !d.Context().StatsOn() && !mayCut && !o.Normalize {
-		// Nothing can be over any limit: no need to read or measure the document.
-		return &cli.Plan{}, nil
-	}
-	var u float64
-	if mayCut || d.Context().StatsOn() {
-		// (Below every cap the utilization changes nothing: it is measured only when a
-		// result may be over one, or for --stats.)
-		if u, _, _, err = d.Utilization(); err != nil {
-			return nil, err
-		}
-	}
-	o.Utilization = u
-	if mayCut && o.Repay > 0 {
-		// (what judging the old results' cuts needs: the model's prices, and each
-		// message's tokens, already counted for the utilization)
-		w, err := d.Window()
-		if err != nil {
-			return nil, err
-		}
-		o.Price = tokens.PriceOf(cmp.Or(w.Model, d.T.Model), measure.ProviderOf(d.T.Format))
-		n, err := d.Counts()
-		if err != nil {
-			return nil, err
-		}
-		o.PerMessage = n.PerMessage
-	}
-	p, st := newPlanner(d.T, o)
-	// The old results over the utilization's caps are cut first, to judge whether that
-	// repays the cache it breaks; the cuts that stand are written as they are.
-	pre, err := p.judgeOld(&st, func(i int, s *Stats) ([]transcript.Edit, error) {
-		var edits []transcript.Edit
-		err := d.Visit([]transcript.Span{d.T.Block(p.results[i]).Span}, func(text string, base int) error {
-			edits = p.cut(&transcript.Transcript{Format: d.T.Format, Doc: text, Base: base}, i, s)
-			return nil
-		})
-		return edits, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	plan := &cli.Plan{}
-	var which []int
-	for i := range p.results {
-		if p.mayCut(i) {
-			plan.Regions = append(plan.Regions, d.T.Block(p.results[i]).Span)
-			which = append(which, i)
-		}
-	}
-	// Results are cut on several cores at once: each cut is decided from its result alone,
-	// into figures of its own, which are summed in document order (as ctx-persist does).
-	cutStats := make([]Stats, len(which))
-	plan.EditConcurrently = true
-	plan.Edit = func(k int, text string, base int) ([]transcript.Edit, error) {
-		if c, ok := pre[which[k]]; ok {
-			cutStats[k] = c.st
-			return c.edits, nil
-		}
-		return p.cut(&transcript.Transcript{Format: d.T.Format, Doc: text, Base: base}, which[k], &cutStats[k]), nil
-	}
+	plan := &cli.Plan{Regions: c.regions(), EditConcurrently: true}
+	plan.Edit = func(k int, text string, base int) ([]transcript.Edit, error) { return c.edit(k, text, base), nil }
 	plan.Commit = func(k int) error {
-		st.addCut(cutStats[k])
+		c.commit(k)
 		return nil
 	}
 	plan.Written = func(s *cli.Stats) error {
-		// Items are the results changed: cut, or only normalized (collapsing repeated
-		// lines can save thousands of tokens with no cut, and a pipeline's reader, as
-		// ctx-replay's and ctx-proxy's, takes items > 0 as the tier having fired).
-		*s = cli.Stats{
-			Items: st.Changed, Trigger: st.Trigger,
-			Extra: map[string]any{
-				"cut":             st.Cut,
-				"utilization":     u,
-				"limits":          st.Limits,
-				"results":         st.Results,
-				"recut":           st.Recut,
-				"skipped":         st.Skipped,
-				"errors":          st.Errors,
-				"chars_removed":   st.CharsRemoved,
-				"normalized":      st.Normalized,
-				"normalize_saved": st.NormalizedTokens,
-			},
-		}
-		if st.Repay != nil {
-			s.Extra["repay"] = *st.Repay
-			if st.Held > 0 {
-				s.Extra["held_to_hard_cap"] = st.Held
-			}
-		}
-		plan.TokensDelta = st.TokensDelta
+		*s, plan.TokensDelta = c.stats()
 		return nil
 	}
 	return plan, nil

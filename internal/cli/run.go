@@ -590,14 +590,6 @@ func (d *Doc) Release() {
 	}
 }
 
-// Measures are what a tier that decides on the size of the whole conversation reads: the
-// counter, the window, and the counts.
-type Measures struct {
-	Counter tokens.Counter
-	Window  tokens.Budget
-	Counts  measure.Counts
-}
-
 // Measure gives the document's Measures.
 func (d *Doc) Measure() (Measures, error) {
 	var m Measures

@@ -195,6 +195,9 @@ func (p *prepared) main(args []string, stdin io.Reader, stdout, stderr io.Writer
 	if common.Store == "" && !given["store"] {
 		common.Store = defaultStore(getenv)
 	}
+	if err := checkAPIKey(common, getenv); err != nil {
+		return fail(err)
+	}
 
 	out := &heldOutput{}
 	if sized, ok := stdin.(interface{ Len() int }); ok {
@@ -220,10 +223,6 @@ func (p *prepared) main(args []string, stdin io.Reader, stdout, stderr io.Writer
 	c.Color = c.StdoutTTY && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 	c.Columns = columns(getenv, stdout, stderr)
 	if common.Tokenizer == "api" {
-		if getenv(apiKeyVar) == "" {
-			return fail(WithHint(Usagef("--tokenizer api needs an Anthropic API key: %s is not set", apiKeyVar),
-				"set it, or count offline with --tokenizer auto (the default)"))
-		}
 		c.readWhole = true // the endpoint counts the document as it would be sent
 	}
 	// Removes temp files of -o/--in-place writes that were never committed,
@@ -245,6 +244,52 @@ func (p *prepared) main(args []string, stdin io.Reader, stdout, stderr io.Writer
 		report(stderr, tool.Name, runErr, hint)
 	}
 	return code
+}
+
+// checkAPIKey refuses --tokenizer api without the key it needs.
+func checkAPIKey(common *Common, getenv func(string) string) error {
+	if common.Tokenizer == "api" && getenv(apiKeyVar) == "" {
+		return WithHint(Usagef("--tokenizer api needs an Anthropic API key: %s is not set", apiKeyVar),
+			"set it, or count offline with --tokenizer auto (the default)")
+	}
+	return nil
+}
+
+// Configure reads tool's command line (args and the CTX_ variables getenv gives) as Main
+// would, without running it: for a tool that runs the tier as a stage of its own pipeline
+// (package pipeline), which reads the tier's options from the Grammar and the returned
+// Context (its Common flags, Given). --help and --version are refused: a stage prints
+// nothing. Errors are usage errors.
+func Configure(tool *Tool, args []string, getenv func(string) string) (*Context, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	parser, env, err := newParser(tool, io.Discard, io.Discard, getenv)
+	if err != nil {
+		return nil, fmt.Errorf("internal: build command line: %w", err)
+	}
+	exited, _, given, err := parse(parser, env, args)
+	switch {
+	case exited:
+		return nil, Usagef("%s: --help and --version do not run in a pipeline", tool.Name)
+	case err != nil:
+		return nil, Usagef("%s: %w", tool.Name, err)
+	}
+	common := commonOf(tool)
+	if common == nil {
+		return nil, errors.New("internal: grammar does not embed cli.Common")
+	}
+	if err := validateCommon(tool.Name, common); err != nil {
+		return nil, err
+	}
+	if common.Store == "" && !given["store"] {
+		common.Store = defaultStore(getenv)
+	}
+	if err := checkAPIKey(common, getenv); err != nil {
+		return nil, err
+	}
+	return &Context{Tool: tool, Common: common, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+		Getenv: getenv, Now: time.Now, Version: Version(), given: given}, nil
 }
 
 // runGuarded runs the tool with the memory faults of its goroutine made errors: an input

@@ -5,32 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/safefile"
 )
 
-// Stats is one run's summary for --stats. Tool defaults to the running
-// tool's name and Saved to TokensBefore-TokensAfter when left zero.
-type Stats struct {
-	Tool, Format, File        string
-	TokensBefore, TokensAfter int
-	Saved, Items              int
-	Trigger                   string         // why the tier acted, or did not ("below 85% of window")
-	Extra                     map[string]any // tool-specific keys, written after the fixed ones
-}
+// Stats is one run's summary for --stats (pipeline.Stats: a tier's stats are the same
+// value whether its command or an in-process pipeline runs it).
+type Stats = pipeline.Stats
 
-// StatsSchemaVersion is the stats line's schema_version, the version of schema/stats.json
-// it follows: raised when a key changes meaning or goes, not when one is added.
-const StatsSchemaVersion = 1
-
-func isStatsKey(k string) bool {
-	switch k {
-	case "tool", "file", "format", "tokens_before", "tokens_after", "saved", "items", "trigger", "schema_version":
-		return true
-	}
-	return false
-}
+// StatsSchemaVersion is the stats line's schema_version (pipeline.StatsSchemaVersion).
+const StatsSchemaVersion = pipeline.StatsSchemaVersion
 
 // writeStats writes s as one JSON line when --stats or --stats-file is set,
 // and does nothing otherwise. Keys come in a fixed order — tool, file,
@@ -46,7 +31,7 @@ func (c *Context) writeStats(s Stats) error {
 	if !c.Common.Stats && c.Common.StatsFile == "" {
 		return nil
 	}
-	line, err := s.marshal(c.Tool.Name)
+	line, err := s.Marshal(c.Tool.Name)
 	if err != nil {
 		return err
 	}
@@ -70,57 +55,6 @@ func (c *Context) writeStats(s Stats) error {
 		return RuntimeError(fmt.Errorf("write stats %q: %w", c.Common.StatsFile, pathReason(err)))
 	}
 	return nil
-}
-
-func (s Stats) marshal(tool string) ([]byte, error) {
-	if s.Tool == "" {
-		s.Tool = tool
-	}
-	if s.Saved == 0 {
-		s.Saved = s.TokensBefore - s.TokensAfter
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	field := func(key string, v any) error {
-		if b.Len() == 0 {
-			b.WriteByte('{')
-		} else {
-			b.WriteByte(',')
-		}
-		enc.Encode(key)
-		b.Truncate(b.Len() - 1) // Encode's newline
-		b.WriteByte(':')
-		if err := enc.Encode(v); err != nil {
-			return fmt.Errorf("stats key %q: %w", key, err)
-		}
-		b.Truncate(b.Len() - 1)
-		return nil
-	}
-	fixed := []struct {
-		k string
-		v any
-	}{{"tool", s.Tool}, {"file", s.File}, {"format", s.Format}, {"tokens_before", s.TokensBefore},
-		{"tokens_after", s.TokensAfter}, {"saved", s.Saved}, {"items", s.Items}, {"trigger", s.Trigger}}
-	for _, f := range fixed {
-		field(f.k, f.v)
-	}
-	keys := make([]string, 0, len(s.Extra))
-	for k := range s.Extra {
-		if isStatsKey(k) {
-			return nil, fmt.Errorf("stats: extra key %q clashes with a fixed key", k)
-		}
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := field(k, s.Extra[k]); err != nil {
-			return nil, err
-		}
-	}
-	field("schema_version", StatsSchemaVersion)
-	b.WriteString("}\n")
-	return b.Bytes(), nil
 }
 
 // JSONLines writes each value as one line of JSON, with <, > and & as themselves: what the

@@ -2,7 +2,9 @@ package count
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/tiers"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -59,40 +62,61 @@ func addSavings(d *cli.Doc, r *Report) error {
 	}
 	doc := []byte(d.T.Doc)
 	price := tokens.PriceOf(r.Model, measure.ProviderOf(d.T.Format))
+	// Every tier plans on the one document, parsed and counted once (package pipeline),
+	// but for one whose flags read it otherwise, which runs as its command.
+	penv, err := cli.StageEnv(getenv)
+	if err != nil {
+		return err
+	}
+	defer penv.Flush()
+	shared, err := pipeline.New(doc, d.ReadOptions(), penv, pipeline.Clock{})
+	if err != nil {
+		return cli.RuntimeError(fmt.Errorf("--savings: %w", err))
+	}
 	for i := range r.Tiers {
 		tier, ok := tiers.Lookup(r.Tiers[i].Tool)
-		main := tier.Main
 		if !ok {
 			continue
 		}
+		stage := pipeline.Stage{Name: tier.Name, Main: pipeline.MainFunc(tier.Main), Args: []string{"-"}}
+		if tier.New != nil {
+			// (a command line the tier refuses runs as its command, which says why)
+			if tv, err := tier.New(nil, getenv); err == nil {
+				stage.Tier = tv
+			}
+		}
 		os.Remove(stats)
-		var out, errs bytes.Buffer
-		if code := main([]string{"-"}, bytes.NewReader(doc), &out, &errs, getenv); code != 0 {
-			return cli.RuntimeError(fmt.Errorf("--savings: %s exited %d: %s", r.Tiers[i].Tool, code, lastLine(errs.String())))
+		p := pipeline.Pipeline{Stages: []pipeline.Stage{stage}, StatsFile: stats}
+		next, results, err := p.Run(context.Background(), shared, getenv)
+		var se *pipeline.StageError
+		switch {
+		case errors.As(err, &se) && se.Err == nil:
+			return cli.RuntimeError(fmt.Errorf("--savings: %s exited %d: %s", r.Tiers[i].Tool, se.Code, lastLine(se.Stderr)))
+		case errors.As(err, &se) && se.Code == cli.ExitInput:
+			return cli.RuntimeError(fmt.Errorf("--savings: %s wrote what does not read: %w", r.Tiers[i].Tool, se.Err))
+		case err != nil:
+			return cli.RuntimeError(fmt.Errorf("--savings: %w", err))
 		}
 		var st struct {
 			Saved   int    `json:"saved"`
 			Items   int    `json:"items"`
 			Trigger string `json:"trigger"`
 		}
-		if line, err := os.ReadFile(stats); err == nil {
+		if line, err := results[0].StatsLine(); err == nil {
 			json.Unmarshal(line, &st)
 		}
+		out := next.Raw
 		saves, uncached := 0, 0
-		if st.Items > 0 && !bytes.Equal(out.Bytes(), doc) {
-			after, err := transcript.Parse(out.Bytes(), d.ReadOptions())
-			if err != nil {
-				return cli.RuntimeError(fmt.Errorf("--savings: %s wrote what does not read: %w", r.Tiers[i].Tool, err))
-			}
+		if st.Items > 0 && !bytes.Equal(out, doc) {
 			saves = st.Saved
-			uncached = uncachedBy(d.T, after, r)
+			uncached = uncachedBy(d.T, next.T, r)
 		}
 		repays := saves > 0 && price.Repays(saves, uncached, RepayRequests)
 		t := &r.Tiers[i]
 		t.Saves, t.Uncached, t.Repays = &saves, &uncached, &repays
 		// The tier's own decision, not its trigger alone: above it, ctx-snip still clears
 		// nothing that would not repay the cache, or nothing stale.
-		acts := st.Items > 0 && !bytes.Equal(out.Bytes(), doc)
+		acts := st.Items > 0 && !bytes.Equal(out, doc)
 		switch {
 		case t.Acts && !acts:
 			why := "it changes nothing"

@@ -12,8 +12,8 @@ import (
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/offload"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/store"
-	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -56,6 +56,32 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)
 }
 
+// New is ctx-persist as a tier of an in-process pipeline: its command line (args, and the
+// CTX_ variables getenv gives) read as Main reads it. --restore and --list are not tiers.
+func New(args []string, getenv func(string) string) (pipeline.Tier, error) {
+	f, c, m, err := cli.ConfigureStage[Flags](Tool(), args, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if f.Restore || f.List {
+		return nil, cli.ErrNotATier
+	}
+	if f.Store != "" || c.Given("store") {
+		if err := offload.CheckDir(f.Store); err != nil {
+			return nil, cli.Usagef("--store: %v", err)
+		}
+	}
+	dir, err := cli.ShownStore(f.Store, getenv)
+	if err != nil {
+		return nil, cli.RuntimeError(fmt.Errorf("store %q: %w", f.Store, err))
+	}
+	rd, err := c.Redactor()
+	if err != nil {
+		return nil, err
+	}
+	return &Tier{O: Options{Threshold: f.Threshold.Int(), Preview: f.Preview.Int(), Store: dir, Redact: rd}, Dir: f.Store, M: m, Getenv: getenv}, nil
+}
+
 func run(ctx *cli.Context, f *Flags) error {
 	// No store at all (none named, no state directory for the default) fails only a run
 	// that needs one (store.ErrNoDir, from the store when it is made or opened).
@@ -94,61 +120,21 @@ func planPersist(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		return nil, err
 	}
 	o := Options{Threshold: f.Threshold.Int(), Preview: f.Preview.Int(), Store: dir, Counter: counter, Redact: rd}
-	sv := offload.NewSaver(f.Store, d.Name, d.Context().Now, d.Context().Warnf)
-	sv.DeferSyncIf(d.Context().Getenv)
-	t := d.T
-	p := newPlanner(t, o)
-	st := p.stats()
-	refs := p.candidates()
-	plan := &cli.Plan{Regions: make([]transcript.Span, len(refs)), Close: sv.Close}
-	for i, ref := range refs {
-		plan.Regions[i] = t.Block(ref).Span
-	}
-	// With an exact counter, results are decided (counted, their previews made) on several
-	// cores at once, and stored in document order, which the store's index keeps. (With an
-	// estimate, deciding costs little, and regions decided ahead raised the peak RSS by
-	// 3-4 MB on a 10 MB Claude Code session for no time saved.)
-	decided := make([]struct {
-		blobs []Blob
-		st    Stats
-	}, len(refs))
-	plan.EditConcurrently = tokens.IsExact(counter)
-	plan.Edit = func(i int, text string, base int) ([]transcript.Edit, error) {
-		edits, blobs := p.offload(&transcript.Transcript{Format: t.Format, Doc: text, Base: base}, refs[i], &decided[i].st)
-		decided[i].blobs = blobs
-		return edits, nil
-	}
+	r := newOffloading(d.T, o, f.Store, d.Name, d.Context().Now, d.Context().Warnf, d.Context().Getenv)
+	plan := &cli.Plan{Regions: r.regions(), Close: r.sv.Close, EditConcurrently: r.concurrent()}
+	plan.Edit = func(i int, text string, base int) ([]transcript.Edit, error) { return r.edit(i, text, base), nil }
 	plan.Commit = func(i int) error {
-		st.add(decided[i].st)
-		blobs := decided[i].blobs
-		decided[i].blobs = nil // (the store does not keep a blob's data once written)
-		if err := sv.Put(blobs...); err != nil {
+		if err := r.commit(i); err != nil {
 			return failed(err)
 		}
 		return nil
 	}
 	plan.Written = func(s *cli.Stats) error {
-		stored, err := sv.Finish()
+		st, delta, err := r.finish()
 		if err != nil {
 			return failed(err)
 		}
-		p.finish(&st)
-		plan.TokensDelta = st.TokensDelta
-		*s = cli.Stats{
-			Items: st.Texts, Trigger: st.Trigger,
-			Extra: map[string]any{
-				"threshold":    o.Threshold,
-				"results":      st.Results,
-				"offloaded":    st.Offloaded,
-				"already":      st.Already,
-				"protected":    st.Protected,
-				"bytes_stored": st.BytesStored,
-				"bytes_left":   st.BytesLeft,
-				"raw":          st.Raw,
-				"new_files":    stored,
-				"store":        o.Store,
-			},
-		}
+		plan.TokensDelta, *s = delta, st
 		return nil
 	}
 	return plan, nil

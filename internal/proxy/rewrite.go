@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/ctxkit/ctxkit/internal/convstate"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/store"
@@ -473,11 +475,19 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, cloc
 	for k, v := range s.Env {
 		env[k] = v
 	}
-	for k, v := range clock {
-		env[k] = v
-	}
 	if s.Store != "" {
 		env[store.SyncEnv] = "later" // synced in finish, after the response
+	}
+	getenv := s.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	// The tiers, as values of an in-process pipeline (when every stage is a ctxkit
+	// command), made once from the server's environment; a request whose summaries the
+	// upstream writes makes its own (its backend and credential are the request's).
+	tiers, tiersErr := s.Pipe.Tiers(replay.StageEnv(getenv, maps.Clone(env)))
+	for k, v := range clock {
+		env[k] = v
 	}
 	timeout := s.Timeout
 	if s.Summarizer != nil {
@@ -488,7 +498,13 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, cloc
 			if timeout > 0 {
 				timeout += s.Summarizer.Timeout
 			}
+			if tiers != nil {
+				tiers, tiersErr = s.Pipe.Stages(replay.StageEnv(getenv, env), "")
+			}
 		}
+	}
+	if tiersErr != nil {
+		return nil, nil, fmt.Errorf("pipeline: %w", tiersErr)
 	}
 	env["CTX_FORMAT"] = string(format)
 	statsPath := ""
@@ -502,21 +518,38 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, cloc
 	}
 	ctx, cancel := withTimeout(r.Context(), timeout)
 	defer cancel()
-	getenv := s.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
 	// An in-process stage sees the deadline only between stages: the pipeline runs on its
 	// own, and at the deadline the request goes on with its original body while the stage
 	// finishes (its output unused, its stats file removed then).
 	type result struct {
-		out []byte
-		err error
+		out, stats []byte
+		err        error
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := s.Pipe.Run(ctx, in, getenv, env)
-		done <- result{out, err}
+		if tiers == nil {
+			out, err := s.Pipe.Run(ctx, in, getenv, env)
+			done <- result{out: out, err: err}
+			return
+		}
+		// The clock as the stages' variables say it (Server.clock), for the tiers.
+		clk := pipeline.Clock{}
+		clk.Now, _ = time.Parse(time.RFC3339Nano, env["CTX_NOW"])
+		clk.CachedAt, _ = time.Parse(time.RFC3339Nano, env["CTX_SNIP_CACHED_AT"])
+		clk.CacheTTL, _ = time.ParseDuration(env["CTX_SNIP_CACHE_TTL"])
+		lookup := replay.StageEnv(getenv, env)
+		reading := transcript.Options{Format: format, Path: lookup("CTX_PATH"), Sidechains: lookup("CTX_SIDECHAINS") == "true"}
+		run := *tiers
+		run.StatsFile = statsPath // for the stages that run as their commands
+		d, _, stats, err := replay.RunInProcess(ctx, &run, in, reading, clk, lookup)
+		if run.Env.Flush != nil {
+			run.Env.Flush()
+		}
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		done <- result{out: d.Raw, stats: stats}
 	}()
 	var res result
 	select {
@@ -544,7 +577,10 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, cloc
 		return nil, nil, fmt.Errorf("pipeline output %w", err)
 	}
 	var fired []replay.Firing
-	if statsPath != "" {
+	switch {
+	case tiers != nil:
+		fired, _, _ = replay.ParseStats(res.stats)
+	case statsPath != "":
 		if data, err := os.ReadFile(statsPath); err == nil {
 			fired, _, _ = replay.ParseStats(data)
 		}

@@ -69,12 +69,14 @@ On a terminal it prints a table and a chart of utilization per request; piped, o
 report (--turns: one line per request, then the totals). Details in ctx-replay(1).`
 
 // Tool returns ctx-replay's description for the runner.
-func Tool() *cli.Tool { return tool(nil) }
+func Tool() *cli.Tool { return tool(nil, false) }
 
-// tool is Tool, handing sent (when not nil) every request as sent.
-func tool(sent func(turn int, request []byte) error) *cli.Tool {
+// tool is Tool, handing sent (when not nil) every request as sent. commands runs each
+// stage as its command on the bytes, as before the in-process pipeline (package
+// pipeline), which the differential test holds that pipeline to.
+func tool(sent func(turn int, request []byte) error, commands bool) *cli.Tool {
 	t := cli.Command("ctx-replay", "Replay a session turn by turn through a pipeline: tokens, cache, cost.", help,
-		func(c *cli.Context, f *Flags) error { return run(c, f, sent) })
+		func(c *cli.Context, f *Flags) error { return run(c, f, sent, commands) })
 	t.Vars = map[string]string{"defaultPipe": DefaultPipe}
 	return t
 }
@@ -100,7 +102,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 // 1-based), what --save would write, without writing it: for a test that checks what
 // each request holds. The request is not to be kept or changed.
 func MainSent(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, sent func(turn int, request []byte) error) int {
-	return cli.Main(tool(sent), args, stdin, stdout, stderr, getenv)
+	return cli.Main(tool(sent, false), args, stdin, stdout, stderr, getenv)
 }
 
 // Report is what a replay of one session prints.
@@ -122,7 +124,7 @@ type Report struct {
 	WithSubagents *Totals          `json:"with_subagents,omitempty"`
 }
 
-func run(ctx *cli.Context, f *Flags, sent func(turn int, request []byte) error) error {
+func run(ctx *cli.Context, f *Flags, sent func(turn int, request []byte) error, commands bool) error {
 	if f.InPlace {
 		return cli.Usagef("ctx-replay does not change documents; --in-place does not apply")
 	}
@@ -146,14 +148,14 @@ func run(ctx *cli.Context, f *Flags, sent func(turn int, request []byte) error) 
 		HoldsMore: true,
 		Plan: func(d *cli.Doc) (*cli.Plan, error) {
 			var out bytes.Buffer
-			err := replayDoc(ctx, d, f, pipe, &out, reports, sent)
+			err := replayDoc(ctx, d, f, pipe, &out, reports, sent, commands)
 			reports++
 			return &cli.Plan{Report: out.Bytes()}, err
 		},
 	})
 }
 
-func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.Buffer, nth int, sent func(turn int, request []byte) error) error {
+func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.Buffer, nth int, sent func(turn int, request []byte) error, commands bool) error {
 	counter, err := d.Counter()
 	if err != nil {
 		return err
@@ -213,6 +215,15 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 		Env:       env,
 		StatsFile: env["CTX_STATS_FILE"],
 		Check:     true,
+	}
+	if !commands {
+		if o.Stages, err = pipe.Stages(StageEnv(ctx.Getenv, env), o.StatsFile); err != nil {
+			return cli.Usagef("--pipe: %v", err)
+		}
+		o.Reading = parseOpts
+		if o.Stages != nil && o.Stages.Env.Flush != nil {
+			defer o.Stages.Env.Flush()
+		}
 	}
 	if f.Format == "auto" {
 		// The format was detected: every request should read as the same one.
@@ -298,6 +309,16 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 		return nil
 	default:
 		return cli.JSONLines(w, r)
+	}
+}
+
+// StageEnv is the environment a pipeline's stages see: env on top of getenv.
+func StageEnv(getenv func(string) string, env map[string]string) func(string) string {
+	return func(name string) string {
+		if v, ok := env[name]; ok {
+			return v
+		}
+		return getenv(name)
 	}
 }
 

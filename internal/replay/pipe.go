@@ -9,9 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
+	"github.com/ctxkit/ctxkit/internal/tiers"
+	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // Pipeline is the --pipe text, ready to run on one request. When every stage is a ctxkit
@@ -20,6 +24,10 @@ import (
 type Pipeline struct {
 	Text   string
 	stages []stage // nil: run by the shell
+
+	tiersOnce sync.Once // Tiers'
+	tiers     *pipeline.Pipeline
+	tiersErr  error
 }
 
 type stage struct {
@@ -109,6 +117,73 @@ func splitPlain(text string) ([][]string, bool) {
 	endWord()
 	stages = append(stages, words)
 	return stages, true
+}
+
+// Stages is the pipeline as an in-process pipeline over one parsed document: each stage
+// that is a tier the registry makes a value of (tiers.Tier.New), from its arguments and
+// the environment getenv gives, as that value; the others (ctx-repair, ctx-count, a
+// tier's dry run, a command line the tier refuses, which its command then reports) as
+// their commands. Its Env counts as the stages would. nil for a pipeline the shell runs.
+// statsFile is where the commands write their --stats lines (CTX_STATS_FILE).
+func (p *Pipeline) Stages(getenv func(string) string, statsFile string) (*pipeline.Pipeline, error) {
+	if p.stages == nil {
+		return nil, nil
+	}
+	env, err := cli.StageEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	pp := &pipeline.Pipeline{StatsFile: statsFile, Env: env}
+	for _, s := range p.stages {
+		st := pipeline.Stage{Name: s.name, Main: pipeline.MainFunc(s.main), Args: s.args}
+		if t, ok := tiers.Lookup(s.name); ok && t.New != nil {
+			if tier, err := t.New(s.args, getenv); err == nil {
+				st.Tier = tier
+			}
+		}
+		pp.Stages = append(pp.Stages, st)
+	}
+	return pp, nil
+}
+
+// Tiers is Stages for a server that runs the pipeline on every request with one
+// environment: made on the first call and kept (getenv must give the same on every call).
+// The stages' tiers are shared by the requests, which may run at once.
+func (p *Pipeline) Tiers(getenv func(string) string) (*pipeline.Pipeline, error) {
+	p.tiersOnce.Do(func() { p.tiers, p.tiersErr = p.Stages(getenv, "") })
+	return p.tiers, p.tiersErr
+}
+
+// RunInProcess reads in (as reading says) and runs it through stages (Pipeline.Stages) at
+// clock: the last document, what each stage did, and their --stats
+// lines, one after another, as a stats file would hold them. getenv is the environment
+// the stages that run as their commands see. A stage that fails is a StageError.
+func RunInProcess(ctx context.Context, stages *pipeline.Pipeline, in []byte, reading transcript.Options, clock pipeline.Clock, getenv func(string) string) (*pipeline.Doc, []pipeline.Result, []byte, error) {
+	d, err := pipeline.New(in, reading, stages.Env, clock)
+	if err != nil {
+		return nil, nil, nil, &StageError{Stage: stages.Stages[0].Name, Code: cli.ExitInput, Stderr: err.Error()}
+	}
+	d, results, err := stages.Run(ctx, d, getenv)
+	if err != nil {
+		var se *pipeline.StageError
+		if errors.As(err, &se) {
+			msg := se.Stderr
+			if se.Err != nil {
+				msg = se.Err.Error()
+			}
+			return nil, nil, nil, &StageError{Stage: se.Stage, Code: se.Code, Stderr: msg}
+		}
+		return nil, nil, nil, err
+	}
+	var lines []byte
+	for i := range results {
+		line, err := results[i].StatsLine()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		lines = append(lines, line...)
+	}
+	return d, results, lines, nil
 }
 
 // StageError is a pipeline that failed: which stage (in process) and what it said.

@@ -108,3 +108,47 @@ func TestReusedToolsForgetTheRunBefore(t *testing.T) {
 		t.Errorf("ctx-trim --max-tokens 300 did not trim (exit %d): the test proves nothing", code)
 	}
 }
+
+// The default pipeline runs its five tiers as values over one document; a stage that is
+// not a tier's run (ctx-count, a dry run, --restore, flags the tier refuses) runs as its
+// command, which reports a bad flag as it always did; shell syntax runs in the shell.
+func TestStagesAreTiersWhereTheyCan(t *testing.T) {
+	getenv := func(k string) string {
+		if k == "CTX_CACHE_DIR" {
+			return "off"
+		}
+		return ""
+	}
+	for _, c := range []struct {
+		pipe  string
+		tiers []bool // per stage: a Tier
+	}{
+		{DefaultPipe, []bool{true, true, true, true, true}},
+		{"ctx-persist --restore | ctx-trim -n | ctx-count -p | ctx-snip --no-such-flag | ctx-budget --cap 2000", []bool{false, false, false, false, true}},
+		{"ctx-trim --tokenizer o200k --window 20k | ctx-repair", []bool{true, false}},
+	} {
+		p, err := ParsePipe(c.pipe, Tools())
+		if err != nil {
+			t.Fatal(err)
+		}
+		stages, err := p.Stages(getenv, "")
+		if err != nil {
+			t.Fatalf("%s: %v", c.pipe, err)
+		}
+		if len(stages.Stages) != len(c.tiers) {
+			t.Fatalf("%s: %d stages", c.pipe, len(stages.Stages))
+		}
+		for i, s := range stages.Stages {
+			if (s.Tier != nil) != c.tiers[i] || s.Main == nil {
+				t.Errorf("%s: stage %d (%s): a tier %v, want %v (a command always)", c.pipe, i+1, s.Name, s.Tier != nil, c.tiers[i])
+			}
+		}
+	}
+	p, err := ParsePipe("ctx-trim | cat", Tools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stages, err := p.Stages(getenv, ""); stages != nil || err != nil {
+		t.Errorf("a shell pipeline made in-process stages (%v)", err)
+	}
+}

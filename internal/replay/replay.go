@@ -24,6 +24,7 @@ import (
 	"unsafe"
 
 	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -64,6 +65,12 @@ type Options struct {
 	Save func(turn int, doc []byte) error
 	// Points are the requests to replay; nil: SessionPoints(orig, Parse).
 	Points []Point
+	// Stages, when set, is Pipe as an in-process pipeline over one parsed document
+	// (Pipeline.Stages): each request goes through it instead of through Pipe's stages
+	// each reading and writing the bytes.
+	Stages *pipeline.Pipeline
+	// Reading is how Stages read a request (the session's format, --path, --sidechains).
+	Reading transcript.Options
 }
 
 // Firing is one stage of the pipeline that changed a request.
@@ -412,15 +419,36 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 		out   []byte
 	}
 	var changes []changed
-	out, err := o.Pipe.RunStages(runCtx, in, o.Getenv, env, func(stage string, in, out []byte) {
+	each := func(stage string, in, out []byte, keep bool) {
 		at := firstDiff(in, out)
 		if bound >= 0 && at < bound {
 			broke = append(broke, stage)
 			bound = max(0, bound+len(out)-len(in))
 		} else if bound >= 0 && (at < len(in) || len(in) != len(out)) {
-			changes = append(changes, changed{stage, bytes.Clone(out)})
+			if !keep {
+				out = bytes.Clone(out)
+			}
+			changes = append(changes, changed{stage, out})
 		}
-	})
+	}
+	var out, lines []byte
+	// the input and output parsed, when the pipeline parsed them
+	var inT, outT *transcript.Transcript
+	var err error
+	if o.Stages != nil {
+		var d *pipeline.Doc
+		d, lines, err = o.runStages(runCtx, in, p.Time, env, func(stage string, in, out []byte, parsed *transcript.Transcript) {
+			if inT == nil {
+				inT = parsed
+			}
+			each(stage, in, out, true)
+		})
+		if d != nil {
+			out, outT = d.Raw, d.T
+		}
+	} else {
+		out, err = o.Pipe.RunStages(runCtx, in, o.Getenv, env, func(stage string, in, out []byte) { each(stage, in, out, false) })
+	}
 	cancel()
 	if err != nil {
 		return turn, nil, nil, nil, err
@@ -435,8 +463,12 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 			return turn, nil, nil, nil, err
 		}
 	}
-	fired, firedSet, seen, err := o.readStats()
-	if err != nil {
+	var fired []Firing
+	var firedSet map[string]bool
+	var seen int
+	if o.Stages != nil {
+		fired, firedSet, seen = ParseStats(lines)
+	} else if fired, firedSet, seen, err = o.readStats(); err != nil {
 		return turn, nil, nil, nil, err
 	}
 	turn.Fired, turn.Seen = fired, seen
@@ -445,7 +477,12 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	if err != nil {
 		return turn, nil, nil, nil, fmt.Errorf("reading the session's own request: %w", err)
 	}
-	s, err := o.measure(out, p.Time)
+	var s *sent
+	if outT != nil {
+		s = o.measureParsed(outT, p.Time)
+	} else {
+		s, err = o.measure(out, p.Time)
+	}
 	if err != nil {
 		return turn, nil, nil, nil, fmt.Errorf("the pipeline's output: %w", err)
 	}
@@ -462,8 +499,10 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	s.setHidden(hidden)
 	turn.Tokens, turn.Uncompacted, turn.In = s.total, u.total, u.total
 	if prevSent != nil && !p.ClientCompaction {
-		given, err := o.measure(in, p.Time)
-		if err != nil {
+		var given *sent
+		if inT != nil {
+			given = o.measureParsed(inT, p.Time)
+		} else if given, err = o.measure(in, p.Time); err != nil {
 			return turn, nil, nil, nil, fmt.Errorf("the request before, with the messages since: %w", err)
 		}
 		given.setHidden(hidden)
@@ -534,6 +573,20 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	return turn, s, u, firedSet, nil
 }
 
+// runStages runs in through Stages at the request's time (RunInProcess), handing each
+// stage's input and output, and the input's parse, to each (which may keep them). env is set for the stages that
+// run as their commands, on top of Getenv.
+func (o *Options) runStages(ctx context.Context, in []byte, at time.Time, env map[string]string, each func(stage string, in, out []byte, inT *transcript.Transcript)) (out *pipeline.Doc, lines []byte, err error) {
+	d, results, lines, err := RunInProcess(ctx, o.Stages, in, o.Reading, pipeline.Clock{Now: at}, StageEnv(o.Getenv, env))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range results {
+		each(r.Stage, r.In, r.Out, r.InT)
+	}
+	return d, lines, nil
+}
+
 // billedAs is what a prompt of total tokens, read of them from the cache, costs when the
 // rest is split between fresh input and cache writes as a recorded request's was (fresh
 // and written): all fresh for Codex, which records no writes, almost all written for
@@ -594,6 +647,11 @@ func (o *Options) measure(doc []byte, at time.Time) (*sent, error) {
 	if err != nil {
 		return nil, err
 	}
+	return o.measureParsed(t, at), nil
+}
+
+// measureParsed is measure of a document parsed already (as Parse reads it).
+func (o *Options) measureParsed(t *transcript.Transcript, at time.Time) *sent {
 	tl := measure.Of(t, o.Counter, false)
 	framing := tl.Framing()
 	s := &sent{t: t, messages: make([]int, len(tl.Messages)), time: at}
@@ -609,7 +667,7 @@ func (o *Options) measure(doc []byte, at time.Time) (*sent, error) {
 	for _, n := range s.messages {
 		s.fixed -= n
 	}
-	return s, nil
+	return s
 }
 
 // setHidden sets the part of the request its file does not hold, and so its size.

@@ -2,8 +2,7 @@ package snip
 
 import (
 	"bytes"
-	"cmp"
-	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -12,8 +11,8 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/human"
-	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/offload"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -158,6 +157,26 @@ func nonEmpty(list []string) []string {
 	return out
 }
 
+// New is ctx-snip as a tier of an in-process pipeline: its command line (args, and the
+// CTX_ variables getenv gives) read as Main reads it. A dry run is not a tier.
+func New(args []string, getenv func(string) string) (pipeline.Tier, error) {
+	f, c, m, err := cli.ConfigureStage[Flags](Tool(), args, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if f.DryRun {
+		return nil, cli.ErrNotATier
+	}
+	o, err := f.options(time.Time{}, c.Given("store"), getenv)
+	if err != nil {
+		return nil, err
+	}
+	if o.Redact, err = c.Redactor(); err != nil {
+		return nil, err
+	}
+	return &Tier{O: o, M: m, Dir: f.Store, NoStore: f.NoStore, Getenv: getenv}, nil
+}
+
 func run(ctx *cli.Context, f *Flags) error {
 	o, err := f.options(ctx.Now(), ctx.Given("store"), ctx.Getenv)
 	if err != nil {
@@ -197,13 +216,10 @@ func run(ctx *cli.Context, f *Flags) error {
 
 // planDoc clears the stale results of one document.
 func planDoc(d *cli.Doc, f *Flags, o Options, known map[int]facts) (*cli.Plan, error) {
-	m, err := d.Measure()
+	changes, st, err := decide(d.T, o, d, func(b *transcript.Block) facts { return known[b.Span.Start] })
 	if err != nil {
 		return nil, err
 	}
-	o.Counter, o.Tokens, o.Effective, o.Blocks, o.PerMessage, o.Was = m.Counter, m.Counts.Total, m.Window.Effective, m.Counts.Blocks, m.Counts.PerMessage, m.Counts.Was
-	o.Price = tokens.PriceOf(cmp.Or(m.Window.Model, d.T.Model), measure.ProviderOf(d.T.Format))
-	changes, st := plan(d.T, o, func(b *transcript.Block) facts { return known[b.Span.Start] })
 	if len(changes) > 0 && !f.DryRun && !f.NoStore && f.Store == "" {
 		return nil, cli.WithHint(cli.Usagef("%v", store.ErrNoDir), "or clear without keeping the results: --no-store")
 	}
@@ -222,80 +238,38 @@ func planDoc(d *cli.Doc, f *Flags, o Options, known map[int]facts) (*cli.Plan, e
 		}
 		p.Report = list.Bytes()
 	}
-	reasons := map[string]int{}
-	for r, n := range st.Reasons() {
-		reasons[string(r)] = n
-	}
-	extra := map[string]any{
-		"utilization":       st.Utilization,
-		"utilization_after": st.UtilizationAfter,
-		"results":           st.Results,
-		"already_cleared":   st.Already,
-		"inputs_cleared":    st.Inputs,
-		"reasons":           reasons,
-	}
-	if f.DryRun {
-		extra["dry_run"] = true
-	}
-	if st.Repay != nil {
-		extra["repay"] = *st.Repay
-	}
-	if o.Store != "" && !f.DryRun {
-		extra["stored"] = st.Stored
-		extra["store"] = o.Store
-	}
-	p.Stats = cli.Stats{Items: len(st.Items), Trigger: st.Trigger, Extra: extra}
+	p.Stats = statsOf(&st, o, f.DryRun)
 	return p, nil
 }
 
-// keepIn makes p keep the texts its changes replace in the store: each is read (in the
-// second pass of a streamed document), checked to be what the plan read, and written; the
-// document is emitted only once every file is durable (Written, before the runner lets go
-// of stdout or renames the -o file). A store that cannot be written fails the run (exit
-// 4) and nothing is emitted.
+// keepIn makes p keep the texts its changes replace in the store (keeper): read in the
+// second pass of a streamed document; the document is emitted only once every file is
+// durable (Written, before the runner lets go of stdout or renames the -o file). A store
+// that cannot be written fails the run (exit 4) and nothing is emitted.
 func keepIn(p *cli.Plan, d *cli.Doc, f *Flags, changes []change) {
 	ctx := d.Context()
-	sv := offload.NewSaver(f.Store, d.Name, ctx.Now, ctx.Warnf)
-	sv.DeferSyncIf(ctx.Getenv)
-	p.Regions = make([]transcript.Span, len(changes))
-	for i := range changes {
-		p.Regions[i] = changes[i].edit.Span
-	}
+	k := newKeeper(changes, f.Store, d.Name, ctx.Now, ctx.Warnf, ctx.Getenv)
+	p.Regions = k.regions()
 	p.Edit = func(i int, text string, _ int) ([]transcript.Edit, error) {
-		ch := &changes[i]
-		if ch.kept.hash == "" {
-			return []transcript.Edit{ch.edit}, nil
-		}
-		// The same bytes as the plan read, whose files are stored already: referenced,
-		// neither decoded, redacted and hashed again nor written.
-		k := ch.kept
-		if k.src == sha256.Sum256([]byte(text)) {
-			stored, err := sv.Stored(k.hash, k.size, k.raw, k.rawSize)
-			if err != nil {
-				return nil, failed(err)
-			}
-			if stored {
-				return []transcript.Edit{ch.edit}, nil
-			}
-		}
-		b, err := ch.blob(text)
-		if err != nil {
+		edits, err := k.edit(i, text)
+		var se *storeError
+		switch {
+		case errors.As(err, &se):
+			return nil, failed(se.err)
+		case err != nil:
 			return nil, cli.RuntimeError(fmt.Errorf("%s: %w", d.Display(), err))
 		}
-		if err := sv.Put(b); err != nil {
-			return nil, failed(err)
-		}
-		return []transcript.Edit{ch.edit}, nil
+		return edits, nil
 	}
 	p.Written = func(s *cli.Stats) error {
-		n, err := sv.Finish()
+		n, err := k.sv.Finish()
 		if err != nil {
 			return failed(err)
 		}
 		s.Extra["new_files"] = n
 		return nil
 	}
-	p.Close = sv.Close
+	p.Close = k.sv.Close
 }
 
 // failed words a store error.

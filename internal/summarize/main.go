@@ -17,7 +17,9 @@ import (
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/llm"
 	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/recall/index"
+	"github.com/ctxkit/ctxkit/internal/redact"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/safefile"
 	"github.com/ctxkit/ctxkit/internal/store"
@@ -137,7 +139,8 @@ const (
 	breakerCooldown = 10 * time.Minute
 )
 
-func run(c *cli.Context, f *Flags) error {
+// check refuses flags out of range.
+func (f *Flags) check() error {
 	if f.Retries < 0 {
 		return cli.Usagef("--retries must not be negative, got %d", f.Retries)
 	}
@@ -149,20 +152,71 @@ func run(c *cli.Context, f *Flags) error {
 			return cli.Usagef("%s must not be negative, got %d", n.flag, n.value)
 		}
 	}
-	if _, _, err := cli.TriggerTarget(f.Trigger, f.Target); err != nil {
+	_, _, err := cli.TriggerTarget(f.Trigger, f.Target)
+	return err
+}
+
+// New is ctx-summarize as a tier of an in-process pipeline: its command line (args, and
+// the CTX_ variables getenv gives) read as Main reads it. Its warnings are the plan's,
+// but the backend's circuit breaker's, which are dropped.
+func New(args []string, getenv func(string) string) (pipeline.Tier, error) {
+	f, c, m, err := cli.ConfigureStage[Flags](Tool(), args, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	rd, err := c.Redactor()
+	if err != nil {
+		return nil, err
+	}
+	env := envOf(c, rd)
+	env.warnf = func(string, ...any) {}
+	return &Tier{F: f, M: m, Env: env}, nil
+}
+
+func run(c *cli.Context, f *Flags) error {
+	if err := f.check(); err != nil {
 		return err
 	}
 	// With --in-place every file is summarized; the runner renames none of them over its
 	// original unless all succeed.
-	return c.Run(cli.Filter{Counted: true, Plan: func(d *cli.Doc) (*cli.Plan, error) { return planDoc(d, f) }})
+	return c.Run(cli.Filter{Counted: true, Plan: func(d *cli.Doc) (*cli.Plan, error) {
+		rd, err := c.Redactor()
+		if err != nil {
+			return nil, err
+		}
+		// Ctrl-C cancels a model call cleanly: nothing is written.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		p, err := planDoc(ctx, d.T, d, f, envOf(c, rd))
+		if err != nil {
+			return nil, err
+		}
+		return cli.PlanOf(d, p), nil
+	}})
+}
+
+// envOf is the run's environment as summarizing reads it.
+func envOf(c *cli.Context, rd *redact.Redactor) *runEnv {
+	return &runEnv{getenv: c.Getenv, now: c.Now, warnf: c.Warnf, redactor: rd, store: c.Common.Store, storeGiven: c.Given("store"), stateDir: c.StateDir()}
 }
 
 // planDoc summarizes one document. The split needs no text; then only the messages the
 // summary covers, and the lines placing it edits, are read (from a streamed document, by
-// offset, between its two passes).
-func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
-	c := d.Context()
-	t := d.T
+// offset, between its two passes). Warnings about the document are the plan's.
+func planDoc(ctx context.Context, t *transcript.Transcript, d document, f *Flags, c *runEnv) (*pipeline.Plan, error) {
+	var warnings []string
+	warnf := func(format string, a ...any) { warnings = append(warnings, fmt.Sprintf(format, a...)) }
+	p, err := planSummary(ctx, t, d, f, c, warnf)
+	if p != nil {
+		p.Warnings = warnings
+	}
+	return p, err
+}
+
+func planSummary(ctx context.Context, t *transcript.Transcript, d document, f *Flags, c *runEnv, warnf func(string, ...any)) (*pipeline.Plan, error) {
 	o := Defaults()
 	o.Trigger, o.Target, _ = cli.TriggerTarget(f.Trigger, f.Target) // (checked in run)
 	o.Force, o.KeepFirst = f.Force, f.KeepFirst
@@ -183,11 +237,11 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	}
 	sp := Choose(t, o)
 	extra := map[string]any{"backend": f.Backend, "summarized": 0}
-	unchanged := &cli.Plan{Stats: cli.Stats{Trigger: sp.Trigger, Extra: extra}}
+	unchanged := &pipeline.Plan{Stats: pipeline.Stats{Trigger: sp.Trigger, Extra: extra}}
 	limit := int(o.Trigger * float64(o.Effective))
 	if !sp.Acts {
 		if o.Force || o.Tokens > limit {
-			d.Warnf("nothing to summarize: the part to keep (--keep) holds the whole conversation")
+			warnf("nothing to summarize: the part to keep (--keep) holds the whole conversation")
 			if o.Tokens > limit {
 				extra["still_above_trigger"] = true
 			}
@@ -210,15 +264,12 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	x.Carry(PreviousFiles(t, sp))
 	previous := PreviousSections(t, sp)
 	x.CarryErrors(previous["Errors"])
-	localSections, err := localOf(d, x, newOnly(t, sp))
+	localSections, err := localOf(t, d, x, newOnly(t, sp))
 	if err != nil {
 		return nil, err
 	}
 	local := func() (Sections, error) { return localSections, nil }
 
-	// Ctrl-C cancels a model call cleanly: nothing is written.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	meta := Meta{Messages: len(sp.Summarized), Tokens: sp.Was - PinnedTokens(t, sp, o.Counter), Backend: f.Backend, Pinned: PinnedCount(t, sp)}
 	sections, err := summarizeWith(ctx, c, f, t, sp, previous, &meta, local)
 	var ce *cli.Error
@@ -226,7 +277,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		if f.Fallback != "local" || errors.Is(err, context.Canceled) {
 			return nil, cli.RuntimeError(fmt.Errorf("%s: summarizing failed: %w", d.Display(), err))
 		}
-		d.Warnf("the %s backend failed (%v); summarized locally instead (--fallback local)", f.Backend, err)
+		warnf("the %s backend failed (%v); summarized locally instead (--fallback local)", f.Backend, err)
 		meta.Backend, meta.Dropped = "local", 0
 		sections = Fold(previous, localSections)
 		extra["fallback"] = true
@@ -243,15 +294,11 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		rd, err := c.Redactor()
-		if err != nil {
-			return nil, err
-		}
-		kept = rd.Bytes(kept) // the store keeps no secret (DESIGN §4.11)
+		kept = c.redactor.Bytes(kept) // the store keeps no secret (DESIGN §4.11)
 		// Where it will be, for the summary to say, and for what the summary counts to
 		// hold that line: it is stored only when the summary is written, not when a
 		// summary that would not be worth it is held back.
-		shown, err := cli.ShownStore(c.Common.Store, c.Getenv)
+		shown, err := cli.ShownStore(c.store, c.getenv)
 		if err != nil {
 			return nil, cli.RuntimeError(err)
 		}
@@ -259,7 +306,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	}
 	userBudget := min(f.UserTokens, sp.Tokens/userShare)
 	sections = KeepUserWords(sections, userBudget, f.KeepFirst)
-	restored, err := chooseRestored(d, sp, x, f, o)
+	restored, err := chooseRestored(t, d, sp, x, f, o)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +322,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 			// prompt cache all the same.
 			smallest := o.Counter.Count(transcript.Quote(Render(sections, meta))) + summaryWrap
 			why := fmt.Sprintf("the smallest summary of the %d messages (%d tokens) would be over %d%% of the %d tokens they replace", len(sp.Summarized), smallest, int(100*SummaryShare), meta.Tokens)
-			d.Warnf("not summarizing: %s; the document is left as it is", why)
+			warnf("not summarizing: %s; the document is left as it is", why)
 			extra["over_share"] = true
 			unchanged.Stats.Trigger += ": " + why
 			return unchanged, nil
@@ -286,11 +333,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	}
 	// A summary is text written for somewhere else (a later context, a reader of the
 	// session): it holds no secret, whoever wrote it (DESIGN §4.11).
-	rd, err := c.Redactor()
-	if err != nil {
-		return nil, err
-	}
-	edits, err := Place(t, sp, rd.String(Render(sections, meta)+RenderRestored(restored)))
+	edits, err := Place(t, sp, c.redactor.String(Render(sections, meta)+RenderRestored(restored)))
 	if err != nil {
 		return nil, cli.RuntimeError(fmt.Errorf("%s: %w", d.Display(), err))
 	}
@@ -300,14 +343,14 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	}
 	if after >= o.Tokens {
 		// A summary no smaller than what it replaces: nothing to gain.
-		d.Warnf("the summary would not be smaller than the %d messages it replaces; the document is left as it is", len(sp.Summarized))
+		warnf("the summary would not be smaller than the %d messages it replaces; the document is left as it is", len(sp.Summarized))
 		extra["not_smaller"] = true
 		return unchanged, nil
 	}
 	why, repay := Judge(o, sp, after)
 	extra["repay"] = repay
 	if why != "" {
-		d.Warnf("not summarizing: %s", why)
+		warnf("not summarizing: %s", why)
 		if o.AboveTarget(after) {
 			extra["above_target"] = true
 		} else {
@@ -318,7 +361,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	}
 	if after > limit {
 		// The compaction loop: summarizing again next turn would not help either.
-		d.Warnf("still above the trigger after summarizing (%d tokens, trigger at %d): the kept part is too big; lower --keep or trim", after, limit)
+		warnf("still above the trigger after summarizing (%d tokens, trigger at %d): the kept part is too big; lower --keep or trim", after, limit)
 		extra["still_above_trigger"] = true
 	}
 	if f.Offload {
@@ -331,7 +374,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 		}
 		extra["offloaded"] = path
 	}
-	p := &cli.Plan{Edits: edits, TokensDelta: after - o.Tokens}
+	p := &pipeline.Plan{Edits: edits, TokensDelta: after - o.Tokens}
 	if mayMerge(t, sp) {
 		// The summary, a user message, may meet a kept user message: ctx-repair's rules
 		// merge them.
@@ -346,7 +389,7 @@ func planDoc(d *cli.Doc, f *Flags) (*cli.Plan, error) {
 	if meta.Dropped > 0 {
 		extra["dropped_from_input"] = meta.Dropped
 	}
-	p.Stats = cli.Stats{Items: len(sp.Summarized), Trigger: sp.Trigger, Extra: extra}
+	p.Stats = pipeline.Stats{Items: len(sp.Summarized), Trigger: sp.Trigger, Extra: extra}
 	return p, nil
 }
 
@@ -361,7 +404,7 @@ func newOnly(t *transcript.Transcript, sp Split) []int {
 	return out
 }
 
-func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.Transcript, sp Split, previous Sections, meta *Meta, local func() (Sections, error)) (Sections, error) {
+func summarizeWith(ctx context.Context, c *runEnv, f *Flags, t *transcript.Transcript, sp Split, previous Sections, meta *Meta, local func() (Sections, error)) (Sections, error) {
 	if f.Backend == "local" {
 		s, err := local()
 		return Fold(previous, s), err
@@ -374,19 +417,15 @@ func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.
 	if f.LLMModel != "" {
 		model = f.LLMModel
 	}
-	key := c.Getenv(keyVar)
+	key := c.getenv(keyVar)
 	token := ""
 	if f.Backend == llm.Anthropic && key == "" {
-		token = c.Getenv("ANTHROPIC_AUTH_TOKEN")
-	}
-	rd, err := c.Redactor()
-	if err != nil {
-		return nil, err
+		token = c.getenv("ANTHROPIC_AUTH_TOKEN")
 	}
 	client := &llm.Client{
-		Backend: f.Backend, BaseURL: f.BaseURL, APIKey: key, AuthToken: token, Model: model, Getenv: c.Getenv,
+		Backend: f.Backend, BaseURL: f.BaseURL, APIKey: key, AuthToken: token, Model: model, Getenv: c.getenv,
 		Timeout: f.Timeout, Retries: f.Retries, Backoff: time.Second, MaxBackoff: 30 * time.Second,
-		Redact: rd, // the backend receives no secret (DESIGN §4.11)
+		Redact: c.redactor, // the backend receives no secret (DESIGN §4.11)
 	}
 	// The server the run talks to: --base-url, else OPENAI_BASE_URL or ANTHROPIC_BASE_URL,
 	// else the public API. A local OpenAI-compatible server needs no key; the public APIs do.
@@ -399,7 +438,7 @@ func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.
 	if base == llm.DefaultBaseURL(f.Backend) {
 		breakerKey = ""
 	}
-	b := &llm.Breaker{Path: breakerPath(c, f.Backend, breakerKey), Limit: breakerLimit, Cooldown: breakerCooldown, Now: c.Now}
+	b := &llm.Breaker{Path: breakerPath(c, f.Backend, breakerKey), Limit: breakerLimit, Cooldown: breakerCooldown, Now: c.now}
 	if f.Reset {
 		if err := b.Reset(); err != nil {
 			return nil, err
@@ -416,14 +455,14 @@ func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.
 	if rerr := b.Record(err); errors.Is(rerr, safefile.ErrUnsafe) {
 		return nil, fmt.Errorf("circuit breaker state: %w", rerr) // planted since Allow
 	} else if rerr != nil {
-		c.Warnf("circuit breaker state: %v", rerr)
+		c.warnf("circuit breaker state: %v", rerr)
 	}
 	if err != nil {
 		return nil, err
 	}
 	meta.Dropped = dropped
 	if dropped > 0 {
-		c.Warnf("the prompt was too long for %s: the oldest %d messages were left out of the summary", model, dropped)
+		c.warnf("the prompt was too long for %s: the oldest %d messages were left out of the summary", model, dropped)
 	}
 	return s, nil
 }
@@ -433,19 +472,19 @@ func summarizeWith(ctx context.Context, c *cli.Context, f *Flags, t *transcript.
 // one file per backend and base URL, beside the default stores rather than in one (a
 // breaker is the user's, not a project's). "" (no state kept) when there is no home
 // directory.
-func breakerPath(c *cli.Context, backend, baseURL string) string {
-	if c.Given("store") {
-		return filepath.Join(c.Common.Store, llm.BreakerFile)
+func breakerPath(c *runEnv, backend, baseURL string) string {
+	if c.storeGiven {
+		return filepath.Join(c.store, llm.BreakerFile)
 	}
-	if dir := c.StateDir(); dir != "" {
+	if dir := c.stateDir; dir != "" {
 		return llm.BreakerPath(dir, backend, baseURL)
 	}
 	return ""
 }
 
 // offload keeps the whole pre-summary document in the store and returns its path.
-func offload(c *cli.Context, data []byte) (string, error) {
-	st, err := store.Create(c.Common.Store)
+func offload(c *runEnv, data []byte) (string, error) {
+	st, err := store.Create(c.store)
 	if errors.Is(err, store.ErrNoDir) {
 		return "", cli.Usagef("--offload: %v", err)
 	}
@@ -453,23 +492,23 @@ func offload(c *cli.Context, data []byte) (string, error) {
 		return "", cli.RuntimeError(err)
 	}
 	defer st.Close()
-	st.DeferSyncIf(c.Getenv)
+	st.DeferSyncIf(c.getenv)
 	h, _, err := st.Put(data)
 	if err != nil {
 		return "", cli.RuntimeError(err)
 	}
-	if err := st.Append(store.Entry{Hash: h, Tool: "ctx-summarize", Source: "pre-summary document", Bytes: len(data), Lines: strings.Count(string(data), "\n"), Time: c.Now()}); err != nil {
+	if err := st.Append(store.Entry{Hash: h, Tool: "ctx-summarize", Source: "pre-summary document", Bytes: len(data), Lines: strings.Count(string(data), "\n"), Time: c.now()}); err != nil {
 		return "", cli.RuntimeError(err)
 	}
 	// ctx-recall's index, derived (rebuilt when missing); under ctx-proxy, whose stages defer
 	// their syncs, ctx-recall indexes it when it searches, and a temporary store is not
 	// indexed (offload.Saver's rules)
-	if !st.Deferred() && c.Getenv(cli.StoreShownEnv) == "" {
+	if !st.Deferred() && c.getenv(cli.StoreShownEnv) == "" {
 		if err := index.Update(st); err != nil {
-			c.Warnf("store %q: ctx-recall's index not updated (ctx-recall will rebuild it): %v", c.Common.Store, err)
+			c.warnf("store %q: ctx-recall's index not updated (ctx-recall will rebuild it): %v", c.store, err)
 		}
 	}
-	shown, err := cli.ShownStore(c.Common.Store, c.Getenv)
+	shown, err := cli.ShownStore(c.store, c.getenv)
 	if err != nil {
 		return "", cli.RuntimeError(err)
 	}
@@ -587,7 +626,7 @@ func messageText(t *transcript.Transcript, mi int) transcript.Span {
 // shows again (read in a streamed document from the kept messages' own text), within
 // --restore-files, --restore-tokens and 1/restoreShare of what is summarized, so that restoring
 // never costs more than a small part of the saving.
-func chooseRestored(d *cli.Doc, sp Split, x *Extractor, f *Flags, o Options) ([]Restored, error) {
+func chooseRestored(t *transcript.Transcript, d document, sp Split, x *Extractor, f *Flags, o Options) ([]Restored, error) {
 	if f.RestoreFiles == 0 || f.FileTokens == 0 {
 		return nil, nil
 	}
@@ -595,7 +634,6 @@ func chooseRestored(d *cli.Doc, sp Split, x *Extractor, f *Flags, o Options) ([]
 	if len(rs) == 0 {
 		return nil, nil
 	}
-	t := d.T
 	gone := map[int]bool{}
 	for _, mi := range sp.Summarized {
 		gone[mi] = true
@@ -619,8 +657,7 @@ func chooseRestored(d *cli.Doc, sp Split, x *Extractor, f *Flags, o Options) ([]
 
 // localOf is Local over a document that may be streamed: each message is read on its
 // own, given to the Extractor, and let go.
-func localOf(d *cli.Doc, x *Extractor, msgs []int) (Sections, error) {
-	t := d.T
+func localOf(t *transcript.Transcript, d document, x *Extractor, msgs []int) (Sections, error) {
 	for _, mi := range msgs {
 		err := d.Visit([]transcript.Span{messageText(t, mi)}, func(text string, base int) error {
 			x.Add(&transcript.Transcript{Format: t.Format, Doc: text, Base: base, Messages: t.Messages}, mi)

@@ -16,6 +16,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/human"
 	"github.com/ctxkit/ctxkit/internal/persist"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/snip"
 	"github.com/ctxkit/ctxkit/internal/summarize"
 	"github.com/ctxkit/ctxkit/internal/trim"
@@ -44,6 +45,10 @@ type Tier struct {
 	Main cli.MainFunc
 	// Tool describes the command, for a runner that parses many command lines.
 	Tool func() *cli.Tool
+	// New makes the tier a value of an in-process pipeline from its command line (the
+	// arguments and the CTX_ variables getenv gives); cli.ErrNotATier for a command line
+	// that is not a tier's run (a dry run). nil: the tier runs as its command.
+	New func(args []string, getenv func(string) string) (pipeline.Tier, error)
 	// Defaults returns the tier's defaults (persist.Defaults()...), the options its flags
 	// give when none is passed.
 	Defaults func() any
@@ -54,13 +59,13 @@ type Tier struct {
 
 // all are the tiers, in the order of the default pipeline.
 var all = []Tier{
-	{Name: "ctx-persist", Mark: 'p', Main: persist.Main, Tool: persist.Tool, Defaults: func() any { return persist.Defaults() },
+	{Name: "ctx-persist", Mark: 'p', Main: persist.Main, Tool: persist.Tool, New: persist.New, Defaults: func() any { return persist.Defaults() },
 		Acts: func(m Measure) (bool, string) {
 			p := persist.Defaults()
 			return m.LargestBytes > p.Threshold, fmt.Sprintf("largest tool result is %s bytes (offloads above %s)",
 				human.Thousands(m.LargestBytes), human.Thousands(p.Threshold))
 		}},
-	{Name: "ctx-budget", Mark: 'b', Main: budget.Main, Tool: budget.Tool, Defaults: func() any { return budget.Defaults() },
+	{Name: "ctx-budget", Mark: 'b', Main: budget.Main, Tool: budget.Tool, New: budget.New, Defaults: func() any { return budget.Defaults() },
 		Acts: func(m Measure) (bool, string) {
 			b := budget.Defaults()
 			limit := b.Cap.N
@@ -73,11 +78,11 @@ var all = []Tier{
 			return m.LargestChars > limit, fmt.Sprintf("largest tool result is %s characters; the cap at %.0f%% is %s",
 				human.Thousands(m.LargestChars), m.Utilization*100, human.Thousands(limit))
 		}},
-	{Name: "ctx-snip", Mark: 's', Main: snip.Main, Tool: snip.Tool, Defaults: func() any { return snip.Defaults() },
+	{Name: "ctx-snip", Mark: 's', Main: snip.Main, Tool: snip.Tool, New: snip.New, Defaults: func() any { return snip.Defaults() },
 		Acts: above(func() float64 { return snip.Defaults().Trigger }, "clears stale tool results")},
-	{Name: "ctx-summarize", Mark: 'S', Main: summarize.Main, Tool: summarize.Tool, Defaults: func() any { return summarize.Defaults() },
+	{Name: "ctx-summarize", Mark: 'S', Main: summarize.Main, Tool: summarize.Tool, New: summarize.New, Defaults: func() any { return summarize.Defaults() },
 		Acts: above(func() float64 { return summarize.Defaults().Trigger }, "summarizes older turns")},
-	{Name: "ctx-trim", Mark: 't', Main: trim.Main, Tool: trim.Tool, Defaults: func() any { return trim.Defaults() },
+	{Name: "ctx-trim", Mark: 't', Main: trim.Main, Tool: trim.Tool, New: trim.New, Defaults: func() any { return trim.Defaults() },
 		Acts: above(func() float64 { return trim.Defaults().Trigger }, "drops the oldest turns")},
 }
 

@@ -2,17 +2,13 @@ package trim
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/human"
-	"github.com/ctxkit/ctxkit/internal/measure"
-	"github.com/ctxkit/ctxkit/internal/repair"
-	"github.com/ctxkit/ctxkit/internal/tokens"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -65,6 +61,23 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	return cli.Main(Tool(), args, stdin, stdout, stderr, getenv)
 }
 
+// New is ctx-trim as a tier of an in-process pipeline: its command line (args, and the
+// CTX_ variables getenv gives) read as Main reads it.
+func New(args []string, getenv func(string) string) (pipeline.Tier, error) {
+	f, _, m, err := cli.ConfigureStage[Flags](Tool(), args, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if f.DryRun {
+		return nil, cli.ErrNotATier
+	}
+	o, err := f.options()
+	if err != nil {
+		return nil, err
+	}
+	return &Tier{O: o, M: m}, nil
+}
+
 func (f *Flags) options() (Options, error) {
 	o := Defaults()
 	var err error
@@ -92,84 +105,31 @@ func run(ctx *cli.Context, f *Flags) error {
 	})
 }
 
-// planDoc trims one document. The plan needs no text but the first lines of the Claude
-// Code messages it re-chains.
+// planDoc trims one document: the tier's decision (decide, as in a pipeline), with the
+// text its edits need read from a streamed document. The plan needs no text but the first
+// lines of the Claude Code messages it re-chains.
 func planDoc(d *cli.Doc, f *Flags, o Options) (*cli.Plan, error) {
 	m, err := d.Measure()
 	if err != nil {
 		return nil, err
 	}
-	o.Counter, o.Effective, o.Tokens, o.PerMessage, o.Removed = m.Counter, m.Window.Effective, m.Counts.Total, m.Counts.PerMessage, m.Counts.Removed()
-	o.Price = tokens.PriceOf(cmp.Or(m.Window.Model, d.T.Model), measure.ProviderOf(d.T.Format))
 	t := d.T
-	drops := Choose(t, o)
-	st := drops.Stats
-	after := o.Tokens - st.TokensDropped + st.OpenerTokens + st.NoteTokens
-	p := &cli.Plan{TokensDelta: after - o.Tokens}
-	var repaired []repair.Problem
-	switch {
-	case f.DryRun:
+	dc := decide(t, m, o)
+	if f.DryRun {
+		st := dc.drops.Stats
 		var list bytes.Buffer
 		if err := listDrops(&list, d.Display(), t, &st, d.Context().StdoutTTY && f.Output == ""); err != nil {
 			return nil, err
 		}
+		p := cli.PlanOf(d, dc.plan(t, false))
 		p.Report = list.Bytes()
-	case len(st.Dropped) > 0:
-		var lines []transcript.Span
-		for _, rc := range t.RechainTargets(drops.Drop, "") {
-			lines = append(lines, t.Messages[rc.Message].Lines[0])
-		}
-		if st.Noted {
-			lines = append(lines, drops.NoteLine(t))
-		}
-		if err := d.Excerpt(lines); err != nil {
-			return nil, err
-		}
-		p.Edits = drops.Edits(t)
-		// Dropping whole units never parts a call from its result, but where two user
-		// messages meet the Messages API's rules want them merged.
-		if repair.WouldBreak(t, drops.Drop, st.Opened) {
-			p.Check = checkFunc(&repaired)
-		}
+		p.Stats.Extra["dry_run"] = true
+		return p, nil
 	}
-	switch {
-	case st.HeldBack && st.Least > o.Effective:
-		_, why, _ := strings.Cut(st.Trigger, ", but ")
-		d.Warnf("nothing dropped: %s", why)
-	case st.HeldBack:
-		d.Warnf("cannot get down to %d tokens (dropping all it may would leave %d), and the document fits the window: nothing dropped", st.Goal, st.Least)
-	case st.Acts && !st.Fits:
-		d.Warnf("cannot get down to %d tokens: what must be kept (system prompt, pinned context, summaries, the newest exchange) is %d tokens", st.Goal, after)
+	if err := d.Excerpt(dc.excerpts(t)); err != nil {
+		return nil, err
 	}
-	p.Written = func(s *cli.Stats) error {
-		rules := map[string]int{}
-		for r, n := range repair.Counts(repaired) {
-			rules[string(r)] = n
-		}
-		if st.Opened {
-			rules[string(repair.FirstNotUser)]++
-		}
-		extra := map[string]any{"fits": st.Fits, "goal": st.Goal, "messages_kept": st.Kept, "repaired": rules, "strategy": o.Strategy}
-		if f.DryRun {
-			extra["dry_run"] = true
-		}
-		if st.Repay != nil {
-			extra["repay"] = *st.Repay
-		}
-		*s = cli.Stats{Items: len(st.Dropped), Trigger: st.Trigger, Extra: extra}
-		return nil
-	}
-	return p, nil
-}
-
-// checkFunc is the plan's last pass when dropping breaks one of the API's rules:
-// ctx-repair's rules restore it, and the problems they fixed go to repaired.
-func checkFunc(repaired *[]repair.Problem) cli.CheckFunc {
-	return func(in *transcript.Transcript, out []byte) ([]byte, *transcript.Transcript, error) {
-		fixed, problems, err := repair.KeepValid(in, out)
-		*repaired = problems
-		return fixed, nil, err
-	}
+	return cli.PlanOf(d, dc.plan(t, true)), nil
 }
 
 // listDrops adds the dry run's list of the messages to drop, with their line numbers.

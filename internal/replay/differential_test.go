@@ -1,0 +1,99 @@
+package replay
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/invariant"
+	"github.com/ctxkit/ctxkit/internal/testgen"
+	"github.com/ctxkit/ctxkit/internal/tiers"
+)
+
+// replayed is one replay's report (--turns: a line per request, then the totals) and the
+// hash of every request it sent.
+type replayed struct {
+	code           int
+	report, stderr []byte
+	sent           [][sha256.Size]byte
+}
+
+func replayWith(t *testing.T, commands bool, args []string) replayed {
+	t.Helper()
+	var r replayed
+	sent := func(_ int, req []byte) error { r.sent = append(r.sent, sha256.Sum256(req)); return nil }
+	var stdout, stderr bytes.Buffer
+	r.code = cli.Main(tool(sent, commands), args, nil, &stdout, &stderr, testEnv)
+	if r.code != 0 && r.code != cli.ExitInput {
+		t.Fatalf("ctx-replay %s (commands %v): exit %d: %s", strings.Join(args, " "), commands, r.code, stderr.String())
+	}
+	r.report, r.stderr = stdout.Bytes(), stderr.Bytes()
+	return r
+}
+
+// The in-process pipeline (one parsed document, the tiers as values) sends every request
+// the stages' commands send, byte for byte, and reports the same firings, savings and
+// sizes, turn by turn: over every corpus session (six without CTXKIT_LONG=1: 7 s, against
+// 268 s for all of them) and a generated one, at windows small enough that every tier
+// fires somewhere (all of them: ctx-persist 28 times, ctx-budget 122, ctx-snip 50,
+// ctx-summarize 276, ctx-trim 187).
+func TestPipelineIsTheCommands(t *testing.T) {
+	files := invariant.Quick(invariant.CorpusFiles(t), 6)
+	files = append(files, generatedFile(t, testgen.Options{Format: "claude-code", Size: 1_000_000, Seed: 2}, "generated.jsonl"))
+	fired := map[string]int{}
+	for _, f := range files {
+		for _, window := range []string{"8k", "30k"} {
+			args := []string{"--turns", "--window", window, f}
+			old := replayWith(t, true, args)
+			cur := replayWith(t, false, args)
+			name := fmt.Sprintf("%s at %s", filepath.Base(f), window)
+			if old.code != 0 || cur.code != 0 {
+				// a session with nothing to replay (no reply, an empty file)
+				if old.code != cur.code || !bytes.Equal(old.stderr, cur.stderr) {
+					t.Errorf("%s: exit %d: %s\nthe commands': exit %d: %s", name, cur.code, cur.stderr, old.code, old.stderr)
+				}
+				continue
+			}
+			if len(old.sent) != len(cur.sent) {
+				t.Errorf("%s: %d requests sent, the commands sent %d", name, len(cur.sent), len(old.sent))
+				continue
+			}
+			for i := range old.sent {
+				if old.sent[i] != cur.sent[i] {
+					t.Errorf("%s: request %d differs from the commands'", name, i+1)
+					break
+				}
+			}
+			oldLines, curLines := bytes.Split(old.report, []byte("\n")), bytes.Split(cur.report, []byte("\n"))
+			for i := range min(len(oldLines), len(curLines)) {
+				if !bytes.Equal(oldLines[i], curLines[i]) {
+					t.Errorf("%s: report line %d\n got %s\nwant %s", name, i+1, curLines[i], oldLines[i])
+					break
+				}
+			}
+			if len(oldLines) != len(curLines) {
+				t.Errorf("%s: %d report lines, the commands' %d", name, len(curLines), len(oldLines))
+			}
+			var tot struct {
+				Firings map[string]int `json:"firings"`
+			}
+			if n := len(curLines); n >= 2 {
+				json.Unmarshal(curLines[n-2], &tot)
+			}
+			for tool, n := range tot.Firings {
+				fired[tool] += n
+			}
+		}
+	}
+	t.Logf("firings: %v", fired)
+	for _, name := range tiers.Names() {
+		if fired[name] == 0 {
+			t.Errorf("%s never fired: the test does not hold it to its command", name)
+		}
+	}
+}
