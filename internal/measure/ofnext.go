@@ -42,14 +42,21 @@ func OfNext(prev *transcript.Transcript, prevTally *Tally, t *transcript.Transcr
 		bs := slab[:len(pm.Blocks):len(pm.Blocks)]
 		slab = slab[len(pm.Blocks):]
 		copy(bs, pm.Blocks)
+		// The strings are t's own, not prev's: a tally kept from turn to turn must not
+		// hold every earlier document its messages were first read from.
+		m := &t.Messages[i]
 		for k := range bs {
 			// dropStaleReasoning priced prev's stale reasoning at nothing; it decides
 			// again for t.
 			if b := &bs[k]; b.Stale > 0 {
 				b.Tokens, b.Stale = b.Stale, 0
 			}
+			if k < len(m.Blocks) {
+				tb := &m.Blocks[k]
+				bs[k].ToolName, bs[k].ToolID, bs[k].ToolIDs = tb.ToolName, tb.ToolID, tb.ToolIDs
+			}
 		}
-		msgs[i] = Message{Role: pm.Role, Blocks: bs}
+		msgs[i] = Message{Role: m.Role, Blocks: bs}
 	}
 	if len(todo) > 0 {
 		countInto(t, c, ProviderOf(t.Format), false, msgs, todo)

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -67,5 +68,44 @@ func TestOfNextCountsOnlyWhatIsNew(t *testing.T) {
 	OfNext(prev, prevTally, next, r)
 	if len(r.texts) < 5 {
 		t.Errorf("with another counter, counted %q", r.texts)
+	}
+}
+
+// TestOfNextHoldsNoEarlierDocument: the tally of a later request holds no string of the
+// document before it, so a tally carried from turn to turn (ctx-replay, ctx-proxy) does
+// not keep every earlier request alive (a 10 MB replay held 1.2 GB when it did).
+func TestOfNextHoldsNoEarlierDocument(t *testing.T) {
+	head := `{"model":"claude-x","messages":[` +
+		`{"role":"user","content":"first question"},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"path":"a"}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"file a"}]}`
+	before := []byte(head + `]}`)
+	after := []byte(head + `,{"role":"assistant","content":"an answer"}]}`)
+	prev, err := transcript.Parse(before, transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &recorder{}
+	prevTally := Of(prev, c, false)
+	next, err := transcript.Reparse(prev, after, transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := OfNext(prev, prevTally, next, c)
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(before)))
+	hi := lo + uintptr(len(before))
+	inPrev := func(s string) bool {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		return s != "" && p >= lo && p < hi
+	}
+	for i, m := range got.Messages {
+		if inPrev(m.Role) {
+			t.Errorf("message %d: its role is the earlier document's", i)
+		}
+		for k, b := range m.Blocks {
+			if inPrev(b.ToolName) || inPrev(b.ToolID) || slices.ContainsFunc(b.ToolIDs, inPrev) {
+				t.Errorf("message %d block %d: %q %q hold the earlier document", i, k, b.ToolName, b.ToolID)
+			}
+		}
 	}
 }

@@ -88,19 +88,46 @@ type Doc struct {
 	Opts  transcript.Options // how it was read, its format named
 	Clock Clock
 
+	read    transcript.Options // the options it was parsed with, as given (Opts names the format)
 	env     *Env
 	counter tokens.Counter
-	tallies map[int]*measure.Tally // by overhead
+	base    *measure.Tally         // the counts without --overhead, never changed once made
+	tallies map[int]*measure.Tally // by overhead: base with it added
+	// from is the Doc this one was made from (the stage before it, the request before),
+	// whose counts base reuses for the messages both hold; dropped once base is made.
+	from *Doc
 }
 
 // New parses raw with o and makes it a pipeline's first Doc.
 func New(raw []byte, o transcript.Options, env *Env, clock Clock) (*Doc, error) {
-	t, err := reparse(nil, raw, o)
+	return NewFrom(nil, raw, o, env, clock)
+}
+
+// NewFrom is New for raw, a later version of prev's document (the next request of a
+// conversation, which extends the one the pipeline sent before): what raw holds of prev's
+// messages is neither parsed nor counted again. prev may be nil.
+func NewFrom(prev *Doc, raw []byte, o transcript.Options, env *Env, clock Clock) (*Doc, error) {
+	var pt *transcript.Transcript
+	if prev != nil && prev.read.Format == o.Format && prev.read.Path == o.Path && prev.read.Sidechains == o.Sidechains {
+		pt = prev.T
+	} else {
+		prev = nil
+	}
+	t, err := reparse(pt, raw, o)
 	if err != nil {
 		return nil, err
 	}
+	read := o
 	o.Format = t.Format
-	return &Doc{Raw: raw, T: t, Opts: o, Clock: clock, env: env}, nil
+	d := &Doc{Raw: raw, T: t, Opts: o, Clock: clock, env: env, read: read}
+	if prev != nil && prev.env == env {
+		// prev's counts, made now if no stage asked for them after its last edit: from the
+		// stage before, they count only what that edit changed.
+		if _, err := prev.tally(0); err == nil {
+			d.from = prev
+		}
+	}
+	return d, nil
 }
 
 // Counter is the document's token counter.
@@ -128,7 +155,16 @@ func (d *Doc) tally(overhead int) (*measure.Tally, error) {
 	if err != nil {
 		return nil, err
 	}
-	tl := measure.Of(d.T, c, false)
+	if d.base == nil {
+		if f := d.from; f != nil && f.base != nil {
+			d.base = measure.OfNext(f.T, f.base, d.T, c) // Of when the counter differs
+		} else {
+			d.base = measure.Of(d.T, c, false)
+		}
+		d.from = nil
+	}
+	tl := new(measure.Tally)
+	*tl = *d.base // AddOverhead sets only figures of its own
 	tl.AddOverhead(overhead)
 	if d.tallies == nil {
 		d.tallies = map[int]*measure.Tally{}
@@ -266,23 +302,23 @@ func Apply(d *Doc, tier Tier, p *Plan) (*Doc, Stats, error) {
 func (d *Doc) next(out []byte, t *transcript.Transcript) (*Doc, error) {
 	if t == nil {
 		var err error
-		if t, err = reparse(d.T, out, d.Opts); err != nil {
+		if t, err = reparse(d.T, out, d.read); err != nil {
 			return nil, err
 		}
 	}
-	n := &Doc{Raw: out, T: t, Opts: d.Opts, Clock: d.Clock, env: d.env}
+	n := &Doc{Raw: out, T: t, Opts: d.Opts, Clock: d.Clock, env: d.env, read: d.read}
 	if t.Model == d.T.Model && t.Format == d.T.Format {
 		n.counter = d.counter
+		n.from = d
 	}
 	return n, nil
 }
 
-// reparse parses raw, the bytes a stage made of prev's (nil for a first parse). The one
-// place a pipeline parses: transcript.Reparse, which reuses the messages of prev the
-// edits left alone, takes its place here.
+// reparse parses raw, the bytes a stage made of prev's or the next request after prev's
+// (prev nil: a first parse). The one place a pipeline parses: transcript.Reparse reuses
+// the messages of prev that raw holds unchanged, and returns what Parse would.
 func reparse(prev *transcript.Transcript, raw []byte, o transcript.Options) (*transcript.Transcript, error) {
-	_ = prev
-	return transcript.Parse(raw, o)
+	return transcript.Reparse(prev, raw, o)
 }
 
 // Measured is a document as a tier measures it: a Doc under the tier's Measuring

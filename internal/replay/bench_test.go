@@ -52,7 +52,10 @@ func BenchmarkDefaultPipe(b *testing.B) {
 		if c.cache == "off" {
 			name = c.doc + "/cold"
 		}
-		for _, how := range []string{"commands", "tiers"} {
+		for _, how := range []string{"commands", "tiers", "next"} {
+			if how == "next" && c.doc != "claude-code" {
+				continue // a session log's next request is its lines and the new ones
+			}
 			b.Run(name+"/"+how, func(b *testing.B) {
 				env := map[string]string{"CTX_STORE": b.TempDir(), "CTX_CACHE_DIR": c.cache}
 				getenv := func(string) string { return "" }
@@ -60,8 +63,11 @@ func BenchmarkDefaultPipe(b *testing.B) {
 					_, err := p.Run(context.Background(), body, getenv, env)
 					return err
 				}
-				if how == "tiers" {
+				switch how {
+				case "tiers":
 					run = tiersRun(b, p, body, StageEnv(getenv, env))
+				case "next":
+					run = nextRun(b, p, body, StageEnv(getenv, env))
 				}
 				if err := run(); err != nil {
 					b.Fatal(err)
@@ -93,6 +99,38 @@ func tiersRun(b *testing.B, p *Pipeline, body []byte, getenv func(string) string
 	}
 	return func() error {
 		d, err := pipeline.New(body, transcript.Options{}, stages.Env, pipeline.Clock{})
+		if err != nil {
+			return err
+		}
+		_, _, err = stages.Run(context.Background(), d, getenv)
+		return err
+	}
+}
+
+// nextRun is a turn of the live loop on body, a session log: the request before it (body
+// without its last lines) went through the pipeline, and this one is what the pipeline
+// sent then with the session's new lines, read from it (pipeline.NewFrom), as ctx-replay
+// and ctx-proxy run the next request of a conversation.
+func nextRun(b *testing.B, p *Pipeline, body []byte, getenv func(string) string) func() error {
+	stages, err := p.Stages(getenv, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cut := len(body)
+	for range 4 { // the newest exchange: a few records
+		cut = bytes.LastIndexByte(body[:cut-1], '\n') + 1
+	}
+	first, err := pipeline.New(body[:cut], transcript.Options{}, stages.Env, pipeline.Clock{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	prev, _, err := stages.Run(context.Background(), first, getenv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := append(bytes.Clone(prev.Raw), body[cut:]...)
+	return func() error {
+		d, err := pipeline.NewFrom(prev, in, transcript.Options{}, stages.Env, pipeline.Clock{})
 		if err != nil {
 			return err
 		}

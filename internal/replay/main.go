@@ -216,11 +216,11 @@ func replayDoc(ctx *cli.Context, d *cli.Doc, f *Flags, pipe *Pipeline, w *bytes.
 		StatsFile: env["CTX_STATS_FILE"],
 		Check:     true,
 	}
+	o.Reading, o.Reparse = parseOpts, true
 	if !commands {
 		if o.Stages, err = pipe.Stages(StageEnv(ctx.Getenv, env), o.StatsFile); err != nil {
 			return cli.Usagef("--pipe: %v", err)
 		}
-		o.Reading = parseOpts
 		if o.Stages != nil && o.Stages.Env.Flush != nil {
 			defer o.Stages.Env.Flush()
 		}

@@ -159,7 +159,14 @@ func (p *Pipeline) Tiers(getenv func(string) string) (*pipeline.Pipeline, error)
 // lines, one after another, as a stats file would hold them. getenv is the environment
 // the stages that run as their commands see. A stage that fails is a StageError.
 func RunInProcess(ctx context.Context, stages *pipeline.Pipeline, in []byte, reading transcript.Options, clock pipeline.Clock, getenv func(string) string) (*pipeline.Doc, []pipeline.Result, []byte, error) {
-	d, err := pipeline.New(in, reading, stages.Env, clock)
+	return RunInProcessFrom(ctx, stages, nil, in, reading, clock, getenv)
+}
+
+// RunInProcessFrom is RunInProcess of in, the next request after the one seed is the
+// pipeline's output of (nil: none): what in holds of seed's messages is neither parsed nor
+// counted again (pipeline.NewFrom); the output is the same bytes either way.
+func RunInProcessFrom(ctx context.Context, stages *pipeline.Pipeline, seed *pipeline.Doc, in []byte, reading transcript.Options, clock pipeline.Clock, getenv func(string) string) (*pipeline.Doc, []pipeline.Result, []byte, error) {
+	d, err := pipeline.NewFrom(seed, in, reading, stages.Env, clock)
 	if err != nil {
 		return nil, nil, nil, &StageError{Stage: stages.Stages[0].Name, Code: cli.ExitInput, Stderr: err.Error()}
 	}

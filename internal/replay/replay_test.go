@@ -477,3 +477,25 @@ func TestAsRecordedIsTheRecordedSplit(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstDiff: the first byte two documents differ at, whatever block it falls in, and
+// the shorter length when one is the other's prefix.
+func TestFirstDiff(t *testing.T) {
+	a := bytes.Repeat([]byte("abcdefgh"), 2000)
+	for _, at := range []int{0, 1, 4095, 4096, 4097, 8191, 15999} {
+		b := bytes.Clone(a)
+		b[at] = 'X'
+		if got := firstDiff(a, b); got != at {
+			t.Errorf("differ at %d: firstDiff = %d", at, got)
+		}
+	}
+	if got := firstDiff(a, a[:10000]); got != 10000 {
+		t.Errorf("a prefix: %d, want 10000", got)
+	}
+	if got := firstDiff(a, a); got != len(a) {
+		t.Errorf("the same slice: %d", got)
+	}
+	if got := firstDiff(nil, a); got != 0 {
+		t.Errorf("empty: %d", got)
+	}
+}
