@@ -323,9 +323,10 @@ func BenchmarkTurn(b *testing.B) {
 		for _, kind := range []struct {
 			name string
 			body func(int) []byte
-		}{{"extending", g.body}, {"marked", g.marked}} {
+			pipe string
+		}{{"extending", g.body, ""}, {"marked", g.marked, ""}, {"marked-tiers", g.marked, replay.DefaultPipe}} {
 			b.Run(size.name+"/"+kind.name, func(b *testing.B) {
-				s, _, _ := proxyFor(b, "http://127.0.0.1:1", "", b.TempDir())
+				s, _, _ := proxyFor(b, "http://127.0.0.1:1", kind.pipe, b.TempDir())
 				s.Log, s.Stats = nil, nil
 				r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
 				r.Header.Set("X-Claude-Code-Session-Id", kind.name)

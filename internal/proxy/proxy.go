@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/convstate"
 	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/redact"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -91,6 +92,11 @@ type Server struct {
 	actMu   sync.Mutex
 	active  int           // requests in ServeHTTP
 	drained chan struct{} // closed when active comes down to 0, for Close
+
+	// Each conversation's last request, for its next one to be read from: the
+	// pipeline's output, and the client's body as parsed to check the output by.
+	docs    lastOf[*pipeline.Doc]
+	clients lastOf[*transcript.Transcript]
 }
 
 // ErrStopped is the cause the server's base context is cancelled with when it stops with

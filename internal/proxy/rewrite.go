@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,7 +81,12 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 			st = nil
 		}
 	}
-	client := &clientBody{format: format, body: body, msgs: cur}
+	client := &clientBody{format: format, body: body, msgs: cur, prev: s.clients.take(key)}
+	defer func() {
+		if t := cmp.Or(client.t, client.prev); t != nil {
+			s.clients.put(key, t)
+		}
+	}()
 	built := body
 	// sentMsgs are the messages of what goes out, known without a parse until the
 	// pipeline has run.
@@ -132,7 +138,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		// send a request the client's would not have been.
 		err := oneValueEach(st.Sent, st.Valid)
 		if err == nil && !rebuiltHolds(format, body, sc, raws, len(st.Orig), st) {
-			err = client.holds(rebuilt)
+			err = client.holds(rebuilt, nil)
 		}
 		if err != nil {
 			rec.Fallback = "state: the rebuilt request " + err.Error()
@@ -148,7 +154,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	sent := built
 	var outScan *scanned // the pipeline's output, read
 	if s.Pipe != nil && !refused {
-		out, fired, err := s.pipe(r, format, built, s.clock(st, body), client)
+		out, fired, err := s.pipe(r, key, format, built, s.clock(st, body), client)
 		if err != nil {
 			rec.Fallback = err.Error()
 			sent = body
@@ -470,7 +476,7 @@ func conversationKey(r *http.Request, top topFields, format transcript.Format, c
 // pipe runs the pipeline on in (the client's body, or the one rebuilt on the state) and
 // checks what it gives back against the client's body: a document of the same format whose
 // messages are well formed and that breaks none of ctx-repair's rules the client's kept.
-func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, clock map[string]string, client *clientBody) ([]byte, []replay.Firing, error) {
+func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in []byte, clock map[string]string, client *clientBody) ([]byte, []replay.Firing, error) {
 	env := make(map[string]string, len(s.Env)+len(clock)+2)
 	for k, v := range s.Env {
 		env[k] = v
@@ -523,6 +529,7 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, cloc
 	// finishes (its output unused, its stats file removed then).
 	type result struct {
 		out, stats []byte
+		outT       *transcript.Transcript // out as Parse reads it under the format, when the pipeline read it so
 		err        error
 	}
 	done := make(chan result, 1)
@@ -541,7 +548,11 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, cloc
 		reading := transcript.Options{Format: format, Path: lookup("CTX_PATH"), Sidechains: lookup("CTX_SIDECHAINS") == "true"}
 		run := *tiers
 		run.StatsFile = statsPath // for the stages that run as their commands
-		d, _, stats, err := replay.RunInProcess(ctx, &run, in, reading, clk, lookup)
+		// The conversation's last request as the pipeline sent it, when kept: what this
+		// one holds of it is neither parsed nor counted again (its counts only when the
+		// same tiers counted them: not under --summarizer upstream's per-request tiers).
+		seed := s.docs.take(key)
+		d, _, stats, err := replay.RunInProcessFrom(ctx, &run, seed, in, reading, clk, lookup)
 		if run.Env.Flush != nil {
 			run.Env.Flush()
 		}
@@ -549,7 +560,14 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, cloc
 			done <- result{err: err}
 			return
 		}
-		done <- result{out: d.Raw, stats: stats}
+		if d != nil {
+			s.docs.put(key, d)
+		}
+		res := result{out: d.Raw, stats: stats}
+		if reading.Path == "" && !reading.Sidechains {
+			res.outT = d.T
+		}
+		done <- res
 	}()
 	var res result
 	select {
@@ -573,7 +591,7 @@ func (s *Server) pipe(r *http.Request, format transcript.Format, in []byte, cloc
 	if err != nil {
 		return nil, nil, fmt.Errorf("pipeline: %w", err)
 	}
-	if err := client.holds(out); err != nil {
+	if err := client.holds(out, res.outT); err != nil {
 		return nil, nil, fmt.Errorf("pipeline output %w", err)
 	}
 	var fired []replay.Firing
@@ -641,8 +659,10 @@ type clientBody struct {
 	raws   map[string]bool // its messages as sent
 	odd    map[string]bool // the canonical forms of its messages that are not well formed
 	parsed bool
-	err    error               // it does not read as format
-	counts map[repair.Rule]int // ctx-repair's problems in it, by rule
+	t      *transcript.Transcript // it parsed, once parsed
+	prev   *transcript.Transcript // the conversation's last client body parsed, to read it from
+	err    error                  // it does not read as format
+	counts map[repair.Rule]int    // ctx-repair's problems in it, by rule
 }
 
 // wholeReads counts the bodies holds reads whole, for the tests that hold a turn to reading
@@ -654,12 +674,15 @@ var wholeReads atomic.Int64
 // the client's own), and it breaks no rule of ctx-repair --check more often than the
 // client's body does (a problem the client sent is not the proxy's to fix, but it must add
 // none). The error completes "the rebuilt request ..." or "pipeline output ...".
-func (c *clientBody) holds(out []byte) error {
+//
+// outT, when not nil, is out as transcript.Parse reads it under the format (the pipeline's
+// parse of its output), which then is not read again; Parse accepts only valid JSON.
+func (c *clientBody) holds(out []byte, outT *transcript.Transcript) error {
 	if bytes.Equal(out, c.body) {
 		return nil
 	}
 	wholeReads.Add(1)
-	if !gjson.ValidBytes(out) {
+	if outT == nil && !gjson.ValidBytes(out) {
 		return errors.New("is not JSON")
 	}
 	if c.raws == nil {
@@ -689,9 +712,12 @@ func (c *clientBody) holds(out []byte) error {
 	if bad != nil {
 		return bad
 	}
-	t, err := transcript.Parse(out, transcript.Options{Format: c.format})
-	if err != nil {
-		return fmt.Errorf("does not read as %s: %v", c.format, err)
+	t := outT
+	if t == nil || t.Format != c.format {
+		var err error
+		if t, err = transcript.Parse(out, transcript.Options{Format: c.format}); err != nil {
+			return fmt.Errorf("does not read as %s: %v", c.format, err)
+		}
 	}
 	now := repair.Counts(repair.Check(t))
 	if len(now) == 0 {
@@ -714,12 +740,12 @@ func (c *clientBody) parse() {
 		return
 	}
 	c.parsed = true
-	t, err := transcript.Parse(c.body, transcript.Options{Format: c.format})
+	t, err := transcript.Reparse(c.prev, c.body, transcript.Options{Format: c.format})
 	if err != nil {
 		c.err = err
 		return
 	}
-	c.counts = repair.Counts(repair.Check(t))
+	c.t, c.counts = t, repair.Counts(repair.Check(t))
 }
 
 // firstRule names the first rule, in ctx-repair's order, that counts hold a problem of.
