@@ -268,8 +268,8 @@ func keepIn(p *cli.Plan, d *cli.Doc, f *Flags, changes []change) {
 		}
 		// The same bytes as the plan read, whose files are stored already: referenced,
 		// neither decoded, redacted and hashed again nor written.
-		k := ch.kept
-		if k.src == sha256.Sum256([]byte(text)) {
+		k, src := ch.kept, sha256.Sum256([]byte(text))
+		if k.src == src {
 			stored, err := sv.Stored(k.hash, k.size, k.raw, k.rawSize)
 			if err != nil {
 				return nil, failed(err)
@@ -278,7 +278,7 @@ func keepIn(p *cli.Plan, d *cli.Doc, f *Flags, changes []change) {
 				return []transcript.Edit{ch.edit}, nil
 			}
 		}
-		b, err := ch.blob(text)
+		b, err := ch.blob(text, src)
 		if err != nil {
 			return nil, cli.RuntimeError(fmt.Errorf("%s: %w", d.Display(), err))
 		}
