@@ -17,6 +17,9 @@
 #   BENCH_QUICK=1          same as BENCH_SIZES=10 BENCH_RUNS=1
 #   BENCH_DIR=/tmp/ctxkit-bench   where generated inputs are cached
 #   CTX_BIN_DIR=DIR        use the ctx-* binaries in DIR instead of building ./cmd/...
+#   BENCH_BEFORE=DIR       also time the filters (and the pipeline, with a cold count cache)
+#                          of another build in DIR, each row after the same tool's, marked
+#                          "(before)": before and after in one run, under the same load
 #   BENCH_CORPUS=0         leave the real transcripts out (generated inputs only)
 #   BENCH_SKIP="ctx-replay"   tools left out of the table (ctx-replay replays every turn:
 #                          minutes on a 10 MB input); the pipeline rows are kept
@@ -93,9 +96,12 @@ else
 		fi
 	done
 fi
-pipeline=()
+before=${BENCH_BEFORE:-}
+if [[ -n $before && ! -d $before ]]; then log "error: BENCH_BEFORE=$before is no directory"; exit 2; fi
+pipeline=() pipeline_before=()
 for t in ctx-persist ctx-budget ctx-snip ctx-summarize ctx-trim; do
 	if [[ -x $bin/$t ]]; then pipeline+=("$bin/$t"); fi
+	if [[ -n $before && -x $before/$t ]]; then pipeline_before+=("$before/$t"); fi
 done
 tools=()
 skip=" ${BENCH_SKIP:-} "
@@ -260,8 +266,15 @@ for file in "${inputs[@]}"; do
 			row "$name" "ctx-count --tokenizer $tk" "$srss"
 		done
 	fi
+	runs_of=()
 	for t in "${tools[@]}"; do
-		cmd=("$bin/$t")
+		runs_of+=("$t:$bin")
+		if [[ -n $before ]]; then runs_of+=("$t:$before"); fi
+	done
+	for tb in "${runs_of[@]}"; do
+		t=${tb%%:*} tbin=${tb#*:}
+		[[ -x $tbin/$t ]] || continue
+		cmd=("$tbin/$t")
 		label=$t
 		if [[ $t == ctx-convert ]]; then
 			# An API document needs a target (another format's); a transcript has its own.
@@ -269,12 +282,13 @@ for file in "${inputs[@]}"; do
 			if [[ $name == openai-* ]]; then to=anthropic; fi
 			cmd+=(--to "$to") label="$t --to $to"
 		fi
+		if [[ $tbin == "${before:-}" ]]; then label+=" (before)"; fi
 		srss=""
 		if [[ -d $file ]]; then
 			measure bash -c 'each "$@"' _ "${cmd[*]}" "${files[@]}"
 		else
 			measure "${cmd[@]}" "$file"
-			if [[ $m_status == 0 ]]; then srss=$(stdin_rss "${cmd[@]}" "$file"); fi
+			if [[ $m_status == 0 && $tbin == "$bin" ]]; then srss=$(stdin_rss "${cmd[@]}" "$file"); fi
 		fi
 		row "$name" "$label" "$srss"
 	done
@@ -285,5 +299,9 @@ for file in "${inputs[@]}"; do
 		row "$name" "pipeline persist→budget→snip→summarize→trim"
 		keep_cache=1 measure bash -c '"$1" < "$6" | "$2" | "$3" | "$4" | "$5"' _ "${pipeline[@]}" "$file"
 		row "$name" "the same pipeline again (count cache warm)"
+		if (( ${#pipeline_before[@]} == 5 )); then
+			measure bash -c '"$1" < "$6" | "$2" | "$3" | "$4" | "$5"' _ "${pipeline_before[@]}" "$file"
+			row "$name" "pipeline (before)"
+		fi
 	fi
 done
