@@ -28,7 +28,9 @@
 # exit status, stdout bytes, the --stats line, the rest of stderr, and every file left in
 # the run folder (-o OUT, the offload store, anything else). The only normalisation is the
 # "time" member of the store's index.jsonl: it is the wall clock at the moment of the run
-# (store.Entry.Time, not taken from CTX_NOW), so it legitimately differs between sides.
+# (store.Entry.Time, not taken from CTX_NOW), so it legitimately differs between sides;
+# and so ctx-recall's segments (store/recall/seg-*.rix) made from it: their hash of the
+# index is blanked and their random names replaced by one made from the rest.
 #
 # Prints a summary and exits 0 when every case is identical, 1 when any differs (2 for a
 # usage or build error). Differing cases are kept, with both sides' outputs and a
@@ -294,6 +296,16 @@ run_side() {
 	if [[ -f $R/store/index.jsonl ]]; then
 		sed -i 's/"time":"[^"]*"/"time":"<TIME>"/g' "$R/store/index.jsonl"
 	fi
+	# ctx-recall's segments are named at random and hold a hash of the index.jsonl they were
+	# made from (bytes 16-23), times and all: that hash is blanked and each is named by what
+	# is left, so that the same index of the same lines compares equal.
+	local seg sum
+	for seg in "$R"/store/recall/seg-*.rix; do
+		[[ -f $seg ]] || continue
+		printf '\0\0\0\0\0\0\0\0' | dd of="$seg" bs=1 seek=16 conv=notrunc status=none
+		sum=$(sha256sum "$seg" | cut -c1-16)
+		mv "$seg" "$R/store/recall/seg-$sum.rix"
+	done
 	mv "$R" "$S/files"
 }
 

@@ -84,7 +84,12 @@ func (r *Redactor) String(s string) string {
 	if r == nil || s == "" {
 		return s
 	}
-	ms := r.Find(s)
+	return Apply(s, r.Find(s))
+}
+
+// Apply returns s with the secrets ms (Find's matches in s) replaced by their markers: what
+// String gives, for a caller that found them before; s itself when ms is empty.
+func Apply(s string, ms []Match) string {
 	if len(ms) == 0 {
 		return s
 	}

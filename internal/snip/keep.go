@@ -29,32 +29,58 @@ import (
 // gives back the text with markers where the secrets were. A marker holds nothing JSON
 // escapes, so a redacted literal or value is still valid JSON.
 func keep(rd *redact.Redactor, raw, label string, value bool) offload.Blob {
-	b := keepAsIs(raw, label, value)
-	if rd == nil {
-		return b
-	}
-	text, rawText := rd.String(b.Data), rd.String(b.RawData)
-	if text == b.Data && rawText == b.RawData {
-		return b
-	}
-	return offload.Text(text, rawText)
+	b, _ := keepFound(rd, raw, label, value)
+	return b
 }
 
+// found is where redaction found secrets in a kept text and in its original JSON (spans
+// in the unredacted texts): a plan keeps them with the hashes it names, so that writing
+// the files replaces them again (redact.Apply) without searching a second time.
+type found struct{ text, raw []redact.Match }
+
+// keepFound is keep, also returning where the secrets were.
+func keepFound(rd *redact.Redactor, raw, label string, value bool) (offload.Blob, found) {
+	b := keepAsIs(raw, label, value)
+	if rd == nil {
+		return b, found{}
+	}
+	f := found{rd.Find(b.Data), rd.Find(b.RawData)}
+	if len(f.text) == 0 && len(f.raw) == 0 {
+		return b, found{}
+	}
+	return offload.Text(redact.Apply(b.Data, f.text), redact.Apply(b.RawData, f.raw)), f
+}
+
+// keepAsIs is keep without redaction.
 func keepAsIs(raw, label string, value bool) offload.Blob {
+	k := keptText(raw, label, value)
+	if k.withRaw || k.spelledIf && !offload.Spelled(k.full, raw) {
+		return offload.Text(k.text, raw)
+	}
+	return offload.Text(k.text, "")
+}
+
+// textOf is what keep stores of a document's bytes raw, before redaction: text and
+// whether raw is kept beside it, which for a string literal whose text begins with the
+// label (full is that text) depends on its spelling: raw is kept unless it is what
+// offload.Encode makes of full (spelledIf).
+type textOf struct {
+	text, full         string
+	withRaw, spelledIf bool
+}
+
+func keptText(raw, label string, value bool) textOf {
 	if !strings.HasPrefix(raw, `"`) {
 		if value {
-			return offload.Text(raw, "")
+			return textOf{text: raw}
 		}
-		return offload.Text(partsText(raw), raw)
+		return textOf{text: partsText(raw), withRaw: true}
 	}
-	text := decode(raw)
-	if !strings.HasPrefix(text, label) {
-		return offload.Text(text, raw)
+	full := decode(raw)
+	if !strings.HasPrefix(full, label) {
+		return textOf{text: full, withRaw: true}
 	}
-	if offload.Spelled(text, raw) {
-		return offload.Text(text[len(label):], "")
-	}
-	return offload.Text(text[len(label):], raw)
+	return textOf{text: full[len(label):], full: full, spelledIf: true}
 }
 
 // decode is the text of a JSON string literal.

@@ -237,15 +237,32 @@ type change struct {
 	rd    *redact.Redactor // Options.Redact
 }
 
-// blob is what change ch keeps, read from raw, the document's bytes at its span: the same
-// files its placeholder names, or an error when the text is not what the plan read.
-func (ch *change) blob(raw string) (offload.Blob, error) {
-	b := keep(ch.rd, raw, ch.label, ch.value)
-	if keptOf(raw, b).files() != ch.kept.files() {
-		return offload.Blob{}, fmt.Errorf("the text at bytes %d-%d changed since it was read", ch.edit.Span.Start, ch.edit.Span.End)
+// blob is what change ch keeps, read from raw, the document's bytes at its span, whose
+// SHA-256 is sum: the same files its placeholder names, or an error when the text is not
+// what the plan read. The bytes the plan read (sum is its kept.src) are only decoded: what
+// the plan found (the secrets, whether the original JSON is kept, the hashes) is reused,
+// and the store checks the hashes as it writes (offload.Saver).
+func (ch *change) blob(raw string, sum [sha256.Size]byte) (offload.Blob, error) {
+	k := &ch.kept
+	var b offload.Blob
+	if sum == k.src {
+		t := keptText(raw, ch.label, ch.value)
+		b = offload.Blob{Hash: k.hash, Data: redact.Apply(t.text, k.found.text), RawHash: k.raw}
+		if k.raw != "" {
+			b.RawData = redact.Apply(raw, k.found.raw)
+		}
+		if len(b.Data) != k.size || len(b.RawData) != k.rawSize {
+			return offload.Blob{}, fmt.Errorf("internal: the text at bytes %d-%d is not the one planned", ch.edit.Span.Start, ch.edit.Span.End)
+		}
+	} else {
+		var f found
+		b, f = keepFound(ch.rd, raw, ch.label, ch.value)
+		if keptOf(raw, b, f).files() != k.files() {
+			return offload.Blob{}, fmt.Errorf("the text at bytes %d-%d changed since it was read", ch.edit.Span.Start, ch.edit.Span.End)
+		}
 	}
 	m := ch.meta
-	m.Hash, m.Bytes, m.Lines, m.Raw = b.Meta.Hash, b.Meta.Bytes, b.Meta.Lines, b.Meta.Raw
+	m.Hash, m.Bytes, m.Lines, m.Raw = b.Hash, len(b.Data), offload.LineCount(b.Data), b.RawHash
 	b.Meta = m
 	return b, nil
 }
@@ -262,7 +279,8 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, []offload.Blo
 		ch := &changes[i]
 		edits = append(edits, ch.edit)
 		if ch.kept.hash != "" {
-			b, err := ch.blob(t.Slice(ch.edit.Span))
+			raw := t.Slice(ch.edit.Span)
+			b, err := ch.blob(raw, sha256.Sum256([]byte(raw)))
 			if err != nil {
 				panic("snip: " + err.Error()) // the plan read this very text
 			}
@@ -309,11 +327,14 @@ type facts struct {
 // re-encoding that text would not give the document's bytes back, the original JSON. src
 // is the SHA-256 of the document's bytes they were made from, size and rawSize their
 // lengths: when the same bytes come to be written and both files are stored already
-// (offload.Saver.Stored), they are referenced without being made again (keepIn).
+// (offload.Saver.Stored), they are referenced without being made again (keepIn); when
+// they are not, the files are made from the bytes with what the plan found (found: the
+// secrets redacted), not found again (change.blob).
 type kept struct {
 	hash, raw     string
 	src           [sha256.Size]byte
 	size, rawSize int
+	found         found
 }
 
 // files is what the placeholder names.
@@ -335,9 +356,10 @@ func (k kept) at(dir string) string {
 // rawNote precedes the hash of a kept original JSON in a placeholder.
 const rawNote = "; original JSON: sha256:"
 
-// keptOf is where blob b, made from the document's bytes raw, keeps them.
-func keptOf(raw string, b offload.Blob) kept {
-	return kept{hash: b.Hash, raw: b.RawHash, src: sha256.Sum256([]byte(raw)), size: len(b.Data), rawSize: len(b.RawData)}
+// keptOf is where blob b, made from the document's bytes raw with the secrets f redacted,
+// keeps them.
+func keptOf(raw string, b offload.Blob, f found) kept {
+	return kept{hash: b.Hash, raw: b.RawHash, src: sha256.Sum256([]byte(raw)), size: len(b.Data), rawSize: len(b.RawData), found: f}
 }
 
 // factsOf reads the facts of block b of t (a call or a result).
@@ -362,7 +384,8 @@ func factsOf(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.
 		}
 		if o.Store != "" && !f.cleared && !f.content.IsZero() {
 			raw := t.Slice(f.content)
-			f.kept = keptOf(raw, keep(o.Redact, raw, f.label, false))
+			b, secrets := keepFound(o.Redact, raw, f.label, false)
+			f.kept = keptOf(raw, b, secrets)
 		}
 	}
 	return f
@@ -797,7 +820,8 @@ func inputStub(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, 
 		return "", kept{}, 0, false
 	}
 	if dir != "" {
-		in = keptOf(raw, keep(rd, raw, "", b.BodyJSON))
+		kb, secrets := keepFound(rd, raw, "", b.BodyJSON)
+		in = keptOf(raw, kb, secrets)
 	}
 	at := in.at(dir)
 	if b.BodyJSON {

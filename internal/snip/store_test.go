@@ -2,6 +2,7 @@ package snip
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -381,5 +382,71 @@ func TestKeepRedacts(t *testing.T) {
 		if plain := keep(nil, c.raw, "", c.value); !strings.Contains(plain.Data+plain.RawData, key) {
 			t.Errorf("%s: without a redactor the text changed: %q", c.name, plain.Data)
 		}
+	}
+}
+
+// TestBlobReusesPlan: the files a cleared text is written to are made with what the plan
+// found in its bytes (the secrets, the spelling, the hashes), not found again: a change
+// whose redactor is taken away still writes the redacted files its placeholder names. Bytes
+// other than the plan read are worked out again and refused.
+func TestBlobReusesPlan(t *testing.T) {
+	const key = "ghp_Zx9Qm2Lp7Rt4Vw8Ny3Kb6Hs1Jd5Fg0AcQwEr"
+	doc := anthropicDoc(
+		step{tool: "Bash", input: `{"command":"curl -H 'Authorization: token ` + key + `' ` + big("https://api.github.com/x") + `"}`, result: big("GITHUB_TOKEN=" + key)},
+		step{tool: "Bash", input: `{"command":"ls"}`, result: big("a.go\tb.go")},
+		bash("make"), bash("make test"), bash("make lint"),
+	)
+	// A literal spelled otherwise than offload.Encode spells it keeps its original JSON.
+	doc = strings.Replace(doc, `a.go\tb.go`, `a.go\u0009b.go`, 1)
+	tr, err := transcript.Parse([]byte(doc), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := rules()
+	o.Store, o.Redact, o.ClearInputs, o.Keep = storeDir, redact.New(), true, 1
+	o.Counter = estimate()
+	o.Tokens = measure.Total(tr, o.Counter)
+	o.Effective = o.Tokens / 10 // far above the trigger: every old result goes
+	changes, _ := plan(tr, o, func(b *transcript.Block) facts { return factsOf(tr, b, o, o.Counter) })
+	var secret, raw, input int
+	for i := range changes {
+		ch := changes[i]
+		if ch.kept.hash == "" {
+			continue
+		}
+		text := tr.Slice(ch.edit.Span)
+		want := keep(o.Redact, text, ch.label, ch.value)
+		ch.rd = nil // found nothing, were it asked
+		got, err := ch.blob(text, sha256.Sum256([]byte(text)))
+		if err != nil {
+			t.Fatalf("change %d: %v", i, err)
+		}
+		if got.Hash != want.Hash || got.Data != want.Data || got.RawHash != want.RawHash || got.RawData != want.RawData {
+			t.Errorf("change %d: blob %s %q raw %s, want %s %q raw %s", i, got.Hash, got.Data, got.RawHash, want.Hash, want.Data, want.RawHash)
+		}
+		if got.Meta.Hash != want.Hash || got.Meta.Bytes != len(want.Data) || got.Meta.Lines != want.Meta.Lines || got.Meta.Raw != want.RawHash {
+			t.Errorf("change %d: index line %+v", i, got.Meta)
+		}
+		if strings.Contains(got.Data+got.RawData, key) {
+			t.Errorf("change %d keeps the key", i)
+		}
+		if len(ch.kept.found.text) > 0 {
+			secret++
+		}
+		if got.RawHash != "" {
+			raw++
+		}
+		if ch.meta.Input {
+			input++
+		}
+		other := strings.Replace(text, "b.go", "c.go", 1)
+		if other != text {
+			if _, err := ch.blob(other, sha256.Sum256([]byte(other))); err == nil || !strings.Contains(err.Error(), "changed since it was read") {
+				t.Errorf("change %d: other bytes: %v", i, err)
+			}
+		}
+	}
+	if secret < 2 || raw == 0 || input == 0 {
+		t.Fatalf("the document does not test what it should: %d texts with a secret, %d with their JSON, %d inputs", secret, raw, input)
 	}
 }

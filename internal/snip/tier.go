@@ -160,8 +160,8 @@ func (k *keeper) edit(i int, text string) ([]transcript.Edit, error) {
 	}
 	// The same bytes as the plan read, whose files are stored already: referenced,
 	// neither decoded, redacted and hashed again nor written.
-	kp := ch.kept
-	if kp.src == sha256.Sum256([]byte(text)) {
+	kp, src := ch.kept, sha256.Sum256([]byte(text))
+	if kp.src == src {
 		stored, err := k.sv.Stored(kp.hash, kp.size, kp.raw, kp.rawSize)
 		if err != nil {
 			return nil, &storeError{err}
@@ -170,7 +170,7 @@ func (k *keeper) edit(i int, text string) ([]transcript.Edit, error) {
 			return []transcript.Edit{ch.edit}, nil
 		}
 	}
-	b, err := ch.blob(text)
+	b, err := ch.blob(text, src)
 	if err != nil {
 		return nil, err
 	}
