@@ -1,10 +1,12 @@
 package snip
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -131,4 +133,45 @@ func keptIn(re *regexp.Regexp, text string) (k kept, ok bool, err error) {
 		return kept{}, false, fmt.Errorf("%w: %w", errMalformed, err)
 	}
 	return kept{hash: h, raw: m[2]}, true, nil
+}
+
+// KeptMemo remembers what factsOf kept of each result, by its bytes and label, for the
+// plans of one tier over a conversation's requests: each request holds the results of the
+// one before, and naming their stored files (decoding, redacting, hashing) was most of
+// a turn's ctx-snip. Safe for concurrent plans; bounded by maxKept results, forgotten
+// all at once past it.
+type KeptMemo struct {
+	mu   sync.Mutex
+	kept map[keptKey]kept
+}
+
+type keptKey struct {
+	src   [sha256.Size]byte
+	label string
+}
+
+const maxKept = 50_000
+
+// of is what is kept of raw under label: remembered, else read by read and remembered.
+// A nil memo reads it every time.
+func (m *KeptMemo) of(raw, label string, read func() kept) kept {
+	if m == nil {
+		return read()
+	}
+	key := keptKey{sha256.Sum256([]byte(raw)), label}
+	m.mu.Lock()
+	k, ok := m.kept[key]
+	m.mu.Unlock()
+	if ok {
+		return k
+	}
+	k = read()
+	key.label = strings.Clone(label) // not a slice of the document
+	m.mu.Lock()
+	if m.kept == nil || len(m.kept) >= maxKept {
+		m.kept = make(map[keptKey]kept, 1024)
+	}
+	m.kept[key] = k
+	m.mu.Unlock()
+	return k
 }

@@ -174,6 +174,7 @@ func New(args []string, getenv func(string) string) (pipeline.Tier, error) {
 	if o.Redact, err = c.Redactor(); err != nil {
 		return nil, err
 	}
+	o.Kept = &KeptMemo{} // the tier plans request after request: what it kept, it knows
 	return &Tier{O: o, M: m, Dir: f.Store, NoStore: f.NoStore, Getenv: getenv}, nil
 }
 

@@ -88,6 +88,10 @@ type Options struct {
 	// Redact, when set, redacts what is kept in the store (DESIGN §4.11); the placeholder
 	// names the redacted file.
 	Redact *redact.Redactor
+	// Kept, when set, remembers what was kept of each result from one document to the
+	// next (a tier that plans a conversation request after request): a result read before
+	// is not decoded, redacted and hashed again. nil reads each.
+	Kept *KeptMemo
 	// Tools adds tool names to the built-in reads and searches.
 	Tools Tools
 	// Counter measures tokens; nil means the estimate.
@@ -384,8 +388,10 @@ func factsOf(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.
 		}
 		if o.Store != "" && !f.cleared && !f.content.IsZero() {
 			raw := t.Slice(f.content)
-			b, secrets := keepFound(o.Redact, raw, f.label, false)
-			f.kept = keptOf(raw, b, secrets)
+			f.kept = o.Kept.of(raw, f.label, func() kept {
+				b, secrets := keepFound(o.Redact, raw, f.label, false)
+				return keptOf(raw, b, secrets)
+			})
 		}
 	}
 	return f
