@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 
 	"github.com/ctxkit/ctxkit/internal/convstate"
 	"github.com/ctxkit/ctxkit/internal/repair"
@@ -129,7 +128,7 @@ func FuzzStateRebuild(f *testing.F) {
 			} else {
 				want = cur[len(orig)+i-len(sent)].Raw
 			}
-			if noMarkers(m) != noMarkers(want) {
+			if unmarked(m) != unmarked(want) {
 				t.Fatalf("message %d sent is\n%s\nnot\n%s", i, m, want)
 			}
 		}
@@ -148,20 +147,4 @@ func FuzzStateRebuild(f *testing.F) {
 			}
 		}
 	})
-}
-
-// noMarkers is a message without the cache_control markers of its content blocks.
-func noMarkers(raw string) string {
-	if !strings.Contains(raw, `"cache_control"`) {
-		return raw
-	}
-	blocks := gjson.Get(raw, "content").Array()
-	for j := len(blocks) - 1; j >= 0; j-- {
-		if blocks[j].Get("cache_control").Exists() {
-			if out, err := sjson.Delete(raw, "content."+strconv.Itoa(j)+".cache_control"); err == nil {
-				raw = out
-			}
-		}
-	}
-	return raw
 }
