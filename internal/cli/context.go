@@ -296,7 +296,7 @@ func pathReason(err error) error {
 //     stdin); when out is byte-identical to in.Data the file is not touched,
 //     so its mtime stays;
 //   - with -o FILE it writes FILE;
-//   - else it writes to Stdout, indented by [PrettyJSON] when stdout is a
+//   - else it writes to Stdout, indented by [prettyJSON] when stdout is a
 //     terminal (piped output stays byte-exact).
 //
 // File writes are atomic: the bytes go to a synced temp file beside the
@@ -318,7 +318,7 @@ func (c *Context) writeDocument(in Input, out []byte) error {
 		return c.stage(c.Common.Output, out)
 	}
 	if c.StdoutTTY {
-		out = PrettyJSON(out)
+		out = prettyJSON(out)
 	}
 	if h, ok := c.Stdout.(*heldOutput); ok {
 		h.hold(out) // by reference: a 100 MB document is not copied again
@@ -474,11 +474,11 @@ func syncDir(dir string) {
 	}
 }
 
-// PrettyJSON indents a JSON document for a human reader. A JSONL document
+// prettyJSON indents a JSON document for a human reader. A JSONL document
 // (one value a line) has each line indented on its own. Lines that are not
 // valid JSON, and an input that is neither, are left as they are. String
 // contents are not re-escaped.
-func PrettyJSON(b []byte) []byte {
+func prettyJSON(b []byte) []byte {
 	if json.Valid(b) {
 		var buf bytes.Buffer
 		json.Indent(&buf, b, "", "  ") // cannot fail: b is valid

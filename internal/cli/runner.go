@@ -49,9 +49,9 @@ type Tool struct {
 // Args names a tool's positional arguments (Tool.Args).
 type Args struct{ Name, Help string }
 
-// Arguer is a grammar whose file arguments mean something else: [Command] copies its
+// arguer is a grammar whose file arguments mean something else: [Command] copies its
 // Args into [Tool.Args].
-type Arguer interface{ FileArgs() Args }
+type arguer interface{ FileArgs() Args }
 
 // Example is one command line of a tool's --help.
 type Example struct {
@@ -59,13 +59,13 @@ type Example struct {
 	Command string // the command line, as typed in a shell
 }
 
-// Exampler is a grammar that has examples for --help: [Command] copies them into
+// exampler is a grammar that has examples for --help: [Command] copies them into
 // [Tool.Examples].
-type Exampler interface{ Examples() []Example }
+type exampler interface{ Examples() []Example }
 
-// Omitter is a grammar that names the Common flags its tool does not take: [Command]
+// omitter is a grammar that names the Common flags its tool does not take: [Command]
 // copies them into [Tool.Omit].
-type Omitter interface{ OmitCommon() []string }
+type omitter interface{ OmitCommon() []string }
 
 // Command describes a tool whose flags are an F, which embeds Common: a fresh F for each
 // call, handed to run with the run's Context.
@@ -74,13 +74,13 @@ func Command[F any](name, summary, help string, run func(*Context, *F) error) *T
 	t := &Tool{Name: name, Summary: summary, Help: help, Grammar: f, Run: func(c *Context) error { return run(c, f) }}
 	// Methods of the grammar, not arguments, so that a tool adds its examples in a file of
 	// its own without touching the line that builds its Tool.
-	if e, ok := any(f).(Exampler); ok {
+	if e, ok := any(f).(exampler); ok {
 		t.Examples = e.Examples()
 	}
-	if o, ok := any(f).(Omitter); ok {
+	if o, ok := any(f).(omitter); ok {
 		t.Omit = o.OmitCommon()
 	}
-	if a, ok := any(f).(Arguer); ok {
+	if a, ok := any(f).(arguer); ok {
 		args := a.FileArgs()
 		t.Args = &args
 	}

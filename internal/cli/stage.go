@@ -18,13 +18,13 @@ type Measures = pipeline.Measures
 // pipeline (a dry run, a report, --restore...): the pipeline runs its command instead.
 var ErrNotATier = errors.New("not a pipeline tier: run as a command")
 
-// StageMeasuring is how a tier whose command line Configure read measures a document in
+// stageMeasuring is how a tier whose command line Configure read measures a document in
 // an in-process pipeline, and reads it: the window and overhead its Common flags choose,
 // and the reading flags a pipeline's document must have been read with for the tier to
 // plan it (else its command runs: pipeline.Stage). A command line that writes somewhere
 // of its own (-o, -i, files, --latest, --redact) or counts through the API is not a tier
 // (ErrNotATier).
-func StageMeasuring(c *Context) (pipeline.Measuring, error) {
+func stageMeasuring(c *Context) (pipeline.Measuring, error) {
 	f := c.Common
 	var m pipeline.Measuring
 	if f.Tokenizer == "api" || f.Output != "" || f.InPlace || f.Redact || f.Latest || len(f.Files) > 0 {
@@ -40,18 +40,18 @@ func StageMeasuring(c *Context) (pipeline.Measuring, error) {
 		m.Choice.Reserve = &r
 	}
 	m.Overhead = f.Overhead.Int()
-	m.Reading = pipeline.Reading{Format: format, Path: f.Path, Sidechains: f.Sidechains, Tokenizer: TokenizerName(f.Tokenizer)}
+	m.Reading = pipeline.Reading{Format: format, Path: f.Path, Sidechains: f.Sidechains, Tokenizer: tokenizerName(f.Tokenizer)}
 	return m, nil
 }
 
 // ConfigureStage reads a tier's command line for an in-process pipeline: Configure, then
-// the tier's flags (tool's Grammar, an *F) and how it measures (StageMeasuring).
+// the tier's flags (tool's Grammar, an *F) and how it measures (stageMeasuring).
 func ConfigureStage[F any](tool *Tool, args []string, getenv func(string) string) (*F, *Context, pipeline.Measuring, error) {
 	c, err := Configure(tool, args, getenv)
 	if err != nil {
 		return nil, nil, pipeline.Measuring{}, err
 	}
-	m, err := StageMeasuring(c)
+	m, err := stageMeasuring(c)
 	if err != nil {
 		return nil, nil, m, err
 	}
@@ -62,8 +62,8 @@ func ConfigureStage[F any](tool *Tool, args []string, getenv func(string) string
 	return f, c, m, nil
 }
 
-// TokenizerName is a --tokenizer value as a pipeline compares them: "" is "auto".
-func TokenizerName(name string) string {
+// tokenizerName is a --tokenizer value as a pipeline compares them: "" is "auto".
+func tokenizerName(name string) string {
 	if name == "" {
 		return "auto"
 	}
@@ -72,7 +72,7 @@ func TokenizerName(name string) string {
 
 // Tokenizer is the run's --tokenizer as an in-process pipeline compares them
 // (pipeline.Env.Tokenizer).
-func (c *Context) Tokenizer() string { return TokenizerName(c.Common.Tokenizer) }
+func (c *Context) Tokenizer() string { return tokenizerName(c.Common.Tokenizer) }
 
 // PipeEnv is what an in-process pipeline's documents are counted with in this run: its
 // --tokenizer's counter (Counter) for each format and model, made once; Flush writes what
