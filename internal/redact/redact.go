@@ -144,7 +144,7 @@ func (r *Redactor) find(s string) []Match {
 	w := t.w
 	var ms []Match
 	mark := func(start, end int, kind string) {
-		if start >= end {
+		if start >= end || escapedAt(s, start) {
 			return
 		}
 		for i := start; i < end; i++ {
@@ -180,6 +180,22 @@ func (r *Redactor) find(s string) []Match {
 	}
 	sortMatches(ms)
 	return ms
+}
+
+// escapedAt reports whether the byte at i is the letter of a backslash escape (an odd run
+// of backslashes before it, and a letter JSON escapes with: \n, \t, \u...): a secret
+// does not start there. In a JSON string literal "\npm_..." is a line break and "pm_...";
+// a match from its "n" would leave the backslash to escape the marker's "[", which no
+// longer parses.
+func escapedAt(s string, i int) bool {
+	if i == 0 || !strings.ContainsRune(`"\/bfnrtu`, rune(s[i])) {
+		return false
+	}
+	n := 0
+	for j := i - 1; j >= 0 && s[j] == '\\'; j-- {
+		n++
+	}
+	return n%2 == 1
 }
 
 func sortMatches(ms []Match) {
