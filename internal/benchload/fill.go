@@ -1,30 +1,38 @@
 package benchload
 
-import "os"
+import (
+	"os"
 
-// Fill writes size bytes to path over and over, never syncing, until stop closes; it
-// removes path and closes done when it ends.
-func Fill(path string, size int64, stop <-chan struct{}, done chan<- struct{}) {
+	"github.com/ctxkit/ctxkit/internal/safefile"
+)
+
+// Fill writes files of size bytes in dir over and over, never syncing, until stop closes;
+// each is a new owner-only file (safefile.CreateTemp: never a name planted there), removed
+// once written. done closes when it ends.
+func Fill(dir string, size int64, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	defer os.Remove(path)
 	chunk := make([]byte, 4<<20)
 	for {
-		f, err := os.Create(path)
+		f, err := safefile.CreateTemp(dir, "neighbour-", "")
 		if err != nil {
 			return
 		}
-		for n := int64(0); n < size; n += int64(len(chunk)) {
+		stopped := false
+		for n := int64(0); n < size && !stopped; n += int64(len(chunk)) {
 			select {
 			case <-stop:
-				f.Close()
-				return
+				stopped = true
+				continue
 			default:
 			}
 			if _, err := f.Write(chunk); err != nil {
-				f.Close()
-				return
+				stopped = true
 			}
 		}
 		f.Close()
+		os.Remove(f.Name())
+		if stopped {
+			return
+		}
 	}
 }

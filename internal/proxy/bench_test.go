@@ -182,7 +182,7 @@ func BenchmarkAddedLatencyWritingStore(b *testing.B) {
 			b.Fatalf("PROXY_BENCH_NEIGHBOUR=%q: want a size like 1GB", size)
 		}
 		stop, done := make(chan struct{}), make(chan struct{})
-		go benchload.Fill(filepath.Join(dir, "neighbour"), int64(n)<<30, stop, done)
+		go benchload.Fill(dir, int64(n)<<30, stop, done)
 		defer func() { close(stop); <-done }()
 		time.Sleep(500 * time.Millisecond)
 	}

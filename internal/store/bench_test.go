@@ -39,7 +39,7 @@ func BenchmarkCommitWhileWriting(b *testing.B) {
 		}
 		stop := make(chan struct{})
 		done := make(chan struct{})
-		go benchload.Fill(filepath.Join(dir, "neighbour"), int64(n)<<30, stop, done)
+		go benchload.Fill(dir, int64(n)<<30, stop, done)
 		defer func() { close(stop); <-done }()
 		time.Sleep(500 * time.Millisecond) // let the dirty pages pile up
 	}
