@@ -89,6 +89,7 @@ func BenchmarkAddedLatency(b *testing.B) {
 			b.Run(size.name+"/"+mode.name, func(b *testing.B) {
 				srv, px, _ := proxyFor(b, up.URL, mode.pipe, b.TempDir())
 				srv.Log, srv.Stats = nil, nil
+				srv.Store = srv.Env["CTX_STORE"] // as ctx-proxy runs: the store synced after the response
 				var handler []time.Duration
 				var mu sync.Mutex
 				srv.Log = writerFunc(func(p []byte) (int, error) {
@@ -148,6 +149,7 @@ func BenchmarkRewrite(b *testing.B) {
 	for _, mode := range []struct{ name, pipe string }{{"pipeline-off", ""}, {"pipeline-on", replay.DefaultPipe}} {
 		b.Run(mode.name, func(b *testing.B) {
 			s, _, _ := proxyFor(b, "http://127.0.0.1:1", mode.pipe, b.TempDir())
+			s.Store = s.Env["CTX_STORE"] // as ctx-proxy runs: the store synced after the response
 			r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
 			s.rewrite(r, transcript.Anthropic, body)
 			b.ResetTimer()
@@ -275,13 +277,14 @@ func (g generated) marked(n int) []byte {
 	return []byte(g.head + "[" + strings.Join(msgs, ",") + "]" + g.tail)
 }
 
-// BenchmarkTurn is the proxy's whole work on one request with no pipeline (rewrite, then
-// the finish step's counts and state write that follow the response), at 200K and 1M
-// tokens: a conversation's first request, and a request that extends the one before by two
+// BenchmarkTurn is the proxy's whole work on one request (rewrite, then the finish step's
+// counts, store sync and state write that follow the response), at 200K and 1M tokens: a
+// conversation's first request, and a request that extends the one before by two
 // messages, as a client sends them (extending: no cache_control marker; marked: the
-// newest message marked, as Claude Code does). ns/op is the time it takes, disk syncs
-// included (the finish step's run after the response); cpu-ms/op the process's CPU time
-// for it. parse is the reference for a first request: one transcript.Parse of it.
+// newest message marked, as Claude Code does), with no pipeline and with the default one
+// (-tiers). ns/op is the time it takes, disk syncs included (the finish step's run after
+// the response); cpu-ms/op the process's CPU time for it. parse is the reference for a
+// first request: one transcript.Parse of it.
 func BenchmarkTurn(b *testing.B) {
 	for _, size := range []struct {
 		name   string
@@ -324,10 +327,11 @@ func BenchmarkTurn(b *testing.B) {
 			name string
 			body func(int) []byte
 			pipe string
-		}{{"extending", g.body, ""}, {"marked", g.marked, ""}, {"marked-tiers", g.marked, replay.DefaultPipe}} {
+		}{{"extending", g.body, ""}, {"marked", g.marked, ""}, {"extending-tiers", g.body, replay.DefaultPipe}, {"marked-tiers", g.marked, replay.DefaultPipe}} {
 			b.Run(size.name+"/"+kind.name, func(b *testing.B) {
 				s, _, _ := proxyFor(b, "http://127.0.0.1:1", kind.pipe, b.TempDir())
 				s.Log, s.Stats = nil, nil
+				s.Store = s.Env["CTX_STORE"] // as ctx-proxy runs: the store synced after the response
 				r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
 				r.Header.Set("X-Claude-Code-Session-Id", kind.name)
 				b.ReportAllocs()
