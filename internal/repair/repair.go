@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/transcript"
 	"github.com/tidwall/gjson"
@@ -422,9 +423,17 @@ func quoteID(id string) string {
 }
 
 // nonEmpty reports whether a text block has text the API accepts (not only white space).
+// (What Check reads of a document, SameProblems compares: keep them in step.)
 func (f *fixer) nonEmpty(b *transcript.Block) bool {
 	if b.Kind != transcript.Text || b.BodyJSON {
 		return true
+	}
+	// A literal that opens with a printable ASCII character other than an escape holds
+	// text, which TrimSpace keeps: decided without decoding the text (most texts).
+	if raw := f.t.Slice(b.Body); len(raw) > 2 && raw[0] == '"' {
+		if c := raw[1]; c > ' ' && c < utf8.RuneSelf && c != '\\' {
+			return true
+		}
 	}
 	return strings.TrimSpace(f.t.BodyText(b)) != ""
 }
