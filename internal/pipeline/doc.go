@@ -105,13 +105,19 @@ func New(raw []byte, o transcript.Options, env *Env, clock Clock) (*Doc, error) 
 
 // NewFrom is New for raw, a later version of prev's document (the next request of a
 // conversation, which extends the one the pipeline sent before): what raw holds of prev's
-// messages is neither parsed nor counted again. prev may be nil.
+// messages is neither parsed nor counted again. prev may be nil. raw that is prev's own
+// bytes (the same slice: a caller that read the document first) is prev's document again,
+// its parse and counts shared.
 func NewFrom(prev *Doc, raw []byte, o transcript.Options, env *Env, clock Clock) (*Doc, error) {
 	var pt *transcript.Transcript
 	if prev != nil && prev.read.Format == o.Format && prev.read.Path == o.Path && prev.read.Sidechains == o.Sidechains {
 		pt = prev.T
 	} else {
 		prev = nil
+	}
+	if prev != nil && prev.env == env && sameSlice(raw, prev.Raw) {
+		return &Doc{Raw: raw, T: prev.T, Opts: prev.Opts, Clock: clock, env: env, read: o,
+			counter: prev.counter, base: prev.base, from: prev.from}, nil
 	}
 	t, err := reparse(pt, raw, o)
 	if err != nil {
@@ -128,6 +134,11 @@ func NewFrom(prev *Doc, raw []byte, o transcript.Options, env *Env, clock Clock)
 		}
 	}
 	return d, nil
+}
+
+// sameSlice reports whether a and b are one slice of memory.
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // Counter is the document's token counter.

@@ -104,6 +104,43 @@ func TestNoEditsKeepTheDoc(t *testing.T) {
 	}
 }
 
+// A Doc made from another's own bytes (a caller that parsed the document to check it
+// before running the stages) shares its parse and counts, under its own clock.
+func TestNewFromTheSameBytes(t *testing.T) {
+	raw := generate(t, "anthropic", 60_000)
+	_, e, counted := env(t, map[string]string{})
+	d, err := pipeline.New(raw, transcript.Options{}, e, pipeline.Clock{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := still{}.Measuring()
+	want, err := d.Tokens(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := counted.Load()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	again, err := pipeline.NewFrom(d, raw, transcript.Options{}, e, pipeline.Clock{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := again.Tokens(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.T != d.T || got != want || counted.Load() != first || !again.Clock.Now.Equal(now) {
+		t.Errorf("parse shared %v, tokens %d (want %d), counted %d texts again, clock %v", again.T == d.T, got, want, counted.Load()-first, again.Clock.Now)
+	}
+	// A copy of the bytes is read from d, as a next request is.
+	copied, err := pipeline.NewFrom(d, bytes.Clone(raw), transcript.Options{}, e, pipeline.Clock{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copied.T == d.T {
+		t.Error("a copy of the bytes took the parse of the original")
+	}
+}
+
 // tierArgs are, for each tier, command lines that make it act on the generated documents
 // below, and one left at its defaults.
 var tierArgs = map[string][][]string{

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -347,11 +349,15 @@ func BenchmarkTurn(b *testing.B) {
 					body := kind.body(base + 2*(k+1))
 					b.StartTimer()
 					start := benchload.CPUTime()
-					rec, p := s.rewrite(r, transcript.Anthropic, body)
-					if rec.Fallback != "" || !rec.Extended {
-						b.Fatalf("fallback %q, extended %v", rec.Fallback, rec.Extended)
-					}
-					s.finish(rec, p)
+					// Labelled, so that a -cpuprofile tells the timed requests from the
+					// untimed first ones (pprof -tagfocus turn=timed).
+					pprof.Do(context.Background(), pprof.Labels("turn", "timed"), func(context.Context) {
+						rec, p := s.rewrite(r, transcript.Anthropic, body)
+						if rec.Fallback != "" || !rec.Extended {
+							b.Fatalf("fallback %q, extended %v", rec.Fallback, rec.Extended)
+						}
+						s.finish(rec, p)
+					})
 					cpu += benchload.CPUTime() - start
 				}
 				b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")

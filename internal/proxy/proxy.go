@@ -96,7 +96,7 @@ type Server struct {
 	// Each conversation's last request, for its next one to be read from: the
 	// pipeline's output, and the client's body as parsed to check the output by.
 	docs    lastOf[*pipeline.Doc]
-	clients lastOf[*transcript.Transcript]
+	clients lastOf[clientMemo]
 }
 
 // ErrStopped is the cause the server's base context is cancelled with when it stops with

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -81,10 +82,11 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 			st = nil
 		}
 	}
-	client := &clientBody{format: format, body: body, msgs: cur, prev: s.clients.take(key)}
+	memo := s.clients.take(key)
+	client := &clientBody{format: format, body: body, msgs: cur, prev: memo.t, formed: memo.formed, later: st != nil}
 	defer func() {
-		if t := cmp.Or(client.t, client.prev); t != nil {
-			s.clients.put(key, t)
+		if t := cmp.Or(client.t, client.prev); t != nil || client.formed != nil {
+			s.clients.put(key, clientMemo{t, client.formed})
 		}
 	}()
 	built := body
@@ -108,6 +110,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		}
 	}
 	refused := false
+	var inCheck func(*transcript.Transcript) error // holds the rebuilt request, when the pipeline has read it
 	var marks []int // the messages of sentMsgs that hold a marker (Anthropic), once known
 	marked := false
 	if st != nil && extends(st.Orig, hashes) {
@@ -138,7 +141,13 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		// send a request the client's would not have been.
 		err := oneValueEach(st.Sent, st.Valid)
 		if err == nil && !rebuiltHolds(format, body, sc, raws, len(st.Orig), st) {
-			err = client.holds(rebuilt, nil)
+			if s.Pipe != nil {
+				// Held once the pipeline has read it (its first Doc), which then is not
+				// read twice; refused, nothing is piped.
+				inCheck = func(t *transcript.Transcript) error { return client.holds(rebuilt, t, raws) }
+			} else {
+				err = client.holds(rebuilt, nil, raws)
+			}
 		}
 		if err != nil {
 			rec.Fallback = "state: the rebuilt request " + err.Error()
@@ -154,9 +163,31 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	sent := built
 	var outScan *scanned // the pipeline's output, read
 	if s.Pipe != nil && !refused {
-		out, fired, err := s.pipe(r, key, format, built, s.clock(st, body), client)
+		out, outT, fired, err := s.pipe(r, key, format, built, s.clock(st, body), inCheck)
+		var osc scanned
+		var outMsgs []string
+		if err == nil {
+			// The output read against the messages piped in: those the tiers left as they
+			// were are compared, not read again.
+			in := sentMsgs
+			var ok bool
+			if osc, ok = scanBody(out, format, func(string) [][]string { return [][]string{in} }); ok {
+				outMsgs = make([]string, len(osc.msgs))
+				for i, m := range osc.msgs {
+					outMsgs[i] = m.Raw
+				}
+			}
+			if err = client.holds(out, outT, outMsgs); err != nil {
+				err = fmt.Errorf("pipeline output %w", err)
+			}
+		}
 		if err != nil {
-			rec.Fallback = err.Error()
+			var no *refusal
+			if errors.As(err, &no) {
+				rec.Fallback = "state: the rebuilt request " + no.err.Error()
+			} else {
+				rec.Fallback = err.Error()
+			}
 			sent = body
 			rec.Extended, marked = false, false
 			sentMsgs = sentMsgs[:0]
@@ -166,15 +197,9 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		} else {
 			sent, rec.Tiers = out, fired
 			marked = false
-			// The output read against the messages piped in: those the tiers left as they
-			// were are compared, not read again.
-			in := sentMsgs
-			if osc, ok := scanBody(sent, format, func(string) [][]string { return [][]string{in} }); ok {
+			if outMsgs != nil {
 				outScan = &osc
-				sentMsgs = make([]string, len(osc.msgs))
-				for i, m := range osc.msgs {
-					sentMsgs[i] = m.Raw
-				}
+				sentMsgs = outMsgs
 			} else {
 				sentMsgs = nil
 				for _, m := range gjson.GetBytes(sent, arrayKey(format)).Array() {
@@ -473,11 +498,18 @@ func conversationKey(r *http.Request, top topFields, format transcript.Format, c
 	return string(format) + ":" + convstate.Hash(top.system + "\n" + first)[:20]
 }
 
-// pipe runs the pipeline on in (the client's body, or the one rebuilt on the state) and
-// checks what it gives back against the client's body: a document of the same format whose
-// messages are well formed and that breaks none of ctx-repair's rules the client's kept.
-func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in []byte, clock map[string]string, client *clientBody) ([]byte, []replay.Firing, error) {
-	env := make(map[string]string, len(s.Env)+len(clock)+2)
+// refusal is the request rebuilt on the state refused before it was piped (inCheck).
+type refusal struct{ err error }
+
+func (e *refusal) Error() string { return "state: the rebuilt request " + e.err.Error() }
+
+// pipe runs the pipeline on in (the client's body, or the one rebuilt on the state) at
+// the time clock says, and returns its output, the output parsed when the pipeline parsed
+// it as the format (nil: not known), and the tiers that fired. inCheck, when set, holds in
+// to the client's body before anything is piped, given in parsed when the in-process
+// pipeline reads it (nil otherwise); its error comes back as a *refusal.
+func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in []byte, clock pipeline.Clock, inCheck func(*transcript.Transcript) error) ([]byte, *transcript.Transcript, []replay.Firing, error) {
+	env := make(map[string]string, len(s.Env)+5)
 	for k, v := range s.Env {
 		env[k] = v
 	}
@@ -492,7 +524,7 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 	// command), made once from the server's environment; a request whose summaries the
 	// upstream writes makes its own (its backend and credential are the request's).
 	tiers, tiersErr := s.Pipe.Tiers(replay.StageEnv(getenv, maps.Clone(env)))
-	for k, v := range clock {
+	for k, v := range clockEnv(clock) { // for the stages that run as their commands
 		env[k] = v
 	}
 	timeout := s.Timeout
@@ -510,9 +542,38 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 		}
 	}
 	if tiersErr != nil {
-		return nil, nil, fmt.Errorf("pipeline: %w", tiersErr)
+		return nil, nil, nil, fmt.Errorf("pipeline: %w", tiersErr)
 	}
 	env["CTX_FORMAT"] = string(format)
+	lookup := replay.StageEnv(getenv, env)
+	reading := transcript.Options{Format: format, Path: lookup("CTX_PATH"), Sidechains: lookup("CTX_SIDECHAINS") == "true"}
+	// The conversation's last request as the pipeline sent it, when kept: what this one
+	// holds of it is neither parsed nor counted again (its counts only when the same tiers
+	// counted them: not under --summarizer upstream's per-request tiers).
+	var seed *pipeline.Doc
+	if tiers != nil {
+		seed = s.docs.take(key)
+	}
+	if inCheck != nil {
+		// in is held before anything is piped; the in-process pipeline's first Doc is its
+		// parse, which the stages then run on (read once).
+		var t *transcript.Transcript
+		kept := seed
+		if tiers != nil {
+			if d, err := pipeline.NewFrom(seed, in, reading, tiers.Env, clock); err == nil {
+				seed = d
+				if reading.Path == "" && !reading.Sidechains {
+					t = d.T
+				}
+			}
+		}
+		if err := inCheck(t); err != nil {
+			if kept != nil {
+				s.docs.put(key, kept) // for the next request, as if none had been taken
+			}
+			return nil, nil, nil, &refusal{err}
+		}
+	}
 	statsPath := ""
 	if s.TempDir != "" {
 		f, err := os.CreateTemp(s.TempDir, "stats-*.jsonl")
@@ -539,20 +600,9 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 			done <- result{out: out, err: err}
 			return
 		}
-		// The clock as the stages' variables say it (Server.clock), for the tiers.
-		clk := pipeline.Clock{}
-		clk.Now, _ = time.Parse(time.RFC3339Nano, env["CTX_NOW"])
-		clk.CachedAt, _ = time.Parse(time.RFC3339Nano, env["CTX_SNIP_CACHED_AT"])
-		clk.CacheTTL, _ = time.ParseDuration(env["CTX_SNIP_CACHE_TTL"])
-		lookup := replay.StageEnv(getenv, env)
-		reading := transcript.Options{Format: format, Path: lookup("CTX_PATH"), Sidechains: lookup("CTX_SIDECHAINS") == "true"}
 		run := *tiers
 		run.StatsFile = statsPath // for the stages that run as their commands
-		// The conversation's last request as the pipeline sent it, when kept: what this
-		// one holds of it is neither parsed nor counted again (its counts only when the
-		// same tiers counted them: not under --summarizer upstream's per-request tiers).
-		seed := s.docs.take(key)
-		d, _, stats, err := replay.RunInProcessFrom(ctx, &run, seed, in, reading, clk, lookup)
+		d, _, stats, err := replay.RunInProcessFrom(ctx, &run, seed, in, reading, clock, lookup)
 		if run.Env.Flush != nil {
 			run.Env.Flush()
 		}
@@ -583,16 +633,13 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 			}
 		}()
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, nil, fmt.Errorf("pipeline: did not finish within %v", timeout)
+			return nil, nil, nil, fmt.Errorf("pipeline: did not finish within %v", timeout)
 		}
-		return nil, nil, fmt.Errorf("pipeline: %w", ctx.Err())
+		return nil, nil, nil, fmt.Errorf("pipeline: %w", ctx.Err())
 	}
 	out, err := res.out, res.err
 	if err != nil {
-		return nil, nil, fmt.Errorf("pipeline: %w", err)
-	}
-	if err := client.holds(out, res.outT); err != nil {
-		return nil, nil, fmt.Errorf("pipeline output %w", err)
+		return nil, nil, nil, fmt.Errorf("pipeline: %w", err)
 	}
 	var fired []replay.Firing
 	switch {
@@ -606,20 +653,30 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 	if fired == nil {
 		fired = []replay.Firing{}
 	}
-	return out, fired, nil
+	return out, res.outT, fired, nil
 }
 
 // clock is what the stages need to know of time, which an API body does not carry: now,
 // when the conversation's previous request was answered (the prompt cache was last
 // written then, so ctx-snip's idle rule counts from it), and the cache lifetime the
-// request asks for when it is longer than the default (Anthropic's ttl of 1h).
-func (s *Server) clock(st *convstate.State, body []byte) map[string]string {
-	env := map[string]string{"CTX_NOW": s.now().UTC().Format(time.RFC3339Nano)}
+// request asks for when it is longer than the default (Anthropic's ttl of 1h). The times
+// are wall-clock times in UTC, as the stages' commands read them back from clockEnv.
+func (s *Server) clock(st *convstate.State, body []byte) pipeline.Clock {
+	c := pipeline.Clock{Now: s.now().UTC().Round(0), CacheTTL: cacheTTL(body)}
 	if st != nil && !st.Answered.IsZero() {
-		env["CTX_SNIP_CACHED_AT"] = st.Answered.UTC().Format(time.RFC3339Nano)
+		c.CachedAt = st.Answered.UTC().Round(0)
 	}
-	if ttl := cacheTTL(body); ttl > 0 {
-		env["CTX_SNIP_CACHE_TTL"] = ttl.String()
+	return c
+}
+
+// clockEnv is c as the stages that run as their commands read it: their environment.
+func clockEnv(c pipeline.Clock) map[string]string {
+	env := map[string]string{"CTX_NOW": c.Now.Format(time.RFC3339Nano)}
+	if !c.CachedAt.IsZero() {
+		env["CTX_SNIP_CACHED_AT"] = c.CachedAt.Format(time.RFC3339Nano)
+	}
+	if c.CacheTTL > 0 {
+		env["CTX_SNIP_CACHE_TTL"] = c.CacheTTL.String()
 	}
 	return env
 }
@@ -648,9 +705,8 @@ func cacheTTL(body []byte) time.Duration {
 }
 
 // clientBody is the body a client sent, to which any other body the proxy would send in
-// its place is held (holds). It is parsed only when needed, once: a request that goes out
-// as it came costs no parse, and one whose replacement has no problem at all costs the
-// parse of the replacement alone.
+// its place is held (holds). It is parsed only when needed, once, and read from the
+// conversation's last client body: a request that goes out as it came costs no parse.
 type clientBody struct {
 	format transcript.Format
 	body   []byte
@@ -663,6 +719,17 @@ type clientBody struct {
 	prev   *transcript.Transcript // the conversation's last client body parsed, to read it from
 	err    error                  // it does not read as format
 	counts map[repair.Rule]int    // ctx-repair's problems in it, by rule
+	later  bool                   // a request of a conversation with a state: not its first
+	// formed are the messages the last body held found well formed, by their place
+	// (those the client sent are ""): the same string (not a copy: the state's, which the
+	// rebuilt request and the pipeline's output reuse) at its place is not looked at again.
+	formed []string
+}
+
+// clientMemo is what a conversation's next request reads its client body from.
+type clientMemo struct {
+	t      *transcript.Transcript
+	formed []string
 }
 
 // wholeReads counts the bodies holds reads whole, for the tests that hold a turn to reading
@@ -676,76 +743,119 @@ var wholeReads atomic.Int64
 // none). The error completes "the rebuilt request ..." or "pipeline output ...".
 //
 // outT, when not nil, is out as transcript.Parse reads it under the format (the pipeline's
-// parse of its output), which then is not read again; Parse accepts only valid JSON.
-func (c *clientBody) holds(out []byte, outT *transcript.Transcript) error {
+// parse of it), which then is not read again; Parse accepts only valid JSON. msgs, when
+// not nil, are the messages of out's array as the caller read them from JSON it knows to
+// be valid (scanBody, or a splice of such messages into the client's array).
+//
+// Only what is new is looked at: a message the client sent at its place, or that the last
+// body held found well formed (the same string), is not read again, and when out and the
+// client's body read alike to ctx-repair's rules (repair.SameProblems: the tiers changed
+// texts, not what the rules read) neither is checked whole.
+func (c *clientBody) holds(out []byte, outT *transcript.Transcript, msgs []string) error {
 	if bytes.Equal(out, c.body) {
 		return nil
 	}
-	wholeReads.Add(1)
-	if outT == nil && !gjson.ValidBytes(out) {
-		return errors.New("is not JSON")
+	if msgs == nil {
+		wholeReads.Add(1)
+		if outT == nil && !gjson.ValidBytes(out) {
+			return errors.New("is not JSON")
+		}
+		arr := gjson.GetBytes(out, arrayKey(c.format))
+		if !arr.IsArray() {
+			return fmt.Errorf("has no %q array", arrayKey(c.format))
+		}
+		arr.ForEach(func(_, m gjson.Result) bool {
+			msgs = append(msgs, m.Raw)
+			return true
+		})
 	}
+	formed := make([]string, len(msgs))
+	for i, m := range msgs {
+		if i < len(c.msgs) && m == c.msgs[i].Raw {
+			continue // the client's, at its place: one memory comparison, or none
+		}
+		if i < len(c.formed) && sameString(c.formed[i], m) {
+			formed[i] = m
+			continue
+		}
+		// A message as the client sent it is the client's word, well formed or not; the
+		// others (the state's, the tiers') are looked at.
+		why := malformed(c.format, gjson.Parse(m))
+		if why == "" {
+			formed[i] = m
+			continue
+		}
+		if !c.sent(m) && !c.isOdd(m) {
+			return fmt.Errorf("is not a valid request: %s.%d %s", arrayKey(c.format), i, why)
+		}
+	}
+	t := outT
+	if t == nil || t.Format != c.format {
+		wholeReads.Add(1)
+		var err error
+		if t, err = transcript.Parse(out, transcript.Options{Format: c.format}); err != nil {
+			return fmt.Errorf("does not read as %s: %v", c.format, err)
+		}
+	}
+	// The client's body is read (from the last one, but for a conversation's second
+	// request) when that costs less than checking out whole, as a rule: not for a first
+	// request, whose body may well have no problem at all.
+	if c.later || c.prev != nil {
+		c.read()
+	}
+	if c.parsed && c.err == nil && repair.SameProblems(t, c.t) {
+		c.formed = formed
+		return nil
+	}
+	wholeReads.Add(1)
+	now := repair.Counts(repair.Check(t))
+	if len(now) > 0 {
+		c.read()
+		if c.err != nil {
+			return fmt.Errorf("fails ctx-repair --check (%s), and the client's body does not read as %s: %v", firstRule(now), c.format, c.err)
+		}
+		c.check()
+		for _, rule := range repair.Rules {
+			if now[rule] > c.counts[rule] {
+				return fmt.Errorf("fails ctx-repair --check: %s (%d, the client's body %d)", rule, now[rule], c.counts[rule])
+			}
+		}
+	}
+	c.formed = formed
+	return nil
+}
+
+// sameString reports whether a and b are one string in memory (so equal without reading
+// them).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
+// sent reports whether the client sent the message raw (anywhere in its array).
+func (c *clientBody) sent(raw string) bool {
 	if c.raws == nil {
 		c.raws = make(map[string]bool, len(c.msgs))
 		for _, m := range c.msgs {
 			c.raws[m.Raw] = true
 		}
 	}
-	arr := gjson.GetBytes(out, arrayKey(c.format))
-	if !arr.IsArray() {
-		return fmt.Errorf("has no %q array", arrayKey(c.format))
-	}
-	i := 0
-	var bad error
-	arr.ForEach(func(_, m gjson.Result) bool {
-		// A message as the client sent it is the client's word, well formed or not; the
-		// others (the state's, the tiers') are looked at.
-		if !c.raws[m.Raw] {
-			if why := malformed(c.format, m); why != "" && !c.isOdd(m.Raw) {
-				bad = fmt.Errorf("is not a valid request: %s.%d %s", arrayKey(c.format), i, why)
-				return false
-			}
-		}
-		i++
-		return true
-	})
-	if bad != nil {
-		return bad
-	}
-	t := outT
-	if t == nil || t.Format != c.format {
-		var err error
-		if t, err = transcript.Parse(out, transcript.Options{Format: c.format}); err != nil {
-			return fmt.Errorf("does not read as %s: %v", c.format, err)
-		}
-	}
-	now := repair.Counts(repair.Check(t))
-	if len(now) == 0 {
-		return nil // no problem at all: none the client's body kept is broken
-	}
-	c.parse()
-	if c.err != nil {
-		return fmt.Errorf("fails ctx-repair --check (%s), and the client's body does not read as %s: %v", firstRule(now), c.format, c.err)
-	}
-	for _, rule := range repair.Rules {
-		if now[rule] > c.counts[rule] {
-			return fmt.Errorf("fails ctx-repair --check: %s (%d, the client's body %d)", rule, now[rule], c.counts[rule])
-		}
-	}
-	return nil
+	return c.raws[raw]
 }
 
-func (c *clientBody) parse() {
+// read parses the client's body, once, from the conversation's last one.
+func (c *clientBody) read() {
 	if c.parsed {
 		return
 	}
 	c.parsed = true
-	t, err := transcript.Reparse(c.prev, c.body, transcript.Options{Format: c.format})
-	if err != nil {
-		c.err = err
-		return
+	c.t, c.err = transcript.Reparse(c.prev, c.body, transcript.Options{Format: c.format})
+}
+
+// check counts ctx-repair's problems in the client's body, once; it must read.
+func (c *clientBody) check() {
+	if c.counts == nil {
+		c.counts = repair.Counts(repair.Check(c.t))
 	}
-	c.t, c.counts = t, repair.Counts(repair.Check(t))
 }
 
 // firstRule names the first rule, in ctx-repair's order, that counts hold a problem of.
