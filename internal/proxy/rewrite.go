@@ -110,7 +110,8 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		}
 	}
 	refused := false
-	var inCheck func(*transcript.Transcript) error // holds the rebuilt request, when the pipeline has read it
+	// inCheck holds the rebuilt request, once the pipeline has read it.
+	var inCheck func(*transcript.Transcript) error
 	var marks []int // the messages of sentMsgs that hold a marker (Anthropic), once known
 	marked := false
 	if st != nil && extends(st.Orig, hashes) {
