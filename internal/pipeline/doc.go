@@ -68,8 +68,14 @@ type Reading struct {
 
 // reads reports whether a tier that reads and counts as r reads d as d was read.
 func (r Reading) reads(d *Doc) bool {
-	return (r.Format == "" || r.Format == d.T.Format) && r.Path == d.Opts.Path && r.Sidechains == d.Opts.Sidechains &&
-		d.env != nil && r.Tokenizer == d.env.Tokenizer
+	return r.readsAs(d.T.Format, d.Opts, d.env)
+}
+
+// readsAs reports whether a tier that reads and counts as r reads a document of format f
+// read with o and counted under env as it was.
+func (r Reading) readsAs(f transcript.Format, o transcript.Options, env *Env) bool {
+	return (r.Format == "" || r.Format == f) && r.Path == o.Path && r.Sidechains == o.Sidechains &&
+		env != nil && r.Tokenizer == env.Tokenizer
 }
 
 // Measures are what a tier that decides on the size of the conversation reads: the

@@ -78,6 +78,20 @@ func (e *StageError) Error() string {
 
 func (e *StageError) Unwrap() error { return e.Err }
 
+// InProcess reports whether every stage runs as its Tier on a document read with o, its
+// format named: then no stage runs its command, and StatsFile is not read.
+func (p *Pipeline) InProcess(o transcript.Options) bool {
+	if o.Format == "" {
+		return false
+	}
+	for _, s := range p.Stages {
+		if s.Tier == nil || s.Main != nil && !s.Tier.Measuring().Reading.readsAs(o.Format, o, p.Env) {
+			return false
+		}
+	}
+	return true
+}
+
 // Run runs the stages over d in order and returns the last Doc and what each stage did.
 // getenv is the environment Command stages see. ctx bounds the run between stages.
 func (p *Pipeline) Run(ctx context.Context, d *Doc, getenv func(string) string) (*Doc, []Result, error) {

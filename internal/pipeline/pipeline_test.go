@@ -271,4 +271,18 @@ func TestOtherReadingRunsTheCommand(t *testing.T) {
 	if bytes.Equal(out.Raw, raw) || out.T == nil || len(out.T.Messages) >= len(d.T.Messages) {
 		t.Errorf("the command's output is not the next Doc")
 	}
+	// Told before the run: a stage runs its command, so the stats file is read.
+	p.Env = e
+	reading := transcript.Options{Format: transcript.Anthropic}
+	if p.InProcess(reading) {
+		t.Error("InProcess with a stage that counts with its own --tokenizer")
+	}
+	same, err := trim.New([]string{"--window", "20k"}, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stages[0].Tier = same
+	if !p.InProcess(reading) || p.InProcess(transcript.Options{}) {
+		t.Errorf("InProcess %v for the tier as the pipeline reads, %v with the format not named; want true, false", p.InProcess(reading), p.InProcess(transcript.Options{}))
+	}
 }

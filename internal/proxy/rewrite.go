@@ -576,7 +576,7 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 		}
 	}
 	statsPath := ""
-	if s.TempDir != "" {
+	if s.TempDir != "" && (tiers == nil || !tiers.InProcess(reading)) {
 		f, err := os.CreateTemp(s.TempDir, "stats-*.jsonl")
 		if err == nil {
 			statsPath = f.Name()
