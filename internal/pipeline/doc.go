@@ -190,6 +190,10 @@ func (d *Doc) tally(overhead int) (*measure.Tally, error) {
 	return tl, nil
 }
 
+// Tally is the document counted message by message without --overhead (measure.Of), as
+// the stages counted it: made once for the Doc's life, and only to be read.
+func (d *Doc) Tally() (*measure.Tally, error) { return d.tally(0) }
+
 // Window is the window the document is measured against under m (measure.Window).
 func (d *Doc) Window(m Measuring) (tokens.Budget, error) {
 	return measure.Window(m.Choice, d.T.Model, d.T.Usage)

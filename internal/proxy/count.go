@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"reflect"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/ctxkit/ctxkit/internal/convstate"
@@ -96,15 +98,7 @@ func countFrom(doc []byte, format transcript.Format, model string, start, end in
 		if j >= len(raws) || m.Span.Start != at {
 			return 0, nil, false
 		}
-		n.Tokens[j] = tl.Messages[mi].Tokens(framing)
-		if m.Role == "user" {
-			n.Flags[j] |= countedUser
-		}
-		for _, b := range tl.Messages[mi].Blocks {
-			if b.Reasoning {
-				n.Flags[j] |= countedReasoning
-			}
-		}
+		n.Tokens[j], n.Flags[j] = counted(t, tl, mi, framing)
 		at += len(raws[j]) + 1
 		j++
 	}
@@ -113,6 +107,54 @@ func countFrom(doc []byte, format transcript.Format, model string, start, end in
 	}
 	n.Final = final(n.Flags)
 	return total, n, true
+}
+
+// counted is message mi's tokens in t, counted as tl, and its flags.
+func counted(t *transcript.Transcript, tl *measure.Tally, mi int, framing tokens.Framing) (int, uint8) {
+	var flags uint8
+	if t.Messages[mi].Role == "user" {
+		flags |= countedUser
+	}
+	for _, b := range tl.Messages[mi].Blocks {
+		if b.Reasoning {
+			flags |= countedReasoning
+		}
+	}
+	return tl.Messages[mi].Tokens(framing), flags
+}
+
+// countOf is count for a request the pipeline counted whole (t, counted as tl: the
+// pipeline's output, which the stages counted as they went), its messages raws: no
+// message is counted again. ok is false when the log's counter is not the one tl was
+// counted with, or t's messages are not one each of raws.
+func (s *Server) countOf(t *transcript.Transcript, tl *measure.Tally, model string, raws []string) (int, *convstate.Counts, bool) {
+	if s.Counter == nil || t == nil || tl == nil || tl.Counter == nil || len(tl.Messages) != len(t.Messages) {
+		return 0, nil, false
+	}
+	// The same kind of counter, of the same name, made for the same format and model:
+	// the same counts (a Claude estimate and a plain one are both "estimate").
+	c, err := s.Counter(t.Format, model)
+	if err != nil || t.Model != model || c.Name() != tl.Counter.Name() || reflect.TypeOf(c) != reflect.TypeOf(tl.Counter) {
+		return 0, nil, false
+	}
+	framing := tl.Framing()
+	n := &convstate.Counts{Format: string(t.Format), Model: model, Raws: raws, Tokens: make([]int, len(raws)), Flags: make([]uint8, len(raws))}
+	j := 0
+	for mi := range t.Messages {
+		if t.Messages[mi].Header {
+			continue
+		}
+		if j >= len(raws) {
+			return 0, nil, false
+		}
+		n.Tokens[j], n.Flags[j] = counted(t, tl, mi, framing)
+		j++
+	}
+	if j != len(raws) {
+		return 0, nil, false
+	}
+	n.Final = final(n.Flags)
+	return tl.Total(), n, true
 }
 
 // totalLen is the bytes of the messages ms.

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convstate"
+	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -113,5 +116,67 @@ func TestMarkedTurnsNotReadWhole(t *testing.T) {
 		}
 		s.finish(rec, p)
 		last = rec.MessagesSent
+	}
+}
+
+// TestSentCountIsThePipelines: with the default pipeline, what was sent is counted as the
+// stages counted it (one count), and that count is the log's own, message by message, and
+// the whole request's.
+func TestSentCountIsThePipelines(t *testing.T) {
+	var buf bytes.Buffer
+	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: 200_000, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	body := buf.String()
+	arr := gjson.Get(body, "messages")
+	g := generated{head: body[:arr.Index], tail: body[arr.Index+len(arr.Raw):]}
+	for _, m := range arr.Array() {
+		g.msgs = append(g.msgs, m.Raw)
+	}
+	for _, same := range []bool{true, false} {
+		s, _, _ := proxyFor(t, "http://127.0.0.1:1", replay.DefaultPipe, t.TempDir())
+		s.Log, s.Stats = nil, nil
+		if same {
+			// The log counts as the stages do, as in ctx-proxy (its Context's counters).
+			env, err := cli.StageEnv(replay.StageEnv(func(string) string { return "" }, s.Env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Counter = env.Counter
+		}
+		sentCounts(t, s, g, same)
+	}
+}
+
+// sentCounts runs the conversation g's last turns through s, holding what was sent to a
+// count of the whole request; used says the pipeline's counts must have been used.
+func sentCounts(t *testing.T, s *Server, g generated, used bool) {
+	r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+	r.Header.Set("X-Claude-Code-Session-Id", "sent-count")
+	c, err := s.Counter(transcript.Anthropic, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n0 := 0
+	for n := len(g.msgs) - 10; n <= len(g.msgs); n += 2 {
+		rec, p := s.rewrite(r, transcript.Anthropic, g.marked(n))
+		if rec.Fallback != "" {
+			t.Fatalf("%d messages: fallback %q", n, rec.Fallback)
+		}
+		total, got, ok := s.countOf(p.sentT, p.sentTally, p.model, p.sentMsgs)
+		if ok {
+			n0++
+			_, want := s.count(p.sent, p.format, p.model, p.sentAt[0], p.sentAt[1], p.sentMsgs, nil)
+			if !ok || want == nil || total != wholeCount(p.sent, transcript.Anthropic, c) || !slices.Equal(got.Tokens, want.Tokens) || !slices.Equal(got.Flags, want.Flags) || got.Final != want.Final {
+				t.Fatalf("%d messages: the pipeline's count (%v, total %d, whole %d) is not the log's own:\n%v %v %d\n%v %v %d", n, ok, total, wholeCount(p.sent, transcript.Anthropic, c), got.Tokens, got.Flags, got.Final, want.Tokens, want.Flags, want.Final)
+			}
+		}
+		s.finish(rec, p)
+		if want := wholeCount(p.sent, transcript.Anthropic, c); rec.TokensSent != want {
+			t.Fatalf("%d messages: %d tokens sent logged, %d counted whole", n, rec.TokensSent, want)
+		}
+	}
+	if used != (n0 > 0) {
+		t.Errorf("the pipeline's counts used in %d requests, want used %v", n0, used)
 	}
 }

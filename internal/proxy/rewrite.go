@@ -19,6 +19,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/ctxkit/ctxkit/internal/convstate"
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/repair"
 	"github.com/ctxkit/ctxkit/internal/replay"
@@ -43,6 +44,10 @@ type pending struct {
 	markers            int    // the cache_control markers of sent (Anthropic)
 	tools              int    // the tools sent offers
 	cwd                string // the working directory the client's body names (sent.go)
+	// sentT and sentTally are sent as the pipeline read and counted it (its messages
+	// sentMsgs), when it did: sent's count is theirs.
+	sentT     *transcript.Transcript
+	sentTally *measure.Tally
 }
 
 // arrayKey is where a format keeps its messages in a request body.
@@ -163,8 +168,11 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 
 	sent := built
 	var outScan *scanned // the pipeline's output, read
+	// The pipeline's output as the stages read and counted it, when they did.
+	var sentT *transcript.Transcript
+	var sentTally *measure.Tally
 	if s.Pipe != nil && !refused {
-		out, outT, fired, err := s.pipe(r, key, format, built, s.clock(st, body), inCheck)
+		out, outT, tally, fired, err := s.pipe(r, key, format, built, s.clock(st, body), inCheck)
 		var osc scanned
 		var outMsgs []string
 		if err == nil {
@@ -201,6 +209,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 			if outMsgs != nil {
 				outScan = &osc
 				sentMsgs = outMsgs
+				sentT, sentTally = outT, tally
 			} else {
 				sentMsgs = nil
 				for _, m := range gjson.GetBytes(sent, arrayKey(format)).Array() {
@@ -241,6 +250,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		cwd: cwdIn(top.prompt[:], cur)}
 	piped := !bytes.Equal(sent, built) && !bytes.Equal(sent, body)
 	p.origAt, p.origMsgs, p.sentMsgs = [2]int{sc.start, sc.end}, origRaws, sentMsgs
+	p.sentT, p.sentTally = sentT, sentTally
 	// The array sent is the body's, or a splice of it that changed the array alone.
 	p.sentAt = [2]int{sc.start, len(sent) - (len(body) - sc.end)}
 	if piped {
@@ -509,7 +519,7 @@ func (e *refusal) Error() string { return "state: the rebuilt request " + e.err.
 // it as the format (nil: not known), and the tiers that fired. inCheck, when set, holds in
 // to the client's body before anything is piped, given in parsed when the in-process
 // pipeline reads it (nil otherwise); its error comes back as a *refusal.
-func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in []byte, clock pipeline.Clock, inCheck func(*transcript.Transcript) error) ([]byte, *transcript.Transcript, []replay.Firing, error) {
+func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in []byte, clock pipeline.Clock, inCheck func(*transcript.Transcript) error) ([]byte, *transcript.Transcript, *measure.Tally, []replay.Firing, error) {
 	env := make(map[string]string, len(s.Env)+5)
 	for k, v := range s.Env {
 		env[k] = v
@@ -543,7 +553,7 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 		}
 	}
 	if tiersErr != nil {
-		return nil, nil, nil, fmt.Errorf("pipeline: %w", tiersErr)
+		return nil, nil, nil, nil, fmt.Errorf("pipeline: %w", tiersErr)
 	}
 	env["CTX_FORMAT"] = string(format)
 	lookup := replay.StageEnv(getenv, env)
@@ -572,7 +582,7 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 			if kept != nil {
 				s.docs.put(key, kept) // for the next request, as if none had been taken
 			}
-			return nil, nil, nil, &refusal{err}
+			return nil, nil, nil, nil, &refusal{err}
 		}
 	}
 	statsPath := ""
@@ -592,6 +602,7 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 	type result struct {
 		out, stats []byte
 		outT       *transcript.Transcript // out as Parse reads it under the format, when the pipeline read it so
+		tally      *measure.Tally         // outT as the stages counted it
 		err        error
 	}
 	done := make(chan result, 1)
@@ -611,13 +622,13 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 			done <- result{err: err}
 			return
 		}
-		if d != nil {
-			s.docs.put(key, d)
-		}
 		res := result{out: d.Raw, stats: stats}
 		if reading.Path == "" && !reading.Sidechains {
 			res.outT = d.T
+			// Read before the Doc is lent to the next request (it fills in its counts).
+			res.tally, _ = d.Tally()
 		}
+		s.docs.put(key, d)
 		done <- res
 	}()
 	var res result
@@ -634,13 +645,13 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 			}
 		}()
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, nil, nil, fmt.Errorf("pipeline: did not finish within %v", timeout)
+			return nil, nil, nil, nil, fmt.Errorf("pipeline: did not finish within %v", timeout)
 		}
-		return nil, nil, nil, fmt.Errorf("pipeline: %w", ctx.Err())
+		return nil, nil, nil, nil, fmt.Errorf("pipeline: %w", ctx.Err())
 	}
 	out, err := res.out, res.err
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("pipeline: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("pipeline: %w", err)
 	}
 	var fired []replay.Firing
 	switch {
@@ -654,7 +665,7 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 	if fired == nil {
 		fired = []replay.Firing{}
 	}
-	return out, res.outT, fired, nil
+	return out, res.outT, res.tally, fired, nil
 }
 
 // clock is what the stages need to know of time, which an API body does not carry: now,
@@ -995,6 +1006,8 @@ func (s *Server) finish(rec *Record, p *pending) {
 	rec.TokensIn, in = s.count(p.orig, p.format, p.model, p.origAt[0], p.origAt[1], p.origMsgs, in)
 	if bytes.Equal(p.orig, p.sent) {
 		rec.TokensSent, out = rec.TokensIn, in
+	} else if total, n, ok := s.countOf(p.sentT, p.sentTally, p.model, p.sentMsgs); ok {
+		rec.TokensSent, out = total, n // as the pipeline counted it: one count
 	} else {
 		rec.TokensSent, out = s.count(p.sent, p.format, p.model, p.sentAt[0], p.sentAt[1], p.sentMsgs, out)
 	}
