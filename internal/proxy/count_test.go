@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convstate"
@@ -171,6 +172,15 @@ func sentCounts(t *testing.T, s *Server, g generated, used bool) {
 				t.Fatalf("%d messages: the pipeline's count (%v, total %d, whole %d) is not the log's own:\n%v %v %d\n%v %v %d", n, ok, total, wholeCount(p.sent, transcript.Anthropic, c), got.Tokens, got.Flags, got.Final, want.Tokens, want.Flags, want.Final)
 			}
 		}
+		// The markers of what goes out, those of the messages the tiers left as they
+		// came taken from the request piped in, are all its markers.
+		markers := countMarkers(gjson.GetBytes(p.sent, "system")) + countMarkers(gjson.GetBytes(p.sent, "tools"))
+		for _, m := range gjson.GetBytes(p.sent, "messages").Array() {
+			markers += countMarkers(m.Get("content"))
+		}
+		if p.markers != markers {
+			t.Fatalf("%d messages: %d markers sent, %d in the body", n, p.markers, markers)
+		}
 		s.finish(rec, p)
 		if want := wholeCount(p.sent, transcript.Anthropic, c); rec.TokensSent != want {
 			t.Fatalf("%d messages: %d tokens sent logged, %d counted whole", n, rec.TokensSent, want)
@@ -178,5 +188,60 @@ func sentCounts(t *testing.T, s *Server, g generated, used bool) {
 	}
 	if used != (n0 > 0) {
 		t.Errorf("the pipeline's counts used in %d requests, want used %v", n0, used)
+	}
+}
+
+// TestCacheTTLFromTheLastBody holds the cache lifetime read from the last body's messages
+// (the same strings not read again) to one read from the whole body, turn by turn, as
+// markers with and without a ttl come and go in the messages and the system prompt; and
+// checks that messages are taken from the last body.
+func TestCacheTTLFromTheLastBody(t *testing.T) {
+	var buf bytes.Buffer
+	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: 60_000, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	body := buf.String()
+	arr := gjson.Get(body, "messages")
+	g := generated{head: body[:arr.Index], tail: body[arr.Index+len(arr.Raw):]}
+	for _, m := range arr.Array() {
+		g.msgs = append(g.msgs, m.Raw)
+	}
+	ttl := func(raw, d string) string {
+		m, _ := sjson.SetRaw(raw, "content", `[{"type":"text","text":"x","cache_control":{"type":"ephemeral","ttl":"`+d+`"}}]`)
+		return m
+	}
+	var last []string
+	var memo clientMemo
+	taken, nonzero := 0, 0
+	for n := 4; n <= len(g.msgs); n++ {
+		msgs := append([]string(nil), g.msgs[:n]...)
+		head := g.head
+		switch n % 5 {
+		case 1:
+			msgs[n-1] = ttl(msgs[n-1], "1h")
+		case 2:
+			msgs[n/2] = ttl(msgs[n/2], "5m")
+		case 3:
+			head = strings.Replace(head, `"system":`, `"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral","ttl":"1h"}}],"x_system":`, 1)
+		}
+		doc := []byte(head + "[" + strings.Join(msgs, ",") + "]" + g.tail)
+		sc, ok := scanBody(doc, transcript.Anthropic, func(string) [][]string { return [][]string{last} })
+		if !ok {
+			t.Fatalf("%d messages: the body does not scan", n)
+		}
+		c := &clientBody{format: transcript.Anthropic, body: doc, msgs: sc.msgs, lastMsgs: memo.lastMsgs, lastTTLs: memo.lastTTLs}
+		got, want := c.cacheTTL(sc.top), cacheTTL(doc)
+		if got != want {
+			t.Fatalf("%d messages: cache lifetime %v read from the last body, %v from the whole", n, got, want)
+		}
+		if want > 0 {
+			nonzero++
+		}
+		taken += sc.known
+		memo = clientMemo{lastMsgs: c.lastMsgs, lastTTLs: c.lastTTLs}
+		last = c.lastMsgs
+	}
+	if nonzero < 5 || taken == 0 {
+		t.Errorf("%d bodies asked for a lifetime, %d messages taken from the last body: the test tests nothing", nonzero, taken)
 	}
 }

@@ -88,11 +88,10 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		}
 	}
 	memo := s.clients.take(key)
-	client := &clientBody{format: format, body: body, msgs: cur, prev: memo.t, formed: memo.formed, later: st != nil}
+	client := &clientBody{format: format, body: body, msgs: cur, prev: memo.t, formed: memo.formed, later: st != nil,
+		lastMsgs: memo.lastMsgs, lastTTLs: memo.lastTTLs}
 	defer func() {
-		if t := cmp.Or(client.t, client.prev); t != nil || client.formed != nil {
-			s.clients.put(key, clientMemo{t, client.formed})
-		}
+		s.clients.put(key, clientMemo{cmp.Or(client.t, client.prev), client.formed, client.lastMsgs, client.lastTTLs})
 	}()
 	built := body
 	// sentMsgs are the messages of what goes out, known without a parse until the
@@ -172,7 +171,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	var sentT *transcript.Transcript
 	var sentTally *measure.Tally
 	if s.Pipe != nil && !refused {
-		out, outT, tally, fired, err := s.pipe(r, key, format, built, s.clock(st, body), inCheck)
+		out, outT, tally, fired, err := s.pipe(r, key, format, built, s.clock(st, client.cacheTTL(top)), inCheck)
 		var osc scanned
 		var outMsgs []string
 		if err == nil {
@@ -205,12 +204,22 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 			}
 		} else {
 			sent, rec.Tiers = out, fired
-			marked = false
 			if outMsgs != nil {
 				outScan = &osc
 				sentMsgs = outMsgs
 				sentT, sentTally = outT, tally
+				if marked {
+					// The messages the tiers left as they came hold the markers they held.
+					var kept []int
+					for _, i := range marks {
+						if i < osc.known {
+							kept = append(kept, i)
+						}
+					}
+					marks = withMarkers(sentMsgs, osc.known, kept)
+				}
 			} else {
+				marked = false
 				sentMsgs = nil
 				for _, m := range gjson.GetBytes(sent, arrayKey(format)).Array() {
 					sentMsgs = append(sentMsgs, m.Raw)
@@ -299,6 +308,7 @@ type topFields struct {
 	markers                       int             // cache_control markers outside the messages
 	tools                         int             // the tools it offers
 	prompt                        [2]gjson.Result // system, instructions
+	toolList                      gjson.Result    // tools
 }
 
 // see takes in the top-level field k of value v.
@@ -313,6 +323,7 @@ func (top *topFields) see(k string, v gjson.Result) {
 		top.system += v.Raw
 		top.markers += countMarkers(v)
 	case "tools":
+		top.toolList = v
 		top.markers += countMarkers(v)
 		top.tools = int(v.Get("#").Int())
 	case "prompt_cache_key":
@@ -673,8 +684,8 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 // written then, so ctx-snip's idle rule counts from it), and the cache lifetime the
 // request asks for when it is longer than the default (Anthropic's ttl of 1h). The times
 // are wall-clock times in UTC, as the stages' commands read them back from clockEnv.
-func (s *Server) clock(st *convstate.State, body []byte) pipeline.Clock {
-	c := pipeline.Clock{Now: s.now().UTC().Round(0), CacheTTL: cacheTTL(body)}
+func (s *Server) clock(st *convstate.State, ttl time.Duration) pipeline.Clock {
+	c := pipeline.Clock{Now: s.now().UTC().Round(0), CacheTTL: ttl}
 	if st != nil && !st.Answered.IsZero() {
 		c.CachedAt = st.Answered.UTC().Round(0)
 	}
@@ -699,18 +710,58 @@ func cacheTTL(body []byte) time.Duration {
 	if !bytes.Contains(body, []byte(`"ttl"`)) {
 		return 0
 	}
+	doc := gjson.ParseBytes(body)
+	longest := max(blocksTTL(doc.Get("system")), blocksTTL(doc.Get("tools")))
+	doc.Get("messages").ForEach(func(_, m gjson.Result) bool {
+		longest = max(longest, messageTTL(m.Raw))
+		return true
+	})
+	return longest
+}
+
+// cacheTTL is cacheTTL of the client's body, top its top-level fields: each message is
+// read unless it is the last body's at its place (the same string), whose lifetime is
+// remembered.
+func (c *clientBody) cacheTTL(top topFields) time.Duration {
+	longest := max(blocksTTL(top.prompt[0]), blocksTTL(top.toolList))
+	if arrayKey(c.format) != "messages" {
+		return longest
+	}
+	ttls := make([]time.Duration, len(c.msgs))
+	for i, m := range c.msgs {
+		if i < len(c.lastMsgs) && sameString(c.lastMsgs[i], m.Raw) {
+			ttls[i] = c.lastTTLs[i]
+		} else {
+			ttls[i] = messageTTL(m.Raw)
+		}
+		longest = max(longest, ttls[i])
+	}
+	c.lastMsgs, c.lastTTLs = make([]string, len(c.msgs)), ttls
+	for i, m := range c.msgs {
+		c.lastMsgs[i] = m.Raw
+	}
+	return longest
+}
+
+// messageTTL is the longest cache lifetime the blocks of a message's content ask for.
+func messageTTL(raw string) time.Duration {
+	if !strings.Contains(raw, `"ttl"`) {
+		return 0
+	}
+	return blocksTTL(gjson.Get(raw, "content"))
+}
+
+// blocksTTL is the longest cache lifetime a list of blocks (system, tools, a message's
+// content) asks for.
+func blocksTTL(blocks gjson.Result) time.Duration {
+	if !strings.Contains(blocks.Raw, `"ttl"`) {
+		return 0
+	}
 	longest := time.Duration(0)
-	see := func(v gjson.Result) bool {
-		if d, err := time.ParseDuration(v.Get("cache_control.ttl").String()); err == nil && d > longest {
+	blocks.ForEach(func(_, b gjson.Result) bool {
+		if d, err := time.ParseDuration(b.Get("cache_control.ttl").String()); err == nil && d > longest {
 			longest = d
 		}
-		return true
-	}
-	doc := gjson.ParseBytes(body)
-	doc.Get("system").ForEach(func(_, b gjson.Result) bool { return see(b) })
-	doc.Get("tools").ForEach(func(_, b gjson.Result) bool { return see(b) })
-	doc.Get("messages").ForEach(func(_, m gjson.Result) bool {
-		m.Get("content").ForEach(func(_, b gjson.Result) bool { return see(b) })
 		return true
 	})
 	return longest
@@ -732,6 +783,10 @@ type clientBody struct {
 	err    error                  // it does not read as format
 	counts map[repair.Rule]int    // ctx-repair's problems in it, by rule
 	later  bool                   // a request of a conversation with a state: not its first
+	// lastMsgs are the last body's messages and lastTTLs the cache lifetime each asks
+	// for (cacheTTL), for this body's to be read from.
+	lastMsgs []string
+	lastTTLs []time.Duration
 	// formed are the messages the last body held found well formed, by their place
 	// (those the client sent are ""): the same string (not a copy: the state's, which the
 	// rebuilt request and the pipeline's output reuse) at its place is not looked at again.
@@ -740,8 +795,10 @@ type clientBody struct {
 
 // clientMemo is what a conversation's next request reads its client body from.
 type clientMemo struct {
-	t      *transcript.Transcript
-	formed []string
+	t        *transcript.Transcript
+	formed   []string
+	lastMsgs []string
+	lastTTLs []time.Duration
 }
 
 // wholeReads counts the bodies holds reads whole, for the tests that hold a turn to reading
