@@ -245,3 +245,72 @@ func TestCacheTTLFromTheLastBody(t *testing.T) {
 		t.Errorf("%d bodies asked for a lifetime, %d messages taken from the last body: the test tests nothing", nonzero, taken)
 	}
 }
+
+// TestAlikeWithoutTheClientsBody: with the default pipeline, once a conversation's
+// messages have been found alike the client's, a turn holds what it sends to the client's
+// body without parsing that body; and a message of the state changed where ctx-repair's
+// rules look (a call's id), though well formed, is not taken for the one found alike: the
+// rebuilt request is refused.
+func TestAlikeWithoutTheClientsBody(t *testing.T) {
+	var buf bytes.Buffer
+	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: 200_000, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	body := buf.String()
+	arr := gjson.Get(body, "messages")
+	g := generated{head: body[:arr.Index], tail: body[arr.Index+len(arr.Raw):]}
+	for _, m := range arr.Array() {
+		g.msgs = append(g.msgs, m.Raw)
+	}
+	s, _, _ := proxyFor(t, "http://127.0.0.1:1", replay.DefaultPipe, t.TempDir())
+	s.Log, s.Stats = nil, nil
+	r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+	r.Header.Set("X-Claude-Code-Session-Id", "alike")
+	start := len(g.msgs) - 16
+	for n := start; n <= len(g.msgs)-4; n += 2 {
+		before := clientReads.Load()
+		rec, p := s.rewrite(r, transcript.Anthropic, g.marked(n))
+		if rec.Fallback != "" || (n > start) != rec.Extended {
+			t.Fatalf("%d messages: fallback %q, extended %v", n, rec.Fallback, rec.Extended)
+		}
+		if n >= start+4 && clientReads.Load() != before {
+			t.Errorf("%d messages: the client's body was parsed", n)
+		}
+		s.finish(rec, p)
+	}
+	// A call's id changed in the state: its result answers nothing.
+	key := rewriteKey(t, s, r, g.marked(len(g.msgs)-2))
+	st, err := s.State.Get(key)
+	if err != nil || st == nil {
+		t.Fatalf("no state: %v", err)
+	}
+	damaged := *st
+	damaged.Sent = append([]string(nil), st.Sent...)
+	changed := false
+	for i, m := range damaged.Sent {
+		if id := gjson.Get(m, `content.#(type=="tool_use").id`); id.Exists() && i < len(damaged.Sent)-4 {
+			damaged.Sent[i] = strings.Replace(m, id.Raw, `"toolu_changed"`, 1)
+			changed = true
+			break
+		}
+	}
+	if !changed {
+		t.Fatal("no tool call in the state to change")
+	}
+	s.State.Keep(&damaged)
+	rec, p := s.rewrite(r, transcript.Anthropic, g.marked(len(g.msgs)-2))
+	s.finish(rec, p)
+	if !strings.HasPrefix(rec.Fallback, "state: the rebuilt request fails ctx-repair --check") || rec.Extended {
+		t.Errorf("a state with a call's id changed: fallback %q, extended %v", rec.Fallback, rec.Extended)
+	}
+}
+
+// rewriteKey is the conversation key s gives body.
+func rewriteKey(t *testing.T, s *Server, r *http.Request, body []byte) string {
+	t.Helper()
+	sc, ok := scanBody(body, transcript.Anthropic, nil)
+	if !ok {
+		t.Fatal("the body does not scan")
+	}
+	return conversationKey(r, sc.top, transcript.Anthropic, sc.msgs)
+}

@@ -89,9 +89,9 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	}
 	memo := s.clients.take(key)
 	client := &clientBody{format: format, body: body, msgs: cur, prev: memo.t, formed: memo.formed, later: st != nil,
-		lastMsgs: memo.lastMsgs, lastTTLs: memo.lastTTLs}
+		alike: memo.alike, lastMsgs: memo.lastMsgs, lastTTLs: memo.lastTTLs}
 	defer func() {
-		s.clients.put(key, clientMemo{cmp.Or(client.t, client.prev), client.formed, client.lastMsgs, client.lastTTLs})
+		s.clients.put(key, clientMemo{cmp.Or(client.t, client.prev), client.formed, client.alike, client.lastMsgs, client.lastTTLs})
 	}()
 	built := body
 	// sentMsgs are the messages of what goes out, known without a parse until the
@@ -149,9 +149,11 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 			if s.Pipe != nil {
 				// Held once the pipeline has read it (its first Doc), which then is not
 				// read twice; refused, nothing is piped.
-				inCheck = func(t *transcript.Transcript) error { return client.holds(rebuilt, t, raws) }
+				inCheck = func(t *transcript.Transcript) error {
+					return client.holds(rebuilt, heldOut{t: t, msgs: raws, outside: true})
+				}
 			} else {
-				err = client.holds(rebuilt, nil, raws)
+				err = client.holds(rebuilt, heldOut{msgs: raws, outside: true})
 			}
 		}
 		if err != nil {
@@ -171,10 +173,12 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	var sentT *transcript.Transcript
 	var sentTally *measure.Tally
 	if s.Pipe != nil && !refused {
-		out, outT, tally, fired, err := s.pipe(r, key, format, built, s.clock(st, client.cacheTTL(top)), inCheck)
+		pd, err := s.pipe(r, key, format, built, s.clock(st, client.cacheTTL(top)), inCheck)
 		var osc scanned
 		var outMsgs []string
+		var out []byte
 		if err == nil {
+			out = pd.out
 			// The output read against the messages piped in: those the tiers left as they
 			// were are compared, not read again.
 			in := sentMsgs
@@ -185,7 +189,10 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 					outMsgs[i] = m.Raw
 				}
 			}
-			if err = client.holds(out, outT, outMsgs); err != nil {
+			h := heldOut{t: pd.outT, msgs: outMsgs, in: pd.inT, inMsgs: in}
+			// (The request piped in is the client's body but for its message array.)
+			h.outside = outMsgs != nil && bytes.Equal(out[:osc.start], body[:sc.start]) && bytes.Equal(out[osc.end:], body[sc.end:])
+			if err = client.holds(out, h); err != nil {
 				err = fmt.Errorf("pipeline output %w", err)
 			}
 		}
@@ -203,11 +210,11 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 				sentMsgs = append(sentMsgs, m.Raw)
 			}
 		} else {
-			sent, rec.Tiers = out, fired
+			sent, rec.Tiers = out, pd.fired
 			if outMsgs != nil {
 				outScan = &osc
 				sentMsgs = outMsgs
-				sentT, sentTally = outT, tally
+				sentT, sentTally = pd.outT, pd.tally
 				if marked {
 					// The messages the tiers left as they came hold the markers they held.
 					var kept []int
@@ -530,7 +537,7 @@ func (e *refusal) Error() string { return "state: the rebuilt request " + e.err.
 // it as the format (nil: not known), and the tiers that fired. inCheck, when set, holds in
 // to the client's body before anything is piped, given in parsed when the in-process
 // pipeline reads it (nil otherwise); its error comes back as a *refusal.
-func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in []byte, clock pipeline.Clock, inCheck func(*transcript.Transcript) error) ([]byte, *transcript.Transcript, *measure.Tally, []replay.Firing, error) {
+func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in []byte, clock pipeline.Clock, inCheck func(*transcript.Transcript) error) (*piped, error) {
 	env := make(map[string]string, len(s.Env)+5)
 	for k, v := range s.Env {
 		env[k] = v
@@ -564,7 +571,7 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 		}
 	}
 	if tiersErr != nil {
-		return nil, nil, nil, nil, fmt.Errorf("pipeline: %w", tiersErr)
+		return nil, fmt.Errorf("pipeline: %w", tiersErr)
 	}
 	env["CTX_FORMAT"] = string(format)
 	lookup := replay.StageEnv(getenv, env)
@@ -593,7 +600,7 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 			if kept != nil {
 				s.docs.put(key, kept) // for the next request, as if none had been taken
 			}
-			return nil, nil, nil, nil, &refusal{err}
+			return nil, &refusal{err}
 		}
 	}
 	statsPath := ""
@@ -614,6 +621,7 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 		out, stats []byte
 		outT       *transcript.Transcript // out as Parse reads it under the format, when the pipeline read it so
 		tally      *measure.Tally         // outT as the stages counted it
+		inT        *transcript.Transcript // in as the pipeline read it, likewise
 		err        error
 	}
 	done := make(chan result, 1)
@@ -625,7 +633,7 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 		}
 		run := *tiers
 		run.StatsFile = statsPath // for the stages that run as their commands
-		d, _, stats, err := replay.RunInProcessFrom(ctx, &run, seed, in, reading, clock, lookup)
+		d, results, stats, err := replay.RunInProcessFrom(ctx, &run, seed, in, reading, clock, lookup)
 		if run.Env.Flush != nil {
 			run.Env.Flush()
 		}
@@ -636,6 +644,9 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 		res := result{out: d.Raw, stats: stats}
 		if reading.Path == "" && !reading.Sidechains {
 			res.outT = d.T
+			if len(results) > 0 {
+				res.inT = results[0].InT
+			}
 			// Read before the Doc is lent to the next request (it fills in its counts).
 			res.tally, _ = d.Tally()
 		}
@@ -656,13 +667,13 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 			}
 		}()
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, nil, nil, nil, fmt.Errorf("pipeline: did not finish within %v", timeout)
+			return nil, fmt.Errorf("pipeline: did not finish within %v", timeout)
 		}
-		return nil, nil, nil, nil, fmt.Errorf("pipeline: %w", ctx.Err())
+		return nil, fmt.Errorf("pipeline: %w", ctx.Err())
 	}
 	out, err := res.out, res.err
 	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("pipeline: %w", err)
+		return nil, fmt.Errorf("pipeline: %w", err)
 	}
 	var fired []replay.Firing
 	switch {
@@ -676,7 +687,17 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 	if fired == nil {
 		fired = []replay.Firing{}
 	}
-	return out, res.outT, res.tally, fired, nil
+	return &piped{out: out, outT: res.outT, inT: res.inT, tally: res.tally, fired: fired}, nil
+}
+
+// piped is what the pipeline made of a request: its output, the output parsed and counted
+// and the request parsed as the pipeline read them under the format (nil: not known), and
+// the tiers that fired.
+type piped struct {
+	out       []byte
+	outT, inT *transcript.Transcript
+	tally     *measure.Tally
+	fired     []replay.Firing
 }
 
 // clock is what the stages need to know of time, which an API body does not carry: now,
@@ -783,6 +804,8 @@ type clientBody struct {
 	err    error                  // it does not read as format
 	counts map[repair.Rule]int    // ctx-repair's problems in it, by rule
 	later  bool                   // a request of a conversation with a state: not its first
+	// alike are the last body held's messages found alike the client's (remember).
+	alike []alikePair
 	// lastMsgs are the last body's messages and lastTTLs the cache lifetime each asks
 	// for (cacheTTL), for this body's to be read from.
 	lastMsgs []string
@@ -797,6 +820,7 @@ type clientBody struct {
 type clientMemo struct {
 	t        *transcript.Transcript
 	formed   []string
+	alike    []alikePair
 	lastMsgs []string
 	lastTTLs []time.Duration
 }
@@ -805,28 +829,44 @@ type clientMemo struct {
 // only what is new.
 var wholeReads atomic.Int64
 
+// heldOut is what the caller of holds knows of the body it holds to the client's.
+type heldOut struct {
+	// t is the body as transcript.Parse reads it under the format (the pipeline's parse
+	// of it), which then is not read again; nil: not known. Parse accepts only valid JSON.
+	t *transcript.Transcript
+	// msgs are the messages of its array as the caller read them from JSON it knows to
+	// be valid (scanBody, or a splice of such messages into the client's array); nil: not
+	// known.
+	msgs []string
+	// outside says the body is the client's but for its message array.
+	outside bool
+	// in and inMsgs are the request the pipeline read (its parse and messages), when the
+	// body is the pipeline's output: held to the client's body before it was piped.
+	in     *transcript.Transcript
+	inMsgs []string
+}
+
 // holds returns nil when out may be sent instead of the client's body: out is that body,
 // or it is JSON that reads as the format, every message of it is well formed (or is one of
 // the client's own), and it breaks no rule of ctx-repair --check more often than the
 // client's body does (a problem the client sent is not the proxy's to fix, but it must add
 // none). The error completes "the rebuilt request ..." or "pipeline output ...".
 //
-// outT, when not nil, is out as transcript.Parse reads it under the format (the pipeline's
-// parse of it), which then is not read again; Parse accepts only valid JSON. msgs, when
-// not nil, are the messages of out's array as the caller read them from JSON it knows to
-// be valid (scanBody, or a splice of such messages into the client's array).
-//
 // Only what is new is looked at: a message the client sent at its place, or that the last
-// body held found well formed (the same string), is not read again, and when out and the
-// client's body read alike to ctx-repair's rules (repair.SameProblems: the tiers changed
-// texts, not what the rules read) neither is checked whole.
-func (c *clientBody) holds(out []byte, outT *transcript.Transcript, msgs []string) error {
+// body held found well formed (the same string), is not read again; and when out's
+// messages read alike to ctx-repair's rules as the client's (repair.SameProblems: the
+// tiers changed texts, not what the rules read), neither body is checked whole. That is
+// told message by message (alikeAll) without reading the client's body where out was
+// parsed and is the client's outside its messages (Anthropic), else from the client's
+// body parsed (from its last one).
+func (c *clientBody) holds(out []byte, h heldOut) error {
 	if bytes.Equal(out, c.body) {
 		return nil
 	}
+	msgs := h.msgs
 	if msgs == nil {
 		wholeReads.Add(1)
-		if outT == nil && !gjson.ValidBytes(out) {
+		if h.t == nil && !gjson.ValidBytes(out) {
 			return errors.New("is not JSON")
 		}
 		arr := gjson.GetBytes(out, arrayKey(c.format))
@@ -858,7 +898,12 @@ func (c *clientBody) holds(out []byte, outT *transcript.Transcript, msgs []strin
 			return fmt.Errorf("is not a valid request: %s.%d %s", arrayKey(c.format), i, why)
 		}
 	}
-	t := outT
+	if h.t != nil && h.t.Format == c.format && h.outside && c.format == transcript.Anthropic && c.alikeAll(msgs, h) {
+		c.formed = formed
+		c.remember(msgs, h.t)
+		return nil
+	}
+	t := h.t
 	if t == nil || t.Format != c.format {
 		wholeReads.Add(1)
 		var err error
@@ -874,6 +919,7 @@ func (c *clientBody) holds(out []byte, outT *transcript.Transcript, msgs []strin
 	}
 	if c.parsed && c.err == nil && repair.SameProblems(t, c.t) {
 		c.formed = formed
+		c.remember(msgs, t)
 		return nil
 	}
 	wholeReads.Add(1)
@@ -891,7 +937,87 @@ func (c *clientBody) holds(out []byte, outT *transcript.Transcript, msgs []strin
 		}
 	}
 	c.formed = formed
+	c.alike = nil
 	return nil
+}
+
+// alikePair is a message of a body held and the client's at its place, found to read
+// alike to ctx-repair's rules (repair.SameMessage).
+type alikePair struct{ out, client string }
+
+// remember keeps, for the next body held, that each of msgs (out's messages, t their
+// parse) reads alike the client's at its place: out was found to have the same problems
+// as the client's body message by message. Anthropic alone, whose messages each read
+// alone (their reading depends on no other).
+func (c *clientBody) remember(msgs []string, t *transcript.Transcript) {
+	c.alike = nil
+	if c.format != transcript.Anthropic || len(msgs) != len(c.msgs) || len(arrayMessages(t)) != len(msgs) {
+		return
+	}
+	c.alike = make([]alikePair, len(msgs))
+	for i, m := range msgs {
+		c.alike[i] = alikePair{m, c.msgs[i].Raw}
+	}
+}
+
+// alikeAll reports whether each of msgs, the messages of a body the format reads (h.t),
+// reads alike to ctx-repair's rules the client's at its place, told without reading the
+// client's body: the same bytes; a pair found alike before (the same strings, the
+// client's in the same reading); or, for the pipeline's output, the message piped in at
+// its place, itself alike the client's, and alike that as the pipeline read both.
+func (c *clientBody) alikeAll(msgs []string, h heldOut) bool {
+	if len(msgs) != len(c.msgs) {
+		return false
+	}
+	var outAt, inAt []int // the parses' message of each array element, when needed
+	for i, o := range msgs {
+		cl := c.msgs[i].Raw
+		if o == cl || c.wasAlike(i, o, cl) {
+			continue
+		}
+		if h.in == nil || len(h.inMsgs) != len(msgs) {
+			return false
+		}
+		p := h.inMsgs[i]
+		if p != cl && !c.wasAlike(i, p, cl) && !sameReading(p, cl) {
+			return false
+		}
+		if sameString(o, p) {
+			continue
+		}
+		if outAt == nil {
+			outAt, inAt = arrayMessages(h.t), arrayMessages(h.in)
+			if len(outAt) != len(msgs) || len(inAt) != len(msgs) {
+				return false
+			}
+		}
+		if !repair.SameMessage(h.t, outAt[i], h.in, inAt[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// wasAlike reports whether o and cl, a message held and the client's at place i, are a
+// pair found alike before: o the same string, cl the same or read the same.
+func (c *clientBody) wasAlike(i int, o, cl string) bool {
+	if i >= len(c.alike) || !sameString(c.alike[i].out, o) {
+		return false
+	}
+	was := c.alike[i].client
+	return sameString(was, cl) || was == cl || sameReading(was, cl)
+}
+
+// arrayMessages are the indices of t's messages that are elements of its message array
+// (not a header: the system prompt), in order.
+func arrayMessages(t *transcript.Transcript) []int {
+	out := make([]int, 0, len(t.Messages))
+	for i := range t.Messages {
+		if !t.Messages[i].Header {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // sameString reports whether a and b are one string in memory (so equal without reading
@@ -911,12 +1037,17 @@ func (c *clientBody) sent(raw string) bool {
 	return c.raws[raw]
 }
 
+// clientReads counts the client bodies holds parses, for the tests that hold a turn to
+// reading only what is new.
+var clientReads atomic.Int64
+
 // read parses the client's body, once, from the conversation's last one.
 func (c *clientBody) read() {
 	if c.parsed {
 		return
 	}
 	c.parsed = true
+	clientReads.Add(1)
 	c.t, c.err = transcript.Reparse(c.prev, c.body, transcript.Options{Format: c.format})
 }
 

@@ -23,22 +23,36 @@ func SameProblems(a, b *transcript.Transcript) bool {
 	default:
 		return false
 	}
-	fa, fb := &fixer{t: a}, &fixer{t: b}
 	for i := range a.Messages {
-		ma, mb := &a.Messages[i], &b.Messages[i]
-		if ma.Header != mb.Header || ma.Role != mb.Role || len(ma.Blocks) != len(mb.Blocks) {
+		if !SameMessage(a, i, b, i) {
 			return false
 		}
-		// A Responses item read without a role is judged by its first byte (itemShape).
-		if ma.Role == "other" && firstByte(a, ma.Span) != firstByte(b, mb.Span) {
+	}
+	return true
+}
+
+// SameMessage reports whether message i of a and message j of b read alike to Check's
+// rules (SameProblems, message by message): documents of one of the formats SameProblems
+// takes whose messages are alike in order, and of which nothing else differs, have the
+// same problems.
+func SameMessage(a *transcript.Transcript, i int, b *transcript.Transcript, j int) bool {
+	if a.Format != b.Format {
+		return false
+	}
+	fa, fb := &fixer{t: a}, &fixer{t: b}
+	ma, mb := &a.Messages[i], &b.Messages[j]
+	if ma.Header != mb.Header || ma.Role != mb.Role || len(ma.Blocks) != len(mb.Blocks) {
+		return false
+	}
+	// A Responses item read without a role is judged by its first byte (itemShape).
+	if ma.Role == "other" && firstByte(a, ma.Span) != firstByte(b, mb.Span) {
+		return false
+	}
+	for k := range ma.Blocks {
+		ba, bb := &ma.Blocks[k], &mb.Blocks[k]
+		if ba.Kind != bb.Kind || ba.Type != bb.Type || ba.ToolID != bb.ToolID || !slices.Equal(ba.ToolIDs, bb.ToolIDs) ||
+			fa.nonEmpty(ba) != fb.nonEmpty(bb) {
 			return false
-		}
-		for j := range ma.Blocks {
-			ba, bb := &ma.Blocks[j], &mb.Blocks[j]
-			if ba.Kind != bb.Kind || ba.Type != bb.Type || ba.ToolID != bb.ToolID || !slices.Equal(ba.ToolIDs, bb.ToolIDs) ||
-				fa.nonEmpty(ba) != fb.nonEmpty(bb) {
-				return false
-			}
 		}
 	}
 	return true
