@@ -25,6 +25,7 @@ package persist
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/ctxkit/ctxkit/internal/offload"
 	"github.com/ctxkit/ctxkit/internal/redact"
@@ -99,10 +100,13 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, []Blob, Stats
 // which messages are protected. A streamed transcript is planned with the conversation of
 // its first pass and offloaded, result by result, in its second (main.go).
 type planner struct {
-	o     Options
-	c     tokens.Counter
-	t     *transcript.Transcript // the conversation: blocks and spans, text not needed
-	names map[transcript.Ref]string
+	o Options
+	c tokens.Counter
+	t *transcript.Transcript // the conversation: blocks and spans, text not needed
+	// names are the tool names of the results, made when a result is first offloaded:
+	// a request with none to offload (most of a conversation's) pairs no calls.
+	names     map[transcript.Ref]string
+	namesOnce sync.Once
 	// The newest results are what the model is about to read: offloading them would only
 	// make it read them back. So no result in a protected message is touched (DESIGN §4.6).
 	keep map[int]bool
@@ -113,7 +117,13 @@ func newPlanner(t *transcript.Transcript, o Options) *planner {
 	if c == nil {
 		c, _ = tokens.New("estimate")
 	}
-	return &planner{o: o, c: c, t: t, names: toolNames(t), keep: t.Protected()}
+	return &planner{o: o, c: c, t: t, keep: t.Protected()}
+}
+
+// nameOf is the tool name of result ref ("" unknown).
+func (p *planner) nameOf(ref transcript.Ref) string {
+	p.namesOnce.Do(func() { p.names = toolNames(p.t) })
+	return p.names[ref]
 }
 
 // stats starts the run's statistics: the results seen.
@@ -168,7 +178,7 @@ func (p *planner) offload(doc *transcript.Transcript, ref transcript.Ref, st *St
 			st.Already++
 			continue
 		}
-		e, blob, saved, ok := offloadUnit(u, p.o, p.c, p.names[ref], b.ToolID)
+		e, blob, saved, ok := offloadUnit(u, p.o, p.c, p.nameOf(ref), b.ToolID)
 		if !ok {
 			continue
 		}
