@@ -458,6 +458,7 @@ func reparseJSONL(prev *Transcript, doc string, same int, o Options) *Transcript
 	switch p := p.(type) {
 	case *ccParser:
 		p.lines = make([]ccLine, 0, len(lines))
+		p.byUUID = make(map[string]int, len(lines)) // (grown line by line, it was rehashed)
 	case *codexParser:
 		p.keep, p.recs = true, make([]codexRec, 0, len(lines))
 	}
