@@ -824,8 +824,10 @@ func (r *requests) extend(prev, orig *transcript.Transcript, chunk string) ([]by
 	need := len(prev.Doc) + 1 + len(chunk)
 	mine := len(r.buf) > 0 && len(prev.Doc) == len(r.buf) && unsafe.StringData(prev.Doc) == unsafe.SliceData(r.buf)
 	if !mine || cap(r.buf) < need {
-		// Room for as much again: a session grows by its new lines every request.
-		out := make([]byte, len(prev.Doc), 2*need)
+		// Room for a quarter more: a session grows by its new lines every request (a
+		// generated 10 MB one by 32 KB on average), and a request the pipeline changes
+		// (one in five of that session's) is copied anyway.
+		out := make([]byte, len(prev.Doc), need+need/4+64<<10)
 		copy(out, prev.Doc)
 		r.buf = out
 	}
