@@ -148,7 +148,7 @@ type KeptMemo struct {
 	// block's offset: a request that extends the one before holds its blocks at the same
 	// offsets, so a plan reads only the blocks that are new or moved (collect walked and
 	// read every block of the history each request).
-	byAt, olderByAt map[int]factsAt
+	byAt, olderByAt map[int]*factsAt
 	doc             *transcript.Transcript // the document byAt is of
 	read            factsOptions           // the options the facts were read under
 }
@@ -183,9 +183,9 @@ func (m *KeptMemo) facts(t *transcript.Transcript, b *transcript.Block, o Option
 		m.byAt, m.olderByAt, m.doc, m.read = nil, nil, nil, opts
 	}
 	if m.doc != t {
-		m.doc, m.byAt, m.olderByAt = t, make(map[int]factsAt, len(m.byAt)), m.byAt
+		m.doc, m.byAt, m.olderByAt = t, make(map[int]*factsAt, len(m.byAt)), m.byAt
 	}
-	for _, memo := range []map[int]factsAt{m.byAt, m.olderByAt} {
+	for _, memo := range [2]map[int]*factsAt{m.byAt, m.olderByAt} {
 		if e, ok := memo[at]; ok && e.format == t.Format && e.span == span && e.body == body && sameBlock(&e.block, b) {
 			// (this document's block and bytes, so that the memo keeps no older one)
 			e.block, e.span, e.body = *b, span, body
@@ -198,7 +198,7 @@ func (m *KeptMemo) facts(t *transcript.Transcript, b *transcript.Block, o Option
 	f := read() // (unlocked: it reads through m.of)
 	m.mu.Lock()
 	if m.doc == t && m.read.same(opts) {
-		m.byAt[at] = factsAt{block: *b, span: span, body: body, format: t.Format, f: f.detach()}
+		m.byAt[at] = &factsAt{block: *b, span: span, body: body, format: t.Format, f: f.detach()}
 	}
 	m.mu.Unlock()
 	return f
