@@ -815,8 +815,8 @@ type requests struct {
 }
 
 // extend is extend, appending in place when the request sent before is the last one
-// handed out (the pipeline changed nothing, or only what it sent is new memory of its
-// own, which is then copied once into a buffer with room to grow).
+// handed out (the pipeline sent it unchanged). A request the pipeline changed is memory
+// of its own, never written to: it is copied once into a buffer with room to grow.
 func (r *requests) extend(prev, orig *transcript.Transcript, chunk string) ([]byte, error) {
 	if !orig.Array.IsZero() {
 		return extend(prev, orig, chunk) // JSON: the new messages go before the array's end
