@@ -46,7 +46,10 @@ type State struct {
 	// Answered is when the response to the conversation's last request had gone back: the
 	// provider's prompt cache was last written then.
 	Answered time.Time `json:"answered,omitzero"`
-	// Orig are the hashes (Hash) of the messages the client sent last, in order.
+	// Orig are the hashes (Hash of the canonical form, Options.Canonical) of the messages
+	// the client sent last, in order; "" for one not hashed yet, which OrigRaw holds: a
+	// message the next request repeats byte for byte, or that was sent as received (the
+	// state file then says so), never needs its hash.
 	Orig []string `json:"orig"`
 	// Sent are the messages the proxy sent for them, each its raw JSON as a string: a
 	// json.RawMessage would be re-encoded (HTML characters escaped), and the point is to
@@ -70,7 +73,8 @@ type State struct {
 	Valid int `json:"-"`
 	// OrigRaw are the messages Orig are the hashes of, as the client sent them, in this
 	// process: a message the next request repeats byte for byte has its hash without
-	// being read again. Never stored; nil when the state was read from its file.
+	// being read again. Never stored as such: read from a file, those that were sent as
+	// received are known, the others "".
 	OrigRaw []string `json:"-"`
 	// Marks are the indices of the Sent messages that hold a "cache_control" (the
 	// Messages API's markers), when Marked, in this process: the proxy caps the markers
@@ -110,6 +114,9 @@ type Options struct {
 	// Key authenticates the files (HMAC-SHA256): LoadKey's. nil: a random key of this
 	// Dir's own, so that its files are read back by no other (nothing survives a restart).
 	Key []byte
+	// Canonical is the form a message received is hashed in (State.Orig), for the hashes
+	// the proxy left to the write; nil: the message as it is.
+	Canonical func(raw string) string
 }
 
 // KeyFile is the name of the secret LoadKey keeps in the user's state directory.
@@ -484,7 +491,7 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 func (d *Dir) write(name string, disk *State, end *tail, s *State) (*tail, error) {
 	path := filepath.Join(d.path, name)
 	if disk != nil && end != nil {
-		line, mac, err := appendRecord(nil, d.o.Key, end.mac, disk, s)
+		line, mac, err := appendRecord(nil, d.o.Key, end.mac, disk, s, d.o.Canonical)
 		if err != nil {
 			return nil, err
 		}
@@ -498,7 +505,7 @@ func (d *Dir) write(name string, disk *State, end *tail, s *State) (*tail, error
 			}
 		}
 	}
-	file, mac, err := snapshot(d.o.Key, s)
+	file, mac, err := snapshot(d.o.Key, s, d.o.Canonical)
 	if err != nil {
 		return nil, err
 	}
