@@ -194,7 +194,7 @@ type fileInfo struct {
 	// size is the bytes the state takes: its file's, or in memory, when that is more
 	// (memOf), so that MaxBytes bounds both.
 	size    int64
-	sent    int64 // the bytes of the conversation's sent document and its description
+	sent    int64 // the bytes of the conversation's requests as sent: on disk, and the last in memory
 	updated time.Time
 	state   *State // in memory once read or kept; nil: on disk only
 	first   string // its key in Dir.first, "" for none
@@ -202,6 +202,9 @@ type fileInfo struct {
 	// either nil: the next write writes the file whole.
 	disk *State
 	end  *tail
+	// sentEnd is where the log of its requests as sent ends (sent.go), nil: written whole
+	// next time.
+	sentEnd *sentTail
 }
 
 type keyLock struct {
@@ -439,7 +442,7 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 	seq := d.seq[name]
 	fi := d.sizes[name]
 	if desc != nil {
-		fi.sent = int64(len(body) + len(desc))
+		fi.sent = max(fi.sent, int64(len(body)+len(desc)))
 	}
 	fi.size = memOf(s)
 	if fi.end != nil {
@@ -474,7 +477,21 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 			return err
 		}
 		if desc != nil {
-			if err := d.writeSent(name, body, desc); err != nil {
+			d.mu.Lock()
+			end := d.sizes[name].sentEnd
+			d.mu.Unlock()
+			end, err := d.writeSent(name, end, body, desc)
+			d.mu.Lock()
+			if fi, ok := d.sizes[name]; ok {
+				fi.sentEnd = end
+				if end != nil {
+					// On disk and in memory (the body the next is written as an edit of).
+					fi.sent = end.size + int64(len(desc)) + int64(len(end.doc))
+				}
+				d.sizes[name] = fi
+			}
+			d.mu.Unlock()
+			if err != nil {
 				return err
 			}
 		}

@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -35,7 +34,7 @@ func TestSentDocument(t *testing.T) {
 		t.Fatalf("%d documents as sent, want 1", len(sent))
 	}
 	s := sent[0]
-	got, err := os.ReadFile(s.Path)
+	got, err := convstate.SentDocument(s.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +53,7 @@ func TestSentDocument(t *testing.T) {
 
 	var stdout, stderr bytes.Buffer
 	env := map[string]string{"CTX_CACHE_DIR": "off"}
-	if code := count.Main([]string{"--json", s.Path}, nil, &stdout, &stderr, func(k string) string { return env[k] }); code != 0 {
+	if code := count.Main([]string{"--json"}, bytes.NewReader(got), &stdout, &stderr, func(k string) string { return env[k] }); code != 0 {
 		t.Fatalf("ctx-count: exit %d: %s", code, stderr.String())
 	}
 	var r struct {
