@@ -81,6 +81,12 @@ type State struct {
 	// of a request without reading every message for them. Never stored.
 	Marks  []int `json:"-"`
 	Marked bool  `json:"-"`
+	// The request as sent around its messages: the bytes before its message array and
+	// after it, the array holding Sent one after the other, a comma between; or, when it
+	// did not (a client that indents its JSON), SentWhole, the request whole. All "": not
+	// known. Written with the state, so that the request as sent is read from the state
+	// file (SentDocument) and a turn writes the messages it added once.
+	SentHead, SentTail, SentWhole string `json:"-"`
 	// In and Out are the tokens of the messages of a request of the conversation as the
 	// proxy counted them, received and sent: the next request's count reads only the
 	// messages that are not among them. In this process; never stored; nil: none.
@@ -194,7 +200,7 @@ type fileInfo struct {
 	// size is the bytes the state takes: its file's, or in memory, when that is more
 	// (memOf), so that MaxBytes bounds both.
 	size    int64
-	sent    int64 // the bytes of the conversation's requests as sent: on disk, and the last in memory
+	sent    int64 // the bytes of its request as sent's description (and an older version's body)
 	updated time.Time
 	state   *State // in memory once read or kept; nil: on disk only
 	first   string // its key in Dir.first, "" for none
@@ -202,9 +208,6 @@ type fileInfo struct {
 	// either nil: the next write writes the file whole.
 	disk *State
 	end  *tail
-	// sentEnd is where the log of its requests as sent ends (sent.go), nil: written whole
-	// next time.
-	sentEnd *sentTail
 }
 
 type keyLock struct {
@@ -419,18 +422,19 @@ func (d *Dir) Put(s *State) error { return d.Prepare(s)() }
 // which may run after Unlock: the conversation's next request need not wait for the disk.
 // A write overtaken by a later Prepare of the same conversation writes nothing, so the file
 // never goes back to an older state.
-func (d *Dir) Prepare(s *State) func() error { return d.PrepareSent(s, nil, nil) }
+func (d *Dir) Prepare(s *State) func() error { return d.PrepareSent(s, nil) }
 
-// PrepareSent is Prepare that also writes the conversation's last request as sent (body,
-// with its description meta; sent.go), after the state, under the same rule: a write
-// overtaken by a later one of the conversation writes nothing. s is not to change once
-// prepared: the write encodes it then, as what it adds to the state the file has.
-func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
+// PrepareSent is Prepare that also describes the conversation's last request as sent (its
+// meta; sent.go: the request itself is s's SentHead, Sent and SentTail, written with the
+// state), after the state, under the same rule: a write overtaken by a later one of the
+// conversation writes nothing. s is not to change once prepared: the write encodes it
+// then, as what it adds to the state the file has.
+func (d *Dir) PrepareSent(s *State, meta *Sent) func() error {
 	s.Updated = d.now()
 	s.Messages = len(s.Orig)
 	name := fileName(s.Key)
 	var desc []byte
-	if body != nil && meta != nil {
+	if meta != nil {
 		meta.Conversation, meta.Document = s.Key, name
 		var err error
 		if desc, err = json.Marshal(meta); err != nil {
@@ -442,7 +446,7 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 	seq := d.seq[name]
 	fi := d.sizes[name]
 	if desc != nil {
-		fi.sent = max(fi.sent, int64(len(body)+len(desc)))
+		fi.sent = int64(len(desc))
 	}
 	fi.size = memOf(s)
 	if fi.end != nil {
@@ -477,21 +481,7 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 			return err
 		}
 		if desc != nil {
-			d.mu.Lock()
-			end := d.sizes[name].sentEnd
-			d.mu.Unlock()
-			end, err := d.writeSent(name, end, body, desc)
-			d.mu.Lock()
-			if fi, ok := d.sizes[name]; ok {
-				fi.sentEnd = end
-				if end != nil {
-					// On disk and in memory (the body the next is written as an edit of).
-					fi.sent = end.size + int64(len(desc)) + int64(len(end.doc))
-				}
-				d.sizes[name] = fi
-			}
-			d.mu.Unlock()
-			if err != nil {
+			if err := d.writeSent(name, desc); err != nil {
 				return err
 			}
 		}

@@ -120,7 +120,7 @@ func appendRecord(out []byte, key, mac []byte, prev, s *State, canon func(string
 	if err != nil {
 		return out, nil, err
 	}
-	size := len(head) + 64 + 36*(len(s.Orig)-keepOrig)
+	size := len(head) + 128 + 36*(len(s.Orig)-keepOrig) + len(s.SentHead) + len(s.SentTail) + len(s.SentWhole)
 	for _, m := range s.Sent[keepSent:] {
 		size += len(m) + 1
 	}
@@ -168,7 +168,19 @@ func appendRecord(out []byte, key, mac []byte, prev, s *State, canon func(string
 		}
 		data = append(data, m...)
 	}
-	data = append(data, "]}"...)
+	data = append(data, ']')
+	if prev == nil || prev.SentHead != s.SentHead || prev.SentTail != s.SentTail || prev.SentWhole != s.SentWhole {
+		// What surrounds the messages in the request as sent, when it changed: the three
+		// together, so that one gone is said.
+		for _, f := range [...]struct{ key, v string }{{"sent_head", s.SentHead}, {"sent_tail", s.SentTail}, {"sent_whole", s.SentWhole}} {
+			q, err := json.Marshal(f.v)
+			if err != nil {
+				return out, nil, err
+			}
+			data = append(append(append(append(data, `,"`...), f.key...), `":`...), q...)
+		}
+	}
+	data = append(data, '}')
 	next := chain(key, mac, data)
 	out = hex.AppendEncode(out, next)
 	out = append(out, ' ')
@@ -205,7 +217,7 @@ func HashOf(raw string, canon func(string) string) string {
 
 // sizeOf estimates the bytes of a record of the whole state s.
 func sizeOf(s *State) int {
-	n := 512 + 36*len(s.Orig)
+	n := 512 + 36*len(s.Orig) + len(s.SentHead) + len(s.SentTail) + len(s.SentWhole)
 	for _, m := range s.Sent {
 		n += len(m) + 1
 	}
@@ -369,11 +381,15 @@ func readRecord2(key, mac, got, data []byte, before *State) (*State, []byte, err
 
 // readRecord3 authenticates a format 3 record after the MAC mac and applies it to the
 // state before it (nil for the first). The messages sent are views of one copy of the
-// record's data.
+// record's data. A nil key reads it without authenticating it: the request as sent, to be
+// shown (SentDocument), never the proxy's memory.
 func readRecord3(key, mac, got, data []byte, before *State) (*State, []byte, error) {
-	want, ok := authentic(key, mac, got, data)
-	if !ok {
-		return nil, nil, ErrNotAuthenticated
+	var want []byte
+	if key != nil {
+		var ok bool
+		if want, ok = authentic(key, mac, got, data); !ok {
+			return nil, nil, ErrNotAuthenticated
+		}
 	}
 	if before == nil {
 		before = &State{}
@@ -385,6 +401,7 @@ func readRecord3(key, mac, got, data []byte, before *State) (*State, []byte, err
 	var s State
 	keepOrig, keepSent := -1, -1
 	var orig, sent []string
+	around := false // the record says what surrounds the messages sent
 	var bad error
 	gjson.Parse(text).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
@@ -409,6 +426,19 @@ func readRecord3(key, mac, got, data []byte, before *State) (*State, []byte, err
 				sent = append(sent, m.Raw)
 				return true
 			})
+		case "sent_head", "sent_tail", "sent_whole":
+			if v.Type != gjson.String {
+				bad = fmt.Errorf("%s is not a string", k.Str)
+			}
+			around = true
+			switch k.Str {
+			case "sent_head":
+				s.SentHead = v.Str
+			case "sent_tail":
+				s.SentTail = v.Str
+			default:
+				s.SentWhole = v.Str
+			}
 		}
 		return bad == nil
 	})
@@ -420,6 +450,9 @@ func readRecord3(key, mac, got, data []byte, before *State) (*State, []byte, err
 	}
 	s.Sent = append(before.Sent[:keepSent], sent...)
 	s.Orig = append(before.Orig[:keepOrig], orig...)
+	if !around {
+		s.SentHead, s.SentTail, s.SentWhole = before.SentHead, before.SentTail, before.SentWhole
+	}
 	// The messages received are known where the record says they were sent as received;
 	// the state before may know fewer (read from format 2).
 	raws := before.OrigRaw[:min(keepOrig, len(before.OrigRaw))]

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,85 +16,27 @@ import (
 
 // What the proxy sent: for each conversation, the last request's body exactly as it was
 // forwarded upstream (system, tools, messages: an API request every ctxkit tool reads), and
-// a small description of it beside it, so that ctx-count --latest can tell which project
-// and which client session it belongs to without reading the body:
+// a small description of it, so that ctx-count --latest can tell which project and which
+// client session it belongs to without reading the body:
 //
-//	STORE/proxy/<state>.json            the conversation's state
-//	STORE/proxy/sent/<state>.log        its requests as sent, a log (SentDocument reads it)
+//	STORE/proxy/<state>.json            the conversation's state, and in it the request
 //	STORE/proxy/sent/<state>.meta.json  what the last request was (Sent)
 //
-// The sent files take the state file's name, so they are written, bounded and removed with
-// it: one conversation, one name. They are in a folder of their own so that neither is
-// taken for the other, and the body stays byte for byte what went out (no field of ours
-// added to it).
-//
-// The body is kept as a log, so that a turn writes what it changed, not the whole history
-// again: a header line, then one record a request, each the request as an edit of the one
-// before (keep its first D bytes and its last E, put X between):
-//
-//	ctxkit-sent-v1
-//	<D> <E> <length of X>
-//	<X>
-//	<CRC-32C of the line and X, 8 hex digits>
-//
-// each line ending in a line feed. The last line is the record's commit: a record cut short
-// (a write the proxy did not finish: killed, the machine stopped) or damaged does not end
-// with a checksum of what it holds, and it and what follows are not read; the reader gets
-// the request before it, whole. The first record is a whole request (D and E 0). Once the
-// log has grown to twice the request, it is written again as that one record, to a temp
-// file renamed over it. A request is read from the log whole in memory (SentDocument); the
-// log is never a document itself. A body of the previous version (<state>.json, the request
-// itself) is read as it is, and removed at the conversation's next write.
+// The request is kept in the state file: its messages are the state's messages sent
+// (State.Sent), which the file holds already, and what surrounds them in the body
+// (SentHead, SentTail) is written with them when it changes. So a turn writes the messages
+// it added once, appended to the state's log (log.go), and a reader gets the request the
+// last whole record of the log makes (SentDocument): never part of a record cut short. The
+// description takes the state file's name, so it is written, bounded and removed with it;
+// it is in a folder of its own so that neither is taken for the other. A body of the
+// previous version (sent/<state>.json, the request itself) is read as it is, and removed
+// at the conversation's next write.
 
 // SentDir is the folder, inside a state directory, of the requests as sent.
 const SentDir = "sent"
 
-// metaSuffix ends the name of a request's description; logSuffix of its log.
-const (
-	metaSuffix = ".meta.json"
-	logSuffix  = ".log"
-)
-
-// magicSent is the header line of a log of requests as sent.
-const magicSent = "ctxkit-sent-v1\n"
-
-// crcTable is CRC-32C's (Castagnoli's), which the processors this runs on compute in
-// hardware: the checksum of a first request costs a fraction of a millisecond.
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
-
-// sentTail is where a log of requests as sent ends, as this process left it: the last
-// request written (the next is written as an edit of it) and the file's size.
-type sentTail struct {
-	doc  []byte
-	size int64
-}
-
-// appendEdit appends to out the record that makes next of prev (nil: next whole).
-func appendEdit(out, prev, next []byte) []byte {
-	d, e := 0, 0
-	if prev != nil {
-		n := min(len(prev), len(next))
-		for d < n && prev[d] == next[d] {
-			d++
-		}
-		for e < n-d && prev[len(prev)-1-e] == next[len(next)-1-e] {
-			e++
-		}
-	}
-	x := next[d : len(next)-e]
-	start := len(out)
-	out = strconv.AppendInt(out, int64(d), 10)
-	out = append(out, ' ')
-	out = strconv.AppendInt(out, int64(e), 10)
-	out = append(out, ' ')
-	out = strconv.AppendInt(out, int64(len(x)), 10)
-	out = append(out, '\n')
-	out = append(out, x...)
-	sum := crc32.Checksum(out[start:], crcTable)
-	out = append(out, '\n')
-	out = fmt.Appendf(out, "%08x\n", sum)
-	return out
-}
+// metaSuffix ends the name of a request's description.
+const metaSuffix = ".meta.json"
 
 // Sent describes a conversation's last request as the proxy sent it.
 type Sent struct {
@@ -122,48 +62,23 @@ type Sent struct {
 	// Received is when the request came in; Answered when its response had gone back.
 	Received time.Time `json:"received"`
 	Answered time.Time `json:"answered"`
-	// Document is the state file's name (the body's log takes it, with .log for .json).
+	// Document is the state file's name, which holds the request.
 	Document string `json:"document"`
 
-	// Path is the body's file, filled in by ReadSent: its log, read with SentDocument.
+	// Path is the file the request is read from (SentDocument), filled in by ReadSent: the
+	// state file.
 	Path string `json:"-"`
 }
 
-// writeSent writes the conversation name's last request body and its description desc:
-// the body as an edit of the one this process last wrote there (end), appended to the log
-// and synced, or, when there is none or the log has grown to twice the body, the log
-// written whole. It returns where the log ends then (nil: written whole next time).
-func (d *Dir) writeSent(name string, end *sentTail, body, desc []byte) (*sentTail, error) {
+// writeSent writes the description desc of the conversation name's last request, and
+// removes the body a previous version kept beside it.
+func (d *Dir) writeSent(name string, desc []byte) error {
 	dir := filepath.Join(d.path, SentDir)
 	if err := safefile.MkdirAll(dir); err != nil {
-		return nil, err
+		return err
 	}
-	stem := strings.TrimSuffix(name, ".json")
-	path := filepath.Join(dir, stem+logSuffix)
-	var next *sentTail
-	if end != nil {
-		rec := appendEdit(nil, end.doc, body)
-		if size := end.size + int64(len(rec)); size <= 2*int64(len(body))+4096 {
-			appended, err := appendLine(path, rec, end.size)
-			if err != nil {
-				return nil, err
-			}
-			if appended {
-				next = &sentTail{doc: body, size: size}
-			}
-		}
-	}
-	if next == nil {
-		file := make([]byte, 0, len(magicSent)+len(body)+64)
-		file = appendEdit(append(file, magicSent...), nil, body)
-		if err := safefile.WriteFile(path, file); err != nil {
-			return nil, err
-		}
-		next = &sentTail{doc: body, size: int64(len(file))}
-		d.removeFile(filepath.Join(dir, name)) // the previous version's body
-	}
-	// The description last: one that is there names a body at least as new.
-	return next, safefile.WriteFile(filepath.Join(dir, stem+metaSuffix), desc)
+	d.removeFile(filepath.Join(dir, name))
+	return safefile.WriteFile(filepath.Join(dir, strings.TrimSuffix(name, ".json")+metaSuffix), desc)
 }
 
 // removeFile removes the file at p if it is a regular file the user owns.
@@ -176,8 +91,7 @@ func (d *Dir) removeFile(p string) {
 // removeSent removes the sent files of the state file name.
 func (d *Dir) removeSent(name string) {
 	dir := filepath.Join(d.path, SentDir)
-	stem := strings.TrimSuffix(name, ".json")
-	for _, n := range []string{name, stem + logSuffix, stem + metaSuffix} {
+	for _, n := range []string{name, strings.TrimSuffix(name, ".json") + metaSuffix} {
 		d.removeFile(filepath.Join(dir, n))
 	}
 }
@@ -185,9 +99,6 @@ func (d *Dir) removeSent(name string) {
 // stateOf is the state file name a file of the sent folder belongs to, "" for another.
 func stateOf(name string) string {
 	if stem, ok := strings.CutSuffix(name, metaSuffix); ok {
-		return stem + ".json"
-	}
-	if stem, ok := strings.CutSuffix(name, logSuffix); ok && !strings.HasPrefix(name, ".") {
 		return stem + ".json"
 	}
 	if strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") {
@@ -257,8 +168,9 @@ func ReadSent(dir string) []Sent {
 		if err != nil {
 			continue
 		}
-		for _, body := range []string{stem + logSuffix, stem + ".json"} {
-			body = filepath.Join(sentDir, body)
+		// The body a previous version kept, until the state is written again; else the
+		// state file, which holds the request.
+		for _, body := range []string{filepath.Join(sentDir, stem+".json"), filepath.Join(dir, stem+".json")} {
 			if fi, err := os.Lstat(body); err == nil && safefile.CheckInfo(body, fi) == nil {
 				s.Path = body
 				out = append(out, s)
@@ -270,65 +182,57 @@ func ReadSent(dir string) []Sent {
 	return out
 }
 
-// maxSent bounds a log of requests read: twice the largest body ctx-proxy takes by default
-// and then some.
-const maxSent = 1 << 30
-
-// SentDocument is the last request written whole to the log at path (ReadSent's Path): the
-// records that are whole applied in turn, a last one cut short or damaged left out. The
+// SentDocument is the conversation's last request as sent, read from the state file at
+// path (ReadSent's Path): the request the last whole record of its log makes, a record cut
+// short or damaged left out. It is read, not authenticated (it is shown, never sent): the
 // file must be a regular file the user owns, read without following a link. A body of the
-// previous version (a .json file) is the request itself.
+// previous version (sent/<state>.json) is the request itself.
 func SentDocument(path string) ([]byte, error) {
 	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	file, err := io.ReadAll(io.LimitReader(f, maxSent+1))
+	file, err := io.ReadAll(io.LimitReader(f, maxState+1))
 	f.Close()
 	if err != nil {
 		return nil, err
 	}
-	if len(file) > maxSent {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxSent)
+	if len(file) > maxState {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxState)
 	}
-	if !bytes.HasPrefix(file, []byte(magicSent)) {
-		if strings.HasSuffix(path, ".json") {
-			return file, nil
+	switch {
+	case bytes.HasPrefix(file, []byte(magicLog)):
+	case bytes.HasPrefix(file, []byte(magicLog2)), bytes.HasPrefix(file, []byte(magic)):
+		return nil, fmt.Errorf("%s: written by an older ctx-proxy, without its request as sent", path)
+	default:
+		return file, nil // a body of the previous version
+	}
+	s, _, err := decodeLog(nil, file, magicLog, nextRecord, readRecord3)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	switch {
+	case s.SentWhole != "":
+		return []byte(s.SentWhole), nil
+	case s.SentHead == "":
+		return nil, fmt.Errorf("%s: no request as sent in it", path)
+	}
+	n := len(s.SentHead) + len(s.SentTail) + 2 + len(s.Sent)
+	for _, m := range s.Sent {
+		n += len(m)
+	}
+	doc := make([]byte, 0, n)
+	doc = append(doc, s.SentHead...)
+	doc = append(doc, '[')
+	for i, m := range s.Sent {
+		if i > 0 {
+			doc = append(doc, ',')
 		}
-		return nil, fmt.Errorf("%s: not a log of requests as sent (%q)", path, strings.TrimSuffix(magicSent, "\n"))
+		doc = append(doc, m...)
 	}
-	doc, ok := applyEdits(file[len(magicSent):])
-	if !ok {
-		return nil, fmt.Errorf("%s: no request written whole yet", path)
-	}
-	return doc, nil
+	doc = append(doc, ']')
+	return append(doc, s.SentTail...), nil
 }
 
-// applyEdits applies the records of a log in turn, up to the first that is not whole; ok
-// is false when none is.
-func applyEdits(rest []byte) (doc []byte, ok bool) {
-	for len(rest) > 0 {
-		line, after, found := bytes.Cut(rest, []byte{'\n'})
-		if !found || len(line) > 64 {
-			break
-		}
-		var d, e, n int
-		if c, err := fmt.Sscanf(string(line), "%d %d %d", &d, &e, &n); c != 3 || err != nil ||
-			d < 0 || e < 0 || n < 0 || d+e > len(doc) || !ok && d+e > 0 || n+10 > len(after) {
-			break
-		}
-		x, commit := after[:n], after[n:]
-		if commit[0] != '\n' || commit[9] != '\n' {
-			break
-		}
-		sum, err := strconv.ParseUint(string(commit[1:9]), 16, 32)
-		if err != nil || uint32(sum) != crc32.Checksum(rest[:len(line)+1+n], crcTable) {
-			break
-		}
-		// doc is this reading's own: edited in place, its end kept aside.
-		end := append([]byte(nil), doc[len(doc)-e:]...)
-		doc = append(append(doc[:d], x...), end...)
-		rest, ok = commit[10:], true
-	}
-	return doc, ok
-}
+// maxState bounds a state file read for its request: a MaxBytes far above the default.
+const maxState = 1 << 30

@@ -10,106 +10,114 @@ import (
 	"time"
 )
 
-// request is an API request of the messages msgs, its tools after them as Claude Code
-// sends them.
-func request(msgs []string) []byte {
-	return []byte(`{"model":"m","messages":[` + strings.Join(msgs, ",") + `],"system":"be brief","tools":[{"name":"Bash","description":"` + strings.Repeat("runs it. ", 50) + `"}]}`)
-}
+// The request as sent around its messages in these tests: its tools after them, as
+// Claude Code sends them.
+const (
+	testHead = `{"model":"m","messages":`
+	testTail = `,"system":"be brief","tools":[{"name":"Bash","description":"runs it. runs it. runs it. runs it. runs it."}]}`
+)
 
-// sendTurns writes n requests of one conversation as sent, each two messages longer than
-// the one before, and returns them.
-func sendTurns(t *testing.T, d *Dir, from, n int) [][]byte {
+// sendTurns writes the state of n requests of one conversation, from the request from on,
+// each two messages longer than the one before, with their requests as sent, and returns
+// the states.
+func sendTurns(t *testing.T, d *Dir, from, n int) []*State {
 	t.Helper()
 	var msgs []string
-	var out [][]byte
+	var out []*State
 	for i := 0; i < from+n; i++ {
 		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"turn %d %s"}`, i, strings.Repeat("y", 300)),
 			fmt.Sprintf(`{"role":"assistant","content":"answer %d\n"}`, i))
 		if i < from {
 			continue
 		}
-		body := request(msgs)
-		st := &State{Key: "k", Orig: []string{"x"}}
-		if err := d.PrepareSent(st, body, &Sent{Format: "anthropic", Answered: time.Now()})(); err != nil {
+		st := &State{Key: "k", Requests: i, Orig: make([]string, len(msgs)), OrigRaw: append([]string{}, msgs...),
+			Sent: append([]string{}, msgs...), SentHead: testHead, SentTail: testTail}
+		if err := d.PrepareSent(st, &Sent{Format: "anthropic", Answered: time.Now()})(); err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, body)
+		out = append(out, st)
 	}
 	return out
 }
 
-func sentLog(dir string) string {
-	return filepath.Join(dir, SentDir, strings.TrimSuffix(fileName("k"), ".json")+logSuffix)
+// request is the request as sent of a state sendTurns wrote.
+func request(s *State) []byte {
+	return []byte(testHead + "[" + strings.Join(s.Sent, ",") + "]" + testTail)
 }
 
-// TestSentAppends: a request that extends the last one appends what it added (not the
-// history, nor the tools that follow the messages) to the log; the log reads back as the
-// last request, byte for byte; past twice the request's size it is written whole again.
-func TestSentAppends(t *testing.T) {
+// TestSentInState: the request as sent is read from the state file, byte for byte; a turn
+// that extends the conversation appends its new messages once (the tools that follow them
+// in the request are not written again).
+func TestSentInState(t *testing.T) {
 	dir := t.TempDir()
 	d := reopen(t, dir)
-	bodies := sendTurns(t, d, 0, 3)
-	file, _ := os.ReadFile(sentLog(dir))
-	if n := bytes.Count(file, []byte("runs it.")); n != 50 {
-		t.Errorf("the tools are written %d times, want once", n/50)
+	states := sendTurns(t, d, 0, 3)
+	path := filepath.Join(dir, fileName("k"))
+	if got := ReadSent(dir); len(got) != 1 || got[0].Path != path {
+		t.Fatalf("ReadSent = %+v", got)
 	}
-	if n := bytes.Count(file, []byte(`"turn 0 `)); n != 1 {
+	file, _ := os.ReadFile(path)
+	if n := bytes.Count(file, []byte("runs it.")); n != 5 {
+		t.Errorf("the tools are written %d times, want once", n/5)
+	}
+	if n := bytes.Count(file, []byte(`turn 0 `)); n != 1 {
 		t.Errorf("the first message is written %d times, want once", n)
 	}
-	if got, err := SentDocument(sentLog(dir)); err != nil || !bytes.Equal(got, bodies[2]) {
-		t.Fatalf("read back %q, %v\nwant %q", got, err, bodies[2])
+	if got, err := SentDocument(path); err != nil || !bytes.Equal(got, request(states[2])) {
+		t.Fatalf("read back %q, %v\nwant %q", got, err, request(states[2]))
 	}
-	bodies = sendTurns(t, d, 3, 40)
-	file, _ = os.ReadFile(sentLog(dir))
-	last := bodies[len(bodies)-1]
-	if len(file) > 2*len(last)+4096 {
-		t.Errorf("the log is %d bytes, for a request of %d: never written whole again", len(file), len(last))
+	// A request whose JSON the client indents is kept whole; the next one read as before.
+	whole := *states[2]
+	whole.SentHead, whole.SentTail, whole.SentWhole = "", "", "{\n  \"messages\": []\n}"
+	if err := d.PrepareSent(&whole, &Sent{})(); err != nil {
+		t.Fatal(err)
 	}
-	if got, err := SentDocument(sentLog(dir)); err != nil || !bytes.Equal(got, last) {
+	if got, err := SentDocument(path); err != nil || string(got) != whole.SentWhole {
+		t.Errorf("a request kept whole: %q, %v", got, err)
+	}
+	states = sendTurns(t, d, 3, 40)
+	if got, err := SentDocument(path); err != nil || !bytes.Equal(got, request(states[len(states)-1])) {
 		t.Errorf("after compaction: %q, %v", got, err)
-	}
-	// A proxy started again knows no last request: it writes the log whole.
-	d = reopen(t, dir)
-	d.Put(&State{Key: "k"})
-	bodies = sendTurns(t, d, 43, 1)
-	if got, err := SentDocument(sentLog(dir)); err != nil || !bytes.Equal(got, bodies[0]) {
-		t.Errorf("after a restart: %q, %v", got, err)
 	}
 }
 
-// TestSentCutAnywhere: a write of the log cut at any byte (the proxy killed half way) reads
-// as the request before it, whole; so does a record altered after it was written.
+// TestSentCutAnywhere: a write cut at any byte (the proxy killed half way through it) gives
+// readers the request before it, whole; so does a record altered after it was written.
 func TestSentCutAnywhere(t *testing.T) {
 	dir := t.TempDir()
 	d := reopen(t, dir)
-	bodies := sendTurns(t, d, 0, 2)
-	before, _ := os.ReadFile(sentLog(dir))
-	bodies = append(bodies, sendTurns(t, d, 2, 1)...)
-	after, _ := os.ReadFile(sentLog(dir))
+	path := filepath.Join(dir, fileName("k"))
+	states := sendTurns(t, d, 0, 2)
+	before, _ := os.ReadFile(path)
+	states = append(states, sendTurns(t, d, 2, 1)...)
+	after, _ := os.ReadFile(path)
 	if !bytes.HasPrefix(after, before) || len(after)-len(before) > 1000 {
 		t.Fatalf("the third request was not appended: %d bytes then %d", len(before), len(after))
 	}
 	for cut := len(before); cut < len(after); cut++ {
-		os.WriteFile(sentLog(dir), after[:cut], 0o600)
-		if got, err := SentDocument(sentLog(dir)); err != nil || !bytes.Equal(got, bodies[1]) {
+		os.WriteFile(path, after[:cut], 0o600)
+		if got, err := SentDocument(path); err != nil || !bytes.Equal(got, request(states[1])) {
 			t.Fatalf("cut at %d of %d: %q, %v; want the request before", cut, len(after), got, err)
 		}
 	}
+	// Altered so that it still reads (the same length, still JSON): a reader without the
+	// key cannot tell, and shows it; the proxy's reading refuses it.
 	altered := bytes.Replace(after, []byte(`answer 2`), []byte(`answer 9`), 1)
-	os.WriteFile(sentLog(dir), altered, 0o600)
-	if got, err := SentDocument(sentLog(dir)); err != nil || !bytes.Equal(got, bodies[1]) {
-		t.Errorf("altered: %q, %v; want the request before", got, err)
+	os.WriteFile(path, altered, 0o600)
+	if got, err := reopen(t, dir).Get("k"); err != nil || !same(got, states[1]) {
+		t.Errorf("altered: the proxy read %+v, %v; want the state before", got, err)
 	}
-	for cut := len(magicSent); cut < len(before)-len(before)/2; cut += 7 {
-		os.WriteFile(sentLog(dir), before[:cut], 0o600)
-		if got, err := SentDocument(sentLog(dir)); err == nil {
-			t.Fatalf("cut at %d in the first request: read %q", cut, got)
+	for cut := len(magicLog); cut < len(before)/2; cut += 7 {
+		os.WriteFile(path, before[:cut], 0o600)
+		if got, err := SentDocument(path); err == nil {
+			t.Fatalf("cut at %d in the first record: read %q", cut, got)
 		}
 	}
 }
 
-// TestSentOldBody: a request as sent by the previous version (the body itself, .json) is
-// read as it is, and replaced by a log at the conversation's next write.
+// TestSentOldBody: a request as sent by the previous version (the body itself, in the sent
+// folder) is read as it is, and removed at the conversation's next write; a state file of
+// an older format holds no request.
 func TestSentOldBody(t *testing.T) {
 	dir := t.TempDir()
 	d := reopen(t, dir)
@@ -129,7 +137,12 @@ func TestSentOldBody(t *testing.T) {
 	if _, err := os.Stat(old); !os.IsNotExist(err) {
 		t.Errorf("the old body is still there: %v", err)
 	}
-	if got := ReadSent(dir); len(got) != 1 || got[0].Path != sentLog(dir) {
+	path := filepath.Join(dir, fileName("k"))
+	if got := ReadSent(dir); len(got) != 1 || got[0].Path != path {
 		t.Errorf("ReadSent after the write = %+v", got)
+	}
+	os.WriteFile(path, format2([]*State{{Key: "k", Orig: []string{"x"}, Sent: []string{`{}`}}}), 0o600)
+	if doc, err := SentDocument(path); err == nil || !strings.Contains(err.Error(), "older ctx-proxy") {
+		t.Errorf("a format 2 state: %q, %v", doc, err)
 	}
 }

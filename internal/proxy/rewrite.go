@@ -929,7 +929,8 @@ func (s *Server) finish(rec *Record, p *pending) {
 	if rec.Fallback != "" {
 		st.Fallback++
 	}
-	write := s.State.PrepareSent(&st, p.sent, s.sentMeta(&st, rec, p))
+	st.SentHead, st.SentTail, st.SentWhole = sentAround(p, st.Sent)
+	write := s.State.PrepareSent(&st, s.sentMeta(&st, rec, p))
 	unlock() // the conversation's next request need not wait for the disk
 	if err := write(); err != nil {
 		rec.Warning = strings.TrimPrefix(rec.Warning+"; ", "; ") + "state not written: " + err.Error()
