@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"unsafe"
 
@@ -120,11 +121,16 @@ func appendRecord(out []byte, key, mac []byte, prev, s *State, canon func(string
 	if err != nil {
 		return out, nil, err
 	}
-	size := len(head) + 128 + 36*(len(s.Orig)-keepOrig) + len(s.SentHead) + len(s.SentTail) + len(s.SentWhole)
+	size := len(head) + 128 + 36*(len(s.Orig)-keepOrig) + 2*(len(s.SentHead)+len(s.SentTail)+len(s.SentWhole)) // (escaped)
 	for _, m := range s.Sent[keepSent:] {
 		size += len(m) + 1
 	}
-	data := make([]byte, 0, size)
+	// The record is made in place after its first line, which is filled in once the
+	// data's MAC is known: the messages are copied once.
+	start := len(out)
+	out = slices.Grow(out, recordLine+size+1)
+	out = append(out, make([]byte, recordLine)...)
+	data := out[len(out):]
 	data = append(data, `{"state":`...)
 	data = append(data, head...)
 	data = append(data, `,"keep_orig":`...)
@@ -182,13 +188,26 @@ func appendRecord(out []byte, key, mac []byte, prev, s *State, canon func(string
 	}
 	data = append(data, '}')
 	next := chain(key, mac, data)
-	out = hex.AppendEncode(out, next)
-	out = append(out, ' ')
-	out = strconv.AppendInt(out, int64(len(data)), 10)
-	out = append(out, '\n')
-	out = append(out, data...)
+	line := out[start : start+recordLine]
+	hex.Encode(line, next)
+	line[macHex] = ' '
+	copy(line[macHex+1:], fmt.Sprintf("%0*d", lengthDigits, len(data)))
+	line[recordLine-1] = '\n'
+	at := start + recordLine
+	if cap(out)-at >= len(data) && &out[at : at+1][0] == &data[0] {
+		out = out[:at+len(data)] // made in place
+	} else {
+		out = append(out, data...) // it outgrew the room Grow made
+	}
 	return append(out, '\n'), next, nil
 }
+
+// A record's first line: the MAC in hex, a space, the data's length in lengthDigits
+// decimal digits, a line feed.
+const (
+	lengthDigits = 12
+	recordLine   = macHex + 1 + lengthDigits + 1
+)
 
 // isHex reports whether h is lowercase hex digits, as Hash writes them.
 func isHex(h string) bool {

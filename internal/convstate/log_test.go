@@ -394,3 +394,19 @@ func TestOrigSentAsReceived(t *testing.T) {
 		t.Errorf("written whole: %s", file)
 	}
 }
+
+// TestRecordOutgrowsItsRoom: a record made in place that outgrows the room made for it
+// (text escaped six times its size) is whole all the same.
+func TestRecordOutgrowsItsRoom(t *testing.T) {
+	s := &State{Key: "k", Orig: []string{"x"}, Sent: []string{`{"a":1}`}, SentHead: strings.Repeat("\x01", 300), SentTail: "}"}
+	for _, out := range [][]byte{nil, make([]byte, 0, 64), []byte(magicLog)} {
+		file, _, err := appendRecord(append([]byte(magicLog), out...)[:len(magicLog)], testKey, seed(testKey, magicLog), nil, s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := decode(testKey, file)
+		if err != nil || got.SentHead != s.SentHead || got.SentTail != "}" || !same(got, s) {
+			t.Fatalf("read back %+v, %v", got, err)
+		}
+	}
+}
