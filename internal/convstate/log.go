@@ -221,9 +221,7 @@ func isHex(h string) bool {
 
 // snapshot is a whole format 3 file of s, with the MAC of its record.
 func snapshot(key []byte, s *State, canon func(string) string) ([]byte, []byte, error) {
-	out := make([]byte, 0, len(magicLog)+sizeOf(s))
-	out = append(out, magicLog...)
-	return appendRecord(out, key, seed(key, magicLog), nil, s, canon)
+	return appendRecord([]byte(magicLog), key, seed(key, magicLog), nil, s, canon) // (which makes the room)
 }
 
 // HashOf is the hash of the message received raw in the form canon gives (nil: as it is).
