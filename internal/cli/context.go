@@ -47,6 +47,10 @@ type Context struct {
 	// newest session log of the directory (log, nil when there is none): ctx-count shows
 	// what ctx-proxy sent instead. "" keeps the log; it says on stderr what it chose.
 	ChooseLatest func(log *sessions.Session) (string, error)
+	// Documents, when a tool sets it, reads the input name in place of the file (ok false:
+	// the file is read): a document kept as something other than itself, such as
+	// ctx-proxy's requests as sent (a log of edits) that ChooseLatest names.
+	Documents func(name string) (doc []byte, ok bool, err error)
 	// AllThreads reads a Claude Code log with every subagent line in its conversation
 	// (transcript.Options.AllThreads): ctx-persist --restore, which must find every marker.
 	AllThreads bool
@@ -203,6 +207,13 @@ func (c *Context) open(name string) (io.ReadCloser, error) {
 		}
 		c.stdinTaken = true
 		return stdinReader{c.Stdin}, nil
+	}
+	if c.Documents != nil {
+		if doc, ok, err := c.Documents(name); err != nil {
+			return nil, RuntimeError(fmt.Errorf("read %q: %w", name, err))
+		} else if ok {
+			return io.NopCloser(bytes.NewReader(doc)), nil
+		}
 	}
 	f, err := os.Open(name)
 	if err != nil {
