@@ -87,18 +87,18 @@ func Command[F any](name, summary, help string, run func(*Context, *F) error) *T
 	return t
 }
 
-// Terminal is checked first when the runner decides whether stdin or stdout
+// terminal is checked first when the runner decides whether stdin or stdout
 // is a terminal: a reader or writer that implements it answers for itself
 // (tests use it to force TTY behaviour). Otherwise an *os.File is tested
 // with isatty (including Cygwin/MSYS ptys), and anything else is not a
 // terminal.
-type Terminal interface {
+type terminal interface {
 	IsTerminal() bool
 }
 
 func isTerminal(x any) bool {
 	switch v := x.(type) {
-	case Terminal:
+	case terminal:
 		return v.IsTerminal()
 	case *os.File:
 		if v == nil {
@@ -205,17 +205,17 @@ func (p *prepared) main(args []string, stdin io.Reader, stdout, stderr io.Writer
 	}
 	defer out.close()
 	c := &Context{
-		Tool:       tool,
+		tool:       tool,
 		Common:     common,
-		Stdin:      stdin,
+		stdin:      stdin,
 		Stdout:     out,
 		Stderr:     stderr,
-		StdinTTY:   isTerminal(stdin),
+		stdinTTY:   isTerminal(stdin),
 		StdoutTTY:  isTerminal(stdout),
 		StderrTTY:  isTerminal(stderr),
 		Getenv:     getenv,
 		Now:        time.Now,
-		Version:    Version(),
+		version:    Version(),
 		out:        out,
 		realStdout: stdout,
 		given:      given,
@@ -288,8 +288,8 @@ func Configure(tool *Tool, args []string, getenv func(string) string) (*Context,
 	if err := checkAPIKey(common, getenv); err != nil {
 		return nil, err
 	}
-	return &Context{Tool: tool, Common: common, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
-		Getenv: getenv, Now: time.Now, Version: Version(), given: given}, nil
+	return &Context{tool: tool, Common: common, stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+		Getenv: getenv, Now: time.Now, version: Version(), given: given}, nil
 }
 
 // runGuarded runs the tool with the memory faults of its goroutine made errors: an input

@@ -139,7 +139,7 @@ func (p Percent) Fraction() float64 { return float64(p) }
 // but the runner cannot read a pointer flag from the environment.)
 type OptionalPercent struct {
 	Percent
-	Set bool
+	set bool
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
@@ -147,7 +147,7 @@ func (p *OptionalPercent) UnmarshalText(b []byte) error {
 	if err := p.Percent.UnmarshalText(b); err != nil {
 		return err
 	}
-	p.Set = true
+	p.set = true
 	return nil
 }
 
@@ -156,7 +156,7 @@ func (p *OptionalPercent) UnmarshalText(b []byte) error {
 // target above the trigger is a usage error.
 func TriggerTarget(trigger Percent, target OptionalPercent) (at, to float64, err error) {
 	at, to = trigger.Fraction(), max(trigger.Fraction()-0.10, 0)
-	if target.Set {
+	if target.set {
 		to = target.Fraction()
 		if to > at {
 			return at, to, Usagef("--target %s is above --trigger %s", target, trigger)
@@ -197,12 +197,4 @@ func (a Amount) String() string {
 		return Percent(a.Share).String()
 	}
 	return strconv.Itoa(a.Tokens)
-}
-
-// Of is the amount in tokens for an effective window.
-func (a Amount) Of(effective int) int {
-	if a.Share > 0 {
-		return int(a.Share * float64(effective))
-	}
-	return a.Tokens
 }
