@@ -834,8 +834,8 @@ func (d *Doc) countOutput() (int, error) {
 // ReadingWhole returns tool changed to read every document whole, as it reads a JSON
 // document: the reference that tests hold its streamed reading of JSONL transcripts to.
 func ReadingWhole(tool *Tool) *Tool {
-	run := tool.Run
-	tool.Run = func(c *Context) error {
+	run := tool.run
+	tool.run = func(c *Context) error {
 		c.readWhole = true
 		return run(c)
 	}
