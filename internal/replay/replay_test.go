@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convert"
+	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -269,8 +270,11 @@ func TestExtendingRequestReadsAllOfTheOneBefore(t *testing.T) {
 // from the cache counts as warm whatever the TTL; 431 of 450 before, 390 before the
 // hidden part was taken from the request before). The rest are cache misses the session
 // met and the model does not (a read of only the system prompt, 10-15K tokens, in the
-// middle of a session).
+// middle of a session). Long only: a measure of the whole corpus against its floor, most
+// of this package's test time (TestExtendingRequestReadsAllOfTheOneBefore is the quick
+// loop's check of the same model).
 func TestCachedIsWhatTheSessionRecorded(t *testing.T) {
+	invariant.Long(t)
 	dir := filepath.Join("..", "..", "..", "shared", "corpus", "claude-code")
 	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
 	if len(files) == 0 {
