@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/human"
 )
 
@@ -59,7 +58,7 @@ func (l *Limit) UnmarshalText(b []byte) error {
 	// Spaces go anywhere ("8 k tokens"), so they go before the number is read.
 	s := strings.NewReplacer(" ", "", "\t", "").Replace(string(b))
 	tokens := false
-	n, why := cli.ParseScaled(s, math.MaxInt32, func(num, u string) (int64, string) {
+	n, why := human.ParseScaled(s, math.MaxInt32, func(num, u string) (int64, string) {
 		mult, tok, why := limitUnit(num, u)
 		tokens = tok
 		return mult, why

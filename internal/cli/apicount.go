@@ -80,7 +80,7 @@ func (d *Doc) calibrate(base tokens.Counter) (tokens.Counter, error) {
 			"name one with --model (claude-sonnet-4-5, ...)")
 	}
 	if apiCounter == nil {
-		return nil, RuntimeError(fmt.Errorf("internal: %s was built without the count_tokens client (import internal/apicount)", d.c.Tool.Name))
+		return nil, RuntimeError(fmt.Errorf("internal: %s was built without the count_tokens client (import internal/apicount)", d.c.tool.Name))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

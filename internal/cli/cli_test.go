@@ -1,4 +1,4 @@
-package cli_test
+package cli
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/tokens"
@@ -23,22 +22,22 @@ import (
 
 // fakeGrammar is the flag struct of a tiny filter used to drive the runner.
 type fakeGrammar struct {
-	cli.Common `embed:""`
-	Action     string      `help:"What to do." enum:"upper,same,env" default:"upper"`
-	Fail       string      `help:"Fail after writing." enum:"none,check,checkquiet,input,runtime,plain,usage" default:"none"`
-	Level      cli.Percent `help:"A percentage." default:"85%"`
-	Cap        cli.Size    `help:"A size." default:"30KB"`
-	Pad        int         `help:"Bytes of padding in the stats line."`
+	Common `embed:""`
+	Action string  `help:"What to do." enum:"upper,same,env" default:"upper"`
+	Fail   string  `help:"Fail after writing." enum:"none,check,checkquiet,input,runtime,plain,usage" default:"none"`
+	Level  Percent `help:"A percentage." default:"85%"`
+	Cap    Size    `help:"A size." default:"30KB"`
+	Pad    int     `help:"Bytes of padding in the stats line."`
 }
 
-func newTool() *cli.Tool {
+func newTool() *Tool {
 	g := &fakeGrammar{}
-	return &cli.Tool{
+	return &Tool{
 		Name:    "ctx-fake",
 		Summary: "Upper-case a document.",
-		Help:    "A fake filter used by the runner's tests.",
+		help:    "A fake filter used by the runner's tests.",
 		Grammar: g,
-		Run:     func(c *cli.Context) error { return fakeRun(c, g) },
+		run:     func(c *Context) error { return fakeRun(c, g) },
 	}
 }
 
@@ -46,13 +45,13 @@ func newTool() *cli.Tool {
 // written back upper-cased (a new document, Plan.Output), or as a copy of itself
 // (--action=same); --action=env writes a report of the flags instead of the document.
 // --fail makes the run fail once the loop has written everything.
-func fakeRun(c *cli.Context, g *fakeGrammar) error {
-	err := c.Run(cli.Filter{
+func fakeRun(c *Context, g *fakeGrammar) error {
+	err := c.Run(Filter{
 		Whole:   true,
 		Reports: g.Action == "env",
-		Plan: func(d *cli.Doc) (*cli.Plan, error) {
+		Plan: func(d *Doc) (*Plan, error) {
 			if g.Action == "env" {
-				return &cli.Plan{Report: fmt.Appendf(nil, "format=%s window=%d tokenizer=%s store=%s level=%s cap=%s color=%v stdout_tty=%v\n",
+				return &Plan{Report: fmt.Appendf(nil, "format=%s window=%d tokenizer=%s store=%s level=%s cap=%s color=%v stdout_tty=%v\n",
 					c.Common.Format, c.Common.Window, c.Common.Tokenizer, c.Common.Store, g.Level, g.Cap, c.Color, c.StdoutTTY)}, nil
 			}
 			// d.T.Doc is the whole text of a document read whole.
@@ -64,7 +63,7 @@ func fakeRun(c *cli.Context, g *fakeGrammar) error {
 			if g.Pad > 0 {
 				extra["pad"] = strings.Repeat("x", g.Pad)
 			}
-			return &cli.Plan{Output: out, TokensDelta: -2, Stats: cli.Stats{Items: 1, Trigger: "test", Extra: extra}}, nil
+			return &Plan{Output: out, TokensDelta: -2, Stats: Stats{Items: 1, Trigger: "test", Extra: extra}}, nil
 		},
 	})
 	if err != nil {
@@ -72,17 +71,17 @@ func fakeRun(c *cli.Context, g *fakeGrammar) error {
 	}
 	switch g.Fail {
 	case "check":
-		return cli.WithHint(cli.CheckFailed(errors.New("2 problems found")), "run without --check to fix them")
+		return WithHint(CheckFailed(errors.New("2 problems found")), "run without --check to fix them")
 	case "checkquiet":
-		return cli.CheckFailed(nil)
+		return CheckFailed(nil)
 	case "input":
-		return fmt.Errorf("parse %q: %w", "x", cli.InputError(errors.New("message 1: tool_result has no tool_use_id")))
+		return fmt.Errorf("parse %q: %w", "x", InputError(errors.New("message 1: tool_result has no tool_use_id")))
 	case "runtime":
-		return cli.RuntimeError(errors.New("store: disk full"))
+		return RuntimeError(errors.New("store: disk full"))
 	case "plain":
 		return errors.New("something broke")
 	case "usage":
-		return cli.Usagef("bad combination %q", "x")
+		return Usagef("bad combination %q", "x")
 	}
 	return nil
 }
@@ -128,7 +127,7 @@ func run(t *testing.T, args []string, o runOpts) (code int, stdout, stderr strin
 	}
 	var errb bytes.Buffer
 	getenv := func(k string) string { return o.env[k] }
-	code = cli.Main(newTool(), args, o.stdin, out, &errb, getenv)
+	code = Main(newTool(), args, o.stdin, out, &errb, getenv)
 	return code, out.String(), errb.String()
 }
 
@@ -171,8 +170,8 @@ func TestUsageErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := run(t, tc.args, runOpts{env: tc.env})
-			if code != cli.ExitUsage {
-				t.Errorf("exit %d, want %d", code, cli.ExitUsage)
+			if code != ExitUsage {
+				t.Errorf("exit %d, want %d", code, ExitUsage)
 			}
 			if stdout != "" {
 				t.Errorf("stdout %q, want nothing", stdout)
@@ -186,7 +185,7 @@ func TestUsageErrors(t *testing.T) {
 
 func TestHelpAndVersion(t *testing.T) {
 	code, stdout, stderr := run(t, []string{"--help"}, runOpts{})
-	if code != cli.ExitOK || stderr != "" {
+	if code != ExitOK || stderr != "" {
 		t.Fatalf("--help: exit %d stderr %q", code, stderr)
 	}
 	for _, want := range []string{"Usage: ctx-fake", "Upper-case a document.", "A fake filter used by the runner's tests.",
@@ -197,7 +196,7 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 	// --version wins over everything else that parses, and Run never starts.
 	code, stdout, stderr = run(t, []string{"--fail=plain", "--version"}, runOpts{stdin: ttyReader{t}})
-	if code != cli.ExitOK || stderr != "" || stdout != "ctx-fake "+cli.Version()+"\n" {
+	if code != ExitOK || stderr != "" || stdout != "ctx-fake "+Version()+"\n" {
 		t.Fatalf("--version: exit %d stdout %q stderr %q", code, stdout, stderr)
 	}
 }
@@ -209,12 +208,12 @@ func TestRunErrors(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{"none", cli.ExitOK, upperConv("hello") + "\n", ""},
-		{"check", cli.ExitCheck, upperConv("hello") + "\n", "ctx-fake: error: 2 problems found\nhint: run without --check to fix them\n"},
-		{"checkquiet", cli.ExitCheck, upperConv("hello") + "\n", ""},
-		{"input", cli.ExitInput, "", "ctx-fake: error: parse \"x\": message 1: tool_result has no tool_use_id\n"},
-		{"runtime", cli.ExitRuntime, "", "ctx-fake: error: store: disk full\n"},
-		{"plain", cli.ExitRuntime, "", "ctx-fake: error: something broke\n"},
+		{"none", ExitOK, upperConv("hello") + "\n", ""},
+		{"check", ExitCheck, upperConv("hello") + "\n", "ctx-fake: error: 2 problems found\nhint: run without --check to fix them\n"},
+		{"checkquiet", ExitCheck, upperConv("hello") + "\n", ""},
+		{"input", ExitInput, "", "ctx-fake: error: parse \"x\": message 1: tool_result has no tool_use_id\n"},
+		{"runtime", ExitRuntime, "", "ctx-fake: error: store: disk full\n"},
+		{"plain", ExitRuntime, "", "ctx-fake: error: something broke\n"},
 	} {
 		t.Run(tc.fail, func(t *testing.T) {
 			code, stdout, stderr := run(t, []string{"--fail=" + tc.fail}, runOpts{})
@@ -229,14 +228,14 @@ func TestRunErrors(t *testing.T) {
 func TestStdinTerminal(t *testing.T) {
 	code, stdout, stderr := run(t, nil, runOpts{stdin: ttyReader{t}})
 	want := "ctx-fake: error: no input: reading a document from a terminal\nhint: pipe a document in or name a file: ctx-fake FILE\n"
-	if code != cli.ExitUsage || stdout != "" || stderr != want {
+	if code != ExitUsage || stdout != "" || stderr != want {
 		t.Errorf("exit %d stdout %q stderr %q", code, stdout, stderr)
 	}
 	// A file argument is read even when stdin is a terminal.
 	f := filepath.Join(t.TempDir(), "doc.json")
 	os.WriteFile(f, []byte(conv("abc")), 0o644)
 	code, stdout, stderr = run(t, []string{f}, runOpts{stdin: ttyReader{t}})
-	if code != cli.ExitOK || stdout != upperConv("abc") || stderr != "" {
+	if code != ExitOK || stdout != upperConv("abc") || stderr != "" {
 		t.Errorf("file arg: exit %d stdout %q stderr %q", code, stdout, stderr)
 	}
 }
@@ -245,7 +244,7 @@ func TestMissingFile(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "nope.json")
 	code, stdout, stderr := run(t, []string{name}, runOpts{})
 	want := fmt.Sprintf("ctx-fake: error: read %q: no such file or directory\n", name)
-	if code != cli.ExitRuntime || stdout != "" || stderr != want {
+	if code != ExitRuntime || stdout != "" || stderr != want {
 		t.Errorf("exit %d stdout %q stderr %q, want %q", code, stdout, stderr, want)
 	}
 }
@@ -299,14 +298,14 @@ func TestOutputAtomic(t *testing.T) {
 	}
 
 	// On an error the target is untouched and no temp file is left.
-	if code, _, _ := run(t, []string{"-o", out, "--fail=runtime", in}, runOpts{}); code != cli.ExitRuntime {
+	if code, _, _ := run(t, []string{"-o", out, "--fail=runtime", in}, runOpts{}); code != ExitRuntime {
 		t.Fatalf("exit %d", code)
 	}
 	if b, _ := os.ReadFile(out); string(b) != upperConv("second") {
 		t.Errorf("failed run changed -o file: %q", b)
 	}
 	fresh := filepath.Join(dir, "fresh.json")
-	if code, _, _ := run(t, []string{"-o", fresh, "--fail=input", in}, runOpts{}); code != cli.ExitInput {
+	if code, _, _ := run(t, []string{"-o", fresh, "--fail=input", in}, runOpts{}); code != ExitInput {
 		t.Fatalf("exit %d", code)
 	}
 	if got := strings.Join(listDir(t, dir), " "); got != "in.json out.json" {
@@ -322,7 +321,7 @@ func TestOutputAtomic(t *testing.T) {
 	}
 	os.WriteFile(in, []byte(conv("third")), 0o644)
 	code, _, stderr = run(t, []string{"-o", link, in}, runOpts{})
-	if code != cli.ExitRuntime || !strings.Contains(stderr, "is a symbolic link") || !strings.Contains(stderr, "hint: ") || !strings.Contains(stderr, out) {
+	if code != ExitRuntime || !strings.Contains(stderr, "is a symbolic link") || !strings.Contains(stderr, "hint: ") || !strings.Contains(stderr, out) {
 		t.Fatalf("exit %d stderr %q; want 4, the link refused and %s named", code, stderr, out)
 	}
 	if st, _ := os.Lstat(link); st.Mode()&os.ModeSymlink == 0 {
@@ -371,7 +370,7 @@ func TestInPlaceRefusesALink(t *testing.T) {
 		t.Skip("no symlinks:", err)
 	}
 	code, _, stderr := run(t, []string{"-i", link}, runOpts{})
-	if code != cli.ExitRuntime || !strings.Contains(stderr, real) {
+	if code != ExitRuntime || !strings.Contains(stderr, real) {
 		t.Fatalf("exit %d stderr %q; want 4 and the real file named", code, stderr)
 	}
 	if b, _ := os.ReadFile(real); string(b) != conv("one")+"\n" {
@@ -403,7 +402,7 @@ func TestInPlace(t *testing.T) {
 	// An error in the run, after every file was staged, leaves every file as it was.
 	os.WriteFile(a, []byte(conv("one")+"\n"), 0o640)
 	os.WriteFile(b, []byte(conv("two")+"\n"), 0o644)
-	if code, _, _ := run(t, []string{"-i", "--fail=plain", a, b}, runOpts{}); code != cli.ExitRuntime {
+	if code, _, _ := run(t, []string{"-i", "--fail=plain", a, b}, runOpts{}); code != ExitRuntime {
 		t.Fatalf("exit %d", code)
 	}
 	for name, want := range map[string]string{a: conv("one") + "\n", b: conv("two") + "\n"} {
@@ -413,7 +412,7 @@ func TestInPlace(t *testing.T) {
 	}
 	// So does an input that is not a document, after the first was staged.
 	os.WriteFile(b, []byte("two\n"), 0o644)
-	if code, _, _ := run(t, []string{"-i", a, b}, runOpts{}); code != cli.ExitInput {
+	if code, _, _ := run(t, []string{"-i", a, b}, runOpts{}); code != ExitInput {
 		t.Fatalf("exit %d", code)
 	}
 	if got, _ := os.ReadFile(a); string(got) != conv("one")+"\n" {
@@ -506,7 +505,7 @@ func TestStatsFileRefusesALink(t *testing.T) {
 		t.Skip("no symlinks:", err)
 	}
 	code, stdout, stderr := run(t, []string{"--stats-file", link}, runOpts{})
-	if code != cli.ExitRuntime || stdout != "" || !strings.Contains(stderr, "is a symbolic link") {
+	if code != ExitRuntime || stdout != "" || !strings.Contains(stderr, "is a symbolic link") {
 		t.Errorf("exit %d stdout %q stderr %q; want 4 and the link refused", code, stdout, stderr)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
@@ -524,7 +523,7 @@ func TestStatsFileConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var out, errb bytes.Buffer
-			code := cli.Main(newTool(), []string{"--pad", fmt.Sprint(pad)}, strings.NewReader(conv(fmt.Sprint(i))), &out, &errb,
+			code := Main(newTool(), []string{"--pad", fmt.Sprint(pad)}, strings.NewReader(conv(fmt.Sprint(i))), &out, &errb,
 				func(k string) string {
 					if k == "CTX_STATS_FILE" {
 						return file
@@ -620,10 +619,10 @@ func TestDefaultStore(t *testing.T) {
 	} {
 		var got string
 		tool := newTool()
-		run := tool.Run
-		tool.Run = func(c *cli.Context) error { got = c.Common.Store; return run(c) }
+		run := tool.run
+		tool.run = func(c *Context) error { got = c.Common.Store; return run(c) }
 		var out, errb bytes.Buffer
-		cli.Main(tool, tc.args, strings.NewReader(conv("x")), &out, &errb, func(k string) string { return tc.env[k] })
+		Main(tool, tc.args, strings.NewReader(conv("x")), &out, &errb, func(k string) string { return tc.env[k] })
 		if got != tc.want {
 			t.Errorf("args %q env %v: store %q, want %q", tc.args, tc.env, got, tc.want)
 		}
@@ -639,10 +638,10 @@ func TestGiven(t *testing.T) {
 	}{{nil, "", false}, {[]string{"--store", ".ctx-store"}, "", true}, {nil, "elsewhere", true}} {
 		var got bool
 		tool := newTool()
-		run := tool.Run
-		tool.Run = func(c *cli.Context) error { got = c.Given("store"); return run(c) }
+		run := tool.run
+		tool.run = func(c *Context) error { got = c.Given("store"); return run(c) }
 		var out, errb bytes.Buffer
-		cli.Main(tool, tc.args, strings.NewReader(conv("x")), &out, &errb, func(k string) string {
+		Main(tool, tc.args, strings.NewReader(conv("x")), &out, &errb, func(k string) string {
 			if k == "CTX_STORE" {
 				return tc.env
 			}
@@ -658,14 +657,14 @@ func TestGiven(t *testing.T) {
 // last, and not the common flags the tool does not take; those stay out of completions
 // too but still parse, so one CTX_* environment serves every tool of a pipeline.
 func TestHelpDefaultsExamplesOmit(t *testing.T) {
-	tool := func() *cli.Tool {
+	tool := func() *Tool {
 		tl := newTool()
-		tl.Omit = []string{"store", "in-place"}
-		tl.Examples = []cli.Example{{Does: "shout a conversation", Command: "ctx-fake convo.json"}}
+		tl.omit = []string{"store", "in-place"}
+		tl.examples = []Example{{Does: "shout a conversation", Command: "ctx-fake convo.json"}}
 		return tl
 	}
 	var out, errb bytes.Buffer
-	if code := cli.Main(tool(), []string{"--help"}, strings.NewReader(""), &out, &errb, nil); code != 0 || errb.Len() > 0 {
+	if code := Main(tool(), []string{"--help"}, strings.NewReader(""), &out, &errb, nil); code != 0 || errb.Len() > 0 {
 		t.Fatalf("--help: exit %d stderr %q", code, errb.String())
 	}
 	help := out.String()
@@ -683,7 +682,7 @@ func TestHelpDefaultsExamplesOmit(t *testing.T) {
 	if !strings.HasSuffix(help, "ctx-fake convo.json\n") {
 		t.Errorf("examples are not last:\n%s", help)
 	}
-	flags, _, err := cli.Flags(tool())
+	flags, _, err := Flags(tool())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -694,14 +693,14 @@ func TestHelpDefaultsExamplesOmit(t *testing.T) {
 	}
 	// An omitted flag still parses.
 	out.Reset()
-	if code := cli.Main(tool(), []string{"--action=env", "--store=elsewhere"}, strings.NewReader(conv("a")), &out, &errb, nil); code != 0 || !strings.Contains(out.String(), "store=elsewhere") {
+	if code := Main(tool(), []string{"--action=env", "--store=elsewhere"}, strings.NewReader(conv("a")), &out, &errb, nil); code != 0 || !strings.Contains(out.String(), "store=elsewhere") {
 		t.Errorf("--store on a tool that omits it: exit %d stdout %q stderr %q", code, out.String(), errb.String())
 	}
 	// Omitting a flag that is not a common one is the tool's bug, found at once.
 	bad := newTool()
-	bad.Omit = []string{"action"}
+	bad.omit = []string{"action"}
 	errb.Reset()
-	if code := cli.Main(bad, []string{"--help"}, strings.NewReader(""), &out, &errb, nil); code != cli.ExitRuntime || !strings.Contains(errb.String(), `omit "action": not a common flag`) {
+	if code := Main(bad, []string{"--help"}, strings.NewReader(""), &out, &errb, nil); code != ExitRuntime || !strings.Contains(errb.String(), `omit "action": not a common flag`) {
 		t.Errorf("omit of a tool flag: exit %d stderr %q", code, errb.String())
 	}
 }
@@ -709,28 +708,28 @@ func TestHelpDefaultsExamplesOmit(t *testing.T) {
 // TestOmitFiles: a tool that reads no document (ctx-proxy) omits "file": its --help and its
 // completions name no file arguments, and a file argument is a usage error.
 func TestOmitFiles(t *testing.T) {
-	tool := func() *cli.Tool {
+	tool := func() *Tool {
 		tl := newTool()
-		tl.Omit = []string{"file"}
+		tl.omit = []string{"file"}
 		return tl
 	}
 	var out, errb bytes.Buffer
-	if code := cli.Main(tool(), []string{"--help"}, strings.NewReader(""), &out, &errb, nil); code != 0 || errb.Len() > 0 {
+	if code := Main(tool(), []string{"--help"}, strings.NewReader(""), &out, &errb, nil); code != 0 || errb.Len() > 0 {
 		t.Fatalf("--help: exit %d stderr %q", code, errb.String())
 	}
 	if help := out.String(); strings.Contains(help, "<file>") || strings.Contains(help, "Input documents") {
 		t.Errorf("--help names file arguments:\n%s", help)
 	}
-	if _, files, err := cli.Flags(tool()); err != nil || files {
+	if _, files, err := Flags(tool()); err != nil || files {
 		t.Errorf("Flags: files = %v, err %v; want no file arguments", files, err)
 	}
 	out.Reset()
 	errb.Reset()
-	if code := cli.Main(tool(), []string{"x.json"}, strings.NewReader(conv("a")), &out, &errb, nil); code != cli.ExitUsage || out.Len() > 0 || !strings.Contains(errb.String(), `unexpected argument x.json`) {
+	if code := Main(tool(), []string{"x.json"}, strings.NewReader(conv("a")), &out, &errb, nil); code != ExitUsage || out.Len() > 0 || !strings.Contains(errb.String(), `unexpected argument x.json`) {
 		t.Errorf("a file argument: exit %d stdout %q stderr %q, want exit 2", code, out.String(), errb.String())
 	}
 	// Without the omission the same tool takes files.
-	if _, files, err := cli.Flags(newTool()); err != nil || !files {
+	if _, files, err := Flags(newTool()); err != nil || !files {
 		t.Errorf("Flags of a filter: files = %v, err %v", files, err)
 	}
 }

@@ -40,7 +40,7 @@ type Common struct {
 	Files      []string         `arg:"" optional:"" name:"file" help:"Input documents; \"-\" or none reads stdin."`
 }
 
-// filesArg is the name of Common's file arguments, which [Tool.Omit] may name.
+// filesArg is the name of Common's file arguments, which Tool.omit may name.
 const filesArg = "file"
 
 // CommonFlags returns c. Because it is promoted through embedding, the

@@ -25,15 +25,15 @@ import (
 
 // Context is what a tool's Run sees of the outside world.
 type Context struct {
-	Tool   *Tool
+	tool   *Tool
 	Common *Common
-	Stdin  io.Reader
+	stdin  io.Reader
 	// Stdout is an in-memory buffer. The runner copies it to the real
 	// stdout only when Run returns nil or a CheckFailed error, so on any
 	// other error nothing reaches stdout.
 	Stdout    io.Writer
 	Stderr    io.Writer
-	StdinTTY  bool
+	stdinTTY  bool
 	StdoutTTY bool
 	StderrTTY bool
 	Color     bool // StdoutTTY, NO_COLOR unset or empty, TERM not "dumb"
@@ -42,11 +42,15 @@ type Context struct {
 	Columns int
 	Getenv  func(string) string
 	Now     func() time.Time
-	Version string
+	version string
 	// ChooseLatest, when a tool sets it, may name another document for --latest than the
 	// newest session log of the directory (log, nil when there is none): ctx-count shows
 	// what ctx-proxy sent instead. "" keeps the log; it says on stderr what it chose.
 	ChooseLatest func(log *sessions.Session) (string, error)
+	// Documents, when a tool sets it, reads the input name in place of the file (ok false:
+	// the file is read): a document kept as something other than itself, such as
+	// ctx-proxy's requests as sent (a log of edits) that ChooseLatest names.
+	Documents func(name string) (doc []byte, ok bool, err error)
 	// AllThreads reads a Claude Code log with every subagent line in its conversation
 	// (transcript.Options.AllThreads): ctx-persist --restore, which must find every marker.
 	AllThreads bool
@@ -128,19 +132,19 @@ func defaultStore(getenv func(string) string) string {
 	return store.DefaultDir(dir, wd)
 }
 
-// Input is one document read whole.
-type Input struct {
+// input is one document read whole.
+type input struct {
 	Name string // the file path as given, or "-" for stdin
 	Data []byte
 }
 
 // IsStdin reports whether the input came from stdin.
-func (in Input) IsStdin() bool { return in.Name == "-" }
+func (in input) IsStdin() bool { return in.Name == "-" }
 
 // Warnf prints "ctx-x: warning: ..." to stderr at once, its control characters escaped
 // (a warning names files and quotes documents).
 func (c *Context) Warnf(format string, a ...any) {
-	fmt.Fprintf(c.Stderr, "%s: warning: %s\n", c.Tool.Name, human.Safe(fmt.Sprintf(format, a...)))
+	fmt.Fprintf(c.Stderr, "%s: warning: %s\n", c.tool.Name, human.Safe(fmt.Sprintf(format, a...)))
 }
 
 // names lists the inputs: the file arguments, or "-" for stdin when there are none.
@@ -153,9 +157,9 @@ func (c *Context) names() ([]string, error) {
 		return c.latest()
 	}
 	if len(names) == 0 {
-		if c.StdinTTY {
+		if c.stdinTTY {
 			return nil, WithHint(Usagef("no input: reading a document from a terminal"),
-				fmt.Sprintf("pipe a document in or name a file: %s FILE", c.Tool.Name))
+				fmt.Sprintf("pipe a document in or name a file: %s FILE", c.tool.Name))
 		}
 		return []string{"-"}, nil
 	}
@@ -202,7 +206,14 @@ func (c *Context) open(name string) (io.ReadCloser, error) {
 			return nil, Usagef("stdin cannot be read twice; name a file")
 		}
 		c.stdinTaken = true
-		return stdinReader{c.Stdin}, nil
+		return stdinReader{c.stdin}, nil
+	}
+	if c.Documents != nil {
+		if doc, ok, err := c.Documents(name); err != nil {
+			return nil, RuntimeError(fmt.Errorf("read %q: %w", name, err))
+		} else if ok {
+			return io.NopCloser(bytes.NewReader(doc)), nil
+		}
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -304,7 +315,7 @@ func pathReason(err error) error {
 // succeeds (or fails a check); otherwise the temp file is removed. A new
 // file gets mode 0644, an existing one keeps its mode, and a symlink
 // target is written through (the link stays).
-func (c *Context) writeDocument(in Input, out []byte) error {
+func (c *Context) writeDocument(in input, out []byte) error {
 	switch {
 	case c.Common.InPlace:
 		if in.IsStdin() {

@@ -15,7 +15,7 @@ import (
 // parse reads an input as a conversation document with the shared reading flags
 // (--format, --path, --sidechains). A document that cannot be read is an input error
 // (exit 3) naming the file.
-func (c *Context) parse(in Input) (*transcript.Transcript, error) {
+func (c *Context) parse(in input) (*transcript.Transcript, error) {
 	o, err := c.readOptions(in.Name)
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func (c *Context) ReadConversation(name string) (*transcript.Transcript, error) 
 	if err != nil {
 		return nil, RuntimeError(fmt.Errorf("read %q: %w", name, pathReason(err)))
 	}
-	return c.parse(Input{Name: name, Data: data})
+	return c.parse(input{Name: name, Data: data})
 }
 
 // ReadOptions are the options the document was read with (--format as detected, --path,

@@ -21,7 +21,7 @@ const (
 type Error struct {
 	Code int    // one of the Exit* constants
 	Err  error  // the message; nil is allowed only with ExitCheck or partial (prints nothing)
-	Hint string // printed as "hint: <Hint>" when not empty
+	hint string // printed as "hint: <hint>" when not empty
 	// partial: the output is written whatever Code says (see partial).
 	partial bool
 }
@@ -67,7 +67,7 @@ func keepsOutput(err error) bool {
 // WithHint returns a copy of e with the hint line set; e is not modified.
 func WithHint(e *Error, hint string) *Error {
 	c := *e
-	c.Hint = hint
+	c.hint = hint
 	return &c
 }
 
@@ -91,8 +91,8 @@ func classify(err error) (code int, hint string) {
 	}
 	var e *Error
 	if errors.As(err, &e) {
-		if e.Hint != "" {
-			hint = e.Hint
+		if e.hint != "" {
+			hint = e.hint
 		}
 		if e.Code <= ExitOK || e.Code > 125 {
 			return ExitRuntime, hint

@@ -17,7 +17,7 @@ type FlagSpec struct {
 }
 
 // Flags lists tool's flags (--help and --version included) and whether it takes file
-// arguments (not when the tool renamed them to other words: Tool.Args).
+// arguments (not when the tool renamed them to other words: Tool.args).
 func Flags(tool *Tool) (flags []FlagSpec, files bool, err error) {
 	p, _, err := newParser(tool, io.Discard, io.Discard, func(string) string { return "" })
 	if err != nil {

@@ -65,7 +65,7 @@ func TestHoldsMoreSetsNoLimit(t *testing.T) {
 		g := &struct {
 			Common `embed:""`
 		}{}
-		tool := &Tool{Name: "ctx-fake", Grammar: g, Run: func(c *Context) error {
+		tool := &Tool{Name: "ctx-fake", Grammar: g, run: func(c *Context) error {
 			return c.Run(Filter{Reports: true, Whole: true, HoldsMore: holdsMore, Plan: func(d *Doc) (*Plan, error) {
 				return &Plan{}, nil
 			}})

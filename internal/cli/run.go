@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/measure"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -89,8 +90,8 @@ type Plan struct {
 	// Output, when set, is a new document written in place of the input (ctx-convert).
 	Output []byte
 	// Check, when set, is applied to the edited bytes of a document read whole (see
-	// CheckFunc); when it changes them the output is counted again for --stats.
-	Check CheckFunc
+	// checkFunc); when it changes them the output is counted again for --stats.
+	Check checkFunc
 	// Report is what a Reports mode prints for this document.
 	Report []byte
 	// Written, when set, runs once the document is written (staged for -o and
@@ -108,12 +109,12 @@ type Plan struct {
 	Stats Stats
 }
 
-// CheckFunc is a last pass over the edited bytes of a document read whole: keeping valid a
+// checkFunc is a last pass over the edited bytes of a document read whole: keeping valid a
 // document whose edits broke one of the API's rules in a valid input (ctx-repair's rules,
 // passed in by the tier: cli does not import the tiers), or verifying the output. It
 // returns the output, changed or not, and the output parsed when it parsed it (nil when
 // not), which --stats then counts instead of parsing it again.
-type CheckFunc func(in *transcript.Transcript, out []byte) ([]byte, *transcript.Transcript, error)
+type checkFunc func(in *transcript.Transcript, out []byte) ([]byte, *transcript.Transcript, error)
 
 // Run runs f over the inputs.
 func (c *Context) Run(f Filter) error {
@@ -222,7 +223,7 @@ func (fs *failures) add(err error) error {
 	if !fs.keepGoing || code == ExitUsage || errors.Is(err, context.Canceled) {
 		return err
 	}
-	report(fs.c.Stderr, fs.c.Tool.Name, err, hint)
+	report(fs.c.Stderr, fs.c.tool.Name, err, hint)
 	fs.worst = max(fs.worst, code)
 	return nil
 }
@@ -235,7 +236,7 @@ func (fs *failures) end(done error) error {
 	}
 	if done != nil {
 		code, hint := classify(done)
-		report(fs.c.Stderr, fs.c.Tool.Name, done, hint)
+		report(fs.c.Stderr, fs.c.tool.Name, done, hint)
 		fs.worst = max(fs.worst, code)
 	}
 	return partial(fs.worst)
@@ -309,7 +310,7 @@ type Doc struct {
 	T    *transcript.Transcript
 
 	c         *Context
-	whole     *Input    // the bytes of a document read whole
+	whole     *input    // the bytes of a document read whole
 	stream    *document // or the two passes of a streamed one
 	streamed  *measure.Streamed
 	tally     *measure.Tally
@@ -578,7 +579,7 @@ func (d *Doc) Release() {
 	if d.stream != nil {
 		d.release()
 	} else {
-		d.whole = &Input{Name: d.Name}
+		d.whole = &input{Name: d.Name}
 		// The model name is a piece of the input's text, which it would keep alive whole.
 		d.T = &transcript.Transcript{Format: d.T.Format, Model: strings.Clone(d.T.Model), Usage: d.T.Usage}
 	}
@@ -590,9 +591,9 @@ func (d *Doc) Release() {
 	}
 }
 
-// Measure gives the document's Measures.
-func (d *Doc) Measure() (Measures, error) {
-	var m Measures
+// Measure gives the document's measures.
+func (d *Doc) Measure() (pipeline.Measures, error) {
+	var m pipeline.Measures
 	var err error
 	if m.Counter, err = d.Counter(); err != nil {
 		return m, err
@@ -675,7 +676,7 @@ func (d *Doc) write(p *Plan) error {
 	if d.stream != nil {
 		switch {
 		case p.Output != nil: // made from the document's two passes (ctx-convert)
-			return d.c.writeDocument(Input{Name: d.Name}, p.Output)
+			return d.c.writeDocument(input{Name: d.Name}, p.Output)
 		case p.Edit != nil:
 			return d.stream.rewrite(p.Regions, p.regionEdits())
 		}
@@ -833,8 +834,8 @@ func (d *Doc) countOutput() (int, error) {
 // ReadingWhole returns tool changed to read every document whole, as it reads a JSON
 // document: the reference that tests hold its streamed reading of JSONL transcripts to.
 func ReadingWhole(tool *Tool) *Tool {
-	run := tool.Run
-	tool.Run = func(c *Context) error {
+	run := tool.run
+	tool.run = func(c *Context) error {
 		c.readWhole = true
 		return run(c)
 	}

@@ -24,7 +24,7 @@ func TestDocWholeClosesTheStream(t *testing.T) {
 		tool := &Tool{
 			Name:    "ctx-fake",
 			Grammar: g,
-			Run: func(c *Context) error {
+			run: func(c *Context) error {
 				return c.Run(Filter{Plan: func(d *Doc) (*Plan, error) {
 					streams = append(streams, d.stream)
 					if err := d.Whole(); err != nil {

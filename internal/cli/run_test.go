@@ -1,4 +1,4 @@
-package cli_test
+package cli
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -17,22 +16,22 @@ import (
 // Plan.Close, and the counts of a streamed document.
 
 // loopTool is a tool whose Run is c.Run(filter(c)).
-func loopTool(filter func(c *cli.Context) cli.Filter) *cli.Tool {
+func loopTool(filter func(c *Context) Filter) *Tool {
 	g := &struct {
-		cli.Common `embed:""`
+		Common `embed:""`
 	}{}
-	return &cli.Tool{
+	return &Tool{
 		Name:    "ctx-fake",
 		Summary: "Run the loop.",
 		Grammar: g,
-		Run:     func(c *cli.Context) error { return c.Run(filter(c)) },
+		run:     func(c *Context) error { return c.Run(filter(c)) },
 	}
 }
 
 // runLoop runs tool; stderr is given so that a plan can look at it mid-run.
-func runLoop(tool *cli.Tool, args []string, stderr *bytes.Buffer) (int, string) {
+func runLoop(tool *Tool, args []string, stderr *bytes.Buffer) (int, string) {
 	var out bytes.Buffer
-	code := cli.Main(tool, args, strings.NewReader(""), &out, stderr, nil)
+	code := Main(tool, args, strings.NewReader(""), &out, stderr, nil)
 	return code, out.String()
 }
 
@@ -48,19 +47,19 @@ func TestReports(t *testing.T) {
 	}
 	var verdict error
 	var planned []string
-	tool := func() *cli.Tool {
+	tool := func() *Tool {
 		planned = nil
-		return loopTool(func(*cli.Context) cli.Filter {
-			return cli.Filter{
+		return loopTool(func(*Context) Filter {
+			return Filter{
 				Reports: true,
-				Plan: func(d *cli.Doc) (*cli.Plan, error) {
+				Plan: func(d *Doc) (*Plan, error) {
 					planned = append(planned, d.Name)
 					// An edit a report mode must not write.
 					edits := upper(d.T, d.T)
 					if d.Streamed() {
 						edits = nil
 					}
-					return &cli.Plan{Edits: edits, Report: fmt.Appendf(nil, "%s: %s, %d messages\n", d.Name, d.T.Format, len(d.T.Messages))}, nil
+					return &Plan{Edits: edits, Report: fmt.Appendf(nil, "%s: %s, %d messages\n", d.Name, d.T.Format, len(d.T.Messages))}, nil
 				},
 				Done: func() error {
 					if len(planned) != 3 {
@@ -99,9 +98,9 @@ func TestReports(t *testing.T) {
 	unchanged()
 
 	// A check that fires still writes the reports.
-	verdict = cli.CheckFailed(errors.New("2 problems found"))
+	verdict = CheckFailed(errors.New("2 problems found"))
 	errb.Reset()
-	if code, stdout := runLoop(tool(), []string{a, b, c}, &errb); code != cli.ExitCheck || stdout != want || errb.String() != "ctx-fake: error: 2 problems found\n" {
+	if code, stdout := runLoop(tool(), []string{a, b, c}, &errb); code != ExitCheck || stdout != want || errb.String() != "ctx-fake: error: 2 problems found\n" {
 		t.Errorf("check: exit %d, stdout %q, stderr %q", code, stdout, errb.String())
 	}
 	verdict = nil
@@ -129,7 +128,7 @@ func TestReports(t *testing.T) {
 	os.Remove(out)
 	for _, args := range [][]string{{a, bad, c}, {"-o", out, a, bad, c}} {
 		errb.Reset()
-		if code, stdout := runLoop(tool(), args, &errb); code != cli.ExitInput || stdout != "" {
+		if code, stdout := runLoop(tool(), args, &errb); code != ExitInput || stdout != "" {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 3 and nothing on stdout", args, code, stdout, errb.String())
 		}
 		if _, err := os.Stat(out); err == nil {
@@ -153,12 +152,12 @@ func TestCheck(t *testing.T) {
 	var mode string
 	var calls int
 	var errb bytes.Buffer
-	tool := func(countOutput bool) *cli.Tool {
+	tool := func(countOutput bool) *Tool {
 		calls = 0
 		errb.Reset()
-		return loopTool(func(*cli.Context) cli.Filter {
-			return cli.Filter{Plan: func(d *cli.Doc) (*cli.Plan, error) {
-				return &cli.Plan{Edits: upper(d.T, d.T), CountOutput: countOutput,
+		return loopTool(func(*Context) Filter {
+			return Filter{Plan: func(d *Doc) (*Plan, error) {
+				return &Plan{Edits: upper(d.T, d.T), CountOutput: countOutput,
 					Check: func(tin *transcript.Transcript, b []byte) ([]byte, *transcript.Transcript, error) {
 						calls++
 						if tin.Doc != doc || string(b) != edited {
@@ -216,7 +215,7 @@ func TestCheck(t *testing.T) {
 	wantErr := fmt.Sprintf("ctx-fake: error: %s: the output breaks a rule\n", in)
 	for _, args := range [][]string{{in}, {"-o", out, in}, {"-i", in}} {
 		code, stdout := runLoop(tool(false), args, &errb)
-		if code != cli.ExitRuntime || stdout != "" || errb.String() != wantErr {
+		if code != ExitRuntime || stdout != "" || errb.String() != wantErr {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 4 and %q", args, code, stdout, errb.String(), wantErr)
 		}
 		if got, _ := os.ReadFile(in); string(got) != doc {
@@ -242,11 +241,11 @@ func TestWrittenAndClose(t *testing.T) {
 	var errb bytes.Buffer
 	// fail: "" succeeds, "written" fails in Written, "check" fails the check, "edit" fails
 	// the edit of the second pass (or of the whole document).
-	tool := func(fail string) *cli.Tool {
+	tool := func(fail string) *Tool {
 		events = nil
 		errb.Reset()
-		return loopTool(func(*cli.Context) cli.Filter {
-			return cli.Filter{Plan: func(d *cli.Doc) (*cli.Plan, error) {
+		return loopTool(func(*Context) Filter {
+			return Filter{Plan: func(d *Doc) (*Plan, error) {
 				events = append(events, "plan")
 				tr := d.T
 				var regions []transcript.Span
@@ -256,10 +255,10 @@ func TestWrittenAndClose(t *testing.T) {
 				if !d.Streamed() {
 					regions = []transcript.Span{{Start: 0, End: len(tr.Doc)}}
 				}
-				p := &cli.Plan{Regions: regions, Stats: cli.Stats{Items: 1}}
+				p := &Plan{Regions: regions, Stats: Stats{Items: 1}}
 				p.Edit = func(_ int, text string, base int) ([]transcript.Edit, error) {
 					if fail == "edit" {
-						return nil, cli.RuntimeError(errors.New("the edit failed"))
+						return nil, RuntimeError(errors.New("the edit failed"))
 					}
 					return upper(tr, &transcript.Transcript{Doc: text, Base: base}), nil
 				}
@@ -268,7 +267,7 @@ func TestWrittenAndClose(t *testing.T) {
 						return nil, nil, errors.New("the check failed")
 					}
 				}
-				p.Written = func(st *cli.Stats) error {
+				p.Written = func(st *Stats) error {
 					staged := "nothing staged"
 					for _, n := range listDir(t, dir) {
 						if strings.HasPrefix(n, ".out.json.") {
@@ -277,7 +276,7 @@ func TestWrittenAndClose(t *testing.T) {
 					}
 					events = append(events, "written: "+staged+", stats "+fmt.Sprint(strings.Count(errb.String(), "\n")))
 					if fail == "written" {
-						return cli.RuntimeError(errors.New("written failed"))
+						return RuntimeError(errors.New("written failed"))
 					}
 					st.Items += 41
 					p.TokensDelta = -1000 // as ctx-persist learns its savings only once written
@@ -312,7 +311,7 @@ func TestWrittenAndClose(t *testing.T) {
 			{"", []string{"-o", filepath.Join(dir, "no", "such", "dir.json"), name}, "", []string{"plan", "close, stats 0"}},
 		} {
 			code, stdout := runLoop(tool(c.fail), c.args, &errb)
-			if code != cli.ExitRuntime || stdout != "" || (c.err != "" && errb.String() != c.err) || fmt.Sprint(events) != fmt.Sprint(c.want) {
+			if code != ExitRuntime || stdout != "" || (c.err != "" && errb.String() != c.err) || fmt.Sprint(events) != fmt.Sprint(c.want) {
 				t.Errorf("%s %q: exit %d, stdout %q, stderr %q, events %q\nwant exit 4, stderr %q, events %q", name, c.fail, code, stdout, errb.String(), events, c.err, c.want)
 			}
 			if got := strings.Join(listDir(t, dir), " "); got != "in.json s.jsonl" {
@@ -322,7 +321,7 @@ func TestWrittenAndClose(t *testing.T) {
 	}
 	// The check of a document read whole.
 	code, _ := runLoop(tool("check"), []string{in}, &errb)
-	if want := []string{"plan", "close, stats 0"}; code != cli.ExitRuntime || fmt.Sprint(events) != fmt.Sprint(want) {
+	if want := []string{"plan", "close, stats 0"}; code != ExitRuntime || fmt.Sprint(events) != fmt.Sprint(want) {
 		t.Errorf("check: exit %d, stderr %q, events %q, want %q", code, errb.String(), events, want)
 	}
 }
@@ -336,15 +335,15 @@ func TestCountsStreamed(t *testing.T) {
 	file, chat := filepath.Join(dir, "s.jsonl"), filepath.Join(dir, "chat.json")
 	os.WriteFile(file, []byte(session), 0o644)
 	os.WriteFile(chat, []byte(`[{"role":"user","content":"x"}]`), 0o644)
-	tool := func(counted bool) *cli.Tool {
-		return loopTool(func(c *cli.Context) cli.Filter {
-			return cli.Filter{Counted: counted, Plan: func(d *cli.Doc) (*cli.Plan, error) {
+	tool := func(counted bool) *Tool {
+		return loopTool(func(c *Context) Filter {
+			return Filter{Counted: counted, Plan: func(d *Doc) (*Plan, error) {
 				n, err := d.Counts()
 				if err != nil {
 					return nil, err
 				}
 				fmt.Fprintf(c.Stderr, "%s streamed=%v total=%d\n", d.Name, d.Streamed(), n.Total)
-				return &cli.Plan{}, nil
+				return &Plan{}, nil
 			}}
 		})
 	}
@@ -368,18 +367,18 @@ func TestCountsStreamed(t *testing.T) {
 	errb.Reset()
 	code, stdout := runLoop(tool(false), []string{file}, &errb)
 	want := fmt.Sprintf("ctx-fake: error: internal: the counts of %s were not made in its first pass (Filter.Counted)\n", file)
-	if code != cli.ExitRuntime || stdout != "" || errb.String() != want {
+	if code != ExitRuntime || stdout != "" || errb.String() != want {
 		t.Errorf("not counted: exit %d, stdout %q, stderr %q; want %q", code, stdout, errb.String(), want)
 	}
 }
 
-// TestReadingWhole: cli.ReadingWhole makes a tool read a JSONL transcript whole, with the
+// TestReadingWhole: ReadingWhole makes a tool read a JSONL transcript whole, with the
 // same output.
 func TestReadingWhole(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "s.jsonl")
 	os.WriteFile(file, []byte(session), 0o644)
 	var errb bytes.Buffer
-	code, stdout := runLoop(cli.ReadingWhole(editTool(nil, false)), []string{file}, &errb)
+	code, stdout := runLoop(ReadingWhole(editTool(nil, false)), []string{file}, &errb)
 	if want := strings.ReplaceAll(session, `"x"`, `"X"`); code != 0 || stdout != want || errb.String() != file+": whole\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want %q read whole", code, stdout, errb.String(), want)
 	}
@@ -390,8 +389,8 @@ func TestReadingWhole(t *testing.T) {
 func TestOutputOfStreamed(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "s.jsonl")
 	os.WriteFile(file, []byte(session), 0o644)
-	tool := loopTool(func(*cli.Context) cli.Filter {
-		return cli.Filter{Plan: func(d *cli.Doc) (*cli.Plan, error) { return &cli.Plan{Output: []byte("{}")}, nil }}
+	tool := loopTool(func(*Context) Filter {
+		return Filter{Plan: func(d *Doc) (*Plan, error) { return &Plan{Output: []byte("{}")}, nil }}
 	})
 	var errb bytes.Buffer
 	code, stdout := runLoop(tool, []string{file}, &errb)
@@ -408,25 +407,25 @@ func TestPlanMisuse(t *testing.T) {
 	b := filepath.Join(dir, "b.jsonl")
 	os.WriteFile(b, []byte(session), 0o644)
 	var stderr bytes.Buffer
-	code, _ := runLoop(loopTool(func(*cli.Context) cli.Filter {
-		return cli.Filter{Reports: true, Plan: func(d *cli.Doc) (*cli.Plan, error) {
-			return &cli.Plan{}, d.Excerpt([]transcript.Span{{Start: 0, End: 1}})
+	code, _ := runLoop(loopTool(func(*Context) Filter {
+		return Filter{Reports: true, Plan: func(d *Doc) (*Plan, error) {
+			return &Plan{}, d.Excerpt([]transcript.Span{{Start: 0, End: 1}})
 		}}
 	}), []string{b}, &stderr)
-	if code != cli.ExitRuntime || !strings.Contains(stderr.String(), "read once") {
+	if code != ExitRuntime || !strings.Contains(stderr.String(), "read once") {
 		t.Errorf("excerpt of a report's document: exit %d, stderr %q", code, stderr.String())
 	}
 	for _, name := range []string{b, filepath.Join(dir, "a.json")} {
 		os.WriteFile(filepath.Join(dir, "a.json"), []byte(conv("one")), 0o644)
 		stderr.Reset()
-		code, out := runLoop(loopTool(func(*cli.Context) cli.Filter {
-			return cli.Filter{Plan: func(d *cli.Doc) (*cli.Plan, error) {
+		code, out := runLoop(loopTool(func(*Context) Filter {
+			return Filter{Plan: func(d *Doc) (*Plan, error) {
 				span := transcript.Span{Start: 0, End: 1}
-				return &cli.Plan{Edits: []transcript.Edit{{Span: span, With: "{"}}, Regions: []transcript.Span{span},
+				return &Plan{Edits: []transcript.Edit{{Span: span, With: "{"}}, Regions: []transcript.Span{span},
 					Edit: func(int, string, int) ([]transcript.Edit, error) { return nil, nil }}, nil
 			}}
 		}), []string{name}, &stderr)
-		if code != cli.ExitRuntime || out != "" || !strings.Contains(stderr.String(), "both Edits and Regions") {
+		if code != ExitRuntime || out != "" || !strings.Contains(stderr.String(), "both Edits and Regions") {
 			t.Errorf("%s: Edits and Regions: exit %d, stdout %q, stderr %q", name, code, out, stderr.String())
 		}
 	}

@@ -25,14 +25,14 @@ import (
 type Tool struct {
 	Name    string    // "ctx-count"
 	Summary string    // one line, shown first in --help
-	Help    string    // longer description for --help (may be empty)
+	help    string    // longer description for --help (may be empty)
 	Grammar any       // pointer to the tool's flag struct, which embeds Common
 	Vars    kong.Vars // extra interpolation variables for the grammar's tags
-	Run     func(ctx *Context) error
+	run     func(ctx *Context) error
 
-	// Examples are shown last in --help, each a command line and what it does.
-	Examples []Example
-	// Omit names the Common flags (long names) the tool does not take: they are left out
+	// examples are shown last in --help, each a command line and what it does.
+	examples []Example
+	// omit names the Common flags (long names) the tool does not take: they are left out
 	// of --help and of shell completions. They still parse, so that one set of CTX_*
 	// variables (CTX_STORE) or one set of flags can serve every tool of a pipeline; a tool
 	// that refuses one outright (ctx-count -i) says so when it runs.
@@ -40,17 +40,17 @@ type Tool struct {
 	// "file" names the file arguments: a tool that reads no document (ctx-proxy) omits
 	// them, and they are taken out of the grammar rather than hidden, so a file argument
 	// is refused as any unexpected argument is (exit 2). No pipeline shares them.
-	Omit []string
-	// Args, when set, renames the file arguments for a tool whose arguments are not
+	omit []string
+	// args, when set, renames the file arguments for a tool whose arguments are not
 	// documents (ctx-recall's query): their name and help in --help and usage errors.
-	Args *Args
+	args *Args
 }
 
-// Args names a tool's positional arguments (Tool.Args).
+// Args names a tool's positional arguments (Tool.args).
 type Args struct{ Name, Help string }
 
 // arguer is a grammar whose file arguments mean something else: [Command] copies its
-// Args into [Tool.Args].
+// Args into Tool.args.
 type arguer interface{ FileArgs() Args }
 
 // Example is one command line of a tool's --help.
@@ -60,45 +60,45 @@ type Example struct {
 }
 
 // exampler is a grammar that has examples for --help: [Command] copies them into
-// [Tool.Examples].
+// Tool.examples.
 type exampler interface{ Examples() []Example }
 
 // omitter is a grammar that names the Common flags its tool does not take: [Command]
-// copies them into [Tool.Omit].
+// copies them into Tool.omit.
 type omitter interface{ OmitCommon() []string }
 
 // Command describes a tool whose flags are an F, which embeds Common: a fresh F for each
 // call, handed to run with the run's Context.
 func Command[F any](name, summary, help string, run func(*Context, *F) error) *Tool {
 	f := new(F)
-	t := &Tool{Name: name, Summary: summary, Help: help, Grammar: f, Run: func(c *Context) error { return run(c, f) }}
+	t := &Tool{Name: name, Summary: summary, help: help, Grammar: f, run: func(c *Context) error { return run(c, f) }}
 	// Methods of the grammar, not arguments, so that a tool adds its examples in a file of
 	// its own without touching the line that builds its Tool.
 	if e, ok := any(f).(exampler); ok {
-		t.Examples = e.Examples()
+		t.examples = e.Examples()
 	}
 	if o, ok := any(f).(omitter); ok {
-		t.Omit = o.OmitCommon()
+		t.omit = o.OmitCommon()
 	}
 	if a, ok := any(f).(arguer); ok {
 		args := a.FileArgs()
-		t.Args = &args
+		t.args = &args
 	}
 	return t
 }
 
-// Terminal is checked first when the runner decides whether stdin or stdout
+// terminal is checked first when the runner decides whether stdin or stdout
 // is a terminal: a reader or writer that implements it answers for itself
 // (tests use it to force TTY behaviour). Otherwise an *os.File is tested
 // with isatty (including Cygwin/MSYS ptys), and anything else is not a
 // terminal.
-type Terminal interface {
+type terminal interface {
 	IsTerminal() bool
 }
 
 func isTerminal(x any) bool {
 	switch v := x.(type) {
-	case Terminal:
+	case terminal:
 		return v.IsTerminal()
 	case *os.File:
 		if v == nil {
@@ -205,17 +205,17 @@ func (p *prepared) main(args []string, stdin io.Reader, stdout, stderr io.Writer
 	}
 	defer out.close()
 	c := &Context{
-		Tool:       tool,
+		tool:       tool,
 		Common:     common,
-		Stdin:      stdin,
+		stdin:      stdin,
 		Stdout:     out,
 		Stderr:     stderr,
-		StdinTTY:   isTerminal(stdin),
+		stdinTTY:   isTerminal(stdin),
 		StdoutTTY:  isTerminal(stdout),
 		StderrTTY:  isTerminal(stderr),
 		Getenv:     getenv,
 		Now:        time.Now,
-		Version:    Version(),
+		version:    Version(),
 		out:        out,
 		realStdout: stdout,
 		given:      given,
@@ -288,8 +288,8 @@ func Configure(tool *Tool, args []string, getenv func(string) string) (*Context,
 	if err := checkAPIKey(common, getenv); err != nil {
 		return nil, err
 	}
-	return &Context{Tool: tool, Common: common, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
-		Getenv: getenv, Now: time.Now, Version: Version(), given: given}, nil
+	return &Context{tool: tool, Common: common, stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+		Getenv: getenv, Now: time.Now, version: Version(), given: given}, nil
 }
 
 // runGuarded runs the tool with the memory faults of its goroutine made errors: an input
@@ -303,7 +303,7 @@ func runGuarded(tool *Tool, c *Context) (err error) {
 	}()
 	defer transcript.GuardFaults()()
 	defer transcript.RecoverFault(&err)
-	return tool.Run(c)
+	return tool.run(c)
 }
 
 // Reusing is newTool's Main for a caller that runs the tool many times in one process
@@ -431,8 +431,8 @@ func newParser(tool *Tool, stdout, stderr io.Writer, getenv func(string) string)
 	vars["version"] = tool.Name + " " + Version()
 
 	desc := tool.Summary
-	if tool.Help != "" {
-		desc += "\n\n" + tool.Help
+	if tool.help != "" {
+		desc += "\n\n" + tool.help
 	}
 	env := &envResolver{getenv: getenv, names: map[*kong.Value][]string{}, resolved: map[string]bool{}}
 	p, err := kong.New(tool.Grammar,
@@ -444,19 +444,19 @@ func newParser(tool *Tool, stdout, stderr io.Writer, getenv func(string) string)
 		kong.ExplicitGroups([]kong.Group{{Key: "common", Title: "Common flags:"}}),
 		kong.ConfigureHelp(kong.HelpOptions{NoExpandSubcommands: true}),
 		kong.ValueFormatter(env.helpValue),
-		kong.Help(examplesHelp(tool.Examples)),
+		kong.Help(examplesHelp(tool.examples)),
 		kong.Resolvers(env),
 	)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := omit(p.Model.Node, tool.Omit); err != nil {
+	if err := omit(p.Model.Node, tool.omit); err != nil {
 		return nil, nil, err
 	}
-	if tool.Args != nil {
+	if tool.args != nil {
 		for _, a := range p.Model.Node.Positional {
 			if a.Name == filesArg {
-				a.Name, a.Help = tool.Args.Name, tool.Args.Help
+				a.Name, a.Help = tool.args.Name, tool.args.Help
 			}
 		}
 	}

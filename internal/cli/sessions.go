@@ -103,5 +103,5 @@ var errNoSessions = errors.New("a folder with no session logs (*.jsonl) in it")
 // Notef prints "ctx-x: note: ..." to stderr: what a person should know of a run that
 // succeeded, such as which file it chose (its name escaped, as Warnf's).
 func (c *Context) Notef(format string, a ...any) {
-	fmt.Fprintf(c.Stderr, "%s: note: %s\n", c.Tool.Name, human.Safe(fmt.Sprintf(format, a...)))
+	fmt.Fprintf(c.Stderr, "%s: note: %s\n", c.tool.Name, human.Safe(fmt.Sprintf(format, a...)))
 }

@@ -10,10 +10,6 @@ import (
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
-// Measures are what a tier that decides on the size of the whole conversation reads: the
-// counter, the window, and the counts (the same value an in-process pipeline gives).
-type Measures = pipeline.Measures
-
 // ErrNotATier is a tier's command line that does not make a tier of an in-process
 // pipeline (a dry run, a report, --restore...): the pipeline runs its command instead.
 var ErrNotATier = errors.New("not a pipeline tier: run as a command")
@@ -74,10 +70,10 @@ func tokenizerName(name string) string {
 // (pipeline.Env.Tokenizer).
 func (c *Context) Tokenizer() string { return tokenizerName(c.Common.Tokenizer) }
 
-// PipeEnv is what an in-process pipeline's documents are counted with in this run: its
+// pipeEnv is what an in-process pipeline's documents are counted with in this run: its
 // --tokenizer's counter (Counter) for each format and model, made once; Flush writes what
 // they counted to the count cache on disk.
-func (c *Context) PipeEnv() *pipeline.Env {
+func (c *Context) pipeEnv() *pipeline.Env {
 	type key struct {
 		f     transcript.Format
 		model string
@@ -103,14 +99,14 @@ type stageFlags struct {
 	Common `embed:""`
 }
 
-// StageEnv is PipeEnv for the stages of a pipeline that see the environment getenv: the
+// StageEnv is pipeEnv for the stages of a pipeline that see the environment getenv: the
 // counter each of them makes from its common flags (--tokenizer, the count cache).
 func StageEnv(getenv func(string) string) (*pipeline.Env, error) {
 	c, err := Configure(Command("ctx-pipeline", "", "", func(*Context, *stageFlags) error { return nil }), nil, getenv)
 	if err != nil {
 		return nil, err
 	}
-	return c.PipeEnv(), nil
+	return c.pipeEnv(), nil
 }
 
 // PlanOf is a tier's pipeline plan as the run loop's: the same edits, check and stats, its

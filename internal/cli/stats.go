@@ -31,7 +31,7 @@ func (c *Context) writeStats(s Stats) error {
 	if !c.Common.Stats && c.Common.StatsFile == "" {
 		return nil
 	}
-	line, err := s.Marshal(c.Tool.Name)
+	line, err := s.Marshal(c.tool.Name)
 	if err != nil {
 		return err
 	}

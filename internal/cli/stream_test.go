@@ -1,4 +1,4 @@
-package cli_test
+package cli
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -20,25 +19,25 @@ import (
 // (several files, each read once), and reports what it got: "name: N records streamed, M
 // messages" or "name: read whole, N records, M messages" (Filter.Record sees a document
 // read whole as one record).
-func streamTool() *cli.Tool {
+func streamTool() *Tool {
 	g := &struct {
-		cli.Common `embed:""`
+		Common `embed:""`
 	}{}
-	return &cli.Tool{
+	return &Tool{
 		Name:    "ctx-fake",
 		Summary: "Stream documents.",
 		Grammar: g,
-		Run: func(c *cli.Context) error {
+		run: func(c *Context) error {
 			n := 0
-			return c.Run(cli.Filter{
+			return c.Run(Filter{
 				Reports: true,
 				Record:  func(int, *transcript.Transcript, tokens.Counter) error { n++; return nil },
-				Plan: func(d *cli.Doc) (*cli.Plan, error) {
+				Plan: func(d *Doc) (*Plan, error) {
 					defer func() { n = 0 }()
 					if !d.Streamed() {
-						return &cli.Plan{Report: fmt.Appendf(nil, "%s: read whole, %d records, %d messages\n", d.Name, n, len(d.T.Messages))}, nil
+						return &Plan{Report: fmt.Appendf(nil, "%s: read whole, %d records, %d messages\n", d.Name, n, len(d.T.Messages))}, nil
 					}
-					return &cli.Plan{Report: fmt.Appendf(nil, "%s: %d records streamed, %d messages\n", d.Name, n, len(d.T.Messages))}, nil
+					return &Plan{Report: fmt.Appendf(nil, "%s: %d records streamed, %d messages\n", d.Name, n, len(d.T.Messages))}, nil
 				},
 			})
 		},
@@ -47,7 +46,7 @@ func streamTool() *cli.Tool {
 
 func runStream(args []string, stdin io.Reader) (int, string, string) {
 	var out, errb bytes.Buffer
-	code := cli.Main(streamTool(), args, stdin, &out, &errb, nil)
+	code := Main(streamTool(), args, stdin, &out, &errb, nil)
 	return code, out.String(), errb.String()
 }
 
@@ -57,7 +56,7 @@ func TestStreamTerminal(t *testing.T) {
 	jsonl := `{"type":"user","uuid":"a","message":{"role":"user","content":"x"}}` + "\n"
 	out := &ttyOut{}
 	var errb bytes.Buffer
-	code := cli.Main(streamTool(), nil, strings.NewReader(jsonl), out, &errb, nil)
+	code := Main(streamTool(), nil, strings.NewReader(jsonl), out, &errb, nil)
 	if want := "-: 1 records streamed, 1 messages\n"; code != 0 || out.String() != want || errb.Len() != 0 {
 		t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, out.String(), errb.String(), want)
 	}
@@ -84,17 +83,17 @@ func TestStream(t *testing.T) {
 		{"jsonl on stdin", nil, strings.NewReader(jsonl), 0, "-: 2 records streamed, 2 messages\n", ""},
 		{"files", []string{chat, session}, nil, 0,
 			chat + ": read whole, 1 records, 1 messages\n" + session + ": 2 records streamed, 2 messages\n", ""},
-		{"a missing file fails before any is read", []string{chat, missing}, nil, cli.ExitRuntime, "",
+		{"a missing file fails before any is read", []string{chat, missing}, nil, ExitRuntime, "",
 			fmt.Sprintf("ctx-fake: error: read %q: no such file or directory\n", missing)},
-		{"a directory", []string{dir}, nil, cli.ExitRuntime, "",
+		{"a directory", []string{dir}, nil, ExitRuntime, "",
 			fmt.Sprintf("ctx-fake: error: read %q: is a directory\n", dir)},
-		{"stdin twice", []string{"-", "-"}, strings.NewReader(jsonl), cli.ExitUsage, "",
+		{"stdin twice", []string{"-", "-"}, strings.NewReader(jsonl), ExitUsage, "",
 			"ctx-fake: error: stdin (\"-\") named more than once\n"},
-		{"bad record", nil, strings.NewReader(jsonl + "{\"type\":\"user\",\"uu"), cli.ExitInput, "",
+		{"bad record", nil, strings.NewReader(jsonl + "{\"type\":\"user\",\"uu"), ExitInput, "",
 			"ctx-fake: error: stdin: line 3: truncated record (the last line ends before its JSON value does): invalid JSON: the document ends before its value does (truncated?)\nhint: if the format was misdetected, name it with --format\n"},
-		{"read error", nil, io.MultiReader(strings.NewReader(jsonl), iotest.ErrReader(errors.New("connection reset"))), cli.ExitRuntime, "",
+		{"read error", nil, io.MultiReader(strings.NewReader(jsonl), iotest.ErrReader(errors.New("connection reset"))), ExitRuntime, "",
 			"ctx-fake: error: read stdin: connection reset\n"},
-		{"forced format, whole", []string{"--format", "claude-code", chat}, nil, cli.ExitInput, "",
+		{"forced format, whole", []string{"--format", "claude-code", chat}, nil, ExitInput, "",
 			fmt.Sprintf("ctx-fake: error: %s: --format claude-code, but the input holds something else\n", chat)},
 	}
 	for _, c := range cases {

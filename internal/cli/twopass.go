@@ -34,7 +34,7 @@ import (
 // streamed JSONL transcript (Outline set), to be written with rewrite.
 type document struct {
 	Name       string
-	Input      Input
+	Input      input
 	Transcript *transcript.Transcript
 	Outline    *transcript.Outline
 
@@ -62,7 +62,7 @@ func (c *Context) documentNames(f *Filter) ([]string, error) {
 	}
 	if !f.Reports && !c.Common.InPlace && len(names) != 1 {
 		return nil, WithHint(Usagef("one document at a time; use --in-place to edit several files"),
-			fmt.Sprintf("see '%s --help'", c.Tool.Name))
+			fmt.Sprintf("see '%s --help'", c.tool.Name))
 	}
 	return names, nil
 }
@@ -255,7 +255,7 @@ func (d *document) readWhole(br io.Reader, r io.ReadCloser, readErr func(error) 
 		return readErr(err)
 	}
 	tuneGC(len(data), heldInMemory(r) || d.holdsMore)
-	d.Input = Input{Name: d.Name, Data: data}
+	d.Input = input{Name: d.Name, Data: data}
 	d.Transcript, err = d.c.parse(d.Input)
 	return err
 }

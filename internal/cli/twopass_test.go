@@ -1,4 +1,4 @@
-package cli_test
+package cli
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -20,20 +19,20 @@ import (
 // decided from the text Doc.Excerpt read between the passes; a document read whole with
 // Plan.Edits. It reports on stderr how each was read. between, if set, runs between the
 // two passes.
-func editTool(between func(), excerpts bool) *cli.Tool {
+func editTool(between func(), excerpts bool) *Tool {
 	g := &struct {
-		cli.Common `embed:""`
+		Common `embed:""`
 	}{}
-	return &cli.Tool{
+	return &Tool{
 		Name:    "ctx-fake",
 		Summary: "Edit documents.",
 		Grammar: g,
-		Run: func(c *cli.Context) error {
-			return c.Run(cli.Filter{Plan: func(d *cli.Doc) (*cli.Plan, error) {
+		run: func(c *Context) error {
+			return c.Run(Filter{Plan: func(d *Doc) (*Plan, error) {
 				t := d.T
 				if !d.Streamed() {
 					fmt.Fprintf(c.Stderr, "%s: whole\n", d.Name)
-					return &cli.Plan{Edits: upper(t, t)}, nil
+					return &Plan{Edits: upper(t, t)}, nil
 				}
 				fmt.Fprintf(c.Stderr, "%s: streamed\n", d.Name)
 				if between != nil {
@@ -51,13 +50,13 @@ func editTool(between func(), excerpts bool) *cli.Tool {
 					if err := d.Excerpt(bodies); err != nil {
 						return nil, err
 					}
-					return &cli.Plan{Edits: upperRead(t)}, nil
+					return &Plan{Edits: upperRead(t)}, nil
 				}
 				var regions []transcript.Span
 				for _, m := range t.Messages {
 					regions = append(regions, m.Lines...)
 				}
-				return &cli.Plan{Regions: regions, Edit: func(_ int, text string, base int) ([]transcript.Edit, error) {
+				return &Plan{Regions: regions, Edit: func(_ int, text string, base int) ([]transcript.Edit, error) {
 					return upper(t, &transcript.Transcript{Doc: text, Base: base}), nil
 				}}, nil
 			}})
@@ -111,12 +110,12 @@ func TestReadDocumentAndRewrite(t *testing.T) {
 	os.WriteFile(chat, []byte(`[{"role":"user","content":"x"}]`), 0o644)
 	want := strings.ReplaceAll(session, `"x"`, `"X"`)
 
-	run := func(tool *cli.Tool, args []string, stdin io.Reader, stdout io.Writer) (int, string) {
+	run := func(tool *Tool, args []string, stdin io.Reader, stdout io.Writer) (int, string) {
 		var errb bytes.Buffer
 		if stdin == nil {
 			stdin = strings.NewReader("")
 		}
-		return cli.Main(tool, args, stdin, stdout, &errb, nil), errb.String()
+		return Main(tool, args, stdin, stdout, &errb, nil), errb.String()
 	}
 	cases := []struct {
 		name   string
@@ -187,9 +186,9 @@ func TestRewriteChangedInput(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{"changed", func() { os.WriteFile(file, []byte(strings.Replace(session, `"s"`, `"t"`, 1)), 0o644) }, cli.ExitRuntime, "",
+		{"changed", func() { os.WriteFile(file, []byte(strings.Replace(session, `"s"`, `"t"`, 1)), 0o644) }, ExitRuntime, "",
 			fmt.Sprintf("%s: streamed\nctx-fake: error: read %q again: the input changed while it was being read; run again\n", file, file)},
-		{"shortened", func() { os.WriteFile(file, []byte(session[:40]), 0o644) }, cli.ExitRuntime, "",
+		{"shortened", func() { os.WriteFile(file, []byte(session[:40]), 0o644) }, ExitRuntime, "",
 			fmt.Sprintf("%s: streamed\nctx-fake: error: read %q again: the input changed while it was being read; run again\n", file, file)},
 		{"grown", func() {
 			f, _ := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
@@ -200,7 +199,7 @@ func TestRewriteChangedInput(t *testing.T) {
 		for _, excerpts := range []bool{false, true} {
 			os.WriteFile(file, []byte(session), 0o644)
 			var out, errb bytes.Buffer
-			code := cli.Main(editTool(c.change, excerpts), []string{file}, strings.NewReader(""), &out, &errb, nil)
+			code := Main(editTool(c.change, excerpts), []string{file}, strings.NewReader(""), &out, &errb, nil)
 			if code != c.code || out.String() != c.stdout || errb.String() != c.stderr {
 				t.Errorf("%s (excerpts %v): exit %d, stdout %q, stderr %q\nwant exit %d, stdout %q, stderr %q", c.name, excerpts, code, out.String(), errb.String(), c.code, c.stdout, c.stderr)
 			}
@@ -220,7 +219,7 @@ func TestRewriteChangedInputKeepsFiles(t *testing.T) {
 		os.WriteFile(outFile, []byte("before"), 0o644)
 		var out, errb bytes.Buffer
 		tool := editTool(func() { os.WriteFile(file, []byte(changed), 0o644) }, false)
-		if code := cli.Main(tool, args, strings.NewReader(""), &out, &errb, nil); code != cli.ExitRuntime || out.Len() != 0 {
+		if code := Main(tool, args, strings.NewReader(""), &out, &errb, nil); code != ExitRuntime || out.Len() != 0 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 4 and nothing on stdout", args, code, out.String(), errb.String())
 		}
 		if got, _ := os.ReadFile(outFile); string(got) != "before" {

@@ -3,76 +3,11 @@ package cli
 import (
 	"fmt"
 	"math"
-	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/human"
 )
-
-// splitNumber splits "1.5 MiB" into its decimal number ("1.5") and what follows it
-// after any white space ("MiB"), and reports false unless s is such a number (digits
-// with at most one point and at least one digit) followed by letters and '%' only:
-// exponents, signs and hex are not numbers here, so a value means what it looks like.
-// It is what the regular expression ^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z%]*)$
-// matches (TestSplitNumberMatchesRegexp), written out because compiling that, in every
-// process that parses a flag's default, cost about half a millisecond.
-func splitNumber(s string) (num, unit string, ok bool) {
-	i, digits := 0, 0
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			digits++
-		}
-	}
-	if digits == 0 {
-		return "", "", false
-	}
-	num = s[:i]
-	for i < len(s) && strings.IndexByte(" \t\n\f\r", s[i]) >= 0 {
-		i++
-	}
-	unit = s[i:]
-	for k := 0; k < len(unit); k++ {
-		if c := unit[k] | 0x20; (c < 'a' || c > 'z') && unit[k] != '%' {
-			return "", "", false
-		}
-	}
-	return num, unit, true
-}
-
-// ParseScaled parses s, a non-negative decimal number and a unit, as the whole number
-// the unit scales it to, at most max; why says what is wrong when it cannot. unit gets
-// the number as written and the unit in lower case, and returns the unit's factor, or 0
-// and why it refuses the unit ("" for an unknown unit). Underscores group digits ("200_000")
-// and spaces may stand between number and unit; exponents, signs and hex are not accepted,
-// so a value means what it looks like. Every number-with-a-unit flag parses with it.
-func ParseScaled(s string, max int64, unit func(num, unit string) (int64, string)) (n int64, why string) {
-	t := strings.ReplaceAll(strings.TrimSpace(s), "_", "")
-	num, u, ok := splitNumber(t)
-	if !ok {
-		return 0, "not a number"
-	}
-	mult, why := unit(num, strings.ToLower(u))
-	switch {
-	case why != "":
-		return 0, why
-	case mult == 0:
-		return 0, fmt.Sprintf("unknown unit %q", u)
-	}
-	r, ok := new(big.Rat).SetString(num)
-	if !ok {
-		return 0, "not a number"
-	}
-	r.Mul(r, new(big.Rat).SetInt64(mult))
-	if !r.IsInt() {
-		return 0, "not a whole number"
-	}
-	if v := r.Num(); !v.IsInt64() || v.Int64() > max {
-		return 0, "too large"
-	}
-	return r.Num().Int64(), ""
-}
 
 // Count is a number of tokens: "200000", "200k", "1.5M", "8K". The suffixes
 // k and M (either case) are decimal: 1k = 1,000 and 1M = 1,000,000, which is
@@ -93,7 +28,7 @@ func countUnit(_, u string) (int64, string) {
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (c *Count) UnmarshalText(b []byte) error {
-	n, why := ParseScaled(string(b), math.MaxInt, countUnit)
+	n, why := human.ParseScaled(string(b), math.MaxInt, countUnit)
 	if why != "" {
 		return fmt.Errorf("invalid token count %q: %s (want e.g. 200000, 200k or 1.5M)", b, why)
 	}
@@ -136,7 +71,7 @@ func sizeUnit(_, u string) (int64, string) {
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (s *Size) UnmarshalText(b []byte) error {
-	n, why := ParseScaled(string(b), math.MaxInt, sizeUnit)
+	n, why := human.ParseScaled(string(b), math.MaxInt, sizeUnit)
 	if why != "" {
 		return fmt.Errorf("invalid size %q: %s (want e.g. 30000, 30KB or 1MiB)", b, why)
 	}
@@ -172,7 +107,7 @@ type Percent float64
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (p *Percent) UnmarshalText(b []byte) error {
-	num, unit, ok := splitNumber(strings.TrimSpace(string(b)))
+	num, unit, ok := human.SplitNumber(strings.TrimSpace(string(b)))
 	if !ok || unit != "" && unit != "%" {
 		return fmt.Errorf("invalid percentage %q: not a number (want e.g. 85%%, 0.85 or 85)", b)
 	}
@@ -204,7 +139,7 @@ func (p Percent) Fraction() float64 { return float64(p) }
 // but the runner cannot read a pointer flag from the environment.)
 type OptionalPercent struct {
 	Percent
-	Set bool
+	set bool
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
@@ -212,7 +147,7 @@ func (p *OptionalPercent) UnmarshalText(b []byte) error {
 	if err := p.Percent.UnmarshalText(b); err != nil {
 		return err
 	}
-	p.Set = true
+	p.set = true
 	return nil
 }
 
@@ -221,7 +156,7 @@ func (p *OptionalPercent) UnmarshalText(b []byte) error {
 // target above the trigger is a usage error.
 func TriggerTarget(trigger Percent, target OptionalPercent) (at, to float64, err error) {
 	at, to = trigger.Fraction(), max(trigger.Fraction()-0.10, 0)
-	if target.Set {
+	if target.set {
 		to = target.Fraction()
 		if to > at {
 			return at, to, Usagef("--target %s is above --trigger %s", target, trigger)
@@ -262,12 +197,4 @@ func (a Amount) String() string {
 		return Percent(a.Share).String()
 	}
 	return strconv.Itoa(a.Tokens)
-}
-
-// Of is the amount in tokens for an effective window.
-func (a Amount) Of(effective int) int {
-	if a.Share > 0 {
-		return int(a.Share * float64(effective))
-	}
-	return a.Tokens
 }

@@ -1,10 +1,8 @@
-package cli_test
+package cli
 
 import (
 	"strings"
 	"testing"
-
-	"github.com/ctxkit/ctxkit/internal/cli"
 )
 
 func TestCount(t *testing.T) {
@@ -32,14 +30,14 @@ func TestCount(t *testing.T) {
 		{"200KB", 0, `unknown unit "KB"`},
 		{"99999999999999999999", 0, "too large"},
 	} {
-		var c cli.Count
+		var c Count
 		err := c.UnmarshalText([]byte(tc.in))
 		checkParse(t, "Count", tc.in, err, tc.err)
 		if tc.err == "" && int(c) != tc.want {
 			t.Errorf("Count(%q) = %d, want %d", tc.in, c, tc.want)
 		}
 		if tc.err == "" {
-			var back cli.Count
+			var back Count
 			if err := back.UnmarshalText([]byte(c.String())); err != nil || back != c {
 				t.Errorf("Count %q: String %q does not round-trip", tc.in, c.String())
 			}
@@ -72,7 +70,7 @@ func TestSize(t *testing.T) {
 		{"-1", 0, "", "not a number"},
 		{"KB", 0, "", "not a number"},
 	} {
-		var s cli.Size
+		var s Size
 		err := s.UnmarshalText([]byte(tc.in))
 		checkParse(t, "Size", tc.in, err, tc.errSub)
 		if tc.errSub != "" {
@@ -81,7 +79,7 @@ func TestSize(t *testing.T) {
 		if int64(s) != tc.want || s.String() != tc.str {
 			t.Errorf("Size(%q) = %d %q, want %d %q", tc.in, s, s.String(), tc.want, tc.str)
 		}
-		var back cli.Size
+		var back Size
 		if err := back.UnmarshalText([]byte(s.String())); err != nil || back != s {
 			t.Errorf("Size %q: String %q does not round-trip", tc.in, s.String())
 		}
@@ -112,7 +110,7 @@ func TestPercent(t *testing.T) {
 		{"85%%", 0, "", "not a number"},
 		{"", 0, "", "not a number"},
 	} {
-		var p cli.Percent
+		var p Percent
 		err := p.UnmarshalText([]byte(tc.in))
 		checkParse(t, "Percent", tc.in, err, tc.errSub)
 		if tc.errSub != "" {
@@ -137,19 +135,19 @@ func checkParse(t *testing.T, typ, in string, err error, wantSub string) {
 }
 
 func TestErrorHelpers(t *testing.T) {
-	e := cli.Usagef("bad %q", "x")
-	h := cli.WithHint(e, "try y")
-	if e.Hint != "" || h.Hint != "try y" || h.Code != cli.ExitUsage || h.Error() != `bad "x"` {
+	e := Usagef("bad %q", "x")
+	h := WithHint(e, "try y")
+	if e.hint != "" || h.hint != "try y" || h.Code != ExitUsage || h.Error() != `bad "x"` {
 		t.Errorf("WithHint: %+v %+v", e, h)
 	}
 	for _, tc := range []struct {
-		e    *cli.Error
+		e    *Error
 		code int
 	}{
-		{cli.Usagef("u"), cli.ExitUsage},
-		{cli.InputError(nil), cli.ExitInput},
-		{cli.RuntimeError(nil), cli.ExitRuntime},
-		{cli.CheckFailed(nil), cli.ExitCheck},
+		{Usagef("u"), ExitUsage},
+		{InputError(nil), ExitInput},
+		{RuntimeError(nil), ExitRuntime},
+		{CheckFailed(nil), ExitCheck},
 	} {
 		if tc.e.Code != tc.code {
 			t.Errorf("%v: code %d, want %d", tc.e, tc.e.Code, tc.code)

@@ -15,16 +15,16 @@ import (
 // changed since (as rewrite checks). The document becomes one read whole (Input and
 // Transcript set, Outline nil): write it with writeDocument, not rewrite. A Document read
 // whole is returned as it is.
-func (d *document) whole() (Input, *transcript.Transcript, error) {
+func (d *document) whole() (input, *transcript.Transcript, error) {
 	if d.Transcript != nil {
 		return d.Input, d.Transcript, nil
 	}
 	if d.Outline == nil {
-		return Input{}, nil, errors.New("internal: Whole of a document that was not read")
+		return input{}, nil, errors.New("internal: Whole of a document that was not read")
 	}
 	r, check, err := d.reread()
 	if err != nil {
-		return Input{}, nil, RuntimeError(fmt.Errorf("read %s again: %w", displayName(d.Name), err))
+		return input{}, nil, RuntimeError(fmt.Errorf("read %s again: %w", displayName(d.Name), err))
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, d.length()+bytes.MinRead))
 	_, err = buf.ReadFrom(&readErrors{r: r, what: "read " + displayName(d.Name) + " again"})
@@ -32,13 +32,13 @@ func (d *document) whole() (Input, *transcript.Transcript, error) {
 		err = check()
 	}
 	if err != nil {
-		return Input{}, nil, d.rereadError(err)
+		return input{}, nil, d.rereadError(err)
 	}
 	tuneGC(buf.Len(), true) // the first pass set any memory limit, from the same size
-	in := Input{Name: d.Name, Data: buf.Bytes()}
+	in := input{Name: d.Name, Data: buf.Bytes()}
 	t, err := d.c.parse(in)
 	if err != nil {
-		return Input{}, nil, err
+		return input{}, nil, err
 	}
 	d.Input, d.Transcript, d.Outline = in, t, nil
 	return in, t, nil

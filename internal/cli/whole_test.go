@@ -1,4 +1,4 @@
-package cli_test
+package cli
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
@@ -18,16 +17,16 @@ import (
 // whole with Doc.Whole, and writes them with every text "x" spelled "X" (Plan.Edits on the
 // document read whole). It reports on stderr how each document was read and how many
 // messages each reading found. between, if set, runs between the two readings.
-func wholeTool(between func()) *cli.Tool {
+func wholeTool(between func()) *Tool {
 	g := &struct {
-		cli.Common `embed:""`
+		Common `embed:""`
 	}{}
-	return &cli.Tool{
+	return &Tool{
 		Name:    "ctx-fake",
 		Summary: "Read documents again, whole.",
 		Grammar: g,
-		Run: func(c *cli.Context) error {
-			return c.Run(cli.Filter{Plan: func(d *cli.Doc) (*cli.Plan, error) {
+		run: func(c *Context) error {
+			return c.Run(Filter{Plan: func(d *Doc) (*Plan, error) {
 				how, first := "whole", len(d.T.Messages)
 				if d.Streamed() {
 					how = "streamed"
@@ -42,7 +41,7 @@ func wholeTool(between func()) *cli.Tool {
 					return nil, fmt.Errorf("after Whole: streamed %v, %d bytes, %d of text", d.Streamed(), d.Size(), len(d.T.Doc))
 				}
 				fmt.Fprintf(c.Stderr, "%s: %s, %d messages, then %d\n", d.Name, how, first, len(d.T.Messages))
-				return &cli.Plan{Edits: upper(d.T, d.T)}, nil
+				return &Plan{Edits: upper(d.T, d.T)}, nil
 			}})
 		},
 	}
@@ -83,7 +82,7 @@ func TestWhole(t *testing.T) {
 		{"JSON", []string{chat}, "", `[{"role":"user","content":"X"}]`, chat + ": whole, 1 messages, then 1\n"},
 	} {
 		var out, errb bytes.Buffer
-		code := cli.Main(wholeTool(nil), c.args, strings.NewReader(c.stdin), &out, &errb, nil)
+		code := Main(wholeTool(nil), c.args, strings.NewReader(c.stdin), &out, &errb, nil)
 		if code != 0 || out.String() != c.stdout || errb.String() != c.stderr {
 			t.Errorf("%s: exit %d, stdout %.100q, stderr %q\nwant stdout %.100q, stderr %q", c.name, code, out.String(), errb.String(), c.stdout, c.stderr)
 		}
@@ -97,7 +96,7 @@ func TestWhole(t *testing.T) {
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
 	os.Chtimes(plain, old, old)
 	var out, errb bytes.Buffer
-	code := cli.Main(wholeTool(nil), []string{"--stats", "-i", file, plain}, strings.NewReader(""), &out, &errb, nil)
+	code := Main(wholeTool(nil), []string{"--stats", "-i", file, plain}, strings.NewReader(""), &out, &errb, nil)
 	if code != 0 || out.Len() != 0 || strings.Count(errb.String(), `"tokens_before":`) != 2 {
 		t.Errorf("-i: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
@@ -122,8 +121,8 @@ func TestWholeChangedInput(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{"changed", func() { os.WriteFile(file, []byte(strings.Replace(session, `"s"`, `"t"`, 1)), 0o644) }, cli.ExitRuntime, "", changed},
-		{"shortened", func() { os.WriteFile(file, []byte(session[:40]), 0o644) }, cli.ExitRuntime, "", changed},
+		{"changed", func() { os.WriteFile(file, []byte(strings.Replace(session, `"s"`, `"t"`, 1)), 0o644) }, ExitRuntime, "", changed},
+		{"shortened", func() { os.WriteFile(file, []byte(session[:40]), 0o644) }, ExitRuntime, "", changed},
 		{"grown", func() {
 			f, _ := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
 			f.WriteString("\n{\"type\":\"user\",\"uuid\":\"c\",\"parentUuid\":\"b\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}\n")
@@ -132,7 +131,7 @@ func TestWholeChangedInput(t *testing.T) {
 	} {
 		os.WriteFile(file, []byte(session), 0o644)
 		var out, errb bytes.Buffer
-		code := cli.Main(wholeTool(c.change), []string{file}, strings.NewReader(""), &out, &errb, nil)
+		code := Main(wholeTool(c.change), []string{file}, strings.NewReader(""), &out, &errb, nil)
 		if code != c.code || out.String() != c.stdout || errb.String() != c.stderr {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q\nwant exit %d, stdout %q, stderr %q", c.name, code, out.String(), errb.String(), c.code, c.stdout, c.stderr)
 		}

@@ -46,7 +46,10 @@ type State struct {
 	// Answered is when the response to the conversation's last request had gone back: the
 	// provider's prompt cache was last written then.
 	Answered time.Time `json:"answered,omitzero"`
-	// Orig are the hashes (Hash) of the messages the client sent last, in order.
+	// Orig are the hashes (Hash of the canonical form, Options.Canonical) of the messages
+	// the client sent last, in order; "" for one not hashed yet, which OrigRaw holds: a
+	// message the next request repeats byte for byte, or that was sent as received (the
+	// state file then says so), never needs its hash.
 	Orig []string `json:"orig"`
 	// Sent are the messages the proxy sent for them, each its raw JSON as a string: a
 	// json.RawMessage would be re-encoded (HTML characters escaped), and the point is to
@@ -70,13 +73,20 @@ type State struct {
 	Valid int `json:"-"`
 	// OrigRaw are the messages Orig are the hashes of, as the client sent them, in this
 	// process: a message the next request repeats byte for byte has its hash without
-	// being read again. Never stored; nil when the state was read from its file.
+	// being read again. Never stored as such: read from a file, those that were sent as
+	// received are known, the others "".
 	OrigRaw []string `json:"-"`
 	// Marks are the indices of the Sent messages that hold a "cache_control" (the
 	// Messages API's markers), when Marked, in this process: the proxy caps the markers
 	// of a request without reading every message for them. Never stored.
 	Marks  []int `json:"-"`
 	Marked bool  `json:"-"`
+	// The request as sent around its messages: the bytes before its message array and
+	// after it, the array holding Sent one after the other, a comma between; or, when it
+	// did not (a client that indents its JSON), SentWhole, the request whole. All "": not
+	// known. Written with the state, so that the request as sent is read from the state
+	// file (SentDocument) and a turn writes the messages it added once.
+	SentHead, SentTail, SentWhole string `json:"-"`
 	// In and Out are the tokens of the messages of a request of the conversation as the
 	// proxy counted them, received and sent: the next request's count reads only the
 	// messages that are not among them. In this process; never stored; nil: none.
@@ -110,6 +120,9 @@ type Options struct {
 	// Key authenticates the files (HMAC-SHA256): LoadKey's. nil: a random key of this
 	// Dir's own, so that its files are read back by no other (nothing survives a restart).
 	Key []byte
+	// Canonical is the form a message received is hashed in (State.Orig), for the hashes
+	// the proxy left to the write; nil: the message as it is.
+	Canonical func(raw string) string
 }
 
 // KeyFile is the name of the secret LoadKey keeps in the user's state directory.
@@ -187,7 +200,7 @@ type fileInfo struct {
 	// size is the bytes the state takes: its file's, or in memory, when that is more
 	// (memOf), so that MaxBytes bounds both.
 	size    int64
-	sent    int64 // the bytes of the conversation's sent document and its description
+	sent    int64 // the bytes of its request as sent's description (and an older version's body)
 	updated time.Time
 	state   *State // in memory once read or kept; nil: on disk only
 	first   string // its key in Dir.first, "" for none
@@ -409,18 +422,19 @@ func (d *Dir) Put(s *State) error { return d.Prepare(s)() }
 // which may run after Unlock: the conversation's next request need not wait for the disk.
 // A write overtaken by a later Prepare of the same conversation writes nothing, so the file
 // never goes back to an older state.
-func (d *Dir) Prepare(s *State) func() error { return d.PrepareSent(s, nil, nil) }
+func (d *Dir) Prepare(s *State) func() error { return d.PrepareSent(s, nil) }
 
-// PrepareSent is Prepare that also writes the conversation's last request as sent (body,
-// with its description meta; sent.go), after the state, under the same rule: a write
-// overtaken by a later one of the conversation writes nothing. s is not to change once
-// prepared: the write encodes it then, as what it adds to the state the file has.
-func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
+// PrepareSent is Prepare that also describes the conversation's last request as sent (its
+// meta; sent.go: the request itself is s's SentHead, Sent and SentTail, written with the
+// state), after the state, under the same rule: a write overtaken by a later one of the
+// conversation writes nothing. s is not to change once prepared: the write encodes it
+// then, as what it adds to the state the file has.
+func (d *Dir) PrepareSent(s *State, meta *Sent) func() error {
 	s.Updated = d.now()
 	s.Messages = len(s.Orig)
 	name := fileName(s.Key)
 	var desc []byte
-	if body != nil && meta != nil {
+	if meta != nil {
 		meta.Conversation, meta.Document = s.Key, name
 		var err error
 		if desc, err = json.Marshal(meta); err != nil {
@@ -432,7 +446,7 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 	seq := d.seq[name]
 	fi := d.sizes[name]
 	if desc != nil {
-		fi.sent = int64(len(body) + len(desc))
+		fi.sent = int64(len(desc))
 	}
 	fi.size = memOf(s)
 	if fi.end != nil {
@@ -467,7 +481,7 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 			return err
 		}
 		if desc != nil {
-			if err := d.writeSent(name, body, desc); err != nil {
+			if err := d.writeSent(name, desc); err != nil {
 				return err
 			}
 		}
@@ -484,7 +498,7 @@ func (d *Dir) PrepareSent(s *State, body []byte, meta *Sent) func() error {
 func (d *Dir) write(name string, disk *State, end *tail, s *State) (*tail, error) {
 	path := filepath.Join(d.path, name)
 	if disk != nil && end != nil {
-		line, mac, err := appendRecord(nil, d.o.Key, end.mac, disk, s)
+		line, mac, err := appendRecord(nil, d.o.Key, end.mac, disk, s, d.o.Canonical)
 		if err != nil {
 			return nil, err
 		}
@@ -498,7 +512,7 @@ func (d *Dir) write(name string, disk *State, end *tail, s *State) (*tail, error
 			}
 		}
 	}
-	file, mac, err := snapshot(d.o.Key, s)
+	file, mac, err := snapshot(d.o.Key, s, d.o.Canonical)
 	if err != nil {
 		return nil, err
 	}

@@ -168,9 +168,10 @@ func TestSentPrunedWithState(t *testing.T) {
 	}
 	for i := 0; i < 3; i++ {
 		c.t = c.t.Add(time.Minute)
-		body := []byte(fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":"%d"}]}`, i))
+		st := &State{Key: fmt.Sprint(i), Orig: []string{"x"}, Sent: []string{fmt.Sprintf(`{"role":"user","content":"%d"}`, i)},
+			SentHead: `{"model":"m","messages":`, SentTail: `}`}
 		meta := &Sent{Format: "anthropic", Cwd: "/w", Answered: c.t}
-		if err := d.PrepareSent(&State{Key: fmt.Sprint(i), Orig: []string{"x"}}, body, meta)(); err != nil {
+		if err := d.PrepareSent(st, meta)(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -178,17 +179,17 @@ func TestSentPrunedWithState(t *testing.T) {
 	if len(got) != 2 || got[0].Conversation != "2" || got[1].Conversation != "1" {
 		t.Fatalf("ReadSent = %+v, want conversations 2 and 1", got)
 	}
-	data, err := os.ReadFile(got[0].Path)
+	data, err := SentDocument(got[0].Path)
 	if err != nil || string(data) != `{"model":"m","messages":[{"role":"user","content":"2"}]}` {
 		t.Fatalf("sent body %q, %v", data, err)
 	}
-	if got[0].Path != filepath.Join(dir, SentDir, fileName("2")) || got[0].Cwd != "/w" {
+	if got[0].Path != filepath.Join(dir, fileName("2")) || got[0].Cwd != "/w" {
 		t.Errorf("sent %+v", got[0])
 	}
 	if fi, err := os.Stat(got[0].Path); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("sent file mode %v, %v", fi.Mode(), err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, SentDir, fileName("0"))); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, SentDir, strings.TrimSuffix(fileName("0"), ".json")+metaSuffix)); !os.IsNotExist(err) {
 		t.Errorf("the pruned conversation's request is still there: %v", err)
 	}
 	// A state removed while no proxy ran: its request goes when the directory is opened.
@@ -200,8 +201,8 @@ func TestSentPrunedWithState(t *testing.T) {
 		t.Errorf("after reopening: %+v", got)
 	}
 	entries, _ := os.ReadDir(filepath.Join(dir, SentDir))
-	if len(entries) != 2 {
-		t.Errorf("sent folder holds %d files, want 2", len(entries))
+	if len(entries) != 1 {
+		t.Errorf("sent folder holds %d files, want 1 (the description)", len(entries))
 	}
 }
 

@@ -1,7 +1,9 @@
 package convstate
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,17 +16,21 @@ import (
 
 // What the proxy sent: for each conversation, the last request's body exactly as it was
 // forwarded upstream (system, tools, messages: an API request every ctxkit tool reads), and
-// a small description of it beside it, so that ctx-count --latest can tell which project
-// and which client session it belongs to without reading the body:
+// a small description of it, so that ctx-count --latest can tell which project and which
+// client session it belongs to without reading the body:
 //
-//	STORE/proxy/<state>.json            the conversation's state
-//	STORE/proxy/sent/<state>.json       its last request as sent
-//	STORE/proxy/sent/<state>.meta.json  what that request was (Sent)
+//	STORE/proxy/<state>.json            the conversation's state, and in it the request
+//	STORE/proxy/sent/<state>.meta.json  what the last request was (Sent)
 //
-// The sent files take the state file's name, so they are written, bounded and removed with
-// it: one conversation, one name. They are in a folder of their own so that neither is
-// taken for the other, and the body stays byte for byte what went out (no field of ours
-// added to it).
+// The request is kept in the state file: its messages are the state's messages sent
+// (State.Sent), which the file holds already, and what surrounds them in the body
+// (SentHead, SentTail) is written with them when it changes. So a turn writes the messages
+// it added once, appended to the state's log (log.go), and a reader gets the request the
+// last whole record of the log makes (SentDocument): never part of a record cut short. The
+// description takes the state file's name, so it is written, bounded and removed with it;
+// it is in a folder of its own so that neither is taken for the other. A body of the
+// previous version (sent/<state>.json, the request itself) is read as it is, and removed
+// at the conversation's next write.
 
 // SentDir is the folder, inside a state directory, of the requests as sent.
 const SentDir = "sent"
@@ -56,34 +62,37 @@ type Sent struct {
 	// Received is when the request came in; Answered when its response had gone back.
 	Received time.Time `json:"received"`
 	Answered time.Time `json:"answered"`
-	// Document is the body's file name, beside this description.
+	// Document is the state file's name, which holds the request.
 	Document string `json:"document"`
 
-	// Path is the body's file, filled in by ReadSent.
+	// Path is the file the request is read from (SentDocument), filled in by ReadSent: the
+	// state file.
 	Path string `json:"-"`
 }
 
-// writeSent writes the conversation name's last request body and its description desc.
-func (d *Dir) writeSent(name string, body, desc []byte) error {
+// writeSent writes the description desc of the conversation name's last request, and
+// removes the body a previous version kept beside it.
+func (d *Dir) writeSent(name string, desc []byte) error {
 	dir := filepath.Join(d.path, SentDir)
 	if err := safefile.MkdirAll(dir); err != nil {
 		return err
 	}
-	if err := safefile.WriteFile(filepath.Join(dir, name), body); err != nil {
-		return err
-	}
-	// The description last: one that is there names a body at least as new.
+	d.removeFile(filepath.Join(dir, name))
 	return safefile.WriteFile(filepath.Join(dir, strings.TrimSuffix(name, ".json")+metaSuffix), desc)
+}
+
+// removeFile removes the file at p if it is a regular file the user owns.
+func (d *Dir) removeFile(p string) {
+	if fi, err := os.Lstat(p); err == nil && safefile.CheckInfo(p, fi) == nil {
+		os.Remove(p)
+	}
 }
 
 // removeSent removes the sent files of the state file name.
 func (d *Dir) removeSent(name string) {
 	dir := filepath.Join(d.path, SentDir)
 	for _, n := range []string{name, strings.TrimSuffix(name, ".json") + metaSuffix} {
-		p := filepath.Join(dir, n)
-		if fi, err := os.Lstat(p); err == nil && safefile.CheckInfo(p, fi) == nil {
-			os.Remove(p)
-		}
+		d.removeFile(filepath.Join(dir, n))
 	}
 }
 
@@ -159,13 +168,71 @@ func ReadSent(dir string) []Sent {
 		if err != nil {
 			continue
 		}
-		body := filepath.Join(sentDir, stem+".json")
-		if fi, err := os.Lstat(body); err != nil || safefile.CheckInfo(body, fi) != nil {
-			continue
+		// The body a previous version kept, until the state is written again; else the
+		// state file, which holds the request.
+		for _, body := range []string{filepath.Join(sentDir, stem+".json"), filepath.Join(dir, stem+".json")} {
+			if fi, err := os.Lstat(body); err == nil && safefile.CheckInfo(body, fi) == nil {
+				s.Path = body
+				out = append(out, s)
+				break
+			}
 		}
-		s.Path = body
-		out = append(out, s)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Answered.After(out[j].Answered) })
 	return out
 }
+
+// SentDocument is the conversation's last request as sent, read from the state file at
+// path (ReadSent's Path): the request the last whole record of its log makes, a record cut
+// short or damaged left out. It is read, not authenticated (it is shown, never sent): the
+// file must be a regular file the user owns, read without following a link. A body of the
+// previous version (sent/<state>.json) is the request itself.
+func SentDocument(path string) ([]byte, error) {
+	f, err := safefile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	file, err := io.ReadAll(io.LimitReader(f, maxState+1))
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	if len(file) > maxState {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxState)
+	}
+	switch {
+	case bytes.HasPrefix(file, []byte(magicLog)):
+	case bytes.HasPrefix(file, []byte(magicLog2)), bytes.HasPrefix(file, []byte(magic)):
+		return nil, fmt.Errorf("%s: written by an older ctx-proxy, without its request as sent", path)
+	default:
+		return file, nil // a body of the previous version
+	}
+	s, _, err := decodeLog(nil, file, magicLog, nextRecord, readRecord3)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	switch {
+	case s.SentWhole != "":
+		return []byte(s.SentWhole), nil
+	case s.SentHead == "":
+		return nil, fmt.Errorf("%s: no request as sent in it", path)
+	}
+	n := len(s.SentHead) + len(s.SentTail) + 2 + len(s.Sent)
+	for _, m := range s.Sent {
+		n += len(m)
+	}
+	doc := make([]byte, 0, n)
+	doc = append(doc, s.SentHead...)
+	doc = append(doc, '[')
+	for i, m := range s.Sent {
+		if i > 0 {
+			doc = append(doc, ',')
+		}
+		doc = append(doc, m...)
+	}
+	doc = append(doc, ']')
+	return append(doc, s.SentTail...), nil
+}
+
+// maxState bounds a state file read for its request: a MaxBytes far above the default.
+const maxState = 1 << 30

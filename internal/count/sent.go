@@ -62,6 +62,16 @@ func chooseSent(ctx *cli.Context, f *Flags) func(log *sessions.Session) (string,
 			}
 			return "", nil
 		}
+		// The log of requests as sent is read as its last request, each time it is read
+		// (--follow reads it again as it grows).
+		path := sent.Path
+		ctx.Documents = func(name string) ([]byte, bool, error) {
+			if name != path {
+				return nil, false, nil
+			}
+			doc, err := convstate.SentDocument(path)
+			return doc, err == nil, err
+		}
 		if log != nil {
 			ctx.Notef("showing what ctx-proxy sent (%s), not the client's log (%s); --source log for the log", sent.Path, log.Path)
 		} else {

@@ -1,5 +1,6 @@
-// Package human writes numbers and text for a person to read: grouped digits, and text
-// clipped to fit a line. It is pure: no I/O.
+// Package human reads and writes numbers and text for a person: a number with a unit as a
+// person writes it (ParseScaled), grouped digits, and text clipped to fit a line. It is
+// pure: no I/O.
 package human
 
 import (

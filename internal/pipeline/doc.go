@@ -244,7 +244,7 @@ type Plan struct {
 	// Edits are the changes, spliced into the document's bytes (transcript.Apply).
 	Edits []transcript.Edit
 	// Check, when set, is a last pass over the edited bytes when they differ from the
-	// input (cli.CheckFunc: ctx-repair's rules where the edits broke one): it returns the
+	// input (as cli.Plan's Check: ctx-repair's rules where the edits broke one): it returns the
 	// output, changed or not, and its parse when it made one.
 	Check func(in *transcript.Transcript, out []byte) ([]byte, *transcript.Transcript, error)
 	// TokensDelta is the change in the document's tokens the edits make; with

@@ -188,7 +188,7 @@ func TestFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state, err := convstate.Open(t.TempDir(), convstate.Options{}, nil)
+	state, err := convstate.Open(t.TempDir(), convstate.Options{Canonical: canonical}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

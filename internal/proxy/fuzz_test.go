@@ -64,7 +64,7 @@ func FuzzStateRebuild(f *testing.F) {
 	f.Add(uint8(2), `{"input":"plain"}`, "", uint8(0), false)
 	f.Add(uint8(0), "not json", "", uint8(0), false)
 
-	st, err := convstate.Open(f.TempDir(), convstate.Options{Key: testStateKey}, nil)
+	st, err := convstate.Open(f.TempDir(), convstate.Options{Key: testStateKey, Canonical: canonical}, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

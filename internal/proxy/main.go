@@ -188,7 +188,7 @@ func run(ctx *cli.Context, f *Flags) error {
 	if err != nil {
 		ctx.Warnf("state key: %v; conversations are remembered only until the proxy stops", err)
 	}
-	if s.State, err = convstate.Open(filepath.Join(store, "proxy"), convstate.Options{MaxAge: f.KeepFor, MaxCount: f.MaxConv, Key: key}, ctx.Now); err != nil {
+	if s.State, err = convstate.Open(filepath.Join(store, "proxy"), convstate.Options{MaxAge: f.KeepFor, MaxCount: f.MaxConv, Key: key, Canonical: canonical}, ctx.Now); err != nil {
 		return cli.RuntimeError(fmt.Errorf("state directory: %w", err))
 	}
 	tmp, err := os.MkdirTemp("", "ctx-proxy-")

@@ -82,7 +82,7 @@ var testStateKey = []byte("ctx-proxy tests' state key......")
 // they are) and its state in dir.
 func proxyFor(t testing.TB, up string, pipe string, dir string) (*Server, *httptest.Server, *syncBuffer) {
 	t.Helper()
-	st, err := convstate.Open(dir, convstate.Options{Key: testStateKey}, nil)
+	st, err := convstate.Open(dir, convstate.Options{Key: testStateKey, Canonical: canonical}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/ctxkit/ctxkit/internal/convert"
+	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -74,7 +75,11 @@ func TestProxySendsWhatReplaySendsWithMarkers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays whole sessions")
 	}
-	for _, f := range largestSessions(t, 3) {
+	n := 3 // the quick loop: the largest session (the three took most of this package's time)
+	if !invariant.IsLong() {
+		n = 1
+	}
+	for _, f := range largestSessions(t, n) {
 		t.Run(filepath.Base(f), func(t *testing.T) { compareSession(t, f, true) })
 	}
 }

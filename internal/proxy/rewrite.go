@@ -100,25 +100,19 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	for i, m := range cur {
 		sentMsgs[i] = m.Raw
 	}
-	// Each message's hash, once: to tell whether the request extends the last one, and to
-	// remember it for the next. A message the client sends again byte for byte (all but
-	// the new ones, as a rule) has the hash it had last time, without reading it again.
-	hashes := make([]string, len(cur))
+	// The messages received, remembered for the next request; their hashes only where
+	// they are needed (convstate.State.Orig).
 	origRaws := make([]string, len(cur))
 	for i, m := range cur {
 		origRaws[i] = m.Raw
-		if st != nil && i < len(st.OrigRaw) && i < len(st.Orig) && m.Raw == st.OrigRaw[i] {
-			hashes[i] = st.Orig[i]
-		} else {
-			hashes[i] = convstate.Hash(canonical(m.Raw))
-		}
 	}
+	hashes := make([]string, len(cur))
 	refused := false
 	// inCheck holds the rebuilt request, once the pipeline has read it.
 	var inCheck func(*transcript.Transcript) error
 	var marks []int // the messages of sentMsgs that hold a marker (Anthropic), once known
 	marked := false
-	if st != nil && extends(st.Orig, hashes) {
+	if st != nil && extends(st, cur, hashes) {
 		raws := make([]string, 0, len(st.Sent)+len(cur)-len(st.Orig))
 		raws = append(raws, st.Sent...)
 		for _, m := range cur[len(st.Orig):] {
@@ -344,7 +338,7 @@ func (top *topFields) see(k string, v gjson.Result) {
 
 // countMarkers counts the cache_control markers of the blocks of v (tools, system).
 func countMarkers(v gjson.Result) int {
-	if !v.IsArray() || !strings.Contains(v.Raw, `"cache_control"`) {
+	if !v.IsArray() || !hasMarker(v.Raw) {
 		return 0
 	}
 	n := 0
@@ -376,13 +370,32 @@ func splice(body []byte, start, end int, raws []string) []byte {
 	return append(out, body[end:]...)
 }
 
-// extends reports whether the messages cur begin with the ones remembered (by hash).
-func extends(orig, cur []string) bool {
-	if len(orig) == 0 || len(orig) > len(cur) {
+// extends reports whether the messages cur begin with the ones st's client sent last, in
+// canonical form, and gives hashes[i] the hash of each of those it knows or had to work out
+// ("": not hashed yet). A message the client sends again byte for byte (all but the new
+// ones, as a rule) is that message, whose hash is left as it was: a first request and the
+// messages it sent as received are never hashed (convstate.State.Orig).
+func extends(st *convstate.State, cur []gjson.Result, hashes []string) bool {
+	if len(st.Orig) == 0 || len(st.Orig) > len(cur) {
 		return false
 	}
-	for i, h := range orig {
-		if cur[i] != h {
+	for i, h := range st.Orig {
+		raw := ""
+		if i < len(st.OrigRaw) {
+			raw = st.OrigRaw[i]
+		}
+		if raw != "" && cur[i].Raw == raw {
+			hashes[i] = h
+			continue
+		}
+		if h == "" {
+			if raw == "" {
+				return false // (never: a hash not worked out is of a message kept)
+			}
+			h = convstate.Hash(canonical(raw))
+		}
+		hashes[i] = convstate.Hash(canonical(cur[i].Raw))
+		if hashes[i] != h {
 			return false
 		}
 	}
@@ -441,7 +454,7 @@ func folded(raw string) string {
 
 // unmarked is a message without the cache_control markers of its content blocks.
 func unmarked(raw string) string {
-	if strings.Contains(raw, `"cache_control"`) {
+	if hasMarker(raw) {
 		blocks := gjson.Get(raw, "content").Array()
 		for j := len(blocks) - 1; j >= 0; j-- {
 			if blocks[j].Get("cache_control").Exists() {
@@ -1228,7 +1241,8 @@ func (s *Server) finish(rec *Record, p *pending) {
 	if rec.Fallback != "" {
 		st.Fallback++
 	}
-	write := s.State.PrepareSent(&st, p.sent, s.sentMeta(&st, rec, p))
+	st.SentHead, st.SentTail, st.SentWhole = sentAround(p, st.Sent)
+	write := s.State.PrepareSent(&st, s.sentMeta(&st, rec, p))
 	unlock() // the conversation's next request need not wait for the disk
 	if err := write(); err != nil {
 		rec.Warning = strings.TrimPrefix(rec.Warning+"; ", "; ") + "state not written: " + err.Error()
@@ -1240,7 +1254,7 @@ func (s *Server) finish(rec *Record, p *pending) {
 func withMarkers(raws []string, from int, known []int) []int {
 	out := append([]int(nil), known...)
 	for i := from; i < len(raws); i++ {
-		if strings.Contains(raws[i], `"cache_control"`) {
+		if hasMarker(raws[i]) {
 			out = append(out, i)
 		}
 	}
@@ -1281,9 +1295,26 @@ func capMarkers(top int, raws []string, marks []int) ([]string, []int) {
 			}
 		}
 		raws[i] = m
-		if strings.Contains(m, `"cache_control"`) {
+		if hasMarker(m) {
 			kept = append(kept, i)
 		}
 	}
 	return raws, kept
+}
+
+// hasMarker reports whether s holds the key "cache_control", looked for from its
+// underscore: strings.Index looks for a needle's first byte, and the quote is in JSON every
+// few bytes, which makes it fall back to a search ten times slower on a request's text.
+func hasMarker(s string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], `_control"`)
+		if j < 0 {
+			return false
+		}
+		j += i
+		if j >= len(`"cache`) && s[j-len(`"cache`):j] == `"cache` {
+			return true
+		}
+		i = j + 1
+	}
 }

@@ -209,3 +209,21 @@ func TestQuickScanChoosesConversation(t *testing.T) {
 		t.Errorf("ok %v, %d messages known, want 2", ok, sc.known)
 	}
 }
+
+// TestHasMarker: hasMarker finds the key wherever it is, and nothing else.
+func TestHasMarker(t *testing.T) {
+	for s, want := range map[string]bool{
+		`"cache_control"`:                       true,
+		`{"a":"x_control\"","cache_control":1}`: true,
+		`{"text":"_control\""}`:                 false,
+		`cache_control"`:                        false,
+		`"cache_controls"`:                      false,
+		`_control"`:                             false,
+		``:                                      false,
+		`"cache_contro`:                         false,
+	} {
+		if got := hasMarker(s); got != want || got != strings.Contains(s, `"cache_control"`) {
+			t.Errorf("hasMarker(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

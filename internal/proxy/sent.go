@@ -20,6 +20,29 @@ import (
 // ctx-count --latest shows the window as the model saw it rather than as the client's log
 // has it, and --status the utilization of the window as sent.
 
+// sentAround is what the state keeps of the request as sent around its messages, sent
+// (convstate.State.SentHead and the rest): the bytes before and after its message array,
+// when that array is the messages one after the other, a comma between; else the request
+// whole. Nothing when sent are not the messages of the request p sent (a later request of
+// the conversation was kept meanwhile: its own finish writes them).
+func sentAround(p *pending, sent []string) (head, tail, whole string) {
+	if len(p.sentMsgs) != len(sent) || convstate.CommonPrefix(p.sentMsgs, sent) != len(sent) {
+		return "", "", ""
+	}
+	if start, end := p.sentAt[0], p.sentAt[1]; start >= 0 {
+		size := 2 + max(len(sent)-1, 0)
+		for _, m := range sent {
+			size += len(m)
+		}
+		// The array holds the messages in order with nothing but commas and white space
+		// between: of its size, it holds none.
+		if end-start == size {
+			return string(p.sent[:start]), string(p.sent[end:]), ""
+		}
+	}
+	return "", "", string(p.sent)
+}
+
 // sessionOf is the client's own id of the session a request belongs to, "" when it sends
 // none: Claude Code's X-Claude-Code-Session-Id (its log is <id>.jsonl), Codex's session_id
 // or conversation_id header, else the prompt_cache_key it sets to the same id (its rollout's

@@ -3,7 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"os"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -35,7 +35,7 @@ func TestSentDocument(t *testing.T) {
 		t.Fatalf("%d documents as sent, want 1", len(sent))
 	}
 	s := sent[0]
-	got, err := os.ReadFile(s.Path)
+	got, err := convstate.SentDocument(s.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestSentDocument(t *testing.T) {
 
 	var stdout, stderr bytes.Buffer
 	env := map[string]string{"CTX_CACHE_DIR": "off"}
-	if code := count.Main([]string{"--json", s.Path}, nil, &stdout, &stderr, func(k string) string { return env[k] }); code != 0 {
+	if code := count.Main([]string{"--json"}, bytes.NewReader(got), &stdout, &stderr, func(k string) string { return env[k] }); code != 0 {
 		t.Fatalf("ctx-count: exit %d: %s", code, stderr.String())
 	}
 	var r struct {
@@ -131,4 +131,41 @@ func TestCwdOf(t *testing.T) {
 func cwdOf(body []byte, format transcript.Format) string {
 	doc := gjson.ParseBytes(body)
 	return cwdIn([]gjson.Result{doc.Get("system"), doc.Get("instructions")}, doc.Get(arrayKey(format)).Array())
+}
+
+// TestSentEachTurn: turn after turn, with the pipeline and without it, and for a client
+// that indents its JSON, the request read from the state (what ctx-count --latest shows)
+// is byte for byte the body forwarded for the conversation's last request.
+func TestSentEachTurn(t *testing.T) {
+	for _, c := range []struct {
+		name, pipe string
+		indent     bool
+	}{{"no pipe", "", false}, {"piped", "ctx-budget --cap 500 --keep-recent 0", false}, {"indented", "", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			up := newUpstream(t)
+			dir := t.TempDir()
+			_, px, log := proxyFor(t, up.URL, c.pipe, dir)
+			msgs := []string{userText("go")}
+			for turn := 0; turn < 3; turn++ {
+				id := fmt.Sprint("t", turn)
+				msgs = append(msgs, toolUse(id, "ls"), toolResult(id, bigOutput(id)))
+				body := conversation(msgs...)
+				if c.indent {
+					var buf bytes.Buffer
+					json.Indent(&buf, []byte(body), "", "  ")
+					body = buf.String()
+				}
+				post(t, px.URL+"/v1/messages", body, map[string]string{"X-Claude-Code-Session-Id": "each"})
+				waitLog(t, log, 2*(turn+1)) // (a JSON line and a short one a request)
+				sent := convstate.ReadSent(dir)
+				if len(sent) != 1 {
+					t.Fatalf("turn %d: %d requests as sent", turn, len(sent))
+				}
+				got, err := convstate.SentDocument(sent[0].Path)
+				if err != nil || !bytes.Equal(got, up.last().Body) {
+					t.Fatalf("turn %d: read %q, %v\nforwarded %q", turn, got, err, up.last().Body)
+				}
+			}
+		})
+	}
 }

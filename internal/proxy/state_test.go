@@ -91,9 +91,9 @@ func TestDamagedStateNotSent(t *testing.T) {
 				if counted {
 					st.Out = &convstate.Counts{Format: "anthropic", Raws: c.sent, Tokens: make([]int, len(c.sent)), Flags: make([]uint8, len(c.sent)), Final: len(c.sent)}
 				}
-				if err := s.State.Put(st); err != nil {
-					t.Fatal(err)
-				}
+				// Kept in memory: a state file holds every message as one JSON value, and
+				// refuses to be written otherwise.
+				s.State.Keep(st)
 				post(t, px.URL+"/v1/messages", body, nil)
 				if got := string(up.last().Body); got != body {
 					t.Errorf("sent %s\nwant the client's body", got)
@@ -132,5 +132,39 @@ func TestClientsOwnProblemsKept(t *testing.T) {
 		if len(recs) != 2 || !recs[1].Extended || recs[1].Fallback != "" || recs[0].Fallback != "" {
 			t.Errorf("pipe %q: %+v", pipe, recs)
 		}
+	}
+}
+
+// TestMarkerMovesAfterRestart: a message sent as received is kept without its hash (the
+// state file says "sent as received"); after a restart, the next request, which sends it
+// without the cache_control marker it had, still extends the conversation: the message is
+// compared in canonical form with the one the state holds.
+func TestMarkerMovesAfterRestart(t *testing.T) {
+	up := newUpstream(t)
+	dir := t.TempDir()
+	hdr := map[string]string{"X-Claude-Code-Session-Id": "moves"}
+	s1, px1, _ := proxyFor(t, up.URL, "", dir)
+	marked := strings.Replace(userText("go on"), `"type":"text"`, `"type":"text","cache_control":{"type":"ephemeral"}`, 1)
+	post(t, px1.URL+"/v1/messages", conversation(userText("build it"), `{"role":"assistant","content":"ok"}`, marked), hdr)
+	px1.Close()
+	s1.Close()
+	st, err := convstate.Open(dir, convstate.Options{Key: testStateKey}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range st.All() {
+		if got, _ := st.Get(c.Key); got == nil || len(got.Orig) != 3 || got.Orig[2] != "" || got.OrigRaw[2] != marked {
+			t.Fatalf("the state read back: %+v", got)
+		}
+	}
+
+	_, px2, log := proxyFor(t, up.URL, "", dir)
+	post(t, px2.URL+"/v1/messages", conversation(userText("build it"), `{"role":"assistant","content":"ok"}`, userText("go on"),
+		`{"role":"assistant","content":"done"}`, userText("and now?")), hdr)
+	if l := waitLog(t, log, 2); !strings.Contains(l, `"extended":true`) {
+		t.Errorf("after a restart the request did not extend the conversation: %s", l)
+	}
+	if got := messagesOf(up.last().Body); len(got) != 5 || got[2] != marked {
+		t.Errorf("the message sent last time is not sent again as it was: %v", got)
 	}
 }

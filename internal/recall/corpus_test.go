@@ -27,8 +27,10 @@ const queryBytes = 200
 // the longest that no other stored item has (as the start of one of its lines); an item
 // with no such line is not counted. The
 // figure is reported for each half of the corpus (internal/heldout); nothing in the
-// ranking was tuned on the test half.
+// ranking was tuned on the test half. Long only: a measure of the whole corpus against
+// its floor, most of this package's test time.
 func TestFindsEachItemByALine(t *testing.T) {
+	invariant.Long(t)
 	files := invariant.CorpusFiles(t)
 	dir := filepath.Join(t.TempDir(), "store")
 	env := func(k string) string {

@@ -228,8 +228,9 @@ func Replay(ctx context.Context, orig *transcript.Transcript, o Options, each fu
 	prevBroke := false
 	steps := make([]oracleStep, 0, len(points))
 	breaks := make([]breakStep, 0, len(points))
+	var reqs requests
 	for i, p := range points {
-		turn, s, u, fired, err := o.step(ctx, orig, points, i, prevSent, prevOrig)
+		turn, s, u, fired, err := o.step(ctx, orig, points, i, prevSent, prevOrig, &reqs)
 		if err != nil {
 			return tot, &TurnError{Turn: i + 1, Requests: len(points), Err: err}
 		}
@@ -303,7 +304,7 @@ func extendsMessages(prev *sent, t *transcript.Transcript) bool {
 		return false
 	}
 	for k := range prev.messages {
-		if prev.t.MessageBytes(k) != t.MessageBytes(k) {
+		if !transcript.SameMessageBytes(prev.t, k, t, k) {
 			return false
 		}
 	}
@@ -392,7 +393,7 @@ func (tot *Totals) add(t Turn) {
 }
 
 // step replays request i: builds what the agent would send, pipes it, measures both.
-func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points []Point, i int, prevSent, prevOrig *sent) (Turn, *sent, *sent, map[string]bool, error) {
+func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points []Point, i int, prevSent, prevOrig *sent, reqs *requests) (Turn, *sent, *sent, map[string]bool, error) {
 	p := points[i]
 	turn := Turn{Turn: i + 1, Time: p.Time, ClientCompaction: p.ClientCompaction}
 	origDoc := sessionRequest(orig, p.Cut)
@@ -402,7 +403,7 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 		in = origDoc
 	} else {
 		var err error
-		if in, err = extend(prevSent.t, orig, orig.Doc[points[i-1].Cut:p.Cut]); err != nil {
+		if in, err = reqs.extend(prevSent.t, orig, orig.Doc[points[i-1].Cut:p.Cut]); err != nil {
 			return turn, nil, nil, nil, err
 		}
 	}
@@ -733,7 +734,7 @@ func cachedPrefix(prev, cur *sent) (cached int, extends bool) {
 	cached = prev.hidden + cur.fixed
 	n := min(len(prev.messages), len(cur.messages))
 	k := 0
-	for k < n && prev.t.MessageBytes(k) == cur.t.MessageBytes(k) {
+	for k < n && transcript.SameMessageBytes(prev.t, k, cur.t, k) {
 		cached += cur.messages[k]
 		k++
 	}
@@ -770,11 +771,7 @@ func sessionRequest(t *transcript.Transcript, cut int) []byte {
 func extend(prev, orig *transcript.Transcript, chunk string) ([]byte, error) {
 	if orig.Array.IsZero() {
 		out := make([]byte, 0, len(prev.Doc)+len(chunk)+1)
-		out = append(out, prev.Doc...)
-		if len(out) > 0 && out[len(out)-1] != '\n' {
-			out = append(out, '\n')
-		}
-		return append(out, chunk...), nil
+		return appendLines(append(out, prev.Doc...), chunk), nil
 	}
 	if prev.Array.IsZero() {
 		return nil, errors.New("the pipeline's output has no message array")
@@ -796,6 +793,46 @@ func extend(prev, orig *transcript.Transcript, chunk string) ([]byte, error) {
 		out = append(append(trimmed, chunk...), ws...)
 	}
 	return append(out, prev.Doc[closeAt:]...), nil
+}
+
+// appendLines is a JSONL request with the lines of chunk added after its last line.
+func appendLines(out []byte, chunk string) []byte {
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		out = append(out, '\n')
+	}
+	return append(out, chunk...)
+}
+
+// requests is where a replay builds its JSONL requests: each one the request sent before
+// with the session's new lines appended in place, in spare capacity after it, rather than
+// copied (a copy of every request made ctx-replay's work grow with the square of the
+// session in bytes moved alone). Appending writes only past the end of the request handed
+// out last, which every Transcript read of it leaves alone; and because the request read
+// before and the next one share their bytes, comparing a message with its twin of the
+// request before (Reparse, measure.OfNext, cachedPrefix) finds them the same memory.
+type requests struct {
+	buf []byte // the last request handed out; spare capacity after it is ours alone
+}
+
+// extend is extend, appending in place when the request sent before is the last one
+// handed out (the pipeline sent it unchanged). A request the pipeline changed is memory
+// of its own, never written to: it is copied once into a buffer with room to grow.
+func (r *requests) extend(prev, orig *transcript.Transcript, chunk string) ([]byte, error) {
+	if !orig.Array.IsZero() {
+		return extend(prev, orig, chunk) // JSON: the new messages go before the array's end
+	}
+	need := len(prev.Doc) + 1 + len(chunk)
+	mine := len(r.buf) > 0 && len(prev.Doc) == len(r.buf) && unsafe.StringData(prev.Doc) == unsafe.SliceData(r.buf)
+	if !mine || cap(r.buf) < need {
+		// Room for a quarter more: a session grows by its new lines every request (a
+		// generated 10 MB one by 32 KB on average), and a request the pipeline changes
+		// (one in five of that session's) is copied anyway.
+		out := make([]byte, len(prev.Doc), need+need/4+64<<10)
+		copy(out, prev.Doc)
+		r.buf = out
+	}
+	r.buf = appendLines(r.buf, chunk)
+	return r.buf, nil
 }
 
 // closingBracket is the offset of the "]" that closes the message array (a bare array's

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convert"
+	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -152,6 +153,67 @@ func TestSessionRequestSharesAJSONLSession(t *testing.T) {
 	}
 }
 
+// Each JSONL request is built by appending the session's new lines in place after the
+// request sent before, when that is the last one built: the same bytes extend makes, the
+// requests handed out before left as they were, and never a write into memory the
+// builder does not own (the session's own bytes, a pipeline's output).
+func TestExtendAppendsInPlace(t *testing.T) {
+	for _, name := range []string{"session.jsonl", "codex.jsonl", "anthropic.json"} {
+		orig := parseFile(t, name)
+		session := strings.Clone(orig.Doc)
+		ps := Points(orig)
+		if len(ps) < 3 {
+			t.Fatalf("%s: %d request points, want 3 or more", name, len(ps))
+		}
+		var r requests
+		var handed [][]byte // every request built, and a copy of it as built
+		var copies []string
+		prev, err := transcript.Parse(sessionRequest(orig, ps[0].Cut), transcript.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inPlace := 0
+		for i := 1; i < len(ps); i++ {
+			chunk := orig.Doc[ps[i-1].Cut:ps[i].Cut]
+			want, err := extend(prev, orig, chunk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.extend(prev, orig, chunk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s request %d: %q, want %q", name, i+1, got, want)
+			}
+			if unsafe.SliceData(got) == unsafe.StringData(prev.Doc) {
+				inPlace++
+			}
+			handed, copies = append(handed, got), append(copies, string(got))
+			if i%3 == 2 {
+				// The pipeline changed this one (white space in its first record): what it
+				// sent is memory of its own, which the next request must be built from.
+				got = bytes.Replace(got, []byte(`{"`), []byte(`{ "`), 1)
+			}
+			if prev, err = transcript.Parse(got, transcript.Options{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for k := range handed {
+			if string(handed[k]) != copies[k] {
+				t.Fatalf("%s: request %d changed after it was handed out", name, k+2)
+			}
+		}
+		if orig.Doc != session {
+			t.Fatalf("%s: the session's bytes changed", name)
+		}
+		// (codex.jsonl's few requests each more than double the one before: no room)
+		if jsonl := orig.Format.JSONL(); inPlace > 0 && !jsonl || jsonl && len(ps) > 5 && inPlace == 0 {
+			t.Errorf("%s: %d of %d requests appended in place", name, inPlace, len(ps)-1)
+		}
+	}
+}
+
 // identityReplay replays a session through a pipeline that changes nothing.
 func identityReplay(t *testing.T, tr *transcript.Transcript) (Totals, []Turn) {
 	t.Helper()
@@ -208,8 +270,11 @@ func TestExtendingRequestReadsAllOfTheOneBefore(t *testing.T) {
 // from the cache counts as warm whatever the TTL; 431 of 450 before, 390 before the
 // hidden part was taken from the request before). The rest are cache misses the session
 // met and the model does not (a read of only the system prompt, 10-15K tokens, in the
-// middle of a session).
+// middle of a session). Long only: a measure of the whole corpus against its floor, most
+// of this package's test time (TestExtendingRequestReadsAllOfTheOneBefore is the quick
+// loop's check of the same model).
 func TestCachedIsWhatTheSessionRecorded(t *testing.T) {
+	invariant.Long(t)
 	dir := filepath.Join("..", "..", "..", "shared", "corpus", "claude-code")
 	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
 	if len(files) == 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -143,6 +144,98 @@ func keptIn(re *regexp.Regexp, text string) (k kept, ok bool, err error) {
 type KeptMemo struct {
 	mu   sync.Mutex
 	kept map[keptKey]kept
+	// The facts of each call and result of the last two documents planned, by the
+	// block's offset: a request that extends the one before holds its blocks at the same
+	// offsets, so a plan reads only the blocks that are new or moved (collect walked and
+	// read every block of the history each request).
+	byAt, olderByAt map[int]*factsAt
+	doc             *transcript.Transcript // the document byAt is of
+	read            factsOptions           // the options the facts were read under
+}
+
+// factsAt is what a plan read of the block at an offset: the block as read, the bytes
+// of its span and body (which are all of the document factsOf reads), and its facts.
+type factsAt struct {
+	block      transcript.Block
+	span, body string
+	format     transcript.Format
+	f          facts
+}
+
+// factsOptions are the options factsOf reads facts under (a call's stub aside, which is
+// not remembered).
+type factsOptions struct {
+	store        string
+	redact       *redact.Redactor
+	read, search []string
+}
+
+// facts is the facts of b, a block of t: those read for the block at b's offset in this
+// document or the one planned before it when the block is the same there (every field,
+// and the same bytes in its span and body), else read by read and remembered. Two
+// documents' facts are kept, so a memo that plans one conversation request after
+// request holds only the blocks of the newest two.
+func (m *KeptMemo) facts(t *transcript.Transcript, b *transcript.Block, o Options, read func() facts) facts {
+	at, span, body := b.Span.Start, t.Slice(b.Span), t.Slice(b.Body)
+	opts := factsOptions{o.Store, o.Redact, o.Tools.Read, o.Tools.Search}
+	m.mu.Lock()
+	if !m.read.same(opts) {
+		m.byAt, m.olderByAt, m.doc, m.read = nil, nil, nil, opts
+	}
+	if m.doc != t {
+		m.doc, m.byAt, m.olderByAt = t, make(map[int]*factsAt, len(m.byAt)), m.byAt
+	}
+	for _, memo := range [2]map[int]*factsAt{m.byAt, m.olderByAt} {
+		if e, ok := memo[at]; ok && e.format == t.Format && e.span == span && e.body == body && sameBlock(&e.block, b) {
+			// (this document's block and bytes, so that the memo keeps no older one)
+			e.block, e.span, e.body = *b, span, body
+			m.byAt[at] = e
+			m.mu.Unlock()
+			return e.f
+		}
+	}
+	m.mu.Unlock()
+	f := read() // (unlocked: it reads through m.of)
+	m.mu.Lock()
+	if m.doc == t && m.read.same(opts) {
+		m.byAt[at] = &factsAt{block: *b, span: span, body: body, format: t.Format, f: f.detach()}
+	}
+	m.mu.Unlock()
+	return f
+}
+
+func (a factsOptions) same(b factsOptions) bool {
+	return a.store == b.store && a.redact == b.redact && slices.Equal(a.read, b.read) && slices.Equal(a.search, b.search)
+}
+
+// blockFields are a Block's fields but its slices and image (TestSameBlockFields holds
+// the list to Block's).
+type blockFields struct {
+	kind                  transcript.Kind
+	typ, toolID, toolName string
+	span, body, lead      transcript.Span
+	bodyJSON, isError     bool
+	encrypted, sig, head  int
+	agent, user, pinned   bool
+}
+
+func fieldsOf(b *transcript.Block) blockFields {
+	return blockFields{b.Kind, b.Type, b.ToolID, b.ToolName, b.Span, b.Body, b.Lead, b.BodyJSON, b.IsError,
+		b.Encrypted, b.Signature, b.Head, b.Agent, b.User, b.Pinned}
+}
+
+// sameBlock reports whether two blocks were read the same, field for field.
+func sameBlock(a, b *transcript.Block) bool {
+	if fieldsOf(a) != fieldsOf(b) || !slices.Equal(a.ToolIDs, b.ToolIDs) || (a.Image == nil) != (b.Image == nil) ||
+		a.Image != nil && *a.Image != *b.Image || len(a.Parts) != len(b.Parts) {
+		return false
+	}
+	for k := range a.Parts {
+		if !sameBlock(&a.Parts[k], &b.Parts[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 type keptKey struct {

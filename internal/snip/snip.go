@@ -366,8 +366,19 @@ func keptOf(raw string, b offload.Blob, f found) kept {
 	return kept{hash: b.Hash, raw: b.RawHash, src: sha256.Sum256([]byte(raw)), size: len(b.Data), rawSize: len(b.RawData), found: f}
 }
 
-// factsOf reads the facts of block b of t (a call or a result).
+// factsOf reads the facts of block b of t (a call or a result), or takes them from the
+// plan of the request before (Options.Kept, KeptMemo.facts) where the block is there,
+// the same, at the same offset. A call's stub (--clear-inputs) is counted with c, which
+// the memo does not know: read every time.
 func factsOf(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.Counter) facts {
+	if o.Kept != nil && (b.Kind == transcript.ToolResult || b.Kind == transcript.ToolCall && !o.ClearInputs) {
+		return o.Kept.facts(t, b, o, func() facts { return readFacts(t, b, o, c) })
+	}
+	return readFacts(t, b, o, c)
+}
+
+// readFacts is factsOf without the memo.
+func readFacts(t *transcript.Transcript, b *transcript.Block, o Options, c tokens.Counter) facts {
 	var f facts
 	switch b.Kind {
 	case transcript.ToolCall:

@@ -12,9 +12,9 @@ import (
 // Tier is ctx-summarize as a value of an in-process pipeline (New reads its command line
 // into one): Plan summarizes as ctx-summarize's command would, with the same backend.
 type Tier struct {
-	F   *Flags
+	s   settings
 	M   pipeline.Measuring
-	Env *runEnv
+	env *runEnv
 }
 
 // Name is the tier's command.
@@ -25,7 +25,7 @@ func (t *Tier) Measuring() pipeline.Measuring { return t.M }
 
 // Plan summarizes d when it is over the trigger.
 func (t *Tier) Plan(d *pipeline.Doc) (*pipeline.Plan, error) {
-	return planDoc(context.Background(), d.T, wholeDoc{d.Under(t.M), d}, t.F, t.Env)
+	return planDoc(context.Background(), d.T, wholeDoc{d.Under(t.M), d}, &t.s, t.env)
 }
 
 // document is a document as summarizing reads it: measured, its text read by spans
@@ -53,7 +53,8 @@ func (wholeDoc) Display() string { return "stdin" }
 
 // runEnv is what summarizing reads of the run besides the document: its environment (the
 // backends' keys), clock, warnings, redactor, and store (--store, and whether the user
-// named it) and state directory (the circuit breaker's).
+// named it) and state directory (the circuit breaker's). shownStore is the store as the
+// summary names it (a temporary store's stand-in name when temporary: not indexed).
 type runEnv struct {
 	getenv     func(string) string
 	now        func() time.Time
@@ -62,4 +63,6 @@ type runEnv struct {
 	store      string
 	storeGiven bool
 	stateDir   string
+	shownStore func() (string, error)
+	temporary  bool
 }

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"slices"
+	"sort"
 	"strings"
 	"unsafe"
 )
@@ -84,14 +85,16 @@ func reparse(prev *Transcript, raw []byte, o Options) (t *Transcript) {
 		}
 	}()
 	doc := unsafe.String(unsafe.SliceData(raw), len(raw))
-	if strings.IndexByte(doc, 0) >= 0 {
+	// What doc shares with prev's document has no NUL byte: Parse refuses one.
+	same := commonPrefix(prev.Doc, doc)
+	if strings.IndexByte(doc[same:], 0) >= 0 {
 		return nil
 	}
 	switch prev.Format {
 	case Anthropic, OpenAI, Responses:
 		t = reparseJSON(prev, doc, o)
 	case ClaudeCode, Codex:
-		t = reparseJSONL(prev, doc, o)
+		t = reparseJSONL(prev, doc, same, o)
 	}
 	if t != nil {
 		remember(t, o)
@@ -392,17 +395,17 @@ func delimits(doc string, i int) bool {
 // reparseJSONL is Reparse of a Claude Code log or a Codex rollout: each line prev holds is
 // taken as prev's reader read it; the document's reading (the session's tree, the
 // rollout's compactions and figures) is done again over all of them.
-func reparseJSONL(prev *Transcript, doc string, o Options) *Transcript {
+func reparseJSONL(prev *Transcript, doc string, same int, o Options) *Transcript {
 	m := prev.memo
 	n := len(prev.Records)
 	if len(m.carried) != n || (prev.Format == ClaudeCode && len(m.cc) != n) || (prev.Format == Codex && len(m.codex) != n) {
 		return nil
 	}
-	lines := splitRecords(doc)
+	old := prev.Doc
+	lines, kept := splitRecordsAfter(prev, doc, same)
 	if len(lines) < 2 {
 		return nil // one value, or none: Parse reads it as a JSON document or an empty log
 	}
-	old := prev.Doc
 	from := make([]int, len(lines))
 	var byText map[string]int
 	next := 0
@@ -410,6 +413,9 @@ func reparseJSONL(prev *Transcript, doc string, o Options) *Transcript {
 		l := &lines[i]
 		text := doc[l.Span.Start:l.Span.End]
 		j := -1
+		if i < kept {
+			j = i // prev's line, where prev had it: the first one the walk below would try
+		}
 		for k := next; k < min(next+2, n) && j < 0; k++ { // (as walkElements matches)
 			if s := prev.Records[k].Span; old[s.Start:s.End] == text {
 				j = k
@@ -452,6 +458,7 @@ func reparseJSONL(prev *Transcript, doc string, o Options) *Transcript {
 	switch p := p.(type) {
 	case *ccParser:
 		p.lines = make([]ccLine, 0, len(lines))
+		p.byUUID = make(map[string]int, len(lines)) // (grown line by line, it was rehashed)
 	case *codexParser:
 		p.keep, p.recs = true, make([]codexRec, 0, len(lines))
 	}
@@ -493,6 +500,54 @@ func reparseJSONL(prev *Transcript, doc string, o Options) *Transcript {
 	t.Doc = doc
 	t.memo = linesMemo(p, carried)
 	return t
+}
+
+// splitRecordsAfter is splitRecords(doc) for doc, a later version of prev's document
+// whose first same bytes are prev's (commonPrefix): the lines of that prefix, each ended
+// by its line break there, are prev's records (the first kept of them), and only the rest
+// of doc is split.
+func splitRecordsAfter(prev *Transcript, doc string, same int) (lines []Record, kept int) {
+	old := prev.Doc
+	// prev's records whose line break lies in the shared prefix read the same in doc
+	kept = sort.Search(len(prev.Records), func(k int) bool {
+		r := prev.Records[k]
+		return r.Next > same || r.Next == 0 || old[r.Next-1] != '\n'
+	})
+	if kept == 0 {
+		return splitRecords(doc), 0
+	}
+	last := prev.Records[kept-1]
+	rest := splitRecords(doc[last.Next:])
+	lines = make([]Record, kept, kept+len(rest))
+	for k, r := range prev.Records[:kept] {
+		lines[k] = Record{Span: r.Span, Line: r.Line, Next: r.Next, Message: -1}
+	}
+	for _, r := range rest {
+		r.Span = Span{r.Span.Start + last.Next, r.Span.End + last.Next}
+		r.Next += last.Next
+		r.Line += last.Line
+		lines = append(lines, r)
+	}
+	return lines, kept
+}
+
+// commonPrefix is the length of the longest common prefix of a and b: found at once when b
+// is a's bytes with more appended in place (a request that extends the one before in the
+// same memory), else by comparing the two in blocks.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	if n > 0 && unsafe.StringData(a) == unsafe.StringData(b) {
+		return n // the same bytes
+	}
+	// Block by block (string comparison is the runtime's vectorized compare), then byte by
+	// byte in the block that differs.
+	const block = 4096
+	i := 0
+	for ; i+block <= n && a[i:i+block] == b[i:i+block]; i += block {
+	}
+	for ; i < n && a[i] == b[i]; i++ {
+	}
+	return i
 }
 
 // shifter copies what was read of the bytes at span from of document old for the same
@@ -675,6 +730,18 @@ func sameBytes(a *Transcript, j int, b *Transcript, i int) bool {
 		}
 	}
 	return true
+}
+
+// SameMessageBytes reports whether message j of a and message i of b are written the same:
+// a.MessageBytes(j) == b.MessageBytes(i), without joining the lines of either where they
+// are the same line for line (a message of a request compared with its twin in the request
+// before, whose bytes are often the same memory).
+func SameMessageBytes(a *Transcript, j int, b *Transcript, i int) bool {
+	am, bm := &a.Messages[j], &b.Messages[i]
+	if len(am.Lines) <= 1 && len(bm.Lines) <= 1 {
+		return a.Slice(am.Span) == b.Slice(bm.Span)
+	}
+	return sameBytes(a, j, b, i) || a.MessageBytes(j) == b.MessageBytes(i)
 }
 
 // sameBlocks reports whether two lists of blocks of messages with the same bytes were

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/measure"
@@ -47,7 +48,10 @@ func sameReparse(t *testing.T, name string, prev *transcript.Transcript, prevTal
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: Reparse differs from Parse: %s", name, firstDifference(got, want))
 	}
-	if s := transcript.Shared(got, prev.Doc); s != "" {
+	// (a request appended in place after the one before is the same memory: nothing more
+	// is kept of it)
+	inPlace := len(raw) > 0 && unsafe.StringData(prev.Doc) == unsafe.SliceData(raw)
+	if s := transcript.Shared(got, prev.Doc); s != "" && !inPlace {
 		t.Fatalf("%s: the reparsed transcript keeps a string of the document before: %q", name, s)
 	}
 	wantTally := measure.Of(want, reparseCounter, false)
@@ -144,6 +148,50 @@ func replayTurns(t *testing.T, name string, doc []byte) (turns, reused int) {
 		prev, prevTally = sameReparse(t, fmt.Sprintf("%s turn %d", name, i), prev, prevTally, raw, transcript.Options{}, wantReuse)
 	}
 	return turns, reused
+}
+
+// TestReparseAppendedInPlace reads each request of JSONL sessions by Reparse of the one
+// before where each request is the one before with its new lines appended in the same
+// memory, as ctx-replay builds them: the lines the two share are then known without
+// being split or compared again, and the result must still be Parse's.
+func TestReparseAppendedInPlace(t *testing.T) {
+	for name, doc := range generated(t, 150<<10) {
+		reqs, f := requests(t, name, doc)
+		if !f.JSONL() {
+			continue
+		}
+		last := len(reqs[len(reqs)-1])
+		buf := make([]byte, 0, last)
+		var prev *transcript.Transcript
+		var prevTally *measure.Tally
+		turns := 0
+		for i, req := range reqs {
+			if !bytes.HasPrefix(req, buf) {
+				// a compaction of the client's: the history starts again
+				buf, prev = append(make([]byte, 0, last), req...), nil
+			} else {
+				buf = append(buf, req[len(buf):]...)
+			}
+			if cap(buf) != last {
+				t.Fatalf("%s turn %d: the buffer moved", name, i)
+			}
+			raw := buf[:len(buf):len(buf)]
+			if prev == nil || len(raw) == len(prev.Doc) {
+				var err error
+				if prev, err = transcript.Parse(raw, transcript.Options{}); err != nil {
+					t.Fatalf("%s turn %d: %v", name, i, err)
+				}
+				prevTally = measure.Of(prev, reparseCounter, false)
+				continue
+			}
+			wantReuse := bytes.Count(bytes.TrimSpace(raw), []byte("\n")) > 0
+			prev, prevTally = sameReparse(t, fmt.Sprintf("%s turn %d", name, i), prev, prevTally, raw, transcript.Options{}, wantReuse)
+			turns++
+		}
+		if turns < 3 {
+			t.Errorf("%s: %d turns read in place", name, turns)
+		}
+	}
 }
 
 // generated are sessions of every format testgen writes, in the shapes of the agents'
@@ -478,4 +526,37 @@ func FuzzReparse(f *testing.F) {
 		}
 		sameReparse(t, "fuzz", prev, measure.Of(prev, reparseCounter, false), after, transcript.Options{}, false)
 	})
+}
+
+// SameMessageBytes is MessageBytes compared, without the join: over pairs of messages of
+// two reads of each generated session (the same message, its neighbours, and others).
+func TestSameMessageBytes(t *testing.T) {
+	for name, doc := range generated(t, 60<<10) {
+		a, err := transcript.Parse(doc, transcript.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := transcript.Parse(bytes.Clone(doc), transcript.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := 0
+		for j := range a.Messages {
+			for _, i := range []int{j, j + 1, j - 1, len(b.Messages) - 1 - j} {
+				if i < 0 || i >= len(b.Messages) {
+					continue
+				}
+				want := a.MessageBytes(j) == b.MessageBytes(i)
+				if got := transcript.SameMessageBytes(a, j, b, i); got != want {
+					t.Fatalf("%s: messages %d and %d: SameMessageBytes %v, MessageBytes equal %v", name, j, i, got, want)
+				}
+				if want {
+					same++
+				}
+			}
+		}
+		if same < len(a.Messages) {
+			t.Errorf("%s: %d pairs the same, want at least %d", name, same, len(a.Messages))
+		}
+	}
 }

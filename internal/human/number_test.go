@@ -1,4 +1,4 @@
-package cli
+package human
 
 import (
 	"math/rand/v2"
@@ -6,17 +6,17 @@ import (
 	"testing"
 )
 
-// numberSyntax is what splitNumber reads, as a regular expression.
+// numberSyntax is what SplitNumber reads, as a regular expression.
 var numberSyntax = regexp.MustCompile(`^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z%]*)$`)
 
-// TestSplitNumberMatchesRegexp: splitNumber accepts what numberSyntax matches and splits
+// TestSplitNumberMatchesRegexp: SplitNumber accepts what numberSyntax matches and splits
 // it alike, on values made of the characters that matter and their neighbours.
 func TestSplitNumberMatchesRegexp(t *testing.T) {
 	check := func(s string) {
-		num, unit, ok := splitNumber(s)
+		num, unit, ok := SplitNumber(s)
 		m := numberSyntax.FindStringSubmatch(s)
 		if ok != (m != nil) || ok && (num != m[1] || unit != m[2]) {
-			t.Fatalf("splitNumber(%q) = %q, %q, %v; the regexp says %q", s, num, unit, ok, m)
+			t.Fatalf("SplitNumber(%q) = %q, %q, %v; the regexp says %q", s, num, unit, ok, m)
 		}
 	}
 	for _, s := range []string{"", ".", "1", "1.", ".5", "1.5", "1..5", "1.5.", "200000", "8k", "8 k", "8\tKB",
