@@ -705,6 +705,42 @@ func outcome(cmd, text string, isError bool) (string, bool, string) {
 // run failed.
 var failureWords = regexp.MustCompile(`(?m)^\s*(?:(?:ERROR|Error|error)(?:\[[^\]\n]*\])?[: ]|FAIL(?:ED|URE)?\b|fatal:|npm ERR!|BUILD FAILED|make(?:\[\d+\])?: \*\*\*|Traceback \(most recent call last\)|[A-Z]\w*(?:Error|Exception): )|: command not found|failed to solve|did not complete successfully|returned a non-zero code`)
 
+// failureWords read a line at a time: the words that start a line (after its white space,
+// which is all failureWords' ^\s* can take before a word) and the phrases found anywhere.
+// failureWords.MatchString over a whole output ran its automaton over every byte of it,
+// most of ctx-summarize's reading of results; these read the first bytes of each line
+// and search for four phrases (saysFailure, held equal to it by TestSaysFailureIsFailureWords).
+var (
+	failureStart   = regexp.MustCompile(`^(?:(?:ERROR|Error|error)(?:\[[^\]\n]*\])?[: ]|FAIL(?:ED|URE)?\b|fatal:|npm ERR!|BUILD FAILED|make(?:\[\d+\])?: \*\*\*|Traceback \(most recent call last\)|[A-Z]\w*(?:Error|Exception): )`)
+	failurePhrases = []string{": command not found", "failed to solve", "did not complete successfully", "returned a non-zero code"}
+)
+
+// saysFailure is failureWords.MatchString(out).
+func saysFailure(out string) bool {
+	for _, p := range failurePhrases {
+		if strings.Contains(out, p) {
+			return true
+		}
+	}
+	for rest := out; rest != ""; {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		line = strings.TrimLeft(line, "\t\f\r ")
+		if line == "" {
+			continue
+		}
+		// (the first bytes failureStart's words can have)
+		if c := line[0]; ('A' <= c && c <= 'Z' || c == 'e' || c == 'f' || c == 'n' || c == 'm') && failureStart.MatchString(line) {
+			return true
+		}
+	}
+	return false
+}
+
 // printsFailure tells whether a command's output says it failed, for a command whose
 // program does work (a build, a test run, a script) rather than print what it was given
 // or found (cat, grep, git log), whose output may hold such words as data.
@@ -713,7 +749,7 @@ func printsFailure(cmd, out string) bool {
 	if program == "" || printsData[program] {
 		return false
 	}
-	return failureWords.MatchString(out)
+	return saysFailure(out)
 }
 
 // failureLine is the first line failureWords finds.
