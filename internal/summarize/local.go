@@ -656,22 +656,32 @@ func outcome(cmd, text string, isError bool) (string, bool, string) {
 	// The lines are read by the one classifier of command output, ctx-budget's: the last
 	// line that sums the run up is the summary, the first that says a test failed or an
 	// error the error (go's "FAIL pkg" is both).
-	summary, firstErr := budget.Verdict(strings.Split(head, "\n"))
+	// (The first error is read, classifying the lines, only of a run that failed: most
+	// did not, and classifying was most of reading them.)
+	lines := strings.Split(head, "\n")
+	summary := budget.Summary(lines)
+	firstErr, errRead := "", false
+	readErr := func() {
+		if !errRead {
+			firstErr, errRead = budget.Failure(lines), true
+		}
+	}
 	failed := isError || code > 0
 	if !failed && (code < 0 || statusHidden(cmd)) && printsFailure(cmd, head) {
 		// No non-zero status says it failed (none was recorded, or it is a pipeline's
 		// last filter's: docker build ... | tail), the output does.
 		failed = true
-		if firstErr == "" {
+		if readErr(); firstErr == "" {
 			firstErr = failureLine(head)
 		}
 	}
 	if code == 1 && noMatchIsOne(cmd) {
 		// A search that found nothing (grep, rg, git grep) or files that differ (diff,
 		// cmp) exit 1: an answer, not a failure.
-		failed, firstErr = false, ""
+		failed, firstErr, errRead = false, "", true
 	}
 	if failed {
+		readErr()
 		if tb := traceback(text); tb != "" {
 			firstErr = tb
 		}
