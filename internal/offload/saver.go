@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -31,9 +32,15 @@ type Saver struct {
 	order   []*storedFile
 	entries []pendingEntry
 	// indexing: Finish brings ctx-recall's index up to date, from the terms of each text
-	// counted as it is written (index.Count), not by reading the files back.
+	// counted as it is written (index.Count), not by reading the files back; up to
+	// maxCounted bytes of text, whose counts are kept until Finish (about half their
+	// size): past it, a text is read back as before, so memory stays bounded.
 	indexing bool
+	counted  atomic.Int64
 }
+
+// maxCounted is how much text a Saver counts the terms of as it writes it.
+const maxCounted = 32 << 20
 
 type storedFile struct {
 	hash    string
@@ -134,7 +141,7 @@ func (sv *Saver) Put(blobs ...Blob) error {
 			if err == nil && got != fl.hash {
 				err = fmt.Errorf("store %q: internal: %s stored as %s", sv.dir, fl.hash, got)
 			}
-			if err == nil && text && sv.indexing {
+			if err == nil && text && sv.indexing && sv.counted.Add(int64(len(b))) <= maxCounted {
 				fl.terms = index.Count(b)
 			}
 			fl.err = err // read only after wg.Wait
