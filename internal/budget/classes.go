@@ -65,14 +65,29 @@ func Classify(lines []string) []Class {
 // failed: "3 failed", not "10 passed in 0.41s" or "Resolved 28 packages"). Either is ""
 // when no line says so.
 func Verdict(lines []string) (summary, failure string) {
-	kind, _, _ := classify(lines, nil, nil, 0)
-	for i, k := range kind {
-		line := lines[i]
+	return Summary(lines), Failure(lines)
+}
+
+// Summary is Verdict's summary alone, which reads each line by itself: a caller that
+// needs the failure only when the run failed need not classify the lines of every run.
+func Summary(lines []string) string {
+	summary := ""
+	for _, line := range lines {
 		if sumsUp(line) {
 			summary = strings.TrimSpace(line)
 		}
+	}
+	return summary
+}
+
+// Failure is Verdict's failure alone.
+func Failure(lines []string) string {
+	kind, _, _ := classify(lines, nil, nil, 0)
+	failure := ""
+	for i, k := range kind {
+		line := lines[i]
 		if failure != "" {
-			continue
+			break
 		}
 		switch k {
 		case kindError, kindDiagnostic:
@@ -83,7 +98,7 @@ func Verdict(lines []string) (summary, failure string) {
 			}
 		}
 	}
-	return summary, failure
+	return failure
 }
 
 // countsFailure reports whether a line of counts counts something that failed ("3

@@ -37,9 +37,9 @@ type Blob struct {
 // Text returns the blob that keeps text. raw, when not "", is the original JSON that
 // re-encoding text would not give back: it is stored too.
 func Text(text, raw string) Blob {
-	b := Blob{Hash: store.Hash([]byte(text)), Data: text}
+	b := Blob{Hash: store.HashString(text), Data: text}
 	if raw != "" {
-		b.RawHash, b.RawData = store.Hash([]byte(raw)), raw
+		b.RawHash, b.RawData = store.HashString(raw), raw
 	}
 	b.Meta = store.Entry{Hash: b.Hash, Bytes: len(text), Lines: LineCount(text), Raw: b.RawHash}
 	return b

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/recall/index"
@@ -29,12 +31,22 @@ type Saver struct {
 	files   map[string]*storedFile // one write per distinct file
 	order   []*storedFile
 	entries []pendingEntry
+	// indexing: Finish brings ctx-recall's index up to date, from the terms of each text
+	// counted as it is written (index.Count), not by reading the files back; up to
+	// maxCounted bytes of text, whose counts are kept until Finish (about half their
+	// size): past it, a text is read back as before, so memory stays bounded.
+	indexing bool
+	counted  atomic.Int64
 }
+
+// maxCounted is how much text a Saver counts the terms of as it writes it.
+const maxCounted = 32 << 20
 
 type storedFile struct {
 	hash    string
 	created bool
 	err     error
+	terms   *index.Counted // a text's terms, when indexing
 }
 
 // pendingEntry is an index line waiting for its files to be written.
@@ -76,6 +88,10 @@ func (sv *Saver) open() error {
 	}
 	s.DeferSyncIf(sv.getenv)
 	sv.s, sv.batch, sv.sem, sv.files = s, s.Batch(), make(chan struct{}, 4), map[string]*storedFile{}
+	// (A temporary store whose placeholders name another path, ctx-replay's and ctx-count
+	// --savings', is searched by no one; under ctx-proxy, syncs deferred, the index waits
+	// for the next search.)
+	sv.indexing = !s.Deferred() && !(sv.getenv != nil && sv.getenv(cli.StoreShownEnv) != "")
 	if perm := s.Perm(); perm&0o077 != 0 {
 		sv.warnf("store %q has mode %#o: other users can read the stored results (chmod 700 %s)", sv.dir, perm, ShellQuote(sv.dir))
 	}
@@ -104,7 +120,7 @@ func (sv *Saver) Put(blobs ...Blob) error {
 	if err := sv.open(); err != nil {
 		return err
 	}
-	add := func(h, data string) *storedFile {
+	add := func(h, data string, text bool) *storedFile {
 		if h == "" {
 			return nil
 		}
@@ -119,16 +135,21 @@ func (sv *Saver) Put(blobs ...Blob) error {
 		go func() {
 			defer sv.wg.Done()
 			defer func() { <-sv.sem }()
-			got, err := sv.batch.Add([]byte(data))
+			// Batch.Add only reads the bytes: no copy of them.
+			b := unsafe.Slice(unsafe.StringData(data), len(data))
+			got, err := sv.batch.Add(b)
 			if err == nil && got != fl.hash {
 				err = fmt.Errorf("store %q: internal: %s stored as %s", sv.dir, fl.hash, got)
+			}
+			if err == nil && text && sv.indexing && sv.counted.Add(int64(len(b))) <= maxCounted {
+				fl.terms = index.Count(b)
 			}
 			fl.err = err // read only after wg.Wait
 		}()
 		return fl
 	}
 	for _, b := range blobs {
-		sv.entries = append(sv.entries, pendingEntry{meta: b.Meta, text: add(b.Hash, b.Data), raw: add(b.RawHash, b.RawData)})
+		sv.entries = append(sv.entries, pendingEntry{meta: b.Meta, text: add(b.Hash, b.Data, true), raw: add(b.RawHash, b.RawData, false)})
 	}
 	return nil
 }
@@ -177,9 +198,14 @@ func (sv *Saver) Finish() (int, error) {
 	// synced, which a request's path must not wait for. A temporary store whose
 	// placeholders name another path (ctx-replay's, ctx-count --savings') is searched by
 	// no one: not indexed.
-	temporary := sv.getenv != nil && sv.getenv(cli.StoreShownEnv) != ""
-	if len(entries) > 0 && !sv.s.Deferred() && !temporary {
-		if err := index.Update(sv.s); err != nil {
+	if len(entries) > 0 && sv.indexing {
+		counted := map[string]*index.Counted{}
+		for _, fl := range sv.order {
+			if fl.terms != nil {
+				counted[fl.hash] = fl.terms
+			}
+		}
+		if err := index.UpdateCounted(sv.s, counted); err != nil {
 			sv.warnf("store %q: ctx-recall's index not updated (ctx-recall will rebuild it): %v", sv.dir, err)
 		}
 	}

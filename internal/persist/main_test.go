@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -447,5 +448,66 @@ func TestRestoreSnipped(t *testing.T) {
 			t.Errorf("%s: ctx-snip cleared no ctx-persist reference", name)
 		}
 		restored(name+"/persist", twice, in, dir)
+	}
+}
+
+// TestSnipStoresPersistedOnce: a result ctx-persist stored is, in the document, its
+// preview and reference; ctx-snip clearing it later in the pipeline keeps that reference,
+// which names the file ctx-persist wrote, and never writes the stored text again (issue
+// 39: what ctx-persist stored is referenced, not written again). ctx-persist's files are
+// left as they were.
+func TestSnipStoresPersistedOnce(t *testing.T) {
+	snipAll := []string{"--trigger", "0", "--target", "0", "--keep", "0", "--repay", "0", "--clear-at-least", "0", "--now", "2100-01-01T00:00:00Z"}
+	files := func(dir string) map[string]string {
+		t.Helper()
+		m := map[string]string{}
+		filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+			if err == nil && e.Type().IsRegular() && store.ValidHash(e.Name()) {
+				b, _ := os.ReadFile(p)
+				m[p] = string(b)
+			}
+			return nil
+		})
+		return m
+	}
+	for _, format := range testgen.Formats {
+		var buf bytes.Buffer
+		if err := testgen.Generate(&buf, testgen.Options{Format: format, Size: 200 << 10, Seed: 6}); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "store")
+		code, persisted, errs := runMain(buf.Bytes(), "--threshold", "2KB", "--preview", "500", "--store", dir)
+		if code != 0 {
+			t.Fatalf("%s: ctx-persist: exit %d: %s", format, code, errs)
+		}
+		before := files(dir)
+		if len(before) == 0 {
+			t.Fatalf("%s: ctx-persist stored nothing", format)
+		}
+		var out, errb bytes.Buffer
+		if code := snip.Main(append(snipAll, "--store", dir), strings.NewReader(persisted), &out, &errb, nil); code != 0 {
+			t.Fatalf("%s: ctx-snip: exit %d: %s", format, code, errb.String())
+		}
+		after := files(dir)
+		references := 0
+		for p, b := range after {
+			if was, ok := before[p]; ok {
+				if b != was {
+					t.Errorf("%s: ctx-persist's %s rewritten", format, p)
+				}
+				continue
+			}
+			if strings.Contains(b, MarkerPrefix) {
+				references++
+			}
+			for q, stored := range before {
+				if len(stored) > 1000 && strings.Contains(b, stored) {
+					t.Errorf("%s: ctx-snip's %s holds ctx-persist's %s again", format, p, q)
+				}
+			}
+		}
+		if references == 0 {
+			t.Errorf("%s: ctx-snip cleared no ctx-persist reference (%d files before, %d after)", format, len(before), len(after))
+		}
 	}
 }

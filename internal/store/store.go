@@ -57,6 +57,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unsafe"
 
 	"github.com/ctxkit/ctxkit/internal/safefile"
 )
@@ -199,6 +200,12 @@ type Entry struct {
 func Hash(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
+}
+
+// HashString is Hash of a text, read in place: []byte(text) would copy it, and the texts a
+// run stores add up to most of its input.
+func HashString(text string) string {
+	return Hash(unsafe.Slice(unsafe.StringData(text), len(text)))
 }
 
 // ValidHash reports whether h is exactly 64 lowercase hex digits: the only names Get

@@ -704,3 +704,12 @@ func TestHas(t *testing.T) {
 		t.Errorf("Has in a linked shard: true")
 	}
 }
+
+// HashString names a text as Hash names its bytes.
+func TestHashString(t *testing.T) {
+	for _, s := range []string{"", "a", "ctx-snip stores this\n", strings.Repeat("é\x00", 5000)} {
+		if got, want := HashString(s), Hash([]byte(s)); got != want {
+			t.Errorf("HashString(%q) = %s, want %s", s[:min(len(s), 20)], got, want)
+		}
+	}
+}

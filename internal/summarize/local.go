@@ -656,22 +656,32 @@ func outcome(cmd, text string, isError bool) (string, bool, string) {
 	// The lines are read by the one classifier of command output, ctx-budget's: the last
 	// line that sums the run up is the summary, the first that says a test failed or an
 	// error the error (go's "FAIL pkg" is both).
-	summary, firstErr := budget.Verdict(strings.Split(head, "\n"))
+	// (The first error is read, classifying the lines, only of a run that failed: most
+	// did not, and classifying was most of reading them.)
+	lines := strings.Split(head, "\n")
+	summary := budget.Summary(lines)
+	firstErr, errRead := "", false
+	readErr := func() {
+		if !errRead {
+			firstErr, errRead = budget.Failure(lines), true
+		}
+	}
 	failed := isError || code > 0
 	if !failed && (code < 0 || statusHidden(cmd)) && printsFailure(cmd, head) {
 		// No non-zero status says it failed (none was recorded, or it is a pipeline's
 		// last filter's: docker build ... | tail), the output does.
 		failed = true
-		if firstErr == "" {
+		if readErr(); firstErr == "" {
 			firstErr = failureLine(head)
 		}
 	}
 	if code == 1 && noMatchIsOne(cmd) {
 		// A search that found nothing (grep, rg, git grep) or files that differ (diff,
 		// cmp) exit 1: an answer, not a failure.
-		failed, firstErr = false, ""
+		failed, firstErr, errRead = false, "", true
 	}
 	if failed {
+		readErr()
 		if tb := traceback(text); tb != "" {
 			firstErr = tb
 		}
@@ -705,6 +715,42 @@ func outcome(cmd, text string, isError bool) (string, bool, string) {
 // run failed.
 var failureWords = regexp.MustCompile(`(?m)^\s*(?:(?:ERROR|Error|error)(?:\[[^\]\n]*\])?[: ]|FAIL(?:ED|URE)?\b|fatal:|npm ERR!|BUILD FAILED|make(?:\[\d+\])?: \*\*\*|Traceback \(most recent call last\)|[A-Z]\w*(?:Error|Exception): )|: command not found|failed to solve|did not complete successfully|returned a non-zero code`)
 
+// failureWords read a line at a time: the words that start a line (after its white space,
+// which is all failureWords' ^\s* can take before a word) and the phrases found anywhere.
+// failureWords.MatchString over a whole output ran its automaton over every byte of it,
+// most of ctx-summarize's reading of results; these read the first bytes of each line
+// and search for four phrases (saysFailure, held equal to it by TestSaysFailureIsFailureWords).
+var (
+	failureStart   = regexp.MustCompile(`^(?:(?:ERROR|Error|error)(?:\[[^\]\n]*\])?[: ]|FAIL(?:ED|URE)?\b|fatal:|npm ERR!|BUILD FAILED|make(?:\[\d+\])?: \*\*\*|Traceback \(most recent call last\)|[A-Z]\w*(?:Error|Exception): )`)
+	failurePhrases = []string{": command not found", "failed to solve", "did not complete successfully", "returned a non-zero code"}
+)
+
+// saysFailure is failureWords.MatchString(out).
+func saysFailure(out string) bool {
+	for _, p := range failurePhrases {
+		if strings.Contains(out, p) {
+			return true
+		}
+	}
+	for rest := out; rest != ""; {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		line = strings.TrimLeft(line, "\t\f\r ")
+		if line == "" {
+			continue
+		}
+		// (the first bytes failureStart's words can have)
+		if c := line[0]; ('A' <= c && c <= 'Z' || c == 'e' || c == 'f' || c == 'n' || c == 'm') && failureStart.MatchString(line) {
+			return true
+		}
+	}
+	return false
+}
+
 // printsFailure tells whether a command's output says it failed, for a command whose
 // program does work (a build, a test run, a script) rather than print what it was given
 // or found (cat, grep, git log), whose output may hold such words as data.
@@ -713,7 +759,7 @@ func printsFailure(cmd, out string) bool {
 	if program == "" || printsData[program] {
 		return false
 	}
-	return failureWords.MatchString(out)
+	return saysFailure(out)
 }
 
 // failureLine is the first line failureWords finds.

@@ -68,8 +68,39 @@ type Index struct {
 
 // Update brings the index of the store up to date with its index.jsonl, writing what it
 // indexes. Tiers call it after they append lines.
-func Update(st *store.Store) error {
-	ix, err := open(st, true)
+func Update(st *store.Store) error { return UpdateCounted(st, nil) }
+
+// Counted is one stored text's terms, counted from its bytes while the caller had them
+// (Count), so that indexing it needs no reading back of the file: a first clear of a
+// session stores hundreds of files, and reading each back (and hashing it to check it)
+// was a third of ctx-snip's work on a store in memory.
+type Counted struct {
+	terms     []uint64 // each distinct term, in the order of its first use
+	tf        []uint32 // its frequency
+	length    int      // how many terms
+	textBytes int
+}
+
+// Count counts the terms of a text about to be stored.
+func Count(text []byte) *Counted {
+	c := counters.Get().(*counter)
+	defer counters.Put(c)
+	n := c.count(text)
+	k := &Counted{terms: make([]uint64, len(c.used)), tf: make([]uint32, len(c.used)), length: n, textBytes: len(text)}
+	for j, i := range c.used {
+		k.terms[j], k.tf[j] = c.keys[i], c.tf[i]
+	}
+	return k
+}
+
+// counters are Count's tables, kept between texts as build keeps one per worker.
+var counters = sync.Pool{New: func() any { return newCounter() }}
+
+// UpdateCounted is Update for a caller that counted the terms of the texts it stored
+// (Count), by their hashes: a line of index.jsonl that names one of them is indexed from
+// its count, the others from the file. The segments are the same bytes either way.
+func UpdateCounted(st *store.Store, counted map[string]*Counted) error {
+	ix, err := openCounted(st, true, counted)
 	if err != nil {
 		return err
 	}
@@ -81,7 +112,10 @@ func Update(st *store.Store) error {
 // written, else held in memory for this search.
 func Open(st *store.Store, write bool) (*Index, error) { return open(st, write) }
 
-func open(st *store.Store, write bool) (ix *Index, err error) {
+func open(st *store.Store, write bool) (*Index, error) { return openCounted(st, write, nil) }
+
+// openCounted is open, indexing the texts of counted from their counts.
+func openCounted(st *store.Store, write bool, counted map[string]*Counted) (ix *Index, err error) {
 	ix = &Index{st: st}
 	defer func() {
 		if err != nil {
@@ -132,7 +166,7 @@ func open(st *store.Store, write bool) (ix *Index, err error) {
 	}
 	canWrite := write && safefile.MkdirAll(dir) == nil
 	for _, g := range gaps {
-		err := ix.build(g, head, func(data []byte) error {
+		err := ix.build(g, head, counted, func(data []byte) error {
 			if canWrite {
 				name, err := writeSegment(dir, data)
 				if err == nil {
@@ -368,8 +402,8 @@ type lineEntry struct {
 
 // build indexes the whole lines of index.jsonl in g, in chunks of about flushBytes of
 // stored text, each chunk a segment built on a core of its own, handed to done as it is
-// made (done is called by one goroutine at a time).
-func (ix *Index) build(g span, head []byte, done func([]byte) error) error {
+// made (done is called by one goroutine at a time). A text in counted is not read.
+func (ix *Index) build(g span, head []byte, counted map[string]*Counted, done func([]byte) error) error {
 	r := bufio.NewReaderSize(io.NewSectionReader(ix.jsonl, g.start, g.end-g.start), 1<<16)
 	workers := max(1, runtime.GOMAXPROCS(0))
 	chunks := make(chan chunk)
@@ -393,13 +427,17 @@ func (ix *Index) build(g span, head []byte, done func([]byte) error) error {
 					if e.hash == "" {
 						continue
 					}
+					var d doc
+					hex.Decode(d.hash[:], []byte(e.hash))
+					d.lineOff, d.lineLen = e.off, e.size
+					if k := counted[e.hash]; k != nil {
+						b.addTerms(d, k.terms, k.tf, k.length, k.textBytes)
+						continue
+					}
 					data, err := ix.st.Get(e.hash)
 					if err != nil {
 						continue // gone or damaged: nothing to find in it
 					}
-					var d doc
-					hex.Decode(d.hash[:], []byte(e.hash))
-					d.lineOff, d.lineLen = e.off, e.size
 					n := c.count(data)
 					b.addCounted(d, c, n, len(data))
 				}
@@ -513,14 +551,29 @@ func (c *counter) count(text []byte) int {
 
 // addCounted adds a document whose terms c counted.
 func (b *builder) addCounted(d doc, c *counter, length int, textBytes int) {
+	id := b.addDoc(d, length, textBytes)
+	for _, i := range c.used {
+		b.pairs = append(b.pairs, posting{c.keys[i], uint64(id)<<32 | uint64(c.tf[i])})
+	}
+}
+
+// addTerms adds a document whose terms (in the order of first use) and their frequencies
+// were counted before (Count): the postings addCounted would add.
+func (b *builder) addTerms(d doc, terms []uint64, tf []uint32, length int, textBytes int) {
+	id := b.addDoc(d, length, textBytes)
+	for j, h := range terms {
+		b.pairs = append(b.pairs, posting{h, uint64(id)<<32 | uint64(tf[j])})
+	}
+}
+
+// addDoc adds a document's entry and length, and returns its id.
+func (b *builder) addDoc(d doc, length int, textBytes int) uint32 {
 	id := uint32(len(b.docs))
 	b.docs = append(b.docs, d)
 	b.lens = append(b.lens, uint32(length))
 	b.totalLen += int64(length)
 	b.textBytes += int64(textBytes)
-	for _, i := range c.used {
-		b.pairs = append(b.pairs, posting{c.keys[i], uint64(id)<<32 | uint64(c.tf[i])})
-	}
+	return id
 }
 
 // merge merges the small segments (under flushBytes of text each) when there are more

@@ -158,3 +158,55 @@ func TestSortByTermKeepsDocumentOrder(t *testing.T) {
 		}
 	}
 }
+
+// segmentBytes are the bytes of the one segment of st's index, its hash of index.jsonl
+// blanked (bytes 16-23, as scripts/differential.sh does).
+func segmentBytes(t *testing.T, st *store.Store) []byte {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(st.Dir(), Dir, segPrefix+"*"+segSuffix))
+	if err != nil || len(names) != 1 {
+		t.Fatalf("segments %v (%v), want one", names, err)
+	}
+	b, err := os.ReadFile(names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(b[16:24], make([]byte, 8))
+	return b
+}
+
+// The texts a tier counted as it stored them index to the bytes reading them back gives,
+// and the files are not read: a file altered after it was counted is indexed as counted.
+func TestUpdateCountedIsUpdate(t *testing.T) {
+	texts := []string{"parseConfig failed: open /etc/app.yaml", "HTTPServer listening on :8080\nparse_config ok", "été naïve parseConfig parseConfig"}
+	read, err := store.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, read, texts...)
+	if err := Update(read); err != nil {
+		t.Fatal(err)
+	}
+	counted, err := store.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := fill(t, counted, texts...)
+	known := map[string]*Counted{}
+	for i, h := range hashes[:2] { // the third is read from its file
+		known[h] = Count([]byte(texts[i]))
+	}
+	// (what is counted is indexed, not what the file holds now)
+	if err := os.WriteFile(counted.Path(hashes[0]), []byte("nothing"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := UpdateCounted(counted, known); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := segmentBytes(t, read), segmentBytes(t, counted); string(a) != string(b) {
+		t.Errorf("segment from counts (%d bytes) differs from the segment read back (%d bytes)", len(b), len(a))
+	}
+	if got := search(t, counted, "parseconfig"); len(got) != 2 {
+		t.Errorf("search parseconfig: %d hits, want 2", len(got))
+	}
+}
