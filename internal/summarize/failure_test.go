@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/budget"
+	"github.com/ctxkit/ctxkit/internal/invariant"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -19,7 +20,7 @@ import (
 // read it of every run.
 func TestSaysFailureIsFailureWords(t *testing.T) {
 	docs := localDocs(t)
-	if testing.Short() { // the samples and generated documents only
+	if testing.Short() || !invariant.IsLong() { // the samples and generated documents only
 		docs = slices.DeleteFunc(docs, func(d localDoc) bool { return strings.Contains(filepath.ToSlash(d.name), "/shared/corpus/") })
 	}
 	t.Run("saysFailure", func(t *testing.T) { saysFailureIsFailureWords(t, docs) })
