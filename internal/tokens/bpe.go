@@ -11,10 +11,12 @@ import (
 // countText counts the tokens of text with vocabulary v: the length of tiktoken's
 // EncodeOrdinary(text), without building the tokens.
 //
-// Text is split into pieces by the encoding's pre-tokenizer; a piece that is a token
-// costs one lookup, and any other is merged with tiktoken's rule (below), through the
-// counter's cache of pieces when one is given.
-func countText(v *vocab, text string, pieces *pieceCache) int {
+// Text is split into pieces by the encoding's pre-tokenizer; a piece of one or two bytes
+// is counted from its bytes, a piece of up to memoMaxBytes through memo when one is given
+// (a goroutine's own), and any other costs one lookup if it is a token and is otherwise
+// merged with tiktoken's rule (below), through the counter's cache of pieces when one is
+// given.
+func countText(v *vocab, text string, pieces *pieceCache, memo *pieceMemo) int {
 	t := v.table()
 	if !utf8.ValidString(text) {
 		// The reference converts text to []rune before splitting it, which turns every
@@ -23,10 +25,47 @@ func countText(v *vocab, text string, pieces *pieceCache) int {
 	}
 	p := newSplitter()
 	var gate cacheGate
+	if memo != nil && memo.t != t {
+		memo.reset(t)
+	}
 	n := 0
 	for i := 0; i < len(text); {
-		j := v.next(p, text, i)
-		n += t.countPiece(text[i:j], pieces, &gate)
+		j := v.split(p, text, i)
+		switch l := j - i; {
+		case l == 1:
+			n++
+		case l == 2:
+			if t.pair2[int(text[i])<<8|int(text[i+1])] >= 0 {
+				n++
+			} else {
+				n += 2 // two bytes that are no token stay two
+			}
+		case l <= memoMaxBytes && memo != nil:
+			// memoKey, written out: it is too long to be inlined.
+			var a, b uint64
+			if i+16 <= len(text) {
+				a, b = le64(text[i:]), le64(text[i+8:])
+				if l < 8 {
+					a &= 1<<(8*l) - 1
+					b = 0
+				} else {
+					b &= 1<<(8*(l-8)) - 1
+				}
+				b |= uint64(l) << 60
+			} else {
+				a, b = memoKeyEnd(text[i:j])
+			}
+			e := memo.slot(a, b)
+			if e.a == a && e.b&^memoCountBits == b {
+				n += int(e.b >> 56 & 0xF)
+				break
+			}
+			c := t.countPiece(text[i:j], pieces, &gate)
+			e.a, e.b = a, b|uint64(c)<<56
+			n += c
+		default:
+			n += t.countPiece(text[i:j], pieces, &gate)
+		}
 		i = j
 	}
 	return n

@@ -1,0 +1,90 @@
+package tokens
+
+import (
+	"strings"
+	"testing"
+)
+
+// nextASCIIDiffers returns a description of how nextASCII disagrees with the general
+// splitter of name at s[0], or "" when it agrees or gives up.
+func nextASCIIDiffers(p splitter, v *vocab, s string) (got, want int, bad bool) {
+	got = nextASCII(s, 0, v.o200k)
+	if got < 0 {
+		return got, 0, false
+	}
+	want = v.next(p, s, 0)
+	return got, want, got != want
+}
+
+// TestNextASCIIAgrees: on every string of up to three characters over all 128 ASCII bytes
+// and characters past ASCII of each class the patterns tell apart (letters of both cases
+// and of no case, a mark, digits, spaces), and of four over the bytes whose meaning
+// differs most, nextASCII ends the first piece where the general splitter does, or gives
+// it up. A piece starts wherever the one before it ends and depends only on the text from
+// there, so the first piece of every short string covers every decision nextASCII makes
+// in up to three bytes.
+func TestNextASCIIAgrees(t *testing.T) {
+	var alphabet []string
+	for c := range 128 {
+		alphabet = append(alphabet, string(rune(c)))
+	}
+	alphabet = append(alphabet, "é", "É", "中", "\u0301", "٣", "\u00a0", "\u0085", "\u2003", "ǅ", "🙂")
+	small := strings.Split("a|z|A|Z|s|S|t|T|l|L|e|r|v|m|d|0|9|'| |\t|\n|\r|/|.|-|\x00|é|\u00a0|٣|\u0301", "|")
+	p := newSplitter()
+	gaveUp, checked := 0, 0
+	check := func(v *vocab, s string) {
+		checked++
+		got, want, bad := nextASCIIDiffers(p, v, s)
+		if got < 0 {
+			gaveUp++
+		}
+		if bad {
+			t.Fatalf("%s: %q: nextASCII ends the first piece at %d, the splitter at %d", v.encoding, s, got, want)
+		}
+	}
+	for _, v := range []*vocab{o200k, cl100k} {
+		for _, a := range alphabet {
+			check(v, a)
+			for _, b := range alphabet {
+				check(v, a+b)
+				for _, c := range alphabet {
+					check(v, a+b+c)
+				}
+			}
+		}
+		for _, a := range small {
+			for _, b := range small {
+				for _, c := range small {
+					for _, d := range small {
+						check(v, a+b+c+d)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d strings, %d given up to the general splitter", checked, gaveUp)
+}
+
+// FuzzSplitAgrees: any text splits into the same pieces with nextASCII first as with the
+// general splitter alone.
+func FuzzSplitAgrees(f *testing.F) {
+	for _, s := range handTexts() {
+		f.Add(s)
+	}
+	for _, s := range paletteTexts(50, 30, 5) {
+		f.Add(s)
+	}
+	p := newSplitter()
+	f.Fuzz(func(t *testing.T, text string) {
+		text = strings.ToValidUTF8(text, "\ufffd")
+		for _, v := range []*vocab{o200k, cl100k} {
+			for i := 0; i < len(text); {
+				j, want := v.split(p, text, i), v.next(p, text, i)
+				if j != want {
+					t.Fatalf("%s: %q at %d: split ends the piece at %d, the splitter at %d", v.encoding, text, i, j, want)
+				}
+				i = j
+			}
+		}
+	})
+}
