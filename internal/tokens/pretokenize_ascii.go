@@ -9,6 +9,8 @@ package tokens
 // wherever one follows the bytes it has read (a letter, a digit, a mark or a space of
 // another script may go on with any of these runs).
 
+import "math/bits"
+
 // ASCII byte kinds for nextASCII.
 const (
 	kHigh  = iota // not ASCII: the general splitter decides
@@ -116,16 +118,9 @@ func asciiWord(s string, i int, o200k bool) int {
 	j := i
 	n := len(s)
 	if o200k {
-		for j < n && s[j]-'A' < 26 {
-			j++
-		}
-		for j < n && s[j]-'a' < 26 {
-			j++
-		}
+		j = asciiRun(s, asciiRun(s, j, 'A', 0), 'a', 0)
 	} else {
-		for j < n && (s[j]|0x20)-'a' < 26 {
-			j++
-		}
+		j = asciiRun(s, j, 'a', 0x20)
 	}
 	if j < n {
 		if s[j] >= 0x80 {
@@ -182,4 +177,28 @@ func asciiSpaces(s string, i int) int {
 		return j - 1
 	}
 	return j
+}
+
+// asciiRun returns the end of the run of bytes from s[i] that are letters of 26 from
+// first once or'ed with fold (0x20 folds capitals onto small letters), eight bytes at a
+// time: a word's end costs one branch the processor cannot foresee, not one a letter.
+func asciiRun(s string, i int, first, fold byte) int {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	for i+8 <= len(s) {
+		w := le64(s[i:])
+		x := (w | uint64(fold)*ones) &^ high
+		// The high bit of each byte of ge is set where x >= first, of gt where
+		// x > first+25; neither sum carries into the next byte (x < 0x80).
+		ge := x + (0x80-uint64(first))*ones
+		gt := x + (0x7f-uint64(first)-25)*ones
+		in := ge &^ gt &^ w & high // and not past ASCII
+		if in != high {
+			return i + bits.TrailingZeros64(^in&high)>>3
+		}
+		i += 8
+	}
+	for i < len(s) && (s[i]|fold)-first < 26 {
+		i++
+	}
+	return i
 }

@@ -88,3 +88,28 @@ func FuzzSplitAgrees(f *testing.F) {
 		}
 	})
 }
+
+// TestASCIIRun: the run asciiRun finds eight bytes at a time is the one a byte loop finds,
+// for every byte value at every place of a word of eight and beyond.
+func TestASCIIRun(t *testing.T) {
+	slow := func(s string, i int, first, fold byte) int {
+		for i < len(s) && (s[i]|fold)-first < 26 {
+			i++
+		}
+		return i
+	}
+	for _, run := range []struct{ first, fold byte }{{'A', 0}, {'a', 0}, {'a', 0x20}} {
+		for c := range 256 {
+			for at := range 20 {
+				b := []byte(strings.Repeat(string(rune(run.first+3)), 20))
+				b[at] = byte(c)
+				s := string(b)
+				for i := 0; i <= len(s); i++ {
+					if got, want := asciiRun(s, i, run.first, run.fold), slow(s, i, run.first, run.fold); got != want {
+						t.Fatalf("asciiRun(%q, %d, %q, %#x) = %d, want %d", s, i, run.first, run.fold, got, want)
+					}
+				}
+			}
+		}
+	}
+}
