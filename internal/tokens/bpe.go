@@ -12,8 +12,8 @@ import (
 // EncodeOrdinary(text), without building the tokens.
 //
 // Text is split into pieces by the encoding's pre-tokenizer; a piece of one or two bytes
-// is counted from its bytes, a piece of up to memoMaxBytes through memo when one is given
-// (a goroutine's own), and any other costs one lookup if it is a token and is otherwise
+// is counted from its bytes, a piece of up to longMemoMaxBytes through memo when one is
+// given (a goroutine's own), and any other costs one lookup if it is a token and is otherwise
 // merged with tiktoken's rule (below), through the counter's cache of pieces when one is
 // given.
 func countText(v *vocab, text string, pieces *pieceCache, memo *pieceMemo) int {
@@ -55,14 +55,21 @@ func countText(v *vocab, text string, pieces *pieceCache, memo *pieceMemo) int {
 			} else {
 				a, b = memoKeyEnd(text[i:j])
 			}
-			e := memo.slot(a, b)
-			if e.a == a && e.b&^memoCountBits == b {
+			set := memo.set(a, b)
+			if e := &set[0]; e.a == a && e.b&^memoCountBits == b {
+				n += int(e.b >> 56 & 0xF)
+				break
+			}
+			if e := set[1]; e.a == a && e.b&^memoCountBits == b {
+				set[0], set[1] = e, set[0] // the piece used last first
 				n += int(e.b >> 56 & 0xF)
 				break
 			}
 			c := t.countPiece(text[i:j], pieces, &gate)
-			e.a, e.b = a, b|uint64(c)<<56
+			set[1], set[0] = set[0], memoEntry{a, b | uint64(c)<<56}
 			n += c
+		case l <= longMemoMaxBytes && memo != nil:
+			n += memo.countLong(t, text, i, j, pieces, &gate)
 		default:
 			n += t.countPiece(text[i:j], pieces, &gate)
 		}

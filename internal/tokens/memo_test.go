@@ -37,6 +37,37 @@ func TestMemoKey(t *testing.T) {
 	}
 }
 
+// TestMemoLong: pieces of 16 to longMemoMaxBytes bytes, tokens and not, counted through
+// the memo's second table (in the middle of a text and at its end, where the key is
+// read byte by byte) count what they count without it, found or not.
+func TestMemoLong(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	words := []string{"concurrent", "Config", "remote", "Worker", "x", "qz", "_", "é", "0"}
+	m := new(pieceMemo)
+	for _, v := range []*vocab{o200k, cl100k} {
+		tab := v.table()
+		m.reset(tab)
+		var pieces []string
+		for len(pieces) < 3000 {
+			var b strings.Builder
+			for b.Len() < 16 {
+				b.WriteString(words[r.IntN(len(words))])
+			}
+			if p := b.String(); len(p) <= longMemoMaxBytes {
+				pieces = append(pieces, p, p) // the second time from the memo
+			}
+		}
+		for _, p := range pieces {
+			want := tab.countPiece(p, nil, &cacheGate{})
+			for _, text := range []string{p + strings.Repeat(" ", 40), p} {
+				if got := m.countLong(tab, text, 0, len(p), nil, &cacheGate{}); got != want {
+					t.Fatalf("%s: %q: %d tokens through the memo, %d without", v.encoding, p, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestMemoAcrossTables: a memo counts for the table it was last used with; a counter of
 // the other vocabulary using it gets its own counts, not the memo's.
 func TestMemoAcrossTables(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 )
 
 // BenchmarkCountTranscripts counts what ctx-count counts exactly by default: the text of
-// every block of every message of documents of the OpenAI family (whose default counter
+// every block of every message but images and encrypted reasoning of documents of the OpenAI family (whose default counter
 // is o200k), repeats and all, with a fresh counter per iteration. "generated" is a
 // 4 MB document of each of codex, openai and responses (the shapes of scripts/bench.sh);
 // "corpus-train" and "corpus-test" are the real conversations of ../shared/corpus of those
@@ -108,7 +108,11 @@ func blockTexts(data []byte) ([]string, error) {
 	var texts []string
 	for i := range t.Messages {
 		for j := range t.Messages[i].Blocks {
-			if s := t.BodyText(&t.Messages[i].Blocks[j]); s != "" {
+			b := &t.Messages[i].Blocks[j]
+			if b.Kind == transcript.Image || b.Encrypted > 0 {
+				continue // priced by its pixels or size, not counted (measure.countSized)
+			}
+			if s := t.BodyText(b); s != "" {
 				texts = append(texts, s)
 			}
 		}
