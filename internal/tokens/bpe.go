@@ -30,7 +30,10 @@ func countText(v *vocab, text string, pieces *pieceCache, memo *pieceMemo) int {
 	}
 	n := 0
 	for i := 0; i < len(text); {
-		j := v.split(p, text, i)
+		j := nextASCII(text, i, v.o200k) // split, without a call
+		if j < 0 {
+			j = v.next(p, text, i)
+		}
 		switch l := j - i; {
 		case l == 1:
 			n++

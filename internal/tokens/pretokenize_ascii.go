@@ -117,7 +117,36 @@ func nextASCII(s string, i int, o200k bool) int {
 func asciiWord(s string, i int, o200k bool) int {
 	j := i
 	n := len(s)
-	if o200k {
+	if i+8 <= n {
+		// The word's first eight bytes at once, which hold most words whole: a word
+		// that ends in them ends here, one that goes on is followed by asciiRun.
+		const ones, high = 0x0101010101010101, 0x8080808080808080
+		w := le64(s[i:])
+		x := w &^ high
+		lower := (x + (0x80-'a')*ones) &^ (x + (0x7f-'z')*ones) &^ w & high
+		if o200k {
+			upper := (x + (0x80-'A')*ones) &^ (x + (0x7f-'Z')*ones) &^ w & high
+			caps := 8
+			if upper != high {
+				caps = bits.TrailingZeros64(^upper&high) >> 3
+			}
+			// The first byte from the capitals on that is not a small letter.
+			if rest := (^lower & high) >> (8 * caps) << (8 * caps); caps < 8 && rest != 0 {
+				j = i + bits.TrailingZeros64(rest)>>3
+			} else if caps == 8 {
+				j = asciiRun(s, asciiRun(s, i+8, 'A', 0), 'a', 0)
+			} else {
+				j = asciiRun(s, i+8, 'a', 0)
+			}
+		} else {
+			letter := lower | (x + (0x80-'A')*ones) &^ (x + (0x7f-'Z')*ones) &^ w & high
+			if letter != high {
+				j = i + bits.TrailingZeros64(^letter&high)>>3
+			} else {
+				j = asciiRun(s, i+8, 'a', 0x20)
+			}
+		}
+	} else if o200k {
 		j = asciiRun(s, asciiRun(s, j, 'A', 0), 'a', 0)
 	} else {
 		j = asciiRun(s, j, 'a', 0x20)

@@ -113,3 +113,36 @@ func TestASCIIRun(t *testing.T) {
 		}
 	}
 }
+
+// TestASCIIWordsAgree: words of every mix of capitals and small letters up to a dozen of
+// each, after each kind of prefix and before each character of the alphabet of
+// TestNextASCIIAgrees and a tail, end where the general splitter ends them: the first
+// eight bytes of a word are tested at once, and past them asciiRun goes on.
+func TestASCIIWordsAgree(t *testing.T) {
+	var next []string
+	for c := range 128 {
+		next = append(next, string(rune(c)))
+	}
+	next = append(next, "é", "É", "中", "\u0301", "٣", "\u00a0", "'s", "'LL", "'re")
+	p := newSplitter()
+	checked := 0
+	for _, v := range []*vocab{o200k, cl100k} {
+		for _, prefix := range []string{"", " ", "\t", "(", "'"} {
+			for caps := range 13 {
+				for small := range 13 {
+					word := prefix + strings.Repeat("Q", caps) + strings.Repeat("q", small)
+					for _, n := range next {
+						for _, tail := range []string{"", " tail of the text"} {
+							s := word + n + tail
+							checked++
+							if got, want, bad := nextASCIIDiffers(p, v, s); bad {
+								t.Fatalf("%s: %q: nextASCII ends the first piece at %d, the splitter at %d", v.encoding, s, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d words checked", checked)
+}
