@@ -139,7 +139,7 @@ func asciiWord(s string, i int, o200k bool) int {
 				j = asciiRun(s, i+8, 'a', 0)
 			}
 		} else {
-			letter := lower | (x + (0x80-'A')*ones) &^ (x + (0x7f-'Z')*ones) &^ w & high
+			letter := lower | (x+(0x80-'A')*ones)&^(x+(0x7f-'Z')*ones)&^w&high
 			if letter != high {
 				j = i + bits.TrailingZeros64(^letter&high)>>3
 			} else {
