@@ -137,7 +137,9 @@ func (tl *Tally) AddOverhead(n int) {
 // A summary's figure (and ctx-trim's note's) is of whole messages, their framing
 // included, where the text that stands for them is framed once: messages says so.
 func markerWas(text string) (n int, messages bool) {
-	if !strings.Contains(text, "[ctx-") && !strings.Contains(text, "<ctxkit-summary") && !strings.Contains(text, "ctx_snip") {
+	// ctx-snip's JSON placeholder is read only at the start of the text (its syntax is
+	// anchored there): looking for it further on cost a scan that stops at every "c".
+	if !strings.Contains(text, "[ctx-") && !strings.Contains(text, "<ctxkit-summary") && !strings.Contains(text[:min(len(text), snipAt)], "ctx_snip") {
 		return 0, false
 	}
 	// Whole-message markers first: a summary quotes the markers of what it summarizes
@@ -173,3 +175,7 @@ var wasSyntax = sync.OnceValue(func() []*regexp.Regexp {
 })
 
 const wholeMessages = 5
+
+// snipAt: "ctx_snip" of ctx-snip's JSON placeholder ends by this byte of the text, after
+// `"{\"` at most (wasSyntax's second entry).
+const snipAt = len(`"{\"ctx_snip`)

@@ -43,3 +43,24 @@ func TestCountsRemoved(t *testing.T) {
 		t.Errorf("Removed[2] = %d, want %d", removed[2], want)
 	}
 }
+
+// TestMarkerWasSnipPlaceholder: ctx-snip's JSON placeholder is read as the text or its
+// literal starts with it, escaped or not, and not further on, where its syntax does not
+// match either.
+func TestMarkerWasSnipPlaceholder(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want int
+	}{
+		{`{"ctx_snip":"cleared 1,234 tokens"}`, 1234},
+		{`"{\"ctx_snip\":\"cleared 56 tokens\"}"`, 56},
+		{`"{"ctx_snip":"cleared 7 tokens"}"`, 7},
+		{`see {"ctx_snip":"cleared 99 tokens"}`, 0},
+		{`ctx_snip`, 0},
+		{``, 0},
+	} {
+		if n, _ := markerWas(tc.text); n != tc.want {
+			t.Errorf("markerWas(%q) = %d, want %d", tc.text, n, tc.want)
+		}
+	}
+}

@@ -11,10 +11,12 @@ import (
 // countText counts the tokens of text with vocabulary v: the length of tiktoken's
 // EncodeOrdinary(text), without building the tokens.
 //
-// Text is split into pieces by the encoding's pre-tokenizer; a piece that is a token
-// costs one lookup, and any other is merged with tiktoken's rule (below), through the
-// counter's cache of pieces when one is given.
-func countText(v *vocab, text string, pieces *pieceCache) int {
+// Text is split into pieces by the encoding's pre-tokenizer; a piece of one or two bytes
+// is counted from its bytes, a piece of up to longMemoMaxBytes through memo when one is
+// given (a goroutine's own), and any other costs one lookup if it is a token and is otherwise
+// merged with tiktoken's rule (below), through the counter's cache of pieces when one is
+// given.
+func countText(v *vocab, text string, pieces *pieceCache, memo *pieceMemo) int {
 	t := v.table()
 	if !utf8.ValidString(text) {
 		// The reference converts text to []rune before splitting it, which turns every
@@ -23,10 +25,57 @@ func countText(v *vocab, text string, pieces *pieceCache) int {
 	}
 	p := newSplitter()
 	var gate cacheGate
+	if memo != nil && memo.t != t {
+		memo.reset(t)
+	}
 	n := 0
 	for i := 0; i < len(text); {
-		j := v.next(p, text, i)
-		n += t.countPiece(text[i:j], pieces, &gate)
+		j := nextASCII(text, i, v.o200k) // split, without a call
+		if j < 0 {
+			j = v.next(p, text, i)
+		}
+		switch l := j - i; {
+		case l == 1:
+			n++
+		case l == 2:
+			if t.pair2[int(text[i])<<8|int(text[i+1])] >= 0 {
+				n++
+			} else {
+				n += 2 // two bytes that are no token stay two
+			}
+		case l <= memoMaxBytes && memo != nil:
+			// memoKey, written out: it is too long to be inlined.
+			var a, b uint64
+			if i+16 <= len(text) {
+				a, b = le64(text[i:]), le64(text[i+8:])
+				if l < 8 {
+					a &= 1<<(8*l) - 1
+					b = 0
+				} else {
+					b &= 1<<(8*(l-8)) - 1
+				}
+				b |= uint64(l) << 60
+			} else {
+				a, b = memoKeyEnd(text[i:j])
+			}
+			set := memo.set(a, b)
+			if e := &set[0]; e.a == a && e.b&^memoCountBits == b {
+				n += int(e.b >> 56 & 0xF)
+				break
+			}
+			if e := set[1]; e.a == a && e.b&^memoCountBits == b {
+				set[0], set[1] = e, set[0] // the piece used last first
+				n += int(e.b >> 56 & 0xF)
+				break
+			}
+			c := t.countPiece(text[i:j], pieces, &gate)
+			set[1], set[0] = set[0], memoEntry{a, b | uint64(c)<<56}
+			n += c
+		case l <= longMemoMaxBytes && memo != nil:
+			n += memo.countLong(t, text, i, j, pieces, &gate)
+		default:
+			n += t.countPiece(text[i:j], pieces, &gate)
+		}
 		i = j
 	}
 	return n

@@ -78,7 +78,7 @@ func (c *bpeCounter) countChunk(chunk string) int {
 	if n, ok := c.chunks.get(k); ok {
 		return n
 	}
-	n := countText(c.vocab, chunk, c.pieces)
+	n := c.countText(chunk)
 	c.chunks.put(k, n)
 	return n
 }

@@ -39,7 +39,7 @@ func TestChunkedCountsAdd(t *testing.T) {
 				continue
 			}
 			long++
-			want := countText(c.vocab, text, nil)
+			want := countText(c.vocab, text, nil, nil)
 			if got := c.countChunked(text); got != want {
 				t.Fatalf("%s: text %d (%d bytes): %d in chunks, %d whole", name, k, len(text), got, want)
 			}
@@ -49,7 +49,7 @@ func TestChunkedCountsAdd(t *testing.T) {
 			// The same lines without the first, and with the halves swapped.
 			lines := strings.SplitAfter(text, "\n")
 			for _, v := range []string{strings.Join(lines[1:], ""), strings.Join(append(lines[len(lines)/2:], lines[:len(lines)/2]...), "")} {
-				if got, want := c.countChunked(v), countText(c.vocab, v, nil); got != want {
+				if got, want := c.countChunked(v), countText(c.vocab, v, nil, nil); got != want {
 					t.Fatalf("%s: text %d, its lines moved: %d in chunks, %d whole", name, k, got, want)
 				}
 			}
@@ -75,7 +75,7 @@ func FuzzChunkedCountsAdd(f *testing.F) {
 			chunkMinBytes = min
 			for _, name := range []string{"o200k", "cl100k"} {
 				c := newBPECounter(name, vocabFor(name))
-				if got, want := c.countChunked(text), countText(c.vocab, text, nil); got != want {
+				if got, want := c.countChunked(text), countText(c.vocab, text, nil, nil); got != want {
 					t.Fatalf("%s: %q: %d in chunks, %d whole", name, text, got, want)
 				}
 			}

@@ -90,6 +90,7 @@ type bpeCounter struct {
 	vocab  *vocab
 	cache  *countCache
 	pieces *pieceCache
+	memos  memoPool   // each goroutine counting takes a memo of its own (countText)
 	chunks chunkCache // counts of chunks of long texts (countChunked)
 	disk   *DiskCache // counts of long texts shared with other runs, if any
 }
@@ -109,7 +110,7 @@ func (c *bpeCounter) count(text string, chunked bool) int {
 		return 0
 	}
 	if len(text) <= cacheMinBytes {
-		return countText(c.vocab, text, c.pieces)
+		return c.countText(text)
 	}
 	// Hash the text in place: a []byte conversion would copy it.
 	key := sha256.Sum256(unsafe.Slice(unsafe.StringData(text), len(text)))
@@ -127,11 +128,20 @@ func (c *bpeCounter) count(text string, chunked bool) int {
 		c.cache.put(key, n)
 		return n
 	}
-	n := countText(c.vocab, text, c.pieces)
+	n := c.countText(text)
 	c.cache.put(key, n)
 	if c.disk != nil {
 		c.disk.remember(key, len(text), n)
 	}
+	return n
+}
+
+// countText is countText with the counter's caches: the shared cache of pieces and a
+// memo of pieces of the goroutine's own.
+func (c *bpeCounter) countText(text string) int {
+	m, k := c.memos.get()
+	n := countText(c.vocab, text, c.pieces, m)
+	c.memos.put(k)
 	return n
 }
 

@@ -407,7 +407,7 @@ func TestCacheGate(t *testing.T) {
 	// The cache is asked of nothing else: a text's count is the same with it cold.
 	c := newBPECounter("o200k", o200k)
 	text := pathological("base64", 200<<10)
-	if got, want := c.Count(text), countText(o200k, text, nil); got != want {
+	if got, want := c.Count(text), countText(o200k, text, nil, nil); got != want {
 		t.Errorf("base64 counted %d through the gated cache, %d without a cache", got, want)
 	}
 }

@@ -89,7 +89,7 @@ func ourPieces(name, text string) []string {
 	p := newSplitter()
 	var out []string
 	for i := 0; i < len(text); {
-		j := v.next(p, text, i)
+		j := v.split(p, text, i)
 		if j <= i || j > len(text) {
 			panic(fmt.Sprintf("%s: next(%q, %d) = %d", name, text, i, j))
 		}
@@ -124,9 +124,14 @@ func checkText(t *testing.T, what, text string, budget *int) int {
 	total := 0
 	for _, name := range []string{"o200k", "cl100k"} {
 		want := referenceCount(t, name, text)
-		got := countText(vocabFor(name), text, nil)
+		got := countText(vocabFor(name), text, nil, nil)
 		total += want
-		if got == want {
+		if memo := checkMemo(name); got == want {
+			// And through a memo that lives from text to text, as a counter's does.
+			if got := countText(vocabFor(name), text, nil, memo); got != want {
+				*budget--
+				t.Errorf("%s %s: %d tokens through the memo, reference %d; text %q", what, name, got, want, clip(text))
+			}
 			continue
 		}
 		*budget--
@@ -146,6 +151,14 @@ func checkText(t *testing.T, what, text string, budget *int) int {
 	}
 	return total
 }
+
+// checkMemos are the memos checkText counts through, one per vocabulary, kept from one
+// text to the next so that pieces are found in them and evicted from them.
+var checkMemos = sync.OnceValue(func() map[string]*pieceMemo {
+	return map[string]*pieceMemo{"o200k": new(pieceMemo), "cl100k": new(pieceMemo)}
+})
+
+func checkMemo(name string) *pieceMemo { return checkMemos()[name] }
 
 func at(s []string, i int) string {
 	if i < len(s) {
@@ -403,8 +416,12 @@ func FuzzCountMatchesReference(f *testing.F) {
 			if ours, theirs := ourPieces(name, text), regexpPieces(t, name, text); !slices.Equal(ours, theirs) {
 				t.Fatalf("%s: %q\n ours   %q\n regexp %q", name, text, ours, theirs)
 			}
-			if got, want := countText(vocabFor(name), text, nil), referenceCount(t, name, text); got != want {
+			want := referenceCount(t, name, text)
+			if got := countText(vocabFor(name), text, nil, nil); got != want {
 				t.Fatalf("%s: %q: %d tokens, reference %d", name, text, got, want)
+			}
+			if got := countText(vocabFor(name), text, nil, checkMemo(name)); got != want {
+				t.Fatalf("%s: %q: %d tokens through the memo, reference %d", name, text, got, want)
 			}
 		}
 	})

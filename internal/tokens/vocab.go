@@ -20,6 +20,7 @@ type vocab struct {
 	encoding string // the tiktoken encoding name, e.g. "o200k_base"
 	data     string // the embedded table file
 	next     func(p splitter, s string, i int) int
+	o200k    bool // its pattern is o200k_base's, not cl100k_base's (nextASCII)
 
 	once sync.Once
 	t    *table
@@ -34,7 +35,7 @@ var (
 	//go:embed cl100k_base.bpe
 	cl100kTable string
 
-	o200k  = &vocab{encoding: "o200k_base", data: o200kTable, next: splitter.nextO200k}
+	o200k  = &vocab{encoding: "o200k_base", data: o200kTable, next: splitter.nextO200k, o200k: true}
 	cl100k = &vocab{encoding: "cl100k_base", data: cl100kTable, next: splitter.nextCl100k}
 )
 

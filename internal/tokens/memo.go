@@ -1,0 +1,170 @@
+package tokens
+
+import "sync/atomic"
+
+// pieceMemo remembers the counts of the pieces of 3 to memoMaxBytes bytes that one
+// goroutine met last, tokens or not. A text's pieces repeat (the words of a language, the
+// identifiers and punctuation of code and logs, the keys of JSON): on real transcripts a
+// memo of a few thousand pieces answers nine pieces in ten of three bytes or more, where
+// counting such a piece asks the vocabulary, whose tables of megabytes wait on memory
+// (the filter, the slots, the offsets, the token's bytes). A memo is small enough to stay
+// in a core's second-level cache and holds each key inline, so a lookup is one read of 16
+// bytes and two compares; a piece that misses is counted and replaces the one in its slot, so text
+// whose pieces never repeat (base64, hashes) costs it no more than that.
+//
+// A memo is used by one goroutine at a time (bpeCounter keeps a memoPool of them), so
+// it takes no lock. Its answers depend on nothing but the piece's bytes and the vocabulary
+// (reset when the table changes), so a stale entry can never be wrong, only evicted.
+//
+// The table is two-way set associative: a piece may be in either entry of its set, the
+// one used last first, and a new piece takes the place of the one used less recently.
+// Direct-mapped, two frequent pieces that fell in one slot threw each other out at every
+// turn (" in" missed 4,357 times in 10 MB of generated sessions).
+type pieceMemo struct {
+	e    [1 << (memoBits - 1)][2]memoEntry // first: a set is half a cache line
+	long [1 << longMemoBits]longEntry      // pieces of 16 to longMemoMaxBytes bytes
+	t    *table                            // whose counts it holds
+}
+
+// memoBits sizes a memo: 4096 entries in 2048 sets, 64 KB.
+const memoBits = 12
+
+// memoMaxBytes is the longest piece a memo's first table holds: its bytes and length and
+// its count fit in two words. Longer pieces are rare in o200k (about 1% of real text's),
+// but cl100k keeps an identifier in camel case whole ("concurrentConfig"): those of up
+// to longMemoMaxBytes go to a second table of four words an entry, and longer ones to
+// the shared cache of pieces.
+const memoMaxBytes = 15
+
+// longMemoBits sizes the second table: 1024 entries, 32 KB.
+const longMemoBits = 10
+
+const longMemoMaxBytes = 31
+
+// memoEntry is a piece and its count: a holds its first 8 bytes, b the next 7 and, in
+// its top byte, its length (bits 60-63) and count (56-59; a piece has no more tokens than
+// bytes), little-endian with zeros past the piece. An empty entry, all zero, has length 0,
+// which no piece in a memo has.
+type memoEntry struct {
+	a, b uint64
+}
+
+const memoCountBits = 0xF << 56
+
+// reset readies m for counting with t: the counts it holds are another table's, or none.
+func (m *pieceMemo) reset(t *table) {
+	m.t = t
+	clear(m.e[:])
+	clear(m.long[:])
+}
+
+// longEntry is a piece of 16 to longMemoMaxBytes bytes and its count, as memoEntry holds
+// a shorter one: k[3] holds bytes 24-30 and, in its top byte, the length less 16 (bits
+// 60-63) and the count (56-59). A piece of more than 15 tokens is not kept.
+type longEntry struct {
+	k [4]uint64
+}
+
+// countLong returns the number of tokens of text[i:j] (16 to longMemoMaxBytes bytes) with
+// table t, from m's second table or counted and remembered.
+func (m *pieceMemo) countLong(t *table, text string, i, j int, pieces *pieceCache, gate *cacheGate) int {
+	var k [4]uint64
+	l := j - i
+	if i+32 <= len(text) {
+		k = [4]uint64{le64(text[i:]), le64(text[i+8:]), le64(text[i+16:]), le64(text[i+24:])}
+		if l < 24 {
+			k[2] &= 1<<(8*(l-16)) - 1
+			k[3] = 0
+		} else {
+			k[3] &= 1<<(8*(l-24)) - 1
+		}
+	} else {
+		for x := l - 1; x >= 0; x-- {
+			k[x/8] = k[x/8]<<8 | uint64(text[i+x])
+		}
+	}
+	k[3] |= uint64(l-16) << 60
+	e := &m.long[mix(k[0]^k[2]^0xa0761d6478bd642f, k[1]^k[3]^0xe7037ed1a0b428db)>>(64-longMemoBits)]
+	if e.k[0] == k[0] && e.k[1] == k[1] && e.k[2] == k[2] && e.k[3]&^memoCountBits == k[3] {
+		return int(e.k[3] >> 56 & 0xF)
+	}
+	c := t.countPiece(text[i:j], pieces, gate)
+	if c <= 15 {
+		k[3] |= uint64(c) << 56
+		e.k = k
+	}
+	return c
+}
+
+// set returns the two entries where the piece with key a, b (memoKey, with its length in
+// b) may be.
+func (m *pieceMemo) set(a, b uint64) *[2]memoEntry {
+	return &m.e[mix(a^0xa0761d6478bd642f, b^0xe7037ed1a0b428db)>>(64-memoBits+1)]
+}
+
+// memoKey packs text[i:j] (3 to memoMaxBytes bytes) as memoEntry does, count 0.
+func memoKey(text string, i, j int) (a, b uint64) {
+	n := j - i
+	if i+16 <= len(text) {
+		// Load 16 bytes and clear those past the piece: two loads, no loop.
+		a, b = le64(text[i:]), le64(text[i+8:])
+		if n < 8 {
+			a &= 1<<(8*n) - 1
+			b = 0
+		} else {
+			b &= 1<<(8*(n-8)) - 1
+		}
+		return a, b | uint64(n)<<60
+	}
+	return memoKeyEnd(text[i:j])
+}
+
+// memoKeyEnd is memoKey of a piece near the end of its text, byte by byte. (Not inlined,
+// so that memoKey is.)
+//
+//go:noinline
+func memoKeyEnd(piece string) (a, b uint64) {
+	for k := len(piece) - 1; k >= 8; k-- {
+		b = b<<8 | uint64(piece[k])
+	}
+	for k := min(len(piece), 8) - 1; k >= 0; k-- {
+		a = a<<8 | uint64(piece[k])
+	}
+	return a, b | uint64(len(piece))<<60
+}
+
+// memoPool holds a counter's memos, one for each goroutine counting at once, up to
+// memoSlots; a goroutine that finds them all taken counts without one. (A sync.Pool
+// would hand its memos to the collector at every cycle, and counting allocates enough
+// that a memo seldom lived through a few texts.)
+type memoPool struct {
+	slots [memoSlots]struct {
+		busy atomic.Bool
+		m    *pieceMemo // made by the first goroutine to take the slot
+	}
+}
+
+// memoSlots: more than the cores of most machines counting at once (CountAll runs
+// GOMAXPROCS goroutines).
+const memoSlots = 16
+
+// get takes a free memo and its slot, or nil and -1 when every slot is taken.
+func (p *memoPool) get() (*pieceMemo, int) {
+	for k := range p.slots {
+		s := &p.slots[k]
+		if !s.busy.Load() && s.busy.CompareAndSwap(false, true) {
+			if s.m == nil {
+				s.m = new(pieceMemo)
+			}
+			return s.m, k
+		}
+	}
+	return nil, -1
+}
+
+// put gives back the memo of slot k, taken by get.
+func (p *memoPool) put(k int) {
+	if k >= 0 {
+		p.slots[k].busy.Store(false)
+	}
+}

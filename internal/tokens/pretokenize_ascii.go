@@ -1,0 +1,233 @@
+package tokens
+
+// The split patterns decide most pieces of real text from ASCII bytes alone: a word, a
+// word after a space or a punctuation mark, one to three digits, a run of punctuation, a
+// run of white space. nextASCII splits those from a table of the 128 ASCII bytes, in one
+// call, where the general splitters try the alternatives of the pattern one after another
+// (five calls and as many scans for a punctuation mark), and leaves the rest to them: it
+// gives up (-1) whenever a byte past ASCII could change where the piece ends, which is
+// wherever one follows the bytes it has read (a letter, a digit, a mark or a space of
+// another script may go on with any of these runs).
+
+import "math/bits"
+
+// ASCII byte kinds for nextASCII.
+const (
+	kHigh  = iota // not ASCII: the general splitter decides
+	kUpper        // A-Z
+	kLower        // a-z
+	kDigit        // 0-9
+	kSpace        // ' '
+	kNL           // \r, \n
+	kBlank        // \t, \v, \f: white space that can be the prefix of a word
+	kPunct        // the rest: neither letter, digit nor white space
+)
+
+// asciiKinds is the kind of each byte; every byte from 0x80 is kHigh.
+var asciiKinds = func() (k [256]uint8) {
+	for c := range 128 {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			k[c] = kUpper
+		case c >= 'a' && c <= 'z':
+			k[c] = kLower
+		case c >= '0' && c <= '9':
+			k[c] = kDigit
+		case c == ' ':
+			k[c] = kSpace
+		case c == '\r' || c == '\n':
+			k[c] = kNL
+		case c == '\t' || c == '\v' || c == '\f':
+			k[c] = kBlank
+		default:
+			k[c] = kPunct
+		}
+	}
+	return k
+}()
+
+// nextASCII returns the end of the piece of s that starts at i (i < len(s)) by the
+// o200k_base pattern when o200k is true and by cl100k_base's otherwise, or -1 when that
+// depends on a byte past ASCII. See the patterns in pretokenize_o200k.go and
+// pretokenize_cl100k.go; in ASCII, U is A-Z, W is a-z, \p{L} is both, \p{N} is 0-9, \s
+// is ' ', \t, \n, \v, \f and \r, and P, the optional prefix of a word, is anything else
+// but \r and \n.
+func nextASCII(s string, i int, o200k bool) int {
+	k := asciiKinds[s[i]]
+	n := len(s)
+	if !o200k && s[i] == '\'' {
+		// cl100k's first alternative: a contraction on its own.
+		if e := contraction(s, i); e >= 0 {
+			return e
+		}
+	}
+	switch k {
+	case kHigh:
+		return -1
+	case kUpper, kLower:
+		return asciiWord(s, i, o200k)
+	case kDigit:
+		// \p{N}{1,3}: a digit past ASCII could be the second or third.
+		j := i + 1
+		for ; j < n && j < i+3; j++ {
+			if c := s[j]; c-'0' >= 10 {
+				if c >= 0x80 {
+					return -1
+				}
+				break
+			}
+		}
+		return j // (a fourth digit of any script starts the next piece)
+	case kNL:
+		return asciiSpaces(s, i)
+	}
+	// A space, blank or punctuation mark: the prefix of a word when a letter follows.
+	if i+1 >= n {
+		if k == kPunct {
+			return n
+		}
+		return asciiSpaces(s, i)
+	}
+	k1 := asciiKinds[s[i+1]]
+	switch k1 {
+	case kHigh:
+		return -1
+	case kUpper, kLower:
+		return asciiWord(s, i+1, o200k)
+	case kPunct:
+		if k == kBlank {
+			return asciiSpaces(s, i) // only ' ' can lead a run of punctuation
+		}
+		return asciiPunct(s, i+1, o200k)
+	}
+	// k1 is a digit or white space.
+	switch {
+	case k == kPunct:
+		return asciiPunct(s, i, o200k)
+	case k1 == kDigit:
+		return i + 1 // a lone space or blank before a digit
+	}
+	return asciiSpaces(s, i)
+}
+
+// asciiWord returns the end of the word whose letters start at s[i] (a letter), or -1.
+// In o200k, P?U*W+ and P?U+W* both take the capitals and then the small letters (no
+// ASCII letter is both), and a contraction may follow; in cl100k, \p{L}+ takes every
+// letter, and a contraction is a piece of its own.
+func asciiWord(s string, i int, o200k bool) int {
+	j := i
+	n := len(s)
+	if i+8 <= n {
+		// The word's first eight bytes at once, which hold most words whole: a word
+		// that ends in them ends here, one that goes on is followed by asciiRun.
+		const ones, high = 0x0101010101010101, 0x8080808080808080
+		w := le64(s[i:])
+		x := w &^ high
+		lower := (x + (0x80-'a')*ones) &^ (x + (0x7f-'z')*ones) &^ w & high
+		if o200k {
+			upper := (x + (0x80-'A')*ones) &^ (x + (0x7f-'Z')*ones) &^ w & high
+			caps := 8
+			if upper != high {
+				caps = bits.TrailingZeros64(^upper&high) >> 3
+			}
+			// The first byte from the capitals on that is not a small letter.
+			if rest := (^lower & high) >> (8 * caps) << (8 * caps); caps < 8 && rest != 0 {
+				j = i + bits.TrailingZeros64(rest)>>3
+			} else if caps == 8 {
+				j = asciiRun(s, asciiRun(s, i+8, 'A', 0), 'a', 0)
+			} else {
+				j = asciiRun(s, i+8, 'a', 0)
+			}
+		} else {
+			letter := lower | (x+(0x80-'A')*ones)&^(x+(0x7f-'Z')*ones)&^w&high
+			if letter != high {
+				j = i + bits.TrailingZeros64(^letter&high)>>3
+			} else {
+				j = asciiRun(s, i+8, 'a', 0x20)
+			}
+		}
+	} else if o200k {
+		j = asciiRun(s, asciiRun(s, j, 'A', 0), 'a', 0)
+	} else {
+		j = asciiRun(s, j, 'a', 0x20)
+	}
+	if j < n {
+		if s[j] >= 0x80 {
+			return -1 // a letter or mark past ASCII may go on with the word
+		}
+		if o200k && s[j] == '\'' {
+			if e := contraction(s, j); e >= 0 {
+				return e
+			}
+		}
+	}
+	return j
+}
+
+// asciiPunct returns the end of ?[^\s\p{L}\p{N}]+ and the newlines (o200k: and slashes)
+// after it, the run starting at s[i], or -1.
+func asciiPunct(s string, i int, o200k bool) int {
+	j := i + 1
+	n := len(s)
+	for j < n && asciiKinds[s[j]] == kPunct {
+		j++
+	}
+	if j < n && s[j] >= 0x80 {
+		return -1 // a symbol past ASCII would go on with the run
+	}
+	for j < n && (s[j] == '\r' || s[j] == '\n' || o200k && s[j] == '/') {
+		j++
+	}
+	return j
+}
+
+// asciiSpaces is whitespace (pretokenize.go) for a run of ASCII white space at s[i], or
+// -1 when a byte past ASCII follows the run (U+0085, U+00A0 and others are white space).
+func asciiSpaces(s string, i int) int {
+	lastNL := -1
+	j := i
+	n := len(s)
+	for ; j < n; j++ {
+		k := asciiKinds[s[j]]
+		if k == kNL {
+			lastNL = j
+		} else if k != kSpace && k != kBlank {
+			break
+		}
+	}
+	switch {
+	case j < n && s[j] >= 0x80:
+		return -1
+	case lastNL >= 0:
+		return lastNL + 1
+	case j == n:
+		return j
+	case j-1 > i:
+		return j - 1
+	}
+	return j
+}
+
+// asciiRun returns the end of the run of bytes from s[i] that are letters of 26 from
+// first once or'ed with fold (0x20 folds capitals onto small letters), eight bytes at a
+// time: a word's end costs one branch the processor cannot foresee, not one a letter.
+func asciiRun(s string, i int, first, fold byte) int {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	for i+8 <= len(s) {
+		w := le64(s[i:])
+		x := (w | uint64(fold)*ones) &^ high
+		// The high bit of each byte of ge is set where x >= first, of gt where
+		// x > first+25; neither sum carries into the next byte (x < 0x80).
+		ge := x + (0x80-uint64(first))*ones
+		gt := x + (0x7f-uint64(first)-25)*ones
+		in := ge &^ gt &^ w & high // and not past ASCII
+		if in != high {
+			return i + bits.TrailingZeros64(^in&high)>>3
+		}
+		i += 8
+	}
+	for i < len(s) && (s[i]|fold)-first < 26 {
+		i++
+	}
+	return i
+}
