@@ -1193,7 +1193,7 @@ func (s *Server) finish(rec *Record, p *pending) {
 		return
 	}
 	if s.Store != "" && len(rec.Tiers) > 0 {
-		if err := store.SyncSince(s.Store, rec.Time); err != nil {
+		if err := store.SyncWritten(); err != nil {
 			rec.Warning = strings.TrimPrefix(rec.Warning+"; ", "; ") + "store not synced: " + err.Error()
 		}
 	}
