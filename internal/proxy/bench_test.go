@@ -281,10 +281,10 @@ func (g generated) marked(n int) []byte {
 
 // BenchmarkTurn is the proxy's whole work on one request (rewrite, then the finish step's
 // counts, store sync and state write that follow the response), at 200K and 1M tokens: a
-// conversation's first request, and a request that extends the one before by two
-// messages, as a client sends them (extending: no cache_control marker; marked: the
-// newest message marked, as Claude Code does), with no pipeline and with the default one
-// (-tiers). ns/op is the time it takes, disk syncs included (the finish step's run after
+// conversation's first request (first: no pipeline; first-tiers: the default one), and a
+// request that extends the one before by two messages, as a client sends them (extending:
+// no cache_control marker; marked: the newest message marked, as Claude Code does), with
+// no pipeline and with the default one (-tiers). ns/op is the time it takes, disk syncs included (the finish step's run after
 // the response); cpu-ms/op the process's CPU time for it. parse is the reference for a
 // first request: one transcript.Parse of it.
 func BenchmarkTurn(b *testing.B) {
@@ -307,24 +307,27 @@ func BenchmarkTurn(b *testing.B) {
 			}
 			b.ReportMetric(float64(benchload.CPUTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 		})
-		b.Run(size.name+"/first", func(b *testing.B) {
-			s, _, _ := proxyFor(b, "http://127.0.0.1:1", "", b.TempDir())
-			s.Log, s.Stats = nil, nil
-			body := g.body(len(g.msgs))
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu := benchload.CPUTime()
-			for i := 0; i < b.N; i++ {
-				r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
-				r.Header.Set("X-Claude-Code-Session-Id", "first-"+strconv.Itoa(i))
-				rec, p := s.rewrite(r, transcript.Anthropic, body)
-				if rec.Fallback != "" || rec.Extended {
-					b.Fatalf("fallback %q, extended %v", rec.Fallback, rec.Extended)
+		for _, first := range []struct{ name, pipe string }{{"first", ""}, {"first-tiers", replay.DefaultPipe}} {
+			b.Run(size.name+"/"+first.name, func(b *testing.B) {
+				s, _, _ := proxyFor(b, "http://127.0.0.1:1", first.pipe, b.TempDir())
+				s.Log, s.Stats = nil, nil
+				s.Store = s.Env["CTX_STORE"] // as ctx-proxy runs: the store synced after the response
+				body := g.body(len(g.msgs))
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu := benchload.CPUTime()
+				for i := 0; i < b.N; i++ {
+					r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+					r.Header.Set("X-Claude-Code-Session-Id", "first-"+strconv.Itoa(i))
+					rec, p := s.rewrite(r, transcript.Anthropic, body)
+					if rec.Fallback != "" || rec.Extended {
+						b.Fatalf("fallback %q, extended %v", rec.Fallback, rec.Extended)
+					}
+					s.finish(rec, p)
 				}
-				s.finish(rec, p)
-			}
-			b.ReportMetric(float64(benchload.CPUTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
-		})
+				b.ReportMetric(float64(benchload.CPUTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+			})
+		}
 		for _, kind := range []struct {
 			name string
 			body func(int) []byte
