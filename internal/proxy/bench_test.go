@@ -22,6 +22,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/ctxkit/ctxkit/internal/benchload"
+	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/testgen"
@@ -92,6 +93,7 @@ func BenchmarkAddedLatency(b *testing.B) {
 				srv, px, _ := proxyFor(b, up.URL, mode.pipe, b.TempDir())
 				srv.Log, srv.Stats = nil, nil
 				srv.Store = srv.Env["CTX_STORE"] // as ctx-proxy runs: the store synced after the response
+				countAsStages(b, srv)            // and counts the log as ctx-proxy does
 				var handler []time.Duration
 				var mu sync.Mutex
 				srv.Log = writerFunc(func(p []byte) (int, error) {
@@ -128,6 +130,17 @@ func BenchmarkAddedLatency(b *testing.B) {
 	}
 }
 
+// countAsStages makes s count its log line as ctx-proxy does: with its Context's
+// counters, which are the stages' own, so that the stages' counts serve the log.
+func countAsStages(t testing.TB, s *Server) {
+	t.Helper()
+	env, err := cli.StageEnv(replay.StageEnv(func(string) string { return "" }, s.Env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Counter = env.Counter
+}
+
 func pct(d []time.Duration, p int) time.Duration {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
@@ -152,6 +165,7 @@ func BenchmarkRewrite(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			s, _, _ := proxyFor(b, "http://127.0.0.1:1", mode.pipe, b.TempDir())
 			s.Store = s.Env["CTX_STORE"] // as ctx-proxy runs: the store synced after the response
+			countAsStages(b, s)          // and counts the log as ctx-proxy does
 			r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
 			s.rewrite(r, transcript.Anthropic, body)
 			b.ResetTimer()
@@ -312,6 +326,7 @@ func BenchmarkTurn(b *testing.B) {
 				s, _, _ := proxyFor(b, "http://127.0.0.1:1", first.pipe, b.TempDir())
 				s.Log, s.Stats = nil, nil
 				s.Store = s.Env["CTX_STORE"] // as ctx-proxy runs: the store synced after the response
+				countAsStages(b, s)          // and counts the log as ctx-proxy does
 				body := g.body(len(g.msgs))
 				b.ReportAllocs()
 				b.ResetTimer()
@@ -337,6 +352,7 @@ func BenchmarkTurn(b *testing.B) {
 				s, _, _ := proxyFor(b, "http://127.0.0.1:1", kind.pipe, b.TempDir())
 				s.Log, s.Stats = nil, nil
 				s.Store = s.Env["CTX_STORE"] // as ctx-proxy runs: the store synced after the response
+				countAsStages(b, s)          // and counts the log as ctx-proxy does
 				r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
 				r.Header.Set("X-Claude-Code-Session-Id", kind.name)
 				b.ReportAllocs()

@@ -12,7 +12,6 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convstate"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/testgen"
@@ -139,12 +138,7 @@ func TestSentCountIsThePipelines(t *testing.T) {
 		s, _, _ := proxyFor(t, "http://127.0.0.1:1", replay.DefaultPipe, t.TempDir())
 		s.Log, s.Stats = nil, nil
 		if same {
-			// The log counts as the stages do, as in ctx-proxy (its Context's counters).
-			env, err := cli.StageEnv(replay.StageEnv(func(string) string { return "" }, s.Env))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Counter = env.Counter
+			countAsStages(t, s) // as in ctx-proxy (its Context's counters)
 		}
 		sentCounts(t, s, g, same)
 	}
@@ -164,11 +158,7 @@ func TestReceivedCountIsThePipelines(t *testing.T) {
 		s, _, _ := proxyFor(t, "http://127.0.0.1:1", replay.DefaultPipe, t.TempDir())
 		s.Log, s.Stats = nil, nil
 		if same {
-			env, err := cli.StageEnv(replay.StageEnv(func(string) string { return "" }, s.Env))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Counter = env.Counter
+			countAsStages(t, s)
 		}
 		c, err := s.Counter(transcript.Anthropic, "")
 		if err != nil {
