@@ -273,15 +273,41 @@ func generate(b *testing.B, tokens int) generated {
 
 // body is the request of the first n messages.
 func (g generated) body(n int) []byte {
-	return []byte(g.head + "[" + strings.Join(g.msgs[:n], ",") + "]" + g.tail)
+	return g.join(g.msgs[:n], "")
+}
+
+// join is the request of the messages msgs, the last replaced by last unless it is "":
+// made in one allocation, as a server reads a body, so that the benchmark's own garbage
+// does not run the collector in the requests it times.
+func (g generated) join(msgs []string, last string) []byte {
+	size := len(g.head) + len(g.tail) + 1 + len(msgs)
+	for _, m := range msgs {
+		size += len(m)
+	}
+	if last != "" {
+		size += len(last) - len(msgs[len(msgs)-1])
+	}
+	out := make([]byte, 0, size)
+	out = append(out, g.head...)
+	out = append(out, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if i == len(msgs)-1 && last != "" {
+			m = last
+		}
+		out = append(out, m...)
+	}
+	out = append(out, ']')
+	return append(out, g.tail...)
 }
 
 // marked is the request of the first n messages as Claude Code sends it: the newest message
 // carries a cache_control marker, on its last block (a string content sent as one text
 // block), which the next request moves to its own newest.
 func (g generated) marked(n int) []byte {
-	msgs := append([]string(nil), g.msgs[:n]...)
-	last := msgs[n-1]
+	last := g.msgs[n-1]
 	content := gjson.Get(last, "content")
 	if content.Type == gjson.String {
 		last, _ = sjson.SetRaw(last, "content", `[{"type":"text","text":`+content.Raw+`}]`)
@@ -289,8 +315,7 @@ func (g generated) marked(n int) []byte {
 	}
 	marker := `{"type":"ephemeral"}`
 	last, _ = sjson.SetRaw(last, "content."+strconv.Itoa(int(content.Get("#").Int())-1)+".cache_control", marker)
-	msgs[n-1] = last
-	return []byte(g.head + "[" + strings.Join(msgs, ",") + "]" + g.tail)
+	return g.join(g.msgs[:n], last)
 }
 
 // BenchmarkTurn is the proxy's whole work on one request (rewrite, then the finish step's
