@@ -1202,7 +1202,7 @@ func (s *Server) finish(rec *Record, p *pending) {
 	if p == nil {
 		return
 	}
-	if s.Store != "" && len(rec.Tiers) > 0 {
+	if s.Store != "" { // (what a stage wrote though it did not fire, or failed after)
 		if err := store.SyncWritten(); err != nil {
 			rec.Warning = strings.TrimPrefix(rec.Warning+"; ", "; ") + "store not synced: " + err.Error()
 		}

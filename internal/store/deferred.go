@@ -57,7 +57,9 @@ func (s *Store) wrote(shard, file string) {
 func SyncWritten() error {
 	unsynced.Lock()
 	dirs := unsynced.dirs
-	unsynced.dirs = map[string]*written{}
+	if len(dirs) > 0 {
+		unsynced.dirs = map[string]*written{}
+	}
 	unsynced.Unlock()
 	names := make([]string, 0, len(dirs))
 	for dir := range dirs {
