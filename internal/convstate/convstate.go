@@ -35,6 +35,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/ctxkit/ctxkit/internal/safefile"
 )
@@ -108,7 +109,9 @@ type Counts struct {
 
 // Hash names a message by its bytes.
 func Hash(raw string) string {
-	sum := sha256.Sum256([]byte(raw))
+	// The string's own bytes, read in place: []byte(raw) copied every message hashed
+	// (the whole history when ctx-proxy writes a conversation's state whole).
+	sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(raw), len(raw)))
 	return hex.EncodeToString(sum[:16])
 }
 

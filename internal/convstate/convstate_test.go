@@ -1,6 +1,8 @@
 package convstate
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -262,5 +264,19 @@ func TestLoadKey(t *testing.T) {
 	}
 	if k, err := LoadKey(""); k != nil || err != nil {
 		t.Errorf("no state directory: %v, %v", k, err)
+	}
+}
+
+// TestHashReadsInPlace: Hash is the first 16 bytes of the SHA-256 of the message, in hex,
+// and reads the message where it is: its one allocation is the hex string, never a copy
+// of the message (ctx-proxy hashes a whole history when it writes a state whole).
+func TestHashReadsInPlace(t *testing.T) {
+	msg := strings.Repeat(`{"role":"user","content":"a long message"}`, 1000)
+	sum := sha256.Sum256([]byte(msg))
+	if got, want := Hash(msg), hex.EncodeToString(sum[:16]); got != want {
+		t.Fatalf("Hash = %s, want %s", got, want)
+	}
+	if n := testing.AllocsPerRun(20, func() { Hash(msg) }); n > 1 {
+		t.Errorf("Hash allocates %v times a call, want 1 (the hex string)", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -44,6 +45,9 @@ type Result struct {
 	// nothing), InT and OutT their parse; none is to be changed.
 	In, Out   []byte
 	InT, OutT *transcript.Transcript
+	// InTally is InT as the stages counted it (Doc.Tally: without --overhead), when the
+	// stage counted it; nil when it did not. Only to be read.
+	InTally *measure.Tally
 	// Stats are a Tier's stats; Lines a Command stage's --stats lines, as it wrote them.
 	Stats *Stats
 	Lines []byte
@@ -112,6 +116,9 @@ func (p *Pipeline) Run(ctx context.Context, d *Doc, getenv func(string) string) 
 			return nil, results, err
 		}
 		r.Out, r.OutT = next.Raw, next.T
+		if d.base != nil {
+			r.InTally, _ = d.Tally()
+		}
 		results = append(results, r)
 		d = next
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/ctxkit/ctxkit/internal/benchload"
+	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/measure"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/testgen"
@@ -92,6 +93,7 @@ func BenchmarkAddedLatency(b *testing.B) {
 				srv, px, _ := proxyFor(b, up.URL, mode.pipe, b.TempDir())
 				srv.Log, srv.Stats = nil, nil
 				srv.Store = srv.Env["CTX_STORE"] // as ctx-proxy runs: the store synced after the response
+				countAsStages(b, srv)            // and counts the log as ctx-proxy does
 				var handler []time.Duration
 				var mu sync.Mutex
 				srv.Log = writerFunc(func(p []byte) (int, error) {
@@ -128,6 +130,17 @@ func BenchmarkAddedLatency(b *testing.B) {
 	}
 }
 
+// countAsStages makes s count its log line as ctx-proxy does: with its Context's
+// counters, which are the stages' own, so that the stages' counts serve the log.
+func countAsStages(t testing.TB, s *Server) {
+	t.Helper()
+	env, err := cli.StageEnv(replay.StageEnv(func(string) string { return "" }, s.Env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Counter = env.Counter
+}
+
 func pct(d []time.Duration, p int) time.Duration {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
@@ -152,6 +165,7 @@ func BenchmarkRewrite(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			s, _, _ := proxyFor(b, "http://127.0.0.1:1", mode.pipe, b.TempDir())
 			s.Store = s.Env["CTX_STORE"] // as ctx-proxy runs: the store synced after the response
+			countAsStages(b, s)          // and counts the log as ctx-proxy does
 			r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
 			s.rewrite(r, transcript.Anthropic, body)
 			b.ResetTimer()
@@ -259,15 +273,41 @@ func generate(b *testing.B, tokens int) generated {
 
 // body is the request of the first n messages.
 func (g generated) body(n int) []byte {
-	return []byte(g.head + "[" + strings.Join(g.msgs[:n], ",") + "]" + g.tail)
+	return g.join(g.msgs[:n], "")
+}
+
+// join is the request of the messages msgs, the last replaced by last unless it is "":
+// made in one allocation, as a server reads a body, so that the benchmark's own garbage
+// does not run the collector in the requests it times.
+func (g generated) join(msgs []string, last string) []byte {
+	size := len(g.head) + len(g.tail) + 1 + len(msgs)
+	for _, m := range msgs {
+		size += len(m)
+	}
+	if last != "" {
+		size += len(last) - len(msgs[len(msgs)-1])
+	}
+	out := make([]byte, 0, size)
+	out = append(out, g.head...)
+	out = append(out, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if i == len(msgs)-1 && last != "" {
+			m = last
+		}
+		out = append(out, m...)
+	}
+	out = append(out, ']')
+	return append(out, g.tail...)
 }
 
 // marked is the request of the first n messages as Claude Code sends it: the newest message
 // carries a cache_control marker, on its last block (a string content sent as one text
 // block), which the next request moves to its own newest.
 func (g generated) marked(n int) []byte {
-	msgs := append([]string(nil), g.msgs[:n]...)
-	last := msgs[n-1]
+	last := g.msgs[n-1]
 	content := gjson.Get(last, "content")
 	if content.Type == gjson.String {
 		last, _ = sjson.SetRaw(last, "content", `[{"type":"text","text":`+content.Raw+`}]`)
@@ -275,16 +315,15 @@ func (g generated) marked(n int) []byte {
 	}
 	marker := `{"type":"ephemeral"}`
 	last, _ = sjson.SetRaw(last, "content."+strconv.Itoa(int(content.Get("#").Int())-1)+".cache_control", marker)
-	msgs[n-1] = last
-	return []byte(g.head + "[" + strings.Join(msgs, ",") + "]" + g.tail)
+	return g.join(g.msgs[:n], last)
 }
 
 // BenchmarkTurn is the proxy's whole work on one request (rewrite, then the finish step's
 // counts, store sync and state write that follow the response), at 200K and 1M tokens: a
-// conversation's first request, and a request that extends the one before by two
-// messages, as a client sends them (extending: no cache_control marker; marked: the
-// newest message marked, as Claude Code does), with no pipeline and with the default one
-// (-tiers). ns/op is the time it takes, disk syncs included (the finish step's run after
+// conversation's first request (first: no pipeline; first-tiers: the default one), and a
+// request that extends the one before by two messages, as a client sends them (extending:
+// no cache_control marker; marked: the newest message marked, as Claude Code does), with
+// no pipeline and with the default one (-tiers). ns/op is the time it takes, disk syncs included (the finish step's run after
 // the response); cpu-ms/op the process's CPU time for it. parse is the reference for a
 // first request: one transcript.Parse of it.
 func BenchmarkTurn(b *testing.B) {
@@ -307,24 +346,28 @@ func BenchmarkTurn(b *testing.B) {
 			}
 			b.ReportMetric(float64(benchload.CPUTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 		})
-		b.Run(size.name+"/first", func(b *testing.B) {
-			s, _, _ := proxyFor(b, "http://127.0.0.1:1", "", b.TempDir())
-			s.Log, s.Stats = nil, nil
-			body := g.body(len(g.msgs))
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu := benchload.CPUTime()
-			for i := 0; i < b.N; i++ {
-				r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
-				r.Header.Set("X-Claude-Code-Session-Id", "first-"+strconv.Itoa(i))
-				rec, p := s.rewrite(r, transcript.Anthropic, body)
-				if rec.Fallback != "" || rec.Extended {
-					b.Fatalf("fallback %q, extended %v", rec.Fallback, rec.Extended)
+		for _, first := range []struct{ name, pipe string }{{"first", ""}, {"first-tiers", replay.DefaultPipe}} {
+			b.Run(size.name+"/"+first.name, func(b *testing.B) {
+				s, _, _ := proxyFor(b, "http://127.0.0.1:1", first.pipe, b.TempDir())
+				s.Log, s.Stats = nil, nil
+				s.Store = s.Env["CTX_STORE"] // as ctx-proxy runs: the store synced after the response
+				countAsStages(b, s)          // and counts the log as ctx-proxy does
+				body := g.body(len(g.msgs))
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu := benchload.CPUTime()
+				for i := 0; i < b.N; i++ {
+					r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+					r.Header.Set("X-Claude-Code-Session-Id", "first-"+strconv.Itoa(i))
+					rec, p := s.rewrite(r, transcript.Anthropic, body)
+					if rec.Fallback != "" || rec.Extended {
+						b.Fatalf("fallback %q, extended %v", rec.Fallback, rec.Extended)
+					}
+					s.finish(rec, p)
 				}
-				s.finish(rec, p)
-			}
-			b.ReportMetric(float64(benchload.CPUTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
-		})
+				b.ReportMetric(float64(benchload.CPUTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+			})
+		}
 		for _, kind := range []struct {
 			name string
 			body func(int) []byte
@@ -334,6 +377,7 @@ func BenchmarkTurn(b *testing.B) {
 				s, _, _ := proxyFor(b, "http://127.0.0.1:1", kind.pipe, b.TempDir())
 				s.Log, s.Stats = nil, nil
 				s.Store = s.Env["CTX_STORE"] // as ctx-proxy runs: the store synced after the response
+				countAsStages(b, s)          // and counts the log as ctx-proxy does
 				r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
 				r.Header.Set("X-Claude-Code-Session-Id", kind.name)
 				b.ReportAllocs()

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -11,7 +12,6 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convstate"
 	"github.com/ctxkit/ctxkit/internal/replay"
 	"github.com/ctxkit/ctxkit/internal/testgen"
@@ -138,14 +138,55 @@ func TestSentCountIsThePipelines(t *testing.T) {
 		s, _, _ := proxyFor(t, "http://127.0.0.1:1", replay.DefaultPipe, t.TempDir())
 		s.Log, s.Stats = nil, nil
 		if same {
-			// The log counts as the stages do, as in ctx-proxy (its Context's counters).
-			env, err := cli.StageEnv(replay.StageEnv(func(string) string { return "" }, s.Env))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Counter = env.Counter
+			countAsStages(t, s) // as in ctx-proxy (its Context's counters)
 		}
 		sentCounts(t, s, g, same)
+	}
+}
+
+// TestReceivedCountIsThePipelines: with the default pipeline, a request piped as it came
+// (a conversation's first) is counted as the stages counted their input (no count of its
+// own), and that count is the log's own, message by message, and the whole request's;
+// with another counter than the stages', the log counts it itself.
+func TestReceivedCountIsThePipelines(t *testing.T) {
+	var buf bytes.Buffer
+	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: 200_000, Seed: 6}); err != nil {
+		t.Fatal(err)
+	}
+	body := buf.Bytes()
+	for _, same := range []bool{true, false} {
+		s, _, _ := proxyFor(t, "http://127.0.0.1:1", replay.DefaultPipe, t.TempDir())
+		s.Log, s.Stats = nil, nil
+		if same {
+			countAsStages(t, s)
+		}
+		c, err := s.Counter(transcript.Anthropic, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := wholeCount(body, transcript.Anthropic, c)
+		for i := 0; i < 2; i++ {
+			r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+			r.Header.Set("X-Claude-Code-Session-Id", fmt.Sprintf("received-%v-%d", same, i))
+			rec, p := s.rewrite(r, transcript.Anthropic, body)
+			if rec.Fallback != "" || rec.Extended {
+				t.Fatalf("fallback %q, extended %v", rec.Fallback, rec.Extended)
+			}
+			total, got, ok := s.countOf(p.origT, p.origTally, p.model, p.origMsgs)
+			if ok != same {
+				t.Fatalf("counter the stages' %v: the pipeline's count of what came in used %v", same, ok)
+			}
+			if ok {
+				_, want := s.count(p.orig, p.format, p.model, p.origAt[0], p.origAt[1], p.origMsgs, nil)
+				if want == nil || total != whole || !slices.Equal(got.Tokens, want.Tokens) || !slices.Equal(got.Flags, want.Flags) || got.Final != want.Final {
+					t.Fatalf("the pipeline's count of what came in (total %d, whole %d) is not the log's own:\n%v %v %d\n%v %v %d", total, whole, got.Tokens, got.Flags, got.Final, want.Tokens, want.Flags, want.Final)
+				}
+			}
+			s.finish(rec, p)
+			if rec.TokensIn != whole {
+				t.Fatalf("%d tokens received logged, %d counted whole", rec.TokensIn, whole)
+			}
+		}
 	}
 }
 

@@ -48,6 +48,10 @@ type pending struct {
 	// sentMsgs), when it did: sent's count is theirs.
 	sentT     *transcript.Transcript
 	sentTally *measure.Tally
+	// origT and origTally are orig as the pipeline read and counted it (its messages
+	// origMsgs), when orig is what it was given and it counted it: orig's count is theirs.
+	origT     *transcript.Transcript
+	origTally *measure.Tally
 }
 
 // arrayKey is where a format keeps its messages in a request body.
@@ -164,8 +168,8 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	sent := built
 	var outScan *scanned // the pipeline's output, read
 	// The pipeline's output as the stages read and counted it, when they did.
-	var sentT *transcript.Transcript
-	var sentTally *measure.Tally
+	var sentT, origT *transcript.Transcript
+	var sentTally, origTally *measure.Tally
 	if s.Pipe != nil && !refused {
 		pd, err := s.pipe(r, key, format, built, s.clock(st, client.cacheTTL(top)), inCheck)
 		var osc scanned
@@ -205,6 +209,10 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 			}
 		} else {
 			sent, rec.Tiers = out, pd.fired
+			if pd.inTally != nil && bytes.Equal(built, body) {
+				// The request piped in is the client's: the stages counted what came in.
+				origT, origTally = pd.inT, pd.inTally
+			}
 			if outMsgs != nil {
 				outScan = &osc
 				sentMsgs = outMsgs
@@ -261,6 +269,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	piped := !bytes.Equal(sent, built) && !bytes.Equal(sent, body)
 	p.origAt, p.origMsgs, p.sentMsgs = [2]int{sc.start, sc.end}, origRaws, sentMsgs
 	p.sentT, p.sentTally = sentT, sentTally
+	p.origT, p.origTally = origT, origTally
 	// The array sent is the body's, or a splice of it that changed the array alone.
 	p.sentAt = [2]int{sc.start, len(sent) - (len(body) - sc.end)}
 	if piped {
@@ -635,6 +644,7 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 		outT       *transcript.Transcript // out as Parse reads it under the format, when the pipeline read it so
 		tally      *measure.Tally         // outT as the stages counted it
 		inT        *transcript.Transcript // in as the pipeline read it, likewise
+		inTally    *measure.Tally         // inT as the stages counted it, when they did
 		err        error
 	}
 	done := make(chan result, 1)
@@ -658,7 +668,7 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 		if reading.Path == "" && !reading.Sidechains {
 			res.outT = d.T
 			if len(results) > 0 {
-				res.inT = results[0].InT
+				res.inT, res.inTally = results[0].InT, results[0].InTally
 			}
 			// Read before the Doc is lent to the next request (it fills in its counts).
 			res.tally, _ = d.Tally()
@@ -700,17 +710,17 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 	if fired == nil {
 		fired = []replay.Firing{}
 	}
-	return &piped{out: out, outT: res.outT, inT: res.inT, tally: res.tally, fired: fired}, nil
+	return &piped{out: out, outT: res.outT, inT: res.inT, tally: res.tally, inTally: res.inTally, fired: fired}, nil
 }
 
 // piped is what the pipeline made of a request: its output, the output parsed and counted
 // and the request parsed as the pipeline read them under the format (nil: not known), and
 // the tiers that fired.
 type piped struct {
-	out       []byte
-	outT, inT *transcript.Transcript
-	tally     *measure.Tally
-	fired     []replay.Firing
+	out            []byte
+	outT, inT      *transcript.Transcript
+	tally, inTally *measure.Tally // outT and inT as the stages counted them
+	fired          []replay.Firing
 }
 
 // clock is what the stages need to know of time, which an API body does not carry: now,
@@ -1192,8 +1202,8 @@ func (s *Server) finish(rec *Record, p *pending) {
 	if p == nil {
 		return
 	}
-	if s.Store != "" && len(rec.Tiers) > 0 {
-		if err := store.SyncSince(s.Store, rec.Time); err != nil {
+	if s.Store != "" { // (what a stage wrote though it did not fire, or failed after)
+		if err := store.SyncWritten(); err != nil {
 			rec.Warning = strings.TrimPrefix(rec.Warning+"; ", "; ") + "store not synced: " + err.Error()
 		}
 	}
@@ -1204,7 +1214,11 @@ func (s *Server) finish(rec *Record, p *pending) {
 			in, out = cur.In, cur.Out
 		}
 	}
-	rec.TokensIn, in = s.count(p.orig, p.format, p.model, p.origAt[0], p.origAt[1], p.origMsgs, in)
+	if total, n, ok := s.countOf(p.origT, p.origTally, p.model, p.origMsgs); ok {
+		rec.TokensIn, in = total, n // as the pipeline counted what came in: no count here
+	} else {
+		rec.TokensIn, in = s.count(p.orig, p.format, p.model, p.origAt[0], p.origAt[1], p.origMsgs, in)
+	}
 	if bytes.Equal(p.orig, p.sent) {
 		rec.TokensSent, out = rec.TokensIn, in
 	} else if total, n, ok := s.countOf(p.sentT, p.sentTally, p.model, p.sentMsgs); ok {

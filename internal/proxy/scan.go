@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"slices"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -151,6 +152,9 @@ func (sc *scanned) messages(body []byte, i int, recent func(string) [][]string) 
 					break
 				}
 			}
+			// A request extending a kept one holds its messages and a few more: room
+			// for them at once, not grown by doubling (a request's largest slice).
+			sc.msgs = slices.Grow(sc.msgs, len(kept)+8)
 		}
 		var raw string
 		if n == sc.known && n < len(kept) && repeats(body, i, kept[n]) {

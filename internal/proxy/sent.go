@@ -111,6 +111,9 @@ var (
 	cwdTag  = regexp.MustCompile(`<cwd>\s*([^<\n]+?)\s*</cwd>`)
 )
 
+// cwdNeeds is what text must hold for cwdLine and cwdTag to match it.
+var cwdNeeds = [...]string{"orking directory:", "<cwd>"}
+
 // cwdMessages is how many of the first messages are read for a working directory: Codex
 // puts its environment_context in its first user messages, after the developer's.
 const cwdMessages = 6
@@ -121,7 +124,12 @@ const cwdMessages = 6
 func cwdIn(top, msgs []gjson.Result) string {
 	found := ""
 	look := func(text string) bool {
-		for _, re := range []*regexp.Regexp{cwdLine, cwdTag} {
+		for i, re := range []*regexp.Regexp{cwdLine, cwdTag} {
+			// What each must find, looked for first: a long prompt without it is not
+			// run through the expression (a quarter of a millisecond a request).
+			if !strings.Contains(text, cwdNeeds[i]) {
+				continue
+			}
 			if m := re.FindStringSubmatch(text); m != nil && filepath.IsAbs(m[1]) {
 				found = filepath.Clean(m[1])
 				return false

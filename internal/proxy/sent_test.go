@@ -120,6 +120,10 @@ func TestCwdOf(t *testing.T) {
 			transcript.Responses, "/home/me/proj"},
 		{`{"messages":[{"role":"user","content":"Working directory: relative/path"}]}`, transcript.OpenAI, ""},
 		{`{"messages":[{"role":"user","content":"hello"}]}`, transcript.Anthropic, ""},
+		// Each form the expressions know, past the words looked for first (cwdNeeds).
+		{`{"system":"a\n - Primary working directory: /p/q\n","messages":[]}`, transcript.Anthropic, "/p/q"},
+		{`{"system":"a\nCurrent working directory:\t/c\n","messages":[]}`, transcript.Anthropic, "/c"},
+		{`{"messages":[{"role":"user","content":"x <cwd> /t/u </cwd>"}]}`, transcript.OpenAI, "/t/u"},
 	} {
 		if got := cwdOf([]byte(c.body), c.format); got != c.want {
 			t.Errorf("cwdOf(%s) = %q, want %q", c.body, got, c.want)

@@ -20,7 +20,7 @@
 //     their fsyncs in flight together; never a sync of the whole file system, which would
 //     wait for other processes' dirty pages. A store whose syncing is deferred (DeferSync:
 //     ctx-proxy, to keep the disk off the request path) names files at once and leaves
-//     their durability to SyncSince, run once the response has gone back.
+//     their durability to SyncWritten, run once the response has gone back.
 //   - Has knows a stored file by its name and size, without reading it: a file is named
 //     only once complete, so a caller referring to text stored before writes nothing.
 //   - The same bytes are one file; several processes may Put and Append into one store at
@@ -92,7 +92,7 @@ type Store struct {
 	// rather than a walk from the root every time.
 	shards map[string]*os.Root
 
-	// deferred: Commit and Append do not wait for the disk; SyncSince does it later.
+	// deferred: Commit and Append do not wait for the disk; SyncWritten does it later.
 	deferred bool
 }
 
@@ -102,7 +102,7 @@ const SyncEnv = "CTX_STORE_SYNC"
 
 // DeferSync makes Commit and Append name their files without waiting for the disk: the
 // files are there for every reader at once (the page cache), but a crash of the machine
-// (not of a process) before SyncSince runs may lose them. ctx-proxy defers so: a request's
+// (not of a process) before SyncWritten runs may lose them. ctx-proxy defers so: a request's
 // added latency must not wait for the disk, and it syncs what the request wrote once the
 // response has gone back.
 func (s *Store) DeferSync() { s.deferred = true }
@@ -116,62 +116,6 @@ func (s *Store) DeferSyncIf(getenv func(string) string) {
 	if getenv != nil && getenv(SyncEnv) == "later" {
 		s.DeferSync()
 	}
-}
-
-// SyncSince makes durable what was written to the store at dir since the time given (less
-// a second, for file systems with coarse times): the new files of each shard changed
-// since, the shards, the index and the root. A missing store is nothing to sync.
-func SyncSince(dir string, since time.Time) error {
-	root, err := os.OpenRoot(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	s := &Store{dir: dir, root: root}
-	dirs, files, err := writtenSince(root, since.Add(-time.Second))
-	if err != nil {
-		return err
-	}
-	return s.syncFiles(s.under(append(dirs, ".")...), s.under(files...))
-}
-
-// writtenSince lists the shards changed since the time given and the files in them, and
-// the index, written since: what SyncSince syncs.
-func writtenSince(root *os.Root, since time.Time) (dirs, files []string, err error) {
-	top, err := fs.ReadDir(root.FS(), ".")
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, e := range top {
-		info, err := e.Info()
-		if err != nil || info.ModTime().Before(since) {
-			continue
-		}
-		switch {
-		case e.Name() == IndexName && info.Mode().IsRegular():
-			files = append(files, e.Name())
-		case e.IsDir() && isShard(e.Name()):
-			dirs = append(dirs, e.Name())
-			inner, err := fs.ReadDir(root.FS(), e.Name())
-			if err != nil {
-				return nil, nil, err
-			}
-			for _, f := range inner {
-				if fi, err := f.Info(); err == nil && fi.Mode().IsRegular() && !fi.ModTime().Before(since) && !strings.HasPrefix(f.Name(), tempPrefix) {
-					files = append(files, e.Name()+"/"+f.Name())
-				}
-			}
-		}
-	}
-	return dirs, files, nil
-}
-
-// isShard reports whether name is a shard's: two lowercase hex digits.
-func isShard(name string) bool {
-	return len(name) == 2 && strings.Trim(name, "0123456789abcdef") == ""
 }
 
 // Entry is one line of the index: a stored result and where it came from.
@@ -422,6 +366,7 @@ func (s *Store) place(sh *os.Root, tmp, h string, size int) (created bool, err e
 	defer sh.Remove(tmp) // gone after a rename; after a link, the extra name
 	switch err := sh.Link(tmp, h); {
 	case err == nil:
+		s.wrote(h[:2], h)
 		return true, nil
 	case errors.Is(err, fs.ErrExist) && s.intactHashed(sh, h, size):
 		// Another writer finished the same file first.
@@ -432,6 +377,7 @@ func (s *Store) place(sh *os.Root, tmp, h string, size int) (created bool, err e
 	if err := sh.Rename(tmp, h); err != nil {
 		return false, fmt.Errorf("store %q: write %s: %w", s.dir, target, reason(err))
 	}
+	s.wrote(h[:2], h)
 	return true, nil
 }
 
@@ -519,7 +465,7 @@ func (b *Batch) Commit() (created map[string]bool, err error) {
 		}
 	}
 	if b.s.deferred {
-		temps = nil // named now, synced later (SyncSince)
+		temps = nil // named now, synced later (SyncWritten)
 	} else if err := b.s.syncFiles(b.s.under(shards...), temps); err != nil {
 		return nil, fmt.Errorf("store %q: sync: %w", b.s.dir, reason(err))
 	}
@@ -578,6 +524,8 @@ func (s *Store) mkdirShard(shard string, sync bool) (*os.Root, error) {
 	switch {
 	case made && sync:
 		s.syncDir(".")
+	case made:
+		s.wrote(shard, "") // its name, in the root
 	case !made && !errors.Is(err, fs.ErrExist):
 		return nil, fmt.Errorf("store %q: create %s: %w", s.dir, shard, reason(err))
 	}
@@ -805,6 +753,8 @@ func (s *Store) Append(entries ...Entry) error {
 	}
 	if err == nil && !s.deferred {
 		err = f.Sync()
+	} else if err == nil {
+		s.wrote("", "")
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

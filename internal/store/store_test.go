@@ -528,57 +528,77 @@ func TestBatch(t *testing.T) {
 }
 
 // TestDeferredSync: a store whose syncing is deferred names its files at once (readable by
-// anyone) and SyncSince finds exactly what was written since: the new files, their
-// shards and the index, not what was there before.
+// anyone) and SyncWritten syncs exactly what the deferred stores named: the new files,
+// their shards, the index and the root; not what was there before, nor a file another
+// writer had stored first, nor what a store that does not defer wrote. Then nothing is left.
 func TestDeferredSync(t *testing.T) {
+	SyncWritten() // what other tests left
 	dir := filepath.Join(t.TempDir(), "store")
 	s, err := Create(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, _, err := s.Put([]byte("written long ago"))
+	if _, _, err := s.Put([]byte("written long ago")); err != nil {
+		t.Fatal(err)
+	}
+	deferred, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ago := time.Now().Add(-time.Hour)
-	os.Chtimes(Path(dir, old), ago, ago)
-	os.Chtimes(filepath.Join(dir, old[:2]), ago, ago)
-	start := time.Now()
-	s.DeferSyncIf(func(k string) string { return map[string]string{SyncEnv: "later"}[k] })
-	b := s.Batch()
+	deferred.DeferSyncIf(func(k string) string { return map[string]string{SyncEnv: "later"}[k] })
+	b := deferred.Batch()
 	h, err := b.Add([]byte("a result of this request"))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Add([]byte("written long ago")); err != nil { // stored already
 		t.Fatal(err)
 	}
 	if _, err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(Entry{Hash: h, Tool: "Bash"}); err != nil {
+	h2, _, err := deferred.Put([]byte("another result"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := deferred.Append(Entry{Hash: h, Tool: "Bash"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Put([]byte("synced at once")); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.Get(h); err != nil || string(got) != "a result of this request" {
 		t.Fatalf("deferred file not readable: %q %v", got, err)
 	}
-	root, err := os.OpenRoot(dir)
+	dirs, files := pendingSync(deferred.dir)
+	wantFiles := []string{h[:2] + "/" + h, h2[:2] + "/" + h2}
+	sort.Strings(wantFiles)
+	wantFiles = append(wantFiles, IndexName)
+	wantDirs := []string{h[:2], h2[:2]}
+	sort.Strings(wantDirs)
+	wantDirs = slices.Compact(append(wantDirs, "."))
+	if !slices.Equal(files, wantFiles) || !slices.Equal(dirs, wantDirs) {
+		t.Errorf("to sync: dirs %v files %v, want %v and %v", dirs, files, wantDirs, wantFiles)
+	}
+	if err := SyncWritten(); err != nil {
+		t.Errorf("SyncWritten: %v", err)
+	}
+	if dirs, files := pendingSync(deferred.dir); dirs != nil || files != nil {
+		t.Errorf("left to sync after SyncWritten: %v %v", dirs, files)
+	}
+	// A store removed before its sync is nothing to sync.
+	gone := filepath.Join(t.TempDir(), "gone")
+	g, err := Create(gone)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer root.Close()
-	dirs, files, err := writtenSince(root, start.Add(-time.Second))
-	if err != nil {
+	g.DeferSync()
+	if _, _, err := g.Put([]byte("soon gone")); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{IndexName, h[:2] + "/" + h}
-	sort.Strings(files)
-	sort.Strings(want)
-	if !slices.Equal(files, want) || !slices.Contains(dirs, h[:2]) || (old[:2] != h[:2] && slices.Contains(dirs, old[:2])) {
-		t.Errorf("written since: dirs %v files %v, want %v", dirs, files, want)
-	}
-	if err := SyncSince(dir, start); err != nil {
-		t.Errorf("SyncSince: %v", err)
-	}
-	if err := SyncSince(filepath.Join(dir, "missing"), start); err != nil {
-		t.Errorf("SyncSince of no store: %v", err)
+	os.RemoveAll(gone)
+	if err := SyncWritten(); err != nil {
+		t.Errorf("SyncWritten of a removed store: %v", err)
 	}
 }
 
