@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"syscall"
@@ -146,11 +147,12 @@ func follow(ctx *cli.Context, f *Flags, once func() error) error {
 // waits past stop. A FIFO without a writer reads as at its end: the copying waits and tries
 // again, for the writer to come (or the next one: a log appended to by several runs).
 func spoolStream(stop context.Context, name string) (spool string, failed <-chan error, end func(), err error) {
-	// Read only (nothing is created, so safefile's rules for new files do not apply; it
-	// refuses a FIFO, which this must read).
-	in, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	in, err := safefile.OpenStream(name)
 	if err != nil {
-		return "", nil, nil, cli.RuntimeError(fmt.Errorf("read %q: %w", name, errors.Unwrap(err)))
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", nil, nil, cli.RuntimeError(fmt.Errorf("read %q: %w", name, err))
 	}
 	// (a new file, 0600, never a name planted there: safefile's rules)
 	out, err := safefile.CreateTemp(os.TempDir(), "ctx-count-follow-", ".spool")

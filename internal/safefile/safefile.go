@@ -290,6 +290,28 @@ func Open(path string) (*os.File, error) {
 	return f, nil
 }
 
+// OpenStream opens a stream the user named (a FIFO, a terminal, a character device) for
+// reading, without waiting for a writer (O_NONBLOCK: reads then go through Go's poller, so
+// closing the file wakes a read waiting for data). It creates nothing, so no file is made
+// through a planted link, and it writes nothing; like any input the user names, it is
+// read through a link and whoever owns it. A directory or a regular file is refused:
+// Open reads those.
+func OpenStream(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
+		err = fmt.Errorf("%q is not a stream (a FIFO or a device)", path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 func checkOpen(path string, f *os.File) error {
 	fi, err := f.Stat()
 	if err != nil {
