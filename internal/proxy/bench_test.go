@@ -258,9 +258,16 @@ type generated struct {
 }
 
 func generate(b *testing.B, tokens int) generated {
+	return generateAnthropic(b, tokens*28/10, 1)
+}
+
+// generateAnthropic is testgen's Anthropic request of size bytes (seed), split around its
+// messages.
+func generateAnthropic(tb testing.TB, size int, seed int64) generated {
+	tb.Helper()
 	var buf bytes.Buffer
-	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: tokens * 28 / 10, Seed: 1}); err != nil {
-		b.Fatal(err)
+	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: size, Seed: seed}); err != nil {
+		tb.Fatal(err)
 	}
 	body := buf.String()
 	arr := gjson.Get(body, "messages")

@@ -87,16 +87,7 @@ func TestCountReusesMessages(t *testing.T) {
 // a turn has been counted the request rebuilt on the last one sent is not read whole, and
 // what goes out is what was sent last time and the new messages.
 func TestMarkedTurnsNotReadWhole(t *testing.T) {
-	var buf bytes.Buffer
-	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: 200_000, Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	body := buf.String()
-	arr := gjson.Get(body, "messages")
-	g := generated{head: body[:arr.Index], tail: body[arr.Index+len(arr.Raw):]}
-	for _, m := range arr.Array() {
-		g.msgs = append(g.msgs, m.Raw)
-	}
+	g := generateAnthropic(t, 200_000, 5)
 	s, _, _ := proxyFor(t, "http://127.0.0.1:1", "", t.TempDir())
 	s.Log, s.Stats = nil, nil
 	r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
@@ -124,16 +115,7 @@ func TestMarkedTurnsNotReadWhole(t *testing.T) {
 // stages counted it (one count), and that count is the log's own, message by message, and
 // the whole request's.
 func TestSentCountIsThePipelines(t *testing.T) {
-	var buf bytes.Buffer
-	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: 200_000, Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	body := buf.String()
-	arr := gjson.Get(body, "messages")
-	g := generated{head: body[:arr.Index], tail: body[arr.Index+len(arr.Raw):]}
-	for _, m := range arr.Array() {
-		g.msgs = append(g.msgs, m.Raw)
-	}
+	g := generateAnthropic(t, 200_000, 5)
 	for _, same := range []bool{true, false} {
 		s, _, _ := proxyFor(t, "http://127.0.0.1:1", replay.DefaultPipe, t.TempDir())
 		s.Log, s.Stats = nil, nil
@@ -237,16 +219,7 @@ func sentCounts(t *testing.T, s *Server, g generated, used bool) {
 // markers with and without a ttl come and go in the messages and the system prompt; and
 // checks that messages are taken from the last body.
 func TestCacheTTLFromTheLastBody(t *testing.T) {
-	var buf bytes.Buffer
-	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: 60_000, Seed: 7}); err != nil {
-		t.Fatal(err)
-	}
-	body := buf.String()
-	arr := gjson.Get(body, "messages")
-	g := generated{head: body[:arr.Index], tail: body[arr.Index+len(arr.Raw):]}
-	for _, m := range arr.Array() {
-		g.msgs = append(g.msgs, m.Raw)
-	}
+	g := generateAnthropic(t, 60_000, 7)
 	ttl := func(raw, d string) string {
 		m, _ := sjson.SetRaw(raw, "content", `[{"type":"text","text":"x","cache_control":{"type":"ephemeral","ttl":"`+d+`"}}]`)
 		return m
@@ -293,16 +266,7 @@ func TestCacheTTLFromTheLastBody(t *testing.T) {
 // rules look (a call's id), though well formed, is not taken for the one found alike: the
 // rebuilt request is refused.
 func TestAlikeWithoutTheClientsBody(t *testing.T) {
-	var buf bytes.Buffer
-	if err := testgen.Generate(&buf, testgen.Options{Format: "anthropic", Size: 200_000, Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	body := buf.String()
-	arr := gjson.Get(body, "messages")
-	g := generated{head: body[:arr.Index], tail: body[arr.Index+len(arr.Raw):]}
-	for _, m := range arr.Array() {
-		g.msgs = append(g.msgs, m.Raw)
-	}
+	g := generateAnthropic(t, 200_000, 5)
 	s, _, _ := proxyFor(t, "http://127.0.0.1:1", replay.DefaultPipe, t.TempDir())
 	s.Log, s.Stats = nil, nil
 	r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
