@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ctxkit/ctxkit/internal/benchload"
 	"github.com/ctxkit/ctxkit/internal/heldout"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -34,18 +33,7 @@ func BenchmarkCountTranscripts(b *testing.B) {
 			size += int64(len(s))
 		}
 		for _, name := range []string{"o200k", "cl100k"} {
-			b.Run(set+"/"+name, func(b *testing.B) {
-				vocabFor(name).table()
-				b.SetBytes(size)
-				start := benchload.CPUTime()
-				for b.Loop() {
-					c, _ := New(name)
-					for _, s := range texts {
-						c.Count(s)
-					}
-				}
-				reportCPU(b, start, size)
-			})
+			b.Run(set+"/"+name, func(b *testing.B) { benchCount(b, name, texts, size) })
 		}
 	}
 }
