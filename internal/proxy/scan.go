@@ -198,20 +198,7 @@ func (sc *scanned) messages(body []byte, i int, recent func(string) [][]string) 
 // repeats reports whether body at i holds the message m, whole: its bytes, then what may
 // follow an element of an array.
 func repeats(body []byte, i int, m string) bool {
-	return len(body)-i > len(m) && view(body[i:i+len(m)]) == m && delimits(body, i+len(m))
-}
-
-// delimits reports whether what follows a value ending at body[i] may end it in an array:
-// white space, a comma or the array's end.
-func delimits(body []byte, i int) bool {
-	if i >= len(body) {
-		return false
-	}
-	switch body[i] {
-	case ' ', '\t', '\r', '\n', ',', ']':
-		return true
-	}
-	return false
+	return len(body)-i > len(m) && view(body[i:i+len(m)]) == m && transcript.Delimits(body, i+len(m))
 }
 
 // view is b as a string, without a copy: for reading only, while b lives unchanged.

@@ -335,7 +335,7 @@ func walkElements(doc string, at int, old string, prevMsgs []Message) ([]element
 		// The element after the last matched, or the one after it (one element changed).
 		for k := next; k < min(next+2, len(prevMsgs)) && j < 0; k++ {
 			s := prevMsgs[k].Span
-			if want := old[s.Start:s.End]; strings.HasPrefix(doc[i:], want) && delimits(doc, i+len(want)) {
+			if want := old[s.Start:s.End]; strings.HasPrefix(doc[i:], want) && Delimits(doc, i+len(want)) {
 				end, j = i+len(want), k
 			}
 		}
@@ -380,8 +380,9 @@ func walkElements(doc string, at int, old string, prevMsgs []Message) ([]element
 	return nil, 0, false
 }
 
-// delimits reports whether a value may end just before doc[i] inside an array.
-func delimits(doc string, i int) bool {
+// Delimits reports whether a JSON value in an array may end just before doc[i]: white
+// space, a comma or the array's end follows it.
+func Delimits[T ~string | ~[]byte](doc T, i int) bool {
 	if i >= len(doc) {
 		return false
 	}
