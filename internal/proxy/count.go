@@ -72,7 +72,7 @@ func (s *Server) count(doc []byte, format transcript.Format, model string, start
 // does not read or its messages are not one each of raws[k:].
 func countFrom(doc []byte, format transcript.Format, model string, start, end int, raws []string, prev *convstate.Counts, k int, c tokens.Counter) (int, *convstate.Counts, bool) {
 	part := doc
-	if size := 2 + max(len(raws)-k-1, 0); k > 0 || end-start != size+totalLen(raws) {
+	if k > 0 || end-start != joinedLen(raws) {
 		part = splice(doc, start, end, raws[k:])
 	}
 	t, err := transcript.Parse(part, transcript.Options{Format: format})
@@ -156,6 +156,9 @@ func (s *Server) countOf(t *transcript.Transcript, tl *measure.Tally, model stri
 	n.Final = final(n.Flags)
 	return tl.Total(), n, true
 }
+
+// joinedLen is the bytes of an array of the messages ms, a comma between each two.
+func joinedLen(ms []string) int { return 2 + max(len(ms)-1, 0) + totalLen(ms) }
 
 // totalLen is the bytes of the messages ms.
 func totalLen(ms []string) int {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -318,4 +319,19 @@ func rewriteKey(t *testing.T, s *Server, r *http.Request, body []byte) string {
 		t.Fatal("the body does not scan")
 	}
 	return conversationKey(r, sc.top, transcript.Anthropic, sc.msgs)
+}
+
+// cacheTTL, the reference clientBody.cacheTTL is held to, is the longest cache lifetime a Messages API body's cache_control markers ask
+// for ("ttl": "5m" or "1h"), 0 when none names one.
+func cacheTTL(body []byte) time.Duration {
+	if !bytes.Contains(body, []byte(`"ttl"`)) {
+		return 0
+	}
+	doc := gjson.ParseBytes(body)
+	longest := max(blocksTTL(doc.Get("system")), blocksTTL(doc.Get("tools")))
+	doc.Get("messages").ForEach(func(_, m gjson.Result) bool {
+		longest = max(longest, messageTTL(m.Raw))
+		return true
+	})
+	return longest
 }

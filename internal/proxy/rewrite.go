@@ -195,12 +195,7 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 			}
 		}
 		if err != nil {
-			var no *refusal
-			if errors.As(err, &no) {
-				rec.Fallback = "state: the rebuilt request " + no.err.Error()
-			} else {
-				rec.Fallback = err.Error()
-			}
+			rec.Fallback = err.Error() // (a refusal says "state: the rebuilt request …")
 			sent = body
 			rec.Extended, marked = false, false
 			sentMsgs = sentMsgs[:0]
@@ -401,9 +396,9 @@ func extends(st *convstate.State, cur []gjson.Result, hashes []string) bool {
 			if raw == "" {
 				return false // (never: a hash not worked out is of a message kept)
 			}
-			h = convstate.Hash(canonical(raw))
+			h = convstate.HashOf(raw, canonical)
 		}
-		hashes[i] = convstate.Hash(canonical(cur[i].Raw))
+		hashes[i] = convstate.HashOf(cur[i].Raw, canonical)
 		if hashes[i] != h {
 			return false
 		}
@@ -748,24 +743,10 @@ func clockEnv(c pipeline.Clock) map[string]string {
 	return env
 }
 
-// cacheTTL is the longest cache lifetime a Messages API body's cache_control markers ask
-// for ("ttl": "5m" or "1h"), 0 when none names one.
-func cacheTTL(body []byte) time.Duration {
-	if !bytes.Contains(body, []byte(`"ttl"`)) {
-		return 0
-	}
-	doc := gjson.ParseBytes(body)
-	longest := max(blocksTTL(doc.Get("system")), blocksTTL(doc.Get("tools")))
-	doc.Get("messages").ForEach(func(_, m gjson.Result) bool {
-		longest = max(longest, messageTTL(m.Raw))
-		return true
-	})
-	return longest
-}
-
-// cacheTTL is cacheTTL of the client's body, top its top-level fields: each message is
-// read unless it is the last body's at its place (the same string), whose lifetime is
-// remembered.
+// cacheTTL is the longest cache lifetime the cache_control markers of the client's body
+// ask for ("ttl": "5m" or "1h"; 0 when none names one), top its top-level fields: each
+// message is read unless it is the last body's at its place (the same string), whose
+// lifetime is remembered.
 func (c *clientBody) cacheTTL(top topFields) time.Duration {
 	longest := max(blocksTTL(top.prompt[0]), blocksTTL(top.toolList))
 	if arrayKey(c.format) != "messages" {
@@ -1028,7 +1009,7 @@ func (c *clientBody) wasAlike(i int, o, cl string) bool {
 		return false
 	}
 	was := c.alike[i].client
-	return sameString(was, cl) || was == cl || sameReading(was, cl)
+	return was == cl || sameReading(was, cl) // (== is at once for one string in memory)
 }
 
 // arrayMessages are the indices of t's messages that are elements of its message array

@@ -30,13 +30,9 @@ func sentAround(p *pending, sent []string) (head, tail, whole string) {
 		return "", "", ""
 	}
 	if start, end := p.sentAt[0], p.sentAt[1]; start >= 0 {
-		size := 2 + max(len(sent)-1, 0)
-		for _, m := range sent {
-			size += len(m)
-		}
 		// The array holds the messages in order with nothing but commas and white space
 		// between: of its size, it holds none.
-		if end-start == size {
+		if end-start == joinedLen(sent) {
 			return string(p.sent[:start]), string(p.sent[end:]), ""
 		}
 	}
