@@ -613,10 +613,7 @@ func (d *Dir) pruneLocked() {
 }
 
 func (d *Dir) remove(name string) {
-	p := filepath.Join(d.path, name)
-	if fi, err := os.Lstat(p); err == nil && safefile.CheckInfo(p, fi) == nil {
-		os.Remove(p)
-	}
+	removeFile(filepath.Join(d.path, name))
 	if d.sizes[name].sent > 0 {
 		d.removeSent(name)
 	}

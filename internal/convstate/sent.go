@@ -77,12 +77,12 @@ func (d *Dir) writeSent(name string, desc []byte) error {
 	if err := safefile.MkdirAll(dir); err != nil {
 		return err
 	}
-	d.removeFile(filepath.Join(dir, name))
+	removeFile(filepath.Join(dir, name))
 	return safefile.WriteFile(filepath.Join(dir, strings.TrimSuffix(name, ".json")+metaSuffix), desc)
 }
 
 // removeFile removes the file at p if it is a regular file the user owns.
-func (d *Dir) removeFile(p string) {
+func removeFile(p string) {
 	if fi, err := os.Lstat(p); err == nil && safefile.CheckInfo(p, fi) == nil {
 		os.Remove(p)
 	}
@@ -92,7 +92,7 @@ func (d *Dir) removeFile(p string) {
 func (d *Dir) removeSent(name string) {
 	dir := filepath.Join(d.path, SentDir)
 	for _, n := range []string{name, strings.TrimSuffix(name, ".json") + metaSuffix} {
-		d.removeFile(filepath.Join(dir, n))
+		removeFile(filepath.Join(dir, n))
 	}
 }
 
@@ -126,10 +126,7 @@ func (d *Dir) openSent() {
 		}
 		info, ok := d.sizes[state]
 		if !ok {
-			p := filepath.Join(dir, e.Name())
-			if fi, err := os.Lstat(p); err == nil && safefile.CheckInfo(p, fi) == nil {
-				os.Remove(p)
-			}
+			removeFile(filepath.Join(dir, e.Name()))
 			continue
 		}
 		if fi, err := e.Info(); err == nil {

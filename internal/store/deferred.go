@@ -107,13 +107,3 @@ func (w *written) paths() (dirs, files []string) {
 	}
 	return append(dirs, "."), files
 }
-
-// pendingSync is what SyncWritten would sync in the store at dir now (for tests).
-func pendingSync(dir string) (dirs, files []string) {
-	unsynced.Lock()
-	defer unsynced.Unlock()
-	if w := unsynced.dirs[dir]; w != nil {
-		return w.paths()
-	}
-	return nil, nil
-}

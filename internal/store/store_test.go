@@ -733,3 +733,13 @@ func TestHashString(t *testing.T) {
 		}
 	}
 }
+
+// pendingSync is what SyncWritten would sync in the store at dir now (for tests).
+func pendingSync(dir string) (dirs, files []string) {
+	unsynced.Lock()
+	defer unsynced.Unlock()
+	if w := unsynced.dirs[dir]; w != nil {
+		return w.paths()
+	}
+	return nil, nil
+}

@@ -110,11 +110,9 @@ func UpdateCounted(st *store.Store, counted map[string]*Counted) error {
 // Open opens the store's index for searching, indexing first what index.jsonl has and
 // the index lacks: written into the index when write is set and the folder can be
 // written, else held in memory for this search.
-func Open(st *store.Store, write bool) (*Index, error) { return open(st, write) }
+func Open(st *store.Store, write bool) (*Index, error) { return openCounted(st, write, nil) }
 
-func open(st *store.Store, write bool) (*Index, error) { return openCounted(st, write, nil) }
-
-// openCounted is open, indexing the texts of counted from their counts.
+// openCounted is Open, indexing the texts of counted from their counts.
 func openCounted(st *store.Store, write bool, counted map[string]*Counted) (ix *Index, err error) {
 	ix = &Index{st: st}
 	defer func() {
