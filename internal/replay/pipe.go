@@ -154,17 +154,13 @@ func (p *Pipeline) Tiers(getenv func(string) string) (*pipeline.Pipeline, error)
 	return p.tiers, p.tiersErr
 }
 
-// RunInProcess reads in (as reading says) and runs it through stages (Pipeline.Stages) at
-// clock: the last document, what each stage did, and their --stats
-// lines, one after another, as a stats file would hold them. getenv is the environment
-// the stages that run as their commands see. A stage that fails is a StageError.
-func RunInProcess(ctx context.Context, stages *pipeline.Pipeline, in []byte, reading transcript.Options, clock pipeline.Clock, getenv func(string) string) (*pipeline.Doc, []pipeline.Result, []byte, error) {
-	return RunInProcessFrom(ctx, stages, nil, in, reading, clock, getenv)
-}
-
-// RunInProcessFrom is RunInProcess of in, the next request after the one seed is the
-// pipeline's output of (nil: none): what in holds of seed's messages is neither parsed nor
-// counted again (pipeline.NewFrom); the output is the same bytes either way.
+// RunInProcessFrom reads in (as reading says) and runs it through stages (Pipeline.Stages)
+// at clock: the last document, what each stage did, and their --stats lines, one after
+// another, as a stats file would hold them. in is the next request after the one seed is
+// the pipeline's output of (nil: none): what in holds of seed's messages is neither parsed
+// nor counted again (pipeline.NewFrom); the output is the same bytes either way. getenv is
+// the environment the stages that run as their commands see. A stage that fails is a
+// StageError.
 func RunInProcessFrom(ctx context.Context, stages *pipeline.Pipeline, seed *pipeline.Doc, in []byte, reading transcript.Options, clock pipeline.Clock, getenv func(string) string) (*pipeline.Doc, []pipeline.Result, []byte, error) {
 	d, err := pipeline.NewFrom(seed, in, reading, stages.Env, clock)
 	if err != nil {
@@ -241,12 +237,7 @@ func (p *Pipeline) RunStages(ctx context.Context, in []byte, getenv func(string)
 	if p.stages == nil {
 		return p.runShell(ctx, in, env)
 	}
-	lookup := func(name string) string {
-		if v, ok := env[name]; ok {
-			return v
-		}
-		return getenv(name)
-	}
+	lookup := StageEnv(getenv, env)
 	data := in
 	for _, s := range p.stages {
 		if err := ctx.Err(); err != nil {

@@ -597,7 +597,7 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	return turn, s, u, firedSet, nil
 }
 
-// runStages runs in through Stages at the request's time (RunInProcess), handing each
+// runStages runs in through Stages at the request's time (RunInProcessFrom), handing each
 // stage's input and output, and the input's parse, to each (which may keep them). env is set for the stages that
 // run as their commands, on top of Getenv.
 func (o *Options) runStages(ctx context.Context, seed *pipeline.Doc, in []byte, at time.Time, env map[string]string, each func(stage string, in, out []byte, inT *transcript.Transcript)) (out *pipeline.Doc, lines []byte, err error) {
@@ -665,12 +665,7 @@ func introduced(was, now map[repair.Rule]int) int {
 	return n
 }
 
-// measure parses and counts one request.
-func (o *Options) measure(doc []byte, at time.Time) (*sent, error) {
-	return o.measureFrom(nil, doc, at)
-}
-
-// measureFrom is measure of doc, a later version of prev's request (nil: none): with
+// measureFrom parses and counts one request, doc, a later version of prev's request (nil: none): with
 // Reading set, what doc holds of prev's messages is neither parsed nor counted again.
 func (o *Options) measureFrom(prev *sent, doc []byte, at time.Time) (*sent, error) {
 	var t *transcript.Transcript
