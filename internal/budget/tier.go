@@ -30,7 +30,7 @@ func (t *Tier) Plan(d *pipeline.Doc) (*pipeline.Plan, error) {
 	}
 	var edits []transcript.Edit
 	for k, span := range c.regions() {
-		edits = append(edits, c.edit(k, d.T.Doc[span.Start-d.T.Base:span.End-d.T.Base], span.Start)...)
+		edits = append(edits, c.edit(k, d.T.Slice(span), span.Start)...)
 		c.commit(k)
 	}
 	st, delta := c.stats()

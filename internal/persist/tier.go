@@ -41,7 +41,7 @@ func (t *Tier) Plan(d *pipeline.Doc) (*pipeline.Plan, error) {
 	defer r.sv.Close()
 	var edits []transcript.Edit
 	for i, span := range r.regions() {
-		e := r.edit(i, d.T.Doc[span.Start-d.T.Base:span.End-d.T.Base], span.Start)
+		e := r.edit(i, d.T.Slice(span), span.Start)
 		if err := r.commit(i); err != nil {
 			return nil, err
 		}

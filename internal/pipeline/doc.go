@@ -378,7 +378,7 @@ func (u under) Counts() (measure.Counts, error) {
 // or touch, in document order (as cli.Doc.Visit does for a document read whole).
 func (d *Doc) Visit(spans []transcript.Span, fn func(text string, base int) error) error {
 	for _, p := range transcript.MergeSpans(spans) {
-		if err := fn(d.T.Doc[p.Start-d.T.Base:p.End-d.T.Base], p.Start); err != nil {
+		if err := fn(d.T.Slice(p), p.Start); err != nil {
 			return err
 		}
 	}

@@ -70,7 +70,7 @@ func (t *Tier) Plan(d *pipeline.Doc) (*pipeline.Plan, error) {
 	k := newKeeper(changes, t.Dir, "-", time.Now, func(format string, a ...any) { p.Warnings = append(p.Warnings, fmt.Sprintf(format, a...)) }, t.Getenv)
 	defer k.sv.Close()
 	for i, span := range k.regions() {
-		e, err := k.edit(i, d.T.Doc[span.Start-d.T.Base:span.End-d.T.Base])
+		e, err := k.edit(i, d.T.Slice(span))
 		if err != nil {
 			return nil, err
 		}
