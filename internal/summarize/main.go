@@ -159,7 +159,8 @@ func (f *Flags) settings() (*settings, error) {
 
 // New is ctx-summarize as a tier of an in-process pipeline: its command line (args, and
 // the CTX_ variables getenv gives) read as Main reads it. Its warnings are the plan's,
-// but the backend's circuit breaker's, which are dropped.
+// but the ones a model backend's call writes itself (its circuit breaker's state, a prompt
+// too long for the model), which are dropped.
 func New(args []string, getenv func(string) string) (pipeline.Tier, error) {
 	f, c, m, err := cli.ConfigureStage[Flags](Tool(), args, getenv)
 	if err != nil {
