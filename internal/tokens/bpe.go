@@ -44,7 +44,7 @@ func countText(v *vocab, text string, pieces *pieceCache, memo *pieceMemo) int {
 				n += 2 // two bytes that are no token stay two
 			}
 		case l <= memoMaxBytes && memo != nil:
-			// memoKey, written out: it is too long to be inlined.
+			// The key (memoKey in the tests), written out: a call would not be inlined.
 			var a, b uint64
 			if i+16 <= len(text) {
 				a, b = le64(text[i:]), le64(text[i+8:])

@@ -102,25 +102,9 @@ func (m *pieceMemo) set(a, b uint64) *[2]memoEntry {
 	return &m.e[mix(a^0xa0761d6478bd642f, b^0xe7037ed1a0b428db)>>(64-memoBits+1)]
 }
 
-// memoKey packs text[i:j] (3 to memoMaxBytes bytes) as memoEntry does, count 0.
-func memoKey(text string, i, j int) (a, b uint64) {
-	n := j - i
-	if i+16 <= len(text) {
-		// Load 16 bytes and clear those past the piece: two loads, no loop.
-		a, b = le64(text[i:]), le64(text[i+8:])
-		if n < 8 {
-			a &= 1<<(8*n) - 1
-			b = 0
-		} else {
-			b &= 1<<(8*(n-8)) - 1
-		}
-		return a, b | uint64(n)<<60
-	}
-	return memoKeyEnd(text[i:j])
-}
-
-// memoKeyEnd is memoKey of a piece near the end of its text, byte by byte. (Not inlined,
-// so that memoKey is.)
+// memoKeyEnd is the key of a piece near the end of its text, byte by byte (countText
+// writes out the rest of the key, memoKey in the tests). Not inlined, so that countText's
+// written-out key stays small.
 //
 //go:noinline
 func memoKeyEnd(piece string) (a, b uint64) {

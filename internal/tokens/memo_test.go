@@ -108,3 +108,21 @@ func TestMemoPool(t *testing.T) {
 	}
 	p.put(-1) // a goroutine that counted without a memo gives nothing back
 }
+
+// memoKey packs text[i:j] (3 to memoMaxBytes bytes) as memoEntry does, count 0: the key
+// countText writes out, as a function for the tests.
+func memoKey(text string, i, j int) (a, b uint64) {
+	n := j - i
+	if i+16 <= len(text) {
+		// Load 16 bytes and clear those past the piece: two loads, no loop.
+		a, b = le64(text[i:]), le64(text[i+8:])
+		if n < 8 {
+			a &= 1<<(8*n) - 1
+			b = 0
+		} else {
+			b &= 1<<(8*(n-8)) - 1
+		}
+		return a, b | uint64(n)<<60
+	}
+	return memoKeyEnd(text[i:j])
+}

@@ -201,12 +201,3 @@ func (p splitter) whitespace(s string, i int) int {
 	}
 	return j
 }
-
-// split returns the end of the piece of s that starts at i by v's pattern: what
-// countText splits text with.
-func (v *vocab) split(p splitter, s string, i int) int {
-	if j := nextASCII(s, i, v.o200k); j >= 0 {
-		return j
-	}
-	return v.next(p, s, i)
-}

@@ -146,3 +146,12 @@ func TestASCIIWordsAgree(t *testing.T) {
 	}
 	t.Logf("%d words checked", checked)
 }
+
+// split returns the end of the piece of s that starts at i by v's pattern: what
+// countText splits text with (written out there, without a call).
+func (v *vocab) split(p splitter, s string, i int) int {
+	if j := nextASCII(s, i, v.o200k); j >= 0 {
+		return j
+	}
+	return v.next(p, s, i)
+}
