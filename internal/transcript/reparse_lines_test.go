@@ -39,9 +39,9 @@ func TestSplitRecordsAfterIsSplitRecords(t *testing.T) {
 			doc = old + text(rng.IntN(6)) // a request that extends the one before
 		}
 		prev := &Transcript{Doc: old, Records: splitRecords(old)}
-		same := commonPrefix(old, doc)
+		same := CommonPrefix(old, doc)
 		if want := naivePrefix(old, doc); same != want {
-			t.Fatalf("round %d: commonPrefix(%q, %q) = %d, want %d", round, old, doc, same, want)
+			t.Fatalf("round %d: CommonPrefix(%q, %q) = %d, want %d", round, old, doc, same, want)
 		}
 		check := func(how, doc string, same int) {
 			got, kept := splitRecordsAfter(prev, doc, same)
@@ -66,7 +66,7 @@ func TestSplitRecordsAfterIsSplitRecords(t *testing.T) {
 			inPlace := string(buf) // (a copy: both strings below are views of buf)
 			prev.Doc = unsafe.String(unsafe.SliceData(buf), len(old))
 			doc := unsafe.String(unsafe.SliceData(buf), len(buf))
-			if same := commonPrefix(prev.Doc, doc); same != len(old) {
+			if same := CommonPrefix(prev.Doc, doc); same != len(old) {
 				t.Fatalf("round %d: commonPrefix in place = %d, want %d", round, same, len(old))
 			}
 			check("in place", doc, len(old))
@@ -93,11 +93,11 @@ func TestCommonPrefixBlocks(t *testing.T) {
 	for _, at := range []int{0, 1, 4095, 4096, 4097, 8191, 12287, 12288, 12300, len(a) - 1} {
 		b := []byte(a)
 		b[at] = 'y'
-		if got := commonPrefix(a, string(b)); got != at {
+		if got := CommonPrefix(a, string(b)); got != at {
 			t.Errorf("difference at %d: commonPrefix %d", at, got)
 		}
 	}
-	if got := commonPrefix(a, a[:5000]); got != 5000 {
+	if got := CommonPrefix(a, a[:5000]); got != 5000 {
 		t.Errorf("a prefix of 5000: commonPrefix %d", got)
 	}
 }
