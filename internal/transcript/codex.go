@@ -40,9 +40,9 @@ type codexTotals [5]int64
 // codexParser.apply plays it into the conversation in order; Reparse keeps it for a line
 // it meets again.
 type codexRec struct {
-	typ    string
-	model  string // turn_context
-	window int    // task_started, turn_started
+	compacted bool   // a compacted record
+	model     string // turn_context
+	window    int    // task_started, turn_started
 	// A token_count event's figure (ok), with the session's totals (hasTotals).
 	usage             Usage
 	totals            codexTotals
@@ -63,7 +63,7 @@ func codexRead(r *Record, raw string) (codexRec, []Message) {
 	var f [2]jval
 	recordValue(raw, r.Span.Start).fields(f[:], "timestamp", "payload")
 	stamp, payload := f[0].str(), f[1]
-	rec := codexRec{typ: r.Type}
+	rec := codexRec{compacted: r.Type == "compacted"}
 	var out []Message
 	add := func(m Message) {
 		m.Time = parseTime(stamp, time.Time{})
@@ -123,7 +123,7 @@ func codexRead(r *Record, raw string) (codexRec, []Message) {
 
 // apply plays record seq, read as rec carrying the messages out, into the conversation.
 func (p *codexParser) apply(seq int, rec *codexRec, out []Message) {
-	if rec.typ == "compacted" {
+	if rec.compacted {
 		p.compact()
 	}
 	for k, m := range out {

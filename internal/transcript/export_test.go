@@ -64,8 +64,8 @@ func Shared(t *Transcript, old string) string {
 			}
 		}
 		for _, r := range t.memo.codex {
-			if in(r.typ) || in(r.model) {
-				return r.typ
+			if in(r.model) {
+				return r.model
 			}
 		}
 	}

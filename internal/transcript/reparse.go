@@ -491,7 +491,6 @@ func reparseJSONL(prev *Transcript, doc string, same int, o Options) *Transcript
 			p.add(i, l, cl)
 		case *codexParser:
 			rec := m.codex[j]
-			rec.typ = l.Type
 			p.apply(i, &rec, carried[i])
 			p.recs = append(p.recs, rec)
 		}
