@@ -148,10 +148,10 @@ func Of(t *transcript.Transcript, c tokens.Counter, previews bool) *Tally {
 	return tally(t, c, countMessages(t, c, ProviderOf(t.Format), previews), nil)
 }
 
-// tally makes the tally of t from its messages counted (their lines not yet set); known,
-// when set, gives what was counted before of an attachment or of the tool schemas (the
-// text they are counted from), ok false when nothing was.
-func tally(t *transcript.Transcript, c tokens.Counter, msgs []Message, known func(text string) (int, bool)) *Tally {
+// tally makes the tally of t from its messages counted (their lines not yet set); known
+// (nil: nothing) maps the text an attachment or the tool schemas are counted from to what
+// was counted of it before.
+func tally(t *transcript.Transcript, c tokens.Counter, msgs []Message, known map[string]int) *Tally {
 	tl := &Tally{Format: t.Format, Counter: c, Messages: msgs, Usage: t.Usage}
 	for i := range t.Messages {
 		tl.Messages[i].Line = lineOf(t.Records, &t.Messages[i])
@@ -167,11 +167,9 @@ func tally(t *transcript.Transcript, c tokens.Counter, msgs []Message, known fun
 	if !t.Tools.IsZero() {
 		tl.HasSchema = true
 		schema := t.Slice(t.Tools)
-		var ok bool
-		if known != nil {
-			tl.Schema, ok = known(schema)
-		}
-		if !ok {
+		if n, ok := known[schema]; ok {
+			tl.Schema = n
+		} else {
 			tl.Schema = c.Count(schema)
 		}
 	}

@@ -61,11 +61,7 @@ func OfNext(prev *transcript.Transcript, prevTally *Tally, t *transcript.Transcr
 	if len(todo) > 0 {
 		countInto(t, c, ProviderOf(t.Format), false, msgs, todo)
 	}
-	known := prevCounts(prev, prevTally)
-	return tally(t, c, msgs, func(text string) (int, bool) {
-		n, ok := known[text]
-		return n, ok
-	})
+	return tally(t, c, msgs, prevCounts(prev, prevTally))
 }
 
 // prevCounts maps the text of each attachment of prev (as knownAttachment keys it) and of
@@ -87,15 +83,16 @@ func prevCounts(prev *transcript.Transcript, prevTally *Tally) map[string]int {
 
 // knownAttachment is what was counted before of an attachment with the same type and
 // bytes, if anything was.
-func knownAttachment(t *transcript.Transcript, a *transcript.Attachment, known func(string) (int, bool)) (int, bool) {
-	if known == nil {
-		return 0, false
+func knownAttachment(t *transcript.Transcript, a *transcript.Attachment, known map[string]int) (int, bool) {
+	if len(known) == 0 {
+		return 0, false // (no key made)
 	}
 	key := attachmentKey(t, a)
 	if key == "" {
 		return 0, false
 	}
-	return known(key)
+	n, ok := known[key]
+	return n, ok
 }
 
 // attachmentKey is an attachment's type and the bytes it is read from, which make what it
