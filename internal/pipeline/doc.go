@@ -349,7 +349,6 @@ type Measured interface {
 	Counter() (tokens.Counter, error)
 	Window() (tokens.Budget, error)
 	Counts() (measure.Counts, error)
-	Tokens() (int, error)
 	Utilization() (u float64, tokens int, w tokens.Budget, err error)
 	Measure() (Measures, error)
 }
@@ -364,14 +363,16 @@ type under struct {
 
 func (u under) Counter() (tokens.Counter, error) { return u.d.Counter() }
 func (u under) Window() (tokens.Budget, error)   { return u.d.Window(u.m) }
-func (u under) Tokens() (int, error)             { return u.d.Tokens(u.m) }
 func (u under) Measure() (Measures, error)       { return u.d.Measure(u.m) }
 func (u under) Utilization() (float64, int, tokens.Budget, error) {
 	return u.d.Utilization(u.m)
 }
 func (u under) Counts() (measure.Counts, error) {
-	ms, err := u.d.Measure(u.m)
-	return ms.Counts, err
+	tl, err := u.d.tally(u.m.Overhead)
+	if err != nil {
+		return measure.Counts{}, err
+	}
+	return tl.Counts(), nil
 }
 
 // Visit calls fn with the text and offset of each of the spans, merged where they overlap
