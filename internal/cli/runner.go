@@ -185,17 +185,8 @@ func (p *prepared) main(args []string, stdin io.Reader, stdout, stderr io.Writer
 		return fail(WithHint(Usagef("%w", err), fmt.Sprintf("see '%s --help'", tool.Name)))
 	}
 
-	common := commonOf(tool)
-	if common == nil {
-		return fail(errors.New("internal: grammar does not embed cli.Common"))
-	}
-	if err := validateCommon(tool.Name, common); err != nil {
-		return fail(err)
-	}
-	if common.Store == "" && !given["store"] {
-		common.Store = defaultStore(getenv)
-	}
-	if err := checkAPIKey(common, getenv); err != nil {
+	common, err := settle(tool, given, getenv)
+	if err != nil {
 		return fail(err)
 	}
 
@@ -275,6 +266,17 @@ func Configure(tool *Tool, args []string, getenv func(string) string) (*Context,
 	case err != nil:
 		return nil, Usagef("%s: %w", tool.Name, err)
 	}
+	common, err := settle(tool, given, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return &Context{tool: tool, Common: common, stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+		Getenv: getenv, Now: time.Now, version: Version(), given: given}, nil
+}
+
+// settle checks the Common flags a parse of tool's command line set (given: the flags the
+// user gave) and fills in what they default to: for Main and Configure alike.
+func settle(tool *Tool, given map[string]bool, getenv func(string) string) (*Common, error) {
 	common := commonOf(tool)
 	if common == nil {
 		return nil, errors.New("internal: grammar does not embed cli.Common")
@@ -288,8 +290,7 @@ func Configure(tool *Tool, args []string, getenv func(string) string) (*Context,
 	if err := checkAPIKey(common, getenv); err != nil {
 		return nil, err
 	}
-	return &Context{tool: tool, Common: common, stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
-		Getenv: getenv, Now: time.Now, version: Version(), given: given}, nil
+	return common, nil
 }
 
 // runGuarded runs the tool with the memory faults of its goroutine made errors: an input
