@@ -345,11 +345,7 @@ func walkElements(doc string, at int, old string, prevMsgs []Message) ([]element
 			// element after them is new, and looking it up would cost hashing all of
 			// prev's).
 			if byText == nil && next+1 < len(prevMsgs) {
-				byText = make(map[string]int, len(prevMsgs))
-				for k := len(prevMsgs) - 1; k >= 0; k-- {
-					s := prevMsgs[k].Span
-					byText[old[s.Start:s.End]] = k
-				}
+				byText = firstIndex(len(prevMsgs), func(k int) string { s := prevMsgs[k].Span; return old[s.Start:s.End] })
 			}
 			if k, ok := byText[text]; ok {
 				j = k
@@ -423,11 +419,7 @@ func reparseJSONL(prev *Transcript, doc string, same int, o Options) *Transcript
 		}
 		if j < 0 && next+1 < n {
 			if byText == nil {
-				byText = make(map[string]int, n)
-				for k := n - 1; k >= 0; k-- {
-					s := prev.Records[k].Span
-					byText[old[s.Start:s.End]] = k
-				}
+				byText = firstIndex(n, func(k int) string { s := prev.Records[k].Span; return old[s.Start:s.End] })
 			}
 			if k, ok := byText[text]; ok {
 				j = k
@@ -528,6 +520,16 @@ func splitRecordsAfter(prev *Transcript, doc string, same int) (lines []Record, 
 		lines = append(lines, r)
 	}
 	return lines, kept
+}
+
+// firstIndex maps each of the n texts key gives to the first k that gives it: how a text
+// of the new document is looked up among prev's when it is not where prev had it.
+func firstIndex(n int, key func(k int) string) map[string]int {
+	m := make(map[string]int, n)
+	for k := n - 1; k >= 0; k-- {
+		m[key(k)] = k
+	}
+	return m
 }
 
 // CommonPrefix is the length of the longest common prefix of a and b: found at once when b
@@ -692,10 +694,7 @@ func Twins(prev, t *Transcript) []int {
 		}
 		if j < 0 && next+1 < len(prev.Messages) {
 			if bySpan == nil {
-				bySpan = make(map[string]int, len(prev.Messages))
-				for k := len(prev.Messages) - 1; k >= 0; k-- {
-					bySpan[prev.Slice(prev.Messages[k].Span)] = k
-				}
+				bySpan = firstIndex(len(prev.Messages), func(k int) string { return prev.Slice(prev.Messages[k].Span) })
 			}
 			if k, ok := bySpan[t.Slice(t.Messages[i].Span)]; ok && sameBytes(prev, k, t, i) {
 				j = k
