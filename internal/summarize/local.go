@@ -713,7 +713,7 @@ func outcome(cmd, text string, isError bool) (string, bool, string) {
 
 // failureWords are the lines with which builds, tests, installs and interpreters say a
 // run failed.
-var failureWords = regexp.MustCompile(`(?m)^\s*(?:(?:ERROR|Error|error)(?:\[[^\]\n]*\])?[: ]|FAIL(?:ED|URE)?\b|fatal:|npm ERR!|BUILD FAILED|make(?:\[\d+\])?: \*\*\*|Traceback \(most recent call last\)|[A-Z]\w*(?:Error|Exception): )|: command not found|failed to solve|did not complete successfully|returned a non-zero code`)
+var failureWords = regexp.MustCompile(`(?m)^\s*` + failureStartRE + "|" + quoteAll(failurePhrases))
 
 // failureWords read a line at a time: the words that start a line (after its white space,
 // which is all failureWords' ^\s* can take before a word) and the phrases found anywhere.
@@ -721,9 +721,21 @@ var failureWords = regexp.MustCompile(`(?m)^\s*(?:(?:ERROR|Error|error)(?:\[[^\]
 // most of ctx-summarize's reading of results; these read the first bytes of each line
 // and search for four phrases (saysFailure, held equal to it by TestSaysFailureIsFailureWords).
 var (
-	failureStart   = regexp.MustCompile(`^(?:(?:ERROR|Error|error)(?:\[[^\]\n]*\])?[: ]|FAIL(?:ED|URE)?\b|fatal:|npm ERR!|BUILD FAILED|make(?:\[\d+\])?: \*\*\*|Traceback \(most recent call last\)|[A-Z]\w*(?:Error|Exception): )`)
+	failureStart   = regexp.MustCompile(`^` + failureStartRE)
 	failurePhrases = []string{": command not found", "failed to solve", "did not complete successfully", "returned a non-zero code"}
 )
+
+// failureStartRE is the words with which a line says a run failed.
+const failureStartRE = `(?:(?:ERROR|Error|error)(?:\[[^\]\n]*\])?[: ]|FAIL(?:ED|URE)?\b|fatal:|npm ERR!|BUILD FAILED|make(?:\[\d+\])?: \*\*\*|Traceback \(most recent call last\)|[A-Z]\w*(?:Error|Exception): )`
+
+// quoteAll is an expression that matches any of the phrases.
+func quoteAll(phrases []string) string {
+	q := make([]string, len(phrases))
+	for i, p := range phrases {
+		q[i] = regexp.QuoteMeta(p)
+	}
+	return strings.Join(q, "|")
+}
 
 // saysFailure is failureWords.MatchString(out).
 func saysFailure(out string) bool {
