@@ -660,28 +660,20 @@ func outcome(cmd, text string, isError bool) (string, bool, string) {
 	// did not, and classifying was most of reading them.)
 	lines := strings.Split(head, "\n")
 	summary := budget.Summary(lines)
-	firstErr, errRead := "", false
-	readErr := func() {
-		if !errRead {
-			firstErr, errRead = budget.Failure(lines), true
-		}
-	}
 	failed := isError || code > 0
-	if !failed && (code < 0 || statusHidden(cmd)) && printsFailure(cmd, head) {
-		// No non-zero status says it failed (none was recorded, or it is a pipeline's
-		// last filter's: docker build ... | tail), the output does.
-		failed = true
-		if readErr(); firstErr == "" {
-			firstErr = failureLine(head)
-		}
-	}
+	// No non-zero status says it failed (none was recorded, or it is a pipeline's last
+	// filter's: docker build ... | tail), the output does.
+	byOutput := !failed && (code < 0 || statusHidden(cmd)) && printsFailure(cmd, head)
 	if code == 1 && noMatchIsOne(cmd) {
 		// A search that found nothing (grep, rg, git grep) or files that differ (diff,
 		// cmp) exit 1: an answer, not a failure.
-		failed, firstErr, errRead = false, "", true
+		failed = false
 	}
-	if failed {
-		readErr()
+	firstErr := ""
+	if failed = failed || byOutput; failed {
+		if firstErr = budget.Failure(lines); firstErr == "" && byOutput {
+			firstErr = failureLine(head)
+		}
 		if tb := traceback(text); tb != "" {
 			firstErr = tb
 		}
