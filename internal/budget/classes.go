@@ -71,34 +71,28 @@ func Verdict(lines []string) (summary, failure string) {
 // Summary is Verdict's summary alone, which reads each line by itself: a caller that
 // needs the failure only when the run failed need not classify the lines of every run.
 func Summary(lines []string) string {
-	summary := ""
-	for _, line := range lines {
-		if sumsUp(line) {
-			summary = strings.TrimSpace(line)
+	for i := len(lines) - 1; i >= 0; i-- {
+		if sumsUp(lines[i]) {
+			return strings.TrimSpace(lines[i])
 		}
 	}
-	return summary
+	return ""
 }
 
 // Failure is Verdict's failure alone.
 func Failure(lines []string) string {
 	kind, _, _ := classify(lines, nil, nil, 0)
-	failure := ""
 	for i, k := range kind {
-		line := lines[i]
-		if failure != "" {
-			break
-		}
-		switch k {
+		switch line := lines[i]; k {
 		case kindError, kindDiagnostic:
-			failure = strings.TrimSpace(line)
+			return strings.TrimSpace(line)
 		case kindTest:
 			if !isSummary(line) || countsFailure(line) {
-				failure = strings.TrimSpace(line)
+				return strings.TrimSpace(line)
 			}
 		}
 	}
-	return failure
+	return ""
 }
 
 // countsFailure reports whether a line of counts counts something that failed ("3
