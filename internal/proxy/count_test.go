@@ -202,10 +202,10 @@ func sentCounts(t *testing.T, s *Server, g generated, used bool) {
 		for _, m := range gjson.GetBytes(p.sent, "messages").Array() {
 			markers += countMarkers(m.Get("content"))
 		}
-		if p.markers != markers {
-			t.Fatalf("%d messages: %d markers sent, %d in the body", n, p.markers, markers)
-		}
 		s.finish(rec, p)
+		if rec.Markers != markers {
+			t.Fatalf("%d messages: %d markers sent, %d in the body", n, rec.Markers, markers)
+		}
 		if want := wholeCount(p.sent, transcript.Anthropic, c); rec.TokensSent != want {
 			t.Fatalf("%d messages: %d tokens sent logged, %d counted whole", n, rec.TokensSent, want)
 		}

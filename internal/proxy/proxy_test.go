@@ -460,6 +460,60 @@ func TestMarkersCapped(t *testing.T) {
 	}
 }
 
+// TestFirstMarksAfterResponse: a first request's messages are read for markers after the
+// response, not before; the log counts them, the state keeps their marks for the next
+// request, and a next request that comes before the first's finish step finds them itself:
+// either way it holds no more than four.
+func TestFirstMarksAfterResponse(t *testing.T) {
+	s, _, _ := proxyFor(t, "http://127.0.0.1:1", "", t.TempDir())
+	marked := func(m string) string {
+		return strings.Replace(m, `"type":"text"`, `"type":"text","cache_control":{"type":"ephemeral"}`, 1)
+	}
+	// Three marked messages and one marked system block: four markers.
+	msgs := []string{marked(userText("a")), toolUse("t1", "ls"), marked(userText("b")), toolUse("t2", "ls"), marked(userText("c"))}
+	body := func(msgs ...string) []byte {
+		return []byte(strings.Replace(conversation(msgs...), `"text":"You are a coding agent."`, `"text":"You are a coding agent.","cache_control":{"type":"ephemeral"}`, 1))
+	}
+	for _, early := range []bool{false, true} {
+		r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+		r.Header.Set("X-Claude-Code-Session-Id", fmt.Sprint("marks-", early))
+		rec, p := s.rewrite(r, transcript.Anthropic, body(msgs...))
+		if rec.Fallback != "" || rec.Extended {
+			t.Fatalf("first request: fallback %q, extended %v", rec.Fallback, rec.Extended)
+		}
+		if st, _ := s.State.Get(rec.Conversation); st == nil || st.Marked {
+			t.Fatalf("early %v: the first request's messages were read for markers before the response (state %v)", early, st)
+		}
+		// The next request moves the newest marker on: five markers unless one is dropped.
+		next := append(append([]string{}, msgs...), toolUse("t3", "ls"), marked(userText("d")))
+		// (msgs[4] resent with its marker, as Claude Code's history keeps last turn's.)
+		finishFirst := func() {
+			s.finish(rec, p)
+			if rec.Markers != 4 {
+				t.Errorf("early %v: %d markers logged, want 4", early, rec.Markers)
+			}
+		}
+		if !early {
+			finishFirst()
+			st, _ := s.State.Get(rec.Conversation)
+			if st == nil || !st.Marked || fmt.Sprint(st.Marks) != "[0 2 4]" {
+				t.Fatalf("the state after the response: %+v, want marks [0 2 4]", st)
+			}
+		}
+		rec2, p2 := s.rewrite(r, transcript.Anthropic, body(next...))
+		if !rec2.Extended || rec2.Fallback != "" {
+			t.Fatalf("early %v: next request: fallback %q, extended %v", early, rec2.Fallback, rec2.Extended)
+		}
+		if early {
+			finishFirst()
+		}
+		s.finish(rec2, p2)
+		if n := markers(rec2.body); n != MaxMarkers || rec2.Markers != n {
+			t.Errorf("early %v: the next request holds %d markers, logged %d, want %d", early, n, rec2.Markers, MaxMarkers)
+		}
+	}
+}
+
 // TestStateSurvivesRestart: a new proxy on the same state directory rebuilds the next turn
 // on what the old one sent.
 func TestStateSurvivesRestart(t *testing.T) {

@@ -41,9 +41,14 @@ type pending struct {
 	format             transcript.Format
 	model              string
 	session            string // the client's session id (sent.go)
-	markers            int    // the cache_control markers of sent (Anthropic)
-	tools              int    // the tools sent offers
-	cwd                string // the working directory the client's body names (sent.go)
+	// markers are the cache_control markers of sent outside its messages (Anthropic);
+	// marks the messages of sentMsgs that hold one, when marked: else they are found
+	// after the response (sentMarks), a first request's messages not read for them before.
+	markers int
+	marks   []int
+	marked  bool
+	tools   int    // the tools sent offers
+	cwd     string // the working directory the client's body names (sent.go)
 	// sentT and sentTally are sent as the pipeline read and counted it (its messages
 	// sentMsgs), when it did: sent's count is theirs.
 	sentT     *transcript.Transcript
@@ -233,9 +238,9 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 	}
 	rec.body = sent
 	rec.MessagesSent = len(sentMsgs)
-	if format == transcript.Anthropic && !marked {
-		marks, marked = withMarkers(sentMsgs, 0, nil), true
-	}
+	// Messages not yet read for markers (a first request's, a fallback's) are read after
+	// the response (finish): the state is kept without their marks, which the next request
+	// finds itself if it comes first (capMarkers' old marks).
 
 	if st != nil {
 		for i, m := range sentMsgs {
@@ -285,11 +290,23 @@ func (s *Server) rewrite(r *http.Request, format transcript.Format, body []byte)
 		} else if piped {
 			p.markers = countMarkers(gjson.GetBytes(sent, "tools")) + countMarkers(gjson.GetBytes(sent, "system"))
 		}
-		for _, i := range marks {
-			p.markers += countMarkers(gjson.Get(sentMsgs[i], "content"))
-		}
+		p.marks, p.marked = marks, marked
 	}
 	return rec, p
+}
+
+// sentMarks are the messages of what p sent that hold a cache_control (Anthropic), and the
+// markers it sent in all: those of its messages read for them now unless rewrite had.
+func (p *pending) sentMarks() ([]int, int) {
+	marks := p.marks
+	if !p.marked {
+		marks = withMarkers(p.sentMsgs, 0, nil)
+	}
+	n := p.markers
+	for _, i := range marks {
+		n += countMarkers(gjson.Get(p.sentMsgs[i], "content"))
+	}
+	return marks, n
 }
 
 // oneValueEach refuses remembered messages of which one is not exactly one JSON value:
@@ -1208,8 +1225,9 @@ func (s *Server) finish(rec *Record, p *pending) {
 		rec.TokensSent, out = s.count(p.sent, p.format, p.model, p.sentAt[0], p.sentAt[1], p.sentMsgs, out)
 	}
 	rec.Saved = rec.TokensIn - rec.TokensSent
+	var marks []int
 	if p.format == transcript.Anthropic {
-		rec.Markers = p.markers
+		marks, rec.Markers = p.sentMarks()
 	}
 	if s.State == nil || rec.Conversation == "" {
 		return
@@ -1237,6 +1255,10 @@ func (s *Server) finish(rec *Record, p *pending) {
 		st.Fallback++
 	}
 	st.SentHead, st.SentTail, st.SentWhole = sentAround(p, st.Sent)
+	if p.format == transcript.Anthropic && !st.Marked && len(st.Sent) == len(p.sentMsgs) && convstate.CommonPrefix(st.Sent, p.sentMsgs) == len(st.Sent) {
+		// The marks read after the response, for the next request (capMarkers).
+		st.Marks, st.Marked = marks, true
+	}
 	write := s.State.PrepareSent(&st, s.sentMeta(&st, rec, p))
 	unlock() // the conversation's next request need not wait for the disk
 	if err := write(); err != nil {
