@@ -25,7 +25,10 @@ type scanned struct {
 	start, end int
 	// msgs are its messages: those the body repeats of the messages it was read against
 	// (known of them, first) have their Raw strings, not copies; the others are copies of
-	// their bytes, never views of the body, so that keeping them keeps nothing else.
+	// their bytes, so that keeping a few new messages does not keep the whole body. When
+	// no request kept begins as the body does (a conversation's first), they are views of
+	// the body instead, not copied: they are nearly all of it, kept either way (the body
+	// is not changed once read: transcript.Parse's rule, which the pipeline keeps too).
 	msgs  []gjson.Result
 	known int
 }
@@ -105,12 +108,12 @@ func quickScan(body []byte, key string, recent func(string) [][]string) (sc scan
 			}
 			found, i = true, end
 		} else {
-			e := valueEnd(body, i)
-			if e < 0 || !transcript.Valid(view(body[i:e])) {
+			n, ok := transcript.ValidValue(view(body[i:]))
+			if !ok {
 				return sc, false
 			}
-			sc.top.see(k, gjson.Parse(string(body[i:e])))
-			i = e
+			sc.top.see(k, gjson.Parse(string(body[i:i+n])))
+			i += n
 		}
 		i = skipWS(body, i)
 		if i >= len(body) {
@@ -163,11 +166,15 @@ func (sc *scanned) messages(body []byte, i int, recent func(string) [][]string) 
 			raw = kept[n]
 			sc.known++
 		} else {
-			e := valueEnd(body, i)
-			if e < 0 || !transcript.Valid(view(body[i:e])) {
+			n, ok := transcript.ValidValue(view(body[i:]))
+			if !ok {
 				return 0, false
 			}
-			raw = string(body[i:e])
+			if len(cands) == 0 {
+				raw = view(body[i : i+n]) // (the first message's replaced below when a request kept begins with it)
+			} else {
+				raw = string(body[i : i+n])
+			}
 		}
 		if n == 0 && recent != nil {
 			for _, c := range recent(raw) {
@@ -215,41 +222,6 @@ func skipWS(b []byte, i int) int {
 		case ' ', '\t', '\r', '\n':
 			i++
 		default:
-			return i
-		}
-	}
-	return i
-}
-
-// valueEnd is the offset past the JSON value that starts at b[i], found by its brackets
-// and quotes alone (the value is checked apart), or -1 when b ends first.
-func valueEnd(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i+1)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				e := stringEnd(b, i+1)
-				if e < 0 {
-					return -1
-				}
-				i = e - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return -1
-	}
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case ' ', '\t', '\r', '\n', ',', ']', '}':
 			return i
 		}
 	}

@@ -17,6 +17,11 @@ func Valid(s string) bool {
 	return skipSpace(s, i) == len(s)
 }
 
+// ValidValue checks the JSON value s begins with (no space before it) by Valid's rules and
+// returns the offset past it: one pass, where finding a value's end by its brackets and
+// quotes and then checking it (Valid) takes two.
+func ValidValue(s string) (int, bool) { return validValue(s, 0) }
+
 // validValue checks the value at s[i] (no space before it) and returns where it ends.
 func validValue(s string, i int) (int, bool) {
 	if i >= len(s) {

@@ -17,25 +17,34 @@ var validCases = []string{
 	`"abcdefgh\\ijklmnopq"`, `"0123456789abcdef0123456789abcdef\"`, `{"k":"` + strings.Repeat("é✓ab", 40) + `"}`,
 }
 
-// TestValidMatchesGjson: Valid says what gjson.Valid says.
+// TestValidMatchesGjson: Valid says what gjson.Valid says, and ValidValue takes the value
+// a string begins with as Valid would.
 func TestValidMatchesGjson(t *testing.T) {
 	for _, s := range validCases {
-		if got, want := Valid(s), gjson.Valid(s); got != want {
-			t.Errorf("Valid(%q) = %v, gjson.Valid says %v", s, got, want)
-		}
+		checkValid(t, s)
 	}
 }
 
-// FuzzValidMatchesGjson: Valid says what gjson.Valid says, on any input.
+// FuzzValidMatchesGjson: the same, on any input.
 func FuzzValidMatchesGjson(f *testing.F) {
 	for _, s := range validCases {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := Valid(s), gjson.Valid(s); got != want {
-			t.Errorf("Valid(%q) = %v, gjson.Valid says %v", s, got, want)
-		}
-	})
+	f.Fuzz(checkValid)
+}
+
+// checkValid holds Valid and ValidValue to gjson.Valid on s.
+func checkValid(t *testing.T, s string) {
+	if got, want := Valid(s), gjson.Valid(s); got != want {
+		t.Errorf("Valid(%q) = %v, gjson.Valid says %v", s, got, want)
+	}
+	n, ok := ValidValue(s)
+	if ok && !gjson.Valid(s[:n]) {
+		t.Errorf("ValidValue(%q) takes %q, which gjson.Valid refuses", s, s[:n])
+	}
+	if s == strings.TrimLeft(s, " \t\r\n") && Valid(s) != (ok && strings.Trim(s[n:], " \t\r\n") == "") {
+		t.Errorf("ValidValue(%q) = %d, %v; Valid says %v", s, n, ok, Valid(s))
+	}
 }
 
 func BenchmarkValid(b *testing.B) {
