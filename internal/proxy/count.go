@@ -31,8 +31,9 @@ const (
 // holding the messages raws (start < 0: not known, read here), and returns its total with
 // the counts of its messages for the next request's count (nil when its messages could not
 // be told apart); prev, an earlier request's counts, gives the tokens of the messages raws
-// begins with.
-func (s *Server) count(doc []byte, format transcript.Format, model string, start, end int, raws []string, prev *convstate.Counts) (int, *convstate.Counts) {
+// begins with. checked says doc was found to be JSON (scanBody read it whole: the client's
+// body), which its reading then does not check again.
+func (s *Server) count(doc []byte, checked bool, format transcript.Format, model string, start, end int, raws []string, prev *convstate.Counts) (int, *convstate.Counts) {
 	if s.Counter == nil {
 		return 0, nil
 	}
@@ -57,7 +58,7 @@ func (s *Server) count(doc []byte, format transcript.Format, model string, start
 		k = max(0, min(convstate.CommonPrefix(raws, prev.Raws), prev.Final, len(prev.Tokens), len(raws)-1))
 	}
 	for {
-		if total, n, ok := countFrom(doc, format, model, start, end, raws, prev, k, c); ok {
+		if total, n, ok := countFrom(doc, checked, format, model, start, end, raws, prev, k, c); ok {
 			return total, n
 		}
 		if k == 0 {
@@ -69,13 +70,14 @@ func (s *Server) count(doc []byte, format transcript.Format, model string, start
 
 // countFrom counts the messages raws[k:] in the document doc with its message array,
 // doc[start:end], holding them alone, the first k from prev; ok is false when the document
-// does not read or its messages are not one each of raws[k:].
-func countFrom(doc []byte, format transcript.Format, model string, start, end int, raws []string, prev *convstate.Counts, k int, c tokens.Counter) (int, *convstate.Counts, bool) {
+// does not read or its messages are not one each of raws[k:]. checked: doc is JSON, and
+// so is the document of its own messages raws[k:] (each one JSON value, as doc holds it).
+func countFrom(doc []byte, checked bool, format transcript.Format, model string, start, end int, raws []string, prev *convstate.Counts, k int, c tokens.Counter) (int, *convstate.Counts, bool) {
 	part := doc
 	if k > 0 || end-start != joinedLen(raws) {
 		part = splice(doc, start, end, raws[k:])
 	}
-	t, err := transcript.Parse(part, transcript.Options{Format: format})
+	t, err := transcript.Parse(part, transcript.Options{Format: format, Checked: checked})
 	if err != nil {
 		return 0, nil, false
 	}

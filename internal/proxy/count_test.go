@@ -61,7 +61,7 @@ func TestCountReusesMessages(t *testing.T) {
 			}
 			doc := []byte(head + "[" + strings.Join(raws, ",") + "]" + tail)
 			start := len(head)
-			got, next := s.count(doc, format, "", start, len(doc)-len(tail), raws, prev)
+			got, next := s.count(doc, false, format, "", start, len(doc)-len(tail), raws, prev)
 			want := wholeCount(doc, format, c)
 			if got != want {
 				t.Fatalf("%s, %d messages: %d tokens counted from the last request's, %d whole", format, n, got, want)
@@ -160,7 +160,7 @@ func TestReceivedCountIsThePipelines(t *testing.T) {
 				t.Fatalf("counter the stages' %v: the pipeline's count of what came in used %v", same, ok)
 			}
 			if ok {
-				_, want := s.count(p.orig, p.format, p.model, p.origAt[0], p.origAt[1], p.origMsgs, nil)
+				_, want := s.count(p.orig, true, p.format, p.model, p.origAt[0], p.origAt[1], p.origMsgs, nil)
 				if want == nil || total != whole || !slices.Equal(got.Tokens, want.Tokens) || !slices.Equal(got.Flags, want.Flags) || got.Final != want.Final {
 					t.Fatalf("the pipeline's count of what came in (total %d, whole %d) is not the log's own:\n%v %v %d\n%v %v %d", total, whole, got.Tokens, got.Flags, got.Final, want.Tokens, want.Flags, want.Final)
 				}
@@ -191,7 +191,7 @@ func sentCounts(t *testing.T, s *Server, g generated, used bool) {
 		total, got, ok := s.countOf(p.sentT, p.sentTally, p.model, p.sentMsgs)
 		if ok {
 			n0++
-			_, want := s.count(p.sent, p.format, p.model, p.sentAt[0], p.sentAt[1], p.sentMsgs, nil)
+			_, want := s.count(p.sent, false, p.format, p.model, p.sentAt[0], p.sentAt[1], p.sentMsgs, nil)
 			if !ok || want == nil || total != wholeCount(p.sent, transcript.Anthropic, c) || !slices.Equal(got.Tokens, want.Tokens) || !slices.Equal(got.Flags, want.Flags) || got.Final != want.Final {
 				t.Fatalf("%d messages: the pipeline's count (%v, total %d, whole %d) is not the log's own:\n%v %v %d\n%v %v %d", n, ok, total, wholeCount(p.sent, transcript.Anthropic, c), got.Tokens, got.Flags, got.Final, want.Tokens, want.Flags, want.Final)
 			}

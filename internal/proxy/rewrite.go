@@ -1215,14 +1215,15 @@ func (s *Server) finish(rec *Record, p *pending) {
 	if total, n, ok := s.countOf(p.origT, p.origTally, p.model, p.origMsgs); ok {
 		rec.TokensIn, in = total, n // as the pipeline counted what came in: no count here
 	} else {
-		rec.TokensIn, in = s.count(p.orig, p.format, p.model, p.origAt[0], p.origAt[1], p.origMsgs, in)
+		// (The client's body: scanBody found it JSON, each of its messages one value.)
+		rec.TokensIn, in = s.count(p.orig, true, p.format, p.model, p.origAt[0], p.origAt[1], p.origMsgs, in)
 	}
 	if bytes.Equal(p.orig, p.sent) {
 		rec.TokensSent, out = rec.TokensIn, in
 	} else if total, n, ok := s.countOf(p.sentT, p.sentTally, p.model, p.sentMsgs); ok {
 		rec.TokensSent, out = total, n // as the pipeline counted it: one count
 	} else {
-		rec.TokensSent, out = s.count(p.sent, p.format, p.model, p.sentAt[0], p.sentAt[1], p.sentMsgs, out)
+		rec.TokensSent, out = s.count(p.sent, false, p.format, p.model, p.sentAt[0], p.sentAt[1], p.sentMsgs, out)
 	}
 	rec.Saved = rec.TokensIn - rec.TokensSent
 	var marks []int

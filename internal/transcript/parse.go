@@ -33,6 +33,11 @@ type Options struct {
 	// Name is the input's name (a file path). Reading does not depend on it: an input
 	// reads the same from a file as from stdin.
 	Name string
+	// Checked says the caller has found data to be one JSON value by Valid's rules (as
+	// ctx-proxy has each request it counts): Parse reads it without checking it again.
+	// Data that is not must never be given so. (Reparse, reading what is new of a
+	// document, checks it all the same.)
+	Checked bool
 }
 
 // Error says why a document could not be read and where.
@@ -101,7 +106,7 @@ func parse(data []byte, o Options) (*Transcript, error) {
 		return nil, errorf(int64(first), "expected a JSON object or array, found %q", preview(doc[first:]))
 	}
 
-	if Valid(doc) {
+	if o.Checked || Valid(doc) {
 		// The root runs to the end of the document, trailing white space included, as
 		// gjson.Parse takes it: a bare array's Array span always has.
 		root := jval{doc[first:], first}

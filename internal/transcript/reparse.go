@@ -64,9 +64,9 @@ func remember(t *Transcript, o Options) {
 	t.memo.opts = optionsKey(o)
 }
 
-// optionsKey is the options that bear on reading (Name does not).
+// optionsKey is the options that bear on reading (Name and Checked do not).
 func optionsKey(o Options) Options {
-	o.Name = ""
+	o.Name, o.Checked = "", false
 	return o
 }
 

@@ -560,3 +560,33 @@ func TestSameMessageBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestParseChecked: a document its caller has found to be JSON (Options.Checked) reads as
+// it does checked, and as the next one's Reparse finds it, in every JSON format.
+func TestParseChecked(t *testing.T) {
+	read := 0
+	for name, doc := range generated(t, 60<<10) {
+		f, err := transcript.ParseFormat(name)
+		if err != nil || f.JSONL() {
+			continue // (a log: Checked is for one JSON document)
+		}
+		read++
+		want, err := transcript.Parse(doc, transcript.Options{Format: f})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := transcript.Parse(doc, transcript.Options{Format: f, Checked: true})
+		if err != nil {
+			t.Fatalf("%s: checked: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: read checked, it differs: %s", name, firstDifference(got, want))
+		}
+		if reuses(f) && !transcript.Reused(got, doc, transcript.Options{Format: f}) {
+			t.Errorf("%s: the next Reparse does not read from a document read checked", name)
+		}
+	}
+	if read < 3 {
+		t.Errorf("%d JSON formats read", read)
+	}
+}
