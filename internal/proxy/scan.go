@@ -25,10 +25,9 @@ type scanned struct {
 	start, end int
 	// msgs are its messages: those the body repeats of the messages it was read against
 	// (known of them, first) have their Raw strings, not copies; the others are copies of
-	// their bytes, so that keeping a few new messages does not keep the whole body. When
-	// no request kept begins as the body does (a conversation's first), they are views of
-	// the body instead, not copied: they are nearly all of it, kept either way (the body
-	// is not changed once read: transcript.Parse's rule, which the pipeline keeps too).
+	// their bytes (quickScan's each its own), never views of the body, so that keeping
+	// them keeps nothing else: not the body, and not the rest of a request of which a later
+	// one (a client that went back in the conversation) repeats only some messages.
 	msgs  []gjson.Result
 	known int
 }
@@ -170,11 +169,7 @@ func (sc *scanned) messages(body []byte, i int, recent func(string) [][]string) 
 			if !ok {
 				return 0, false
 			}
-			if len(cands) == 0 {
-				raw = view(body[i : i+n]) // (the first message's replaced below when a request kept begins with it)
-			} else {
-				raw = string(body[i : i+n])
-			}
+			raw = string(body[i : i+n])
 		}
 		if n == 0 && recent != nil {
 			for _, c := range recent(raw) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -224,6 +225,36 @@ func TestHasMarker(t *testing.T) {
 	} {
 		if got := hasMarker(s); got != want || got != strings.Contains(s, `"cache_control"`) {
 			t.Errorf("hasMarker(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestScanKeepsNoBody: the messages quickScan reads that are not a kept request's are
+// copies, never views of the body: the state keeps them, and a later request that repeats
+// only some of them must not keep the rest (nor the body) alive.
+func TestScanKeepsNoBody(t *testing.T) {
+	for _, seed := range scanSeeds {
+		var kept []string
+		if p, ok := slowScan([]byte(seed[1]), transcript.Anthropic); ok {
+			for _, m := range p.msgs {
+				kept = append(kept, m.Raw)
+			}
+		}
+		for _, recent := range []func(string) [][]string{nil, func(string) [][]string { return [][]string{kept} }} {
+			body := []byte(seed[0])
+			sc, ok := quickScan(body, "messages", recent)
+			if !ok {
+				continue
+			}
+			lo := uintptr(unsafe.Pointer(unsafe.SliceData(body)))
+			hi := lo + uintptr(len(body))
+			for i, m := range sc.msgs[sc.known:] {
+				i += sc.known
+				p := uintptr(unsafe.Pointer(unsafe.StringData(m.Raw)))
+				if lo <= p && p < hi {
+					t.Errorf("%s: message %d is a view of the body", seed[0], i)
+				}
+			}
 		}
 	}
 }
