@@ -210,6 +210,20 @@ func (p *planner) judgeOld(st *Stats, cut func(i int, s *Stats) ([]transcript.Ed
 	if p.o.Repay <= 0 || len(p.limits) == 0 || p.trigger == "hard cap" {
 		return nil, nil
 	}
+	p.judging = true
+	pre, err := p.judge(st, cut)
+	p.judging = false
+	for i, c := range pre {
+		for k := range c.edits {
+			c.edits[k].With = transcript.Quote(c.edits[k].With)
+		}
+		pre[i] = c
+	}
+	return pre, err
+}
+
+// judge is judgeOld, its edits not quoted yet.
+func (p *planner) judge(st *Stats, cut func(i int, s *Stats) ([]transcript.Edit, error)) (map[int]precut, error) {
 	var cands []int // the old results the utilization's caps may cut, oldest first
 	for i, ref := range p.results {
 		if ref.Message >= p.arrival || p.skip[i] || p.hardOnly[i] || !mayExceed(textUnits(p.t.Block(ref)), p.limits) {
@@ -371,6 +385,11 @@ type planner struct {
 	// result can save at most, by which judgeBounded decides without cutting every old
 	// result. Nil: judgeOld cuts them all, for the figures of its judgement.
 	bounds [][]int
+	// judging: cut is judging old results (judgeOld), most of whose cuts are dropped:
+	// its edits hold the new text, quoted only for the cuts that stand. noDelta: the
+	// change in tokens is not wanted (no figures, and the judgement is made), so cut does
+	// not count it.
+	judging, noDelta bool
 }
 
 // newPlanner looks at the conversation's structure: its tool results, the calls they
@@ -503,6 +522,9 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 	if !over && !anyNormalizing {
 		return nil
 	}
+	for ui := range units {
+		units[ui].text = doc.BodyText(&transcript.Block{Body: units[ui].body})
+	}
 	if over && isError(doc, b, units) {
 		st.Errors++
 		if p.factor != 1 {
@@ -518,7 +540,6 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 	changed, cutBefore := false, false
 	for ui := range units {
 		u := &units[ui]
-		u.text = doc.BodyText(&transcript.Block{Body: u.body})
 		u.cutText = u.text
 		if label, rest := transcript.SplitLabel(u.text, u.head); label != "" {
 			u.cutText = rest
@@ -574,9 +595,15 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 		case u.head > 0:
 			out = u.text[:u.head] + out
 		}
-		edits = append(edits, transcript.Edit{Span: u.body, With: transcript.Quote(out)})
+		with := out
+		if !p.judging {
+			with = transcript.Quote(out)
+		}
+		edits = append(edits, transcript.Edit{Span: u.body, With: with})
 		st.CharsRemoved += u.cutRunes - u.newRunes
-		st.TokensDelta += p.c.Count(out) - p.c.Count(u.text) // (what later tiers count: kept between runs)
+		if !p.noDelta {
+			st.TokensDelta += p.c.Count(out) - p.c.Count(u.text) // (what later tiers count: kept between runs)
+		}
 		changed = true
 	}
 	if changed {
@@ -804,7 +831,7 @@ func shares(us []unit, l Limit, c tokens.Counter) []int {
 // isError reports whether a result says it failed: the format's error flag (Anthropic
 // is_error), a Codex exit code other than 0 (metadata.exit_code in the JSON wrapper, or
 // a first line "Exit code: N"), or text that starts with "Error:" (any case) or
-// <tool_use_error>.
+// <tool_use_error>. The units' texts are decoded (unit.text).
 func isError(t *transcript.Transcript, b *transcript.Block, us []unit) bool {
 	if b.IsError {
 		return true
@@ -827,8 +854,7 @@ func isError(t *transcript.Transcript, b *transcript.Block, us []unit) bool {
 		}
 		return strings.TrimSpace(code) != "0"
 	case strings.HasPrefix(trimmed, "{"):
-		text := t.BodyText(&transcript.Block{Body: us[0].body})
-		if ec := gjson.Get(text, "metadata.exit_code"); ec.Exists() {
+		if ec := gjson.Get(us[0].text, "metadata.exit_code"); ec.Exists() {
 			return ec.Int() != 0
 		}
 	}

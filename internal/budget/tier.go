@@ -109,6 +109,7 @@ func newCapping(t *transcript.Transcript, o Options, m pipeline.Measured, stats 
 	if err != nil {
 		return nil, err
 	}
+	p.noDelta = !stats // (the judgement, which needs it, is made)
 	for i := range p.results {
 		if p.mayCut(i) {
 			c.which = append(c.which, i)
