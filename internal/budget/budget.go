@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -547,7 +546,7 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 			u.head = 0
 			u.unwrap()
 		}
-		u.cutRunes = utf8.RuneCountInString(u.cutText)
+		u.cutRunes = charCount(u.cutText)
 		u.newText, u.newRunes = u.cutText, u.cutRunes
 		if _, ok := parseCut(u.cutText); ok || hasSelection(u.cutText) {
 			cutBefore = true
@@ -556,7 +555,7 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 			// kept only when it does not raise the count: what it saved is known then
 			n := normalize(u.newText)
 			if was, is := c.Count(u.newText), c.Count(n); is <= was {
-				u.newText, u.newRunes, normalized = n, utf8.RuneCountInString(n), true
+				u.newText, u.newRunes, normalized = n, charCount(n), true
 				normalizedTokens += was - is
 			}
 		}
@@ -574,7 +573,7 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 					continue
 				}
 				if cut := fitText(u.newText, u.newRunes, share, measure, l.Tokens, tool, c, p.o.HeadTail, u.cutText, u.cutRunes); cut != u.newText {
-					u.newText, u.newRunes, again, cutApplied = cut, utf8.RuneCountInString(cut), true, true
+					u.newText, u.newRunes, again, cutApplied = cut, charCount(cut), true, true
 				}
 			}
 		}
@@ -726,7 +725,7 @@ func measurer(l Limit, c tokens.Counter) func(string) int {
 	if l.Tokens {
 		return c.Count
 	}
-	return utf8.RuneCountInString
+	return charCount
 }
 
 // textUnits lists the texts of a result the tier may cut: its content string, or the text

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/human"
 )
@@ -1034,7 +1033,7 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 		s.runes = grow(s.sc.runes, len(s.lines))
 		s.sc.keep, s.sc.runes = s.keep, s.runes
 		for i, line := range s.lines {
-			s.runes[i] = utf8.RuneCountInString(line)
+			s.runes[i] = charCount(line)
 		}
 	}
 	if b != nil {
@@ -1091,7 +1090,7 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 	}
 	m := s.marker(max(0, s.orig.chars-keptChars), places, kept)
 	write(m)
-	return size + utf8.RuneCountInString(m)
+	return size + charCount(m)
 }
 
 // shortGap reports whether lines i..j-1 of the text (no earlier gap among them) take no
@@ -1120,7 +1119,7 @@ func (s *selection) gapLine(i, j int) (string, int) {
 	if s.gapLines == nil {
 		s.gapLines = map[[2]int]gapNote{}
 	}
-	runes := utf8.RuneCountInString(line)
+	runes := charCount(line)
 	s.gapLines[[2]int{i, j}] = gapNote{line, runes}
 	return line, runes
 }
@@ -1204,7 +1203,7 @@ func (s *selection) describeGap(i, j int) string {
 			count = roundTo2(c.count * (j - i) / seen)
 		}
 		ex := c.example
-		if utf8.RuneCountInString(ex) > 80 {
+		if charCount(ex) > 80 {
 			ex = ex[:runeOffset(ex, 77)] + "..."
 		}
 		sep := ", "

@@ -434,10 +434,10 @@ func countBlock(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 	return countSized(t, b, c, provider, b.Kind == transcript.ToolResult)
 }
 
-// runeCount is utf8.RuneCountInString(s), eight bytes at a time where they are ASCII:
+// RuneCount is utf8.RuneCountInString(s), eight bytes at a time where they are ASCII:
 // results are mostly ASCII, and counting their characters rune by rune cost a sixth of
 // what counting their tokens exactly does.
-func runeCount(s string) int {
+func RuneCount(s string) int {
 	n, i := 0, 0
 	for i < len(s) {
 		if i+8 <= len(s) {
@@ -503,7 +503,7 @@ func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 		bc.Tokens = c.Count(text)
 		bc.Bytes = len(text)
 		if sized {
-			bc.Chars = runeCount(text)
+			bc.Chars = RuneCount(text)
 		}
 		if cap(grown) <= maxDecodeScratch {
 			*sc = grown
