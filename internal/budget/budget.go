@@ -284,6 +284,10 @@ func (p *planner) judge(st *Stats, cut func(i int, s *Stats) ([]transcript.Edit,
 	return pre, nil
 }
 
+// unbounded stands for a saving not known to be bounded: more than any start needs, and
+// far from overflowing when a few million of them are summed.
+const unbounded = 1 << 40
+
 // judgeBounded is judgeOld when only its decision is wanted, not its figures (a run
 // without statistics): the same cuts stand and the same results are held, but a result
 // is cut only when that decides something. A cut saves at most the tokens of the result
@@ -312,7 +316,10 @@ func (p *planner) judgeBounded(cands []int, per []int, cut func(i int, s *Stats)
 	suffix := make([]int, n+1)
 	for x := n - 1; x >= 0; x-- {
 		ref := p.results[cands[x]]
-		saving[x] = max(0, p.bounds[ref.Message][ref.Block])
+		saving[x] = unbounded // (a block the counts do not hold: cut to know)
+		if ref.Message < len(p.bounds) && ref.Block < len(p.bounds[ref.Message]) {
+			saving[x] = max(0, p.bounds[ref.Message][ref.Block])
+		}
 		suffix[x] = suffix[x+1] + saving[x]
 	}
 	pre := map[int]precut{}

@@ -51,11 +51,13 @@ func TestJudgeBoundedCutsAsJudgeOld(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range []string{"estimate", "o200k_base"} {
-			c, err := tokens.New(name)
-			if err != nil {
-				t.Fatal(err)
-			}
+		o200k, err := tokens.New("o200k_base")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// (the estimate counts by length, Claude's reads literals, o200k decodes)
+		for ci, c := range []tokens.Counter{estimate(), tokens.Claude(""), o200k} {
+			name := []string{"estimate", "Claude's estimate", "o200k_base"}[ci]
 			counts := measure.Of(tr, c, false).Counts()
 			for _, repay := range []int{1, 3, 10, 30, 100} {
 				o := Defaults()
