@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -1870,7 +1871,21 @@ func prettyJSON(lines []string) bool {
 	if t := strings.TrimSpace(lines[first]); t != "{" && t != "[" {
 		return false
 	}
-	dec := json.NewDecoder(strings.NewReader(strings.Join(lines[first:], "\n")))
+	n := 0
+	for _, l := range lines[first:] {
+		n += len(l) + 1
+	}
+	text := make([]byte, 0, n)
+	for i, l := range lines[first:] {
+		if i > 0 {
+			text = append(text, '\n')
+		}
+		text = append(text, l...)
+	}
+	if json.Valid(text) {
+		return true // one value: read once, where decoding reads it twice
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
 	for values := 0; ; values++ {
 		var v json.RawMessage
 		if err := dec.Decode(&v); err == io.EOF {
