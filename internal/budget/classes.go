@@ -120,7 +120,7 @@ func isVerdict(t string) bool {
 	}
 	if rest, ok := strings.CutPrefix(t, "ok "); ok {
 		// (TAP's "ok 3 - name" is one test that passed)
-		rest = strings.TrimLeft(rest, " \t")
+		rest = trimBlanks(rest)
 		return rest != "" && !isDigit(rest[0])
 	}
 	if rest, ok := strings.CutPrefix(t, "FAIL"); ok && rest != "" && (rest[0] == '\t' || rest[0] == ' ') {

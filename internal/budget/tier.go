@@ -65,6 +65,7 @@ func newCapping(t *transcript.Transcript, o Options, m pipeline.Measured, stats 
 		return nil, nil
 	}
 	var u float64
+	var bounds [][]int
 	if mayCut || stats {
 		// (Below every cap the utilization changes nothing: it is measured only when a
 		// result may be over one, or for --stats.)
@@ -86,8 +87,14 @@ func newCapping(t *transcript.Transcript, o Options, m pipeline.Measured, stats 
 			return nil, err
 		}
 		o.PerMessage = n.PerMessage
+		if !stats && len(n.Blocks) == len(t.Messages) {
+			// (no figures wanted: the old results are judged by bounds, cut only where
+			// that decides: judgeBounded)
+			bounds = n.Blocks
+		}
 	}
 	p, st := newPlanner(t, o)
+	p.bounds = bounds
 	c := &capping{t: t, p: p, st: st, u: u}
 	// The old results over the utilization's caps are cut first, to judge whether that
 	// repays the cache it breaks; the cuts that stand are written as they are.
@@ -102,6 +109,7 @@ func newCapping(t *transcript.Transcript, o Options, m pipeline.Measured, stats 
 	if err != nil {
 		return nil, err
 	}
+	p.noDelta = !stats // (the judgement, which needs it, is made)
 	for i := range p.results {
 		if p.mayCut(i) {
 			c.which = append(c.which, i)

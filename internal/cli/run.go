@@ -32,7 +32,8 @@ type Filter struct {
 	// is counted in its first pass, on every core. Without it a document is counted only
 	// when Plan asks, or for --stats.
 	Counted bool
-	// Previews, with Counted, keeps each message's first words too (ctx-count's report).
+	// Previews, with Counted, keeps each message's first words and each result's
+	// characters too (ctx-count's report).
 	Previews bool
 	// TallyOnly says Plan reads the counts (Doc.Tally) but not the conversation's blocks,
 	// so a streamed document's messages are not kept (Doc.T has its messages without

@@ -21,7 +21,7 @@ import (
 type Block struct {
 	Kind   transcript.Kind
 	Tokens int
-	Chars  int // decoded characters of a result's text, for the budget tiers
+	Chars  int // decoded characters of a result's text, counted with previews only (ctx-count's largest result, which says whether the budget tiers act)
 	Bytes  int // and its size in bytes, for ctx-persist
 	// Reasoning marks an OpenAI reasoning item's encrypted payload, which the API drops
 	// once a newer user message follows it (see dropStaleReasoning); Stale is what it cost
@@ -143,7 +143,8 @@ func (tl *Tally) Framing() tokens.Framing {
 }
 
 // Of counts every message of a transcript, spreading messages over the cores; previews
-// asks for each message's first words too (ctx-count's report).
+// asks for each message's first words and each result's characters too (ctx-count's
+// report: Block.Chars is 0 without them).
 func Of(t *transcript.Transcript, c tokens.Counter, previews bool) *Tally {
 	return tally(t, c, countMessages(t, c, ProviderOf(t.Format), previews), nil)
 }
@@ -421,7 +422,9 @@ func countMessage(t *transcript.Transcript, m *transcript.Message, c tokens.Coun
 	}
 	for bi := range m.Blocks {
 		b := &m.Blocks[bi]
-		bc := countBlock(t, b, c, provider)
+		// (a result's characters only for the report, which shows the largest result:
+		// reading them cost a fifth of ctx-budget's CPU on an Anthropic request)
+		bc := countSized(t, b, c, provider, previews && b.Kind == transcript.ToolResult)
 		bc.ToolName, bc.ToolID, bc.ToolIDs = b.ToolName, b.ToolID, b.ToolIDs
 		mc.Blocks[bi] = bc
 	}
@@ -434,10 +437,10 @@ func countBlock(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 	return countSized(t, b, c, provider, b.Kind == transcript.ToolResult)
 }
 
-// runeCount is utf8.RuneCountInString(s), eight bytes at a time where they are ASCII:
+// RuneCount is utf8.RuneCountInString(s), eight bytes at a time where they are ASCII:
 // results are mostly ASCII, and counting their characters rune by rune cost a sixth of
 // what counting their tokens exactly does.
-func runeCount(s string) int {
+func RuneCount(s string) int {
 	n, i := 0, 0
 	for i < len(s) {
 		if i+8 <= len(s) {
@@ -503,7 +506,7 @@ func countSized(t *transcript.Transcript, b *transcript.Block, c tokens.Counter,
 		bc.Tokens = c.Count(text)
 		bc.Bytes = len(text)
 		if sized {
-			bc.Chars = runeCount(text)
+			bc.Chars = RuneCount(text)
 		}
 		if cap(grown) <= maxDecodeScratch {
 			*sc = grown

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// TestRuneCount: runeCount counts what utf8.RuneCountInString does, on ASCII of every
+// TestRuneCount: RuneCount counts what utf8.RuneCountInString does, on ASCII of every
 // length, text of other scripts, and invalid UTF-8 (each byte of a broken sequence one
 // rune), wherever the non-ASCII bytes fall in a word of eight.
 func TestRuneCount(t *testing.T) {
@@ -22,8 +22,8 @@ func TestRuneCount(t *testing.T) {
 		texts = append(texts, b.String())
 	}
 	for _, s := range texts {
-		if got, want := runeCount(s), utf8.RuneCountInString(s); got != want {
-			t.Fatalf("runeCount(%q) = %d, want %d", s, got, want)
+		if got, want := RuneCount(s), utf8.RuneCountInString(s); got != want {
+			t.Fatalf("RuneCount(%q) = %d, want %d", s, got, want)
 		}
 	}
 }
@@ -31,8 +31,8 @@ func TestRuneCount(t *testing.T) {
 func FuzzRuneCount(f *testing.F) {
 	f.Add("abcdefgh\xffé中")
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := runeCount(s), utf8.RuneCountInString(s); got != want {
-			t.Fatalf("runeCount(%q) = %d, want %d", s, got, want)
+		if got, want := RuneCount(s), utf8.RuneCountInString(s); got != want {
+			t.Fatalf("RuneCount(%q) = %d, want %d", s, got, want)
 		}
 	})
 }

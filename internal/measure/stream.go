@@ -31,7 +31,7 @@ type Streamed struct {
 	// NewCounter picks the tokenizer once the format is known (cli.Context.Counter).
 	NewCounter func(transcript.Format) (tokens.Counter, error)
 	// Count counts each record; Carry keeps its messages; Previews keeps each message's
-	// first words (ctx-count's report).
+	// first words and each result's characters (ctx-count's report).
 	Count, Carry, Previews bool
 	// Compaction and CompactionKnown are transcript.LiveRecords.Compaction and Known,
 	// when the rollout was looked at from its end before the first record; Reread is
