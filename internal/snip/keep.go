@@ -67,7 +67,7 @@ func keptFor(rd *redact.Redactor, raw, label string, value bool) kept {
 	defer decoded.Put(buf)
 	t := keptTextInto(buf, raw, label, value)
 	rawData := ""
-	if t.withRaw || t.spelledIf && !offload.Spelled(t.full, raw) {
+	if t.withRaw || t.spelledIf && !offload.SpelledLit(raw) {
 		rawData = raw
 	}
 	var f found
@@ -91,7 +91,7 @@ var decoded = sync.Pool{New: func() any { return new([]byte) }}
 // keepAsIs is keep without redaction.
 func keepAsIs(raw, label string, value bool) offload.Blob {
 	k := keptText(raw, label, value)
-	if k.withRaw || k.spelledIf && !offload.Spelled(k.full, raw) {
+	if k.withRaw || k.spelledIf && !offload.SpelledLit(raw) {
 		return offload.Text(k.text, raw)
 	}
 	return offload.Text(k.text, "")
@@ -99,10 +99,10 @@ func keepAsIs(raw, label string, value bool) offload.Blob {
 
 // textOf is what keep stores of a document's bytes raw, before redaction: text and
 // whether raw is kept beside it, which for a string literal whose text begins with the
-// label (full is that text) depends on its spelling: raw is kept unless it is what
-// offload.Encode makes of full (spelledIf).
+// label depends on its spelling: raw is kept unless it is what offload.Encode makes of the
+// text it stands for (spelledIf; offload.SpelledLit).
 type textOf struct {
-	text, full         string
+	text               string
 	withRaw, spelledIf bool
 }
 
@@ -126,7 +126,7 @@ func keptTextInto(buf *[]byte, raw, label string, value bool) textOf {
 	if !strings.HasPrefix(full, label) {
 		return textOf{text: full, withRaw: true}
 	}
-	return textOf{text: full[len(label):], full: full, spelledIf: true}
+	return textOf{text: full[len(label):], spelledIf: true}
 }
 
 // decode is the text of a JSON string literal.

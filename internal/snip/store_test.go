@@ -334,6 +334,8 @@ func TestKeptForIsKeepFound(t *testing.T) {
 		{`"sep \u2028 and ` + "\u2028" + ` raw"`, "", false},
 		{`""`, "", false},
 		{`"plain, no escape"`, "", false},
+		{"\"bad \xff utf8 \xc3\"", "", false},
+		{`"caf\u00e9, caf` + "\u00e9" + `"`, "", false},
 		{`"[read_file for 'x'] Result:\nbody"`, "[read_file for 'x'] Result:\n", false},
 		{`"[read_file for 'x'] Result:\nbody \u0041"`, "[read_file for 'x'] Result:\n", false},
 		{`"no label here"`, "[read_file for 'x'] Result:\n", false},
