@@ -60,6 +60,10 @@ func Spelled(s, lit string) bool {
 	return utf8.ValidString(s) && transcript.Quoted(s, lit)
 }
 
+// SpelledLit reports whether lit, a JSON string literal, is what Encode makes of the text it
+// stands for: Spelled of that text, without decoding it (transcript.QuotedLit).
+func SpelledLit(lit string) bool { return transcript.QuotedLit(lit) }
+
 // LineCount is the number of lines of text, the last one counted without a final line
 // break.
 func LineCount(text string) int {

@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/ctxkit/ctxkit/internal/offload"
 	"github.com/ctxkit/ctxkit/internal/redact"
+	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
@@ -54,10 +56,42 @@ func keepFound(rd *redact.Redactor, raw, label string, value bool) (offload.Blob
 	return offload.Text(redact.Apply(b.Data, f.text), redact.Apply(b.RawData, f.raw)), f
 }
 
+// keptFor is keptOf(raw, keepFound(rd, raw, label, value)) worked out without keeping the
+// text: a plan needs the names of the files (hashes and sizes) and where the secrets are,
+// and change.blob makes the text again when it is written. A string literal is decoded
+// into a buffer taken back after (decoded), not a new allocation the size of the text:
+// naming every result a document holds decoded as much as the document, most of it into
+// fresh pages.
+func keptFor(rd *redact.Redactor, raw, label string, value bool) kept {
+	buf := decoded.Get().(*[]byte)
+	defer decoded.Put(buf)
+	t := keptTextInto(buf, raw, label, value)
+	rawData := ""
+	if t.withRaw || t.spelledIf && !offload.SpelledLit(raw) {
+		rawData = raw
+	}
+	var f found
+	if rd != nil {
+		if f = (found{rd.Find(t.text), rd.Find(rawData)}); len(f.text) == 0 && len(f.raw) == 0 {
+			f = found{}
+		}
+	}
+	data := redact.Apply(t.text, f.text)
+	k := kept{hash: store.HashString(data), src: srcSum(raw), size: len(data), found: f}
+	if rawData != "" {
+		rawData = redact.Apply(rawData, f.raw)
+		k.raw, k.rawSize = store.HashString(rawData), len(rawData)
+	}
+	return k
+}
+
+// decoded holds the buffers keptFor decodes into.
+var decoded = sync.Pool{New: func() any { return new([]byte) }}
+
 // keepAsIs is keep without redaction.
 func keepAsIs(raw, label string, value bool) offload.Blob {
 	k := keptText(raw, label, value)
-	if k.withRaw || k.spelledIf && !offload.Spelled(k.full, raw) {
+	if k.withRaw || k.spelledIf && !offload.SpelledLit(raw) {
 		return offload.Text(k.text, raw)
 	}
 	return offload.Text(k.text, "")
@@ -65,25 +99,34 @@ func keepAsIs(raw, label string, value bool) offload.Blob {
 
 // textOf is what keep stores of a document's bytes raw, before redaction: text and
 // whether raw is kept beside it, which for a string literal whose text begins with the
-// label (full is that text) depends on its spelling: raw is kept unless it is what
-// offload.Encode makes of full (spelledIf).
+// label depends on its spelling: raw is kept unless it is what offload.Encode makes of the
+// text it stands for (spelledIf; offload.SpelledLit).
 type textOf struct {
-	text, full         string
+	text               string
 	withRaw, spelledIf bool
 }
 
-func keptText(raw, label string, value bool) textOf {
+func keptText(raw, label string, value bool) textOf { return keptTextInto(nil, raw, label, value) }
+
+// keptTextInto is keptText decoding a string literal into *buf (grown as needed) when buf is
+// not nil: the text is then valid until *buf is used again.
+func keptTextInto(buf *[]byte, raw, label string, value bool) textOf {
 	if !strings.HasPrefix(raw, `"`) {
 		if value {
 			return textOf{text: raw}
 		}
 		return textOf{text: partsText(raw), withRaw: true}
 	}
-	full := decode(raw)
+	var full string
+	if buf == nil {
+		full = decode(raw)
+	} else {
+		full, *buf = (&transcript.Transcript{Doc: raw}).BodyTextInto(*buf, &transcript.Block{Body: transcript.Span{End: len(raw)}})
+	}
 	if !strings.HasPrefix(full, label) {
 		return textOf{text: full, withRaw: true}
 	}
-	return textOf{text: full[len(label):], full: full, spelledIf: true}
+	return textOf{text: full[len(label):], spelledIf: true}
 }
 
 // decode is the text of a JSON string literal.
@@ -251,7 +294,7 @@ func (m *KeptMemo) of(raw, label string, read func() kept) kept {
 	if m == nil {
 		return read()
 	}
-	key := keptKey{sha256.Sum256([]byte(raw)), label}
+	key := keptKey{sha256.Sum256(unsafe.Slice(unsafe.StringData(raw), len(raw))), label} // (read in place: no copy)
 	m.mu.Lock()
 	k, ok := m.kept[key]
 	m.mu.Unlock()

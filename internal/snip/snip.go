@@ -17,8 +17,8 @@
 package snip
 
 import (
-	"crypto/sha256"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"sort"
 	"strings"
@@ -242,11 +242,11 @@ type change struct {
 }
 
 // blob is what change ch keeps, read from raw, the document's bytes at its span, whose
-// SHA-256 is sum: the same files its placeholder names, or an error when the text is not
+// srcSum is sum: the same files its placeholder names, or an error when the text is not
 // what the plan read. The bytes the plan read (sum is its kept.src) are only decoded: what
 // the plan found (the secrets, whether the original JSON is kept, the hashes) is reused,
 // and the store checks the hashes as it writes (offload.Saver).
-func (ch *change) blob(raw string, sum [sha256.Size]byte) (offload.Blob, error) {
+func (ch *change) blob(raw string, sum uint64) (offload.Blob, error) {
 	k := &ch.kept
 	var b offload.Blob
 	if sum == k.src {
@@ -284,7 +284,7 @@ func Plan(t *transcript.Transcript, o Options) ([]transcript.Edit, []offload.Blo
 		edits = append(edits, ch.edit)
 		if ch.kept.hash != "" {
 			raw := t.Slice(ch.edit.Span)
-			b, err := ch.blob(raw, sha256.Sum256([]byte(raw)))
+			b, err := ch.blob(raw, srcSum(raw))
 			if err != nil {
 				panic("snip: " + err.Error()) // the plan read this very text
 			}
@@ -329,14 +329,14 @@ type facts struct {
 
 // kept names the files a cleared text is kept in: the text as the model reads it and, when
 // re-encoding that text would not give the document's bytes back, the original JSON. src
-// is the SHA-256 of the document's bytes they were made from, size and rawSize their
+// is the srcSum of the document's bytes they were made from, size and rawSize their
 // lengths: when the same bytes come to be written and both files are stored already
 // (offload.Saver.Stored), they are referenced without being made again (keepIn); when
 // they are not, the files are made from the bytes with what the plan found (found: the
 // secrets redacted), not found again (change.blob).
 type kept struct {
 	hash, raw     string
-	src           [sha256.Size]byte
+	src           uint64
 	size, rawSize int
 	found         found
 }
@@ -363,8 +363,17 @@ const rawNote = "; original JSON: sha256:"
 // keptOf is where blob b, made from the document's bytes raw with the secrets f redacted,
 // keeps them.
 func keptOf(raw string, b offload.Blob, f found) kept {
-	return kept{hash: b.Hash, raw: b.RawHash, src: sha256.Sum256([]byte(raw)), size: len(b.Data), rawSize: len(b.RawData), found: f}
+	return kept{hash: b.Hash, raw: b.RawHash, src: srcSum(raw), size: len(b.Data), rawSize: len(b.RawData), found: f}
 }
+
+// srcSum tells the bytes a plan read from others: a seeded 64-bit hash (hash/maphash),
+// several times as fast as SHA-256, whose seed is this process's. It does not name a file:
+// it checks that the bytes written are those the plan named the files of, which the store
+// checks again by their SHA-256 as it writes them, and a streamed document is checked
+// unchanged as a whole between its passes (cli).
+func srcSum(raw string) uint64 { return maphash.String(srcSeed, raw) }
+
+var srcSeed = maphash.MakeSeed()
 
 // factsOf reads the facts of block b of t (a call or a result), or takes them from the
 // plan of the request before (Options.Kept, KeptMemo.facts) where the block is there,
@@ -399,10 +408,7 @@ func readFacts(t *transcript.Transcript, b *transcript.Block, o Options, c token
 		}
 		if o.Store != "" && !f.cleared && !f.content.IsZero() {
 			raw := t.Slice(f.content)
-			f.kept = o.Kept.of(raw, f.label, func() kept {
-				b, secrets := keepFound(o.Redact, raw, f.label, false)
-				return keptOf(raw, b, secrets)
-			})
+			f.kept = o.Kept.of(raw, f.label, func() kept { return keptFor(o.Redact, raw, f.label, false) })
 		}
 	}
 	return f
@@ -837,8 +843,7 @@ func inputStub(t *transcript.Transcript, b *transcript.Block, c tokens.Counter, 
 		return "", kept{}, 0, false
 	}
 	if dir != "" {
-		kb, secrets := keepFound(rd, raw, "", b.BodyJSON)
-		in = keptOf(raw, kb, secrets)
+		in = keptFor(rd, raw, "", b.BodyJSON)
 	}
 	at := in.at(dir)
 	if b.BodyJSON {

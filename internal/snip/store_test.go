@@ -2,12 +2,12 @@ package snip
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -316,6 +316,67 @@ func TestKeepSpelling(t *testing.T) {
 	}
 }
 
+// TestKeptForIsKeepFound: what a plan names of a text (keptFor, which decodes into a reused
+// buffer and keeps nothing) is what keeping it names (keptOf of keepFound), with and without
+// redaction, one text after another (the buffer of a long text reused for a short one).
+func TestKeptForIsKeepFound(t *testing.T) {
+	key := "sk-ant-api03-" + strings.Repeat("Ab9x", 20) + "AA"
+	png := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+	cases := []struct {
+		raw, label string
+		value      bool
+	}{
+		{q(big("line\tone\n")), "", false},
+		{`"a <b> & \"c\"\n"`, "", false},
+		{`"a \u003cb>"`, "", false},
+		{`"a \/ b"`, "", false},
+		{`"bad \ud800 surrogate"`, "", false},
+		{`"sep \u2028 and ` + "\u2028" + ` raw"`, "", false},
+		{`""`, "", false},
+		{`"plain, no escape"`, "", false},
+		{"\"bad \xff utf8 \xc3\"", "", false},
+		{`"caf\u00e9, caf` + "\u00e9" + `"`, "", false},
+		{`"[read_file for 'x'] Result:\nbody"`, "[read_file for 'x'] Result:\n", false},
+		{`"[read_file for 'x'] Result:\nbody \u0041"`, "[read_file for 'x'] Result:\n", false},
+		{`"no label here"`, "[read_file for 'x'] Result:\n", false},
+		{q("export ANTHROPIC_API_KEY=" + key + "\n" + big("x")), "", false},
+		{`"url https://h/?k=sk-ant-api03%2D` + strings.Repeat("Ab9x", 20) + `AA"`, "", false},
+		{`[{"type":"text","text":` + q(big("caption")) + `},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + png + `"}},{"type":"text","text":"second"}]`, "", false},
+		{`[{"type":"text","text":"token: ` + key + `"}]`, "", false},
+		{`[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + png + `"}}]`, "", false},
+		{`{"file_path": "/a", "key": "` + key + `"}`, "", true},
+		{`{"command": "ls"}`, "", true},
+	}
+	secrets, rawSecrets, raws := 0, 0, 0
+	for _, rd := range []*redact.Redactor{nil, redact.New()} {
+		for round := 0; round < 2; round++ {
+			for i, c := range cases {
+				if round == 1 {
+					c = cases[len(cases)-1-i] // short after long, and the other way
+				}
+				b, f := keepFound(rd, c.raw, c.label, c.value)
+				want := keptOf(c.raw, b, f)
+				got := keptFor(rd, c.raw, c.label, c.value)
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("redact %v, %.80s: keptFor = %+v, want %+v", rd != nil, c.raw, got, want)
+				}
+				if len(got.found.text) > 0 {
+					secrets++
+				}
+				if len(got.found.raw) > 0 {
+					rawSecrets++
+				}
+				if got.raw != "" {
+					raws++
+				}
+			}
+		}
+	}
+	if secrets == 0 || rawSecrets == 0 || raws == 0 {
+		t.Fatalf("the cases do not test what they should: %d texts with a secret, %d originals with one, %d kept with their JSON", secrets, rawSecrets, raws)
+	}
+}
+
 // TestRestoreLeavesOthers: placeholders that name no file (--no-store, older versions) and
 // texts that only look like placeholders stay as they are.
 func TestRestoreLeavesOthers(t *testing.T) {
@@ -417,7 +478,7 @@ func TestBlobReusesPlan(t *testing.T) {
 		text := tr.Slice(ch.edit.Span)
 		want := keep(o.Redact, text, ch.label, ch.value)
 		ch.rd = nil // found nothing, were it asked
-		got, err := ch.blob(text, sha256.Sum256([]byte(text)))
+		got, err := ch.blob(text, srcSum(text))
 		if err != nil {
 			t.Fatalf("change %d: %v", i, err)
 		}
@@ -441,7 +502,7 @@ func TestBlobReusesPlan(t *testing.T) {
 		}
 		other := strings.Replace(text, "b.go", "c.go", 1)
 		if other != text {
-			if _, err := ch.blob(other, sha256.Sum256([]byte(other))); err == nil || !strings.Contains(err.Error(), "changed since it was read") {
+			if _, err := ch.blob(other, srcSum(other)); err == nil || !strings.Contains(err.Error(), "changed since it was read") {
 				t.Errorf("change %d: other bytes: %v", i, err)
 			}
 		}

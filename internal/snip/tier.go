@@ -2,7 +2,6 @@ package snip
 
 import (
 	"cmp"
-	"crypto/sha256"
 	"fmt"
 	"time"
 
@@ -160,7 +159,7 @@ func (k *keeper) edit(i int, text string) ([]transcript.Edit, error) {
 	}
 	// The same bytes as the plan read, whose files are stored already: referenced,
 	// neither decoded, redacted and hashed again nor written.
-	kp, src := ch.kept, sha256.Sum256([]byte(text))
+	kp, src := ch.kept, srcSum(text)
 	if kp.src == src {
 		stored, err := k.sv.Stored(kp.hash, kp.size, kp.raw, kp.rawSize)
 		if err != nil {

@@ -3,6 +3,7 @@ package transcript
 import (
 	"fmt"
 	"io"
+	"math/bits"
 	"sort"
 	"unicode/utf8"
 )
@@ -122,6 +123,72 @@ func Quoted(s, lit string) bool {
 	}
 	return eat(s[start:]) && lit == ""
 }
+
+// QuotedLit reports whether lit, a JSON string literal, is Quote of the text it stands for
+// (Quoted(s, lit) with s decoded from lit), without decoding it: one pass over lit, eight
+// bytes at a time where it holds no escape and no byte above ASCII. Deciding whether a
+// stored text needs its original literal beside it (ctx-snip) no longer decodes it first.
+func QuotedLit(lit string) bool {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return false
+	}
+	s := lit[1 : len(lit)-1]
+	for i := 0; i < len(s); {
+		// What Quote writes as itself: ASCII from the space on, but a quote and a
+		// backslash (stop has the high bit set of each byte that is not, and maybe of
+		// bytes after one, which the byte loop then looks at anyway).
+		if i+8 <= len(s) {
+			x := load64(s, i)
+			q, b := x^quotes, x^slashs
+			stop := ((q-ones)&^q | (b-ones)&^b | (x-spaces)&^x | x) & highs
+			if stop == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(stop) / 8 // (the lowest byte marked is one: a borrow only marks bytes after it)
+		}
+		c := s[i]
+		switch {
+		case c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf:
+			i++
+		case c == '\\':
+			// An escape is Quote's when it is how Quote writes the character it stands for:
+			// the two-byte ones but \/ are.
+			if i+1 < len(s) && shortEscape[s[i+1]] {
+				i += 2
+				continue
+			}
+			r, n := unescapeAt(s[i:])
+			switch {
+			case n == 0:
+				return false
+			case r < 0x20 || r == '"' || r == '\\':
+				if s[i:i+n] != quoteEscape(byte(r)) {
+					return false
+				}
+			case r == '\u2028' || r == '\u2029':
+				if s[i:i+n] != `\u202`+string(quoteHex[r&0xf]) {
+					return false
+				}
+			default:
+				return false // Quote writes it as itself
+			}
+			i += n
+		case c < utf8.RuneSelf:
+			return false // a control character or a quote as itself
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				return false
+			}
+			i += size
+		}
+	}
+	return true
+}
+
+// shortEscape marks the letters of the two-byte escapes Quote writes.
+var shortEscape = [256]bool{'"': true, '\\': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
 
 // quoteHex is the digits of Quote's \u escapes.
 const quoteHex = "0123456789abcdef"

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestApply(t *testing.T) {
@@ -87,5 +88,41 @@ func checkQuoted(t *testing.T, s string) {
 		if got := Quoted(s, lit); got != (lit == want) {
 			t.Fatalf("Quoted(%q, %q) = %v, Quote gives %s", s, lit, got, want)
 		}
+		checkQuotedLit(t, lit)
+	}
+}
+
+// quotedLitSeeds are literals whose escapes take each of QuotedLit's branches: Quote's own
+// and every other escape of the same characters, surrogates, bytes above ASCII.
+var quotedLitSeeds = []string{`""`, `"plain text, long enough for a word or two"`, `"a\"b\\c\n\r\t\b\f"`,
+	`"\u0000\u001f\u001F\u000a\u0008\u0022\u005c\u002f\/"`, `"\u2028\u2029\u202a\u2028x"`, "\"raw \u2028 and \u2029\"",
+	`"\ufffd \ud800 \udc00 \ud83d\ude00 \u00e9 \u00zz"`, "\"bad\xffutf8\xc3\"", "\"caf\u00e9 日本語 🎉 \xe2\x80\"",
+	`"\x"`, `"ab\"`, `"\u12"`, "\"a\nb\"", "\"tab\there\"", `"12345678\n12345678\\"`, `"a"b"`, `"`, `x`,
+	`"0123456789abcdef\n01234567\u00e9 caf` + "é" + ` 0123456789\u2028 0123456789abcdef` + "\u2029" + ` 0123456789abcdef\t"`,
+	"\"0123456789abcdef\x01 0123456789abcdef\"0123456789abcdef \xff 0123456789abcdef\""}
+
+// TestQuotedLit: QuotedLit(lit) is Quoted of the text lit stands for, on literals spelled
+// every way.
+func TestQuotedLit(t *testing.T) {
+	for _, lit := range quotedLitSeeds {
+		checkQuotedLit(t, lit)
+	}
+	for _, s := range quotedSeeds {
+		if utf8.ValidString(s) && !QuotedLit(Quote(s)) { // (invalid UTF-8 is spelled \ufffd, which reads back as U+FFFD)
+			t.Errorf("QuotedLit(Quote(%q)) = false", s)
+		}
+	}
+}
+
+func FuzzQuotedLit(f *testing.F) {
+	for _, lit := range quotedLitSeeds {
+		f.Add(lit)
+	}
+	f.Fuzz(checkQuotedLit)
+}
+
+func checkQuotedLit(t *testing.T, lit string) {
+	if got, want := QuotedLit(lit), Quoted(decodeString(lit), lit); got != want {
+		t.Fatalf("QuotedLit(%q) = %v, Quoted of its text %v", lit, got, want)
 	}
 }
