@@ -92,6 +92,10 @@ func Quoted(s, lit string) bool {
 	}
 	start := 0
 	for i := 0; i < len(s); {
+		i = plainRun(s, i)
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
 			i++
@@ -121,6 +125,24 @@ func Quoted(s, lit string) bool {
 		i += size
 	}
 	return eat(s[start:]) && lit == ""
+}
+
+// plainRun is where, from s[i], the first eight-byte word of s starts that may hold a byte
+// Quote writes otherwise than as itself (a quote, a backslash, a control character, or
+// one that is not ASCII), or the last bytes of s that do not make a word: the bytes before
+// it are crossed a word at a time (validString's test, with the high bits of the word
+// itself), not a byte at a time. A result is mostly such bytes, and ctx-persist asks
+// Quoted of every result it stores, twice of a Codex one.
+func plainRun(s string, i int) int {
+	for i+8 <= len(s) {
+		x := load64(s, i)
+		q, b := x^quotes, x^slashs
+		if ((q-ones)&^q|(b-ones)&^b|(x-spaces)&^x|x)&highs != 0 {
+			return i
+		}
+		i += 8
+	}
+	return i
 }
 
 // quoteHex is the digits of Quote's \u escapes.
@@ -157,6 +179,10 @@ func Quote(s string) string {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		i = plainRun(s, i)
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
 			i++
