@@ -247,7 +247,13 @@ func offloadUnit(u *unit, o Options, c tokens.Counter, tool, callID string) (tra
 	}
 	r.Path = store.Path(o.Store, r.Hash)
 	newOuter := u.replace(offloaded(shown(text, n), r))
-	before, after := c.Count(u.outer), c.Count(newOuter)
+	// The text stored is often the whole body (no wrapper, label or redaction): its count
+	// is the one just made, not a second hash of it and a lookup in the count cache.
+	before := r.Tokens
+	if u.outer != text {
+		before = c.Count(u.outer)
+	}
+	after := c.Count(newOuter)
 	if len(newOuter) >= len(u.outer) || after >= before {
 		return transcript.Edit{}, Blob{}, 0, false
 	}

@@ -75,11 +75,15 @@ type literal struct {
 
 // literalIndex finds every literal of every matcher in one pass over a text: a table of
 // the byte pairs literals start with rules out most places at once, and the literals that
-// start with a place's first byte are compared there.
+// start with a place's two bytes are compared there. (Listing them by the first byte
+// alone compared "secret" and the sk- keys wherever "s" met a letter a name word starts
+// with: "st", "sp"; by the pair, only where the place starts "se" or "sk".)
 type literalIndex struct {
-	lits  []literal
-	pair  [1 << 16]bool
-	first [256][]int32
+	lits []literal
+	// pair is, for each byte pair, 0 when no literal starts with it, else 1 + the index
+	// in byPair of the literals that do, in the order they were added.
+	pair   [1 << 16]uint8
+	byPair [][]int32
 }
 
 var literals = sync.OnceValue(func() *literalIndex {
@@ -92,9 +96,16 @@ var literals = sync.OnceValue(func() *literalIndex {
 			c0, c1 = cases(l.s[0]), cases(l.s[1])
 		}
 		for _, a := range c0 {
-			x.first[a] = append(x.first[a], k)
 			for _, b := range c1 {
-				x.pair[int(a)<<8|int(b)] = true
+				p := int(a)<<8 | int(b)
+				if x.pair[p] == 0 {
+					if len(x.byPair) == 255 {
+						panic("redact: more than 255 pairs start a literal")
+					}
+					x.byPair = append(x.byPair, nil)
+					x.pair[p] = uint8(len(x.byPair))
+				}
+				x.byPair[x.pair[p]-1] = append(x.byPair[x.pair[p]-1], k)
 			}
 		}
 	}
@@ -126,10 +137,11 @@ func scan(w []byte) (perDetector [][]int, names []int) {
 	x := literals()
 	perDetector = make([][]int, len(detectors()))
 	for i := 0; i+1 < len(w); i++ {
-		if !x.pair[int(w[i])<<8|int(w[i+1])] {
+		p := x.pair[int(w[i])<<8|int(w[i+1])]
+		if p == 0 {
 			continue
 		}
-		for _, k := range x.first[w[i]] {
+		for _, k := range x.byPair[p-1] {
 			l := &x.lits[k]
 			if !hasPrefix(w[i:], l.s, l.fold) {
 				continue

@@ -3,7 +3,6 @@ package transcript
 import (
 	"fmt"
 	"io"
-	"math/bits"
 	"sort"
 	"unicode/utf8"
 )
@@ -93,6 +92,10 @@ func Quoted(s, lit string) bool {
 	}
 	start := 0
 	for i := 0; i < len(s); {
+		i = plainRun(s, i)
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
 			i++
@@ -134,18 +137,9 @@ func QuotedLit(lit string) bool {
 	}
 	s := lit[1 : len(lit)-1]
 	for i := 0; i < len(s); {
-		// What Quote writes as itself: ASCII from the space on, but a quote and a
-		// backslash (stop has the high bit set of each byte that is not, and maybe of
-		// bytes after one, which the byte loop then looks at anyway).
-		if i+8 <= len(s) {
-			x := load64(s, i)
-			q, b := x^quotes, x^slashs
-			stop := ((q-ones)&^q | (b-ones)&^b | (x-spaces)&^x | x) & highs
-			if stop == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(stop) / 8 // (the lowest byte marked is one: a borrow only marks bytes after it)
+		i = plainRun(s, i) // what Quote writes as itself, crossed a word at a time
+		if i >= len(s) {
+			break
 		}
 		c := s[i]
 		switch {
@@ -190,6 +184,24 @@ func QuotedLit(lit string) bool {
 // shortEscape marks the letters of the two-byte escapes Quote writes.
 var shortEscape = [256]bool{'"': true, '\\': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
 
+// plainRun is where, from s[i], the first eight-byte word of s starts that may hold a byte
+// Quote writes otherwise than as itself (a quote, a backslash, a control character, or
+// one that is not ASCII), or the last bytes of s that do not make a word: the bytes before
+// it are crossed a word at a time (validString's test, with the high bits of the word
+// itself), not a byte at a time. A result is mostly such bytes, and ctx-persist asks
+// Quoted of every result it stores, twice of a Codex one.
+func plainRun(s string, i int) int {
+	for i+8 <= len(s) {
+		x := load64(s, i)
+		q, b := x^quotes, x^slashs
+		if ((q-ones)&^q|(b-ones)&^b|(x-spaces)&^x|x)&highs != 0 {
+			return i
+		}
+		i += 8
+	}
+	return i
+}
+
 // quoteHex is the digits of Quote's \u escapes.
 const quoteHex = "0123456789abcdef"
 
@@ -224,6 +236,10 @@ func Quote(s string) string {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		i = plainRun(s, i)
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
 			i++

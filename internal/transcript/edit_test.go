@@ -46,7 +46,13 @@ func TestApply(t *testing.T) {
 // Quote must spell strings exactly as encoding/json does without HTML escaping (what
 // Go 1.22+ writes), and decode back to the same text.
 func TestQuoteMatchesEncodingJSON(t *testing.T) {
-	for _, s := range []string{"", "plain", "a\"b\\c", "\n\r\t\b\f\x00\x1f\x7f", "<tag> & </tag>", "日本語 🎉", "\u2028\u2029", "bad\xffutf8\xc3"} {
+	texts := []string{"", "plain", "a\"b\\c", "\n\r\t\b\f\x00\x1f\x7f", "<tag> & </tag>", "日本語 🎉", "\u2028\u2029", "bad\xffutf8\xc3"}
+	for _, seed := range texts[1:] {
+		for off := range 17 { // in, across and after the words Quote crosses whole
+			texts = append(texts, strings.Repeat("abcdefgh", 3)[:off]+seed+"ijklmnopqrstuvwx")
+		}
+	}
+	for _, s := range texts {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
@@ -68,6 +74,13 @@ var quotedSeeds = []string{"", "plain", "a\"b\\c", "\n\r\t\b\f\x00\x1f\x7f", "<t
 func TestQuoted(t *testing.T) {
 	for _, s := range quotedSeeds {
 		checkQuoted(t, s)
+	}
+	// Each seed at each offset in a long plain text, so that it falls in, across and
+	// after the eight-byte words Quoted crosses whole.
+	for _, seed := range quotedSeeds {
+		for off := range 17 {
+			checkQuoted(t, strings.Repeat("abcdefgh", 3)[:off]+seed+"ijklmnopqrstuvwx")
+		}
 	}
 }
 

@@ -296,14 +296,26 @@ func locateArray(doc string, root jval, rf *rootFields, path string) (jval, stri
 
 // recordValue is the JSON value a validated text holds (a record line, or a whole
 // document), base being the text's document offset: white space around it is not part of
-// it.
+// it. Valid text is one value between white space, so the value ends where the white
+// space after it starts: found from the end, not by walking the value (valueEnd walked
+// every record line once more, twice for a streamed Codex or Claude Code record).
+//
+// On a text that is not valid the value may take in what follows it; its members are
+// the same (members stops at the bracket that closes the object, where valueEnd did).
 func recordValue(text string, base int) jval {
 	i := firstNonSpace(text)
 	if i < 0 {
 		return jval{}
 	}
-	return jval{text[i:valueEnd(text, i)], base + i}
+	j := len(text)
+	for j > i && isSpace(text[j-1]) {
+		j--
+	}
+	return jval{text[i:j], base + i}
 }
+
+// isSpace tells the JSON white space skipSpace passes over.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // splitRecords cuts the document into its non-blank lines.
 func splitRecords(doc string) []Record {

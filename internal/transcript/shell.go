@@ -8,7 +8,53 @@ import "github.com/tidwall/gjson"
 // A Get of each walked past the whole output (most of the text) again. A member text does
 // not have, or all of them when text is not an object, does not Exist. text is not
 // validated.
+//
+// A valid text is walked by the package's scanner, which crosses the output a quote at a
+// time and decodes it a backslash at a time (decodeString); gjson's walk and decoding went
+// a byte at a time, and were most of what ctx-summarize spent reading a Codex result
+// besides counting it. Where text is no valid JSON, gjson's reading of it is kept
+// (shellWrapperGJSON): what gjson makes of a broken object is its own.
 func ShellWrapper(text string) (output, metadata gjson.Result) {
+	i := 0
+	for i < len(text) && text[i] <= ' ' { // what gjson.Parse passes over
+		i++
+	}
+	if i == len(text) || text[i] != '{' {
+		return // not an object
+	}
+	end, ok := validValue(text, i)
+	if !ok || skipSpace(text, 0) != i || skipSpace(text, end) != len(text) { // (Valid)
+		return shellWrapperGJSON(text)
+	}
+	v := jval{raw: text[i:end], at: i}
+	v.members(func(key string, val jval) bool {
+		switch key {
+		case "output":
+			if !output.Exists() {
+				output = gjsonResult(val)
+			}
+		case "metadata":
+			if !metadata.Exists() {
+				metadata = gjsonResult(val)
+			}
+		}
+		return !output.Exists() || !metadata.Exists()
+	})
+	return output, metadata
+}
+
+// gjsonResult is the gjson.Result a gjson walk over the document gives for v.
+func gjsonResult(v jval) gjson.Result {
+	if v.isString() {
+		return gjson.Result{Type: gjson.String, Raw: v.raw, Str: decodeString(v.raw), Index: v.at}
+	}
+	r := gjson.Parse(v.raw)
+	r.Index = v.at
+	return r
+}
+
+// shellWrapperGJSON is ShellWrapper read by gjson, for a text that is no valid JSON.
+func shellWrapperGJSON(text string) (output, metadata gjson.Result) {
 	r := gjson.Parse(text)
 	if !r.IsObject() {
 		return
