@@ -458,17 +458,38 @@ func TestRestoreSnipped(t *testing.T) {
 // left as they were.
 func TestSnipStoresPersistedOnce(t *testing.T) {
 	snipAll := []string{"--trigger", "0", "--target", "0", "--keep", "0", "--repay", "0", "--clear-at-least", "0", "--now", "2100-01-01T00:00:00Z"}
+	// files is the texts stored, by hash (files of their own or packed).
 	files := func(dir string) map[string]string {
 		t.Helper()
 		m := map[string]string{}
+		s, err := store.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		hashes, err := s.Hashes("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hashes {
+			b, err := s.Get(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m[h] = string(b)
+		}
+		return m
+	}
+	// copies is how many times text is written in the store's files, packs included.
+	copies := func(dir, text string) (n int) {
 		filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-			if err == nil && e.Type().IsRegular() && store.ValidHash(e.Name()) {
+			if err == nil && e.Type().IsRegular() && e.Name() != store.IndexName {
 				b, _ := os.ReadFile(p)
-				m[p] = string(b)
+				n += strings.Count(string(b), text)
 			}
 			return nil
 		})
-		return m
+		return n
 	}
 	for _, format := range testgen.Formats {
 		var buf bytes.Buffer
@@ -508,6 +529,11 @@ func TestSnipStoresPersistedOnce(t *testing.T) {
 		}
 		if references == 0 {
 			t.Errorf("%s: ctx-snip cleared no ctx-persist reference (%d files before, %d after)", format, len(before), len(after))
+		}
+		for h, stored := range before {
+			if n := copies(dir, stored); len(stored) > 1000 && n != 1 {
+				t.Errorf("%s: ctx-persist's %s written %d times in the store", format, h[:12], n)
+			}
 		}
 	}
 }

@@ -91,6 +91,11 @@ type Store struct {
 	// each open, so that a file is written, checked and named with one system call each
 	// rather than a walk from the root every time.
 	shards map[string]*os.Root
+	// swept: the directories this run removed stale temp files from (the first time it
+	// wrote there), or made.
+	swept map[string]bool
+	// packs: where the texts stored in packs are, read from their indexes (pack.go).
+	packs packSet
 
 	// deferred: Commit and Append do not wait for the disk; SyncWritten does it later.
 	deferred bool
@@ -290,7 +295,7 @@ func Open(dir string) (*Store, error) {
 		root.Close()
 		return nil, fmt.Errorf("store %q: changed while it was opened", dir)
 	}
-	return &Store{dir: abs, root: root, perm: st.Mode().Perm(), shards: map[string]*os.Root{}}, nil
+	return &Store{dir: abs, root: root, perm: st.Mode().Perm(), shards: map[string]*os.Root{}, swept: map[string]bool{}}, nil
 }
 
 // Close releases the store's directory handles.
@@ -320,6 +325,9 @@ func (s *Store) Path(h string) string { return Path(s.dir, h) }
 // files uses a Batch, which syncs them all at once.
 func (s *Store) Put(data []byte) (h string, created bool, err error) {
 	h = Hash(data)
+	if s.packIntact(h, data) {
+		return h, false, nil
+	}
 	sh, err := s.mkdirShard(h[:2], !s.deferred)
 	if err != nil {
 		return h, false, err
@@ -341,17 +349,23 @@ func (s *Store) Put(data []byte) (h string, created bool, err error) {
 	return h, created, nil
 }
 
-// Has reports whether a regular file of size bytes is stored under h: a reference to text
-// stored before (by an earlier run, or ctx-persist earlier in the same pipeline) needs no
-// write. It looks at the name and the size only, not at the bytes (Put and Batch.Add compare
-// them): a file is named only once complete, so a named file of the right size is the one
-// written, unless the disk or a person altered it, which Get detects (ErrCorrupt).
+// Has reports whether a text of size bytes is stored under h, in a regular file of its
+// own or in a pack: a reference to text stored before (by an earlier run, or ctx-persist
+// earlier in the same pipeline) needs no write. It looks at the name and the size only,
+// not at the bytes (Put and Batch.Add compare them): a file or a pack's index is named
+// only once complete, so a named text of the right size is the one written, unless the
+// disk or a person altered it, which Get detects (ErrCorrupt). The packs' indexes are read
+// the first time, not again: a pack another process writes meanwhile is not seen, and its
+// texts are written again if asked.
 func (s *Store) Has(h string, size int) bool {
 	if !ValidHash(h) {
 		return false
 	}
-	sh, err := s.mkdirShard(h[:2], false)
-	if err != nil {
+	if loc, ok := s.packed(h, false); ok {
+		return loc.size == int64(size)
+	}
+	sh, err := s.openDir(h[:2], false, false)
+	if err != nil || sh == nil {
 		return false
 	}
 	st, err := sh.Lstat(h)
@@ -388,18 +402,29 @@ func (s *Store) place(sh *os.Root, tmp, h string, size int) (created bool, err e
 // only once its bytes are on disk, so a name never points at a partial file, whatever
 // happens; a batch never committed leaves only temp files, which Abort removes (and a
 // later run's sweep, after a crash). Add may be called from several goroutines.
+//
+// A batch that has more than packMin new texts writes them as one pack instead (pack.go):
+// the texts one after the other in one file, PacksDir/<hash>.pack, and where each is in a
+// second, PacksDir/<hash>.idx, both synced then named (the index last) by Commit: a few
+// system calls and fsyncs in all, where a file a text cost ctx-snip more system time than
+// the rest of its work.
 type Batch struct {
 	s     *Store
 	mu    sync.Mutex
 	files map[string]*batchFile
 	order []*batchFile
+	fresh int         // new texts added
+	held  int         // bytes of them kept in memory (batchFile.data)
+	pack  *packWriter // past packMin of them
 }
 
 type batchFile struct {
-	hash string
-	sh   *os.Root // its shard
-	tmp  string   // its temp name in the shard; "" when an intact copy was stored already
-	size int
+	hash   string
+	sh     *os.Root // its shard
+	tmp    string   // its temp name in the shard; "" when an intact copy was stored already
+	size   int
+	packed bool   // written into the batch's pack
+	data   []byte // its bytes, kept until Commit (maxHeld)
 }
 
 // Batch starts a batch of files for the store.
@@ -429,16 +454,56 @@ func (b *Batch) Add(data []byte) (h string, err error) {
 		}
 		b.mu.Unlock()
 	}()
-	f.sh, err = b.s.mkdirShard(h[:2], false) // synced by Commit
-	if err != nil {
-		return h, err
-	}
-	if b.s.intact(f.sh, h, data) {
+	if b.s.packIntact(h, data) {
 		return h, nil
 	}
-	f.tmp, err = b.s.writeTemp(f.sh, h[:2], data, false)
+	if sh, err := b.s.openDir(h[:2], false, false); err == nil && sh != nil && b.s.intact(sh, h, data) {
+		return h, nil
+	}
+	b.mu.Lock()
+	b.fresh++
+	packing := b.fresh > packMin
+	if packing {
+		err = b.startPack()
+	}
+	hold := !packing && b.held+len(data) <= maxHeld
+	if hold {
+		b.held += len(data)
+	}
+	w := b.pack
+	b.mu.Unlock()
+	switch {
+	case err != nil:
+		return h, err
+	case packing:
+		f.packed = true
+		if err := w.add(h, bytes.NewReader(data), int64(len(data))); err != nil {
+			return h, fmt.Errorf("store %q: write %s: %w", b.s.dir, PacksDir, reason(err))
+		}
+		return h, nil
+	case hold:
+		// Not known yet: a file of its own or a place in the pack (Commit decides).
+		f.data = bytes.Clone(data)
+		return h, nil
+	}
+	err = f.writeLoose(b.s, data)
 	return h, err
 }
+
+// writeLoose writes f's bytes under a temp name in its shard, not synced (Commit does).
+func (f *batchFile) writeLoose(s *Store, data []byte) (err error) {
+	f.sh, err = s.mkdirShard(f.hash[:2], false)
+	if err != nil {
+		return err
+	}
+	f.tmp, err = s.writeTemp(f.sh, f.hash[:2], data, false)
+	return err
+}
+
+// maxHeld is how many bytes of the first packMin new texts a Batch keeps in memory until
+// Commit knows whether they go to a pack or to files of their own: past it a text is
+// written at once to a temp file in its shard (and copied into the pack if there is one).
+const maxHeld = 4 << 20
 
 // Commit makes every file added durable under its name and reports which of them this
 // batch created (not stored before, nor by a concurrent writer first). On error, the files
@@ -446,6 +511,20 @@ func (b *Batch) Add(data []byte) (h string, err error) {
 func (b *Batch) Commit() (created map[string]bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.pack != nil {
+		defer b.abort()
+		return b.commitPack()
+	}
+	for _, f := range b.order {
+		if f.data != nil {
+			err := f.writeLoose(b.s, f.data)
+			f.data = nil
+			if err != nil {
+				b.abort()
+				return nil, err
+			}
+		}
+	}
 	var shards []string
 	seen := map[string]bool{}
 	for _, f := range b.order {
@@ -500,10 +579,14 @@ func (b *Batch) Abort() {
 
 func (b *Batch) abort() {
 	for _, f := range b.order {
+		f.data = nil
 		if f.tmp != "" {
 			f.sh.Remove(f.tmp)
 			f.tmp = ""
 		}
+	}
+	if b.pack != nil {
+		b.pack.abort()
 	}
 }
 
@@ -513,13 +596,33 @@ func (b *Batch) abort() {
 // later files of the run find the shard open, checked and swept. A new directory's name is
 // synced at once when sync is set (a Batch syncs it with its files).
 func (s *Store) mkdirShard(shard string, sync bool) (*os.Root, error) {
+	sh, err := s.openDir(shard, true, sync)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	first := !s.swept[shard]
+	s.swept[shard] = true
+	s.mu.Unlock()
+	if first {
+		s.sweep(shard)
+	}
+	return sh, nil
+}
+
+// openDir is mkdirShard, or with create unset the same for a directory that exists
+// already: nil, nil when it does not (nothing to read there, nothing made).
+func (s *Store) openDir(shard string, create, sync bool) (*os.Root, error) {
 	s.mu.Lock()
 	sh := s.shards[shard]
 	s.mu.Unlock()
 	if sh != nil {
 		return sh, nil
 	}
-	err := s.root.Mkdir(shard, 0o700)
+	err := fs.ErrExist
+	if create {
+		err = s.root.Mkdir(shard, 0o700)
+	}
 	made := err == nil
 	switch {
 	case made && sync:
@@ -530,6 +633,9 @@ func (s *Store) mkdirShard(shard string, sync bool) (*os.Root, error) {
 		return nil, fmt.Errorf("store %q: create %s: %w", s.dir, shard, reason(err))
 	}
 	st, err := s.root.Lstat(shard)
+	if !create && errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store %q: %s: %w", s.dir, shard, reason(err))
 	}
@@ -556,8 +662,10 @@ func (s *Store) mkdirShard(shard string, sync bool) (*os.Root, error) {
 	}
 	s.shards[shard] = sh
 	s.mu.Unlock()
-	if !made {
-		safefile.RemoveStale(filepath.Join(s.dir, shard), isTemp, time.Now())
+	if made {
+		s.mu.Lock()
+		s.swept[shard] = true // new: nothing to sweep
+		s.mu.Unlock()
 	}
 	return sh, nil
 }
@@ -619,22 +727,11 @@ var compareBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); retu
 // writeTemp writes data to a new file in shard sh (named dir) with a name no other writer
 // uses, and syncs it when sync is set. It returns the name, in the shard.
 func (s *Store) writeTemp(sh *os.Root, dir string, data []byte, sync bool) (string, error) {
-	var f *os.File
-	var tmp string
-	for try := 0; ; try++ {
-		var rnd [8]byte
-		rand.Read(rnd[:])
-		tmp = tempPrefix + hex.EncodeToString(rnd[:])
-		var err error
-		f, err = sh.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) || try == 3 {
-			return "", fmt.Errorf("store %q: write %s: %w", s.dir, dir, reason(err))
-		}
+	f, tmp, err := s.createTemp(sh, dir)
+	if err != nil {
+		return "", err
 	}
-	_, err := f.Write(data)
+	_, err = f.Write(data)
 	if err == nil && sync {
 		err = f.Sync()
 	}
@@ -648,6 +745,22 @@ func (s *Store) writeTemp(sh *os.Root, dir string, data []byte, sync bool) (stri
 	return tmp, nil
 }
 
+// createTemp creates a new file in shard sh (named dir) with a name no other writer uses.
+func (s *Store) createTemp(sh *os.Root, dir string) (*os.File, string, error) {
+	for try := 0; ; try++ {
+		var rnd [8]byte
+		rand.Read(rnd[:])
+		tmp := tempPrefix + hex.EncodeToString(rnd[:])
+		f, err := sh.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			return f, tmp, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || try == 3 {
+			return nil, "", fmt.Errorf("store %q: write %s: %w", s.dir, dir, reason(err))
+		}
+	}
+}
+
 // syncDir makes a new name in dir durable; best effort, since not every file system can
 // sync a directory.
 func (s *Store) syncDir(dir string) { syncDir(s.root, dir) }
@@ -659,9 +772,9 @@ func syncDir(r *os.Root, dir string) {
 	}
 }
 
-// Get returns the bytes stored under h after checking that they still have that hash.
-// Only a valid hash resolves, only to a regular file under the store root reached without
-// symbolic links: ErrBadHash, ErrNotFound, ErrNotRegular and ErrCorrupt say why not.
+// Get returns the bytes stored under h, in a file of its own or in a pack, after checking
+// that they still have that hash. Only a valid hash resolves, only to a regular file under
+// the store root reached without symbolic links: ErrBadHash, ErrNotFound, ErrNotRegular and ErrCorrupt say why not.
 func (s *Store) Get(h string) ([]byte, error) {
 	if !ValidHash(h) {
 		return nil, fmt.Errorf("%q: %w", h, ErrBadHash)
@@ -671,6 +784,12 @@ func (s *Store) Get(h string) ([]byte, error) {
 		st, err := s.root.Lstat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
+			if loc, ok := s.packed(h, true); ok {
+				return s.readPacked(h, loc)
+			}
+			if st, err := s.root.Lstat(PacksDir); err == nil && !st.IsDir() {
+				return nil, fmt.Errorf("%s: %w", PacksDir, ErrNotRegular)
+			}
 			return nil, fmt.Errorf("%s: %w", target, ErrNotFound)
 		case err != nil:
 			return nil, fmt.Errorf("%s: %w", target, reason(err))
