@@ -233,6 +233,7 @@ type packWriter struct {
 	tmp     string
 	off     int64
 	entries []packEntry
+	err     error // of a write: the pack cannot be committed
 }
 
 type packEntry struct {
@@ -270,6 +271,7 @@ func (w *packWriter) add(h string, r io.Reader, size int64) error {
 		_, err = w.f.Write([]byte{'\n'})
 	}
 	if err != nil {
+		w.err = err // the offsets after it would be wrong: the pack is not committed
 		return err
 	}
 	w.entries = append(w.entries, packEntry{hash: h, off: w.off, size: size})
@@ -317,6 +319,9 @@ func (b *Batch) commitPack() (created map[string]bool, err error) {
 		}
 		f.sh.Remove(f.tmp)
 		f.tmp = ""
+	}
+	if w.err != nil {
+		return nil, fmt.Errorf("store %q: pack: %w", s.dir, reason(w.err))
 	}
 	if err := w.f.Close(); err != nil {
 		return nil, fmt.Errorf("store %q: pack: %w", s.dir, reason(err))

@@ -5,35 +5,55 @@
 // cache) and llm (the circuit breaker's state), all by safefile's rules; the tiers
 // themselves write nothing.
 //
-// The store is plain files on purpose, so grep -r, ls and cat are its retrieval tools:
+// The store is plain files on purpose, so grep -r and ls work on it, cat on the texts
+// stored a few at a time, and ctx-recall (Get) on every text:
 //
 //	DIR/                  mode 0700
 //	DIR/index.jsonl       mode 0600, one JSON object a line per stored result (Entry)
 //	DIR/ab/               mode 0700, named by the first two hex digits of the hash
 //	DIR/ab/abcdef0123...  mode 0600, the stored bytes exactly, named by their SHA-256
+//	DIR/packs/            mode 0700, texts a Batch stored many at a time (pack.go)
+//	DIR/packs/H.pack      mode 0600, the texts one after the other, each and a newline
+//	DIR/packs/H.idx       mode 0600, "ctxkit-pack 1", then "HASH OFFSET SIZE" a text;
+//	                      H is the SHA-256 of the index (so of the pack too)
+//
+// A text has a file of its own (the path a placeholder names, DIR/ab/HASH, which a file
+// tool or cat reads) when Put stored it or a Batch of at most packMin (8) new texts did; a
+// Batch of more writes one pack, so that clearing a thousand results costs a few files, not
+// a thousand: a packed text has no file at the placeholder's path, and is read by Get
+// (ctx-recall --read PATH, ctx-persist --restore). Stores of loose files only, as earlier
+// versions wrote them, read as before.
 //
 // Promises:
 //
 //   - Put makes a file durable (temp file, fsync, link or rename, fsync of the directory)
 //     before it returns, so a caller that emits a reference after Put never points at a
 //     partial file, whatever happens afterwards. A Batch does the same for many files,
-//     their fsyncs in flight together; never a sync of the whole file system, which would
-//     wait for other processes' dirty pages. A store whose syncing is deferred (DeferSync:
-//     ctx-proxy, to keep the disk off the request path) names files at once and leaves
-//     their durability to SyncWritten, run once the response has gone back.
-//   - Has knows a stored file by its name and size, without reading it: a file is named
-//     only once complete, so a caller referring to text stored before writes nothing.
-//   - The same bytes are one file; several processes may Put and Append into one store at
-//     the same time. Index lines are appended with O_APPEND, one write each, so they are
-//     never interleaved or torn on a local file system.
+//     their fsyncs in flight together, or for its pack: the pack and its index synced,
+//     the pack named, then the index (texts are found through indexes only), then the
+//     folder synced; never a sync of the whole file system, which would wait for other
+//     processes' dirty pages. A store whose syncing is deferred (DeferSync: ctx-proxy, to
+//     keep the disk off the request path) names files and packs at once and leaves their
+//     durability to SyncWritten, run once the response has gone back.
+//   - Has knows a stored text by its name and size, without reading it: a file or an
+//     index is named only once complete, so a caller referring to text stored before
+//     writes nothing. Pack indexes are read once per process.
+//   - The same bytes are stored once (a file, or a place in a pack: Put and Batch.Add of
+//     a text stored either way write nothing); several processes may Put, commit Batches
+//     and Append into one store at the same time (a pack is named by its content: two
+//     writers of the same pack write the same bytes). Index lines are appended with
+//     O_APPEND, one write each, so they are never interleaved or torn on a local file
+//     system.
 //   - Get resolves nothing but a 64-digit lowercase hex hash, under the store root only
-//     (os.Root), refuses symbolic links inside the store, and checks the SHA-256 of what
-//     it read. A reference in a document is data from outside; it cannot name another file.
+//     (os.Root), refuses symbolic links inside the store (a file, a shard, a pack, the
+//     packs folder), and checks the SHA-256 of what it read. A reference in a document is
+//     data from outside; it cannot name another file.
 //   - Tool names and other metadata never become parts of a path.
 //   - Nothing is written through a symbolic link or into another user's folder or index
 //     (safefile's rules): a store named inside a cloned repository may be a link the
 //     repository carries. Temp files (.tmp-<16 hex digits>) a killed run left in a shard
-//     are removed by the next run that writes there.
+//     or in packs/, and a pack left without its index, are removed by the next run that
+//     writes there, once stale (safefile.StaleAfter).
 //   - The default store is outside the work tree (DefaultDir): one per working directory
 //     in the user's state directory, so that nothing offloaded, and none of ctx-proxy's
 //     memory of conversations, is committed with a project. A store Create makes inside a
