@@ -794,7 +794,8 @@ func syncDir(r *os.Root, dir string) {
 
 // Get returns the bytes stored under h, in a file of its own or in a pack, after checking
 // that they still have that hash. Only a valid hash resolves, only to a regular file under
-// the store root reached without symbolic links: ErrBadHash, ErrNotFound, ErrNotRegular and ErrCorrupt say why not.
+// the store root reached without symbolic links: ErrBadHash, ErrNotFound, ErrNotRegular
+// and ErrCorrupt say why not.
 func (s *Store) Get(h string) ([]byte, error) {
 	if !ValidHash(h) {
 		return nil, fmt.Errorf("%q: %w", h, ErrBadHash)
