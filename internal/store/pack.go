@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -95,6 +94,7 @@ func (s *Store) loadPacks() {
 	names, _ := f.Readdirnames(-1)
 	f.Close()
 	sort.Strings(names)
+	var all []packed
 	for _, n := range names {
 		stem, ok := strings.CutSuffix(n, ".idx")
 		if !ok || !ValidHash(stem) || p.read[stem] {
@@ -117,39 +117,64 @@ func (s *Store) loadPacks() {
 			continue
 		}
 		p.read[stem] = true
-		for k, loc := range locs {
-			p.at[k] = loc
-		}
+		all = append(all, locs...)
+	}
+	if len(p.at) == 0 {
+		p.at = make(map[[32]byte]packLoc, len(all)) // sized once, not grown
+	}
+	for _, e := range all {
+		p.at[e.key] = e.loc
 	}
 }
 
 // parseIndex reads a pack index: packMagic, then a line "HASH OFFSET SIZE" per text, in
 // the pack's order. end is where the last text ends.
-func parseIndex(pack string, data []byte) (locs map[[32]byte]packLoc, end int64, ok bool) {
+func parseIndex(pack string, data []byte) (locs []packed, end int64, ok bool) {
 	rest, ok := bytes.CutPrefix(data, []byte(packMagic))
 	if !ok {
 		return nil, 0, false
 	}
-	locs = map[[32]byte]packLoc{}
+	locs = make([]packed, 0, len(rest)/90)
 	for len(rest) > 0 {
 		line, after, found := bytes.Cut(rest, []byte{'\n'})
-		if !found {
+		if !found || len(line) < 68 || line[64] != ' ' {
 			return nil, 0, false
 		}
 		rest = after
-		f := strings.Fields(string(line))
-		if len(f) != 3 || !ValidHash(f[0]) {
+		var e packed
+		if _, err := hex.Decode(e.key[:], line[:64]); err != nil {
 			return nil, 0, false
 		}
-		off, err1 := strconv.ParseInt(f[1], 10, 64)
-		size, err2 := strconv.ParseInt(f[2], 10, 64)
-		if err1 != nil || err2 != nil || off < 0 || size < 0 {
+		off, n := decimal(line[65:])
+		if n == 0 || 65+n >= len(line) || line[65+n] != ' ' {
 			return nil, 0, false
 		}
-		locs[key(f[0])] = packLoc{pack: pack, off: off, size: size}
-		end = max(end, off+size)
+		tail := line[66+n:]
+		size, m := decimal(tail)
+		if m == 0 || m != len(tail) {
+			return nil, 0, false
+		}
+		e.loc.off, e.loc.size = off, size
+		e.loc.pack = pack
+		locs = append(locs, e)
+		end = max(end, e.loc.off+e.loc.size)
 	}
 	return locs, end, true
+}
+
+// packed is a text's place, by the SHA-256 it is stored under.
+type packed struct {
+	key [32]byte
+	loc packLoc
+}
+
+// decimal reads the digits b starts with (at most 18: no overflow), and how many.
+func decimal(b []byte) (v int64, n int) {
+	for n < len(b) && n < 18 && '0' <= b[n] && b[n] <= '9' {
+		v = v*10 + int64(b[n]-'0')
+		n++
+	}
+	return v, n
 }
 
 // readPacked reads the text at loc, from a regular file reached without symbolic links,
