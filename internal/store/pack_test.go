@@ -419,3 +419,28 @@ func TestPackHeld(t *testing.T) {
 		t.Errorf("a small batch's big text is not a file of its own: %v", err)
 	}
 }
+
+// TestParseIndex: an index's lines are read at their places, and anything else refused.
+func TestParseIndex(t *testing.T) {
+	h := Hash([]byte("x"))
+	good := packMagic + h + " 0 1\n" + Hash([]byte("y")) + " 2 12345\n"
+	locs, end, ok := parseIndex("p", []byte(good))
+	if !ok || len(locs) != 2 || end != 12347 || locs[1].loc.off != 2 || locs[1].loc.size != 12345 || locs[0].loc.pack != "p" {
+		t.Errorf("parseIndex(good) = %v %d %v", locs, end, ok)
+	}
+	for _, bad := range []string{
+		"",
+		h + " 0 1\n",                                // no magic
+		packMagic + h + " 0 1",                      // no newline
+		packMagic + h[:63] + "  0 1\n",              // short hash
+		packMagic + "zz" + h[2:] + " 0 1\n",         // not hex
+		packMagic + h + " -1 1\n",                   // negative
+		packMagic + h + " 0 1 2\n",                  // a field more
+		packMagic + h + " 0\n",                      // a field less
+		packMagic + h + " 0 99999999999999999999\n", // overflow
+	} {
+		if _, _, ok := parseIndex("p", []byte(bad)); ok {
+			t.Errorf("parseIndex(%q) accepted", bad)
+		}
+	}
+}
