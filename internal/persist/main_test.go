@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -533,6 +534,52 @@ func TestSnipStoresPersistedOnce(t *testing.T) {
 		for h, stored := range before {
 			if n := copies(dir, stored); len(stored) > 1000 && n != 1 {
 				t.Errorf("%s: ctx-persist's %s written %d times in the store", format, h[:12], n)
+			}
+		}
+	}
+}
+
+// TestPersistWritesFiles: ctx-persist's reference says "cat PATH", so every text it
+// stores is a file of its own at that path, however many a run stores (a store Batch of
+// more than 8 new texts would pack them), and also when ctx-snip packed the same texts
+// into the store before.
+func TestPersistWritesFiles(t *testing.T) {
+	snipAll := []string{"--trigger", "0", "--target", "0", "--keep", "0", "--repay", "0", "--clear-at-least", "0", "--now", "2100-01-01T00:00:00Z"}
+	catPath := regexp.MustCompile(`Read it all with a file tool or: cat ([^ "\\]+/[0-9a-f]{2}/([0-9a-f]{64}))`)
+	for _, format := range testgen.Formats {
+		var buf bytes.Buffer
+		if err := testgen.Generate(&buf, testgen.Options{Format: format, Size: 200 << 10, Seed: 6}); err != nil {
+			t.Fatal(err)
+		}
+		for _, snipFirst := range []bool{false, true} {
+			dir := filepath.Join(t.TempDir(), "store")
+			if snipFirst {
+				var out, errb bytes.Buffer
+				if code := snip.Main(append(snipAll, "--store", dir), bytes.NewReader(buf.Bytes()), &out, &errb, nil); code != 0 {
+					t.Fatalf("%s: ctx-snip: exit %d: %s", format, code, errb.String())
+				}
+				if ents, _ := os.ReadDir(filepath.Join(dir, store.PacksDir)); len(ents) == 0 {
+					t.Fatalf("%s: ctx-snip packed nothing: the case is not tested", format)
+				}
+			}
+			code, out, errs := runMain(buf.Bytes(), "--threshold", "2KB", "--preview", "500", "--store", dir)
+			if code != 0 {
+				t.Fatalf("%s: ctx-persist: exit %d: %s", format, code, errs)
+			}
+			refs := catPath.FindAllStringSubmatch(out, -1)
+			if len(refs) <= 8 {
+				t.Fatalf("%s: %d references, want more than 8 (a batch that would pack)", format, len(refs))
+			}
+			for _, m := range refs {
+				data, err := os.ReadFile(m[1])
+				if err != nil || store.Hash(data) != m[2] {
+					t.Errorf("%s (ctx-snip first: %v): the reference's file %s cannot be read with cat: %v", format, snipFirst, m[2][:12], err)
+				}
+			}
+			if !snipFirst {
+				if _, err := os.Stat(filepath.Join(dir, store.PacksDir)); err == nil {
+					t.Errorf("%s: ctx-persist wrote a pack", format)
+				}
 			}
 		}
 	}

@@ -237,7 +237,7 @@ func openRegular(r *os.Root, n string) (*os.File, error) {
 	return f, nil
 }
 
-// packIntact reports whether h is packed, intact, holding exactly data (Add and Put of a
+// packIntact reports whether h is packed, intact, holding exactly data (a Batch's Add of a
 // text stored already: it is referenced, not written again).
 func (s *Store) packIntact(h string, data []byte) bool {
 	loc, ok := s.packed(h, false)

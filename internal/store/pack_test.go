@@ -134,7 +134,8 @@ func TestPack(t *testing.T) {
 }
 
 // TestPackDedup: a text stored already, packed or loose, by this process or another, is
-// referenced and not written again, by a Batch or a Put.
+// referenced and not written again by a Batch; a Put of a packed text writes its file (its
+// caller promises one), once.
 func TestPackDedup(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	s := mustCreate(t, dir)
@@ -145,12 +146,21 @@ func TestPackDedup(t *testing.T) {
 		if created := addAll(t, st, datas); len(created) != 0 {
 			t.Errorf("a batch of stored texts created %d", len(created))
 		}
-		if _, created, err := st.Put(datas[3]); err != nil || created {
-			t.Errorf("Put of a packed text: created %v %v", created, err)
-		}
 	}
 	if got := files(t, dir); !slices.Equal(got, before) {
 		t.Errorf("stored texts written again: %v, was %v", got, before)
+	}
+	h3 := Hash(datas[3])
+	for i, st := range []*Store{s, mustOpen(t, dir)} {
+		if _, created, err := st.Put(datas[3]); err != nil || created != (i == 0) {
+			t.Errorf("Put %d of a packed text: created %v %v, want %v", i, created, err, i == 0)
+		}
+		if !st.HasFile(h3, len(datas[3])) {
+			t.Errorf("Put %d of a packed text: no file of its own", i)
+		}
+	}
+	if got, want := files(t, dir), append(slices.Clone(before), h3[:2]+"/"+h3); len(got) != len(want) {
+		t.Errorf("after Put: %v, want %v", got, want)
 	}
 	// Half stored, half new: only the new ones are written, in a pack of their own.
 	more := append(slices.Clone(datas[:10]), texts(10, "second run")...)
@@ -442,5 +452,59 @@ func TestParseIndex(t *testing.T) {
 		if _, _, ok := parseIndex("p", []byte(bad)); ok {
 			t.Errorf("parseIndex(%q) accepted", bad)
 		}
+	}
+}
+
+// TestLooseBatch: a LooseBatch of more than packMin new texts writes a file a text, at the
+// path a placeholder names, and no pack; a text stored before only in a pack gets its file
+// too (HasFile tells the two apart), a text with a file of its own is not written again.
+func TestLooseBatch(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s := mustCreate(t, dir)
+	packed := texts(12, "packed first")
+	addAll(t, s, packed)
+	packs, _, _ := packFiles(t, dir)
+	if len(packs) != 1 {
+		t.Fatalf("%d packs, want 1", len(packs))
+	}
+	for _, st := range []*Store{s, mustOpen(t, dir)} {
+		if h := Hash(packed[0]); !st.Has(h, len(packed[0])) || st.HasFile(h, len(packed[0])) {
+			t.Errorf("a packed text: Has %v, HasFile %v, want true, false", st.Has(h, len(packed[0])), st.HasFile(h, len(packed[0])))
+		}
+	}
+	datas := append(texts(20, "loose"), packed[:3]...)
+	b := mustOpen(t, dir).LooseBatch()
+	for _, d := range datas {
+		if _, err := b.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	created, err := b.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(created) != len(datas) {
+		t.Errorf("created %d, want %d", len(created), len(datas))
+	}
+	for _, d := range datas {
+		h := Hash(d)
+		got, err := os.ReadFile(Path(dir, h))
+		if err != nil || !bytes.Equal(got, d) {
+			t.Errorf("%s: no file of its own at its path: %v", h[:8], err)
+		}
+		if !s.HasFile(h, len(d)) {
+			t.Errorf("HasFile %s: false", h[:8])
+		}
+	}
+	if packs, _, _ := packFiles(t, dir); len(packs) != 1 {
+		t.Errorf("%d packs after a LooseBatch, want the 1 from before", len(packs))
+	}
+	// Again: every text has its file, nothing is written.
+	b = s.LooseBatch()
+	for _, d := range datas {
+		b.Add(d)
+	}
+	if created, err := b.Commit(); err != nil || len(created) != 0 {
+		t.Errorf("a LooseBatch of stored files created %d %v", len(created), err)
 	}
 }

@@ -18,10 +18,13 @@
 //	                      H is the SHA-256 of the index (so of the pack too)
 //
 // A text has a file of its own (the path a placeholder names, DIR/ab/HASH, which a file
-// tool or cat reads) when Put stored it or a Batch of at most packMin (8) new texts did; a
-// Batch of more writes one pack, so that clearing a thousand results costs a few files, not
-// a thousand: a packed text has no file at the placeholder's path, and is read by Get
-// (ctx-recall --read PATH, ctx-persist --restore). Stores of loose files only, as earlier
+// tool or cat reads) when Put stored it, a LooseBatch did, or a Batch of at most packMin
+// (8) new texts did; a Batch of more writes one pack, so that clearing a thousand results
+// costs a few files, not a thousand: a packed text has no file at the placeholder's path,
+// and is read by Get (ctx-recall --read PATH, ctx-persist --restore). So the placeholders
+// of a tool whose Batch may pack (ctx-snip's) send the model to ctx-recall --read PATH,
+// never to the file; those that promise a file (ctx-persist's "cat PATH", ctx-summarize
+// --offload's) are written by LooseBatch and Put. Stores of loose files only, as earlier
 // versions wrote them, read as before.
 //
 // Promises:
@@ -38,8 +41,9 @@
 //   - Has knows a stored text by its name and size, without reading it: a file or an
 //     index is named only once complete, so a caller referring to text stored before
 //     writes nothing. Pack indexes are read once per process.
-//   - The same bytes are stored once (a file, or a place in a pack: Put and Batch.Add of
-//     a text stored either way write nothing); several processes may Put, commit Batches
+//   - The same bytes are stored once (a file, or a place in a pack: Batch.Add of a text
+//     stored either way writes nothing; Put and a LooseBatch's Add write a file for a text
+//     that is only packed, since their callers promise one); several processes may Put, commit Batches
 //     and Append into one store at the same time (a pack is named by its content: two
 //     writers of the same pack write the same bytes). Index lines are appended with
 //     O_APPEND, one write each, so they are never interleaved or torn on a local file
@@ -341,13 +345,12 @@ func (s *Store) Path(h string) string { return Path(s.dir, h) }
 
 // Put stores data under its hash and returns the hash. created is false when an intact
 // copy was already there (from this run, an earlier one or a concurrent process). When Put
-// returns without error the file is complete and synced to disk. A run that stores many
-// files uses a Batch, which syncs them all at once.
+// returns without error the file is complete and synced to disk: a file of its own, the
+// path Path names, even when the text was packed before (ctx-summarize --offload's
+// placeholder promises a file). A run that stores many files uses a Batch, which syncs
+// them all at once.
 func (s *Store) Put(data []byte) (h string, created bool, err error) {
 	h = Hash(data)
-	if s.packIntact(h, data) {
-		return h, false, nil
-	}
 	sh, err := s.mkdirShard(h[:2], !s.deferred)
 	if err != nil {
 		return h, false, err
@@ -384,6 +387,17 @@ func (s *Store) Has(h string, size int) bool {
 	if loc, ok := s.packed(h, false); ok {
 		return loc.size == int64(size)
 	}
+	return s.hasFile(h, size)
+}
+
+// HasFile is Has for a text in a regular file of its own only (DIR/ab/HASH), not in a pack:
+// what a caller whose placeholder promises a file (LooseBatch) may refer to without
+// writing.
+func (s *Store) HasFile(h string, size int) bool {
+	return ValidHash(h) && s.hasFile(h, size)
+}
+
+func (s *Store) hasFile(h string, size int) bool {
 	sh, err := s.openDir(h[:2], false, false)
 	if err != nil || sh == nil {
 		return false
@@ -428,8 +442,12 @@ func (s *Store) place(sh *os.Root, tmp, h string, size int) (created bool, err e
 // second, PacksDir/<hash>.idx, both synced then named (the index last) by Commit: a few
 // system calls and fsyncs in all, where a file a text cost ctx-snip more system time than
 // the rest of its work.
+//
+// A batch that LooseBatch started never packs: each new text gets a file of its own, and a
+// text stored only in a pack gets one too.
 type Batch struct {
 	s     *Store
+	loose bool // LooseBatch: files only, never a pack
 	mu    sync.Mutex
 	files map[string]*batchFile
 	order []*batchFile
@@ -449,6 +467,14 @@ type batchFile struct {
 
 // Batch starts a batch of files for the store.
 func (s *Store) Batch() *Batch { return &Batch{s: s, files: map[string]*batchFile{}} }
+
+// LooseBatch starts a batch whose texts each end as a file of their own, DIR/ab/HASH,
+// however many there are: for a caller whose placeholder promises a file that a file tool
+// or cat opens (ctx-persist's). A text stored before only in a pack is written as a file
+// too.
+func (s *Store) LooseBatch() *Batch {
+	return &Batch{s: s, loose: true, files: map[string]*batchFile{}}
+}
 
 // Add writes data under a temp name, unless an intact copy is stored already or the
 // batch has it, and returns its hash.
@@ -474,7 +500,7 @@ func (b *Batch) Add(data []byte) (h string, err error) {
 		}
 		b.mu.Unlock()
 	}()
-	if b.s.packIntact(h, data) {
+	if !b.loose && b.s.packIntact(h, data) {
 		return h, nil
 	}
 	if sh, err := b.s.openDir(h[:2], false, false); err == nil && sh != nil && b.s.intact(sh, h, data) {
@@ -482,11 +508,11 @@ func (b *Batch) Add(data []byte) (h string, err error) {
 	}
 	b.mu.Lock()
 	b.fresh++
-	packing := b.fresh > packMin
+	packing := !b.loose && b.fresh > packMin
 	if packing {
 		err = b.startPack()
 	}
-	hold := !packing && b.held+len(data) <= maxHeld
+	hold := !b.loose && !packing && b.held+len(data) <= maxHeld // (a LooseBatch's go to files at once)
 	if hold {
 		b.held += len(data)
 	}
