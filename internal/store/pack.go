@@ -25,8 +25,8 @@ const PacksDir = "packs"
 // fsyncs (its own and its shard's, the shards of a few texts being all different); a pack
 // costs about twice that whatever it holds. Past a few texts the pack is cheaper, and its
 // cost no longer grows with the count (ctx-snip on 10 MB clears about a thousand); under
-// it, loose files keep `cat DIR/ab/HASH` working for the few results a proxied request or
-// a ctx-persist run usually stores (issue 35's request stored 7).
+// it, loose files keep `cat DIR/ab/HASH` working for the few results a proxied request
+// usually clears (issue 35's request stored 7). A LooseBatch (ctx-persist's) never packs.
 const packMin = 8
 
 // packMagic starts every pack index.
