@@ -81,9 +81,9 @@ type Options struct {
 	// ClearInputs also replaces the arguments of cleared calls with a stub.
 	ClearInputs bool
 	// Store is the offload store's directory as placeholders name it (absolute reads best:
-	// a model's file tools may not share the working directory). Each cleared text is
-	// kept there and its placeholder names the file; "" clears without keeping
-	// (--no-store), and the placeholder only says to re-run the call.
+	// ctx-recall, run by the model, may not share the working directory). Each cleared
+	// text is kept there and its placeholder gives ctx-recall --read its path; "" clears
+	// without keeping (--no-store), and the placeholder only says to re-run the call.
 	Store string
 	// Redact, when set, redacts what is kept in the store (DESIGN §4.11); the placeholder
 	// names the redacted file.

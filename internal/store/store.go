@@ -43,11 +43,11 @@
 //     writes nothing. Pack indexes are read once per process.
 //   - The same bytes are stored once (a file, or a place in a pack: Batch.Add of a text
 //     stored either way writes nothing; Put and a LooseBatch's Add write a file for a text
-//     that is only packed, since their callers promise one); several processes may Put, commit Batches
-//     and Append into one store at the same time (a pack is named by its content: two
-//     writers of the same pack write the same bytes). Index lines are appended with
-//     O_APPEND, one write each, so they are never interleaved or torn on a local file
-//     system.
+//     that is only packed, since their callers promise one); several processes may Put,
+//     commit Batches and Append into one store at the same time (a pack is named by its
+//     content: two writers of the same pack write the same bytes). Index lines are
+//     appended with O_APPEND, one write each, so they are never interleaved or torn on a
+//     local file system.
 //   - Get resolves nothing but a 64-digit lowercase hex hash, under the store root only
 //     (os.Root), refuses symbolic links inside the store (a file, a shard, a pack, the
 //     packs folder), and checks the SHA-256 of what it read. A reference in a document is
