@@ -296,6 +296,20 @@ run_side() {
 	if [[ -f $R/store/index.jsonl ]]; then
 		sed -i 's/"time":"[^"]*"/"time":"<TIME>"/g' "$R/store/index.jsonl"
 	fi
+	# A pack (store/packs/, a batch of more than 8 new texts) is named by the order its texts
+	# were written in, which concurrent writes choose: each packed text is compared as the
+	# file of its own a store without packs holds (store/ab/HASH, mode 0600).
+	local idx h off size
+	for idx in "$R"/store/packs/*.idx; do
+		[[ -f $idx ]] || continue
+		while read -r h off size; do
+			[[ $h =~ ^[0-9a-f]{64}$ ]] || continue
+			mkdir -p -m 700 "$R/store/${h:0:2}"
+			[[ -e $R/store/${h:0:2}/$h ]] ||
+				(umask 077 && tail -c +$((off + 1)) "${idx%.idx}.pack" | head -c "$size" >"$R/store/${h:0:2}/$h")
+		done <"$idx"
+	done
+	rm -rf "$R/store/packs"
 	# ctx-recall's segments are named at random and hold a hash of the index.jsonl they were
 	# made from (bytes 16-23), times and all: that hash is blanked and each is named by what
 	# is left, so that the same index of the same lines compares equal.

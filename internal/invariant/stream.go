@@ -15,6 +15,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
+	"github.com/ctxkit/ctxkit/internal/store"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/tidwall/gjson"
 )
@@ -193,11 +194,13 @@ func SameOnFile(t *testing.T, tool, whole func() *cli.Tool, doc string, args ...
 	}
 }
 
-// StoreState lists a store's files with their contents, and its index lines without the
-// time they were written.
+// StoreState lists a store's files with their contents, a packed text as the file of its
+// own it would be (packs are named by what they hold in the order it was written, which
+// concurrent writes choose), and its index lines without the time they were written.
 func StoreState(t *testing.T, dir string) string {
 	t.Helper()
 	var lines []string
+	loose := map[string]bool{}
 	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
 		if err != nil {
 			return err
@@ -206,8 +209,12 @@ func StoreState(t *testing.T, dir string) string {
 			if info.Name() == index.Dir && filepath.Dir(p) == filepath.Clean(dir) {
 				return filepath.SkipDir // ctx-recall's index: derived, its files named at random
 			}
+			if info.Name() == store.PacksDir && filepath.Dir(p) == filepath.Clean(dir) {
+				return filepath.SkipDir // listed below, text by text
+			}
 			return nil
 		}
+		loose[info.Name()] = true
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -222,6 +229,23 @@ func StoreState(t *testing.T, dir string) string {
 		lines = append(lines, rel+" "+string(data))
 		return nil
 	})
+	if st, err := store.Open(dir); err == nil {
+		hashes, err := st.Hashes("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hashes {
+			if loose[h] {
+				continue
+			}
+			data, err := st.Get(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, h[:2]+"/"+h+" "+string(data))
+		}
+		st.Close()
+	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
 }

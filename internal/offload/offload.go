@@ -74,9 +74,12 @@ func LineCount(text string) int {
 	return n
 }
 
-// RecallNote is what every placeholder and marker that names a stored file says after its
-// path (DESIGN §4.9): that ctx-recall reads the file too, or the part of it the model needs,
-// given the path. Parsers of older placeholders take it as optional.
+// RecallNote is what a reference that names a stored file says after its path (DESIGN
+// §4.9): that ctx-recall reads the file too, or the part of it the model needs, given the
+// path. ctx-persist's and ctx-summarize --offload's say it (their texts are files of their
+// own: store.LooseBatch, Store.Put); ctx-snip's placeholders, whose texts may be packed,
+// name ctx-recall --read instead, and read it in older placeholders. Parsers of older
+// references take it as optional.
 const RecallNote = " (or ctx-recall --outline/--read with that path)"
 
 // ShellQuote quotes a path for a POSIX shell when it holds anything but safe characters.

@@ -23,6 +23,7 @@ type Saver struct {
 	now    func() time.Time
 	warnf  func(format string, a ...any)
 	getenv func(string) string // for store.SyncEnv; nil: sync as usual
+	loose  bool                // Loose: a file a text, never a pack
 
 	s       *store.Store
 	batch   *store.Batch
@@ -62,6 +63,13 @@ func NewSaver(dir, name string, now func() time.Time, warnf func(format string, 
 	return &Saver{dir: dir, source: Source(name), now: now, warnf: warnf}
 }
 
+// Loose makes every text the Saver stores a file of its own, DIR/ab/HASH, however many
+// there are (store.LooseBatch), and Stored count only such files: for a tool whose
+// placeholder tells the model to open that file (ctx-persist's "cat PATH"). Without it a
+// run that stores many texts packs them (store.Batch), and its placeholders must send the
+// model to ctx-recall (ctx-snip's). Called before the first Put or Stored.
+func (sv *Saver) Loose() { sv.loose = true }
+
 // DeferSyncIf leaves the store's syncing to the caller's process when getenv says so
 // (store.SyncEnv): ctx-proxy syncs once the response has gone back.
 func (sv *Saver) DeferSyncIf(getenv func(string) string) { sv.getenv = getenv }
@@ -88,6 +96,9 @@ func (sv *Saver) open() error {
 	}
 	s.DeferSyncIf(sv.getenv)
 	sv.s, sv.batch, sv.sem, sv.files = s, s.Batch(), make(chan struct{}, 4), map[string]*storedFile{}
+	if sv.loose {
+		sv.batch = s.LooseBatch()
+	}
 	// (A temporary store whose placeholders name another path, ctx-replay's and ctx-count
 	// --savings', is searched by no one; under ctx-proxy, syncs deferred, the index waits
 	// for the next search.)
@@ -108,7 +119,11 @@ func (sv *Saver) Stored(hash string, size int, rawHash string, rawSize int) (boo
 	if err := sv.open(); err != nil {
 		return false, err
 	}
-	return sv.s.Has(hash, size) && (rawHash == "" || sv.s.Has(rawHash, rawSize)), nil
+	has := sv.s.Has
+	if sv.loose {
+		has = sv.s.HasFile
+	}
+	return has(hash, size) && (rawHash == "" || has(rawHash, rawSize)), nil
 }
 
 // Put starts writing the files of blobs; a blob's data is not kept once written. The error

@@ -241,7 +241,7 @@ func table(w io.Writer, entries []store.Entry, dir string) {
 			cell(e.Tool, 24), cell(e.ToolCallID, 24), e.Bytes, e.Lines, e.Tokens, cell(e.Source, 40), cell(file, 70))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d %s stored in %s; read one with: cat %s\n", len(entries), plural(len(entries), "result"),
+	fmt.Fprintf(w, "%d %s stored in %s; read one with: ctx-recall --read %s\n", len(entries), plural(len(entries), "result"),
 		human.Safe(offload.ShellQuote(dir)), human.Safe(offload.ShellQuote(dir+string(filepath.Separator)))+"FILE")
 }
 

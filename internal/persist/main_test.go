@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -458,17 +459,38 @@ func TestRestoreSnipped(t *testing.T) {
 // left as they were.
 func TestSnipStoresPersistedOnce(t *testing.T) {
 	snipAll := []string{"--trigger", "0", "--target", "0", "--keep", "0", "--repay", "0", "--clear-at-least", "0", "--now", "2100-01-01T00:00:00Z"}
+	// files is the texts stored, by hash (files of their own or packed).
 	files := func(dir string) map[string]string {
 		t.Helper()
 		m := map[string]string{}
+		s, err := store.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		hashes, err := s.Hashes("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hashes {
+			b, err := s.Get(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m[h] = string(b)
+		}
+		return m
+	}
+	// copies is how many times text is written in the store's files, packs included.
+	copies := func(dir, text string) (n int) {
 		filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-			if err == nil && e.Type().IsRegular() && store.ValidHash(e.Name()) {
+			if err == nil && e.Type().IsRegular() && e.Name() != store.IndexName {
 				b, _ := os.ReadFile(p)
-				m[p] = string(b)
+				n += strings.Count(string(b), text)
 			}
 			return nil
 		})
-		return m
+		return n
 	}
 	for _, format := range testgen.Formats {
 		var buf bytes.Buffer
@@ -508,6 +530,57 @@ func TestSnipStoresPersistedOnce(t *testing.T) {
 		}
 		if references == 0 {
 			t.Errorf("%s: ctx-snip cleared no ctx-persist reference (%d files before, %d after)", format, len(before), len(after))
+		}
+		for h, stored := range before {
+			if n := copies(dir, stored); len(stored) > 1000 && n != 1 {
+				t.Errorf("%s: ctx-persist's %s written %d times in the store", format, h[:12], n)
+			}
+		}
+	}
+}
+
+// TestPersistWritesFiles: ctx-persist's reference says "cat PATH", so every text it
+// stores is a file of its own at that path, however many a run stores (a store Batch of
+// more than 8 new texts would pack them), and also when ctx-snip packed the same texts
+// into the store before.
+func TestPersistWritesFiles(t *testing.T) {
+	snipAll := []string{"--trigger", "0", "--target", "0", "--keep", "0", "--repay", "0", "--clear-at-least", "0", "--now", "2100-01-01T00:00:00Z"}
+	catPath := regexp.MustCompile(`Read it all with a file tool or: cat ([^ "\\]+/[0-9a-f]{2}/([0-9a-f]{64}))`)
+	for _, format := range testgen.Formats {
+		var buf bytes.Buffer
+		if err := testgen.Generate(&buf, testgen.Options{Format: format, Size: 200 << 10, Seed: 6}); err != nil {
+			t.Fatal(err)
+		}
+		for _, snipFirst := range []bool{false, true} {
+			dir := filepath.Join(t.TempDir(), "store")
+			if snipFirst {
+				var out, errb bytes.Buffer
+				if code := snip.Main(append(snipAll, "--store", dir), bytes.NewReader(buf.Bytes()), &out, &errb, nil); code != 0 {
+					t.Fatalf("%s: ctx-snip: exit %d: %s", format, code, errb.String())
+				}
+				if ents, _ := os.ReadDir(filepath.Join(dir, store.PacksDir)); len(ents) == 0 {
+					t.Fatalf("%s: ctx-snip packed nothing: the case is not tested", format)
+				}
+			}
+			code, out, errs := runMain(buf.Bytes(), "--threshold", "2KB", "--preview", "500", "--store", dir)
+			if code != 0 {
+				t.Fatalf("%s: ctx-persist: exit %d: %s", format, code, errs)
+			}
+			refs := catPath.FindAllStringSubmatch(out, -1)
+			if len(refs) <= 8 {
+				t.Fatalf("%s: %d references, want more than 8 (a batch that would pack)", format, len(refs))
+			}
+			for _, m := range refs {
+				data, err := os.ReadFile(m[1])
+				if err != nil || store.Hash(data) != m[2] {
+					t.Errorf("%s (ctx-snip first: %v): the reference's file %s cannot be read with cat: %v", format, snipFirst, m[2][:12], err)
+				}
+			}
+			if !snipFirst {
+				if _, err := os.Stat(filepath.Join(dir, store.PacksDir)); err == nil {
+					t.Errorf("%s: ctx-persist wrote a pack", format)
+				}
+			}
 		}
 	}
 }

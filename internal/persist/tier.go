@@ -75,6 +75,7 @@ type offloading struct {
 func newOffloading(t *transcript.Transcript, o Options, dir, name string, now func() time.Time, warnf func(string, ...any), getenv func(string) string) *offloading {
 	r := &offloading{t: t, o: o, p: newPlanner(t, o)}
 	r.sv = offload.NewSaver(dir, name, now, warnf)
+	r.sv.Loose() // the reference says "cat PATH": a file, never a pack
 	r.sv.DeferSyncIf(getenv)
 	r.st = r.p.stats()
 	r.refs = r.p.candidates()

@@ -3,9 +3,7 @@ package recall
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
@@ -51,17 +49,10 @@ func resolve(s *store.Store, ref string) (string, error) {
 		return "", cli.WithHint(cli.Usagef("%q %v: a REF is a stored file's path, its SHA-256 or at least its first %d hex digits", human.Clip(raw, 100), errRef, minPrefix),
 			"the placeholder or a search result names it: ctx-recall WORDS lists them")
 	}
-	entries, err := os.ReadDir(filepath.Join(s.Dir(), low[:2]))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	found, err := s.Hashes(low) // files of their own and packed texts, sorted
+	if err != nil {
 		return "", cli.RuntimeError(err)
 	}
-	var found []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), low) && store.ValidHash(e.Name()) {
-			found = append(found, e.Name())
-		}
-	}
-	sort.Strings(found)
 	switch len(found) {
 	case 0:
 		return "", cli.WithHint(cli.RuntimeError(fmt.Errorf("%q %w in %s", human.Clip(raw, 100), errRef, s.Dir())),

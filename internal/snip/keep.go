@@ -155,11 +155,20 @@ func partsText(raw string) string {
 
 // Compiled once and only read; not state. The path is shell-quoted when it needs to be
 // (offload.ShellQuote), and the placeholder's argument comes before it: the last " or read "
-// is the one this tier wrote.
+// is the one this tier wrote. Each reads this version's wording (readIt, recallRead: the
+// path in group 1) and the older one's ("read PATH", "stored in PATH", then
+// offload.RecallNote, which older still did not write: the path in group 2), which
+// documents cleared before hold; the original JSON's hash is group 3.
 var (
-	keptResult = regexp.MustCompile(`(?s)^\[ctx-snip: .* cleared \([0-9,]+ tokens?\); .* — re-run the call(?: that made it)? or read (.+?)(?:` + regexp.QuoteMeta(offload.RecallNote) + `)?(?:` + regexp.QuoteMeta(rawNote) + `([0-9a-f]{64}))?\]$`)
-	keptNote   = regexp.MustCompile(`(?s)^cleared [0-9,]+ tokens?; stored in (.+?)(?:` + regexp.QuoteMeta(offload.RecallNote) + `)?(?:` + regexp.QuoteMeta(rawNote) + `([0-9a-f]{64}))?$`)
+	keptResult = regexp.MustCompile(`(?s)^\[ctx-snip: .* cleared \([0-9,]+ tokens?\); .* — re-run the call(?: that made it)? or ` + keptAt("read ") + `\]$`)
+	keptNote   = regexp.MustCompile(`(?s)^cleared [0-9,]+ tokens?; ` + keptAt("stored in ") + `$`)
 )
+
+// keptAt is the expression of where a placeholder or stub says its text is, in this
+// version's words or, after old, in an older version's.
+func keptAt(old string) string {
+	return `(?:` + regexp.QuoteMeta(readIt+recallRead) + `(.+?)|` + regexp.QuoteMeta(old) + `(.+?)(?:` + regexp.QuoteMeta(offload.RecallNote) + `)?)(?:` + regexp.QuoteMeta(rawNote) + `([0-9a-f]{64}))?`
+}
 
 // errMalformed is wrapped by every error about a placeholder that cannot be read.
 var errMalformed = errors.New("malformed ctx-snip placeholder")
@@ -172,11 +181,15 @@ func keptIn(re *regexp.Regexp, text string) (k kept, ok bool, err error) {
 	if m == nil {
 		return kept{}, false, nil
 	}
-	h, err := offload.HashOfPath(offload.ShellUnquote(m[1]))
+	path := m[1]
+	if path == "" {
+		path = m[2]
+	}
+	h, err := offload.HashOfPath(offload.ShellUnquote(path))
 	if err != nil {
 		return kept{}, false, fmt.Errorf("%w: %w", errMalformed, err)
 	}
-	return kept{hash: h, raw: m[2]}, true, nil
+	return kept{hash: h, raw: m[3]}, true, nil
 }
 
 // KeptMemo remembers what factsOf kept of each result, by its bytes and label, for the

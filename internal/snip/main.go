@@ -54,9 +54,10 @@ func (t *Instant) UnmarshalText(b []byte) error {
 
 const help = `Replaces stale tool results in a conversation document with a short placeholder that
 names the call (tool and main argument: file, pattern, command) and says how to get the result
-back: read the file it was kept in (in the --store directory, by default the working
-directory's in ~/.local/state/ctxkit/stores; synced before the document is written), or
-re-run the call. The tool calls are kept. ctx-persist --restore puts
+back: ctx-recall --read PATH, PATH naming where it was kept in the --store directory (by
+default the working directory's in ~/.local/state/ctxkit/stores; synced before the document
+is written; a file of its own, or a place in a pack when a run keeps more than 8), or re-run
+the call. The tool calls are kept. ctx-persist --restore puts
 every cleared result back, byte for byte; --no-store clears without keeping them.
 
 Above --trigger (60%) of the effective window it clears, in this order: a file read that a

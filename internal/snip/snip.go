@@ -1,8 +1,8 @@
 // Package snip is ctx-snip, tiers 2-3 of the ctxkit pipeline: it replaces stale tool
 // results with a short placeholder that names the call and says how to get the result
-// back: read the file the result was kept in (the offload store, internal/store, as
-// ctx-persist uses it), or re-run the call. The tool calls themselves are kept, so the
-// model still knows what it did. Restore puts back what the placeholders replaced, byte
+// back: read it with ctx-recall --read PATH (kept in the offload store, internal/store,
+// as ctx-persist uses it, in a file of its own or in a pack), or re-run the call. The
+// tool calls themselves are kept, so the model still knows what it did. Restore puts back what the placeholders replaced, byte
 // for byte (ctx-persist --restore runs it).
 //
 // A result is stale when a later read of the same file supersedes it, when a later
@@ -81,9 +81,9 @@ type Options struct {
 	// ClearInputs also replaces the arguments of cleared calls with a stub.
 	ClearInputs bool
 	// Store is the offload store's directory as placeholders name it (absolute reads best:
-	// a model's file tools may not share the working directory). Each cleared text is
-	// kept there and its placeholder names the file; "" clears without keeping
-	// (--no-store), and the placeholder only says to re-run the call.
+	// ctx-recall, run by the model, may not share the working directory). Each cleared
+	// text is kept there and its placeholder gives ctx-recall --read its path; "" clears
+	// without keeping (--no-store), and the placeholder only says to re-run the call.
 	Store string
 	// Redact, when set, redacts what is kept in the store (DESIGN §4.11); the placeholder
 	// names the redacted file.
@@ -198,7 +198,7 @@ const (
 func stubNote(tokens int, at string) string {
 	note := "cleared " + human.Thousands(tokens) + " tokens"
 	if at != "" {
-		note += "; stored in " + at
+		note += "; " + readIt + at
 	}
 	return note
 }
@@ -344,13 +344,15 @@ type kept struct {
 // files is what the placeholder names.
 func (k kept) files() [2]string { return [2]string{k.hash, k.raw} }
 
-// at is what a placeholder says of where the text is: the path of its file, that
-// ctx-recall reads it too, and the hash of the original JSON when that was kept too.
+// at is what a placeholder says of where the text is: the command that reads it, with its
+// path in the store, and the hash of the original JSON when that was kept too. The
+// command, not the path alone: a text stored with many others is packed (store.Batch),
+// with no file of its own at the path, which ctx-recall resolves all the same.
 func (k kept) at(dir string) string {
 	if k.hash == "" {
 		return ""
 	}
-	s := offload.ShellQuote(store.Path(dir, k.hash)) + offload.RecallNote
+	s := recallRead + offload.ShellQuote(store.Path(dir, k.hash))
 	if k.raw != "" {
 		s += rawNote + k.raw
 	}
@@ -359,6 +361,15 @@ func (k kept) at(dir string) string {
 
 // rawNote precedes the hash of a kept original JSON in a placeholder.
 const rawNote = "; original JSON: sha256:"
+
+// recallRead is the command a placeholder gives to read its text back, before the path;
+// readIt precedes it, in a result's placeholder after "re-run the call or ", in a stub
+// after the tokens. (Older versions said "read PATH (or ctx-recall --outline/--read with
+// that path)", "stored in PATH" in a stub, which the parsers still read: keep.go.)
+const (
+	recallRead = "ctx-recall --read "
+	readIt     = "read it with: "
+)
 
 // keptOf is where blob b, made from the document's bytes raw with the secrets f redacted,
 // keeps them.
@@ -887,7 +898,7 @@ func placeholder(call Call, reason Reason, tok int, o Options, at string) string
 		how = "re-run the call that made it"
 	}
 	if at != "" {
-		how += " or read " + at
+		how += " or " + readIt + at
 	} else {
 		how += " to see it"
 	}

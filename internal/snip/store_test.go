@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -248,7 +249,7 @@ func TestStorePlaceholder(t *testing.T) {
 	if m.Tool != "Read" || m.ToolCallID != "toolu_00" || m.Bytes != len(text) || m.Lines != 1 || m.Tokens != st.Items[0].Tokens || m.Input {
 		t.Errorf("index entry %+v", m)
 	}
-	want := fmt.Sprintf(`[ctx-snip: result of Read("/repo/a.go") cleared (%s tokens); the file was read again later — re-run the call or read %s/%s/%s (or ctx-recall --outline/--read with that path)]`,
+	want := fmt.Sprintf(`[ctx-snip: result of Read("/repo/a.go") cleared (%s tokens); the file was read again later — re-run the call or read it with: ctx-recall --read %s/%s/%s]`,
 		humanThousands(st.Items[0].Tokens), storeDir, h[:2], h)
 	if got := gjson.Parse(edits[0].With).String(); got != want {
 		t.Errorf("placeholder\n got %s\nwant %s", got, want)
@@ -509,5 +510,81 @@ func TestBlobReusesPlan(t *testing.T) {
 	}
 	if secret < 2 || raw == 0 || input == 0 {
 		t.Fatalf("the document does not test what it should: %d texts with a secret, %d with their JSON, %d inputs", secret, raw, input)
+	}
+}
+
+// TestRestoreOlderWordings: placeholders and input stubs in this version's wording ("read it
+// with: ctx-recall --read PATH") and in the older ones ("read PATH (or ctx-recall
+// --outline/--read with that path)", "stored in PATH ...", and both without the
+// parenthesis), which documents cleared before hold, are all restored byte for byte, in
+// every format, original JSON hashes included.
+func TestRestoreOlderWordings(t *testing.T) {
+	path := `(` + regexp.QuoteMeta(storeDir) + `/[0-9a-f]{2}/[0-9a-f]{64})`
+	result := regexp.MustCompile(`or read it with: ctx-recall --read ` + path)
+	stub := regexp.MustCompile(`; read it with: ctx-recall --read ` + path)
+	wordings := map[string]func(string) string{
+		"this version": func(s string) string { return s },
+		"older": func(s string) string {
+			s = result.ReplaceAllString(s, `or read $1`+offload.RecallNote)
+			return stub.ReplaceAllString(s, `; stored in $1`+offload.RecallNote)
+		},
+		"oldest": func(s string) string {
+			s = result.ReplaceAllString(s, `or read $1`)
+			return stub.ReplaceAllString(s, `; stored in $1`)
+		},
+	}
+	o := storeSettings()["all"]
+	o.Store = storeDir
+	raws, stubs := 0, 0
+	for _, format := range testgen.Formats {
+		var buf bytes.Buffer
+		if err := testgen.Generate(&buf, testgen.Options{Format: format, Size: 200 << 10, Seed: 7, Images: true}); err != nil {
+			t.Fatal(err)
+		}
+		in := buf.Bytes()
+		tr, err := transcript.Parse(in, transcript.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Counter = estimate()
+		o.Tokens = measure.Total(tr, o.Counter)
+		o.Effective = o.Tokens
+		edits, blobs, st := Plan(tr, o)
+		files := memStore{}
+		files.put(t, blobs)
+		for _, b := range blobs {
+			if b.RawHash != "" {
+				raws++
+			}
+		}
+		out, err := tr.Apply(edits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(result.FindAll(out, -1)); n == 0 {
+			t.Fatalf("%s: no placeholder in this version's wording", format)
+		}
+		stubs += len(stub.FindAll(out, -1))
+		for name, reword := range wordings {
+			doc := reword(string(out))
+			if name != "this version" && strings.Contains(doc, recallRead) {
+				t.Fatalf("%s, %s: not reworded", format, name)
+			}
+			after, err := transcript.Parse([]byte(doc), transcript.Options{Format: tr.Format})
+			if err != nil {
+				t.Fatalf("%s, %s: %v", format, name, err)
+			}
+			redo, n, err := Restore(after, files.get)
+			if err != nil || n != st.Stored {
+				t.Fatalf("%s, %s: restored %d of %d: %v", format, name, n, st.Stored, err)
+			}
+			back, _ := after.Apply(redo)
+			if !bytes.Equal(back, in) {
+				t.Errorf("%s, %s: restored document differs from the input at byte %d", format, name, firstDiff(back, in))
+			}
+		}
+	}
+	if raws == 0 || stubs == 0 {
+		t.Errorf("%d original JSONs kept, %d input stubs: not all the wordings are tested", raws, stubs)
 	}
 }

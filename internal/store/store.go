@@ -5,35 +5,59 @@
 // cache) and llm (the circuit breaker's state), all by safefile's rules; the tiers
 // themselves write nothing.
 //
-// The store is plain files on purpose, so grep -r, ls and cat are its retrieval tools:
+// The store is plain files on purpose, so grep -r and ls work on it, cat on the texts
+// stored a few at a time, and ctx-recall (Get) on every text:
 //
 //	DIR/                  mode 0700
 //	DIR/index.jsonl       mode 0600, one JSON object a line per stored result (Entry)
 //	DIR/ab/               mode 0700, named by the first two hex digits of the hash
 //	DIR/ab/abcdef0123...  mode 0600, the stored bytes exactly, named by their SHA-256
+//	DIR/packs/            mode 0700, texts a Batch stored many at a time (pack.go)
+//	DIR/packs/H.pack      mode 0600, the texts one after the other, each and a newline
+//	DIR/packs/H.idx       mode 0600, "ctxkit-pack 1", then "HASH OFFSET SIZE" a text;
+//	                      H is the SHA-256 of the index (so of the pack too)
+//
+// A text has a file of its own (the path a placeholder names, DIR/ab/HASH, which a file
+// tool or cat reads) when Put stored it, a LooseBatch did, or a Batch of at most packMin
+// (8) new texts did; a Batch of more writes one pack, so that clearing a thousand results
+// costs a few files, not a thousand: a packed text has no file at the placeholder's path,
+// and is read by Get (ctx-recall --read PATH, ctx-persist --restore). So the placeholders
+// of a tool whose Batch may pack (ctx-snip's) send the model to ctx-recall --read PATH,
+// never to the file; those that promise a file (ctx-persist's "cat PATH", ctx-summarize
+// --offload's) are written by LooseBatch and Put. Stores of loose files only, as earlier
+// versions wrote them, read as before.
 //
 // Promises:
 //
 //   - Put makes a file durable (temp file, fsync, link or rename, fsync of the directory)
 //     before it returns, so a caller that emits a reference after Put never points at a
 //     partial file, whatever happens afterwards. A Batch does the same for many files,
-//     their fsyncs in flight together; never a sync of the whole file system, which would
-//     wait for other processes' dirty pages. A store whose syncing is deferred (DeferSync:
-//     ctx-proxy, to keep the disk off the request path) names files at once and leaves
-//     their durability to SyncWritten, run once the response has gone back.
-//   - Has knows a stored file by its name and size, without reading it: a file is named
-//     only once complete, so a caller referring to text stored before writes nothing.
-//   - The same bytes are one file; several processes may Put and Append into one store at
-//     the same time. Index lines are appended with O_APPEND, one write each, so they are
-//     never interleaved or torn on a local file system.
+//     their fsyncs in flight together, or for its pack: the pack and its index synced,
+//     the pack named, then the index (texts are found through indexes only), then the
+//     folder synced; never a sync of the whole file system, which would wait for other
+//     processes' dirty pages. A store whose syncing is deferred (DeferSync: ctx-proxy, to
+//     keep the disk off the request path) names files and packs at once and leaves their
+//     durability to SyncWritten, run once the response has gone back.
+//   - Has knows a stored text by its name and size, without reading it: a file or an
+//     index is named only once complete, so a caller referring to text stored before
+//     writes nothing. Pack indexes are read once per process.
+//   - The same bytes are stored once (a file, or a place in a pack: Batch.Add of a text
+//     stored either way writes nothing; Put and a LooseBatch's Add write a file for a text
+//     that is only packed, since their callers promise one); several processes may Put,
+//     commit Batches and Append into one store at the same time (a pack is named by its
+//     content: two writers of the same pack write the same bytes). Index lines are
+//     appended with O_APPEND, one write each, so they are never interleaved or torn on a
+//     local file system.
 //   - Get resolves nothing but a 64-digit lowercase hex hash, under the store root only
-//     (os.Root), refuses symbolic links inside the store, and checks the SHA-256 of what
-//     it read. A reference in a document is data from outside; it cannot name another file.
+//     (os.Root), refuses symbolic links inside the store (a file, a shard, a pack, the
+//     packs folder), and checks the SHA-256 of what it read. A reference in a document is
+//     data from outside; it cannot name another file.
 //   - Tool names and other metadata never become parts of a path.
 //   - Nothing is written through a symbolic link or into another user's folder or index
 //     (safefile's rules): a store named inside a cloned repository may be a link the
 //     repository carries. Temp files (.tmp-<16 hex digits>) a killed run left in a shard
-//     are removed by the next run that writes there.
+//     or in packs/, and a pack left without its index, are removed by the next run that
+//     writes there, once stale (safefile.StaleAfter).
 //   - The default store is outside the work tree (DefaultDir): one per working directory
 //     in the user's state directory, so that nothing offloaded, and none of ctx-proxy's
 //     memory of conversations, is committed with a project. A store Create makes inside a
@@ -91,6 +115,11 @@ type Store struct {
 	// each open, so that a file is written, checked and named with one system call each
 	// rather than a walk from the root every time.
 	shards map[string]*os.Root
+	// swept: the directories this run removed stale temp files from (the first time it
+	// wrote there), or made.
+	swept map[string]bool
+	// packs: where the texts stored in packs are, read from their indexes (pack.go).
+	packs packSet
 
 	// deferred: Commit and Append do not wait for the disk; SyncWritten does it later.
 	deferred bool
@@ -290,7 +319,7 @@ func Open(dir string) (*Store, error) {
 		root.Close()
 		return nil, fmt.Errorf("store %q: changed while it was opened", dir)
 	}
-	return &Store{dir: abs, root: root, perm: st.Mode().Perm(), shards: map[string]*os.Root{}}, nil
+	return &Store{dir: abs, root: root, perm: st.Mode().Perm(), shards: map[string]*os.Root{}, swept: map[string]bool{}}, nil
 }
 
 // Close releases the store's directory handles.
@@ -316,8 +345,10 @@ func (s *Store) Path(h string) string { return Path(s.dir, h) }
 
 // Put stores data under its hash and returns the hash. created is false when an intact
 // copy was already there (from this run, an earlier one or a concurrent process). When Put
-// returns without error the file is complete and synced to disk. A run that stores many
-// files uses a Batch, which syncs them all at once.
+// returns without error the file is complete and synced to disk: a file of its own, the
+// path Path names, even when the text was packed before (ctx-summarize --offload's
+// placeholder promises a file). A run that stores many files uses a Batch, which syncs
+// them all at once.
 func (s *Store) Put(data []byte) (h string, created bool, err error) {
 	h = Hash(data)
 	sh, err := s.mkdirShard(h[:2], !s.deferred)
@@ -341,17 +372,34 @@ func (s *Store) Put(data []byte) (h string, created bool, err error) {
 	return h, created, nil
 }
 
-// Has reports whether a regular file of size bytes is stored under h: a reference to text
-// stored before (by an earlier run, or ctx-persist earlier in the same pipeline) needs no
-// write. It looks at the name and the size only, not at the bytes (Put and Batch.Add compare
-// them): a file is named only once complete, so a named file of the right size is the one
-// written, unless the disk or a person altered it, which Get detects (ErrCorrupt).
+// Has reports whether a text of size bytes is stored under h, in a regular file of its
+// own or in a pack: a reference to text stored before (by an earlier run, or ctx-persist
+// earlier in the same pipeline) needs no write. It looks at the name and the size only,
+// not at the bytes (Put and Batch.Add compare them): a file or a pack's index is named
+// only once complete, so a named text of the right size is the one written, unless the
+// disk or a person altered it, which Get detects (ErrCorrupt). The packs' indexes are read
+// the first time, not again: a pack another process writes meanwhile is not seen, and its
+// texts are written again if asked.
 func (s *Store) Has(h string, size int) bool {
 	if !ValidHash(h) {
 		return false
 	}
-	sh, err := s.mkdirShard(h[:2], false)
-	if err != nil {
+	if loc, ok := s.packed(h, false); ok {
+		return loc.size == int64(size)
+	}
+	return s.hasFile(h, size)
+}
+
+// HasFile is Has for a text in a regular file of its own only (DIR/ab/HASH), not in a pack:
+// what a caller whose placeholder promises a file (LooseBatch) may refer to without
+// writing.
+func (s *Store) HasFile(h string, size int) bool {
+	return ValidHash(h) && s.hasFile(h, size)
+}
+
+func (s *Store) hasFile(h string, size int) bool {
+	sh, err := s.openDir(h[:2], false, false)
+	if err != nil || sh == nil {
 		return false
 	}
 	st, err := sh.Lstat(h)
@@ -388,22 +436,45 @@ func (s *Store) place(sh *os.Root, tmp, h string, size int) (created bool, err e
 // only once its bytes are on disk, so a name never points at a partial file, whatever
 // happens; a batch never committed leaves only temp files, which Abort removes (and a
 // later run's sweep, after a crash). Add may be called from several goroutines.
+//
+// A batch that has more than packMin new texts writes them as one pack instead (pack.go):
+// the texts one after the other in one file, PacksDir/<hash>.pack, and where each is in a
+// second, PacksDir/<hash>.idx, both synced then named (the index last) by Commit: a few
+// system calls and fsyncs in all, where a file a text cost ctx-snip more system time than
+// the rest of its work.
+//
+// A batch that LooseBatch started never packs: each new text gets a file of its own, and a
+// text stored only in a pack gets one too.
 type Batch struct {
 	s     *Store
+	loose bool // LooseBatch: files only, never a pack
 	mu    sync.Mutex
 	files map[string]*batchFile
 	order []*batchFile
+	fresh int         // new texts added
+	held  int         // bytes of them kept in memory (batchFile.data)
+	pack  *packWriter // past packMin of them
 }
 
 type batchFile struct {
-	hash string
-	sh   *os.Root // its shard
-	tmp  string   // its temp name in the shard; "" when an intact copy was stored already
-	size int
+	hash   string
+	sh     *os.Root // its shard
+	tmp    string   // its temp name in the shard; "" when an intact copy was stored already
+	size   int
+	packed bool   // written into the batch's pack
+	data   []byte // its bytes, kept until Commit (maxHeld)
 }
 
 // Batch starts a batch of files for the store.
 func (s *Store) Batch() *Batch { return &Batch{s: s, files: map[string]*batchFile{}} }
+
+// LooseBatch starts a batch whose texts each end as a file of their own, DIR/ab/HASH,
+// however many there are: for a caller whose placeholder promises a file that a file tool
+// or cat opens (ctx-persist's). A text stored before only in a pack is written as a file
+// too.
+func (s *Store) LooseBatch() *Batch {
+	return &Batch{s: s, loose: true, files: map[string]*batchFile{}}
+}
 
 // Add writes data under a temp name, unless an intact copy is stored already or the
 // batch has it, and returns its hash.
@@ -429,16 +500,56 @@ func (b *Batch) Add(data []byte) (h string, err error) {
 		}
 		b.mu.Unlock()
 	}()
-	f.sh, err = b.s.mkdirShard(h[:2], false) // synced by Commit
-	if err != nil {
-		return h, err
-	}
-	if b.s.intact(f.sh, h, data) {
+	if !b.loose && b.s.packIntact(h, data) {
 		return h, nil
 	}
-	f.tmp, err = b.s.writeTemp(f.sh, h[:2], data, false)
+	if sh, err := b.s.openDir(h[:2], false, false); err == nil && sh != nil && b.s.intact(sh, h, data) {
+		return h, nil
+	}
+	b.mu.Lock()
+	b.fresh++
+	packing := !b.loose && b.fresh > packMin
+	if packing {
+		err = b.startPack()
+	}
+	hold := !b.loose && !packing && b.held+len(data) <= maxHeld // (a LooseBatch's go to files at once)
+	if hold {
+		b.held += len(data)
+	}
+	w := b.pack
+	b.mu.Unlock()
+	switch {
+	case err != nil:
+		return h, err
+	case packing:
+		f.packed = true
+		if err := w.add(h, bytes.NewReader(data), int64(len(data))); err != nil {
+			return h, fmt.Errorf("store %q: write %s: %w", b.s.dir, PacksDir, reason(err))
+		}
+		return h, nil
+	case hold:
+		// Not known yet: a file of its own or a place in the pack (Commit decides).
+		f.data = bytes.Clone(data)
+		return h, nil
+	}
+	err = f.writeLoose(b.s, data)
 	return h, err
 }
+
+// writeLoose writes f's bytes under a temp name in its shard, not synced (Commit does).
+func (f *batchFile) writeLoose(s *Store, data []byte) (err error) {
+	f.sh, err = s.mkdirShard(f.hash[:2], false)
+	if err != nil {
+		return err
+	}
+	f.tmp, err = s.writeTemp(f.sh, f.hash[:2], data, false)
+	return err
+}
+
+// maxHeld is how many bytes of the first packMin new texts a Batch keeps in memory until
+// Commit knows whether they go to a pack or to files of their own: past it a text is
+// written at once to a temp file in its shard (and copied into the pack if there is one).
+const maxHeld = 4 << 20
 
 // Commit makes every file added durable under its name and reports which of them this
 // batch created (not stored before, nor by a concurrent writer first). On error, the files
@@ -446,6 +557,20 @@ func (b *Batch) Add(data []byte) (h string, err error) {
 func (b *Batch) Commit() (created map[string]bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.pack != nil {
+		defer b.abort()
+		return b.commitPack()
+	}
+	for _, f := range b.order {
+		if f.data != nil {
+			err := f.writeLoose(b.s, f.data)
+			f.data = nil
+			if err != nil {
+				b.abort()
+				return nil, err
+			}
+		}
+	}
 	var shards []string
 	seen := map[string]bool{}
 	for _, f := range b.order {
@@ -500,10 +625,14 @@ func (b *Batch) Abort() {
 
 func (b *Batch) abort() {
 	for _, f := range b.order {
+		f.data = nil
 		if f.tmp != "" {
 			f.sh.Remove(f.tmp)
 			f.tmp = ""
 		}
+	}
+	if b.pack != nil {
+		b.pack.abort()
 	}
 }
 
@@ -513,13 +642,33 @@ func (b *Batch) abort() {
 // later files of the run find the shard open, checked and swept. A new directory's name is
 // synced at once when sync is set (a Batch syncs it with its files).
 func (s *Store) mkdirShard(shard string, sync bool) (*os.Root, error) {
+	sh, err := s.openDir(shard, true, sync)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	first := !s.swept[shard]
+	s.swept[shard] = true
+	s.mu.Unlock()
+	if first {
+		s.sweep(shard)
+	}
+	return sh, nil
+}
+
+// openDir is mkdirShard, or with create unset the same for a directory that exists
+// already: nil, nil when it does not (nothing to read there, nothing made).
+func (s *Store) openDir(shard string, create, sync bool) (*os.Root, error) {
 	s.mu.Lock()
 	sh := s.shards[shard]
 	s.mu.Unlock()
 	if sh != nil {
 		return sh, nil
 	}
-	err := s.root.Mkdir(shard, 0o700)
+	err := fs.ErrExist
+	if create {
+		err = s.root.Mkdir(shard, 0o700)
+	}
 	made := err == nil
 	switch {
 	case made && sync:
@@ -530,6 +679,9 @@ func (s *Store) mkdirShard(shard string, sync bool) (*os.Root, error) {
 		return nil, fmt.Errorf("store %q: create %s: %w", s.dir, shard, reason(err))
 	}
 	st, err := s.root.Lstat(shard)
+	if !create && errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store %q: %s: %w", s.dir, shard, reason(err))
 	}
@@ -556,8 +708,10 @@ func (s *Store) mkdirShard(shard string, sync bool) (*os.Root, error) {
 	}
 	s.shards[shard] = sh
 	s.mu.Unlock()
-	if !made {
-		safefile.RemoveStale(filepath.Join(s.dir, shard), isTemp, time.Now())
+	if made {
+		s.mu.Lock()
+		s.swept[shard] = true // new: nothing to sweep
+		s.mu.Unlock()
 	}
 	return sh, nil
 }
@@ -619,22 +773,11 @@ var compareBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); retu
 // writeTemp writes data to a new file in shard sh (named dir) with a name no other writer
 // uses, and syncs it when sync is set. It returns the name, in the shard.
 func (s *Store) writeTemp(sh *os.Root, dir string, data []byte, sync bool) (string, error) {
-	var f *os.File
-	var tmp string
-	for try := 0; ; try++ {
-		var rnd [8]byte
-		rand.Read(rnd[:])
-		tmp = tempPrefix + hex.EncodeToString(rnd[:])
-		var err error
-		f, err = sh.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) || try == 3 {
-			return "", fmt.Errorf("store %q: write %s: %w", s.dir, dir, reason(err))
-		}
+	f, tmp, err := s.createTemp(sh, dir)
+	if err != nil {
+		return "", err
 	}
-	_, err := f.Write(data)
+	_, err = f.Write(data)
 	if err == nil && sync {
 		err = f.Sync()
 	}
@@ -648,6 +791,22 @@ func (s *Store) writeTemp(sh *os.Root, dir string, data []byte, sync bool) (stri
 	return tmp, nil
 }
 
+// createTemp creates a new file in shard sh (named dir) with a name no other writer uses.
+func (s *Store) createTemp(sh *os.Root, dir string) (*os.File, string, error) {
+	for try := 0; ; try++ {
+		var rnd [8]byte
+		rand.Read(rnd[:])
+		tmp := tempPrefix + hex.EncodeToString(rnd[:])
+		f, err := sh.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			return f, tmp, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || try == 3 {
+			return nil, "", fmt.Errorf("store %q: write %s: %w", s.dir, dir, reason(err))
+		}
+	}
+}
+
 // syncDir makes a new name in dir durable; best effort, since not every file system can
 // sync a directory.
 func (s *Store) syncDir(dir string) { syncDir(s.root, dir) }
@@ -659,9 +818,10 @@ func syncDir(r *os.Root, dir string) {
 	}
 }
 
-// Get returns the bytes stored under h after checking that they still have that hash.
-// Only a valid hash resolves, only to a regular file under the store root reached without
-// symbolic links: ErrBadHash, ErrNotFound, ErrNotRegular and ErrCorrupt say why not.
+// Get returns the bytes stored under h, in a file of its own or in a pack, after checking
+// that they still have that hash. Only a valid hash resolves, only to a regular file under
+// the store root reached without symbolic links: ErrBadHash, ErrNotFound, ErrNotRegular
+// and ErrCorrupt say why not.
 func (s *Store) Get(h string) ([]byte, error) {
 	if !ValidHash(h) {
 		return nil, fmt.Errorf("%q: %w", h, ErrBadHash)
@@ -671,6 +831,12 @@ func (s *Store) Get(h string) ([]byte, error) {
 		st, err := s.root.Lstat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
+			if loc, ok := s.packed(h, true); ok {
+				return s.readPacked(h, loc)
+			}
+			if st, err := s.root.Lstat(PacksDir); err == nil && !st.IsDir() {
+				return nil, fmt.Errorf("%s: %w", PacksDir, ErrNotRegular)
+			}
 			return nil, fmt.Errorf("%s: %w", target, ErrNotFound)
 		case err != nil:
 			return nil, fmt.Errorf("%s: %w", target, reason(err))
