@@ -60,9 +60,11 @@ func (d *detector) find(t *text, hits []int, mark func(start, end int, kind stri
 	}
 }
 
-// text is what the matchers read: the text, with what was found blanked (NUL).
+// text is what the matchers read: the text, with what was found blanked (NUL). Until own,
+// w is the caller's string, read only; a matcher reads t.w again after it marks.
 type text struct {
-	w []byte
+	w   []byte
+	own bool
 }
 
 // literal is one literal a matcher needs: a detector's (owner its index) or a word of a
@@ -75,10 +77,11 @@ type literal struct {
 
 // literalIndex finds every literal of every matcher in one pass over a text: a table of
 // the byte pairs literals start with rules out most places at once, and the literals that
-// start with a place's first byte are compared there.
+// start with a place's first byte are compared there. The table is a bit a pair (8 KB,
+// which stays in the first-level cache, where a byte a pair took 64 KB).
 type literalIndex struct {
 	lits  []literal
-	pair  [1 << 16]bool
+	pair  [1 << 16 / 64]uint64
 	first [256][]int32
 }
 
@@ -94,7 +97,8 @@ var literals = sync.OnceValue(func() *literalIndex {
 		for _, a := range c0 {
 			x.first[a] = append(x.first[a], k)
 			for _, b := range c1 {
-				x.pair[int(a)<<8|int(b)] = true
+				k := int(a)<<8 | int(b)
+				x.pair[k>>6] |= 1 << (k & 63)
 			}
 		}
 	}
@@ -125,8 +129,14 @@ func cases(c byte) []byte {
 func scan(w []byte) (perDetector [][]int, names []int) {
 	x := literals()
 	perDetector = make([][]int, len(detectors()))
+	if len(w) < 2 {
+		return perDetector, nil
+	}
+	pair := &x.pair
+	k := int(w[0])
 	for i := 0; i+1 < len(w); i++ {
-		if !x.pair[int(w[i])<<8|int(w[i+1])] {
+		k = k<<8&0xff00 | int(w[i+1])
+		if pair[k>>6]&(1<<(k&63)) == 0 {
 			continue
 		}
 		for _, k := range x.first[w[i]] {

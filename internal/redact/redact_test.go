@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -140,6 +141,27 @@ func TestKinds(t *testing.T) {
 	} {
 		if got := r.String(c.in); got != c.want {
 			t.Errorf("%q:\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// Find reads the caller's string in place until a first find is blanked: the string is
+// never written, whatever is found in it, and what is found is what a copy gives.
+func TestFindLeavesTheStringAlone(t *testing.T) {
+	for _, s := range []string{
+		"no secret here, only a key word and a token word",
+		`password = "hunter2xyz!" then api_key: "AKIAIOSFODNN7EXAMPLE" and token=ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa`,
+		`{"secret":"s3cr3t-V@lue-123","auth":"Bearer xyz"} sk-ant-api03-abcdefghijklmnopqrstuvwxyz`,
+	} {
+		b := []byte(s)
+		in := string(b) // a string of its own, so a write through it would show
+		before := strings.Clone(in)
+		got := New().Find(in)
+		if in != before {
+			t.Fatalf("Find changed its input: %q", in)
+		}
+		if want := New().WithKeys("unused-key-12345").Find(before); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("Find(%q) = %v, with the copy made first %v", s, got, want)
 		}
 	}
 }
