@@ -77,12 +77,19 @@ type literal struct {
 
 // literalIndex finds every literal of every matcher in one pass over a text: a table of
 // the byte pairs literals start with rules out most places at once, and the literals that
-// start with a place's first byte are compared there. The table is a bit a pair (8 KB,
-// which stays in the first-level cache, where a byte a pair took 64 KB).
+// start with a place's first byte are compared there. Names' words ("key", "pass") make
+// pairs of ordinary text: a place whose pair passes is then looked up by its first three
+// bytes (tri, hashed), which rules out most of the rest before any literal is compared.
 type literalIndex struct {
 	lits  []literal
-	pair  [1 << 16 / 64]uint64
+	pair  [1 << 16]bool
+	tri   [1 << 16]bool
 	first [256][]int32
+}
+
+// triKey is the slot of tri for a place's first three bytes.
+func triKey(a, b, c byte) uint32 {
+	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 0x9E3779B1 >> 16
 }
 
 var literals = sync.OnceValue(func() *literalIndex {
@@ -94,11 +101,24 @@ var literals = sync.OnceValue(func() *literalIndex {
 		if l.fold {
 			c0, c1 = cases(l.s[0]), cases(l.s[1])
 		}
+		var c2 []byte // any third byte, for a literal of two
+		if len(l.s) > 2 {
+			c2 = []byte{l.s[2]}
+			if l.fold {
+				c2 = cases(l.s[2])
+			}
+		} else {
+			for c := range 256 {
+				c2 = append(c2, byte(c))
+			}
+		}
 		for _, a := range c0 {
 			x.first[a] = append(x.first[a], k)
 			for _, b := range c1 {
-				k := int(a)<<8 | int(b)
-				x.pair[k>>6] |= 1 << (k & 63)
+				x.pair[int(a)<<8|int(b)] = true
+				for _, c := range c2 {
+					x.tri[triKey(a, b, c)] = true
+				}
 			}
 		}
 	}
@@ -129,14 +149,11 @@ func cases(c byte) []byte {
 func scan(w []byte) (perDetector [][]int, names []int) {
 	x := literals()
 	perDetector = make([][]int, len(detectors()))
-	if len(w) < 2 {
-		return perDetector, nil
-	}
-	pair := &x.pair
-	k := int(w[0])
 	for i := 0; i+1 < len(w); i++ {
-		k = k<<8&0xff00 | int(w[i+1])
-		if pair[k>>6]&(1<<(k&63)) == 0 {
+		if !x.pair[int(w[i])<<8|int(w[i+1])] {
+			continue
+		}
+		if i+2 < len(w) && !x.tri[triKey(w[i], w[i+1], w[i+2])] {
 			continue
 		}
 		for _, k := range x.first[w[i]] {

@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -162,6 +163,51 @@ func TestFindLeavesTheStringAlone(t *testing.T) {
 		}
 		if want := New().WithKeys("unused-key-12345").Find(before); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("Find(%q) = %v, with the copy made first %v", s, got, want)
+		}
+	}
+}
+
+// scan's prefilters (the pair table, then the hashed first three bytes) never rule out a
+// place where a literal starts: its finds are those of comparing every literal at every
+// place, on text made of literals' pieces in both cases, cut anywhere.
+func TestScanFindsEveryLiteral(t *testing.T) {
+	x := literals()
+	naive := func(w []byte) (per [][]int, names []int) {
+		per = make([][]int, len(detectors()))
+		for i := range w {
+			for _, l := range x.lits {
+				if !hasPrefix(w[i:], l.s, l.fold) {
+					continue
+				}
+				if l.owner < 0 {
+					if n := len(names); n == 0 || names[n-1] != i {
+						names = append(names, i)
+					}
+					continue
+				}
+				per[l.owner] = append(per[l.owner], i)
+			}
+		}
+		return per, names
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n < 3000; n++ {
+		var b []byte
+		for len(b) < 120 {
+			l := x.lits[rng.IntN(len(x.lits))].s
+			if rng.IntN(3) == 0 {
+				l = strings.ToUpper(l)
+			}
+			b = append(b, l[:1+rng.IntN(len(l))]...)
+			if rng.IntN(4) == 0 {
+				b = append(b, " ~_-.="[rng.IntN(6)])
+			}
+		}
+		b = b[:rng.IntN(len(b)+1)]
+		gp, gn := scan(b)
+		wp, wn := naive(b)
+		if fmt.Sprint(gp, gn) != fmt.Sprint(wp, wn) {
+			t.Fatalf("scan(%q) = %v %v, want %v %v", b, gp, gn, wp, wn)
 		}
 	}
 }
