@@ -241,3 +241,23 @@ func TestSortByTermIsStableSort(t *testing.T) {
 		}
 	}
 }
+
+// Texts that score the same come in the order they were stored, on every search: the sums
+// and the ties were in the order of maps, so two searches of one store could list
+// different texts.
+func TestTiesInStoredOrder(t *testing.T) {
+	st, err := store.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for i := 0; i < 40; i++ {
+		texts = append(texts, fmt.Sprintf("alpha beta gamma w%c%c", 'a'+i/26, 'a'+i%26))
+	}
+	hashes := fill(t, st, texts...)
+	for try := 0; try < 5; try++ {
+		if got := search(t, st, "alpha beta gamma"); fmt.Sprint(got) != fmt.Sprint(hashes[:10]) {
+			t.Fatalf("search %d: %v, want the first ten stored %v", try, got, hashes[:10])
+		}
+	}
+}
