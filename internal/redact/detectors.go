@@ -60,9 +60,11 @@ func (d *detector) find(t *text, hits []int, mark func(start, end int, kind stri
 	}
 }
 
-// text is what the matchers read: the text, with what was found blanked (NUL).
+// text is what the matchers read: the text, with what was found blanked (NUL). Until own,
+// w is the caller's string, read only; a matcher reads t.w again after it marks.
 type text struct {
-	w []byte
+	w   []byte
+	own bool
 }
 
 // literal is one literal a matcher needs: a detector's (owner its index) or a word of a
@@ -77,13 +79,22 @@ type literal struct {
 // the byte pairs literals start with rules out most places at once, and the literals that
 // start with a place's two bytes are compared there. (Listing them by the first byte
 // alone compared "secret" and the sk- keys wherever "s" met a letter a name word starts
-// with: "st", "sp"; by the pair, only where the place starts "se" or "sk".)
+// with: "st", "sp"; by the pair, only where the place starts "se" or "sk".) Names' words
+// ("key", "pass") make pairs of ordinary text: a place whose pair passes is then looked up
+// by its first three bytes (tri, hashed), which rules out most of the rest before any
+// literal is compared.
 type literalIndex struct {
 	lits []literal
 	// pair is, for each byte pair, 0 when no literal starts with it, else 1 + the index
 	// in byPair of the literals that do, in the order they were added.
 	pair   [1 << 16]uint8
 	byPair [][]int32
+	tri    [1 << 16]bool
+}
+
+// triKey is the slot of tri for a place's first three bytes.
+func triKey(a, b, c byte) uint32 {
+	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 0x9E3779B1 >> 16
 }
 
 var literals = sync.OnceValue(func() *literalIndex {
@@ -94,6 +105,17 @@ var literals = sync.OnceValue(func() *literalIndex {
 		c0, c1 := []byte{l.s[0]}, []byte{l.s[1]}
 		if l.fold {
 			c0, c1 = cases(l.s[0]), cases(l.s[1])
+		}
+		var c2 []byte // any third byte, for a literal of two
+		if len(l.s) > 2 {
+			c2 = []byte{l.s[2]}
+			if l.fold {
+				c2 = cases(l.s[2])
+			}
+		} else {
+			for c := range 256 {
+				c2 = append(c2, byte(c))
+			}
 		}
 		for _, a := range c0 {
 			for _, b := range c1 {
@@ -106,6 +128,9 @@ var literals = sync.OnceValue(func() *literalIndex {
 					x.pair[p] = uint8(len(x.byPair))
 				}
 				x.byPair[x.pair[p]-1] = append(x.byPair[x.pair[p]-1], k)
+				for _, c := range c2 {
+					x.tri[triKey(a, b, c)] = true
+				}
 			}
 		}
 	}
@@ -139,6 +164,9 @@ func scan(w []byte) (perDetector [][]int, names []int) {
 	for i := 0; i+1 < len(w); i++ {
 		p := x.pair[int(w[i])<<8|int(w[i+1])]
 		if p == 0 {
+			continue
+		}
+		if i+2 < len(w) && !x.tri[triKey(w[i], w[i+1], w[i+2])] {
 			continue
 		}
 		for _, k := range x.byPair[p-1] {

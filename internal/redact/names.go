@@ -77,6 +77,7 @@ func findNamed(t *text, hits []int, mark func(start, end int, kind string)) {
 		}
 		if take {
 			mark(vs, ve, kind)
+			w = t.w // the copy, if that mark made it
 			done = ve
 		}
 	}

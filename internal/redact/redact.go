@@ -23,6 +23,7 @@ import (
 	"bytes"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // Marker is the text that replaces a secret of the given kind.
@@ -139,24 +140,33 @@ func (r *Redactor) Find(s string) []Match {
 // find runs every matcher over s. Each runs on a copy of s in which what the ones before it
 // found is blanked (NUL bytes, which no matcher takes), so a value taken by a typed
 // detector is not taken again with its label by a name rule.
+//
+// The copy is made when a first find is blanked: most texts have none, and are only read.
+// The keys, the user's patterns and loose matching read the text all at once and mark after
+// it: with them the copy is made first.
 func (r *Redactor) find(s string) []Match {
-	t := &text{w: []byte(s)}
-	w := t.w
+	t := &text{w: unsafe.Slice(unsafe.StringData(s), len(s))} // read only until t.own
+	if len(r.keys) > 0 || len(r.extra) > 0 || r.loose {
+		t.w, t.own = []byte(s), true
+	}
 	var ms []Match
 	mark := func(start, end int, kind string) {
 		if start >= end || escapedAt(s, start) {
 			return
 		}
+		w := t.w
 		for i := start; i < end; i++ {
 			if w[i] == 0 { // overlaps an earlier find: keep the earlier one
 				return
 			}
 		}
 		ms = append(ms, Match{start, end, kind})
-		for i := start; i < end; i++ {
-			w[i] = 0
+		if !t.own {
+			t.w, t.own = []byte(s), true
 		}
+		clear(t.w[start:end])
 	}
+	w := t.w
 	for _, k := range r.keys {
 		for at := 0; ; {
 			i := bytes.Index(w[at:], []byte(k))
@@ -170,13 +180,13 @@ func (r *Redactor) find(s string) []Match {
 	for _, p := range r.extra {
 		p.find(w, mark)
 	}
-	hits, names := scan(w)
+	hits, names := scan(t.w)
 	for i, d := range detectors() {
 		d.find(t, hits[i], mark)
 	}
 	findNamed(t, names, mark)
 	if r.loose {
-		findLoose(w, mark)
+		findLoose(t.w, mark)
 	}
 	sortMatches(ms)
 	return ms

@@ -2,6 +2,8 @@ package redact
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -140,6 +142,54 @@ func TestKinds(t *testing.T) {
 	} {
 		if got := r.String(c.in); got != c.want {
 			t.Errorf("%q:\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// Find reads the caller's string in place until a first find is blanked: the string is
+// never written, whatever is found in it, and what is found is what a copy gives.
+func TestFindLeavesTheStringAlone(t *testing.T) {
+	for _, s := range []string{
+		"no secret here, only a key word and a token word",
+		`password = "hunter2xyz!" then api_key: "AKIAIOSFODNN7EXAMPLE" and token=ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa`,
+		`{"secret":"s3cr3t-V@lue-123","auth":"Bearer xyz"} sk-ant-api03-abcdefghijklmnopqrstuvwxyz`,
+	} {
+		b := []byte(s)
+		in := string(b) // a string of its own, so a write through it would show
+		before := strings.Clone(in)
+		got := New().Find(in)
+		if in != before {
+			t.Fatalf("Find changed its input: %q", in)
+		}
+		if want := New().WithKeys("unused-key-12345").Find(before); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("Find(%q) = %v, with the copy made first %v", s, got, want)
+		}
+	}
+}
+
+// scan's prefilters (the pair table, then the hashed first three bytes) never rule out a
+// place where a literal starts: its finds are those of comparing every literal at every
+// place, on text made of literals' pieces in both cases, cut anywhere.
+func TestScanFindsEveryLiteralInPieces(t *testing.T) {
+	x := literals()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n < 3000; n++ {
+		var b []byte
+		for len(b) < 120 {
+			l := x.lits[rng.IntN(len(x.lits))].s
+			if rng.IntN(3) == 0 {
+				l = strings.ToUpper(l)
+			}
+			b = append(b, l[:1+rng.IntN(len(l))]...)
+			if rng.IntN(4) == 0 {
+				b = append(b, " ~_-.="[rng.IntN(6)])
+			}
+		}
+		b = b[:rng.IntN(len(b)+1)]
+		gp, gn := scan(b)
+		wp, wn := scanEach(b)
+		if fmt.Sprint(gp, gn) != fmt.Sprint(wp, wn) {
+			t.Fatalf("scan(%q) = %v %v, want %v %v", b, gp, gn, wp, wn)
 		}
 	}
 }

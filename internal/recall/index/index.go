@@ -499,7 +499,7 @@ type counter struct {
 	tf    []uint32
 	used  []int32 // slots in use, in the order they were taken
 	mask  uint64
-	total int
+	terms []uint64 // the text's terms, in order (appendTerms)
 }
 
 func newCounter() *counter {
@@ -542,10 +542,20 @@ func (c *counter) count(text []byte) int {
 		c.keys[i], c.tf[i] = 0, 0
 	}
 	c.used = c.used[:0]
-	c.total = 0
-	Terms(text, func(h uint64) { c.put(h, 1); c.total++ })
-	return c.total
+	c.terms = appendTerms(c.terms[:0], text)
+	n := len(c.terms)
+	for _, h := range c.terms {
+		c.put(h, 1)
+	}
+	if cap(c.terms) > maxTermsKept {
+		c.terms = nil
+	}
+	return n
 }
+
+// maxTermsKept is the most terms a counter keeps room for between texts (a long text's
+// are let go).
+const maxTermsKept = 1 << 16
 
 // addCounted adds a document whose terms c counted.
 func (b *builder) addCounted(d doc, c *counter, length int, textBytes int) {

@@ -1,9 +1,12 @@
 package index
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -208,5 +211,53 @@ func TestUpdateCountedIsUpdate(t *testing.T) {
 	}
 	if got := search(t, counted, "parseconfig"); len(got) != 2 {
 		t.Errorf("search parseconfig: %d hits, want 2", len(got))
+	}
+}
+
+// sortByTerm is a stable sort by term: what slices.SortStableFunc gives, on lists of every
+// size, with terms of very different frequencies (a few in most documents, most in one)
+// and hashes that share their top bits.
+func TestSortByTermIsStableSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 255, 256, 1000, 5000, 1 << 16, 300000} {
+		p := make([]posting, n)
+		for i := range p {
+			var h uint64
+			switch r := rng.IntN(10); {
+			case r < 3:
+				h = uint64(rng.IntN(8)) * 0x9E3779B97F4A7C15 // frequent terms
+			case r < 5:
+				h = 0xABCD<<48 | uint64(rng.IntN(50000)) // one bucket's worth
+			default:
+				h = rng.Uint64()
+			}
+			p[i] = posting{h, uint64(i/7)<<32 | uint64(rng.IntN(9))}
+		}
+		want := slices.Clone(p)
+		slices.SortStableFunc(want, func(x, y posting) int { return cmp.Compare(x.h, y.h) })
+		sortByTerm(p)
+		if !slices.Equal(p, want) {
+			t.Fatalf("%d postings: not the stable sort", n)
+		}
+	}
+}
+
+// Texts that score the same come in the order they were stored, on every search: the sums
+// and the ties were in the order of maps, so two searches of one store could list
+// different texts.
+func TestTiesInStoredOrder(t *testing.T) {
+	st, err := store.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for i := 0; i < 40; i++ {
+		texts = append(texts, fmt.Sprintf("alpha beta gamma w%c%c", 'a'+i/26, 'a'+i%26))
+	}
+	hashes := fill(t, st, texts...)
+	for try := 0; try < 5; try++ {
+		if got := search(t, st, "alpha beta gamma"); fmt.Sprint(got) != fmt.Sprint(hashes[:10]) {
+			t.Fatalf("search %d: %v, want the first ten stored %v", try, got, hashes[:10])
+		}
 	}
 }

@@ -2,8 +2,10 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -30,6 +32,14 @@ func (ix *Index) Docs() int {
 		n += s.nDocs
 	}
 	return n
+}
+
+// firstLine is where the first lines a segment covers start in index.jsonl.
+func firstLine(s *segment) int64 {
+	if len(s.spans) == 0 {
+		return 0
+	}
+	return s.spans[0].start
 }
 
 type scored struct {
@@ -92,7 +102,8 @@ func (ix *Index) Search(terms map[uint64]int, must []uint64, limit int, accept f
 		if len(mustSet) > 0 {
 			has = map[int]int{}
 		}
-		for h, w := range found[i] {
+		for _, h := range slices.Sorted(maps.Keys(found[i])) { // one order of the sums: one score
+			w := found[i][h]
 			idf := math.Log(1 + (float64(n)-float64(df[h])+0.5)/(float64(df[h])+0.5))
 			q := float64(terms[h])
 			err := s.postings(w.off, w.df, func(id, tf int) {
@@ -120,7 +131,11 @@ func (ix *Index) Search(terms map[uint64]int, must []uint64, limit int, accept f
 		case a.score < b.score:
 			return 1
 		}
-		return 0
+		// ties in the order of the lines that stored them
+		if c := cmp.Compare(firstLine(a.seg), firstLine(b.seg)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
 	})
 	// (a text is in one segment but when two writers indexed the same lines at once)
 	seen := map[string]bool{}

@@ -51,6 +51,18 @@ const (
 // Terms calls emit with the hash of each term of text, in order: each word of two bytes or
 // more, then, when it has several, its parts of two bytes or more.
 func Terms(text []byte, emit func(h uint64)) {
+	var buf [64]uint64
+	for _, h := range appendTerms(buf[:0], text) {
+		emit(h)
+	}
+}
+
+// appendTerms appends the hash of each term of text to dst, in the order Terms gives them.
+// Most words are of one part, the word itself (lower case words, numbers, a capital and
+// lower case letters): they are hashed in a loop of their own, which looks at each byte
+// once, and the others from their start in the loop that finds the parts; a word longer
+// than maxWord, whose parts are not kept, is hashed to its end without looking for them.
+func appendTerms(dst []uint64, text []byte) []uint64 {
 	var parts [maxParts]uint64
 	n := len(text)
 	for i := 0; i < n; {
@@ -58,10 +70,31 @@ func Terms(text []byte, emit func(h uint64)) {
 			i++
 		}
 		if i >= n {
-			return
+			break
 		}
 		start := i
 		h := uint64(fnvOffset)
+		// a word of one part
+		j, k0 := i, class[text[i]]
+		if k0 == cUpper {
+			h = (h ^ uint64(text[j]+'a'-'A')) * fnvPrime
+			j++
+			k0 = cLower
+		}
+		if k0 != cUnder {
+			for j < n && class[text[j]] == k0 {
+				h = (h ^ uint64(text[j])) * fnvPrime
+				j++
+			}
+			if j >= n || class[text[j]] == cSep {
+				if j-start >= 2 {
+					dst = append(dst, h|zero(h))
+				}
+				i = j
+				continue
+			}
+			h = fnvOffset
+		}
 		ph := uint64(fnvOffset)
 		plen, np, prev := 0, 0, uint8(cSep)
 		endPart := func() {
@@ -76,6 +109,21 @@ func Terms(text []byte, emit func(h uint64)) {
 			c := text[i]
 			k := class[c]
 			if k == cSep {
+				break
+			}
+			if i-start == maxWord {
+				// too long to be cut: only the word's hash is kept
+				for ; i < n; i++ {
+					c := text[i]
+					k := class[c]
+					if k == cSep {
+						break
+					}
+					if k == cUpper {
+						c += 'a' - 'A'
+					}
+					h = (h ^ uint64(c)) * fnvPrime
+				}
 				break
 			}
 			lc := c
@@ -110,14 +158,15 @@ func Terms(text []byte, emit func(h uint64)) {
 			nparts++
 		}
 		if i-start >= 2 {
-			emit(h | zero(h))
+			dst = append(dst, h|zero(h))
 		}
 		if nparts > 1 && i-start <= maxWord {
 			for j := 0; j < np; j++ {
-				emit(parts[j] | zero(parts[j]))
+				dst = append(dst, parts[j]|zero(parts[j]))
 			}
 		}
 	}
+	return dst
 }
 
 // zero is 1 when h is 0, which no term's hash is (the index's tables take 0 for a free
