@@ -3,6 +3,7 @@ package tokens
 import (
 	"crypto/sha256"
 	"fmt"
+	"hash/maphash"
 	"runtime"
 	"strings"
 	"sync"
@@ -112,13 +113,20 @@ func (c *bpeCounter) count(text string, chunked bool) int {
 	if len(text) <= cacheMinBytes {
 		return c.countText(text)
 	}
-	// Hash the text in place: a []byte conversion would copy it.
-	key := sha256.Sum256(unsafe.Slice(unsafe.StringData(text), len(text)))
+	// The cache of this process is keyed by two seeded hashes (textKey), cheap next to
+	// SHA-256; the digest the cache shared with other runs keys by is taken only for a
+	// text that cache may hold, and only when it is asked (a text this process counted
+	// before is not).
+	key := textKeyOf(text)
 	if n, ok := c.cache.get(key); ok {
 		return n
 	}
-	if c.disk != nil {
-		if n, ok := c.disk.lookup(key, len(text)); ok {
+	var sum [32]byte
+	disk := c.disk != nil && len(text) >= diskMinBytes
+	if disk {
+		// Hash the text in place: a []byte conversion would copy it.
+		sum = sha256.Sum256(unsafe.Slice(unsafe.StringData(text), len(text)))
+		if n, ok := c.disk.lookup(sum, len(text)); ok {
 			c.cache.put(key, n)
 			return n
 		}
@@ -130,10 +138,26 @@ func (c *bpeCounter) count(text string, chunked bool) int {
 	}
 	n := c.countText(text)
 	c.cache.put(key, n)
-	if c.disk != nil {
-		c.disk.remember(key, len(text), n)
+	if disk {
+		c.disk.remember(sum, len(text), n)
 	}
 	return n
+}
+
+// textKey keys a counter's cache of whole texts: two hashes of 64 bits, seeded at random
+// once a process, and the length, so that two texts of a process mistaken for each other
+// is a chance of about 2^-128 a pair (as chunkKey). Hashing runs at memory speed, several
+// times SHA-256's, which on texts that do not repeat was a tenth of counting; a process's
+// own cache need not be keyed by a digest anyone else can check (DiskCache is).
+type textKey struct {
+	a, b uint64
+	n    int
+}
+
+var textSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+func textKeyOf(text string) textKey {
+	return textKey{maphash.String(textSeeds[0], text), maphash.String(textSeeds[1], text), len(text)}
 }
 
 // countText is countText with the counter's caches: the shared cache of pieces and a
@@ -151,7 +175,7 @@ const (
 	// mostly fill the cache.
 	cacheMinBytes = 64
 
-	// maxCacheEntries bounds a counter's cache to about 30 MB (a 32-byte key and a
+	// maxCacheEntries bounds a counter's cache to about 30 MB (a 24-byte key and a
 	// count per entry, plus map overhead). Agent transcripts repeat the same file
 	// contents and tool outputs many times; past the bound new strings are simply
 	// counted without being remembered.
@@ -160,36 +184,36 @@ const (
 	cacheShards = 16
 )
 
-// countCache maps the SHA-256 of a string to its token count. Keying by a digest keeps
-// an entry's size fixed however long the string, and does not pin the caller's
+// countCache maps the key of a string (textKey) to its token count. Keying by hashes
+// keeps an entry's size fixed however long the string, and does not pin the caller's
 // (possibly huge) input buffer in memory as a string key would.
 type countCache struct {
 	max    int64
 	n      atomic.Int64
 	shards [cacheShards]struct {
 		mu sync.RWMutex
-		m  map[[32]byte]int
+		m  map[textKey]int
 	}
 }
 
 func newCountCache(max int) *countCache {
 	c := &countCache{max: int64(max)}
 	for i := range c.shards {
-		c.shards[i].m = map[[32]byte]int{}
+		c.shards[i].m = map[textKey]int{}
 	}
 	return c
 }
 
-func (c *countCache) get(key [32]byte) (int, bool) {
-	s := &c.shards[key[0]%cacheShards]
+func (c *countCache) get(key textKey) (int, bool) {
+	s := &c.shards[key.a%cacheShards]
 	s.mu.RLock()
 	n, ok := s.m[key]
 	s.mu.RUnlock()
 	return n, ok
 }
 
-func (c *countCache) put(key [32]byte, n int) {
-	s := &c.shards[key[0]%cacheShards]
+func (c *countCache) put(key textKey, n int) {
+	s := &c.shards[key.a%cacheShards]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.m[key]; ok {

@@ -218,7 +218,7 @@ func TestCacheBound(t *testing.T) {
 	c := newCountCache(3)
 	var wg sync.WaitGroup
 	for i := range 50 {
-		wg.Go(func() { c.put([32]byte{byte(i), 1}, i) })
+		wg.Go(func() { c.put(textKey{a: uint64(i), b: 1}, i) })
 	}
 	wg.Wait()
 	if c.len() != 3 {
@@ -226,7 +226,7 @@ func TestCacheBound(t *testing.T) {
 	}
 	stored := 0
 	for i := range 50 {
-		if n, ok := c.get([32]byte{byte(i), 1}); ok {
+		if n, ok := c.get(textKey{a: uint64(i), b: 1}); ok {
 			stored++
 			if n != i {
 				t.Errorf("entry %d holds %d", i, n)
