@@ -37,6 +37,10 @@ const packMagic = "ctxkit-pack 1\n"
 type packLoc struct {
 	pack      string
 	off, size int64
+	// irregular: the pack is not a regular file (a link, a folder...). Get reports
+	// ErrNotRegular; Has says the text is not stored, so that it is written again rather
+	// than referred to where it cannot be read.
+	irregular bool
 }
 
 // packSet is what a process knows of a store's packs: every index it read, and the place
@@ -112,9 +116,16 @@ func (s *Store) loadPacks() {
 		if !ok {
 			continue
 		}
-		// (a pack that is not a regular file is listed: Get refuses it, ErrNotRegular)
-		if pst, err := dir.Lstat(stem + ".pack"); err != nil || pst.Mode().IsRegular() && pst.Size() < end {
+		// (a pack that is not a regular file is listed, irregular: Get refuses it,
+		// ErrNotRegular, and Has does not count it)
+		pst, err := dir.Lstat(stem + ".pack")
+		if err != nil || pst.Mode().IsRegular() && pst.Size() < end {
 			continue
+		}
+		if !pst.Mode().IsRegular() {
+			for i := range locs {
+				locs[i].loc.irregular = true
+			}
 		}
 		p.read[stem] = true
 		all = append(all, locs...)

@@ -228,6 +228,10 @@ func TestPackRefuses(t *testing.T) {
 	if got, err := mustOpen(t, dir).Get(Hash(datas[1])); !errors.Is(err, ErrNotRegular) || got != nil {
 		t.Errorf("Get through a linked pack: %q %v, want ErrNotRegular", got, err)
 	}
+	// Has does not count it: a text Get cannot read is written again, not referred to.
+	if mustOpen(t, dir).Has(Hash(datas[1]), len(datas[1])) {
+		t.Errorf("Has through a linked pack: true")
+	}
 	os.Remove(packPath)
 	os.WriteFile(packPath, good, 0o600)
 

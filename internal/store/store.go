@@ -384,7 +384,7 @@ func (s *Store) Has(h string, size int) bool {
 	if !ValidHash(h) {
 		return false
 	}
-	if loc, ok := s.packed(h, false); ok {
+	if loc, ok := s.packed(h, false); ok && !loc.irregular {
 		return loc.size == int64(size)
 	}
 	return s.hasFile(h, size)
