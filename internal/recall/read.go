@@ -37,6 +37,9 @@ type item struct {
 	// Encoding names the item whose original JSON this file is, when it is one.
 	EncodingOf string `json:"encoding_of,omitempty"`
 	Indexed    bool   `json:"indexed"`
+	// Packed: the text is in one of the store's packs, with no file of its own at Path
+	// (ctx-recall reads it; a file tool does not).
+	Packed bool `json:"packed,omitempty"`
 	// SourceLine is the line of Source that holds the result (the last that names the
 	// tool call id as a result's), when Source is still there and names it.
 	SourceLine int `json:"source_line,omitempty"`
@@ -45,6 +48,7 @@ type item struct {
 // describeItem gathers what is known of the stored file h.
 func describeItem(s *store.Store, h string, data []byte) (item, error) {
 	it := item{Ref: shortRef(h), Hash: h, Path: s.Path(h), Bytes: len(data), Lines: offload.LineCount(string(data))}
+	it.Packed = !s.HasFile(h, len(data))
 	e, ok, err := entryOf(s, h)
 	if err != nil {
 		return it, cli.RuntimeError(err)
@@ -97,7 +101,11 @@ func (r *recaller) meta(ref string) error {
 	var b bytes.Buffer
 	row := func(k, v string) { fmt.Fprintf(&b, "%-13s %s\n", k+":", v) }
 	row("ref", it.Ref)
-	row("file", human.Safe(offload.ShellQuote(it.Path)))
+	if it.Packed {
+		row("file", "none of its own: it is in one of the store's packs (read it with ctx-recall --read "+it.Ref+")")
+	} else {
+		row("file", human.Safe(offload.ShellQuote(it.Path)))
+	}
 	row("size", fmt.Sprintf("%s bytes, %s %s", human.Thousands(it.Bytes), human.Thousands(it.Lines), plural(it.Lines, "line")))
 	row("kind", kindName(it.Kind))
 	if !it.Indexed {

@@ -262,3 +262,45 @@ func TestMetaNamesTheMessage(t *testing.T) {
 		t.Errorf("exit %d %s\n%s", code, errs, out)
 	}
 }
+
+// --meta names a packed text's file only when it has one: a packed text has none of its
+// own at the store's path, and a file tool given that path would find nothing.
+func TestMetaPackedText(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := st.Batch()
+	var hs []string
+	for i := range 12 { // more than a batch keeps as files of their own
+		h, err := b.Add([]byte(fmt.Sprintf("packed text %d\n", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	if _, err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	loose, _, err := st.Put([]byte("a text of its own\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if _, err := os.Stat(filepath.Join(dir, hs[3][:2], hs[3])); err == nil {
+		t.Fatal("the batch wrote files of their own: the test needs a pack")
+	}
+	code, out, errs := recall(t, "--store", dir, "--meta", hs[3][:12])
+	if code != 0 || !strings.Contains(out, "file:         none of its own") || strings.Contains(out, hs[3][:2]+"/"+hs[3]) {
+		t.Errorf("--meta of a packed text: exit %d %s\n%s", code, errs, out)
+	}
+	code, out, _ = recall(t, "--store", dir, "--json", "--meta", hs[3][:12])
+	if code != 0 || !strings.Contains(out, `"packed":true`) {
+		t.Errorf("--meta --json of a packed text: exit %d\n%s", code, out)
+	}
+	code, out, _ = recall(t, "--store", dir, "--meta", loose[:12])
+	if code != 0 || !strings.Contains(out, "file:         "+filepath.Join(dir, loose[:2], loose)) || strings.Contains(out, "packed") {
+		t.Errorf("--meta of a text of its own: exit %d\n%s", code, out)
+	}
+}
