@@ -131,7 +131,8 @@ func (ix *Index) Search(terms map[uint64]int, must []uint64, limit int, accept f
 		case a.score < b.score:
 			return 1
 		}
-		// ties in the order of the lines that stored them
+		// ties in one fixed order: the segments' (the order stored, but in a segment merged
+		// from small ones, which are put together by size)
 		if c := cmp.Compare(firstLine(a.seg), firstLine(b.seg)); c != 0 {
 			return c
 		}
