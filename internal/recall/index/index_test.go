@@ -241,10 +241,10 @@ func TestSortByTermIsStableSort(t *testing.T) {
 		}
 	}
 }
+
 // Texts that score the same come in one fixed order (the order stored, in unmerged segments),
 // on every search: the sums and the ties were in the order of maps, so two searches of one
 // store could list different texts.
-// different texts.
 func TestTiesInStoredOrder(t *testing.T) {
 	st, err := store.Create(t.TempDir())
 	if err != nil {
