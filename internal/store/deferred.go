@@ -60,7 +60,13 @@ func SyncWritten() error {
 	if len(dirs) > 0 {
 		unsynced.dirs = map[string]*written{}
 	}
+	hook := syncHookForTest
 	unsynced.Unlock()
+	if hook != nil {
+		if err := hook(count(dirs)); err != nil {
+			return err
+		}
+	}
 	names := make([]string, 0, len(dirs))
 	for dir := range dirs {
 		names = append(names, dir)
@@ -106,4 +112,41 @@ func (w *written) paths() (dirs, files []string) {
 		files = append(files, IndexName)
 	}
 	return append(dirs, "."), files
+}
+
+// syncHookForTest, set by SetSyncHookForTest (tests only), runs at the start of each
+// SyncWritten with the number of paths it is about to sync; its error is SyncWritten's.
+var syncHookForTest func(paths int) error
+
+// SetSyncHookForTest makes h run at the start of each SyncWritten (see syncHookForTest),
+// for the tests of the callers that must sync after each request, and returns what puts
+// the previous hook back. Not for use outside tests.
+func SetSyncHookForTest(h func(paths int) error) (restore func()) {
+	unsynced.Lock()
+	defer unsynced.Unlock()
+	prev := syncHookForTest
+	syncHookForTest = h
+	return func() {
+		unsynced.Lock()
+		defer unsynced.Unlock()
+		syncHookForTest = prev
+	}
+}
+
+// PendingForTest is the number of paths (files, then each store's index) this process's
+// deferred stores named and SyncWritten has not synced yet, for tests.
+func PendingForTest() int {
+	unsynced.Lock()
+	defer unsynced.Unlock()
+	return count(unsynced.dirs)
+}
+
+// count is the number of files and indexes dirs holds to sync (not the directories).
+func count(dirs map[string]*written) int {
+	n := 0
+	for _, w := range dirs {
+		_, files := w.paths()
+		n += len(files)
+	}
+	return n
 }
