@@ -107,7 +107,10 @@ tools=()
 skip=" ${BENCH_SKIP:-} "
 for f in "$bin"/ctx-*; do
 	name=$(basename "$f")
-	if [[ -x $f && $name != ctx-count && $skip != *" $name "* ]]; then tools+=("$name"); fi
+	case $name in
+	ctx-count | ctx-proxy | ctx-recall) continue ;; # counted below; a server; reads a store, not a document
+	esac
+	if [[ -x $f && $skip != *" $name "* ]]; then tools+=("$name"); fi
 done
 if [[ ! -x $bin/ctx-count ]]; then log "warning: no ctx-count in $bin"; fi
 
