@@ -91,7 +91,7 @@ func syncWritten(dir string, w *written) error {
 		return err
 	}
 	defer root.Close()
-	s := &Store{dir: dir, root: root}
+	s := &Store{dir: dir, root: root, packs: &packSet{}}
 	dirs, files := w.paths()
 	return s.syncFiles(s.under(dirs...), s.under(files...))
 }

@@ -512,3 +512,71 @@ func TestLooseBatch(t *testing.T) {
 		t.Errorf("a LooseBatch of stored files created %d %v", len(created), err)
 	}
 }
+
+// A store opened again in the same process (ctx-proxy opens it for each request) does not
+// read the indexes it knows again, and still sees what changed since, as a fresh read would:
+// an index written by another writer, a pack removed, a pack made a link.
+func TestPackSetShared(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s := mustCreate(t, dir)
+	datas := texts(12, "shared")
+	addAll(t, s, datas)
+	reads := indexReads.Load()
+	for range 3 {
+		if st := mustOpen(t, dir); !st.Has(Hash(datas[2]), len(datas[2])) {
+			t.Fatal("Has in a store opened again: false")
+		}
+	}
+	if n := indexReads.Load() - reads; n != 0 {
+		t.Errorf("opening the store again read %d indexes, want 0", n)
+	}
+
+	// Another writer's pack: copied in under its own name, as another process names it.
+	other := filepath.Join(t.TempDir(), "other")
+	more := texts(10, "another writer")
+	addAll(t, mustCreate(t, other), more)
+	_, idxs, _ := packFiles(t, other)
+	for _, ext := range []string{".pack", ".idx"} {
+		stem := strings.TrimSuffix(idxs[0], ".idx")
+		b, err := os.ReadFile(filepath.Join(other, PacksDir, stem+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, PacksDir, stem+ext), b, 0o600)
+	}
+	if st := mustOpen(t, dir); !st.Has(Hash(more[0]), len(more[0])) || !st.Has(Hash(datas[0]), len(datas[0])) {
+		t.Error("a pack another writer named since is not seen by a store opened again")
+	}
+
+	// The first pack removed: its texts are no longer stored for a store opened again.
+	packs, idxs, _ := packFiles(t, dir)
+	var first string
+	for _, n := range idxs {
+		if data, _ := os.ReadFile(filepath.Join(dir, PacksDir, n)); bytes.Contains(data, []byte(Hash(datas[0]))) {
+			first = strings.TrimSuffix(n, ".idx")
+		}
+	}
+	if first == "" || len(packs) != 2 {
+		t.Fatalf("packs %v, indexes %v", packs, idxs)
+	}
+	packPath := filepath.Join(dir, PacksDir, first+".pack")
+	good, _ := os.ReadFile(packPath)
+	os.Remove(packPath)
+	if st := mustOpen(t, dir); st.Has(Hash(datas[0]), len(datas[0])) || !st.Has(Hash(more[0]), len(more[0])) {
+		t.Error("after its pack was removed, a store opened again still has its texts (or lost the other pack's)")
+	}
+	// Back, then a link in its place: not counted (Get refuses it).
+	os.WriteFile(packPath, good, 0o600)
+	if st := mustOpen(t, dir); !st.Has(Hash(datas[0]), len(datas[0])) {
+		t.Error("the pack put back is not seen")
+	}
+	elsewhere := filepath.Join(t.TempDir(), "elsewhere.pack")
+	os.WriteFile(elsewhere, good, 0o600)
+	os.Remove(packPath)
+	if err := os.Symlink(elsewhere, packPath); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	if st := mustOpen(t, dir); st.Has(Hash(datas[0]), len(datas[0])) {
+		t.Error("a pack made a link is counted by a store opened again")
+	}
+}

@@ -119,7 +119,7 @@ type Store struct {
 	// wrote there), or made.
 	swept map[string]bool
 	// packs: where the texts stored in packs are, read from their indexes (pack.go).
-	packs packSet
+	packs *packSet
 
 	// deferred: Commit and Append do not wait for the disk; SyncWritten does it later.
 	deferred bool
@@ -319,7 +319,7 @@ func Open(dir string) (*Store, error) {
 		root.Close()
 		return nil, fmt.Errorf("store %q: changed while it was opened", dir)
 	}
-	return &Store{dir: abs, root: root, perm: st.Mode().Perm(), shards: map[string]*os.Root{}, swept: map[string]bool{}}, nil
+	return &Store{dir: abs, root: root, perm: st.Mode().Perm(), shards: map[string]*os.Root{}, swept: map[string]bool{}, packs: packSetOf(abs, st)}, nil
 }
 
 // Close releases the store's directory handles.
