@@ -1,7 +1,6 @@
 package summarize
 
 import (
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -103,29 +102,7 @@ func outcomeEager(cmd, text string, isError bool) (string, bool, string) {
 			firstErr = tb
 		}
 	}
-	var parts []string
-	switch {
-	case code >= 0:
-		parts = append(parts, fmt.Sprintf("exit %d", code))
-	case isError:
-		parts = append(parts, "failed")
-	default:
-		parts = append(parts, "ran")
-	}
-	if summary != "" {
-		parts = append(parts, shorten(summary, 160))
-	}
-	if failed && firstErr != "" {
-		parts = append(parts, shorten(firstErr, 400))
-	}
-	if !failed {
-		firstErr = ""
-	} else if firstErr == "" {
-		firstErr = shorten(firstLine(text), 240)
-	} else {
-		firstErr = shorten(firstErr, 400)
-	}
-	return strings.Join(parts, ": "), failed, firstErr
+	return outcomeLine(text, code, isError, summary, failed, firstErr)
 }
 
 // outcome reads the first error only of a run that failed, and says what outcomeEager

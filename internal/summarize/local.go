@@ -678,6 +678,13 @@ func outcome(cmd, text string, isError bool) (string, bool, string) {
 			firstErr = tb
 		}
 	}
+	return outcomeLine(text, code, isError, summary, failed, firstErr)
+}
+
+// outcomeLine is what outcome says of a run: how it ended (its exit code, else failed or
+// ran), its summary line and, of a run that failed, its first error (else the first line
+// of its output), each shortened.
+func outcomeLine(text string, code int, isError bool, summary string, failed bool, firstErr string) (string, bool, string) {
 	var parts []string
 	switch {
 	case code >= 0:
