@@ -112,15 +112,6 @@ func Names() []string {
 // Pipe is the default pipeline as a shell pipeline: every tier, in order.
 func Pipe() string { return strings.Join(Names(), " | ") }
 
-// Mains returns each tier's Main by name (a fresh map).
-func Mains() map[string]cli.MainFunc {
-	m := make(map[string]cli.MainFunc, len(all))
-	for _, t := range all {
-		m[t.Name] = t.Main
-	}
-	return m
-}
-
 // Lookup returns the tier named name.
 func Lookup(name string) (Tier, bool) {
 	for _, t := range all {
