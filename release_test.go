@@ -1,7 +1,9 @@
 package ctxkit_test
 
 import (
+	"go/build/constraint"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -120,4 +122,67 @@ func TestCIBuildsEveryReleasePlatform(t *testing.T) {
 	if !slices.Equal(built, shipped) {
 		t.Errorf(".ci/run builds %v; goreleaser.yaml ships %v", built, shipped)
 	}
+}
+
+// TestNoFileDependsOnArch holds what .ci/run relies on to vet once per OS rather than
+// once per platform: no file of ours is built or left out by architecture, neither by
+// its name (x_arm64.go) nor by a //go:build line naming one.
+func TestNoFileDependsOnArch(t *testing.T) {
+	out, err := exec.Command("go", "tool", "dist", "list").Output()
+	if err != nil {
+		t.Skipf("go tool dist list: %v", err)
+	}
+	arches := map[string]bool{}
+	for _, platform := range strings.Fields(string(out)) {
+		if _, arch, ok := strings.Cut(platform, "/"); ok {
+			arches[arch] = true
+		}
+	}
+	files, err := exec.Command("git", "ls-files", "*.go").Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v", err)
+	}
+	for _, file := range strings.Fields(string(files)) {
+		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(file), ".go"), "_test")
+		for _, part := range strings.Split(name, "_")[1:] {
+			if arches[part] {
+				t.Errorf("%s: built for one architecture only (_%s); vet it per platform in .ci/run", file, part)
+			}
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if !constraint.IsGoBuild(line) {
+				continue
+			}
+			expr, err := constraint.Parse(line)
+			if err != nil {
+				t.Errorf("%s: %v", file, err)
+				continue
+			}
+			for _, tag := range buildTags(expr) {
+				if arches[tag] {
+					t.Errorf("%s: %q names an architecture; vet it per platform in .ci/run", file, line)
+				}
+			}
+		}
+	}
+}
+
+// buildTags is every tag a build constraint names (Eval would stop at the first side of
+// an || or && that settles it).
+func buildTags(expr constraint.Expr) []string {
+	switch e := expr.(type) {
+	case *constraint.TagExpr:
+		return []string{e.Tag}
+	case *constraint.NotExpr:
+		return buildTags(e.X)
+	case *constraint.AndExpr:
+		return append(buildTags(e.X), buildTags(e.Y)...)
+	case *constraint.OrExpr:
+		return append(buildTags(e.X), buildTags(e.Y)...)
+	}
+	return nil
 }
