@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/cli"
@@ -51,59 +52,74 @@ func TestPipelineIsTheCommands(t *testing.T) {
 	}
 	files = append(files, generatedFile(t, testgen.Options{Format: "claude-code", Size: 1_000_000, Seed: 2}, "generated.jsonl"))
 	quick = append(quick, files[len(files)-1])
+	var mu sync.Mutex
 	fired := map[string]int{}
-	for i, f := range files {
-		windows := []string{"8k", "30k"}
-		if !slices.Contains(quick, f) {
-			windows = windows[i%2 : i%2+1]
-		}
-		for _, window := range windows {
-			args := []string{"--turns", "--window", window, f}
-			old := replayWith(t, true, args)
-			cur := replayWith(t, false, args)
-			name := fmt.Sprintf("%s at %s", filepath.Base(f), window)
-			if old.code != 0 || cur.code != 0 {
-				// a session with nothing to replay (no reply, an empty file)
-				if old.code != cur.code || !bytes.Equal(old.stderr, cur.stderr) {
-					t.Errorf("%s: exit %d: %s\nthe commands': exit %d: %s", name, cur.code, cur.stderr, old.code, old.stderr)
-				}
-				continue
+	// The replays run two at a time (go test's -parallel, GOMAXPROCS): the largest
+	// sessions would otherwise leave one core idle at the end of .ci/run's test run.
+	t.Run("sessions", func(t *testing.T) {
+		for i, f := range files {
+			windows := []string{"8k", "30k"}
+			if !slices.Contains(quick, f) {
+				windows = windows[i%2 : i%2+1]
 			}
-			if len(old.sent) != len(cur.sent) {
-				t.Errorf("%s: %d requests sent, the commands sent %d", name, len(cur.sent), len(old.sent))
-				continue
-			}
-			for i := range old.sent {
-				if old.sent[i] != cur.sent[i] {
-					t.Errorf("%s: request %d differs from the commands'", name, i+1)
-					break
-				}
-			}
-			oldLines, curLines := bytes.Split(old.report, []byte("\n")), bytes.Split(cur.report, []byte("\n"))
-			for i := range min(len(oldLines), len(curLines)) {
-				if !bytes.Equal(oldLines[i], curLines[i]) {
-					t.Errorf("%s: report line %d\n got %s\nwant %s", name, i+1, curLines[i], oldLines[i])
-					break
-				}
-			}
-			if len(oldLines) != len(curLines) {
-				t.Errorf("%s: %d report lines, the commands' %d", name, len(curLines), len(oldLines))
-			}
-			var tot struct {
-				Firings map[string]int `json:"firings"`
-			}
-			if n := len(curLines); n >= 2 {
-				json.Unmarshal(curLines[n-2], &tot)
-			}
-			for tool, n := range tot.Firings {
-				fired[tool] += n
+			for _, window := range windows {
+				name := fmt.Sprintf("%s at %s", filepath.Base(f), window)
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					for tool, n := range samePipeline(t, name, []string{"--turns", "--window", window, f}) {
+						mu.Lock()
+						fired[tool] += n
+						mu.Unlock()
+					}
+				})
 			}
 		}
-	}
+	})
 	t.Logf("firings: %v", fired)
 	for _, name := range tiers.Names() {
 		if fired[name] == 0 {
 			t.Errorf("%s never fired: the test does not hold it to its command", name)
 		}
 	}
+}
+
+// samePipeline replays args with the stages' commands and in process, reports where the
+// two differ, and returns the tiers' firings.
+func samePipeline(t *testing.T, name string, args []string) map[string]int {
+	old := replayWith(t, true, args)
+	cur := replayWith(t, false, args)
+	if old.code != 0 || cur.code != 0 {
+		// a session with nothing to replay (no reply, an empty file)
+		if old.code != cur.code || !bytes.Equal(old.stderr, cur.stderr) {
+			t.Errorf("%s: exit %d: %s\nthe commands': exit %d: %s", name, cur.code, cur.stderr, old.code, old.stderr)
+		}
+		return nil
+	}
+	if len(old.sent) != len(cur.sent) {
+		t.Errorf("%s: %d requests sent, the commands sent %d", name, len(cur.sent), len(old.sent))
+		return nil
+	}
+	for i := range old.sent {
+		if old.sent[i] != cur.sent[i] {
+			t.Errorf("%s: request %d differs from the commands'", name, i+1)
+			break
+		}
+	}
+	oldLines, curLines := bytes.Split(old.report, []byte("\n")), bytes.Split(cur.report, []byte("\n"))
+	for i := range min(len(oldLines), len(curLines)) {
+		if !bytes.Equal(oldLines[i], curLines[i]) {
+			t.Errorf("%s: report line %d\n got %s\nwant %s", name, i+1, curLines[i], oldLines[i])
+			break
+		}
+	}
+	if len(oldLines) != len(curLines) {
+		t.Errorf("%s: %d report lines, the commands' %d", name, len(curLines), len(oldLines))
+	}
+	var tot struct {
+		Firings map[string]int `json:"firings"`
+	}
+	if n := len(curLines); n >= 2 {
+		json.Unmarshal(curLines[n-2], &tot)
+	}
+	return tot.Firings
 }
