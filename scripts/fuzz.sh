@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes every Fuzz target of the module (or those whose name matches the regular
-# expression given), one after the other, for FUZZTIME each (default 4s, what CI runs).
+# expression given), one after the other, for FUZZTIME each (default 2s, what CI runs).
 #
-#   scripts/fuzz.sh                                   # every target, 4 s each
+#   scripts/fuzz.sh                                   # every target, 2 s each
 #   FUZZTIME=10m scripts/fuzz.sh 'StreamedMatchesWhole|^FuzzSummarize$|StateRebuild'
 #
 # FUZZMINIMIZE bounds the minimization of each new interesting input (default 20 runs): Go's
@@ -11,7 +11,7 @@
 # A crash writes its input to the package's testdata/fuzz/TARGET/ and fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fuzztime=${FUZZTIME:-4s}
+fuzztime=${FUZZTIME:-2s}
 minimize=${FUZZMINIMIZE:-20x}
 only=${1:-.}
 # Per package: two packages may each have a target of the same name.
