@@ -63,14 +63,7 @@ func countText(v *vocab, text string, pieces *pieceCache, memo *pieceMemo) int {
 				n += int(e.b >> 56 & 0xF)
 				break
 			}
-			if e := set[1]; e.a == a && e.b&^memoCountBits == b {
-				set[0], set[1] = e, set[0] // the piece used last first
-				n += int(e.b >> 56 & 0xF)
-				break
-			}
-			c := t.countPiece(text[i:j], pieces, &gate)
-			set[1], set[0] = set[0], memoEntry{a, b | uint64(c)<<56}
-			n += c
+			n += memo.rest(set, a, b, t, text[i:j], pieces, &gate)
 		case l <= longMemoMaxBytes && memo != nil:
 			n += memo.countLong(t, text, i, j, pieces, &gate)
 		default:

@@ -9,25 +9,39 @@ import "sync/atomic"
 // counting such a piece asks the vocabulary, whose tables of megabytes wait on memory
 // (the filter, the slots, the offsets, the token's bytes). A memo is small enough to stay
 // in a core's second-level cache and holds each key inline, so a lookup is one read of 16
-// bytes and two compares; a piece that misses is counted and replaces the one in its slot, so text
-// whose pieces never repeat (base64, hashes) costs it no more than that.
+// bytes and two compares; a piece that misses is counted and replaces the one of its set
+// used least recently, so text whose pieces never repeat (base64, hashes) costs it no more
+// than that.
 //
 // A memo is used by one goroutine at a time (bpeCounter keeps a memoPool of them), so
 // it takes no lock. Its answers depend on nothing but the piece's bytes and the vocabulary
 // (reset when the table changes), so a stale entry can never be wrong, only evicted.
 //
-// The table is two-way set associative: a piece may be in either entry of its set, the
-// one used last first, and a new piece takes the place of the one used less recently.
-// Direct-mapped, two frequent pieces that fell in one slot threw each other out at every
-// turn (" in" missed 4,357 times in 10 MB of generated sessions).
+// The table is memoWays-way set associative: a piece may be in any entry of its set, which
+// keeps them in the order they were last used, and a new piece takes the place of the one
+// used least recently. Direct-mapped, two frequent pieces that fell in one slot threw
+// each other out at every turn (" in" missed 4,357 times in 10 MB of generated sessions).
+// Two-way and 4096 entries, the 10 MB documents of scripts/bench.sh (OpenAI chat,
+// Responses, Codex: some 4,000 distinct pieces each) still missed 29,000, 26,000 and
+// 14,000 times, seven in eight an eviction; four-way and 8192 entries, 5,500, 4,900
+// and 4,100, and a miss costs a few hundred nanoseconds in tables of megabytes (more in
+// a process that has not yet read their pages). On the training half of the real
+// conversations, whose pieces mostly miss because they are new, 7,951 became 6,329. A
+// set is one cache line, so a lookup past its first entry reads no more memory.
 type pieceMemo struct {
-	e    [1 << (memoBits - 1)][2]memoEntry // first: a set is half a cache line
-	long [1 << longMemoBits]longEntry      // pieces of 16 to longMemoMaxBytes bytes
-	t    *table                            // whose counts it holds
+	e    [1 << (memoBits - memoWayBits)][memoWays]memoEntry // first: a set is a cache line
+	long [1 << longMemoBits]longEntry                       // pieces of 16 to longMemoMaxBytes bytes
+	t    *table                                             // whose counts it holds
 }
 
-// memoBits sizes a memo: 4096 entries in 2048 sets, 64 KB.
-const memoBits = 12
+// memoBits sizes a memo: 8192 entries in 2048 sets, 128 KB.
+const memoBits = 13
+
+// memoWays entries make a set.
+const (
+	memoWayBits = 2
+	memoWays    = 1 << memoWayBits
+)
 
 // memoMaxBytes is the longest piece a memo's first table holds: its bytes and length and
 // its count fit in two words. Longer pieces are rare in o200k (about 1% of real text's),
@@ -96,10 +110,29 @@ func (m *pieceMemo) countLong(t *table, text string, i, j int, pieces *pieceCach
 	return c
 }
 
-// set returns the two entries where the piece with key a, b (memoKey, with its length in
-// b) may be.
-func (m *pieceMemo) set(a, b uint64) *[2]memoEntry {
-	return &m.e[mix(a^0xa0761d6478bd642f, b^0xe7037ed1a0b428db)>>(64-memoBits+1)]
+// set returns the memoWays entries where the piece with key a, b (memoKey, with its
+// length in b) may be, the one used last first. countText looks at the first itself and
+// calls rest for the others.
+func (m *pieceMemo) set(a, b uint64) *[memoWays]memoEntry {
+	return &m.e[mix(a^0xa0761d6478bd642f, b^0xe7037ed1a0b428db)>>(64-memoBits+memoWayBits)]
+}
+
+// rest returns the count of piece, whose key is a, b and which is not in the first entry
+// of its set: found in another, it moves to the first; not found, it is counted with t
+// and takes the first entry, the others moving down one and the last, used least
+// recently, dropping out.
+func (m *pieceMemo) rest(set *[memoWays]memoEntry, a, b uint64, t *table, piece string, pieces *pieceCache, gate *cacheGate) int {
+	for k := 1; k < memoWays; k++ {
+		if e := set[k]; e.a == a && e.b&^memoCountBits == b {
+			copy(set[1:k+1], set[:k])
+			set[0] = e
+			return int(e.b >> 56 & 0xF)
+		}
+	}
+	c := t.countPiece(piece, pieces, gate)
+	copy(set[1:], set[:memoWays-1])
+	set[0] = memoEntry{a, b | uint64(c)<<56}
+	return c
 }
 
 // memoKeyEnd is the key of a piece near the end of its text, byte by byte (countText

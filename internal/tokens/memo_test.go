@@ -126,3 +126,63 @@ func memoKey(text string, i, j int) (a, b uint64) {
 	}
 	return memoKeyEnd(text[i:j])
 }
+
+// TestMemoSetKeepsWays: memoWays pieces that fall in one set all stay in it, and the
+// piece that comes after them evicts the one used least recently, not one used since:
+// pieces found past a set's first entry move to the front. Every count it returns is the
+// piece's count.
+func TestMemoSetKeepsWays(t *testing.T) {
+	tab := o200k.table()
+	m := new(pieceMemo)
+	m.reset(tab)
+	// memoWays+1 pieces of one set, found by trying words.
+	r := rand.New(rand.NewPCG(7, 8))
+	bySet := map[*[memoWays]memoEntry][]string{}
+	var same []string
+	for same == nil {
+		b := make([]byte, 3+r.IntN(6))
+		for i := range b {
+			b[i] = byte('a' + r.IntN(26))
+		}
+		p := string(b)
+		a, k := memoKey(p, 0, len(p))
+		s := m.set(a, k)
+		if bySet[s] = append(bySet[s], p); len(bySet[s]) == memoWays+1 {
+			same = bySet[s]
+		}
+	}
+	look := func(p string) (count int, hit bool) {
+		a, k := memoKey(p, 0, len(p))
+		set := m.set(a, k)
+		for _, e := range set {
+			if e.a == a && e.b&^memoCountBits == k {
+				hit = true
+			}
+		}
+		if e := &set[0]; e.a == a && e.b&^memoCountBits == k {
+			return int(e.b >> 56 & 0xF), hit
+		}
+		var gate cacheGate
+		return m.rest(set, a, k, tab, p, nil, &gate), hit
+	}
+	check := func(p string, wantHit bool) {
+		t.Helper()
+		n, hit := look(p)
+		if want := tab.countPiece(p, nil, new(cacheGate)); n != want {
+			t.Fatalf("%q: memo counts %d, want %d", p, n, want)
+		}
+		if hit != wantHit {
+			t.Fatalf("%q: in the memo %v, want %v", p, hit, wantHit)
+		}
+	}
+	for _, p := range same[:memoWays] {
+		check(p, false)
+	}
+	for _, p := range same[:memoWays] {
+		check(p, true) // all kept; each moves to the front in turn
+	}
+	check(same[0], true)         // same[1] is now the least recently used
+	check(same[memoWays], false) // and makes room
+	check(same[0], true)
+	check(same[1], false)
+}
