@@ -43,6 +43,21 @@ func countText(v *vocab, text string, pieces *pieceCache, memo *pieceMemo) int {
 			} else {
 				n += 2 // two bytes that are no token stay two
 			}
+		case l <= shortMemoMaxBytes && memo != nil:
+			// The key (shortMemoKey in the tests), written out: a call would not be
+			// inlined.
+			var k uint64
+			if i+8 <= len(text) {
+				k = le64(text[i:])&(1<<(8*l)-1) | uint64(l)<<56
+			} else {
+				k = shortKeyEnd(text[i:j])
+			}
+			set := memo.shortSet(k)
+			if e := set[0]; e&^shortCountBits == k {
+				n += int(e >> 59)
+				break
+			}
+			n += memo.shortRest(set, k, t, text[i:j], pieces, &gate)
 		case l <= memoMaxBytes && memo != nil:
 			// The key (memoKey in the tests), written out: a call would not be inlined.
 			var a, b uint64

@@ -8,8 +8,8 @@ import "sync/atomic"
 // memo of a few thousand pieces answers nine pieces in ten of three bytes or more, where
 // counting such a piece asks the vocabulary, whose tables of megabytes wait on memory
 // (the filter, the slots, the offsets, the token's bytes). A memo is small enough to stay
-// in a core's second-level cache and holds each key inline, so a lookup is one read of 16
-// bytes and two compares; a piece that misses is counted and replaces the one of its set
+// in a core's second-level cache and holds each key inline, so a lookup is one read of a
+// word or two and a compare or two; a piece that misses is counted and replaces the one of its set
 // used least recently, so text whose pieces never repeat (base64, hashes) costs it no more
 // than that.
 //
@@ -17,25 +17,28 @@ import "sync/atomic"
 // it takes no lock. Its answers depend on nothing but the piece's bytes and the vocabulary
 // (reset when the table changes), so a stale entry can never be wrong, only evicted.
 //
-// The table is memoWays-way set associative: a piece may be in any entry of its set, which
-// keeps them in the order they were last used, and a new piece takes the place of the one
-// used least recently. Direct-mapped, two frequent pieces that fell in one slot threw
+// Its tables are set associative (memoWays, shortWays): a piece may be in any entry of
+// its set, which keeps them in the order they were last used, and a new piece takes the
+// place of the one used least recently. Direct-mapped, two frequent pieces that fell in one slot threw
 // each other out at every turn (" in" missed 4,357 times in 10 MB of generated sessions).
 // Two-way and 4096 entries, the 10 MB documents of scripts/bench.sh (OpenAI chat,
 // Responses, Codex: some 4,000 distinct pieces each) still missed 29,000, 26,000 and
-// 14,000 times, seven in eight an eviction; four-way and 8192 entries, 5,500, 4,900
-// and 4,100, and a miss costs a few hundred nanoseconds in tables of megabytes (more in
-// a process that has not yet read their pages). On the training half of the real
-// conversations, whose pieces mostly miss because they are new, 7,951 became 6,329. A
-// set is one cache line, so a lookup past its first entry reads no more memory.
+// 14,000 times, seven in eight an eviction, and a miss costs a few hundred nanoseconds
+// in tables of megabytes (more in a process that has not yet read their pages). In the
+// same 64 KB, the short pieces apart in sets of eight and the others in sets of four
+// miss 5,185, 4,627 and 3,796 times; on the training half of the real conversations,
+// whose pieces mostly miss because they are new, 7,951 became 6,366. A set is one
+// cache line, so a lookup past its first entry reads no more memory.
 type pieceMemo struct {
-	e    [1 << (memoBits - memoWayBits)][memoWays]memoEntry // first: a set is a cache line
-	long [1 << longMemoBits]longEntry                       // pieces of 16 to longMemoMaxBytes bytes
-	t    *table                                             // whose counts it holds
+	short [1 << (shortMemoBits - shortWayBits)][shortWays]uint64 // first: a set is a cache line
+	e     [1 << (memoBits - memoWayBits)][memoWays]memoEntry     // pieces of 8 to memoMaxBytes bytes
+	long  [1 << longMemoBits]longEntry                           // pieces of 16 to longMemoMaxBytes bytes
+	t     *table                                                 // whose counts it holds
 }
 
-// memoBits sizes a memo: 8192 entries in 2048 sets, 128 KB.
-const memoBits = 13
+// memoBits sizes a memo's table of pieces of 8 to memoMaxBytes bytes: 2048 entries in
+// 512 sets, 32 KB.
+const memoBits = 11
 
 // memoWays entries make a set.
 const (
@@ -43,7 +46,56 @@ const (
 	memoWays    = 1 << memoWayBits
 )
 
-// memoMaxBytes is the longest piece a memo's first table holds: its bytes and length and
+// The pieces of 3 to shortMemoMaxBytes bytes, half of all and nearly nine in ten of those
+// a memo holds, are held apart, each in one word: twice as many to a cache line,
+// so the sets the frequent ones fall in take half the lines, and more of them stay in
+// the core's first caches. 4096 entries in sets of eight, 32 KB.
+const (
+	shortMemoMaxBytes = 7
+	shortMemoBits     = 12
+	shortWayBits      = 3
+	shortWays         = 1 << shortWayBits
+)
+
+// A short memo's entry holds the piece's bytes in bits 0-55 (little-endian, zeros past
+// the piece), its length in bits 56-58 and its count in bits 59-61 (no more tokens than
+// bytes). An empty entry, 0, has length 0, which no piece in the memo has.
+const shortCountBits = 7 << 59
+
+// shortSet returns the shortWays entries where the piece with key k may be, the one used
+// last first.
+func (m *pieceMemo) shortSet(k uint64) *[shortWays]uint64 {
+	return &m.short[(k*0x9E3779B97F4A7C15)>>(64-shortMemoBits+shortWayBits)]
+}
+
+// shortRest is rest for a short piece.
+func (m *pieceMemo) shortRest(set *[shortWays]uint64, k uint64, t *table, piece string, pieces *pieceCache, gate *cacheGate) int {
+	for w := 1; w < shortWays; w++ {
+		if e := set[w]; e&^shortCountBits == k {
+			copy(set[1:w+1], set[:w])
+			set[0] = e
+			return int(e >> 59)
+		}
+	}
+	c := t.countPiece(piece, pieces, gate)
+	copy(set[1:], set[:shortWays-1])
+	set[0] = k | uint64(c)<<59
+	return c
+}
+
+// shortKeyEnd is the key of a short piece near the end of its text, byte by byte
+// (countText writes out the rest of the key, shortMemoKey in the tests).
+//
+//go:noinline
+func shortKeyEnd(piece string) uint64 {
+	var k uint64
+	for i := len(piece) - 1; i >= 0; i-- {
+		k = k<<8 | uint64(piece[i])
+	}
+	return k | uint64(len(piece))<<56
+}
+
+// memoMaxBytes is the longest piece a memo's table e holds: its bytes and length and
 // its count fit in two words. Longer pieces are rare in o200k (about 1% of real text's),
 // but cl100k keeps an identifier in camel case whole ("concurrentConfig"): those of up
 // to longMemoMaxBytes go to a second table of four words an entry, and longer ones to
@@ -68,6 +120,7 @@ const memoCountBits = 0xF << 56
 // reset readies m for counting with t: the counts it holds are another table's, or none.
 func (m *pieceMemo) reset(t *table) {
 	m.t = t
+	clear(m.short[:])
 	clear(m.e[:])
 	clear(m.long[:])
 }
