@@ -43,6 +43,21 @@ func countText(v *vocab, text string, pieces *pieceCache, memo *pieceMemo) int {
 			} else {
 				n += 2 // two bytes that are no token stay two
 			}
+		case l <= shortMemoMaxBytes && memo != nil:
+			// The key (shortMemoKey in the tests), written out: a call would not be
+			// inlined.
+			var k uint64
+			if i+8 <= len(text) {
+				k = le64(text[i:])&(1<<(8*l)-1) | uint64(l)<<56
+			} else {
+				k = shortKeyEnd(text[i:j])
+			}
+			set := memo.shortSet(k)
+			if e := set[0]; e&^shortCountBits == k {
+				n += int(e >> 59)
+				break
+			}
+			n += memo.shortRest(set, k, t, text[i:j], pieces, &gate)
 		case l <= memoMaxBytes && memo != nil:
 			// The key (memoKey in the tests), written out: a call would not be inlined.
 			var a, b uint64
@@ -63,14 +78,7 @@ func countText(v *vocab, text string, pieces *pieceCache, memo *pieceMemo) int {
 				n += int(e.b >> 56 & 0xF)
 				break
 			}
-			if e := set[1]; e.a == a && e.b&^memoCountBits == b {
-				set[0], set[1] = e, set[0] // the piece used last first
-				n += int(e.b >> 56 & 0xF)
-				break
-			}
-			c := t.countPiece(text[i:j], pieces, &gate)
-			set[1], set[0] = set[0], memoEntry{a, b | uint64(c)<<56}
-			n += c
+			n += memo.rest(set, a, b, t, text[i:j], pieces, &gate)
 		case l <= longMemoMaxBytes && memo != nil:
 			n += memo.countLong(t, text, i, j, pieces, &gate)
 		default:

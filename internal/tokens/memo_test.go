@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -125,4 +126,151 @@ func memoKey(text string, i, j int) (a, b uint64) {
 		return a, b | uint64(n)<<60
 	}
 	return memoKeyEnd(text[i:j])
+}
+
+// TestMemoSetKeepsWays: memoWays pieces (of the first table's lengths, past the short
+// memo's) that fall in one set all stay in it, and the
+// piece that comes after them evicts the one used least recently, not one used since:
+// pieces found past a set's first entry move to the front. Every count it returns is the
+// piece's count.
+func TestMemoSetKeepsWays(t *testing.T) {
+	tab := o200k.table()
+	m := new(pieceMemo)
+	m.reset(tab)
+	// memoWays+1 pieces of one set, found by trying words.
+	r := rand.New(rand.NewPCG(7, 8))
+	bySet := map[*[memoWays]memoEntry][]string{}
+	var same []string
+	for same == nil {
+		b := make([]byte, shortMemoMaxBytes+1+r.IntN(memoMaxBytes-shortMemoMaxBytes))
+		for i := range b {
+			b[i] = byte('a' + r.IntN(26))
+		}
+		p := string(b)
+		a, k := memoKey(p, 0, len(p))
+		s := m.set(a, k)
+		if bySet[s] = append(bySet[s], p); len(bySet[s]) == memoWays+1 {
+			same = bySet[s]
+		}
+	}
+	look := func(p string) (count int, hit bool) {
+		a, k := memoKey(p, 0, len(p))
+		set := m.set(a, k)
+		for _, e := range set {
+			if e.a == a && e.b&^memoCountBits == k {
+				hit = true
+			}
+		}
+		if e := &set[0]; e.a == a && e.b&^memoCountBits == k {
+			return int(e.b >> 56 & 0xF), hit
+		}
+		var gate cacheGate
+		return m.rest(set, a, k, tab, p, nil, &gate), hit
+	}
+	check := func(p string, wantHit bool) {
+		t.Helper()
+		n, hit := look(p)
+		if want := tab.countPiece(p, nil, new(cacheGate)); n != want {
+			t.Fatalf("%q: memo counts %d, want %d", p, n, want)
+		}
+		if hit != wantHit {
+			t.Fatalf("%q: in the memo %v, want %v", p, hit, wantHit)
+		}
+	}
+	for _, p := range same[:memoWays] {
+		check(p, false)
+	}
+	for _, p := range same[:memoWays] {
+		check(p, true) // all kept; each moves to the front in turn
+	}
+	check(same[0], true)         // same[1] is now the least recently used
+	check(same[memoWays], false) // and makes room
+	check(same[0], true)
+	check(same[1], false)
+}
+
+// shortMemoKey is the key countText writes out for text[i:j] (3 to shortMemoMaxBytes
+// bytes), as a function for the tests.
+func shortMemoKey(text string, i, j int) uint64 {
+	if i+8 <= len(text) {
+		return le64(text[i:])&(1<<(8*(j-i))-1) | uint64(j-i)<<56
+	}
+	return shortKeyEnd(text[i:j])
+}
+
+// TestShortMemoKey: a short piece has one key wherever it lies in its text (read eight
+// bytes at a time in the middle, byte by byte near the end), two pieces have the same key
+// only when they are the same bytes, and no key has bits in the count's place.
+func TestShortMemoKey(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	seen := map[uint64]string{}
+	for range 20000 {
+		n := 3 + r.IntN(shortMemoMaxBytes-2)
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "\x00a\xffZ "[r.IntN(5)]
+		}
+		piece := string(b)
+		text := "xy" + piece + strings.Repeat("\xee", 10)
+		k1, k2 := shortMemoKey(text, 2, 2+n), shortMemoKey(text[:2+n], 2, 2+n)
+		if k1 != k2 {
+			t.Fatalf("%q: key %x in the middle of a text, %x at its end", piece, k1, k2)
+		}
+		if k1&shortCountBits != 0 {
+			t.Fatalf("%q: key %x has bits in the count's place", piece, k1)
+		}
+		if other, ok := seen[k1]; ok && other != piece {
+			t.Fatalf("%q and %q have the same key", piece, other)
+		}
+		seen[k1] = piece
+	}
+}
+
+// TestShortMemoKeepsWays is TestMemoSetKeepsWays for the short memo.
+func TestShortMemoKeepsWays(t *testing.T) {
+	tab := o200k.table()
+	m := new(pieceMemo)
+	m.reset(tab)
+	r := rand.New(rand.NewPCG(9, 10))
+	bySet := map[*[shortWays]uint64][]string{}
+	var same []string
+	for same == nil {
+		b := make([]byte, 3+r.IntN(shortMemoMaxBytes-2))
+		for i := range b {
+			b[i] = byte('a' + r.IntN(26))
+		}
+		p := string(b)
+		s := m.shortSet(shortMemoKey(p, 0, len(p)))
+		if bySet[s] = append(bySet[s], p); len(bySet[s]) == shortWays+1 {
+			same = bySet[s]
+		}
+	}
+	check := func(p string, wantHit bool) {
+		t.Helper()
+		k := shortMemoKey(p, 0, len(p))
+		set := m.shortSet(k)
+		hit := slices.ContainsFunc(set[:], func(e uint64) bool { return e&^shortCountBits == k })
+		var n int
+		if set[0]&^shortCountBits == k {
+			n = int(set[0] >> 59)
+		} else {
+			n = m.shortRest(set, k, tab, p, nil, new(cacheGate))
+		}
+		if want := tab.countPiece(p, nil, new(cacheGate)); n != want {
+			t.Fatalf("%q: memo counts %d, want %d", p, n, want)
+		}
+		if hit != wantHit {
+			t.Fatalf("%q: in the memo %v, want %v", p, hit, wantHit)
+		}
+	}
+	for _, p := range same[:shortWays] {
+		check(p, false)
+	}
+	for _, p := range same[:shortWays] {
+		check(p, true)
+	}
+	check(same[0], true)
+	check(same[shortWays], false)
+	check(same[0], true)
+	check(same[1], false)
 }
