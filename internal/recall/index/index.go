@@ -414,13 +414,19 @@ func (ix *Index) build(g span, head []byte, counted map[string]*Counted, done fu
 		go func() {
 			defer wg.Done()
 			c := newCounter()
+			rd := ix.st.Reader() // (a text read is counted, then let go)
+			defer rd.Close()
+			var pairs, sortTmp []posting // a chunk's, reused by the next
 			for ch := range chunks {
 				if failed() {
 					continue
 				}
 				b := newBuilder()
 				b.spans = []span{ch.sp}
-				b.pairs = make([]posting, 0, ch.text/16) // (about one a 16 bytes of text)
+				if want := int(ch.text / 16); cap(pairs) < want { // (about one a 16 bytes of text)
+					pairs = make([]posting, 0, want)
+				}
+				b.pairs, b.sortTmp = pairs[:0], sortTmp
 				for _, e := range ch.entries {
 					if e.hash == "" {
 						continue
@@ -432,7 +438,7 @@ func (ix *Index) build(g span, head []byte, counted map[string]*Counted, done fu
 						b.addTerms(d, k.terms, k.tf, k.length, k.textBytes)
 						continue
 					}
-					data, err := ix.st.Get(e.hash)
+					data, err := rd.Get(e.hash)
 					if err != nil {
 						continue // gone or damaged: nothing to find in it
 					}
@@ -440,6 +446,7 @@ func (ix *Index) build(g span, head []byte, counted map[string]*Counted, done fu
 					b.addCounted(d, c, n, len(data))
 				}
 				data := b.encode(len(head), headHash(head))
+				pairs, sortTmp = b.pairs, b.sortTmp
 				mu.Lock()
 				if firstErr == nil {
 					firstErr = done(data)
