@@ -408,6 +408,13 @@ func (ix *Index) build(g span, head []byte, counted map[string]*Counted, done fu
 	var mu sync.Mutex // done, ix.Built, firstErr
 	var firstErr error
 	failed := func() bool { mu.Lock(); defer mu.Unlock(); return firstErr != nil }
+	// The workers count their texts at once, and make their segments one at a time,
+	// sharing the sort's room: a segment of flushBytes of text holds about 20 MB of
+	// postings, and its sort as much again, which two workers at once added to a run
+	// that holds its whole input (ctx-snip's), over the soft memory limit (cli.tuneGC),
+	// where the collector runs without a pause.
+	var encodeMu sync.Mutex
+	var sortTmp []posting
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -416,17 +423,27 @@ func (ix *Index) build(g span, head []byte, counted map[string]*Counted, done fu
 			c := newCounter()
 			rd := ix.st.Reader() // (a text read is counted, then let go)
 			defer rd.Close()
-			var pairs, sortTmp []posting // a chunk's, reused by the next
+			var pairs []posting // a chunk's, reused by the next
 			for ch := range chunks {
 				if failed() {
 					continue
 				}
 				b := newBuilder()
 				b.spans = []span{ch.sp}
-				if want := int(ch.text / 16); cap(pairs) < want { // (about one a 16 bytes of text)
+				// room for the postings: those of the texts counted, and about one a 32
+				// bytes of the others (a guess: appending grows it)
+				want, countedBytes := 0, int64(0)
+				for _, e := range ch.entries {
+					if k := counted[e.hash]; k != nil && e.hash != "" {
+						want += len(k.terms)
+						countedBytes += int64(k.textBytes)
+					}
+				}
+				want += int(max(0, ch.text-countedBytes) / 32)
+				if cap(pairs) < want {
 					pairs = make([]posting, 0, want)
 				}
-				b.pairs, b.sortTmp = pairs[:0], sortTmp
+				b.pairs = pairs[:0]
 				for _, e := range ch.entries {
 					if e.hash == "" {
 						continue
@@ -445,8 +462,12 @@ func (ix *Index) build(g span, head []byte, counted map[string]*Counted, done fu
 					n := c.count(data)
 					b.addCounted(d, c, n, len(data))
 				}
+				encodeMu.Lock()
+				b.sortTmp = sortTmp
 				data := b.encode(len(head), headHash(head))
-				pairs, sortTmp = b.pairs, b.sortTmp
+				sortTmp = b.sortTmp
+				encodeMu.Unlock()
+				pairs = b.pairs
 				mu.Lock()
 				if firstErr == nil {
 					firstErr = done(data)
