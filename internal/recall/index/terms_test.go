@@ -141,3 +141,21 @@ func FuzzTerms(f *testing.F) {
 	f.Add([]byte("parseConfig HTTPServer sha256sum été_naïve"))
 	f.Fuzz(func(t *testing.T, text []byte) { checkTerms(t, "fuzz", text) })
 }
+
+// BenchmarkTerms cuts a generated session of each format into terms.
+func BenchmarkTerms(b *testing.B) {
+	for _, f := range []string{"claude-code", "openai"} {
+		b.Run(f, func(b *testing.B) {
+			var buf bytes.Buffer
+			if err := testgen.Generate(&buf, testgen.Options{Format: f, Size: 4 << 20, Seed: 7}); err != nil {
+				b.Fatal(err)
+			}
+			text := buf.Bytes()
+			b.SetBytes(int64(len(text)))
+			var dst []uint64
+			for b.Loop() {
+				dst = appendTerms(dst[:0], text)
+			}
+		})
+	}
+}
