@@ -409,12 +409,13 @@ func (ix *Index) build(g span, head []byte, counted map[string]*Counted, done fu
 	var seenPostings, seenBytes int64 // postings and bytes of text of the segments made
 	var firstErr error
 	failed := func() bool { mu.Lock(); defer mu.Unlock(); return firstErr != nil }
-	// The workers count their texts at once, and make their segments one at a time: a
-	// segment of flushBytes of text holds about 20 MB of postings, and its encoding
-	// several MB more, which two workers at once added to a run that holds its whole
-	// input (ctx-snip's), over the soft memory limit (cli.tuneGC), where the collector
-	// runs without a pause.
+	// The workers count their texts at once, and make their segments one at a time,
+	// sharing the sort's room: a segment of flushBytes of text holds about 20 MB of
+	// postings, and its sort as much again, which two workers at once added to a run
+	// that holds its whole input (ctx-snip's), over the soft memory limit (cli.tuneGC),
+	// where the collector runs without a pause.
 	var encodeMu sync.Mutex
+	var sortTmp []posting
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -470,7 +471,9 @@ func (ix *Index) build(g span, head []byte, counted map[string]*Counted, done fu
 					b.addCounted(d, c, n, len(data))
 				}
 				encodeMu.Lock()
+				b.sortTmp = sortTmp
 				data := b.encode(len(head), headHash(head))
+				sortTmp = b.sortTmp
 				encodeMu.Unlock()
 				pairs = b.pairs
 				mu.Lock()

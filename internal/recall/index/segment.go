@@ -55,6 +55,7 @@ type builder struct {
 	docs      []doc
 	lens      []uint32
 	pairs     []posting
+	sortTmp   []posting // sortByTerm's room, kept for the next segment a worker builds
 	textBytes int64
 	totalLen  int64
 	spans     []span
@@ -66,19 +67,28 @@ type posting struct{ h, v uint64 }
 func newBuilder() *builder { return &builder{} }
 
 // sortByTerm sorts postings by term, keeping the order of each term's (their documents'
-// order, in which they were added). A builder adds a document's terms once each, with ids
-// that grow: within a term the postings are in the order of their ids, so sorting by term
-// and then id (v's top half) gives that order without a stable sort, and so without a
-// second list as large: a pass counts the postings of each bucket of the top bits of their
-// hash (up to 16: a few postings a bucket), a second moves each into its bucket in place
-// (cycle by cycle, American flag sort), and each bucket, small and in cache, is sorted by
-// term and id. A comparison sort of the whole took a third of the build, a radix sort of a
-// byte a pass (8 passes over the list) a tenth of ctx-snip's work, and dealing the
-// buckets into a second list held 16 bytes a posting more at the build's peak.
-func sortByTerm(p []posting) {
+// order, in which they were added): one pass deals them into buckets by the top bits of
+// their hash (up to 16: a few postings a bucket), keeping their order, and each bucket,
+// small and in cache, is then sorted stably by the rest. A comparison sort of the whole
+// took a third of the build, and a radix sort of a byte a pass (8 passes over the list) a
+// tenth of ctx-snip's work.
+func sortByTerm(p []posting) { sortByTermIn(p, nil) }
+
+// sortByTermIn is sortByTerm using tmp for its room when it is large enough, and returns
+// the room it used.
+func sortByTermIn(p, tmp []posting) []posting {
+	byHash := func(x, y posting) int {
+		switch {
+		case x.h < y.h:
+			return -1
+		case x.h > y.h:
+			return 1
+		}
+		return 0
+	}
 	if len(p) < 256 {
-		sortSmall(p)
-		return
+		slices.SortStableFunc(p, byHash)
+		return tmp
 	}
 	nb := min(16, max(8, bits.Len(uint(len(p)))-2))
 	shift := 64 - nb
@@ -89,61 +99,67 @@ func sortByTerm(p []posting) {
 	for i := 1; i < len(start); i++ {
 		start[i] += start[i-1]
 	}
+	if cap(tmp) < len(p) {
+		tmp = make([]posting, len(p), cap(p)) // (as much as p may hold: the next sort's)
+	}
+	tmp = tmp[:len(p)]
 	next := slices.Clone(start[:len(start)-1])
-	for k := range next {
-		end := start[k+1]
-		for next[k] < end {
-			x := p[next[k]]
-			for d := x.h >> shift; d != uint64(k); d = x.h >> shift {
-				x, p[next[d]] = p[next[d]], x
-				next[d]++
-			}
-			p[next[k]] = x
-			next[k]++
-		}
+	for _, x := range p {
+		k := x.h >> shift
+		tmp[next[k]] = x
+		next[k]++
 	}
 	for k := 0; k+1 < len(start); k++ {
-		sortSmall(p[start[k]:start[k+1]])
+		sortBucket(tmp[start[k]:start[k+1]], p, shift)
 	}
+	copy(p, tmp)
+	return tmp
 }
 
-// byTermID orders postings by term, then document.
-func byTermID(x, y posting) int {
-	switch {
-	case x.h < y.h:
-		return -1
-	case x.h > y.h:
-		return 1
-	case x.v>>32 < y.v>>32:
-		return -1
-	case x.v>>32 > y.v>>32:
-		return 1
-	}
-	return 0
-}
-
-// sortSmall sorts a bucket by term and id: by insertion when it is small, else
-// slices.SortFunc (a frequent term's postings, its documents in order already but for
-// the cycles that moved them).
-func sortSmall(b []posting) {
-	if len(b) > 24 {
-		slices.SortFunc(b, byTermID)
+// sortBucket sorts b, whose hashes agree above bit shift, stably by hash: a bucket of one
+// term (a frequent word's postings) is left as it is, a small one sorted by insertion, the
+// others dealt again by the next 8 bits, through tmp.
+func sortBucket(b, tmp []posting, shift int) {
+	if len(b) <= 16 {
+		for i := 1; i < len(b); i++ { // insertion sort: stable
+			x := b[i]
+			j := i
+			for j > 0 && b[j-1].h > x.h {
+				b[j] = b[j-1]
+				j--
+			}
+			b[j] = x
+		}
 		return
 	}
-	for i := 1; i < len(b); i++ {
-		x := b[i]
-		j := i
-		for j > 0 && byTermID(b[j-1], x) > 0 {
-			b[j] = b[j-1]
-			j--
-		}
-		b[j] = x
+	if b[0].h == b[len(b)-1].h && !slices.ContainsFunc(b, func(x posting) bool { return x.h != b[0].h }) {
+		return
+	}
+	d := min(8, shift)
+	shift -= d
+	mask := uint64(1)<<d - 1
+	var start [257]int
+	for _, x := range b {
+		start[x.h>>shift&mask+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	next := start
+	for _, x := range b {
+		k := x.h >> shift & mask
+		tmp[next[k]] = x
+		next[k]++
+	}
+	copy(b, tmp[:len(b)])
+	for k := 0; k < 256; k++ {
+		sortBucket(b[start[k]:start[k+1]], tmp, shift)
 	}
 }
 
 // encode writes the segment.
 func (b *builder) encode(headLen int, headHash uint64) []byte {
-	sortByTerm(b.pairs)
+	b.sortTmp = sortByTermIn(b.pairs, b.sortTmp)
 	var terms []uint64
 	var dfs []uint32
 	for i, p := range b.pairs {
