@@ -32,6 +32,11 @@ type Blob struct {
 	RawHash, RawData string
 	// Meta describes the text for its index line; Source and Time are the Saver's.
 	Meta store.Entry
+	// Release, when set, is called once a Saver that was given the blob no longer reads
+	// Data and RawData (written and counted), or at once when it writes neither: a
+	// caller that made them in a buffer of its own takes it back then (ctx-snip decodes
+	// each text it keeps into one, not into a new string the size of the text).
+	Release func()
 }
 
 // Text returns the blob that keeps text. raw, when not "", is the original JSON that

@@ -133,8 +133,15 @@ func (sv *Saver) Put(blobs ...Blob) error {
 		return nil
 	}
 	if err := sv.open(); err != nil {
+		for _, b := range blobs {
+			if b.Release != nil {
+				b.Release()
+			}
+		}
 		return err
 	}
+	var pending *atomic.Int32 // the writes of the blob being added still reading it
+	var release func()
 	add := func(h, data string, text bool) *storedFile {
 		if h == "" {
 			return nil
@@ -146,10 +153,16 @@ func (sv *Saver) Put(blobs ...Blob) error {
 		sv.files[h] = fl
 		sv.order = append(sv.order, fl)
 		sv.wg.Add(1)
+		pending.Add(1)
 		sv.sem <- struct{}{}
-		go func() {
+		go func(pending *atomic.Int32, release func()) {
 			defer sv.wg.Done()
 			defer func() { <-sv.sem }()
+			defer func() {
+				if pending.Add(-1) == 0 && release != nil {
+					release()
+				}
+			}()
 			// Batch.Add only reads the bytes: no copy of them.
 			b := unsafe.Slice(unsafe.StringData(data), len(data))
 			got, err := sv.batch.Add(b)
@@ -160,11 +173,18 @@ func (sv *Saver) Put(blobs ...Blob) error {
 				fl.terms = index.Count(b)
 			}
 			fl.err = err // read only after wg.Wait
-		}()
+		}(pending, release)
 		return fl
 	}
 	for _, b := range blobs {
+		// (one more than the writes until both are started, so that the first to end
+		// does not release the blob before the second has begun)
+		pending, release = new(atomic.Int32), b.Release
+		pending.Add(1)
 		sv.entries = append(sv.entries, pendingEntry{meta: b.Meta, text: add(b.Hash, b.Data, true), raw: add(b.RawHash, b.RawData, false)})
+		if pending.Add(-1) == 0 && release != nil {
+			release()
+		}
 	}
 	return nil
 }

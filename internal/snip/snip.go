@@ -247,10 +247,16 @@ type change struct {
 // the plan found (the secrets, whether the original JSON is kept, the hashes) is reused,
 // and the store checks the hashes as it writes (offload.Saver).
 func (ch *change) blob(raw string, sum uint64) (offload.Blob, error) {
+	return ch.blobInto(nil, raw, sum)
+}
+
+// blobInto is blob decoding a string literal into *buf (keptTextInto) when buf is not
+// nil: the blob's texts are then valid until *buf is used again.
+func (ch *change) blobInto(buf *[]byte, raw string, sum uint64) (offload.Blob, error) {
 	k := &ch.kept
 	var b offload.Blob
 	if sum == k.src {
-		t := keptText(raw, ch.label, ch.value)
+		t := keptTextInto(buf, raw, ch.label, ch.value)
 		b = offload.Blob{Hash: k.hash, Data: redact.Apply(t.text, k.found.text), RawHash: k.raw}
 		if k.raw != "" {
 			b.RawData = redact.Apply(raw, k.found.raw)

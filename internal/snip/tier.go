@@ -169,10 +169,16 @@ func (k *keeper) edit(i int, text string) ([]transcript.Edit, error) {
 			return []transcript.Edit{ch.edit}, nil
 		}
 	}
-	b, err := ch.blob(text, src)
+	// The text is decoded into a buffer the Saver gives back once it has written it
+	// (Blob.Release): decoding every kept text into a new string allocated as much as
+	// the texts stored, most of the input, while the heap is near its limit.
+	buf := decoded.Get().(*[]byte)
+	b, err := ch.blobInto(buf, text, src)
 	if err != nil {
+		decoded.Put(buf)
 		return nil, err
 	}
+	b.Release = func() { decoded.Put(buf) }
 	if err := k.sv.Put(b); err != nil {
 		return nil, &storeError{err}
 	}

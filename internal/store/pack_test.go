@@ -580,3 +580,79 @@ func TestPackSetShared(t *testing.T) {
 		t.Error("a pack made a link is counted by a store opened again")
 	}
 }
+
+// TestReader: a Reader gives what Get gives, text after text, from two packs and loose
+// files alike, and refuses what Get refuses: a damaged packed text (ErrCorrupt), one in a
+// pack that is a link (ErrNotRegular), a bad or unknown hash.
+func TestReader(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s := mustCreate(t, dir)
+	loose := []byte("stored loose\n")
+	if _, _, err := s.Put(loose); err != nil {
+		t.Fatal(err)
+	}
+	one, two := texts(12, "first"), texts(20, "second")
+	addAll(t, s, one)
+	addAll(t, s, two)
+	all := append(append(slices.Clone(one), two...), loose)
+	for _, st := range []*Store{s, mustOpen(t, dir)} {
+		r := st.Reader()
+		// interleaved, so that the reader goes from one pack to the other and back
+		for i := range all {
+			d := all[(i*7)%len(all)]
+			got, err := r.Get(Hash(d))
+			if err != nil || !bytes.Equal(got, d) {
+				t.Errorf("Reader.Get %q: %q %v", d, got, err)
+			}
+		}
+		if _, err := r.Get("nothex"); !errors.Is(err, ErrBadHash) {
+			t.Errorf("Reader.Get of a bad hash: %v, want ErrBadHash", err)
+		}
+		if _, err := r.Get(Hash([]byte("never stored"))); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Reader.Get of a text not stored: %v, want ErrNotFound", err)
+		}
+		r.Close()
+	}
+
+	packs, _, _ := packFiles(t, dir)
+	for _, p := range packs {
+		path := filepath.Join(dir, PacksDir, p)
+		good, _ := os.ReadFile(path)
+		os.WriteFile(path, bytes.Replace(good, []byte("result 5\n"), []byte("resulT 5\n"), 1), 0o600)
+	}
+	r := mustOpen(t, dir).Reader()
+	defer r.Close()
+	for _, d := range [][]byte{one[5], two[5]} {
+		if got, err := r.Get(Hash(d)); !errors.Is(err, ErrCorrupt) || got != nil {
+			t.Errorf("Reader.Get of a damaged packed text: %q %v, want ErrCorrupt", got, err)
+		}
+	}
+	if got, err := r.Get(Hash(two[6])); err != nil || !bytes.Equal(got, two[6]) {
+		t.Errorf("Reader.Get of an intact text beside it: %q %v", got, err)
+	}
+
+	path := filepath.Join(dir, PacksDir, packs[0])
+	elsewhere := filepath.Join(t.TempDir(), "elsewhere.pack")
+	good, _ := os.ReadFile(path)
+	os.WriteFile(elsewhere, good, 0o600)
+	os.Remove(path)
+	if err := os.Symlink(elsewhere, path); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	r2 := mustOpen(t, dir).Reader()
+	defer r2.Close()
+	for _, d := range append(one, two...) {
+		if got, err := r2.Get(Hash(d)); err == nil && !bytes.Equal(got, d) || err != nil && !errors.Is(err, ErrNotRegular) && !errors.Is(err, ErrCorrupt) {
+			t.Errorf("Reader.Get with a linked pack: %q %v", got, err)
+		}
+	}
+	linked := 0
+	for _, d := range append(one, two...) {
+		if _, err := r2.Get(Hash(d)); errors.Is(err, ErrNotRegular) {
+			linked++
+		}
+	}
+	if linked == 0 {
+		t.Errorf("Reader.Get read through a linked pack")
+	}
+}

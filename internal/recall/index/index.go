@@ -405,22 +405,53 @@ func (ix *Index) build(g span, head []byte, counted map[string]*Counted, done fu
 	r := bufio.NewReaderSize(io.NewSectionReader(ix.jsonl, g.start, g.end-g.start), 1<<16)
 	workers := max(1, runtime.GOMAXPROCS(0))
 	chunks := make(chan chunk)
-	var mu sync.Mutex // done, ix.Built, firstErr
+	var mu sync.Mutex                 // done, ix.Built, firstErr, seenPostings, seenBytes
+	var seenPostings, seenBytes int64 // postings and bytes of text of the segments made
 	var firstErr error
 	failed := func() bool { mu.Lock(); defer mu.Unlock(); return firstErr != nil }
+	// The workers count their texts at once, and make their segments one at a time,
+	// sharing the sort's room: a segment of flushBytes of text holds about 20 MB of
+	// postings, and its sort as much again, which two workers at once added to a run
+	// that holds its whole input (ctx-snip's), over the soft memory limit (cli.tuneGC),
+	// where the collector runs without a pause.
+	var encodeMu sync.Mutex
+	var sortTmp []posting
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			c := newCounter()
+			rd := ix.st.Reader() // (a text read is counted, then let go)
+			defer rd.Close()
+			var pairs []posting // a chunk's, reused by the next
 			for ch := range chunks {
 				if failed() {
 					continue
 				}
 				b := newBuilder()
 				b.spans = []span{ch.sp}
-				b.pairs = make([]posting, 0, ch.text/16) // (about one a 16 bytes of text)
+				// room for the postings: those of the texts counted, and of the others as
+				// many a byte as in the texts seen so far (one a 16 bytes before any),
+				// with a tenth more; past it, addCounted doubles it
+				want, countedBytes := 0, int64(0)
+				for _, e := range ch.entries {
+					if k := counted[e.hash]; k != nil && e.hash != "" {
+						want += len(k.terms)
+						countedBytes += int64(k.textBytes)
+					}
+				}
+				perByte := 1.0 / 16
+				mu.Lock()
+				if seenBytes > 0 {
+					perByte = float64(seenPostings) / float64(seenBytes) * 1.1
+				}
+				mu.Unlock()
+				want += int(float64(max(0, ch.text-countedBytes)) * perByte)
+				if cap(pairs) < want {
+					pairs = make([]posting, 0, want)
+				}
+				b.pairs = pairs[:0]
 				for _, e := range ch.entries {
 					if e.hash == "" {
 						continue
@@ -432,18 +463,25 @@ func (ix *Index) build(g span, head []byte, counted map[string]*Counted, done fu
 						b.addTerms(d, k.terms, k.tf, k.length, k.textBytes)
 						continue
 					}
-					data, err := ix.st.Get(e.hash)
+					data, err := rd.Get(e.hash)
 					if err != nil {
 						continue // gone or damaged: nothing to find in it
 					}
 					n := c.count(data)
 					b.addCounted(d, c, n, len(data))
 				}
+				encodeMu.Lock()
+				b.sortTmp = sortTmp
 				data := b.encode(len(head), headHash(head))
+				sortTmp = b.sortTmp
+				encodeMu.Unlock()
+				pairs = b.pairs
 				mu.Lock()
 				if firstErr == nil {
 					firstErr = done(data)
 					ix.Built += b.textBytes
+					seenPostings += int64(len(b.pairs))
+					seenBytes += b.textBytes
 				}
 				mu.Unlock()
 			}
@@ -560,6 +598,11 @@ const maxTermsKept = 1 << 16
 // addCounted adds a document whose terms c counted.
 func (b *builder) addCounted(d doc, c *counter, length int, textBytes int) {
 	id := b.addDoc(d, length, textBytes)
+	if n := len(b.pairs) + len(c.used); n > cap(b.pairs) {
+		// doubled, not grown by a quarter as append grows a long list: each growth
+		// copies the list, and lets the old one go to the collector
+		b.pairs = append(make([]posting, 0, max(2*cap(b.pairs), n)), b.pairs...)
+	}
 	for _, i := range c.used {
 		b.pairs = append(b.pairs, posting{c.keys[i], uint64(id)<<32 | uint64(c.tf[i])})
 	}

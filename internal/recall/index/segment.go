@@ -55,6 +55,7 @@ type builder struct {
 	docs      []doc
 	lens      []uint32
 	pairs     []posting
+	sortTmp   []posting // sortByTerm's room, kept for the next segment a worker builds
 	textBytes int64
 	totalLen  int64
 	spans     []span
@@ -71,7 +72,11 @@ func newBuilder() *builder { return &builder{} }
 // small and in cache, is then sorted stably by the rest. A comparison sort of the whole
 // took a third of the build, and a radix sort of a byte a pass (8 passes over the list) a
 // tenth of ctx-snip's work.
-func sortByTerm(p []posting) {
+func sortByTerm(p []posting) { sortByTermIn(p, nil) }
+
+// sortByTermIn is sortByTerm using tmp for its room when it is large enough, and returns
+// the room it used.
+func sortByTermIn(p, tmp []posting) []posting {
 	byHash := func(x, y posting) int {
 		switch {
 		case x.h < y.h:
@@ -83,7 +88,7 @@ func sortByTerm(p []posting) {
 	}
 	if len(p) < 256 {
 		slices.SortStableFunc(p, byHash)
-		return
+		return tmp
 	}
 	nb := min(16, max(8, bits.Len(uint(len(p)))-2))
 	shift := 64 - nb
@@ -94,7 +99,10 @@ func sortByTerm(p []posting) {
 	for i := 1; i < len(start); i++ {
 		start[i] += start[i-1]
 	}
-	tmp := make([]posting, len(p))
+	if cap(tmp) < len(p) {
+		tmp = make([]posting, len(p), cap(p)) // (as much as p may hold: the next sort's)
+	}
+	tmp = tmp[:len(p)]
 	next := slices.Clone(start[:len(start)-1])
 	for _, x := range p {
 		k := x.h >> shift
@@ -105,6 +113,7 @@ func sortByTerm(p []posting) {
 		sortBucket(tmp[start[k]:start[k+1]], p, shift)
 	}
 	copy(p, tmp)
+	return tmp
 }
 
 // sortBucket sorts b, whose hashes agree above bit shift, stably by hash: a bucket of one
@@ -150,7 +159,7 @@ func sortBucket(b, tmp []posting, shift int) {
 
 // encode writes the segment.
 func (b *builder) encode(headLen int, headHash uint64) []byte {
-	sortByTerm(b.pairs)
+	b.sortTmp = sortByTermIn(b.pairs, b.sortTmp)
 	var terms []uint64
 	var dfs []uint32
 	for i, p := range b.pairs {

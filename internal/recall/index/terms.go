@@ -74,6 +74,8 @@ func appendTerms(dst []uint64, text []byte) []uint64 {
 		}
 		start := i
 		h := uint64(fnvOffset)
+		ph := uint64(fnvOffset)
+		plen, np, prev := 0, 0, uint8(cSep)
 		// a word of one part
 		j, k0 := i, class[text[i]]
 		if k0 == cUpper {
@@ -93,10 +95,30 @@ func appendTerms(dst []uint64, text []byte) []uint64 {
 				i = j
 				continue
 			}
-			h = fnvOffset
+			if j-start >= maxWord {
+				// longer than maxWord, so not cut: only the word's hash
+				for ; j < n; j++ {
+					c := text[j]
+					k := class[c]
+					if k == cSep {
+						break
+					}
+					if k == cUpper {
+						c += 'a' - 'A'
+					}
+					h = (h ^ uint64(c)) * fnvPrime
+				}
+				dst = append(dst, h|zero(h))
+				i = j
+				continue
+			}
+			// The word goes on: the bytes crossed are its first part (a capital and lower
+			// case letters, or a run of one kind, which no rule below cuts), hashed alike
+			// as the word and as the part; the loop below carries on from there, not from
+			// the word's start again.
+			ph, plen, prev = h, j-start, class[text[j-1]]
+			i = j
 		}
-		ph := uint64(fnvOffset)
-		plen, np, prev := 0, 0, uint8(cSep)
 		endPart := func() {
 			if plen >= 2 && np < maxParts {
 				parts[np] = ph

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ctxkit/ctxkit/internal/benchload"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 )
 
@@ -140,4 +141,27 @@ func TestTermsAreTheReference(t *testing.T) {
 func FuzzTerms(f *testing.F) {
 	f.Add([]byte("parseConfig HTTPServer sha256sum été_naïve"))
 	f.Fuzz(func(t *testing.T, text []byte) { checkTerms(t, "fuzz", text) })
+}
+
+// BenchmarkTerms cuts a generated session of each format into terms. cpu-ns/op is the
+// process's CPU time an op (benchload), which a loaded machine changes less than the wall
+// time.
+func BenchmarkTerms(b *testing.B) {
+	for _, f := range []string{"claude-code", "openai"} {
+		b.Run(f, func(b *testing.B) {
+			var buf bytes.Buffer
+			if err := testgen.Generate(&buf, testgen.Options{Format: f, Size: 4 << 20, Seed: 7}); err != nil {
+				b.Fatal(err)
+			}
+			text := buf.Bytes()
+			b.SetBytes(int64(len(text)))
+			var dst []uint64
+			cpu, n := benchload.CPUTime(), 0
+			for b.Loop() {
+				dst = appendTerms(dst[:0], text)
+				n++
+			}
+			b.ReportMetric(float64(benchload.CPUTime()-cpu)/float64(n), "cpu-ns/op")
+		})
+	}
 }
