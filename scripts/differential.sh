@@ -306,7 +306,8 @@ run_side() {
 			[[ $h =~ ^[0-9a-f]{64}$ ]] || continue
 			mkdir -p -m 700 "$R/store/${h:0:2}"
 			[[ -e $R/store/${h:0:2}/$h ]] ||
-				(umask 077 && tail -c +$((off + 1)) "${idx%.idx}.pack" | head -c "$size" >"$R/store/${h:0:2}/$h")
+				(umask 077 && dd if="${idx%.idx}.pack" of="$R/store/${h:0:2}/$h" bs=64K \
+					iflag=skip_bytes,count_bytes skip="$off" count="$size" status=none)
 		done <"$idx"
 	done
 	rm -rf "$R/store/packs"
@@ -455,7 +456,11 @@ progress_pid=$!
 # Cases go in batches of 10 to a bash process: fewer processes, still balanced.
 # In the background, so that a signal reaches the trap at once (cleanup stops the workers).
 runner_ok=1
-xargs -d '\n' -n 10 -P "$jobs" bash -c 'set -euo pipefail; run_cases "$@"' _ <"$cases" &
+# A runner that stops on an error says which command of which case (set -E: in the
+# functions too), since it skips the rest of its batch.
+xargs -d '\n' -n 10 -P "$jobs" bash -c 'set -Eeuo pipefail
+	trap '\''echo "differential: case runner stopped: \"$BASH_COMMAND\" exited $? (${FUNCNAME[0]:-} line $LINENO) in case ${id:-?}" >&2'\'' ERR
+	run_cases "$@"' _ <"$cases" &
 xargs_pid=$!
 wait "$xargs_pid" || runner_ok=0
 xargs_pid=""
