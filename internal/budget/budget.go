@@ -294,10 +294,18 @@ const unbounded = 1 << 40
 // it cuts (p.bounds, counted already), and a start repays only if the savings from it on
 // do (Repays grows with the saving), so a start whose savings, taken at those bounds for
 // the results not cut yet, would not repay is passed over without cutting anything; at a
-// start that could repay, the newest result not cut yet is cut, until every result from
-// the start on is (the cuts that then stand) or its bound no longer repays. On generated
-// 10 MB Anthropic requests that cut 39 of 131 old results where judgeOld cuts all of them
-// and keeps none. Old results held without being cut are held to the hard cap as those
+// start that could repay, the smallest result from it on not cut yet is cut, until every
+// result from the start on is (the cuts that then stand) or its bound no longer repays.
+// (Any order decides the same: a start is taken only once every result from it on is cut,
+// and passed over only when the savings from it on, exact or at bounds, would not repay.
+// Smallest first: a cut costs about the size of its result, and takes off its bound about
+// what it keeps, much the same for every result over the caps, so the smallest tighten the
+// bounds the most for the least; where a start repays every result from it on is cut
+// whatever the order. On generated 10 MB requests, newest first as before: Anthropic 39
+// of 131 old results cut (1.7 MB of them), Responses 121 of 127 (5.6 MB); smallest
+// first: 45 (0.8 MB) and 121 (5.0 MB); Codex, whose start is late, 44 of 57 (2.0 MB)
+// and 54 (2.2 MB); judgeOld cuts them all.) Old results held without being cut are held
+// to the hard cap as those
 // cut and held are: one whose cut would not change it is not changed by the hard cap
 // either, which is looser. st gets no Repay, Held or reason: nothing reads them.
 func (p *planner) judgeBounded(cands []int, per []int, cut func(i int, s *Stats) ([]transcript.Edit, error)) (map[int]precut, error) {
@@ -323,7 +331,7 @@ func (p *planner) judgeBounded(cands []int, per []int, cut func(i int, s *Stats)
 		suffix[x] = suffix[x+1] + saving[x]
 	}
 	pre := map[int]precut{}
-	next := n - 1 // cands[next+1:] are cut
+	done := make([]bool, n) // cands[x] is cut
 	start := n
 	for x := 0; x < n; {
 		ref := p.results[cands[x]]
@@ -331,7 +339,13 @@ func (p *planner) judgeBounded(cands []int, per []int, cut func(i int, s *Stats)
 			x++ // not a start, whatever the cuts from it on save
 			continue
 		}
-		if next >= x {
+		next := -1 // the smallest result from x on not cut yet (the newest of a size)
+		for y := x; y < n; y++ {
+			if !done[y] && (next < 0 || p.t.Block(p.results[cands[y]]).Span.Len() <= p.t.Block(p.results[cands[next]]).Span.Len()) {
+				next = y
+			}
+		}
+		if next >= 0 {
 			i := cands[next]
 			var s Stats
 			edits, err := cut(i, &s)
@@ -339,6 +353,7 @@ func (p *planner) judgeBounded(cands []int, per []int, cut func(i int, s *Stats)
 				return nil, err
 			}
 			pre[i] = precut{edits, s}
+			done[next] = true
 			was := saving[next]
 			saving[next] = 0
 			if len(edits) > 0 {
@@ -347,7 +362,6 @@ func (p *planner) judgeBounded(cands []int, per []int, cut func(i int, s *Stats)
 			for y := 0; y <= next; y++ {
 				suffix[y] += saving[next] - was
 			}
-			next--
 			continue
 		}
 		if len(pre[cands[x]].edits) > 0 {
