@@ -175,3 +175,65 @@ func TestJudgeBoundedAtTheEdge(t *testing.T) {
 		t.Error("the same edits a token either side of the edge: the test does not reach it")
 	}
 }
+
+// TestReadLinesCutsAsReadingAgain: a text cut to one limit, its lines kept (readLines),
+// then cut to another from what was kept, is cut as reading it again cuts it, on the
+// results of generated documents (lines that say something, and lines that do not), in
+// characters and in tokens; and a different text is read anew.
+func TestReadLinesCutsAsReadingAgain(t *testing.T) {
+	var texts []string
+	for _, format := range []string{"claude-code", "codex"} {
+		var buf bytes.Buffer
+		if err := testgen.Generate(&buf, testgen.Options{Format: format, Size: 1 << 20, Seed: 7}); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := transcript.Parse(buf.Bytes(), transcript.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for mi := range tr.Messages {
+			for bi := range tr.Messages[mi].Blocks {
+				b := &tr.Messages[mi].Blocks[bi]
+				if us := textUnits(b); b.Kind == transcript.ToolResult && len(us) == 1 && us[0].body.Len() > 6000 {
+					texts = append(texts, tr.BodyText(&transcript.Block{Body: us[0].body}))
+				}
+			}
+		}
+	}
+	c := estimate()
+	reused, said := 0, 0
+	for _, text := range texts {
+		n := charCount(text)
+		for _, ls := range [][2]Limit{{Chars(3000), Chars(5000)}, {Chars(5000), Chars(2000)}, {Toks(900), Chars(4000)}} {
+			read := new(readLines)
+			first := fitTextRead(text, n, ls[0].N, measurer(ls[0], c), ls[0].Tokens, "Bash", c, false, text, n, read)
+			if want := fitText(text, n, ls[0].N, measurer(ls[0], c), ls[0].Tokens, "Bash", c, false, text, n); first != want {
+				t.Fatalf("%v, keeping its lines: cut otherwise", ls[0])
+			}
+			if !read.holds(text, ls[1].N) {
+				continue // (another count of lines at the ends)
+			}
+			reused++
+			if !read.none {
+				said++
+			}
+			got := fitTextRead(text, n, ls[1].N, measurer(ls[1], c), ls[1].Tokens, "Bash", c, false, text, n, read)
+			if want := fitText(text, n, ls[1].N, measurer(ls[1], c), ls[1].Tokens, "Bash", c, false, text, n); got != want {
+				t.Errorf("%v after %v from the lines kept:\n%.300s\nread again:\n%.300s", ls[1], ls[0], got, want)
+			}
+		}
+		if other := text[1:]; new(readLines).holds(other, 5000) || readAt(text, 5000).holds(other, 5000) {
+			t.Fatal("lines kept of one text held for another")
+		}
+	}
+	if said == 0 || said == reused {
+		t.Errorf("%d cuts from lines kept, %d of lines that say something: both kinds wanted", reused, said)
+	}
+}
+
+// readAt is a readLines of text under limit.
+func readAt(text string, limit int) *readLines {
+	r := new(readLines)
+	fitTextRead(text, charCount(text), limit, charCount, false, "Bash", estimate(), false, text, charCount(text), r)
+	return r
+}
