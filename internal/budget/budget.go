@@ -210,14 +210,8 @@ func (p *planner) judgeOld(st *Stats, cut func(i int, s *Stats) ([]transcript.Ed
 		return nil, nil
 	}
 	p.judging = true
-	p.read = make([]*readLines, len(p.results))
 	pre, err := p.judge(st, cut)
 	p.judging = false
-	for i := range p.read {
-		if !p.hardOnly[i] {
-			p.read[i] = nil // (its cut stands, or it was not cut: not cut again)
-		}
-	}
 	for i, c := range pre {
 		for k := range c.edits {
 			c.edits[k].With = transcript.Quote(c.edits[k].With)
@@ -422,16 +416,7 @@ type planner struct {
 	// change in tokens is not wanted (no figures, and the judgement is made), so cut does
 	// not count it.
 	judging, noDelta bool
-	// read, by result, the lines the judgement's cut of an old result over the hard cap
-	// read (readLines), for its cut to the hard cap should the judgement hold it; nil
-	// when no result is judged.
-	read      []*readLines
-	readBytes int // the bytes of the results read keeps, at most maxReadBytes
 }
-
-// maxReadBytes bounds the results whose lines the judgement keeps (planner.read): the
-// memory of a streamed document grows with its results over the hard cap, not beyond.
-const maxReadBytes = 64 << 20
 
 // newPlanner looks at the conversation's structure: its tool results, the calls they
 // answer, which are protected. It reads no text.
@@ -563,19 +548,6 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 	if !over && !anyNormalizing {
 		return nil
 	}
-	// An old result the judgement cuts to the utilization's caps may be held to the hard
-	// cap instead, and cut again to it: its lines, read for the first cut, are kept for
-	// the second (p.read, dropped by newCapping for the results not held). One text only.
-	var read *readLines
-	if p.read != nil && len(units) == 1 {
-		if p.judging && !p.hardOnly[i] && mayExceed(units, p.hard) && p.readBytes+units[0].body.Len() <= maxReadBytes {
-			p.read[i] = new(readLines)
-			p.readBytes += units[0].body.Len()
-		}
-		if read = p.read[i]; !p.judging {
-			p.read[i] = nil // (cut again: not again)
-		}
-	}
 	for ui := range units {
 		units[ui].text = doc.BodyText(&transcript.Block{Body: units[ui].body})
 	}
@@ -627,7 +599,7 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 				if u.size <= share {
 					continue
 				}
-				if cut := fitTextRead(u.newText, u.newRunes, share, measure, l.Tokens, tool, c, p.o.HeadTail, u.cutText, u.cutRunes, read); cut != u.newText {
+				if cut := fitText(u.newText, u.newRunes, share, measure, l.Tokens, tool, c, p.o.HeadTail, u.cutText, u.cutRunes); cut != u.newText {
 					u.newText, u.newRunes, again, cutApplied = cut, charCount(cut), true, true
 				}
 			}
@@ -681,12 +653,6 @@ func (p *planner) cut(doc *transcript.Transcript, i int, st *Stats) []transcript
 // (before normalizing) of rawN characters: a cut by lines in characters keeps no more
 // tokens than its head and tail would.
 func fitText(text string, n, limit int, measure func(string) int, inTokens bool, tool string, c tokens.Counter, headTail bool, raw string, rawN int) string {
-	return fitTextRead(text, n, limit, measure, inTokens, tool, c, headTail, raw, rawN, nil)
-}
-
-// fitTextRead is fitText reading the text's lines through read (nil: none): the lines a
-// cut of the same text read before (readLines).
-func fitTextRead(text string, n, limit int, measure func(string) int, inTokens bool, tool string, c tokens.Counter, headTail bool, raw string, rawN int, read *readLines) string {
 	// The text's own count is asked for by the selection's figures, by the head-and-tail
 	// bound (raw is most often text itself) and by a head-and-tail cut: counted once.
 	textTokens := -1
@@ -707,14 +673,7 @@ func fitTextRead(text string, n, limit int, measure func(string) int, inTokens b
 			if inTokens {
 				chars = 4 * limit
 			}
-			var s *selection
-			if read.holds(text, chars) {
-				s = read.selection(chars, count, sc)
-			} else {
-				s = newSelection(text, n, chars, count, tool, sc)
-				read.keep(text, chars, s)
-			}
-			if s != nil {
+			if s := newSelection(text, n, chars, count, tool, sc); s != nil {
 				out, ok := s.fit(limit, measure, inTokens, 0)
 				if ok && !inTokens {
 					// Lines kept for what they say are often denser in tokens than the

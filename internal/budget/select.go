@@ -959,53 +959,6 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 	return s
 }
 
-// readLines is what newSelection reads of a text that does not depend on the limit but
-// through the lines kept at both ends (endsFor): its lines, their kinds and the keeping
-// order, or that they say nothing in particular (a nil selection). A cut keeps them for a
-// cut of the same text to another limit (an old result judged at the utilization's caps,
-// then held to the hard cap), which then does not read the text again. The zero value
-// holds nothing; a nil *readLines neither holds nor keeps.
-type readLines struct {
-	text string
-	ends int
-	none bool      // newSelection said nil
-	s    selection // lines, kind, gap, order, hashes, orig, tool, perKind: its own buffers
-	full bool
-}
-
-// holds reports whether r holds what newSelection would read of text under limit.
-func (r *readLines) holds(text string, limit int) bool {
-	return r != nil && r.full && r.ends == endsFor(limit) && len(r.text) == len(text) && r.text == text
-}
-
-// keep keeps what newSelection read of text under limit (s), when r holds nothing yet.
-func (r *readLines) keep(text string, limit int, s *selection) {
-	if r == nil || r.full {
-		return
-	}
-	r.text, r.ends, r.full = text, endsFor(limit), true
-	if s == nil {
-		r.none = true
-		return
-	}
-	r.s = selection{
-		lines: slices.Clone(s.lines), kind: slices.Clone(s.kind), gap: s.gap,
-		order: slices.Clone(s.order), hashes: slices.Clone(s.hashes),
-		orig: s.orig, tool: s.tool, perKind: s.perKind,
-	}
-}
-
-// selection is the selection newSelection(r.text, n, limit, count, tool, sc) makes, from
-// what r holds. r's buffers become the selection's until it is done with.
-func (r *readLines) selection(limit int, count func(string) int, sc *scratch) *selection {
-	if r.none {
-		return nil
-	}
-	s := r.s
-	s.sc, s.count, s.describing = sc, count, limit/35
-	return &s
-}
-
 // shapeOf is line m's shapeHash, worked out once.
 func (s *selection) shapeOf(m int) uint64 {
 	if s.hashes == nil {
