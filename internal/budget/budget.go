@@ -294,12 +294,19 @@ const unbounded = 1 << 40
 // it cuts (p.bounds, counted already), and a start repays only if the savings from it on
 // do (Repays grows with the saving), so a start whose savings, taken at those bounds for
 // the results not cut yet, would not repay is passed over without cutting anything; at a
-// start that could repay, the newest result not cut yet is cut, until every result from
-// the start on is (the cuts that then stand) or its bound no longer repays. On generated
-// 10 MB Anthropic requests that cut 39 of 131 old results where judgeOld cuts all of them
-// and keeps none. Old results held without being cut are held to the hard cap as those
-// cut and held are: one whose cut would not change it is not changed by the hard cap
-// either, which is looser. st gets no Repay, Held or reason: nothing reads them.
+// start that could repay, a result from it on not cut yet is cut, until every result from
+// the start on is (the cuts that then stand) or its bound no longer repays. Any order
+// decides the same: a start is taken only once every result from it on is cut, and passed
+// over only when the savings from it on, exact or at bounds, would not repay. The order
+// is chosen for the work: a cut costs about the size of its result and takes off its bound
+// about what it keeps, much the same for every result over the caps, and that for every
+// start from x to it; so the result cut next is the one with the most of those starts for
+// its size. Bytes of old results cut on generated 10 MB requests, newest first (before)
+// and so: Anthropic 1.7 MB and 0.9 MB (of 5.7 MB judgeOld cuts), Responses 5.6 and 5.2
+// (of 6.0), Codex 2.0 and 1.9 (of 2.5); all of them on OpenAI and Claude Code, whose
+// cuts stand from the first. Old results held without being cut are held to the hard cap
+// as those cut and held are: one whose cut would not change it is not changed by the hard
+// cap either, which is looser. st gets no Repay, Held or reason: nothing reads them.
 func (p *planner) judgeBounded(cands []int, per []int, cut func(i int, s *Stats) ([]transcript.Edit, error)) (map[int]precut, error) {
 	n := len(cands)
 	if n == 0 {
@@ -323,7 +330,7 @@ func (p *planner) judgeBounded(cands []int, per []int, cut func(i int, s *Stats)
 		suffix[x] = suffix[x+1] + saving[x]
 	}
 	pre := map[int]precut{}
-	next := n - 1 // cands[next+1:] are cut
+	done := make([]bool, n) // cands[x] is cut
 	start := n
 	for x := 0; x < n; {
 		ref := p.results[cands[x]]
@@ -331,7 +338,20 @@ func (p *planner) judgeBounded(cands []int, per []int, cut func(i int, s *Stats)
 			x++ // not a start, whatever the cuts from it on save
 			continue
 		}
-		if next >= x {
+		// The result to cut next, of those from x on not cut yet: the one that tightens
+		// the bounds of the most starts (its own and every older one from x) for its
+		// size, the newest of those that do as much.
+		next, nextSize := -1, 0
+		for y := x; y < n; y++ {
+			if done[y] {
+				continue
+			}
+			size := p.t.Block(p.results[cands[y]]).Span.Len()
+			if next < 0 || (y-x+1)*nextSize >= (next-x+1)*size {
+				next, nextSize = y, size
+			}
+		}
+		if next >= 0 {
 			i := cands[next]
 			var s Stats
 			edits, err := cut(i, &s)
@@ -339,6 +359,7 @@ func (p *planner) judgeBounded(cands []int, per []int, cut func(i int, s *Stats)
 				return nil, err
 			}
 			pre[i] = precut{edits, s}
+			done[next] = true
 			was := saving[next]
 			saving[next] = 0
 			if len(edits) > 0 {
@@ -347,7 +368,6 @@ func (p *planner) judgeBounded(cands []int, per []int, cut func(i int, s *Stats)
 			for y := 0; y <= next; y++ {
 				suffix[y] += saving[next] - was
 			}
-			next--
 			continue
 		}
 		if len(pre[cands[x]].edits) > 0 {

@@ -40,7 +40,7 @@ func (c Class) String() string {
 // most lines of a shape that many share are Other. Lines kept only as context or as the
 // output's first and last lines are Other too.
 func Classify(lines []string) []Class {
-	kind, _, _ := classify(lines, nil, nil, 0)
+	kind, _, _ := classify(lines, "", nil, nil, 0)
 	out := make([]Class, len(lines))
 	for i, k := range kind {
 		switch k {
@@ -81,7 +81,7 @@ func Summary(lines []string) string {
 
 // Failure is Verdict's failure alone.
 func Failure(lines []string) string {
-	kind, _, _ := classify(lines, nil, nil, 0)
+	kind, _, _ := classify(lines, "", nil, nil, 0)
 	for i, k := range kind {
 		switch line := lines[i]; k {
 		case kindError, kindDiagnostic:

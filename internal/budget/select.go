@@ -1,7 +1,6 @@
 package budget
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/human"
+	"github.com/ctxkit/ctxkit/internal/transcript"
 )
 
 // Cutting by what lines say. The output of a test run, a build or an install fails in the
@@ -570,7 +570,8 @@ func lineKinds(lines []string, kind []uint8) {
 // The shapeHash of each line it reads for its shape it leaves in hashes (as shapeOf keeps
 // them: never 0, 0 for a line not read), grown from buf, or nil when it read none: the
 // selection reuses them to describe its gaps rather than hash those lines again.
-func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, hashes []uint64, signal bool) {
+// joined is the text lines were split from (splitLines), or "" (prettyJSON).
+func classify(lines []string, joined string, kind []uint8, buf []uint64, ends int) (_ []uint8, hashes []uint64, signal bool) {
 	n := len(lines)
 	kind = grow(kind, n)
 	// Each line's kind depends on the line alone: a long output is read in two halves at
@@ -587,7 +588,7 @@ func classify(lines []string, kind []uint8, buf []uint64, ends int) (_ []uint8, 
 	} else {
 		lineKinds(lines, kind)
 	}
-	if prettyJSON(lines) {
+	if prettyJSON(lines, joined) {
 		// A document of JSON is data: its words are names and values (Go's package
 		// "errors" in go list -json, npm's "es-errors"), not errors of the run that
 		// printed it. It says what it is by its structure: its top-level keys, kept as
@@ -836,10 +837,12 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 	sc.lines = lines
 	s := &selection{tool: tool, sc: sc, describing: limit / 35, count: count}
 	again := len(lines) > 1 && selectionSyntax.MatchString(lines[len(lines)-1])
+	joined := text
 	if again {
 		lines = lines[:len(lines)-1]
+		joined = text[:strings.LastIndexByte(text, '\n')]
 	}
-	kind, hashes, signal := classify(lines, sc.kind, sc.hashes, endsFor(limit))
+	kind, hashes, signal := classify(lines, joined, sc.kind, sc.hashes, endsFor(limit))
 	s.kind, sc.kind = kind, kind
 	if hashes != nil {
 		s.hashes, sc.hashes = hashes, hashes
@@ -1860,7 +1863,10 @@ func severityNotError(line string) bool {
 // stream of them (go list -json, npm ls --json, jq): the first line that is not blank is a
 // lone "{" or "[", and the whole text reads as JSON values. (JSON written one value a line,
 // a structured log, is read line by line as any log: its "level":"error" is an error.)
-func prettyJSON(lines []string) bool {
+//
+// joined is lines joined by "\n" when the caller has it (the text they were split from),
+// which spares joining them again; "" to have them joined here.
+func prettyJSON(lines []string, joined string) bool {
 	first := 0
 	for first < len(lines) && strings.TrimSpace(lines[first]) == "" {
 		first++
@@ -1871,21 +1877,24 @@ func prettyJSON(lines []string) bool {
 	if t := strings.TrimSpace(lines[first]); t != "{" && t != "[" {
 		return false
 	}
-	n := 0
-	for _, l := range lines[first:] {
-		n += len(l) + 1
-	}
-	text := make([]byte, 0, n)
-	for i, l := range lines[first:] {
-		if i > 0 {
-			text = append(text, '\n')
+	var text string
+	if joined != "" {
+		at := 0
+		for _, l := range lines[:first] {
+			at += len(l) + 1
 		}
-		text = append(text, l...)
+		text = joined[at:]
+	} else {
+		text = strings.Join(lines[first:], "\n")
 	}
-	if json.Valid(text) {
-		return true // one value: read once, where decoding reads it twice
+	// One value, read once, where decoding reads it twice: transcript.Valid reads it by
+	// the grammar encoding/json's Valid reads it by (neither checks the bytes of a string
+	// as UTF-8), several times as fast; but encoding/json refuses a value nested deeper
+	// than 10,000, which a text with no more than 10,000 brackets cannot be.
+	if transcript.Valid(text) && (strings.Count(text, "[")+strings.Count(text, "{") <= 10_000 || json.Valid([]byte(text))) {
+		return true
 	}
-	dec := json.NewDecoder(bytes.NewReader(text))
+	dec := json.NewDecoder(strings.NewReader(text))
 	for values := 0; ; values++ {
 		var v json.RawMessage
 		if err := dec.Decode(&v); err == io.EOF {

@@ -131,7 +131,7 @@ two
 three
 four
 five`, "\n")
-	kind, _, signal := classify(lines, nil, nil, 5)
+	kind, _, signal := classify(lines, "", nil, nil, 5)
 	// The traceback's first two frames are kept as frames; its last frame (the call that
 	// failed) is kept with the exception at its end, as the error, and the lines before it
 	// (the frame between, the "Traceback" line that opens it) are near it; so is the line
@@ -142,7 +142,7 @@ five`, "\n")
 	if !signal || fmt.Sprint(kind) != fmt.Sprint(want) {
 		t.Errorf("kinds\n%v, want\n%v", kind, want)
 	}
-	if kind, _, signal := classify(strings.Split(numbered(50), "\n"), nil, nil, 5); signal {
+	if kind, _, signal := classify(strings.Split(numbered(50), "\n"), "", nil, nil, 5); signal {
 		t.Errorf("plain lines say something: %v", kind)
 	}
 }
@@ -163,7 +163,7 @@ func TestClassifyRepeats(t *testing.T) {
 		"\tat com.acme.Runner.main(Runner.java:23)",
 		"Summary of all failing tests",
 		"  ● tax › charges German VAT", "    Expected: 0.19")
-	kind, _, _ := classify(lines, nil, nil, 0)
+	kind, _, _ := classify(lines, "", nil, nil, 0)
 	n := len(lines)
 	if kind[0] != kindTest || kind[1] != kindError {
 		t.Errorf("first report: kinds %d %d", kind[0], kind[1])
@@ -329,7 +329,7 @@ func TestFindingTakesItsPlace(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("In deploy/s%d.sh line %d:", i, i), "cd $TARGET", "   ^-----^ SC2086 (info): Double quote to prevent globbing.", "")
 	}
 	lines = append(lines, "In deploy/auth.sh line 11:", "if [ $? -ne 0 ]; then exit 1; fi", "     ^-- SC2181 (style): Check exit code directly.", "")
-	kind, _, _ := classify(lines, nil, nil, 2)
+	kind, _, _ := classify(lines, "", nil, nil, 2)
 	at := len(lines) - 4
 	if kind[at] != kindDiagnostic || kind[at+2] != kindDiagnostic {
 		t.Errorf("the last finding's place has kind %d and the finding %d, want both %d", kind[at], kind[at+2], kindDiagnostic)
@@ -467,7 +467,7 @@ func TestDoctestReportIsNoFailure(t *testing.T) {
 		"   25: 172,   # 20 to 30 years old",
 		"82 passed and 0 failed.",
 	}
-	kind, _, _ := classify(lines, nil, nil, 0)
+	kind, _, _ := classify(lines, "", nil, nil, 0)
 	for i, k := range kind {
 		if k == kindError || k == kindFrame || k == kindDiagnostic {
 			t.Errorf("%q: kind %d", lines[i], k)
@@ -494,7 +494,7 @@ func TestUnittestDocstringNames(t *testing.T) {
 		"test_raises_error (test.test_x.C.test_raises_error)",
 		"Test that it raises an error. ... FAIL",
 	}
-	kind, _, _ := classify(lines, nil, nil, 0)
+	kind, _, _ := classify(lines, "", nil, nil, 0)
 	for i := range 4 {
 		if kind[i] != kindOther && kind[i] != kindHeader {
 			t.Errorf("%q: kind %d, a passing test's name or docstring", lines[i], kind[i])
@@ -544,7 +544,7 @@ index 1111111..2222222 100644
 +		t.Errorf("Parse = %q, want %q", got, want)
 +	}
  }`, "\n")
-	kind, _, _ := classify(log, nil, nil, 0)
+	kind, _, _ := classify(log, "", nil, nil, 0)
 	for i, k := range kind {
 		if k >= kindTest && k <= kindFrame {
 			t.Errorf("git log -p line %q: kind %d, kept for what it says", log[i], k)
@@ -572,7 +572,7 @@ func TestGoVerboseMessages(t *testing.T) {
     --- PASS: TestDecode/ok (0.00s)
     --- FAIL: TestDecode/bad (0.00s)
 FAIL`, "\n")
-	kind, _, _ := classify(lines, nil, nil, 0)
+	kind, _, _ := classify(lines, "", nil, nil, 0)
 	if kind[2] == kindError || kind[2] == kindDiagnostic {
 		t.Errorf("a passing test's log kept as %d", kind[2])
 	}
@@ -661,7 +661,7 @@ func TestJSONIsData(t *testing.T) {
 	b.WriteString("{\n\t\"ImportPath\": \"example.com/app\",\n\t\"Imports\": [\n\t\t\"errors\",\n\t\t\"fmt\"\n\t]\n}\n")
 	text := b.String()
 	lines := strings.Split(text, "\n")
-	kind, _, _ := classify(lines, nil, nil, 0)
+	kind, _, _ := classify(lines, "", nil, nil, 0)
 	for i, k := range kind {
 		if k >= kindTest && k <= kindFrame || k == kindWarning {
 			t.Errorf("JSON line %q: kind %d, kept for what it says", lines[i], k)
@@ -682,7 +682,7 @@ func TestJSONIsData(t *testing.T) {
 		t.Errorf("the marker claims error lines:\n%s", out)
 	}
 	logLines := []string{`{"level":"info","msg":"listening on :8080"}`, `{"level":"error","msg":"dial tcp 10.0.0.1:5432: connection refused"}`}
-	if kind, _, _ := classify(logLines, nil, nil, 0); kind[1] != kindError {
+	if kind, _, _ := classify(logLines, "", nil, nil, 0); kind[1] != kindError {
 		t.Errorf("a JSON log's error: kind %d", kind[1])
 	}
 }

@@ -62,10 +62,18 @@ func TestPrettyJSONIsDecoding(t *testing.T) {
 		"{\n  \"a\": 1,\n}", "[\n1,\n2", "{\n\"a\": \"\\q\"\n}", "{\n\"a\": \"\x01\"\n}", "{\n\"a\":\"\xff\"\n}",
 		"{\n}\n]", "  {  \n}", "{ \"a\": 1 }", "", "\n", "{", "[\n]\n\n", "{\n\"a\":tru\n}", "{\n}\n\"s\"",
 	}
+	// (encoding/json refuses a value nested deeper than 10,000; many brackets, not deep)
+	deep := "[\n" + strings.Repeat("[", 10_000) + strings.Repeat("]", 10_001)
+	wide := "[\n" + strings.Repeat("[],", 10_001) + "[]]"
+	texts = append(texts, deep, deep[:len(deep)-1], deep[:len(deep)-2]+"]", wide, wide+"\n{\n}", wide[:len(wide)-1])
 	for _, text := range texts {
 		lines := strings.Split(text, "\n")
-		if got, want := prettyJSON(lines), prettyJSONByDecoding(lines); got != want {
-			t.Errorf("prettyJSON(%q) = %v, decoding says %v", text, got, want)
+		want := prettyJSONByDecoding(lines)
+		if got := prettyJSON(lines, ""); got != want {
+			t.Errorf("prettyJSON(%.40q) = %v, decoding says %v", text, got, want)
+		}
+		if got := prettyJSON(lines, text); got != want {
+			t.Errorf("prettyJSON(%.40q) given the text = %v, decoding says %v", text, got, want)
 		}
 	}
 }
