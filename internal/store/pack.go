@@ -599,7 +599,9 @@ func (s *Store) Reader() *Reader { return &Reader{s: s} }
 
 // Get returns the bytes stored under h, as Store.Get does; they are valid until the next
 // Get or Close. A text in no pack read yet, or whose pack read does not give it back, is
-// read by Store.Get (which reports why it cannot be).
+// read by Store.Get (which reports why it cannot be). Unlike Store.Get it looks in the
+// packs first: a text both packed and loose is read from its pack (SHA-256 checked, no
+// link followed) even when the loose file would be refused.
 func (r *Reader) Get(h string) ([]byte, error) {
 	if !ValidHash(h) {
 		return nil, fmt.Errorf("%q: %w", h, ErrBadHash)

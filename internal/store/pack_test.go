@@ -655,4 +655,37 @@ func TestReader(t *testing.T) {
 	if linked == 0 {
 		t.Errorf("Reader.Get read through a linked pack")
 	}
+
+}
+
+// A pack swapped for a link (to a copy inside the store) after the store listed its
+// packs as regular files: the Reader's own open refuses it, not only the listing.
+func TestReaderRefusesPackLinkedLater(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	one := texts(12, "first")
+	addAll(t, mustCreate(t, dir), one)
+	packs, _, _ := packFiles(t, dir)
+	if len(packs) != 1 {
+		t.Fatalf("%d packs, want 1", len(packs))
+	}
+	s := mustOpen(t, dir)
+	for _, d := range one {
+		if !s.Has(Hash(d), len(d)) {
+			t.Fatalf("%q is not listed", d)
+		}
+	}
+	path := filepath.Join(dir, PacksDir, packs[0])
+	good, _ := os.ReadFile(path)
+	os.WriteFile(filepath.Join(dir, PacksDir, "copy.bin"), good, 0o600)
+	os.Remove(path)
+	if err := os.Symlink("copy.bin", path); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	r := s.Reader()
+	defer r.Close()
+	for _, d := range one {
+		if got, err := r.Get(Hash(d)); err == nil {
+			t.Errorf("Reader.Get %q read through a pack linked after the listing: %q", d, got)
+		}
+	}
 }

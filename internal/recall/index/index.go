@@ -51,6 +51,10 @@ const (
 	headSize = 4096
 	// flushBytes is the most text one segment is built from.
 	flushBytes = 32 << 20
+	// maxChunkPostings bounds the postings room made ready for one chunk before its texts
+	// are read (more grows as it is filled): a chunk's text is under 2 × flushBytes, at
+	// the 1 a 16 bytes assumed before any text is seen.
+	maxChunkPostings = 2 * flushBytes / 16
 	// mergeAt is how many small segments (under flushBytes of text) there may be before
 	// they are merged.
 	mergeAt = 8
@@ -447,7 +451,10 @@ func (ix *Index) build(g span, head []byte, counted map[string]*Counted, done fu
 					perByte = float64(seenPostings) / float64(seenBytes) * 1.1
 				}
 				mu.Unlock()
-				want += int(float64(max(0, ch.text-countedBytes)) * perByte)
+				// (ch.text is what the index's lines claim: a damaged line may claim
+				// anything, so the estimate is held to what a chunk can need)
+				want += int(min(float64(max(0, ch.text-countedBytes))*perByte, maxChunkPostings))
+				want = min(want, maxChunkPostings)
 				if cap(pairs) < want {
 					pairs = make([]posting, 0, want)
 				}
@@ -505,7 +512,7 @@ func (ix *Index) build(g span, head []byte, counted map[string]*Counted, done fu
 		var ent store.Entry
 		if body := bytes.TrimSpace(line); len(body) > 0 && body[0] == '{' && json.Unmarshal(body, &ent) == nil && store.ValidHash(ent.Hash) {
 			e.hash = ent.Hash
-			text += int64(max(ent.Bytes, 0))
+			text += int64(min(max(ent.Bytes, 0), flushBytes)) // a larger claim flushes the chunk as well
 		}
 		ch.entries = append(ch.entries, e)
 		ch.sp.end = at

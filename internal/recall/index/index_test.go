@@ -1,11 +1,13 @@
 package index
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sync"
 	"testing"
@@ -259,5 +261,35 @@ func TestTiesInStoredOrder(t *testing.T) {
 		if got := search(t, st, "alpha beta gamma"); fmt.Sprint(got) != fmt.Sprint(hashes[:10]) {
 			t.Fatalf("search %d: %v, want the first ten stored %v", try, got, hashes[:10])
 		}
+	}
+}
+
+// A damaged index.jsonl may claim any size for a text: the room made ready for its
+// postings is bounded, not taken from the claim (2^50 bytes panicked a build worker,
+// which took the process with it).
+func TestClaimedSizeIsNotTrusted(t *testing.T) {
+	for _, claim := range []string{"1125899906842624", "9223372036854775807"} {
+		st, err := store.Create(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := fill(t, st, "func parseConfig(path string) error { return nil }")
+		os.RemoveAll(filepath.Join(st.Dir(), Dir))
+		name := filepath.Join(st.Dir(), store.IndexName)
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		damaged := regexp.MustCompile(`"bytes":\d+`).ReplaceAll(b, []byte(`"bytes":`+claim))
+		if bytes.Equal(damaged, b) {
+			t.Fatalf("no bytes member in %s", b)
+		}
+		if err := os.WriteFile(name, damaged, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := search(t, st, "parse_config"); len(got) != 1 || got[0] != hs[0] {
+			t.Errorf("claim %s: parse_config: %v, want %s", claim, got, hs[0])
+		}
+		st.Close()
 	}
 }
