@@ -97,17 +97,7 @@ func appendTerms(dst []uint64, text []byte) []uint64 {
 			}
 			if j-start >= maxWord {
 				// longer than maxWord, so not cut: only the word's hash
-				for ; j < n; j++ {
-					c := text[j]
-					k := class[c]
-					if k == cSep {
-						break
-					}
-					if k == cUpper {
-						c += 'a' - 'A'
-					}
-					h = (h ^ uint64(c)) * fnvPrime
-				}
+				j, h = hashRest(text, j, h)
 				dst = append(dst, h|zero(h))
 				i = j
 				continue
@@ -135,17 +125,7 @@ func appendTerms(dst []uint64, text []byte) []uint64 {
 			}
 			if i-start == maxWord {
 				// too long to be cut: only the word's hash is kept
-				for ; i < n; i++ {
-					c := text[i]
-					k := class[c]
-					if k == cSep {
-						break
-					}
-					if k == cUpper {
-						c += 'a' - 'A'
-					}
-					h = (h ^ uint64(c)) * fnvPrime
-				}
+				i, h = hashRest(text, i, h)
 				break
 			}
 			lc := c
@@ -218,4 +198,21 @@ func QueryTerms(q string) map[uint64]int {
 	out := map[uint64]int{}
 	Terms([]byte(q), func(h uint64) { out[h]++ })
 	return out
+}
+
+// hashRest goes on hashing a word from text[i] (lower-cased) to its end: the index of the
+// separator after it (or len(text)) and the word's hash.
+func hashRest(text []byte, i int, h uint64) (int, uint64) {
+	for ; i < len(text); i++ {
+		c := text[i]
+		k := class[c]
+		if k == cSep {
+			break
+		}
+		if k == cUpper {
+			c += 'a' - 'A'
+		}
+		h = (h ^ uint64(c)) * fnvPrime
+	}
+	return i, h
 }
