@@ -42,6 +42,12 @@ func firstLine(s *segment) int64 {
 	return s.spans[0].start
 }
 
+// candDoc is a candidate with its document's entry, read to order equal scores.
+type candDoc struct {
+	c scored
+	d doc
+}
+
 type scored struct {
 	seg   *segment
 	id    int
@@ -131,8 +137,8 @@ func (ix *Index) Search(terms map[uint64]int, must []uint64, limit int, accept f
 		case a.score < b.score:
 			return 1
 		}
-		// ties in one fixed order: the segments' (the order stored, but in a segment merged
-		// from small ones, which are put together by size)
+		// ties in one fixed order for now; the hits below put each run of equal scores in
+		// stored order, which a segment merged from small ones (by size) does not keep
 		if c := cmp.Compare(firstLine(a.seg), firstLine(b.seg)); c != 0 {
 			return c
 		}
@@ -142,35 +148,51 @@ func (ix *Index) Search(terms map[uint64]int, must []uint64, limit int, accept f
 	seen := map[string]bool{}
 	var hits []Hit
 	dropped := 0
-	for _, c := range cands {
-		if len(hits) >= limit {
-			break
+	for start := 0; start < len(cands) && len(hits) < limit; {
+		// Equal scores go in the order their texts were stored (their lines in
+		// index.jsonl), whatever segments the index workers made of them: a run of
+		// equal scores is read and ordered when the hits reach it, not before.
+		end := start + 1
+		for end < len(cands) && cands[end].score == cands[start].score {
+			end++
 		}
-		d, err := c.seg.doc(c.id)
-		if err != nil {
-			return nil, 0, fmt.Errorf("read the index: %w", err)
+		group := make([]candDoc, end-start)
+		for i, c := range cands[start:end] {
+			d, err := c.seg.doc(c.id)
+			if err != nil {
+				return nil, 0, fmt.Errorf("read the index: %w", err)
+			}
+			group[i] = candDoc{c, d}
 		}
-		h := d.hexHash()
-		if seen[h] {
-			dropped++
-			continue
+		slices.SortStableFunc(group, func(a, b candDoc) int { return cmp.Compare(a.d.lineOff, b.d.lineOff) })
+		start = end
+		for _, g := range group {
+			if len(hits) >= limit {
+				break
+			}
+			c, d := g.c, g.d
+			h := d.hexHash()
+			if seen[h] {
+				dropped++
+				continue
+			}
+			seen[h] = true
+			e, err := ix.entry(d)
+			if err != nil {
+				dropped++
+				continue // its line is not readable: not a hit
+			}
+			hit := Hit{Hash: h, Score: c.score, Entry: e}
+			ok, err := accept(hit)
+			if err != nil {
+				return hits, len(cands) - dropped, err
+			}
+			if !ok {
+				dropped++
+				continue
+			}
+			hits = append(hits, hit)
 		}
-		seen[h] = true
-		e, err := ix.entry(d)
-		if err != nil {
-			dropped++
-			continue // its line is not readable: not a hit
-		}
-		hit := Hit{Hash: h, Score: c.score, Entry: e}
-		ok, err := accept(hit)
-		if err != nil {
-			return hits, len(cands) - dropped, err
-		}
-		if !ok {
-			dropped++
-			continue
-		}
-		hits = append(hits, hit)
 	}
 	return hits, len(cands) - dropped, nil
 }
