@@ -140,9 +140,9 @@ func (sv *Saver) Put(blobs ...Blob) error {
 		}
 		return err
 	}
-	var pending *atomic.Int32 // the writes of the blob being added still reading it
-	var release func()
-	add := func(h, data string, text bool) *storedFile {
+	// add starts writing data under h, unless it is written already; done is called
+	// once the write no longer reads data.
+	add := func(h, data string, text bool, started func(), done func()) *storedFile {
 		if h == "" {
 			return nil
 		}
@@ -153,16 +153,12 @@ func (sv *Saver) Put(blobs ...Blob) error {
 		sv.files[h] = fl
 		sv.order = append(sv.order, fl)
 		sv.wg.Add(1)
-		pending.Add(1)
+		started()
 		sv.sem <- struct{}{}
-		go func(pending *atomic.Int32, release func()) {
+		go func() {
 			defer sv.wg.Done()
 			defer func() { <-sv.sem }()
-			defer func() {
-				if pending.Add(-1) == 0 && release != nil {
-					release()
-				}
-			}()
+			defer done()
 			// Batch.Add only reads the bytes: no copy of them.
 			b := unsafe.Slice(unsafe.StringData(data), len(data))
 			got, err := sv.batch.Add(b)
@@ -173,18 +169,23 @@ func (sv *Saver) Put(blobs ...Blob) error {
 				fl.terms = index.Count(b)
 			}
 			fl.err = err // read only after wg.Wait
-		}(pending, release)
+		}()
 		return fl
 	}
 	for _, b := range blobs {
-		// (one more than the writes until both are started, so that the first to end
-		// does not release the blob before the second has begun)
-		pending, release = new(atomic.Int32), b.Release
+		// The blob is released when the last of its writes is done: pending counts them,
+		// plus one held until both are started, so that the first to end does not
+		// release the blob before the second has begun.
+		pending := new(atomic.Int32)
 		pending.Add(1)
-		sv.entries = append(sv.entries, pendingEntry{meta: b.Meta, text: add(b.Hash, b.Data, true), raw: add(b.RawHash, b.RawData, false)})
-		if pending.Add(-1) == 0 && release != nil {
-			release()
+		started := func() { pending.Add(1) }
+		done := func() {
+			if pending.Add(-1) == 0 && b.Release != nil {
+				b.Release()
+			}
 		}
+		sv.entries = append(sv.entries, pendingEntry{meta: b.Meta, text: add(b.Hash, b.Data, true, started, done), raw: add(b.RawHash, b.RawData, false, started, done)})
+		done()
 	}
 	return nil
 }
