@@ -453,8 +453,8 @@ func (ix *Index) build(g span, head []byte, counted map[string]*Counted, done fu
 				mu.Unlock()
 				// (ch.text is what the index's lines claim: a damaged line may claim
 				// anything, so the estimate is held to what a chunk can need)
-				want += int(min(float64(max(0, ch.text-countedBytes))*perByte, maxChunkPostings))
-				want = min(want, maxChunkPostings)
+				guess := min(float64(max(0, ch.text-countedBytes))*perByte, maxChunkPostings)
+				want = min(want+int(guess), maxChunkPostings)
 				if cap(pairs) < want {
 					pairs = make([]posting, 0, want)
 				}
