@@ -34,14 +34,6 @@ func (ix *Index) Docs() int {
 	return n
 }
 
-// firstLine is where the first lines a segment covers start in index.jsonl.
-func firstLine(s *segment) int64 {
-	if len(s.spans) == 0 {
-		return 0
-	}
-	return s.spans[0].start
-}
-
 // candDoc is a candidate with its document's entry, read to order equal scores.
 type candDoc struct {
 	c scored
@@ -130,20 +122,8 @@ func (ix *Index) Search(terms map[uint64]int, must []uint64, limit int, accept f
 			cands = append(cands, scored{s, id, sc})
 		}
 	}
-	slices.SortFunc(cands, func(a, b scored) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		// ties in one fixed order for now; the hits below put each run of equal scores in
-		// stored order, which a segment merged from small ones (by size) does not keep
-		if c := cmp.Compare(firstLine(a.seg), firstLine(b.seg)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
+	// (equal scores are put in stored order below, as the hits reach them)
+	slices.SortFunc(cands, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
 	// (a text is in one segment but when two writers indexed the same lines at once)
 	seen := map[string]bool{}
 	var hits []Hit
@@ -151,7 +131,9 @@ func (ix *Index) Search(terms map[uint64]int, must []uint64, limit int, accept f
 	for start := 0; start < len(cands) && len(hits) < limit; {
 		// Equal scores go in the order their texts were stored (their lines in
 		// index.jsonl), whatever segments the index workers made of them: a run of
-		// equal scores is read and ordered when the hits reach it, not before.
+		// equal scores is read and ordered when the hits reach it, not before. (A text
+		// in two segments, when two writers indexed the same lines at once, is one line:
+		// either copy makes the same hit.)
 		end := start + 1
 		for end < len(cands) && cands[end].score == cands[start].score {
 			end++
@@ -164,7 +146,7 @@ func (ix *Index) Search(terms map[uint64]int, must []uint64, limit int, accept f
 			}
 			group[i] = candDoc{c, d}
 		}
-		slices.SortStableFunc(group, func(a, b candDoc) int { return cmp.Compare(a.d.lineOff, b.d.lineOff) })
+		slices.SortFunc(group, func(a, b candDoc) int { return cmp.Compare(a.d.lineOff, b.d.lineOff) })
 		start = end
 		for _, g := range group {
 			if len(hits) >= limit {
