@@ -652,12 +652,13 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 	// own, and at the deadline the request goes on with its original body while the stage
 	// finishes (its output unused, its stats file removed then).
 	type result struct {
-		out, stats []byte
-		outT       *transcript.Transcript // out as Parse reads it under the format, when the pipeline read it so
-		tally      *measure.Tally         // outT as the stages counted it
-		inT        *transcript.Transcript // in as the pipeline read it, likewise
-		inTally    *measure.Tally         // inT as the stages counted it, when they did
-		err        error
+		out     []byte
+		fired   []replay.Firing        // what the tiers did, when they ran in process
+		outT    *transcript.Transcript // out as Parse reads it under the format, when the pipeline read it so
+		tally   *measure.Tally         // outT as the stages counted it
+		inT     *transcript.Transcript // in as the pipeline read it, likewise
+		inTally *measure.Tally         // inT as the stages counted it, when they did
+		err     error
 	}
 	done := make(chan result, 1)
 	go func() {
@@ -668,7 +669,7 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 		}
 		run := *tiers
 		run.StatsFile = statsPath // for the stages that run as their commands
-		d, results, stats, err := replay.RunInProcessFrom(ctx, &run, seed, in, reading, clock, lookup)
+		d, results, err := replay.RunInProcessFrom(ctx, &run, seed, in, reading, clock, lookup)
 		if run.Env.Flush != nil {
 			run.Env.Flush()
 		}
@@ -676,7 +677,8 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 			done <- result{err: err}
 			return
 		}
-		res := result{out: d.Raw, stats: stats}
+		res := result{out: d.Raw}
+		res.fired, _, _ = replay.Firings(results)
 		if reading.Path == "" && !reading.Sidechains {
 			res.outT = d.T
 			if len(results) > 0 {
@@ -713,7 +715,7 @@ func (s *Server) pipe(r *http.Request, key string, format transcript.Format, in 
 	var fired []replay.Firing
 	switch {
 	case tiers != nil:
-		fired, _, _ = replay.ParseStats(res.stats)
+		fired = res.fired
 	case statsPath != "":
 		if data, err := os.ReadFile(statsPath); err == nil {
 			fired, _, _ = replay.ParseStats(data)

@@ -155,16 +155,15 @@ func (p *Pipeline) Tiers(getenv func(string) string) (*pipeline.Pipeline, error)
 }
 
 // RunInProcessFrom reads in (as reading says) and runs it through stages (Pipeline.Stages)
-// at clock: the last document, what each stage did, and their --stats lines, one after
-// another, as a stats file would hold them. in is the next request after the one seed is
+// at clock: the last document and what each stage did (Firings reads what they saved). in is the next request after the one seed is
 // the pipeline's output of (nil: none): what in holds of seed's messages is neither parsed
 // nor counted again (pipeline.NewFrom); the output is the same bytes either way. getenv is
 // the environment the stages that run as their commands see. A stage that fails is a
 // StageError.
-func RunInProcessFrom(ctx context.Context, stages *pipeline.Pipeline, seed *pipeline.Doc, in []byte, reading transcript.Options, clock pipeline.Clock, getenv func(string) string) (*pipeline.Doc, []pipeline.Result, []byte, error) {
+func RunInProcessFrom(ctx context.Context, stages *pipeline.Pipeline, seed *pipeline.Doc, in []byte, reading transcript.Options, clock pipeline.Clock, getenv func(string) string) (*pipeline.Doc, []pipeline.Result, error) {
 	d, err := pipeline.NewFrom(seed, in, reading, stages.Env, clock)
 	if err != nil {
-		return nil, nil, nil, &StageError{Stage: stages.Stages[0].Name, Code: cli.ExitInput, Stderr: err.Error()}
+		return nil, nil, &StageError{Stage: stages.Stages[0].Name, Code: cli.ExitInput, Stderr: err.Error()}
 	}
 	d, results, err := stages.Run(ctx, d, getenv)
 	if err != nil {
@@ -174,19 +173,11 @@ func RunInProcessFrom(ctx context.Context, stages *pipeline.Pipeline, seed *pipe
 			if se.Err != nil {
 				msg = se.Err.Error()
 			}
-			return nil, nil, nil, &StageError{Stage: se.Stage, Code: se.Code, Stderr: msg}
+			return nil, nil, &StageError{Stage: se.Stage, Code: se.Code, Stderr: msg}
 		}
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	var lines []byte
-	for i := range results {
-		line, err := results[i].StatsLine()
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		lines = append(lines, line...)
-	}
-	return d, results, lines, nil
+	return d, results, nil
 }
 
 // StageError is a pipeline that failed: which stage (in process) and what it said.

@@ -14,6 +14,7 @@ package replay
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -435,7 +436,8 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 			changes = append(changes, changed{stage, out})
 		}
 	}
-	var out, lines []byte
+	var out []byte
+	var results []pipeline.Result // what the stages did, when they ran in process
 	// the input and output parsed, when the pipeline parsed them
 	var inT, outT *transcript.Transcript
 	var outDoc *pipeline.Doc
@@ -445,7 +447,7 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 		if prevSent != nil && !p.ClientCompaction {
 			seed = prevSent.doc
 		}
-		d, lines, err = o.runStages(runCtx, seed, in, p.Time, env, func(stage string, in, out []byte, parsed *transcript.Transcript) {
+		d, results, err = o.runStages(runCtx, seed, in, p.Time, env, func(stage string, in, out []byte, parsed *transcript.Transcript) {
 			if inT == nil {
 				inT = parsed
 			}
@@ -475,7 +477,7 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 	var firedSet map[string]bool
 	var seen int
 	if o.Stages != nil {
-		fired, firedSet, seen = ParseStats(lines)
+		fired, firedSet, seen = Firings(results)
 	} else if fired, firedSet, seen, err = o.readStats(); err != nil {
 		return turn, nil, nil, nil, err
 	}
@@ -585,15 +587,15 @@ func (o *Options) step(ctx context.Context, orig *transcript.Transcript, points 
 // runStages runs in through Stages at the request's time (RunInProcessFrom), handing each
 // stage's input and output, and the input's parse, to each (which may keep them). env is set for the stages that
 // run as their commands, on top of Getenv.
-func (o *Options) runStages(ctx context.Context, seed *pipeline.Doc, in []byte, at time.Time, env map[string]string, each func(stage string, in, out []byte, inT *transcript.Transcript)) (out *pipeline.Doc, lines []byte, err error) {
-	d, results, lines, err := RunInProcessFrom(ctx, o.Stages, seed, in, o.Reading, pipeline.Clock{Now: at}, StageEnv(o.Getenv, env))
+func (o *Options) runStages(ctx context.Context, seed *pipeline.Doc, in []byte, at time.Time, env map[string]string, each func(stage string, in, out []byte, inT *transcript.Transcript)) (out *pipeline.Doc, results []pipeline.Result, err error) {
+	d, results, err := RunInProcessFrom(ctx, o.Stages, seed, in, o.Reading, pipeline.Clock{Now: at}, StageEnv(o.Getenv, env))
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, r := range results {
 		each(r.Stage, r.In, r.Out, r.InT)
 	}
-	return d, lines, nil
+	return d, results, nil
 }
 
 // billedAs is what a prompt of total tokens, read of them from the cache, costs when the
@@ -849,12 +851,46 @@ func (o *Options) readStats() (fired []Firing, set map[string]bool, seen int, er
 
 // ParseStats reads the --stats lines the stages of one pipeline run wrote: the stages
 // that changed the document, their names as a set, and the size the last stage gave.
-// ctx-proxy reads its stages' lines with it too. A stage changed the document when it
-// says it changed items, or when it saved tokens: a stage whose items count only some of
-// its changes (or a program of another's that writes the line) still fired.
+// A stage changed the document when it says it changed items, or when it saved tokens: a
+// stage whose items count only some of its changes (or a program of another's that
+// writes the line) still fired.
 func ParseStats(data []byte) (fired []Firing, set map[string]bool, seen int) {
-	fired = []Firing{}
-	set = map[string]bool{}
+	f := newFirings()
+	f.parse(data)
+	return f.fired, f.set, f.seen
+}
+
+// Firings is ParseStats of what the stages of one run in process did, read from their
+// results: a tier's stats as the values they are (no line written and read back), a
+// stage that ran as its command by the lines it wrote.
+func Firings(results []pipeline.Result) (fired []Firing, set map[string]bool, seen int) {
+	f := newFirings()
+	for i := range results {
+		s := results[i].Stats
+		if s == nil {
+			f.parse(results[i].Lines)
+			continue
+		}
+		saved := s.Saved
+		if saved == 0 { // (as Stats.Marshal writes it)
+			saved = s.TokensBefore - s.TokensAfter
+		}
+		f.add(cmp.Or(s.Tool, results[i].Stage), s.TokensAfter, saved, s.Items, s.Trigger)
+	}
+	return f.fired, f.set, f.seen
+}
+
+// firings gathers what ParseStats and Firings return, a stage at a time.
+type firings struct {
+	fired []Firing
+	set   map[string]bool
+	seen  int
+}
+
+func newFirings() *firings { return &firings{fired: []Firing{}, set: map[string]bool{}} }
+
+// parse adds each --stats line of data; a line that does not read is skipped.
+func (f *firings) parse(data []byte) {
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
@@ -869,16 +905,19 @@ func ParseStats(data []byte) (fired []Firing, set map[string]bool, seen int) {
 		if json.Unmarshal(line, &s) != nil {
 			continue
 		}
-		seen = s.After
-		if s.Items <= 0 && s.Saved <= 0 {
-			continue
-		}
-		fired = append(fired, Firing{Tool: s.Tool, Saved: s.Saved, Items: s.Items, Trigger: s.Trigger})
-		// (set, what repeat firings are judged by, holds the stages that made the request
-		// smaller: ctx-budget normalizing a new result's spaces changes it and saves nothing)
-		if s.Saved > 0 {
-			set[s.Tool] = true
-		}
+		f.add(s.Tool, s.After, s.Saved, s.Items, s.Trigger)
 	}
-	return fired, set, seen
+}
+
+func (f *firings) add(tool string, after, saved, items int, trigger string) {
+	f.seen = after
+	if items <= 0 && saved <= 0 {
+		return
+	}
+	f.fired = append(f.fired, Firing{Tool: tool, Saved: saved, Items: items, Trigger: trigger})
+	// (set, what repeat firings are judged by, holds the stages that made the request
+	// smaller: ctx-budget normalizing a new result's spaces changes it and saves nothing)
+	if saved > 0 {
+		f.set[tool] = true
+	}
 }

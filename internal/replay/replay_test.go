@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/cli"
 	"github.com/ctxkit/ctxkit/internal/convert"
 	"github.com/ctxkit/ctxkit/internal/invariant"
+	"github.com/ctxkit/ctxkit/internal/pipeline"
 	"github.com/ctxkit/ctxkit/internal/testgen"
 	"github.com/ctxkit/ctxkit/internal/tokens"
 	"github.com/ctxkit/ctxkit/internal/transcript"
@@ -491,6 +493,35 @@ func TestParseStatsSavedIsFiring(t *testing.T) {
 	}
 	if set["ctx-persist"] || !set["ctx-budget"] || seen != 17020 {
 		t.Errorf("set %v, seen %d", set, seen)
+	}
+}
+
+// TestFiringsAreTheLinesRead: what a run in process did, read from its results as
+// values, is what reading the --stats lines those results write gives: a tier's stats
+// that leave Saved to be worked out or Tool to the stage's name, one that changed items
+// and saved nothing, one that did nothing, and a command's lines in between.
+func TestFiringsAreTheLinesRead(t *testing.T) {
+	results := []pipeline.Result{
+		{Stage: "ctx-persist", Stats: &pipeline.Stats{Tool: "ctx-persist", TokensBefore: 40000, TokensAfter: 40000}},
+		{Stage: "ctx-budget", Stats: &pipeline.Stats{TokensBefore: 40000, TokensAfter: 17015, Trigger: "hard cap", Extra: map[string]any{"cut": 3}}},
+		{Stage: "my-filter", Lines: []byte(`{"tool":"my-filter","tokens_before":17015,"tokens_after":17000,"saved":15,"items":0}` + "\nnot json\n")},
+		{Stage: "ctx-repair", Stats: &pipeline.Stats{Tool: "ctx-repair", TokensBefore: 17000, TokensAfter: 17005, Saved: -5, Items: 1}},
+	}
+	var lines []byte
+	for i := range results {
+		line, err := results[i].StatsLine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, line...)
+	}
+	wantFired, wantSet, wantSeen := ParseStats(lines)
+	fired, set, seen := Firings(results)
+	if !reflect.DeepEqual(fired, wantFired) || !reflect.DeepEqual(set, wantSet) || seen != wantSeen {
+		t.Errorf("Firings: %+v %v %d\nlines read: %+v %v %d", fired, set, seen, wantFired, wantSet, wantSeen)
+	}
+	if len(fired) != 3 || fired[0].Tool != "ctx-budget" || fired[0].Saved != 22985 || fired[1].Tool != "my-filter" || seen != 17005 {
+		t.Errorf("fired %+v, seen %d: want ctx-budget (saved 22985), my-filter, ctx-repair; seen 17005", fired, seen)
 	}
 }
 
