@@ -513,56 +513,65 @@ const parallelLines = 1024
 func lineKinds(lines []string, kind []uint8) {
 	for i, line := range lines {
 		k := uint8(kindOther)
-		isError, isWarning := false, false
 		if len(line) <= longLine {
-			isError, isWarning = wordsIn(line, wordsIndex)
+			// (a line longer than that says nothing)
+			k = saysKind(line)
 		}
-		// Each regular expression runs only on lines a cheap test lets through: most lines
-		// of a long output are none of these.
-		switch {
-		case len(line) > longLine:
-		case isPassing(line), isListed(line), isGrepMatch(line), isListedName(line):
-			// a test that passed ("--- PASS: TestParseError"), a file listed
-			// ("-rw-r--r-- 1 u u 120 Nov 1 errors.go"), a line grep found: what they say
-			// is a name or the text searched, not an error of this run
-		case isSourceExcerpt(line), isPytestNote(line):
-			k = kindContext // pytest's "> " line of code above its E lines, its notes among them
-		case line == "E":
-			// pytest's blank line among its E lines (its trailing spaces normalized away):
-			// one block of error lines, whose lines are kept in their order
-			k = kindError
-		case isBanner(line), isQuotedName(line):
-			// a section's title ("==== FAILURES ===="), or a name given as a value
-			// ("code: 'ERR_TEST_FAILURE'"): not an error of its own
-		case isAssertion(line):
-			k = kindError // what a failing test expected and what it got
-		case mayBeTest(line) && testSyntax.MatchString(line) && !isPytestSection(line),
-			strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "fatal error: "):
-			// (and a Go program's crash: what failed, as a failing test's name says)
-			k = kindTest
-		case isError && severityNotError(line):
-			k = kindWarning // "f.sh:3:1: warning: ... syntax error ...": its severity says
-		case isError && !zeroCountsOnly(line):
-			k = kindError
-			if isSummary(line) {
-				k = kindTest // "3 failed, 1,642 passed"
-			}
-		case isPointer(line) && findingSyntax.MatchString(line):
-			k = kindDiagnostic // a linter's finding under the code: "^-- SC2086 (info): ..."
-		case isWarning:
-			k = kindWarning // a warning: a diagnostic, but not one that fails
-		// (a frame before a diagnostic: Go writes its frames as indented file:line)
-		case isFrame(line), indented(line) && endsInPlace(line):
-			k = kindFrame
-		case isDiagnostic(line), isShellcheckPlace(line), endsInQuotedPlace(line):
-			k = kindDiagnostic
-		case isSummary(line):
-			k = kindTest // a summary's counts
-		case isPointer(line):
-			k = kindContext // a compiler's ^~~~ under the code it means
+		// A test that passed ("--- PASS: TestParseError"), a file listed ("-rw-r--r-- 1
+		// u u 120 Nov 1 errors.go"), a line grep found: what they say is a name or the
+		// text searched, not an error of this run. (Asked last: most lines say nothing,
+		// and this changes only a line that does.)
+		if k != kindOther && (isPassing(line) || isListed(line) || isGrepMatch(line) || isListedName(line)) {
+			k = kindOther
 		}
 		kind[i] = k
 	}
+}
+
+// saysKind is the kind a line's words and shape give it, a passing test's, a listed
+// file's or a grep match's aside (lineKinds).
+func saysKind(line string) uint8 {
+	isError, isWarning := wordsIn(line, wordsIndex)
+	// Each regular expression runs only on lines a cheap test lets through: most lines
+	// of a long output are none of these.
+	switch {
+	case isSourceExcerpt(line), isPytestNote(line):
+		return kindContext // pytest's "> " line of code above its E lines, its notes among them
+	case line == "E":
+		// pytest's blank line among its E lines (its trailing spaces normalized away):
+		// one block of error lines, whose lines are kept in their order
+		return kindError
+	case isBanner(line), isQuotedName(line):
+		// a section's title ("==== FAILURES ===="), or a name given as a value
+		// ("code: 'ERR_TEST_FAILURE'"): not an error of its own
+	case isAssertion(line):
+		return kindError // what a failing test expected and what it got
+	case mayBeTest(line) && testSyntax.MatchString(line) && !isPytestSection(line),
+		strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "fatal error: "):
+		// (and a Go program's crash: what failed, as a failing test's name says)
+		return kindTest
+	case isError && severityNotError(line):
+		return kindWarning // "f.sh:3:1: warning: ... syntax error ...": its severity says
+	case isError && !zeroCountsOnly(line):
+		if isSummary(line) {
+			return kindTest // "3 failed, 1,642 passed"
+		}
+		return kindError
+	case isPointer(line) && findingSyntax.MatchString(line):
+		return kindDiagnostic // a linter's finding under the code: "^-- SC2086 (info): ..."
+	case isWarning:
+		return kindWarning // a warning: a diagnostic, but not one that fails
+	// (a frame before a diagnostic: Go writes its frames as indented file:line)
+	case isFrame(line), indented(line) && endsInPlace(line):
+		return kindFrame
+	case isDiagnostic(line), isShellcheckPlace(line), endsInQuotedPlace(line):
+		return kindDiagnostic
+	case isSummary(line):
+		return kindTest // a summary's counts
+	case isPointer(line):
+		return kindContext // a compiler's ^~~~ under the code it means
+	}
+	return kindOther
 }
 
 // classify gives each line its kind (the most important that applies) and says whether
