@@ -532,6 +532,7 @@ func lineKinds(lines []string, kind []uint8) {
 // file's or a grep match's aside (lineKinds).
 func saysKind(line string) uint8 {
 	isError, isWarning := wordsIn(line, wordsIndex)
+	pointer := isPointer(line) // (asked twice below)
 	// Each regular expression runs only on lines a cheap test lets through: most lines
 	// of a long output are none of these.
 	switch {
@@ -557,7 +558,7 @@ func saysKind(line string) uint8 {
 			return kindTest // "3 failed, 1,642 passed"
 		}
 		return kindError
-	case isPointer(line) && findingSyntax.MatchString(line):
+	case pointer && findingSyntax.MatchString(line):
 		return kindDiagnostic // a linter's finding under the code: "^-- SC2086 (info): ..."
 	case isWarning:
 		return kindWarning // a warning: a diagnostic, but not one that fails
@@ -568,7 +569,7 @@ func saysKind(line string) uint8 {
 		return kindDiagnostic
 	case isSummary(line):
 		return kindTest // a summary's counts
-	case isPointer(line):
+	case pointer:
 		return kindContext // a compiler's ^~~~ under the code it means
 	}
 	return kindOther
@@ -906,6 +907,9 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 	sc.depth = depth
 	for i := range lines {
 		depth[i] = 0
+		if s.kind[i] == kindOther {
+			continue // (the other lines are kept by place alone)
+		}
 		// (pytest's notes among its E lines do not end their block: the differing items
 		// after "Differing items:" are the block's second line, not a new block's first)
 		p := i - 1
@@ -999,6 +1003,7 @@ type scratch struct {
 	runes  []int
 	depth  []int
 	ends   []int
+	out    []byte // the text a walk writes
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -1034,14 +1039,14 @@ func (s *selection) gapOf(i int) int {
 
 // render writes the text keeping the first k entries of the keeping order.
 func (s *selection) render(k int) string {
-	var b strings.Builder
-	s.walk(k, &b)
-	return b.String()
+	s.walk(k, true)
+	return string(s.sc.out)
 }
 
-// walk writes the text keeping the first k entries of the keeping order to b, or with b
-// nil only measures it, and returns its length in characters.
-func (s *selection) walk(k int, b *strings.Builder) int {
+// walk writes the text keeping the first k entries of the keeping order to the scratch
+// buffer (sc.out), or without write only measures it, and returns its length in
+// characters.
+func (s *selection) walk(k int, write bool) int {
 	if s.keep == nil {
 		s.keep = grow(s.sc.keep, len(s.lines))
 		s.runes = grow(s.sc.runes, len(s.lines))
@@ -1050,7 +1055,8 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 			s.runes[i] = charCount(line)
 		}
 	}
-	if b != nil {
+	out := s.sc.out[:0]
+	if write {
 		s.described = false
 	}
 	keep := s.keep
@@ -1058,16 +1064,12 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 	for _, i := range s.order[:k] {
 		keep[i] = true
 	}
-	write := func(text string) {
-		if b != nil {
-			b.WriteString(text)
-		}
-	}
 	size, keptChars, places := 0, 0, 0
 	var kept [kinds]int
 	keepLine := func(i int) {
-		write(s.lines[i])
-		write("\n")
+		if write {
+			out = append(append(out, s.lines[i]...), '\n')
+		}
 		keptChars += s.runes[i] + 1
 		kept[s.kind[i]]++
 	}
@@ -1082,7 +1084,7 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 			j++
 		}
 		gap, gapRunes := s.gapLine(i, j)
-		if b != nil && !strings.HasSuffix(gap, " left out]") {
+		if write && !strings.HasSuffix(gap, " left out]") {
 			s.described = true
 		}
 		if s.shortGap(i, j, gapRunes) {
@@ -1092,8 +1094,9 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 			}
 			continue
 		}
-		write(gap)
-		write("\n")
+		if write {
+			out = append(append(out, gap...), '\n')
+		}
 		size += gapRunes + 1
 		places++
 		i = j
@@ -1103,7 +1106,9 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 		keptChars-- // the newline after the last kept line is the marker's
 	}
 	m := s.marker(max(0, s.orig.chars-keptChars), places, kept)
-	write(m)
+	if write {
+		s.sc.out = append(out, m...)
+	}
 	return size + charCount(m)
 }
 
@@ -1283,10 +1288,14 @@ func (s *selection) marker(cut, places int, kept [kinds]int) string {
 // found with walk alone, and the text written once.
 func (s *selection) fit(limit int, measure func(string) int, inTokens bool, most int) (string, bool) {
 	fits := func(k int) bool {
-		if !inTokens {
-			return s.walk(k, nil) <= limit && (most == 0 || s.count(s.render(k)) <= most)
+		switch {
+		case inTokens:
+			return measure(s.render(k)) <= limit
+		case most == 0:
+			return s.walk(k, false) <= limit
 		}
-		return measure(s.render(k)) <= limit
+		// (measured as it is written: one walk)
+		return s.walk(k, true) <= limit && s.count(string(s.sc.out)) <= most
 	}
 	if !fits(0) {
 		return "", false
@@ -1461,7 +1470,7 @@ func isListed(line string) bool {
 // space or a column number there).
 func isGrepMatch(line string) bool {
 	i := strings.IndexByte(line, ':')
-	if i <= 0 || strings.ContainsAny(line[:i], " \t") {
+	if i <= 0 || strings.IndexByte(line[:i], ' ') >= 0 || strings.IndexByte(line[:i], '\t') >= 0 {
 		return false
 	}
 	d := digits(line[i+1:])
@@ -1627,6 +1636,8 @@ func isHeader(lines []string, i int) bool {
 	switch {
 	case l == "":
 		return false
+	case !headerFirst[l[0]]:
+		return sectionTitle(lines, i) // (no other case can hold: most lines are done here)
 	case isCommit(l), strings.HasPrefix(l, "diff --git "):
 		return true
 	case strings.HasPrefix(l, "=== RUN   "):
@@ -1655,14 +1666,25 @@ func isHeader(lines []string, i int) bool {
 	case l[0] == '/' && !strings.ContainsAny(l, " \t:") && i+1 < len(lines) && indented(lines[i+1]):
 		// a file and the findings indented under it, as eslint writes them
 		return true
-	case strings.HasSuffix(l, ":") && i+1 < len(lines):
-		next := lines[i+1]
-		// ls -R's directory, then "total N"; a section of git status or apt-get, then its
-		// indented entries or hints
-		return strings.HasPrefix(next, "total ") && !strings.Contains(l, " ") ||
-			!isDiagnostic(l) && (strings.HasPrefix(next, "  (use ") || strings.HasPrefix(next, "\t") || strings.HasPrefix(l, "The following "))
 	}
-	return false
+	return sectionTitle(lines, i)
+}
+
+// headerFirst marks the bytes a line that isHeader reads other than by sectionTitle may
+// start with: keep it in step with isHeader's cases.
+var headerFirst = firstBytes([]string{"commit ", "diff --git ", "=== RUN", "# Subtest: ", "▶ ", "PASS ", "FAIL ", "> ", "< ", "├── ", "└── ", "Step ", " ", "\t", "/"}, 0)
+
+// sectionTitle reports whether line i, not empty, ends with a colon and titles the lines
+// after it: ls -R's directory, then "total N"; a section of git status or apt-get, then
+// its indented entries or hints.
+func sectionTitle(lines []string, i int) bool {
+	l := lines[i]
+	if !strings.HasSuffix(l, ":") || i+1 >= len(lines) {
+		return false
+	}
+	next := lines[i+1]
+	return strings.HasPrefix(next, "total ") && !strings.Contains(l, " ") ||
+		!isDiagnostic(l) && (strings.HasPrefix(next, "  (use ") || strings.HasPrefix(next, "\t") || strings.HasPrefix(l, "The following "))
 }
 
 // markHeaders gives the kind of a group's header to the lines that open groups (isHeader),
@@ -1754,6 +1776,10 @@ func leading(line string) int { return len(line) - len(trimBlanks(line)) }
 // summary counts, those between are the table's rows.
 func countTables(lines []string, kind []uint8) {
 	for i := 0; i < len(lines); {
+		if kind[i] != kindTest {
+			i++ // (no table starts here)
+			continue
+		}
 		j := i
 		noun := countedNoun(lines[i])
 		for j < len(lines) && kind[j] == kindTest && isSummary(lines[j]) && countedNoun(lines[j]) == noun {
