@@ -815,6 +815,9 @@ type selection struct {
 	perKind [kinds]int
 	// described says whether the text last written describes a gap by its shapes.
 	described bool
+	// ascii: each of the text's characters is one byte, so a line's length is its count
+	// of characters.
+	ascii bool
 }
 
 // saying is how many of the first k entries of the keeping order are lines kept for what
@@ -838,14 +841,15 @@ var (
 	selectionSyntax = regexp.MustCompile(`^\[ctx-budget: cut ([0-9,]+) of ([0-9,]+) characters? in ([0-9,]+) places? \(originally ([0-9,]+) tokens?, ([0-9,]+) lines?\); [^\n]*\]$`)
 )
 
-// newSelection reads text for a cut by what its lines say: a text this tool cut so before
-// keeps the original's figures, its gaps standing for what they left out. It returns nil
-// for a text whose lines say nothing in particular, which is cut at head and tail.
+// newSelection reads text, of n characters, for a cut by what its lines say: a text this
+// tool cut so before keeps the original's figures, its gaps standing for what they left
+// out. It returns nil for a text whose lines say nothing in particular, which is cut at
+// head and tail.
 // The selection's buffers come from sc and are the selection's until release.
 func newSelection(text string, n, limit int, count func(string) int, tool string, sc *scratch) *selection {
 	lines := splitLines(sc.lines[:0], text)
 	sc.lines = lines
-	s := &selection{tool: tool, sc: sc, describing: limit / 35, count: count}
+	s := &selection{tool: tool, sc: sc, describing: limit / 35, count: count, ascii: n == len(text)}
 	again := len(lines) > 1 && selectionSyntax.MatchString(lines[len(lines)-1])
 	joined := text
 	if again {
@@ -1052,7 +1056,10 @@ func (s *selection) walk(k int, write bool) int {
 		s.runes = grow(s.sc.runes, len(s.lines))
 		s.sc.keep, s.sc.runes = s.keep, s.runes
 		for i, line := range s.lines {
-			s.runes[i] = charCount(line)
+			s.runes[i] = len(line)
+			if !s.ascii {
+				s.runes[i] = charCount(line)
+			}
 		}
 	}
 	out := s.sc.out[:0]
@@ -1170,8 +1177,10 @@ func (s *selection) describeGap(i, j int) string {
 		count   int
 		example string
 	}
-	// (at most 64 shapes, on the stack: this runs for every gap at every step of a fit)
+	// (at most 64 shapes, on the stack: this runs for every gap at every step of a fit;
+	// found by a table of twice as many slots, each 0 or a shape's place in room plus 1)
 	var room [64]common
+	var slots [128]uint8
 	shapes := room[:0]
 	seen := 0
 	for k := 0; k*step < j-i; k++ {
@@ -1186,16 +1195,16 @@ func (s *selection) describeGap(i, j int) string {
 		}
 		seen++
 		h := s.shapeOf(m)
-		found := false
-		for k := range shapes {
-			if shapes[k].shape == h {
-				shapes[k].count++
-				found = true
-				break
-			}
+		slot := h >> 1 // (the low bit is always set)
+		for slots[slot%128] != 0 && shapes[slots[slot%128]-1].shape != h {
+			slot++
 		}
-		if !found && len(shapes) < len(room) {
+		switch at := slots[slot%128]; {
+		case at != 0:
+			shapes[at-1].count++
+		case len(shapes) < len(room):
 			shapes = append(shapes, common{h, 1, s.lines[m]})
+			slots[slot%128] = uint8(len(shapes))
 		}
 	}
 	// The most common first, in the order first seen on a tie: an insertion sort, stable
