@@ -520,8 +520,8 @@ func lineKinds(lines []string, kind []uint8) {
 		// A test that passed ("--- PASS: TestParseError"), a file listed ("-rw-r--r-- 1
 		// u u 120 Nov 1 errors.go"), a line grep found: what they say is a name or the
 		// text searched, not an error of this run. (Asked last: most lines say nothing,
-		// and this changes only a line that does.)
-		if k != kindOther && (isPassing(line) || isListed(line) || isGrepMatch(line) || isListedName(line)) {
+		// and this changes only a line that does; the cheapest checks first.)
+		if k != kindOther && (isListed(line) || isGrepMatch(line) || isListedName(line) || isPassing(line)) {
 			k = kindOther
 		}
 		kind[i] = k
