@@ -1294,7 +1294,8 @@ func (s *selection) marker(cut, places int, kept [kinds]int) string {
 // (and, with a limit in characters and most > 0, counts at most most tokens); ok is
 // false when not even the marker alone fits.
 // A limit in characters is met by measuring without writing: fits of the text are
-// found with walk alone, and the text written once.
+// found with walk alone, and the text written once; under a bound in tokens too, each
+// text tried is written by the walk that measures it, and counted.
 func (s *selection) fit(limit int, measure func(string) int, inTokens bool, most int) (string, bool) {
 	fits := func(k int) bool {
 		switch {
