@@ -584,29 +584,30 @@ func saysKind(line string) uint8 {
 func classify(lines []string, joined string, kind []uint8, buf []uint64, ends int) (_ []uint8, hashes []uint64, signal bool) {
 	n := len(lines)
 	kind = grow(kind, n)
-	// Each line's kind depends on the line alone: a long output is read in two halves at
-	// once (the machine has two cores; the result is the same either way).
-	if n >= parallelLines {
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lineKinds(lines[:n/2], kind[:n/2])
-		}()
-		lineKinds(lines[n/2:], kind[n/2:])
-		wg.Wait()
-	} else {
-		lineKinds(lines, kind)
-	}
 	if prettyJSON(lines, joined) {
 		// A document of JSON is data: its words are names and values (Go's package
 		// "errors" in go list -json, npm's "es-errors"), not errors of the run that
 		// printed it. It says what it is by its structure: its top-level keys, kept as
-		// headers below, with its first and last lines.
+		// headers below, with its first and last lines. (Its lines are not read one by
+		// one: whatever they say, they say nothing here.)
 		for i := range kind {
 			kind[i] = kindOther
 		}
 	} else {
+		// Each line's kind depends on the line alone: a long output is read in two
+		// halves at once (the machine has two cores; the result is the same either way).
+		if n >= parallelLines {
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				lineKinds(lines[:n/2], kind[:n/2])
+			}()
+			lineKinds(lines[n/2:], kind[n/2:])
+			wg.Wait()
+		} else {
+			lineKinds(lines, kind)
+		}
 		quoted(lines, kind)
 		testOutput(lines, kind)
 		unittestNames(lines, kind)
