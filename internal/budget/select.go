@@ -1158,9 +1158,9 @@ type gapNote struct {
 }
 
 func (s *selection) describeGap(i, j int) string {
-	n := 0
-	for m := i; m < j; m++ {
-		n += max(1, s.gapOf(m))
+	n := j - i // (each a line of the text, but an earlier cut's gap, which stands for its own)
+	for m := i; s.gap != nil && m < j; m++ {
+		n += max(1, s.gap[m]) - 1
 	}
 	line := "[" + plural(n, "line") + " left out"
 	plain := line
