@@ -798,11 +798,11 @@ func mayExceed(us []unit, ls []Limit) bool {
 // {"output":"...","metadata":{"exit_code":0,...}} (any key order), so the wrapper stays
 // valid JSON.
 func (u *unit) unwrap() {
-	if len(u.text) < 12 || u.text[0] != '{' || !transcript.Valid(u.text) {
+	if len(u.text) < 12 || u.text[0] != '{' {
 		return
 	}
-	out, meta := transcript.ShellWrapper(u.text)
-	if out.Type != gjson.String || !meta.IsObject() {
+	out, meta, valid := transcript.ValidShellWrapper(u.text)
+	if !valid || out.Type != gjson.String || !meta.IsObject() {
 		return
 	}
 	u.inner = transcript.Span{Start: out.Index, End: out.Index + len(out.Raw)}

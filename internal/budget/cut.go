@@ -120,13 +120,28 @@ func (p piece) kept() int { return p.headRunes + p.tailRunes }
 // the tail, moving each cut to a line break when one lies within a tenth of the kept size,
 // and joins the two with the marker. It never splits a UTF-8 sequence.
 func (p piece) build(k int, tool string) string {
+	head, m, tail, _ := p.cutAt(k, tool)
+	var b strings.Builder
+	b.Grow(len(head) + len(m) + len(tail) + 2)
+	b.WriteString(head)
+	b.WriteByte('\n')
+	b.WriteString(m)
+	b.WriteByte('\n')
+	b.WriteString(tail)
+	return b.String()
+}
+
+// cutAt is what build(k) joins, and the characters of the result: those kept, the
+// marker's and two newlines (a newline never ends or starts a UTF-8 sequence, so the
+// characters of a text joined by newlines are the sum of its parts').
+func (p piece) cutAt(k int, tool string) (head, m, tail string, chars int) {
 	k = max(0, min(k, p.kept()))
 	h := min(p.headRunes, (k+1)/2)
 	t := min(p.tailRunes, k-h)
 	h = min(p.headRunes, k-t)
 
-	head := p.head[:runeOffset(p.head, h)]
-	tail := p.tail[len(p.tail)-runeOffsetFromEnd(p.tail, t):]
+	head = p.head[:runeOffset(p.head, h)]
+	tail = p.tail[len(p.tail)-runeOffsetFromEnd(p.tail, t):]
 	// A cut may move back to a line break up to a tenth of the kept size away.
 	w := (len(head) + len(tail)) / 10
 	if hb := len(head); hb < len(p.head) && p.head[hb] != '\n' {
@@ -145,16 +160,9 @@ func (p piece) build(k int, tool string) string {
 	}
 	// No white space before the marker: normalizing would take it off on the next run.
 	head = strings.TrimRight(head, " \t")
-	cut := p.orig.chars - charCount(head) - charCount(tail)
-	var b strings.Builder
-	m := marker(p.orig, cut, tool)
-	b.Grow(len(head) + len(m) + len(tail) + 2)
-	b.WriteString(head)
-	b.WriteByte('\n')
-	b.WriteString(m)
-	b.WriteByte('\n')
-	b.WriteString(tail)
-	return b.String()
+	kept := charCount(head) + charCount(tail)
+	m = marker(p.orig, p.orig.chars-kept, tool)
+	return head, m, tail, kept + charCount(m) + 2
 }
 
 // asciiMask has the high bit of each of eight bytes: a word of ASCII has none of them.
@@ -210,7 +218,9 @@ func runeOffsetFromEnd(s string, n int) int {
 // fit cuts the piece so that measure(result) <= limit, keeping as much as it can: the
 // most characters whose result fits, found in a few measured steps (for tokens, each step
 // counts the candidate with the real counter rather than trusting a fixed ratio). When
-// not even the marker alone fits, the result is the marker alone.
+// not even the marker alone fits, the result is the marker alone. A limit in characters
+// (tokens false) is measured in characters, as measure would: each step by cutAt, without
+// joining its text, which is joined once.
 func (p piece) fit(limit int, measure func(string) int, tokens bool, tool string) string {
 	total := p.kept()
 	// Characters per unit of the limit, from the kept text itself.
@@ -235,8 +245,14 @@ func (p piece) fit(limit int, measure func(string) int, tokens bool, tool string
 		if k <= lo || k >= hi {
 			break
 		}
-		out := p.build(k, tool)
-		m := measure(out)
+		var out string
+		var m int
+		if tokens {
+			out = p.build(k, tool)
+			m = measure(out)
+		} else {
+			_, _, _, m = p.cutAt(k, tool)
+		}
 		if m <= limit {
 			lo, best = k, out
 			// Close enough: within 1% of the limit (the line-break rule moves cuts by
@@ -252,6 +268,9 @@ func (p piece) fit(limit int, measure func(string) int, tokens bool, tool string
 	}
 	if lo < 0 {
 		return p.build(0, tool)
+	}
+	if !tokens {
+		return p.build(lo, tool)
 	}
 	return best
 }

@@ -513,56 +513,66 @@ const parallelLines = 1024
 func lineKinds(lines []string, kind []uint8) {
 	for i, line := range lines {
 		k := uint8(kindOther)
-		isError, isWarning := false, false
 		if len(line) <= longLine {
-			isError, isWarning = wordsIn(line, wordsIndex)
+			// (a line longer than that says nothing)
+			k = saysKind(line)
 		}
-		// Each regular expression runs only on lines a cheap test lets through: most lines
-		// of a long output are none of these.
-		switch {
-		case len(line) > longLine:
-		case isPassing(line), isListed(line), isGrepMatch(line), isListedName(line):
-			// a test that passed ("--- PASS: TestParseError"), a file listed
-			// ("-rw-r--r-- 1 u u 120 Nov 1 errors.go"), a line grep found: what they say
-			// is a name or the text searched, not an error of this run
-		case isSourceExcerpt(line), isPytestNote(line):
-			k = kindContext // pytest's "> " line of code above its E lines, its notes among them
-		case line == "E":
-			// pytest's blank line among its E lines (its trailing spaces normalized away):
-			// one block of error lines, whose lines are kept in their order
-			k = kindError
-		case isBanner(line), isQuotedName(line):
-			// a section's title ("==== FAILURES ===="), or a name given as a value
-			// ("code: 'ERR_TEST_FAILURE'"): not an error of its own
-		case isAssertion(line):
-			k = kindError // what a failing test expected and what it got
-		case mayBeTest(line) && testSyntax.MatchString(line) && !isPytestSection(line),
-			strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "fatal error: "):
-			// (and a Go program's crash: what failed, as a failing test's name says)
-			k = kindTest
-		case isError && severityNotError(line):
-			k = kindWarning // "f.sh:3:1: warning: ... syntax error ...": its severity says
-		case isError && !zeroCountsOnly(line):
-			k = kindError
-			if isSummary(line) {
-				k = kindTest // "3 failed, 1,642 passed"
-			}
-		case isPointer(line) && findingSyntax.MatchString(line):
-			k = kindDiagnostic // a linter's finding under the code: "^-- SC2086 (info): ..."
-		case isWarning:
-			k = kindWarning // a warning: a diagnostic, but not one that fails
-		// (a frame before a diagnostic: Go writes its frames as indented file:line)
-		case isFrame(line), indented(line) && endsInPlace(line):
-			k = kindFrame
-		case isDiagnostic(line), isShellcheckPlace(line), endsInQuotedPlace(line):
-			k = kindDiagnostic
-		case isSummary(line):
-			k = kindTest // a summary's counts
-		case isPointer(line):
-			k = kindContext // a compiler's ^~~~ under the code it means
+		// A test that passed ("--- PASS: TestParseError"), a file listed ("-rw-r--r-- 1
+		// u u 120 Nov 1 errors.go"), a line grep found: what they say is a name or the
+		// text searched, not an error of this run. (Asked last: most lines say nothing,
+		// and this changes only a line that does; the cheapest checks first.)
+		if k != kindOther && (isListed(line) || isGrepMatch(line) || isListedName(line) || isPassing(line)) {
+			k = kindOther
 		}
 		kind[i] = k
 	}
+}
+
+// saysKind is the kind a line's words and shape give it, a passing test's, a listed
+// file's or a grep match's aside (lineKinds).
+func saysKind(line string) uint8 {
+	isError, isWarning := wordsIn(line, wordsIndex)
+	pointer := isPointer(line) // (asked twice below)
+	// Each regular expression runs only on lines a cheap test lets through: most lines
+	// of a long output are none of these.
+	switch {
+	case isSourceExcerpt(line), isPytestNote(line):
+		return kindContext // pytest's "> " line of code above its E lines, its notes among them
+	case line == "E":
+		// pytest's blank line among its E lines (its trailing spaces normalized away):
+		// one block of error lines, whose lines are kept in their order
+		return kindError
+	case isBanner(line), isQuotedName(line):
+		// a section's title ("==== FAILURES ===="), or a name given as a value
+		// ("code: 'ERR_TEST_FAILURE'"): not an error of its own
+	case isAssertion(line):
+		return kindError // what a failing test expected and what it got
+	case mayBeTest(line) && testSyntax.MatchString(line) && !isPytestSection(line),
+		strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "fatal error: "):
+		// (and a Go program's crash: what failed, as a failing test's name says)
+		return kindTest
+	case isError && severityNotError(line):
+		return kindWarning // "f.sh:3:1: warning: ... syntax error ...": its severity says
+	case isError && !zeroCountsOnly(line):
+		if isSummary(line) {
+			return kindTest // "3 failed, 1,642 passed"
+		}
+		return kindError
+	case pointer && findingSyntax.MatchString(line):
+		return kindDiagnostic // a linter's finding under the code: "^-- SC2086 (info): ..."
+	case isWarning:
+		return kindWarning // a warning: a diagnostic, but not one that fails
+	// (a frame before a diagnostic: Go writes its frames as indented file:line)
+	case isFrame(line), indented(line) && endsInPlace(line):
+		return kindFrame
+	case isDiagnostic(line), isShellcheckPlace(line), endsInQuotedPlace(line):
+		return kindDiagnostic
+	case isSummary(line):
+		return kindTest // a summary's counts
+	case pointer:
+		return kindContext // a compiler's ^~~~ under the code it means
+	}
+	return kindOther
 }
 
 // classify gives each line its kind (the most important that applies) and says whether
@@ -574,29 +584,30 @@ func lineKinds(lines []string, kind []uint8) {
 func classify(lines []string, joined string, kind []uint8, buf []uint64, ends int) (_ []uint8, hashes []uint64, signal bool) {
 	n := len(lines)
 	kind = grow(kind, n)
-	// Each line's kind depends on the line alone: a long output is read in two halves at
-	// once (the machine has two cores; the result is the same either way).
-	if n >= parallelLines {
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lineKinds(lines[:n/2], kind[:n/2])
-		}()
-		lineKinds(lines[n/2:], kind[n/2:])
-		wg.Wait()
-	} else {
-		lineKinds(lines, kind)
-	}
 	if prettyJSON(lines, joined) {
 		// A document of JSON is data: its words are names and values (Go's package
 		// "errors" in go list -json, npm's "es-errors"), not errors of the run that
 		// printed it. It says what it is by its structure: its top-level keys, kept as
-		// headers below, with its first and last lines.
+		// headers below, with its first and last lines. (Its lines are not read one by
+		// one: whatever they say, they say nothing here.)
 		for i := range kind {
 			kind[i] = kindOther
 		}
 	} else {
+		// Each line's kind depends on the line alone: a long output is read in two
+		// halves at once (the machine has two cores; the result is the same either way).
+		if n >= parallelLines {
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				lineKinds(lines[:n/2], kind[:n/2])
+			}()
+			lineKinds(lines[n/2:], kind[n/2:])
+			wg.Wait()
+		} else {
+			lineKinds(lines, kind)
+		}
 		quoted(lines, kind)
 		testOutput(lines, kind)
 		unittestNames(lines, kind)
@@ -805,6 +816,9 @@ type selection struct {
 	perKind [kinds]int
 	// described says whether the text last written describes a gap by its shapes.
 	described bool
+	// ascii: each of the text's characters is one byte, so a line's length is its count
+	// of characters.
+	ascii bool
 }
 
 // saying is how many of the first k entries of the keeping order are lines kept for what
@@ -828,14 +842,15 @@ var (
 	selectionSyntax = regexp.MustCompile(`^\[ctx-budget: cut ([0-9,]+) of ([0-9,]+) characters? in ([0-9,]+) places? \(originally ([0-9,]+) tokens?, ([0-9,]+) lines?\); [^\n]*\]$`)
 )
 
-// newSelection reads text for a cut by what its lines say: a text this tool cut so before
-// keeps the original's figures, its gaps standing for what they left out. It returns nil
-// for a text whose lines say nothing in particular, which is cut at head and tail.
+// newSelection reads text, of n characters, for a cut by what its lines say: a text this
+// tool cut so before keeps the original's figures, its gaps standing for what they left
+// out. It returns nil for a text whose lines say nothing in particular, which is cut at
+// head and tail.
 // The selection's buffers come from sc and are the selection's until release.
 func newSelection(text string, n, limit int, count func(string) int, tool string, sc *scratch) *selection {
 	lines := splitLines(sc.lines[:0], text)
 	sc.lines = lines
-	s := &selection{tool: tool, sc: sc, describing: limit / 35, count: count}
+	s := &selection{tool: tool, sc: sc, describing: limit / 35, count: count, ascii: n == len(text)}
 	again := len(lines) > 1 && selectionSyntax.MatchString(lines[len(lines)-1])
 	joined := text
 	if again {
@@ -897,6 +912,9 @@ func newSelection(text string, n, limit int, count func(string) int, tool string
 	sc.depth = depth
 	for i := range lines {
 		depth[i] = 0
+		if s.kind[i] == kindOther {
+			continue // (the other lines are kept by place alone)
+		}
 		// (pytest's notes among its E lines do not end their block: the differing items
 		// after "Differing items:" are the block's second line, not a new block's first)
 		p := i - 1
@@ -990,6 +1008,7 @@ type scratch struct {
 	runes  []int
 	depth  []int
 	ends   []int
+	out    []byte // the text a walk writes
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -1025,23 +1044,27 @@ func (s *selection) gapOf(i int) int {
 
 // render writes the text keeping the first k entries of the keeping order.
 func (s *selection) render(k int) string {
-	var b strings.Builder
-	s.walk(k, &b)
-	return b.String()
+	s.walk(k, true)
+	return string(s.sc.out)
 }
 
-// walk writes the text keeping the first k entries of the keeping order to b, or with b
-// nil only measures it, and returns its length in characters.
-func (s *selection) walk(k int, b *strings.Builder) int {
+// walk writes the text keeping the first k entries of the keeping order to the scratch
+// buffer (sc.out), or without write only measures it, and returns its length in
+// characters.
+func (s *selection) walk(k int, write bool) int {
 	if s.keep == nil {
 		s.keep = grow(s.sc.keep, len(s.lines))
 		s.runes = grow(s.sc.runes, len(s.lines))
 		s.sc.keep, s.sc.runes = s.keep, s.runes
 		for i, line := range s.lines {
-			s.runes[i] = charCount(line)
+			s.runes[i] = len(line)
+			if !s.ascii {
+				s.runes[i] = charCount(line)
+			}
 		}
 	}
-	if b != nil {
+	out := s.sc.out[:0]
+	if write {
 		s.described = false
 	}
 	keep := s.keep
@@ -1049,16 +1072,12 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 	for _, i := range s.order[:k] {
 		keep[i] = true
 	}
-	write := func(text string) {
-		if b != nil {
-			b.WriteString(text)
-		}
-	}
 	size, keptChars, places := 0, 0, 0
 	var kept [kinds]int
 	keepLine := func(i int) {
-		write(s.lines[i])
-		write("\n")
+		if write {
+			out = append(append(out, s.lines[i]...), '\n')
+		}
 		keptChars += s.runes[i] + 1
 		kept[s.kind[i]]++
 	}
@@ -1073,7 +1092,7 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 			j++
 		}
 		gap, gapRunes := s.gapLine(i, j)
-		if b != nil && !strings.HasSuffix(gap, " left out]") {
+		if write && !strings.HasSuffix(gap, " left out]") {
 			s.described = true
 		}
 		if s.shortGap(i, j, gapRunes) {
@@ -1083,8 +1102,9 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 			}
 			continue
 		}
-		write(gap)
-		write("\n")
+		if write {
+			out = append(append(out, gap...), '\n')
+		}
 		size += gapRunes + 1
 		places++
 		i = j
@@ -1094,7 +1114,9 @@ func (s *selection) walk(k int, b *strings.Builder) int {
 		keptChars-- // the newline after the last kept line is the marker's
 	}
 	m := s.marker(max(0, s.orig.chars-keptChars), places, kept)
-	write(m)
+	if write {
+		s.sc.out = append(out, m...)
+	}
 	return size + charCount(m)
 }
 
@@ -1136,9 +1158,9 @@ type gapNote struct {
 }
 
 func (s *selection) describeGap(i, j int) string {
-	n := 0
-	for m := i; m < j; m++ {
-		n += max(1, s.gapOf(m))
+	n := j - i // (each a line of the text, but an earlier cut's gap, which stands for its own)
+	for m := i; s.gap != nil && m < j; m++ {
+		n += max(1, s.gap[m]) - 1
 	}
 	line := "[" + plural(n, "line") + " left out"
 	plain := line
@@ -1156,8 +1178,10 @@ func (s *selection) describeGap(i, j int) string {
 		count   int
 		example string
 	}
-	// (at most 64 shapes, on the stack: this runs for every gap at every step of a fit)
+	// (at most 64 shapes, on the stack: this runs for every gap at every step of a fit;
+	// found by a table of twice as many slots, each 0 or a shape's place in room plus 1)
 	var room [64]common
+	var slots [128]uint8
 	shapes := room[:0]
 	seen := 0
 	for k := 0; k*step < j-i; k++ {
@@ -1172,16 +1196,16 @@ func (s *selection) describeGap(i, j int) string {
 		}
 		seen++
 		h := s.shapeOf(m)
-		found := false
-		for k := range shapes {
-			if shapes[k].shape == h {
-				shapes[k].count++
-				found = true
-				break
-			}
+		slot := h >> 1 // (the low bit is always set)
+		for slots[slot%128] != 0 && shapes[slots[slot%128]-1].shape != h {
+			slot++
 		}
-		if !found && len(shapes) < len(room) {
+		switch at := slots[slot%128]; {
+		case at != 0:
+			shapes[at-1].count++
+		case len(shapes) < len(room):
 			shapes = append(shapes, common{h, 1, s.lines[m]})
+			slots[slot%128] = uint8(len(shapes))
 		}
 	}
 	// The most common first, in the order first seen on a tie: an insertion sort, stable
@@ -1271,13 +1295,18 @@ func (s *selection) marker(cut, places int, kept [kinds]int) string {
 // (and, with a limit in characters and most > 0, counts at most most tokens); ok is
 // false when not even the marker alone fits.
 // A limit in characters is met by measuring without writing: fits of the text are
-// found with walk alone, and the text written once.
+// found with walk alone, and the text written once; under a bound in tokens too, each
+// text tried is written by the walk that measures it, and counted.
 func (s *selection) fit(limit int, measure func(string) int, inTokens bool, most int) (string, bool) {
 	fits := func(k int) bool {
-		if !inTokens {
-			return s.walk(k, nil) <= limit && (most == 0 || s.count(s.render(k)) <= most)
+		switch {
+		case inTokens:
+			return measure(s.render(k)) <= limit
+		case most == 0:
+			return s.walk(k, false) <= limit
 		}
-		return measure(s.render(k)) <= limit
+		// (measured as it is written: one walk)
+		return s.walk(k, true) <= limit && s.count(string(s.sc.out)) <= most
 	}
 	if !fits(0) {
 		return "", false
@@ -1452,7 +1481,7 @@ func isListed(line string) bool {
 // space or a column number there).
 func isGrepMatch(line string) bool {
 	i := strings.IndexByte(line, ':')
-	if i <= 0 || strings.ContainsAny(line[:i], " \t") {
+	if i <= 0 || strings.IndexByte(line[:i], ' ') >= 0 || strings.IndexByte(line[:i], '\t') >= 0 {
 		return false
 	}
 	d := digits(line[i+1:])
@@ -1618,6 +1647,8 @@ func isHeader(lines []string, i int) bool {
 	switch {
 	case l == "":
 		return false
+	case !headerFirst[l[0]]:
+		return sectionTitle(lines, i) // (no other case can hold: most lines are done here)
 	case isCommit(l), strings.HasPrefix(l, "diff --git "):
 		return true
 	case strings.HasPrefix(l, "=== RUN   "):
@@ -1646,14 +1677,25 @@ func isHeader(lines []string, i int) bool {
 	case l[0] == '/' && !strings.ContainsAny(l, " \t:") && i+1 < len(lines) && indented(lines[i+1]):
 		// a file and the findings indented under it, as eslint writes them
 		return true
-	case strings.HasSuffix(l, ":") && i+1 < len(lines):
-		next := lines[i+1]
-		// ls -R's directory, then "total N"; a section of git status or apt-get, then its
-		// indented entries or hints
-		return strings.HasPrefix(next, "total ") && !strings.Contains(l, " ") ||
-			!isDiagnostic(l) && (strings.HasPrefix(next, "  (use ") || strings.HasPrefix(next, "\t") || strings.HasPrefix(l, "The following "))
 	}
-	return false
+	return sectionTitle(lines, i)
+}
+
+// headerFirst marks the bytes a line that isHeader reads other than by sectionTitle may
+// start with: keep it in step with isHeader's cases.
+var headerFirst = firstBytes([]string{"commit ", "diff --git ", "=== RUN", "# Subtest: ", "▶ ", "PASS ", "FAIL ", "> ", "< ", "├── ", "└── ", "Step ", " ", "\t", "/"}, 0)
+
+// sectionTitle reports whether line i, not empty, ends with a colon and titles the lines
+// after it: ls -R's directory, then "total N"; a section of git status or apt-get, then
+// its indented entries or hints.
+func sectionTitle(lines []string, i int) bool {
+	l := lines[i]
+	if !strings.HasSuffix(l, ":") || i+1 >= len(lines) {
+		return false
+	}
+	next := lines[i+1]
+	return strings.HasPrefix(next, "total ") && !strings.Contains(l, " ") ||
+		!isDiagnostic(l) && (strings.HasPrefix(next, "  (use ") || strings.HasPrefix(next, "\t") || strings.HasPrefix(l, "The following "))
 }
 
 // markHeaders gives the kind of a group's header to the lines that open groups (isHeader),
@@ -1745,6 +1787,10 @@ func leading(line string) int { return len(line) - len(trimBlanks(line)) }
 // summary counts, those between are the table's rows.
 func countTables(lines []string, kind []uint8) {
 	for i := 0; i < len(lines); {
+		if kind[i] != kindTest {
+			i++ // (no table starts here)
+			continue
+		}
 		j := i
 		noun := countedNoun(lines[i])
 		for j < len(lines) && kind[j] == kindTest && isSummary(lines[j]) && countedNoun(lines[j]) == noun {

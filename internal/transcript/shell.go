@@ -15,6 +15,24 @@ import "github.com/tidwall/gjson"
 // besides counting it. Where text is no valid JSON, gjson's reading of it is kept
 // (shellWrapperGJSON): what gjson makes of a broken object is its own.
 func ShellWrapper(text string) (output, metadata gjson.Result) {
+	output, metadata, valid, object := validShellWrapper(text)
+	if object && !valid {
+		return shellWrapperGJSON(text)
+	}
+	return output, metadata
+}
+
+// ValidShellWrapper is ShellWrapper of a text that is a valid JSON object (Valid): ok is
+// false, and the members do not Exist, for any other text. It validates text as it
+// walks it, where Valid and then ShellWrapper would read it twice.
+func ValidShellWrapper(text string) (output, metadata gjson.Result, ok bool) {
+	output, metadata, ok, _ = validShellWrapper(text)
+	return output, metadata, ok
+}
+
+// validShellWrapper walks a valid object for ShellWrapper: valid says text is one, object
+// that it starts as one (after what gjson.Parse passes over).
+func validShellWrapper(text string) (output, metadata gjson.Result, valid, object bool) {
 	i := 0
 	for i < len(text) && text[i] <= ' ' { // what gjson.Parse passes over
 		i++
@@ -24,7 +42,7 @@ func ShellWrapper(text string) (output, metadata gjson.Result) {
 	}
 	end, ok := validValue(text, i)
 	if !ok || skipSpace(text, 0) != i || skipSpace(text, end) != len(text) { // (Valid)
-		return shellWrapperGJSON(text)
+		return output, metadata, false, true
 	}
 	v := jval{raw: text[i:end], at: i}
 	v.members(func(key string, val jval) bool {
@@ -40,7 +58,7 @@ func ShellWrapper(text string) (output, metadata gjson.Result) {
 		}
 		return !output.Exists() || !metadata.Exists()
 	})
-	return output, metadata
+	return output, metadata, true, true
 }
 
 // gjsonResult is the gjson.Result a gjson walk over the document gives for v.

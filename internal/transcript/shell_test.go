@@ -77,6 +77,16 @@ func checkShellWrapper(t *testing.T, text string) {
 	}
 	// (what gjson.Get and gjson's walk make of a broken text can differ)
 	isObject := gjson.Parse(text).IsObject() && Valid(text)
+	// ValidShellWrapper: ShellWrapper of a valid object, nothing of any other text
+	vOut, vMeta, ok := ValidShellWrapper(text)
+	switch {
+	case ok != isObject:
+		t.Errorf("%q: ValidShellWrapper says %v, Valid and an object %v", clipped(text), ok, isObject)
+	case ok && (!reflect.DeepEqual(vOut, out) || !reflect.DeepEqual(vMeta, meta)):
+		t.Errorf("%q: ValidShellWrapper reads\n output %#v\n metadata %#v\nShellWrapper\n output %#v\n metadata %#v", clipped(text), vOut, vMeta, out, meta)
+	case !ok && (vOut.Exists() || vMeta.Exists()):
+		t.Errorf("%q: not a valid object, yet ValidShellWrapper finds %#v, %#v", clipped(text), vOut, vMeta)
+	}
 	if g := gjson.Get(text, "output"); isObject && g.Raw != out.Raw {
 		t.Errorf("%q: output %q, gjson.Get finds %q", clipped(text), out.Raw, g.Raw)
 	}
