@@ -104,8 +104,9 @@ func (c *bpeCounter) Name() string { return c.name }
 
 func (c *bpeCounter) Count(text string) int { return c.count(text, false) }
 
-// count is Count, or Recount when chunked: the text counted in chunks (and not kept in the
-// cache shared with other runs, which Recount's texts, cuts tried and dropped, would fill).
+// count is Count, or Recount when chunked: the text counted in chunks, and neither looked
+// up in nor kept in the cache shared with other runs (which Recount's texts, cuts tried
+// and dropped, would fill).
 func (c *bpeCounter) count(text string, chunked bool) int {
 	if text == "" {
 		return 0
@@ -122,7 +123,9 @@ func (c *bpeCounter) count(text string, chunked bool) int {
 		return n
 	}
 	var sum [32]byte
-	disk := c.disk != nil && len(text) >= diskMinBytes
+	// (Recount's texts, cuts tried, are neither looked up nor kept there: no other run
+	// counted them, and their SHA-256 was 1-2% of ctx-budget's CPU.)
+	disk := c.disk != nil && !chunked && len(text) >= diskMinBytes
 	if disk {
 		// Hash the text in place: a []byte conversion would copy it.
 		sum = sha256.Sum256(unsafe.Slice(unsafe.StringData(text), len(text)))

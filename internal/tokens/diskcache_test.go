@@ -95,6 +95,41 @@ func TestDiskCacheSmallRunsLeaveNoFile(t *testing.T) {
 	none.Flush() // no cache: nothing to do
 }
 
+// TestRecountLeavesTheDiskCache: the texts Recount counts (cuts tried, of any length) are
+// not kept in the cache shared with other runs, and it does not look them up there: a
+// count planted for one is not what it returns.
+func TestRecountLeavesTheDiskCache(t *testing.T) {
+	dir := t.TempDir()
+	seed := NewDiskCache(dir, "o200k")
+	texts := append(longTexts(300, 8<<10), longTexts(20, 2<<10)...) // past diskLoadAfter; some under chunkedMinBytes
+	want := countWith(t, seed, texts)
+	seed.Flush()
+	// Plant a wrong count for one long and one short text.
+	f, err := os.OpenFile(seed.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, len(texts) - 1} {
+		f.Write(appendRecord(nil, seed.tag(sha256.Sum256([]byte(texts[i]))), 7))
+	}
+	f.Close()
+
+	d := NewDiskCache(dir, "o200k")
+	c, err := NewCached("o200k", d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.(Recounter)
+	for i, s := range texts {
+		if got := r.Recount(s); got != want[i] {
+			t.Fatalf("Recount of text %d (%d bytes) = %d, want %d: read from the shared cache", i, len(s), got, want[i])
+		}
+	}
+	if len(d.fresh) != 0 {
+		t.Errorf("Recount kept %d counts for the shared cache", len(d.fresh))
+	}
+}
+
 // TestDiskCacheSkipsBadRecords: records that do not check out, and torn records, are
 // ignored; the records after them are still read (the reader resynchronises).
 func TestDiskCacheSkipsBadRecords(t *testing.T) {
