@@ -155,7 +155,8 @@ const convertJSONLCeiling = 1.4
 // 2× (scripts/bench.sh: about 1.85×, from 2.1-2.6× before cli.tuneGC's memory limit); on
 // TestMemory's 20 MB the runtime's own megabytes and the limit's slack weigh more, so the
 // ceilings sit between the figures with the limit (count 1.8, persist 2.4-2.7, budget 2.6,
-// snip 1.95) and without it (2.2, 2.9-3.4, 2.9, 2.5-2.9), each the least of three runs.
+// snip 1.95, 1.75-1.8 since it lets its input go before indexing what it stored) and
+// without it (2.2, 2.9-3.4, 2.9, 2.5-2.9), each the least of three runs.
 // ctx-convert, whose output goes to a spool read back once the input is let go, grows by
 // 1.75-1.85× (on 100 MB its peak is 1.75× the input, binary included), where holding
 // input and output at once took 2.3-2.7×.

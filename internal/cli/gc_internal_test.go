@@ -35,16 +35,16 @@ func TestTuneGC(t *testing.T) {
 	was := isolateGC(t)
 	gcLimit.set = 0
 	const size = 64 << 20
-	tuneGC(size, true)
+	tuneGC(size, true, true)
 	if got := debug.SetMemoryLimit(-1); got != was {
 		t.Errorf("in-process stage: the limit went from %d to %d", was, got)
 	}
-	tuneGC(size, false)
+	tuneGC(size, false, true)
 	want := int64(size)*17/10 + gcSlack
 	if got := debug.SetMemoryLimit(-1); got != want {
 		t.Errorf("limit %d, want %d", got, want)
 	}
-	tuneGC(size/2, false)
+	tuneGC(size/2, false, true)
 	if got := debug.SetMemoryLimit(-1); got != want {
 		t.Errorf("a smaller document lowered the limit to %d from %d", got, want)
 	}
@@ -77,6 +77,30 @@ func TestHoldsMoreSetsNoLimit(t *testing.T) {
 		limited := debug.SetMemoryLimit(-1) != math.MaxInt64
 		if limited == holdsMore {
 			t.Errorf("HoldsMore %v: a memory limit set: %v", holdsMore, limited)
+		}
+	}
+}
+
+// TestTuneGCPacing: a large document held whole, or read by a stage of an in-process
+// pipeline (no memory limit), is collected at +50% of what is live; a streamed one, whose
+// peak the memory limit bounds, keeps the collector's own pacing.
+func TestTuneGCPacing(t *testing.T) {
+	isolateGC(t)
+	percent := func() int {
+		p := debug.SetGCPercent(-1)
+		debug.SetGCPercent(p)
+		return p
+	}
+	const size = 64 << 20
+	for _, c := range []struct {
+		inProcess, held bool
+		want            int
+	}{{false, false, 100}, {false, true, 50}, {true, false, 50}, {true, true, 50}} {
+		gcLimit.set = 0
+		debug.SetGCPercent(100)
+		tuneGC(size, c.inProcess, c.held)
+		if got := percent(); got != c.want {
+			t.Errorf("in process %v, held %v: collecting at +%d%%, want +%d%%", c.inProcess, c.held, got, c.want)
 		}
 	}
 }

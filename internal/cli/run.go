@@ -570,19 +570,31 @@ func (d *Doc) release() {
 	d.streamed.Release()
 }
 
-// Release lets go of the document for a tier whose plan makes a new one (ctx-convert) and
-// has read what it needs of it: the new document then takes the room, instead of being
-// held beside the input. T keeps the format, the model and the usage; the counts --stats
-// needs must have been made (Counts) before. Nothing of the document can be read after it,
-// whether it was read whole or streamed.
+// Release lets go of the document for a tier that has read what it needs of it: one whose
+// plan makes a new document (ctx-convert), which then takes the room instead of being held
+// beside the input, or one with work left once the document is written (ctx-snip indexing
+// what it stored, in Plan.Written). T keeps the format, the model and the usage; the counts
+// --stats needs must have been made (Counts) before. Nothing of the document can be read
+// after it, whether it was read whole or streamed.
 func (d *Doc) Release() {
 	big := d.Size() > bigInput
 	if d.stream != nil {
 		d.release()
 	} else {
 		d.whole = &input{Name: d.Name}
-		// The model name is a piece of the input's text, which it would keep alive whole.
+		// The model name is a piece of the input's text, which it would keep alive whole;
+		// so are the window's name of it and the roles of a tally kept.
 		d.T = &transcript.Transcript{Format: d.T.Format, Model: strings.Clone(d.T.Model), Usage: d.T.Usage}
+		if d.window != nil {
+			w := *d.window
+			w.Model = strings.Clone(w.Model)
+			d.window = &w
+		}
+		if d.tally != nil {
+			for i := range d.tally.Messages {
+				d.tally.Messages[i].Role = strings.Clone(d.tally.Messages[i].Role)
+			}
+		}
 	}
 	if big {
 		// What was let go is most of the heap and the new document is about to be made:

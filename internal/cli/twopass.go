@@ -177,21 +177,21 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 			}
 			m.release(read - mappedLag)
 		}
-		tuneGC(len(m.data), false)
+		tuneGC(len(m.data), false, false)
 	case mode.once:
 		first = br
 		if f, isFile := r.(*os.File); isFile && isRegular(f) {
 			if st, err := f.Stat(); err == nil {
-				tuneGC(int(st.Size()), false)
+				tuneGC(int(st.Size()), false, false)
 			}
 		}
 	case isRegularFile(r):
 		d.file = r.(*os.File)
 		first = &hashingReader{r: br, h: d.hasher()}
-		// A streamed document is not held, but each record's line and each region read
-		// again is garbage soon after: collecting at +50% keeps that from doubling the heap.
+		// A streamed document is not held: the memory limit bounds what its records' lines
+		// and the regions read again leave behind (tuneGC).
 		if st, err := d.file.Stat(); err == nil {
-			tuneGC(int(st.Size()), false)
+			tuneGC(int(st.Size()), false, false)
 		}
 	default:
 		d.spool = &spool{limit: pipeMemory}
@@ -238,7 +238,7 @@ func (c *Context) readDocument(name string, mode readMode, fn func(seq int, rec 
 		if d.spool.err != nil {
 			return nil, RuntimeError(fmt.Errorf("keep %s for a second reading: %w", displayName(name), d.spool.err))
 		}
-		tuneGC(int(d.spool.size), heldInMemory(r))
+		tuneGC(int(d.spool.size), heldInMemory(r), false)
 		r.Close()
 	}
 	d.Outline = outline
@@ -254,7 +254,7 @@ func (d *document) readWhole(br io.Reader, r io.ReadCloser, readErr func(error) 
 	if err != nil {
 		return readErr(err)
 	}
-	tuneGC(len(data), heldInMemory(r) || d.holdsMore)
+	tuneGC(len(data), heldInMemory(r) || d.holdsMore, true)
 	d.Input = input{Name: d.Name, Data: data}
 	d.Transcript, err = d.c.parse(d.Input)
 	return err

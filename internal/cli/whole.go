@@ -34,7 +34,7 @@ func (d *document) whole() (input, *transcript.Transcript, error) {
 	if err != nil {
 		return input{}, nil, d.rereadError(err)
 	}
-	tuneGC(buf.Len(), true) // the first pass set any memory limit, from the same size
+	tuneGC(buf.Len(), true, true) // the first pass set any memory limit, from the same size
 	in := input{Name: d.Name, Data: buf.Bytes()}
 	t, err := d.c.parse(in)
 	if err != nil {

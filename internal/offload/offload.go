@@ -69,6 +69,13 @@ func Spelled(s, lit string) bool {
 // stands for: Spelled of that text, without decoding it (transcript.QuotedLit).
 func SpelledLit(lit string) bool { return transcript.QuotedLit(lit) }
 
+// DecodeSpelled is the text lit, a JSON string literal, stands for, decoded into scratch
+// when it must be (grown, to be reused: transcript.DecodeQuotedInto), and SpelledLit(lit),
+// found in the same pass over lit.
+func DecodeSpelled(scratch []byte, lit string) (text string, grown []byte, spelled bool) {
+	return transcript.DecodeQuotedInto(scratch, lit)
+}
+
 // LineCount is the number of lines of text, the last one counted without a final line
 // break.
 func LineCount(text string) int {

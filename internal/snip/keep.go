@@ -65,9 +65,9 @@ func keepFound(rd *redact.Redactor, raw, label string, value bool) (offload.Blob
 func keptFor(rd *redact.Redactor, raw, label string, value bool) kept {
 	buf := decoded.Get().(*[]byte)
 	defer decoded.Put(buf)
-	t := keptTextInto(buf, raw, label, value)
+	t, withRaw := keptTextRaw(buf, raw, label, value)
 	rawData := ""
-	if t.withRaw || t.spelledIf && !offload.SpelledLit(raw) {
+	if withRaw {
 		rawData = raw
 	}
 	var f found
@@ -127,6 +127,22 @@ func keptTextInto(buf *[]byte, raw, label string, value bool) textOf {
 		return textOf{text: full, withRaw: true}
 	}
 	return textOf{text: full[len(label):], spelledIf: true}
+}
+
+// keptTextRaw is keptTextInto(buf, raw, label, value) with whether raw is kept beside the
+// text: for a string literal, decided in the pass that decodes it (offload.DecodeSpelled),
+// where deciding it after took a second pass over every result a plan names.
+func keptTextRaw(buf *[]byte, raw, label string, value bool) (textOf, bool) {
+	if !strings.HasPrefix(raw, `"`) {
+		t := keptTextInto(buf, raw, label, value)
+		return t, t.withRaw
+	}
+	full, grown, spelled := offload.DecodeSpelled(*buf, raw)
+	*buf = grown
+	if !strings.HasPrefix(full, label) {
+		return textOf{text: full, withRaw: true}, true
+	}
+	return textOf{text: full[len(label):], spelledIf: true}, !spelled
 }
 
 // decode is the text of a JSON string literal.

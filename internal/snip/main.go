@@ -264,6 +264,10 @@ func keepIn(p *cli.Plan, d *cli.Doc, f *Flags, changes []change) {
 		return edits, nil
 	}
 	p.Written = func(s *cli.Stats) error {
+		// The document is written and the plan read: let go of it before Finish indexes
+		// the stored texts, which on a large document otherwise ran with the input still
+		// held, above cli's soft memory limit, where the collector runs without a pause.
+		d.Release()
 		n, err := k.sv.Finish()
 		if err != nil {
 			return failed(err)

@@ -529,7 +529,7 @@ func plan(t *transcript.Transcript, o Options, factsOf func(*transcript.Block) f
 		changes = append(changes, change{
 			edit: transcript.Edit{Span: r.content, With: transcript.Quote(r.with)},
 			kept: r.kept, label: r.label, rd: o.Redact,
-			meta: store.Entry{Tool: r.call.Tool, ToolCallID: b.ToolID, Tokens: r.tokens, Tokenizer: c.Name()},
+			meta: entryOf(r.call.Tool, b.ToolID, r.tokens, c),
 		})
 		st.Items = append(st.Items, Item{
 			Message: r.ref.Message, Block: r.ref.Block, Line: lineOf(t, t.Block(r.ref).Span.Start),
@@ -711,6 +711,14 @@ func (p *planner) mark(i int, reason Reason) {
 	}
 }
 
+// entryOf is the index line of a text kept in the store, but for what the Saver fills in.
+// Its strings are copies: a line waits in the Saver for the files to be written, which
+// may be after the document is let go (keepIn), and a piece of a document read whole
+// would keep all of it.
+func entryOf(tool, id string, n int, c tokens.Counter) store.Entry {
+	return store.Entry{Tool: strings.Clone(tool), ToolCallID: strings.Clone(id), Tokens: n, Tokenizer: c.Name()}
+}
+
 // stubbed is a call's input replaced by its stub, and the tokens that changes.
 type stubbed struct {
 	change
@@ -730,8 +738,8 @@ func (p *planner) inputEdits(r *result) []stubbed {
 		}
 		b := p.t.Block(ref)
 		if f := p.facts(b); f.stubOK {
-			ch := change{edit: f.stub, kept: f.input, value: b.BodyJSON, rd: p.o.Redact,
-				meta: store.Entry{Tool: b.ToolName, ToolCallID: b.ToolID, Tokens: f.inputTokens, Tokenizer: p.c.Name(), Input: true}}
+			ch := change{edit: f.stub, kept: f.input, value: b.BodyJSON, rd: p.o.Redact, meta: entryOf(b.ToolName, b.ToolID, f.inputTokens, p.c)}
+			ch.meta.Input = true
 			stubs = append(stubs, stubbed{ch, f.saving})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -584,5 +585,38 @@ func TestMicrocompactFromCachedAt(t *testing.T) {
 	o.Now = at.Add(61 * time.Minute)
 	if out, _ := snipAt(t, plain, 0.01, o); out == plain {
 		t.Errorf("a 1h cache not taken for cold after 61 minutes")
+	}
+}
+
+// TestIndexLinesHoldNoDocument: the index lines a plan's changes carry (their tool's name
+// and call id) are copies, not pieces of the document: they wait in the Saver until the
+// files are written, after ctx-snip lets a document read whole go (keepIn), and a piece
+// of it would keep all of it.
+func TestIndexLinesHoldNoDocument(t *testing.T) {
+	const long = "/repo/internal/server/handler.go"
+	write := step{tool: "Write", input: `{"file_path":"/repo/a.go","content":` + q(big("package a")) + `}`, result: big("written")}
+	doc := anthropicDoc(read(long, ""), write, read(long, ""), grep("TODO"), bash("go test ./..."))
+	tr, err := transcript.Parse([]byte(doc), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := rules()
+	o.ClearInputs, o.Store, o.Keep = true, storeDir, 0
+	o.Counter = estimate()
+	o.Tokens = measure.Total(tr, o.Counter)
+	o.Effective = o.Tokens
+	changes, st := plan(tr, o, func(b *transcript.Block) facts { return factsOf(tr, b, o, o.Counter) })
+	if len(st.Items) == 0 || st.Inputs == 0 {
+		t.Fatalf("nothing cleared: items %d, inputs %d", len(st.Items), st.Inputs)
+	}
+	start := uintptr(unsafe.Pointer(unsafe.StringData(tr.Doc)))
+	in := func(s string) bool {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		return s != "" && p >= start && p < start+uintptr(len(tr.Doc))
+	}
+	for _, ch := range changes {
+		if in(ch.meta.Tool) || in(ch.meta.ToolCallID) {
+			t.Errorf("the index line of the change at %d holds a piece of the document: %+v", ch.edit.Span.Start, ch.meta)
+		}
 	}
 }

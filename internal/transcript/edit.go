@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Edit replaces the bytes of one span of the document.
@@ -179,6 +181,85 @@ func QuotedLit(lit string) bool {
 		}
 	}
 	return true
+}
+
+// DecodeQuotedInto is the text lit, a JSON string literal, stands for, and whether lit is
+// Quote of that text (QuotedLit), found in one pass: for a caller that needs both of a
+// result it keeps (ctx-snip), which decoding it and then reading it again for QuotedLit
+// did in two. The text is decoded as BodyTextInto decodes a body: a slice of lit when lit
+// holds no escape, else decoded into scratch (grown, to be reused), valid until scratch
+// is used again.
+func DecodeQuotedInto(scratch []byte, lit string) (text string, grown []byte, quoted bool) {
+	if len(lit) < 2 || lit[0] != '"' {
+		return "", scratch, false
+	}
+	s := lit[1 : len(lit)-1]
+	out, copying := scratch[:0], false // copying: out holds s[:start] decoded
+	start := 0
+	// rest decodes what is left of s once lit is known not to be Quote's.
+	rest := func() (string, []byte, bool) {
+		if !copying {
+			if strings.IndexByte(s, '\\') < 0 {
+				return s, scratch, false
+			}
+			out = appendDecoded(out, s)
+		} else {
+			out = appendDecoded(out, s[start:])
+		}
+		return unsafe.String(unsafe.SliceData(out), len(out)), out, false
+	}
+	if lit[len(lit)-1] != '"' {
+		return rest()
+	}
+	for i := 0; i < len(s); {
+		i = plainRun(s, i) // (as QuotedLit reads lit)
+		if i >= len(s) {
+			break
+		}
+		c := s[i]
+		switch {
+		case c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf:
+			i++
+		case c == '\\':
+			r, n := unescapeAt(s[i:])
+			switch {
+			case n == 2 && shortEscape[s[i+1]]:
+			case n == 0:
+				return rest()
+			case r < 0x20 || r == '"' || r == '\\':
+				if s[i:i+n] != quoteEscape(byte(r)) {
+					return rest()
+				}
+			case r == '\u2028' || r == '\u2029':
+				if s[i:i+n] != `\u202`+string(quoteHex[r&0xf]) {
+					return rest()
+				}
+			default:
+				return rest() // Quote writes it as itself
+			}
+			out = append(out, s[start:i]...)
+			if r < utf8.RuneSelf {
+				out = append(out, byte(r))
+			} else {
+				out = utf8.AppendRune(out, r)
+			}
+			i += n
+			start, copying = i, true
+		case c < utf8.RuneSelf:
+			return rest() // a control character or a quote as itself
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				return rest()
+			}
+			i += size
+		}
+	}
+	if !copying {
+		return s, scratch, true
+	}
+	out = append(out, s[start:]...)
+	return unsafe.String(unsafe.SliceData(out), len(out)), out, true
 }
 
 // shortEscape marks the letters of the two-byte escapes Quote writes.

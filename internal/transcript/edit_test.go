@@ -134,8 +134,20 @@ func FuzzQuotedLit(f *testing.F) {
 	f.Fuzz(checkQuotedLit)
 }
 
+// checkQuotedLit holds QuotedLit to Quoted of the text lit stands for, and
+// DecodeQuotedInto to both: that text, as BodyTextInto decodes it (into scratch that
+// held another text before, or none), and QuotedLit's answer.
 func checkQuotedLit(t *testing.T, lit string) {
-	if got, want := QuotedLit(lit), Quoted(decodeString(lit), lit); got != want {
+	want := Quoted(decodeString(lit), lit)
+	if got := QuotedLit(lit); got != want {
 		t.Fatalf("QuotedLit(%q) = %v, Quoted of its text %v", lit, got, want)
+	}
+	body := &Block{Body: Span{End: len(lit)}}
+	for _, scratch := range [][]byte{nil, []byte("an earlier text, longer than most")} {
+		wantText, _ := (&Transcript{Doc: lit}).BodyTextInto(append([]byte(nil), scratch...), body)
+		text, _, quoted := DecodeQuotedInto(scratch, lit)
+		if text != wantText || quoted != want {
+			t.Fatalf("DecodeQuotedInto(%q) = %q, %v; want %q, %v", lit, text, quoted, wantText, want)
+		}
 	}
 }
