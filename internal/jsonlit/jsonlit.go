@@ -75,12 +75,14 @@ func hex4(s string) rune {
 // to dst, each escape read as Unescape reads it; at an escape that is none (never in a
 // valid document) it stops, with what came before it.
 //
-// Text of messages has an escape every line or so (\n, \", \t), so the runs between
-// escapes are short: they are found and copied eight bytes at a time in place, not with
-// a call to strings.IndexByte and an append each (which cost more than the copy for runs
-// of a few dozen bytes); only a run longer than indexRun goes to IndexByte. The decoding
-// is never longer than the literal (an escape stands for at most as many bytes as it
-// takes), so dst grows once.
+// Text of messages has an escape every line or so (\n, \", \t), often two close
+// together, and the plain loop (a strings.IndexByte, an append of the run and an append
+// of the escape's rune, each a call) cost more per escape than the copying: here a
+// one-character escape is a table lookup, the eight bytes after an escape are looked at
+// in a word first (a second escape there is found without a call, and a short run is
+// copied as a word), and only a run that goes on past them is left to IndexByte and
+// copy. The decoding is never longer than the literal (an escape stands for at most as
+// many bytes as it takes), so dst grows once, and each word is written whole in place.
 func AppendDecoded(dst []byte, s string) []byte {
 	i := strings.IndexByte(s, '\\')
 	if i < 0 {
@@ -92,60 +94,40 @@ func AppendDecoded(dst []byte, s string) []byte {
 	n += copy(b[n:], s[:i])
 	for i < len(s) {
 		// s[i] is a backslash, and b has room for len(s)-i more bytes.
-		if i+1 < len(s) {
-			if c := simple[s[i+1]]; c != 0 {
-				b[n] = c
-				n++
-				i += 2
-				goto run
-			}
-		}
-		{
+		if i+1 < len(s) && simple[s[i+1]] != 0 {
+			b[n] = simple[s[i+1]]
+			n++
+			i += 2
+		} else {
 			r, k := Unescape(s[i:])
 			if k == 0 {
-				return b[:n]
+				break
 			}
 			n += utf8.EncodeRune(b[n:], r)
 			i += k
 		}
-	run:
-		// The run up to the next backslash, eight bytes at a time: each word is
-		// written whole, and the room left is never less than the bytes left.
-		for j := 0; i+8 <= len(s); j++ {
+		// The run up to the next backslash.
+		if i+8 <= len(s) {
 			w := le64(s[i:])
+			binary.LittleEndian.PutUint64(b[n:], w) // (room: n-len(dst) <= i)
 			if m := backslashes(w); m != 0 {
 				k := bits.TrailingZeros64(m) >> 3
-				binary.LittleEndian.PutUint64(b[n:], w)
 				n += k
 				i += k
-				goto next
+				continue
 			}
-			binary.LittleEndian.PutUint64(b[n:], w)
 			n += 8
 			i += 8
-			if j == indexRun/8 {
-				k := strings.IndexByte(s[i:], '\\')
-				if k < 0 {
-					k = len(s) - i
-				}
-				n += copy(b[n:], s[i:i+k])
-				i += k
-				goto next
-			}
 		}
-		for i < len(s) && s[i] != '\\' {
-			b[n] = s[i]
-			n++
-			i++
+		k := strings.IndexByte(s[i:], '\\')
+		if k < 0 {
+			k = len(s) - i
 		}
-	next:
+		n += copy(b[n:], s[i:i+k])
+		i += k
 	}
 	return b[:n]
 }
-
-// indexRun: a run between escapes that goes on past this many bytes is likely long, and
-// strings.IndexByte, many bytes at a time, finds its end faster.
-const indexRun = 64
 
 // simple is what each one-character escape stands for (0: none, or \u).
 var simple = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}

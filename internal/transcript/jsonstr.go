@@ -12,8 +12,7 @@ import (
 // is what the readers did before they had their own scanner, and what every stored text and
 // count so far was made from): escapes are replaced, a UTF-16 surrogate pair becomes its
 // rune, a lone surrogate becomes U+FFFD, and bytes that are not UTF-8 stay as they are.
-// The decoder (jsonlit.AppendDecoded) copies the runs between backslashes eight bytes at a
-// time.
+// The decoder is jsonlit.AppendDecoded.
 
 // decodeString decodes a JSON string literal (quotes included); it avoids allocating when
 // the literal has no escapes, and allocates once when it has.
