@@ -12,7 +12,7 @@ import (
 // is what the readers did before they had their own scanner, and what every stored text and
 // count so far was made from): escapes are replaced, a UTF-16 surrogate pair becomes its
 // rune, a lone surrogate becomes U+FFFD, and bytes that are not UTF-8 stay as they are.
-// The decoder copies runs between backslashes whole instead of byte by byte.
+// The decoder is jsonlit.AppendDecoded.
 
 // decodeString decodes a JSON string literal (quotes included); it avoids allocating when
 // the literal has no escapes, and allocates once when it has.
@@ -29,27 +29,8 @@ func decodeString(raw string) string {
 }
 
 // appendDecoded appends the decoding of s, a JSON string literal's contents (no quotes),
-// to dst.
-func appendDecoded(dst []byte, s string) []byte {
-	for {
-		i := strings.IndexByte(s, '\\')
-		if i < 0 {
-			return append(dst, s...)
-		}
-		dst = append(dst, s[:i]...)
-		s = s[i:]
-		r, n := unescapeAt(s)
-		if n == 0 {
-			return dst // a broken escape: what came before it (never in a valid document)
-		}
-		s = s[n:]
-		if r < utf8.RuneSelf {
-			dst = append(dst, byte(r))
-		} else {
-			dst = utf8.AppendRune(dst, r)
-		}
-	}
-}
+// to dst (jsonlit.AppendDecoded).
+func appendDecoded(dst []byte, s string) []byte { return jsonlit.AppendDecoded(dst, s) }
 
 // BodyTextPrefix is the start of BodyText(b), decoded alone: all of it, or at least its
 // first n+1 bytes, enough for human.Clip to n bytes to clip it as it would the whole text.
