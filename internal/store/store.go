@@ -935,7 +935,11 @@ func (e Entry) marshal() ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	e.Time = e.Time.UTC()
+	// In whole seconds, so the line's length does not depend on when it was written
+	// (RFC 3339's fraction drops its trailing zeros): ctx-recall's segments hold offsets
+	// into this file, and two stores of the same texts made the same way then differ in
+	// the times' digits only (scripts/differential.sh compares them so).
+	e.Time = e.Time.UTC().Truncate(time.Second)
 	if err := enc.Encode(e); err != nil { // Encode ends the line with "\n"
 		return nil, err
 	}

@@ -361,6 +361,27 @@ func TestIndex(t *testing.T) {
 	}
 }
 
+// TestIndexLineLengthIsNotTheTime: an index line's length does not depend on the time it
+// was written at: ctx-recall's segments hold offsets into the index, so two stores of
+// the same texts differed beyond their times when one time's fraction ended in a zero
+// (RFC 3339 drops it).
+func TestIndexLineLengthIsNotTheTime(t *testing.T) {
+	at := time.Date(2026, 11, 29, 18, 47, 26, 286060170, time.UTC)
+	var lengths []int
+	for _, tm := range []time.Time{at, at.Add(9), at.Add(-at.Sub(at.Truncate(time.Second))), at.In(time.FixedZone("x", 3600))} {
+		line, err := Entry{Hash: strings.Repeat("a", 64), Tool: "Bash", Time: tm}.marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lengths = append(lengths, len(line))
+	}
+	for _, n := range lengths[1:] {
+		if n != lengths[0] {
+			t.Fatalf("index lines of one entry at four times: %v bytes", lengths)
+		}
+	}
+}
+
 // TestPlantedLinks: a store folder, shard or index that is a symbolic link is refused and
 // nothing is written where it points.
 func TestPlantedLinks(t *testing.T) {
