@@ -83,6 +83,8 @@ func hex4(s string) rune {
 // copied as a word), and only a run that goes on past them is left to IndexByte and
 // copy. The decoding is never longer than the literal (an escape stands for at most as
 // many bytes as it takes), so dst grows once, and each word is written whole in place.
+// Those words reach up to eight bytes past what is decoded so far: s must not share
+// memory with dst's spare capacity (no decoding in place).
 func AppendDecoded(dst []byte, s string) []byte {
 	i := strings.IndexByte(s, '\\')
 	if i < 0 {

@@ -138,6 +138,15 @@ func QuotedLit(lit string) bool {
 		return false
 	}
 	s := lit[1 : len(lit)-1]
+	return quoteSpelled(s, nil) == len(s)
+}
+
+// quoteSpelled is how much of s, a literal's contents, is spelled as Quote spells its
+// text: len(s) when all of it is, else where it stops being (a character Quote escapes
+// written as itself, an escape Quote does not write, invalid UTF-8, an escape that is
+// none). escaped, when not nil, is given each escape on the way: at s[i:i+n], standing
+// for r. The one reading of Quote's spelling for QuotedLit and DecodeQuotedInto.
+func quoteSpelled(s string, escaped func(i, n int, r rune)) int {
 	for i := 0; i < len(s); {
 		i = plainRun(s, i) // what Quote writes as itself, crossed a word at a time
 		if i >= len(s) {
@@ -150,37 +159,37 @@ func QuotedLit(lit string) bool {
 		case c == '\\':
 			// An escape is Quote's when it is how Quote writes the character it stands for:
 			// the two-byte ones but \/ are.
-			if i+1 < len(s) && shortEscape[s[i+1]] {
-				i += 2
-				continue
-			}
 			r, n := unescapeAt(s[i:])
 			switch {
+			case n == 2 && shortEscape[s[i+1]]:
 			case n == 0:
-				return false
+				return i
 			case r < 0x20 || r == '"' || r == '\\':
 				if s[i:i+n] != quoteEscape(byte(r)) {
-					return false
+					return i
 				}
 			case r == '\u2028' || r == '\u2029':
 				if s[i:i+n] != `\u202`+string(quoteHex[r&0xf]) {
-					return false
+					return i
 				}
 			default:
-				return false // Quote writes it as itself
+				return i // Quote writes it as itself
+			}
+			if escaped != nil {
+				escaped(i, n, r)
 			}
 			i += n
 		case c < utf8.RuneSelf:
-			return false // a control character or a quote as itself
+			return i // a control character or a quote as itself
 		default:
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-				return false
+				return i
 			}
 			i += size
 		}
 	}
-	return true
+	return len(s)
 }
 
 // DecodeQuotedInto is the text lit, a JSON string literal, stands for, and whether lit is
@@ -194,72 +203,31 @@ func DecodeQuotedInto(scratch []byte, lit string) (text string, grown []byte, qu
 		return "", scratch, false
 	}
 	s := lit[1 : len(lit)-1]
-	out, copying := scratch[:0], false // copying: out holds s[:start] decoded
-	start := 0
-	// rest decodes what is left of s once lit is known not to be Quote's.
-	rest := func() (string, []byte, bool) {
-		if !copying {
-			if strings.IndexByte(s, '\\') < 0 {
-				return s, scratch, false
-			}
-			out = appendDecoded(out, s)
-		} else {
-			out = appendDecoded(out, s[start:])
-		}
-		return unsafe.String(unsafe.SliceData(out), len(out)), out, false
-	}
-	if lit[len(lit)-1] != '"' {
-		return rest()
-	}
-	for i := 0; i < len(s); {
-		i = plainRun(s, i) // (as QuotedLit reads lit)
-		if i >= len(s) {
-			break
-		}
-		c := s[i]
-		switch {
-		case c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf:
-			i++
-		case c == '\\':
-			r, n := unescapeAt(s[i:])
-			switch {
-			case n == 2 && shortEscape[s[i+1]]:
-			case n == 0:
-				return rest()
-			case r < 0x20 || r == '"' || r == '\\':
-				if s[i:i+n] != quoteEscape(byte(r)) {
-					return rest()
-				}
-			case r == '\u2028' || r == '\u2029':
-				if s[i:i+n] != `\u202`+string(quoteHex[r&0xf]) {
-					return rest()
-				}
-			default:
-				return rest() // Quote writes it as itself
-			}
+	out, start := scratch[:0], 0 // out holds s[:start] decoded
+	end := len(s) + 1            // (a literal not closed by a quote is not Quote's)
+	if lit[len(lit)-1] == '"' {
+		end = quoteSpelled(s, func(i, n int, r rune) {
 			out = append(out, s[start:i]...)
 			if r < utf8.RuneSelf {
 				out = append(out, byte(r))
 			} else {
 				out = utf8.AppendRune(out, r)
 			}
-			i += n
-			start, copying = i, true
-		case c < utf8.RuneSelf:
-			return rest() // a control character or a quote as itself
-		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-				return rest()
-			}
-			i += size
-		}
+			start = i + n
+		})
 	}
-	if !copying {
-		return s, scratch, true
+	switch {
+	case end == len(s) && start == 0:
+		return s, scratch, true // no escape
+	case end == len(s):
+		out = append(out, s[start:]...)
+	case start == 0 && strings.IndexByte(s, '\\') < 0:
+		return s, scratch, false
+	default:
+		// Not Quote's from end on: the rest decoded as any literal is.
+		out = appendDecoded(out, s[start:])
 	}
-	out = append(out, s[start:]...)
-	return unsafe.String(unsafe.SliceData(out), len(out)), out, true
+	return unsafe.String(unsafe.SliceData(out), len(out)), out, end == len(s)
 }
 
 // shortEscape marks the letters of the two-byte escapes Quote writes.

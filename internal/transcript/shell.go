@@ -10,7 +10,7 @@ import "github.com/tidwall/gjson"
 // validated.
 //
 // A valid text is walked by the package's scanner, which crosses the output a quote at a
-// time and decodes it a backslash at a time (decodeString); gjson's walk and decoding went
+// time and decodes it (decodeString: jsonlit.AppendDecoded); gjson's walk and decoding went
 // a byte at a time, and were most of what ctx-summarize spent reading a Codex result
 // besides counting it. Where text is no valid JSON, gjson's reading of it is kept
 // (shellWrapperGJSON): what gjson makes of a broken object is its own.
