@@ -711,3 +711,37 @@ func TestClosingVerdictsKept(t *testing.T) {
 		}
 	}
 }
+
+// TestIsHeaderEveryKind: a line of each kind isHeader reads as a group's header is one,
+// and a line like it but for its first byte is not. headerFirst, the bytes such a line
+// may start with (a table kept by hand beside isHeader's cases), fails this when a case
+// starts with a byte it lacks.
+func TestIsHeaderEveryKind(t *testing.T) {
+	for _, c := range [][2]string{
+		{"commit 3f2a9c1b7e", "Author: A <a@b>"},
+		{"diff --git a/x.go b/x.go", "index 1..2"},
+		{"=== RUN   TestParse", "--- PASS: TestParse"},
+		{"# Subtest: parses", "    ok 1 - parses"},
+		{"▶ suite", "  ✔ a test"},
+		{"PASS src/a.test.js", "  ✓ works"},
+		{"FAIL src/b.test.js", "  ✕ fails"},
+		{"> GET / HTTP/1.1", "> Host: x"},
+		{"< HTTP/1.1 200 OK", "< Server: x"},
+		{"├── a@1.0.0", "│ └── c@1.0.0"},
+		{"└── b@2.0.0", ""},
+		{"#3 [3/6] RUN go vet ./...", "#3 DONE 0.4s"},
+		{"Step 1/5 : FROM golang", " ---> abc"},
+		{`  "name": "x",`, `  "version": "1"`},
+		{"\t\"name\": \"x\",", "\t\"version\": \"1\""},
+		{"/src/a.js", "  1:1  error  no-undef"},
+		{"./dir:", "total 8"},
+		{"Changes not staged for commit:", "  (use \"git add <file>...\")"},
+	} {
+		if !isHeader(c[:], 0) {
+			t.Errorf("isHeader(%q, then %q) = false", c[0], c[1])
+		}
+		if other := "x" + c[0][1:]; c[0][0] != '.' && c[0][0] != 'C' && isHeader([]string{other, c[1]}, 0) {
+			t.Errorf("isHeader(%q, then %q) = true", other, c[1])
+		}
+	}
+}
