@@ -65,13 +65,9 @@ func Spelled(s, lit string) bool {
 	return utf8.ValidString(s) && transcript.Quoted(s, lit)
 }
 
-// SpelledLit reports whether lit, a JSON string literal, is what Encode makes of the text it
-// stands for: Spelled of that text, without decoding it (transcript.QuotedLit).
-func SpelledLit(lit string) bool { return transcript.QuotedLit(lit) }
-
 // DecodeSpelled is the text lit, a JSON string literal, stands for, decoded into scratch
-// when it must be (grown, to be reused: transcript.DecodeQuotedInto), and SpelledLit(lit),
-// found in the same pass over lit.
+// when it must be (grown, to be reused: transcript.DecodeQuotedInto), and whether lit is
+// what Encode makes of that text (Spelled), found in the same pass over lit.
 func DecodeSpelled(scratch []byte, lit string) (text string, grown []byte, spelled bool) {
 	return transcript.DecodeQuotedInto(scratch, lit)
 }

@@ -65,9 +65,9 @@ func keepFound(rd *redact.Redactor, raw, label string, value bool) (offload.Blob
 func keptFor(rd *redact.Redactor, raw, label string, value bool) kept {
 	buf := decoded.Get().(*[]byte)
 	defer decoded.Put(buf)
-	t, withRaw := keptTextRaw(buf, raw, label, value)
+	t := keptTextInto(buf, raw, label, value)
 	rawData := ""
-	if withRaw {
+	if t.withRaw {
 		rawData = raw
 	}
 	var f found
@@ -91,7 +91,7 @@ var decoded = sync.Pool{New: func() any { return new([]byte) }}
 // keepAsIs is keep without redaction.
 func keepAsIs(raw, label string, value bool) offload.Blob {
 	k := keptText(raw, label, value)
-	if k.withRaw || k.spelledIf && !offload.SpelledLit(raw) {
+	if k.withRaw {
 		return offload.Text(k.text, raw)
 	}
 	return offload.Text(k.text, "")
@@ -100,16 +100,17 @@ func keepAsIs(raw, label string, value bool) offload.Blob {
 // textOf is what keep stores of a document's bytes raw, before redaction: text and
 // whether raw is kept beside it, which for a string literal whose text begins with the
 // label depends on its spelling: raw is kept unless it is what offload.Encode makes of the
-// text it stands for (spelledIf; offload.SpelledLit).
+// text it stands for (offload.Spelled).
 type textOf struct {
-	text               string
-	withRaw, spelledIf bool
+	text    string
+	withRaw bool
 }
 
 func keptText(raw, label string, value bool) textOf { return keptTextInto(nil, raw, label, value) }
 
 // keptTextInto is keptText decoding a string literal into *buf (grown as needed) when buf is
-// not nil: the text is then valid until *buf is used again.
+// not nil: the text is then valid until *buf is used again. A literal's spelling is read
+// in the pass that decodes it (offload.DecodeSpelled), not in a second pass over it.
 func keptTextInto(buf *[]byte, raw, label string, value bool) textOf {
 	if !strings.HasPrefix(raw, `"`) {
 		if value {
@@ -117,37 +118,18 @@ func keptTextInto(buf *[]byte, raw, label string, value bool) textOf {
 		}
 		return textOf{text: partsText(raw), withRaw: true}
 	}
-	var full string
-	if buf == nil {
-		full = decode(raw)
-	} else {
-		full, *buf = (&transcript.Transcript{Doc: raw}).BodyTextInto(*buf, &transcript.Block{Body: transcript.Span{End: len(raw)}})
+	var scratch []byte
+	if buf != nil {
+		scratch = *buf
+	}
+	full, grown, spelled := offload.DecodeSpelled(scratch, raw)
+	if buf != nil {
+		*buf = grown
 	}
 	if !strings.HasPrefix(full, label) {
 		return textOf{text: full, withRaw: true}
 	}
-	return textOf{text: full[len(label):], spelledIf: true}
-}
-
-// keptTextRaw is keptTextInto(buf, raw, label, value) with whether raw is kept beside the
-// text: for a string literal, decided in the pass that decodes it (offload.DecodeSpelled),
-// where deciding it after took a second pass over every result a plan names.
-func keptTextRaw(buf *[]byte, raw, label string, value bool) (textOf, bool) {
-	if !strings.HasPrefix(raw, `"`) {
-		t := keptTextInto(buf, raw, label, value)
-		return t, t.withRaw
-	}
-	full, grown, spelled := offload.DecodeSpelled(*buf, raw)
-	*buf = grown
-	if !strings.HasPrefix(full, label) {
-		return textOf{text: full, withRaw: true}, true
-	}
-	return textOf{text: full[len(label):], spelledIf: true}, !spelled
-}
-
-// decode is the text of a JSON string literal.
-func decode(lit string) string {
-	return (&transcript.Transcript{Doc: lit}).BodyText(&transcript.Block{Body: transcript.Span{End: len(lit)}})
+	return textOf{text: full[len(label):], withRaw: !spelled}
 }
 
 // partsText is what a model reads of a list of parts: its texts, a line apart; a value

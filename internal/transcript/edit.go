@@ -129,23 +129,11 @@ func Quoted(s, lit string) bool {
 	return eat(s[start:]) && lit == ""
 }
 
-// QuotedLit reports whether lit, a JSON string literal, is Quote of the text it stands for
-// (Quoted(s, lit) with s decoded from lit), without decoding it: one pass over lit, eight
-// bytes at a time where it holds no escape and no byte above ASCII. Deciding whether a
-// stored text needs its original literal beside it (ctx-snip) no longer decodes it first.
-func QuotedLit(lit string) bool {
-	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
-		return false
-	}
-	s := lit[1 : len(lit)-1]
-	return quoteSpelled(s, nil) == len(s)
-}
-
 // quoteSpelled is how much of s, a literal's contents, is spelled as Quote spells its
 // text: len(s) when all of it is, else where it stops being (a character Quote escapes
 // written as itself, an escape Quote does not write, invalid UTF-8, an escape that is
-// none). escaped, when not nil, is given each escape on the way: at s[i:i+n], standing
-// for r. The one reading of Quote's spelling for QuotedLit and DecodeQuotedInto.
+// none). escaped is given each escape on the way: at s[i:i+n], standing for r. Each
+// eight-byte word without an escape or a byte above ASCII is crossed at once.
 func quoteSpelled(s string, escaped func(i, n int, r rune)) int {
 	for i := 0; i < len(s); {
 		i = plainRun(s, i) // what Quote writes as itself, crossed a word at a time
@@ -175,9 +163,7 @@ func quoteSpelled(s string, escaped func(i, n int, r rune)) int {
 			default:
 				return i // Quote writes it as itself
 			}
-			if escaped != nil {
-				escaped(i, n, r)
-			}
+			escaped(i, n, r)
 			i += n
 		case c < utf8.RuneSelf:
 			return i // a control character or a quote as itself
@@ -193,9 +179,8 @@ func quoteSpelled(s string, escaped func(i, n int, r rune)) int {
 }
 
 // DecodeQuotedInto is the text lit, a JSON string literal, stands for, and whether lit is
-// Quote of that text (QuotedLit), found in one pass: for a caller that needs both of a
-// result it keeps (ctx-snip), which decoding it and then reading it again for QuotedLit
-// did in two. The text is decoded as BodyTextInto decodes a body: a slice of lit when lit
+// Quote of that text (Quoted), found in one pass: for a caller that needs both of a
+// result it keeps (ctx-snip), which decoding it and then reading it again did in two. The text is decoded as BodyTextInto decodes a body: a slice of lit when lit
 // holds no escape, else decoded into scratch (grown, to be reused), valid until scratch
 // is used again.
 func DecodeQuotedInto(scratch []byte, lit string) (text string, grown []byte, quoted bool) {

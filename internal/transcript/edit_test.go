@@ -105,7 +105,7 @@ func checkQuoted(t *testing.T, s string) {
 	}
 }
 
-// quotedLitSeeds are literals whose escapes take each of QuotedLit's branches: Quote's own
+// quotedLitSeeds are literals whose escapes take each of quoteSpelled's branches: Quote's own
 // and every other escape of the same characters, surrogates, bytes above ASCII.
 var quotedLitSeeds = []string{`""`, `"plain text, long enough for a word or two"`, `"a\"b\\c\n\r\t\b\f"`,
 	`"\u0000\u001f\u001F\u000a\u0008\u0022\u005c\u002f\/"`, `"\u2028\u2029\u202a\u2028x"`, "\"raw \u2028 and \u2029\"",
@@ -114,15 +114,15 @@ var quotedLitSeeds = []string{`""`, `"plain text, long enough for a word or two"
 	`"0123456789abcdef\n01234567\u00e9 caf` + "é" + ` 0123456789\u2028 0123456789abcdef` + "\u2029" + ` 0123456789abcdef\t"`,
 	"\"0123456789abcdef\x01 0123456789abcdef\"0123456789abcdef \xff 0123456789abcdef\""}
 
-// TestQuotedLit: QuotedLit(lit) is Quoted of the text lit stands for, on literals spelled
-// every way.
+// TestQuotedLit: DecodeQuotedInto says lit is Quote's spelling exactly when Quoted of the
+// text lit stands for does, on literals spelled every way.
 func TestQuotedLit(t *testing.T) {
 	for _, lit := range quotedLitSeeds {
 		checkQuotedLit(t, lit)
 	}
 	for _, s := range quotedSeeds {
-		if utf8.ValidString(s) && !QuotedLit(Quote(s)) { // (invalid UTF-8 is spelled \ufffd, which reads back as U+FFFD)
-			t.Errorf("QuotedLit(Quote(%q)) = false", s)
+		if _, _, quoted := DecodeQuotedInto(nil, Quote(s)); utf8.ValidString(s) && !quoted { // (invalid UTF-8 is spelled \ufffd, which reads back as U+FFFD)
+			t.Errorf("DecodeQuotedInto(Quote(%q)) says it is not Quote's", s)
 		}
 	}
 }
@@ -134,14 +134,11 @@ func FuzzQuotedLit(f *testing.F) {
 	f.Fuzz(checkQuotedLit)
 }
 
-// checkQuotedLit holds QuotedLit to Quoted of the text lit stands for, and
-// DecodeQuotedInto to both: that text, as BodyTextInto decodes it (into scratch that
-// held another text before, or none), and QuotedLit's answer.
+// checkQuotedLit holds DecodeQuotedInto to the text lit stands for, as BodyTextInto
+// decodes it (into scratch that held another text before, or none), and to Quoted of
+// that text.
 func checkQuotedLit(t *testing.T, lit string) {
 	want := Quoted(decodeString(lit), lit)
-	if got := QuotedLit(lit); got != want {
-		t.Fatalf("QuotedLit(%q) = %v, Quoted of its text %v", lit, got, want)
-	}
 	body := &Block{Body: Span{End: len(lit)}}
 	for _, scratch := range [][]byte{nil, []byte("an earlier text, longer than most")} {
 		wantText, _ := (&Transcript{Doc: lit}).BodyTextInto(append([]byte(nil), scratch...), body)
