@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/ctxkit/ctxkit/internal/jsonlit"
 )
 
 // Edit replaces the bytes of one span of the document.
@@ -210,7 +212,7 @@ func DecodeQuotedInto(scratch []byte, lit string) (text string, grown []byte, qu
 		return s, scratch, false
 	default:
 		// Not Quote's from end on: the rest decoded as any literal is.
-		out = appendDecoded(out, s[start:])
+		out = jsonlit.AppendDecoded(out, s[start:])
 	}
 	return unsafe.String(unsafe.SliceData(out), len(out)), out, end == len(s)
 }

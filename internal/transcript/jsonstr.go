@@ -24,13 +24,9 @@ func decodeString(raw string) string {
 	if strings.IndexByte(s, '\\') < 0 {
 		return s
 	}
-	b := appendDecoded(make([]byte, 0, len(s)), s)
+	b := jsonlit.AppendDecoded(make([]byte, 0, len(s)), s)
 	return unsafe.String(unsafe.SliceData(b), len(b)) // b is the string's alone
 }
-
-// appendDecoded appends the decoding of s, a JSON string literal's contents (no quotes),
-// to dst (jsonlit.AppendDecoded).
-func appendDecoded(dst []byte, s string) []byte { return jsonlit.AppendDecoded(dst, s) }
 
 // BodyTextPrefix is the start of BodyText(b), decoded alone: all of it, or at least its
 // first n+1 bytes, enough for human.Clip to n bytes to clip it as it would the whole text.
@@ -47,7 +43,7 @@ func (t *Transcript) BodyTextPrefix(b *Block, n int) string {
 		if strings.IndexByte(s, '\\') < 0 {
 			return s
 		}
-		return string(appendDecoded(make([]byte, 0, len(s)), s))
+		return string(jsonlit.AppendDecoded(make([]byte, 0, len(s)), s))
 	}
 	return t.BodyText(b)
 }
@@ -71,7 +67,7 @@ func (t *Transcript) BodyTextInto(scratch []byte, b *Block) (text string, grown 
 	if strings.IndexByte(s, '\\') < 0 {
 		return s, dst
 	}
-	grown = appendDecoded(dst[:0], s)
+	grown = jsonlit.AppendDecoded(dst[:0], s)
 	return unsafe.String(unsafe.SliceData(grown), len(grown)), grown
 }
 

@@ -3,6 +3,8 @@ package transcript
 import (
 	"slices"
 	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/jsonlit"
 )
 
 // Pinned context is what a client sends among the messages as standing instructions rather
@@ -96,7 +98,7 @@ func pinnedLiteral(raw string, tags []pinTag) bool {
 	}
 	head := raw[1:min(len(raw)-1, 256)]
 	if strings.IndexByte(head, '\\') >= 0 {
-		head = string(appendDecoded(nil, head)) // an escape cut short at the end is left out
+		head = string(jsonlit.AppendDecoded(nil, head)) // an escape cut short at the end is left out
 	}
 	head = strings.TrimLeft(head, " \t\r\n")
 	for _, tg := range tags {
