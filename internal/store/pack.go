@@ -269,35 +269,59 @@ func decimal(b []byte) (v int64, n int) {
 // and checks that it has the hash h.
 func (s *Store) readPacked(h string, loc packLoc) ([]byte, error) {
 	target := name(h)
-	where := fmt.Sprintf("%s (in %s/%s.pack)", target, PacksDir, loc.pack)
 	if st, err := s.root.Lstat(PacksDir); err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("%s: %w", PacksDir, ErrNotRegular)
 	}
-	dir, err := s.openDir(PacksDir, false, false)
+	where := fmt.Sprintf("%s (in %s/%s.pack)", target, PacksDir, loc.pack)
+	f, size, err := s.openPack(loc.pack)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	if dir == nil {
+	if f == nil {
 		return nil, fmt.Errorf("%s: %w", target, ErrNotFound)
 	}
-	f, err := openRegular(dir, loc.pack+".pack")
+	defer f.Close()
+	data, err := readText(f, size, loc, h, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	defer f.Close()
+	return data, nil
+}
+
+// openPack opens the pack named pack in the packs folder, a regular file reached without
+// symbolic links, and gives its size; no file and no error when there is no packs folder.
+func (s *Store) openPack(pack string) (*os.File, int64, error) {
+	dir, err := s.openDir(PacksDir, false, false)
+	if err != nil || dir == nil {
+		return nil, 0, err
+	}
+	f, err := openRegular(dir, pack+".pack")
+	if err != nil {
+		return nil, 0, err
+	}
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, reason(err))
+		f.Close()
+		return nil, 0, reason(err)
 	}
-	if loc.off+loc.size > st.Size() {
-		return nil, fmt.Errorf("%s: %w", where, ErrCorrupt)
+	return f, st.Size(), nil
+}
+
+// readText reads the text at loc from its pack f, of size bytes, into buf (made anew when
+// it is too small), and checks that it has the hash h.
+func readText(f *os.File, size int64, loc packLoc, h string, buf []byte) ([]byte, error) {
+	if loc.off+loc.size > size {
+		return nil, ErrCorrupt
 	}
-	data := make([]byte, loc.size)
+	if int64(cap(buf)) < loc.size {
+		buf = make([]byte, loc.size)
+	}
+	data := buf[:loc.size]
 	if _, err := f.ReadAt(data, loc.off); err != nil {
-		return nil, fmt.Errorf("%s: %w", where, reason(err))
+		return nil, reason(err)
 	}
-	if Hash(data) != h {
-		return nil, fmt.Errorf("%s: %w", where, ErrCorrupt)
+	if sha256.Sum256(data) != key(h) {
+		return nil, ErrCorrupt
 	}
 	return data, nil
 }
@@ -621,34 +645,17 @@ func (r *Reader) Get(h string) ([]byte, error) {
 func (r *Reader) readPacked(h string, loc packLoc) (data []byte, ok bool) {
 	if r.f == nil || r.pack != loc.pack {
 		r.closePack()
-		dir, err := r.s.openDir(PacksDir, false, false)
-		if err != nil || dir == nil {
+		f, size, err := r.s.openPack(loc.pack)
+		if err != nil || f == nil {
 			return nil, false
 		}
-		f, err := openRegular(dir, loc.pack+".pack")
-		if err != nil {
-			return nil, false
-		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, false
-		}
-		r.f, r.pack, r.size = f, loc.pack, st.Size()
+		r.f, r.pack, r.size = f, loc.pack, size
 	}
-	if loc.off+loc.size > r.size {
+	data, err := readText(r.f, r.size, loc, h, r.buf)
+	if err != nil {
 		return nil, false
 	}
-	if int64(cap(r.buf)) < loc.size {
-		r.buf = make([]byte, loc.size)
-	}
-	data = r.buf[:loc.size]
-	if _, err := r.f.ReadAt(data, loc.off); err != nil {
-		return nil, false
-	}
-	if sha256.Sum256(data) != key(h) {
-		return nil, false
-	}
+	r.buf = data
 	return data, true
 }
 
